@@ -1,0 +1,3 @@
+from codegen_ci.cli import main
+
+main()

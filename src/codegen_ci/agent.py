@@ -1,0 +1,159 @@
+"""The agent loop: one model turn is a series of steps (model call, then its tool calls) that
+ends when the model answers without tool calls or the step limit is reached. Budgets are
+checked before every model call; reaching one raises `LimitReached`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from codegen_ci.context import request_view, size_of
+from codegen_ci.llm import Model, ModelReply, cost_usd
+from codegen_ci.report import Usage
+from codegen_ci.spec import Limits, ModelSettings
+from codegen_ci.tools import Toolbox
+
+
+class LimitReached(Exception):
+    """A budget (tokens, cost, wall clock) is used up; `reason` goes into the report."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class AgentObserver(Protocol):
+    def model_call(self, step: int) -> None: ...
+    def tool_call(self, name: str, arguments: str, result: str) -> None: ...
+
+
+@dataclass
+class Budget:
+    limits: Limits
+    model: ModelSettings
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default_factory=time.monotonic)
+
+    def check(self, next_request_chars: int = 0) -> None:
+        if time.monotonic() - self.started > self.limits.timeout_minutes * 60:
+            raise LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} min")
+        expected = self.usage.total_tokens + next_request_chars // 4
+        if self.usage.requests and expected > self.limits.max_tokens:
+            raise LimitReached(
+                "budget",
+                f"token budget: {self.usage.total_tokens} used, next request ~"
+                f"{next_request_chars // 4} more, limit {self.limits.max_tokens}",
+            )
+        cost = self.usage.cost_usd
+        if self.limits.max_cost_usd is not None and cost is not None:
+            if cost >= self.limits.max_cost_usd:
+                raise LimitReached(
+                    "budget", f"cost budget: ${cost:.4f} of ${self.limits.max_cost_usd:g}"
+                )
+
+    def add(self, reply: ModelReply) -> None:
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        self.usage.requests += 1
+        self.usage.cost_usd = cost_usd(
+            self.model, self.usage.prompt_tokens, self.usage.completion_tokens
+        )
+
+
+class Conversation:
+    """All messages, appended to `transcript.jsonl` as they happen (redacted)."""
+
+    def __init__(
+        self,
+        transcript: Path,
+        redact: Callable[[str], str],
+        messages: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        self.messages: list[dict[str, Any]] = list(messages)
+        self._transcript = transcript
+        self._redact = redact
+        transcript.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        line = json.dumps({"ts": round(time.time(), 3), **message}, ensure_ascii=False)
+        with self._transcript.open("a", encoding="utf-8") as f:
+            f.write(self._redact(line) + "\n")
+
+    @classmethod
+    def load(cls, transcript: Path, redact: Callable[[str], str]) -> Conversation:
+        messages = []
+        for line in transcript.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                data = json.loads(line)
+                data.pop("ts", None)
+                messages.append(data)
+        return cls(transcript, redact, _complete_steps(messages))
+
+    def resume_note(self) -> None:
+        self.add(
+            {
+                "role": "user",
+                "content": "[The run was stopped and is now resumed. The files on disk are "
+                "current; continue the task.]",
+            }
+        )
+
+
+def _complete_steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop a trailing assistant step whose tool results were cut off by an interruption."""
+    for i in range(len(messages) - 1, -1, -1):
+        calls = messages[i].get("tool_calls")
+        if messages[i]["role"] == "assistant" and calls:
+            answered = {m.get("tool_call_id") for m in messages[i + 1 :] if m["role"] == "tool"}
+            if not {c["id"] for c in calls} <= answered:
+                return messages[:i]
+            break
+    return messages
+
+
+@dataclass
+class Agent:
+    model: Model
+    toolbox: Toolbox
+    conversation: Conversation
+    budget: Budget
+    observer: AgentObserver
+    redact: Callable[[str], str]
+    max_steps: int = 60
+
+    def turn(self) -> int:
+        """Let the model work until it answers without tool calls; returns steps taken."""
+        tools = self.toolbox.schemas()
+        for step in range(1, self.max_steps + 1):
+            view = request_view(self.conversation.messages)
+            self.budget.check(size_of(view))
+            self.observer.model_call(step)
+            reply = self.model.complete(view, tools)
+            self.budget.add(reply)
+            message = reply.as_message()
+            if message.get("content"):
+                message["content"] = self.redact(message["content"])
+            self.conversation.add(message)
+            if not reply.tool_calls:
+                return step
+            for tool_call in reply.tool_calls:
+                result = self.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
+                self.observer.tool_call(tool_call.name, tool_call.arguments, result)
+                self.conversation.add(
+                    {"role": "tool", "tool_call_id": tool_call.id, "content": result}
+                )
+        self.conversation.add(
+            {
+                "role": "user",
+                "content": f"[step limit of {self.max_steps} tool-call steps reached for this "
+                "round; the harness now runs validation]",
+            }
+        )
+        return self.max_steps

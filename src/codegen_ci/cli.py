@@ -1,0 +1,136 @@
+"""The `codegen-ci` click group. Each command lives in `codegen_ci.commands.<name>` as a
+function returning an exit code; errors become exit codes here, in one place. Command modules
+are imported lazily so `--help`, `validate` and `junit` start without loading openai or github.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from codegen_ci import __version__
+from codegen_ci.errors import CodegenError
+
+EXIT_BAD_INPUT = 2
+
+
+def _invoke(func: Callable[..., int], **kwargs: Any) -> None:
+    try:
+        code = func(**kwargs)
+    except CodegenError as exc:
+        click.echo(f"codegen-ci: error: {exc.message}", err=True)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("codegen-ci: interrupted", err=True)
+        code = 130
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="codegen-ci")
+def cli() -> None:
+    """Turn a task into a tested commit or pull request.
+
+    An LLM edits the repository; the repository's own lint and test commands decide.
+    """
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".",
+              help="Repository to work on (default: current directory).")
+@click.option("--output-dir", type=click.Path(path_type=Path), default=None,
+              help="Where report.json, transcript.jsonl and diff.patch go.")
+@click.option("--model", default=None, help="Model name (overrides spec and CODEGEN_MODEL).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint URL.")
+@click.option("--max-iterations", type=click.IntRange(1, 50), default=None,
+              help="Validation rounds.")
+@click.option("--push", is_flag=True, default=None, help="Push the branch to origin.")
+@click.option("--pr", is_flag=True, default=None, help="Push and open a pull request.")
+@click.option("--dry-run", is_flag=True, help="Run the checks once and show the first prompt; "
+              "no model call, no commit.")
+def run(**kwargs: Any) -> None:
+    """Run one task from a YAML SPEC."""
+    from codegen_ci.commands.run import run_command
+
+    _invoke(run_command, **kwargs)
+
+
+@cli.command()
+@click.argument("specs", nargs=-1, required=True)
+@click.option("--concurrency", type=click.IntRange(1, 32), default=2, help="Specs at once.")
+@click.option("--output-dir", type=click.Path(path_type=Path), default=None,
+              help="One sub-directory per spec goes here.")
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".",
+              help="Repository to work on (default: current directory).")
+@click.option("--matrix", is_flag=True, help="Print a GitHub Actions matrix and run nothing.")
+def batch(**kwargs: Any) -> None:
+    """Run many specs (directories or globs); one branch and one report per spec."""
+    from codegen_ci.commands.batch import batch_command
+
+    _invoke(batch_command, **kwargs)
+
+
+@cli.command()
+@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
+def validate(specs: tuple[Path, ...]) -> None:
+    """Check specs and .codegen.yml files against the schema."""
+    from codegen_ci.commands.validate import validate_command
+
+    _invoke(validate_command, specs=specs)
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec."""
+    from codegen_ci.commands.validate import schema_command
+
+    _invoke(schema_command)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def junit(files: tuple[Path, ...], as_json: bool) -> None:
+    """Parse JUnit XML reports and print what the reflection step would see."""
+    from codegen_ci.commands.junit import junit_command
+
+    _invoke(junit_command, files=list(files), as_json=as_json)
+
+
+@cli.command()
+def action() -> None:
+    """Entrypoint for GitHub Actions: read the event and inputs, run, publish."""
+    from codegen_ci.commands.action import action_command
+
+    _invoke(action_command)
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+def resume(run_dir: Path) -> None:
+    """Continue a stopped or failed run from its output directory."""
+    from codegen_ci.commands.run import resume_command
+
+    _invoke(resume_command, run_dir=run_dir)
+
+
+@cli.command()
+@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".")
+@click.option("--workflows", multiple=True,
+              type=click.Choice(["issue", "comment", "dispatch", "schedule"]),
+              help="Example workflows to add under .github/workflows/.")
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+def init(**kwargs: Any) -> None:
+    """Write a starter .codegen.yml (commands detected from the repository)."""
+    from codegen_ci.commands.init import init_command
+
+    _invoke(init_command, **kwargs)
+
+
+def main() -> None:
+    cli(prog_name="codegen-ci")

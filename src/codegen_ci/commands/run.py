@@ -1,0 +1,214 @@
+"""`codegen-ci run SPEC` and `codegen-ci resume RUN_DIR`."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from codegen_ci import git
+from codegen_ci.agent import Conversation
+from codegen_ci.errors import InputError, Interrupted
+from codegen_ci.llm import Model, OpenAIChatModel
+from codegen_ci.pipeline import RunContext, execute
+from codegen_ci.progress import make_progress
+from codegen_ci.redact import REDACTOR
+from codegen_ci.report import Report
+from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
+from codegen_ci.workspace import Worktree, create_worktree, unique_branch
+
+EXIT_FAILED = 1
+
+
+def run_command(
+    spec: Path,
+    repo: Path,
+    output_dir: Path | None,
+    model: str | None,
+    base_url: str | None,
+    max_iterations: int | None,
+    push: bool | None,
+    pr: bool | None,
+    dry_run: bool,
+) -> int:
+    root = git.repo_root(repo.resolve())
+    spec_layer = load_layer_file(spec, is_spec=True)
+    repo_layer, _ = load_repo_config(root)
+    flags: dict[str, Any] = {}
+    if model:
+        flags.setdefault("model", {})["name"] = model
+    if base_url:
+        flags.setdefault("model", {})["base_url"] = base_url
+    if max_iterations:
+        flags.setdefault("limits", {})["max_iterations"] = max_iterations
+    resolved = resolve_spec(environment_layer(os.environ), repo_layer, spec_layer, flags,
+                            name=str(spec))  # fmt: skip
+    in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    push = in_actions if push is None else push
+    pr = in_actions if pr is None else pr
+    run_id = new_run_id(resolved)
+    out = (output_dir or default_output_dir(root, run_id)).resolve()
+    register_secrets()
+    worktree = prepare_worktree(root, resolved, run_id)
+    report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run)
+    if dry_run:
+        return show_dry_run(report, out)
+    if report.branch and (push or pr):
+        from codegen_ci.commands.publish_local import publish_branch
+
+        publish_branch(root, report, resolved, open_pr=bool(pr))
+        report.write(out)
+    return show_result(report, out)
+
+
+def resume_command(run_dir: Path) -> int:
+    run_dir = run_dir.resolve()
+    state_file = run_dir / "run.json"
+    if not state_file.is_file():
+        raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json)")
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    spec = Spec.model_validate(state["spec"])
+    report = Report.read(run_dir)
+    root = Path(state["repo"])
+    register_secrets()
+    tree_path = Path(report.worktree or state["worktree"])
+    branch = state["branch"]
+    if not tree_path.exists():
+        git.git(["worktree", "prune"], root, check=False)
+        git.git(["worktree", "add", "-q", str(tree_path), branch], root)
+    worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths))
+    conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
+    conversation.resume_note()
+    report.status, report.reason, report.error = "error", None, None
+    report = run_pipeline(spec, root, run_dir, state["run_id"], worktree, report=report,
+                          conversation=conversation)  # fmt: skip
+    return show_result(report, run_dir)
+
+
+def run_pipeline(
+    spec: Spec,
+    root: Path,
+    out: Path,
+    run_id: str,
+    worktree: Worktree,
+    *,
+    dry_run: bool = False,
+    report: Report | None = None,
+    conversation: Conversation | None = None,
+) -> Report:
+    out.mkdir(parents=True, exist_ok=True)
+    state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
+             "branch": worktree.branch, "base_commit": worktree.base_commit,
+             "worktree": str(worktree.path)}  # fmt: skip
+    (out / "run.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
+    progress = make_progress(REDACTOR.redact)
+    ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
+                     report=report or Report(), conversation=conversation,
+                     start_iteration=(report.iterations + 1) if report else 1)  # fmt: skip
+    progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
+    try:
+        with sigterm_as_interrupt():
+            result = execute(spec, ctx)
+    finally:
+        progress.finished(ctx.report)
+    return result
+
+
+def model_factory(spec: Spec) -> Model:
+    return OpenAIChatModel(
+        spec.model,
+        api_key=os.environ.get("OPENAI_API_KEY"),
+        base_url=spec.model.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+        retry_backoff=float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0")),
+    )
+
+
+def environment_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from the environment (lowest precedence above the built-in defaults)."""
+    layer: dict[str, Any] = {}
+    if environ.get("CODEGEN_MODEL"):
+        layer["model"] = {"name": environ["CODEGEN_MODEL"]}
+    return layer
+
+
+def register_secrets() -> None:
+    REDACTOR.add_from_env(os.environ)
+
+
+def new_run_id(spec: Spec) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{stamp}-{slugify(spec.slug, 24)}-{secrets.token_hex(2)}"
+
+
+def default_output_dir(root: Path, run_id: str) -> Path:
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    if os.environ.get("GITHUB_ACTIONS") == "true" and runner_temp:
+        return Path(runner_temp) / "codegen" / run_id
+    return git.common_dir(root) / "codegen" / "runs" / run_id
+
+
+def prepare_worktree(
+    root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
+) -> Worktree:
+    wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
+    name = wanted if reset else unique_branch(root, wanted)
+    path = git.common_dir(root) / "codegen" / "worktrees" / run_id
+    return create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
+                           protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """A cancelled workflow sends SIGTERM: treat it like Ctrl-C so the report gets written."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise Interrupted("terminated")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def show_dry_run(report: Report, out: Path) -> int:
+    rnd = report.rounds[0] if report.rounds else None
+    if rnd:
+        click.echo("Validation on the untouched code:")
+        for c in rnd.commands:
+            state = "skipped" if c.skipped else ("timed out" if c.timed_out else f"exit {c.exit_code}")
+            click.echo(f"  {c.kind}: {c.command} -> {state} ({c.duration_s:.1f}s)")
+        t = rnd.tests
+        click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
+                   f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
+        for failure in rnd.failures[:20]:
+            click.echo(f"  FAIL {failure.id}: {failure.message[:200]}")
+    prompt = out / "first-prompt.md"
+    if prompt.exists():
+        click.echo("\nFirst prompt the model would get:\n")
+        click.echo(prompt.read_text(encoding="utf-8"))
+    click.echo(f"\nDry run done; report: {out / 'report.json'}")
+    return 0
+
+
+def show_result(report: Report, out: Path) -> int:
+    click.echo(f"status: {report.status}" + (f" ({report.reason})" if report.reason else ""))
+    if report.branch:
+        click.echo(f"branch: {report.branch} (commit {(report.commit or '')[:12]})")
+    if report.pr_url:
+        click.echo(f"pull request: {report.pr_url}")
+    for failure in (report.rounds[-1].failures if report.rounds else [])[:10]:
+        if report.status != "success":
+            click.echo(f"  FAIL {failure.id}: {failure.message[:200]}")
+    click.echo(f"report: {out / 'report.json'}")
+    sys.stdout.flush()
+    return 0 if report.status == "success" else EXIT_FAILED

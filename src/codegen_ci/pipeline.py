@@ -1,0 +1,191 @@
+"""The order of the stages, and nothing else:
+
+spec -> worktree -> [model turn -> protected-path check -> validation -> baseline ->
+reflection]* -> commit + diff + report. Publishing (push, PR, comments) is the caller's.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codegen_ci import commit_message, git
+from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
+from codegen_ci.baseline import Baseline
+from codegen_ci.errors import CodegenError, Interrupted
+from codegen_ci.llm import Model
+from codegen_ci.progress import Progress
+from codegen_ci.prompt import first_messages
+from codegen_ci.redact import REDACTOR
+from codegen_ci.reflection import reflection_message
+from codegen_ci.report import Refusal, Report
+from codegen_ci.safe_env import safe_env
+from codegen_ci.spec import Spec
+from codegen_ci.tools import Toolbox
+from codegen_ci.validation import RoundOutcome, Validator
+from codegen_ci.workspace import Worktree
+from codegen_ci.workspace_shell import AgentShell
+
+ModelFactory = Callable[[Spec], Model]
+
+
+@dataclass
+class RunContext:
+    """Everything a run needs besides the spec; built by the command that starts it."""
+
+    repo: Path
+    output_dir: Path
+    run_id: str
+    worktree: Worktree
+    progress: Progress
+    model_factory: ModelFactory
+    dry_run: bool = False
+    start_iteration: int = 1
+    conversation: Conversation | None = None  # set when resuming
+    report: Report = field(default_factory=Report)
+
+
+def execute(spec: Spec, ctx: RunContext) -> Report:
+    """Run the task in `ctx.worktree`; always writes report.json, also on errors."""
+    report = ctx.report
+    report.run_id, report.title, report.model = ctx.run_id, spec.title or spec.slug, spec.model.name
+    report.output_dir, report.branch = str(ctx.output_dir), ctx.worktree.branch
+    report.base_commit = ctx.worktree.base_commit
+    started = time.monotonic() - report.duration_s
+    env = safe_env(os.environ, passthrough=spec.env_passthrough)
+    validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress)
+    baseline = Baseline(ctx.repo, ctx.worktree.base_commit, spec.validation,
+                        ctx.output_dir / "baseline", env)  # fmt: skip
+    try:
+        if ctx.dry_run:
+            _dry_run(spec, ctx, validator)
+        else:
+            _loop(spec, ctx, validator, baseline, env)
+    except (KeyboardInterrupt, Interrupted):
+        report.status, report.reason, report.error = "error", "interrupted", "interrupted"
+        report.worktree = str(ctx.worktree.path)
+        raise Interrupted("interrupted; resume with: codegen-ci resume " + str(ctx.output_dir))
+    except CodegenError as exc:
+        report.status, report.reason, report.error = "error", "error", REDACTOR.redact(exc.message)
+        raise
+    finally:
+        baseline.close()
+        if ctx.dry_run:
+            ctx.worktree.remove()
+            git.git(["branch", "-D", ctx.worktree.branch], ctx.repo, check=False)
+            report.branch = None
+        else:
+            _finalize(spec, ctx, report)
+        report.duration_s = round(time.monotonic() - started, 3)
+        report.write(ctx.output_dir)
+    return report
+
+
+def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
+    report = ctx.report
+    outcome = validator.run_round(1, None)
+    report.rounds.append(outcome.round)
+    report.iterations = 0
+    prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree))
+    (ctx.output_dir / "first-prompt.md").write_text(REDACTOR.redact(prompt), encoding="utf-8")
+    report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
+
+
+def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
+          env: dict[str, str]) -> None:  # fmt: skip
+    report, limits = ctx.report, spec.limits
+    conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl",
+                                                    REDACTOR.redact)  # fmt: skip
+    if not conversation.messages:
+        for message in first_messages(spec, ctx.worktree):
+            conversation.add(message)
+    shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
+                       protect_tests=spec.validation.protect_tests)  # fmt: skip
+    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
+    budget = Budget(limits, spec.model, usage=report.usage)
+    agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
+                  REDACTOR.redact, limits.max_steps)  # fmt: skip
+    previous: RoundOutcome | None = None
+    signatures: list[frozenset[str]] = []
+    last = ctx.start_iteration + limits.max_iterations - 1
+    report.status, report.reason = "failed", "max_iterations"
+    try:
+        for iteration in range(ctx.start_iteration, last + 1):
+            ctx.progress.round_started(iteration, last)
+            try:
+                agent.turn()
+            except LimitReached as exc:
+                report.reason, report.error = exc.reason, exc.detail
+                break
+            finally:
+                _enforce_protected(ctx.worktree, toolbox, shell, report)
+            outcome = validator.run_round(iteration, previous)
+            if not outcome.passed:
+                baseline.classify(outcome)
+            report.rounds.append(outcome.round)
+            report.iterations = iteration
+            report.write(ctx.output_dir)
+            if outcome.passed or (
+                spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
+            ):
+                report.status, report.reason = "success", None
+                return
+            signatures.append(outcome.signature())
+            if _stuck(signatures, limits.stuck_rounds):
+                report.reason = "stuck"
+                report.error = (
+                    f"the same failures repeated for {limits.stuck_rounds} rounds in a row"
+                )
+                return
+            if iteration < last:
+                conversation.add({"role": "user", "content": REDACTOR.redact(reflection_message(
+                    outcome, iteration=iteration, max_iterations=last,
+                    roots=[str(ctx.worktree.path), str(ctx.output_dir)],
+                ))})  # fmt: skip
+            previous = outcome
+    finally:
+        report.tests_touched = sorted(toolbox.tests_touched | shell.tests_touched)
+
+
+def _stuck(signatures: list[frozenset[str]], rounds: int) -> bool:
+    recent = signatures[-rounds:]
+    return len(recent) == rounds and len(set(recent)) == 1
+
+
+def _enforce_protected(
+    worktree: Worktree, toolbox: Toolbox, shell: AgentShell, report: Report
+) -> None:
+    """Whatever reached a protected path (a shell command can) is restored and reported."""
+    refusals = [*toolbox.refusals, *shell.refusals]
+    for rel in worktree.protected_changes():
+        worktree.restore(rel)
+        refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
+    toolbox.refusals.clear()
+    shell.refusals.clear()
+    known = {(r.path, r.reason) for r in report.refusals}
+    report.refusals.extend(r for r in refusals if (r.path, r.reason) not in known)
+
+
+def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
+    """Commit exactly the agent's changes, write diff.patch, then drop the worktree."""
+    worktree = ctx.worktree
+    if report.reason == "interrupted":
+        return  # keep the worktree for `codegen-ci resume`
+    for rel in worktree.protected_changes():
+        worktree.restore(rel)
+    changes = worktree.agent_changes()
+    report.files_changed = changes
+    (ctx.output_dir / "diff.patch").write_text(REDACTOR.redact(worktree.diff(changes)),
+                                               encoding="utf-8")  # fmt: skip
+    message = commit_message.build(spec, report, changes)
+    report.commit = worktree.commit(changes, message) if changes else None
+    head = git.git(["rev-parse", "HEAD"], worktree.path).strip()
+    report.commit = head if head != worktree.base_commit else None
+    worktree.remove()
+    if report.commit is None:
+        git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)
+        report.branch = None
+    report.worktree = None

@@ -1,0 +1,115 @@
+"""The one subprocess runner for every command the harness or the model starts.
+
+Each command gets its own process group, stdin from /dev/null, and its output streamed to a
+file (never held whole in memory). At the timeout the whole group is killed, children that
+keep the output open included; after a normal exit, stragglers left in the group are killed
+too, so no process outlives its command.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+KILL_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    command: str
+    exit_code: int | None
+    duration_s: float
+    timed_out: bool
+    output_path: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def excerpt(self, max_chars: int = 6000) -> str:
+        return read_head_tail(self.output_path, max_chars)
+
+
+def run_shell(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    output_path: Path,
+) -> ProcResult:
+    """Run `command` through /bin/sh in `cwd`; output (stdout and stderr) goes to `output_path`."""
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    timed_out = False
+    with output_path.open("wb") as out:
+        proc = subprocess.Popen(  # noqa: S602 - the repository's own commands are shell strings
+            command,
+            shell=True,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # Runs on timeout, on normal exit (stragglers) and on KeyboardInterrupt/SIGTERM.
+            _kill_group(proc)
+        if timed_out:
+            out.write(f"\n[codegen-ci: killed after {timeout:g}s timeout]\n".encode())
+    exit_code = None if timed_out else proc.returncode
+    return ProcResult(command, exit_code, time.monotonic() - start, timed_out, output_path)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    pgid = proc.pid  # start_new_session makes the child its own group leader
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        if sig == signal.SIGTERM:
+            try:
+                proc.wait(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                continue
+            if not _group_alive(pgid):
+                break
+    proc.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def read_head_tail(path: Path, max_chars: int) -> str:
+    """The head and tail of a possibly huge file, with a note of what was cut."""
+    size = path.stat().st_size if path.exists() else 0
+    if size <= max_chars:
+        return path.read_bytes().decode("utf-8", errors="replace") if size else ""
+    head_len = int(max_chars * 0.4)
+    tail_len = max_chars - head_len
+    with path.open("rb") as f:
+        head = f.read(head_len)
+        f.seek(size - tail_len)
+        tail = f.read(tail_len)
+    cut = size - head_len - tail_len
+    return (
+        head.decode("utf-8", errors="replace")
+        + f"\n... [{cut} bytes of output cut] ...\n"
+        + tail.decode("utf-8", errors="replace")
+    )

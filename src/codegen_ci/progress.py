@@ -1,0 +1,98 @@
+"""What a person watching the run sees: a rich live status line in a terminal, plain
+timestamped lines when output is not a TTY or `CI=true`. Everything shown is redacted."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from rich.markup import escape
+
+from codegen_ci.report import CommandResult, Report
+
+
+class Progress:
+    """Plain line logs (CI, pipes). Subclasses change how a line is shown."""
+
+    def __init__(self, stream: TextIO | None = None, redact: Callable[[str], str] = str) -> None:
+        self.stream = stream or sys.stderr
+        self.redact = redact
+        self.started = time.monotonic()
+        self.round = 0
+
+    def line(self, text: str) -> None:
+        elapsed = time.monotonic() - self.started
+        self.stream.write(f"[{elapsed:6.1f}s] {self.redact(text)}\n")
+        self.stream.flush()
+
+    # --- events ----------------------------------------------------------------------------
+
+    def stage(self, text: str) -> None:
+        self.line(text)
+
+    def round_started(self, iteration: int, max_iterations: int) -> None:
+        self.round = iteration
+        self.line(f"round {iteration}/{max_iterations}: model turn")
+
+    def model_call(self, step: int) -> None:
+        self.status(f"round {self.round}: model step {step}")
+
+    def tool_call(self, name: str, arguments: str, result: str) -> None:
+        args = arguments if len(arguments) <= 100 else arguments[:97] + "..."
+        outcome = "error" if result.startswith("Error:") else "ok"
+        self.line(f"  tool {name} {args} -> {outcome}")
+
+    def command_started(self, kind: str, command: str) -> None:
+        self.status(f"round {self.round}: {kind}: {command}")
+
+    def command_finished(self, result: CommandResult) -> None:
+        state = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        self.line(f"  {result.kind}: {result.command} -> {state} ({result.duration_s:.1f}s)")
+
+    def status(self, text: str) -> None:
+        """Transient status; plain logs show only lines that matter."""
+
+    def finished(self, report: Report) -> None:
+        self.close()
+        u = report.usage
+        cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
+        self.line(
+            f"{report.status}"
+            + (f" ({report.reason})" if report.reason and report.status != "success" else "")
+            + f" after {report.iterations} round(s); tokens {u.prompt_tokens}+"
+            f"{u.completion_tokens}{cost}"
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class RichProgress(Progress):
+    """A live spinner with the current activity and elapsed time, above scrolling lines."""
+
+    def __init__(self, redact: Callable[[str], str] = str) -> None:
+        super().__init__(sys.stderr, redact)
+        from rich.console import Console
+
+        self.console = Console(stderr=True, highlight=False)
+        self._status = self.console.status("starting", spinner="dots")
+        self._status.start()
+
+    def line(self, text: str) -> None:
+        elapsed = time.monotonic() - self.started
+        self.console.print(f"[dim]{elapsed:6.1f}s[/dim] {escape(self.redact(text))}", markup=True)
+
+    def status(self, text: str) -> None:
+        elapsed = time.monotonic() - self.started
+        self._status.update(f"{escape(self.redact(text))} [dim]({elapsed:.0f}s)[/dim]")
+
+    def close(self) -> None:
+        self._status.stop()
+
+
+def make_progress(redact: Callable[[str], str]) -> Progress:
+    interactive = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
+    return RichProgress(redact) if interactive else Progress(redact=redact)

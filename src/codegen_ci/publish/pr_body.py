@@ -1,0 +1,111 @@
+"""Pull request and failure-comment texts, built from the report (markdown; untrusted text
+such as test ids and messages is escaped so it cannot inject markup)."""
+
+from __future__ import annotations
+
+import re
+
+from codegen_ci.report import Report, Round
+
+MARKER = "<!-- codegen-ci -->"
+MAX_FAILURES = 15
+
+
+def escape_md(text: str, limit: int = 300) -> str:
+    text = text.replace("\r", " ").replace("\n", " ").strip()
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return re.sub(r"([\\`*_{}\[\]<>|#!~])", r"\\\1", text)
+
+
+def rounds_table(rounds: list[Round]) -> str:
+    rows = ["| round | commands | tests (passed/total) | failed | errors |", "|---|---|---|---|---|"]
+    for rnd in rounds:
+        commands = "<br>".join(
+            f"`{escape_md(c.command, 80).replace('`', '')}` → "
+            + ("skipped" if c.skipped else "timed out" if c.timed_out else f"exit {c.exit_code}")
+            for c in rnd.commands
+        )
+        t = rnd.tests
+        rows.append(
+            f"| {rnd.iteration} | {commands} | {t.passed}/{t.total} | {t.failed} | {t.errors} |"
+        )
+    return "\n".join(rows)
+
+
+def failures_list(report: Report) -> str:
+    last = report.rounds[-1] if report.rounds else None
+    if not last or not last.failures:
+        return ""
+    lines = []
+    for f in last.failures[:MAX_FAILURES]:
+        tag = " (pre-existing)" if f.new is False else ""
+        lines.append(f"- `{escape_md(f.id, 150).replace('`', '')}`{tag}: {escape_md(f.message)}")
+    if len(last.failures) > MAX_FAILURES:
+        lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more")
+    return "\n".join(lines)
+
+
+def fixed_tests(report: Report) -> list[str]:
+    """Tests that failed in some round and pass at the end."""
+    if not report.rounds:
+        return []
+    still = {f.id for f in report.rounds[-1].failures}
+    seen: dict[str, None] = {}
+    for rnd in report.rounds[:-1]:
+        for f in rnd.failures:
+            if f.id not in still:
+                seen[f.id] = None
+    return list(seen)
+
+
+def usage_line(report: Report) -> str:
+    u = report.usage
+    cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
+    return f"{u.prompt_tokens:,} prompt + {u.completion_tokens:,} completion tokens{cost}"
+
+
+def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str | None) -> str:
+    parts = [MARKER]
+    if issue_number:
+        parts.append(f"Closes #{issue_number}")
+    parts.append("## What changed\n" + escape_md(task, 2000))
+    files = "\n".join(f"- `{escape_md(p, 200).replace('`', '')}`" for p in report.files_changed)
+    parts.append("## Files changed\n" + (files or "_none_"))
+    parts.append(
+        f"## Validation ({report.iterations} round(s), status **{report.status}**)\n"
+        + rounds_table(report.rounds)
+    )
+    fixed = fixed_tests(report)
+    if fixed:
+        parts.append("Failures fixed along the way:\n" + "\n".join(
+            f"- `{escape_md(t, 150).replace('`', '')}`" for t in fixed[:MAX_FAILURES]))  # fmt: skip
+    if report.tests_touched:
+        parts.append(
+            "⚠️ **Test files or test configuration were edited:** "
+            + ", ".join(f"`{escape_md(p, 120)}`" for p in report.tests_touched)
+        )
+    if report.refusals:
+        parts.append(f"🛡️ {len(report.refusals)} tool call(s) refused for safety (see report).")
+    parts.append(f"Usage: {usage_line(report)}; {report.duration_s:.0f}s.")
+    if run_url:
+        parts.append(f"[Workflow run]({run_url})")
+    parts.append("_Opened by codegen-ci. The repository's own lint and tests ran as the gate._")
+    return "\n\n".join(parts)
+
+
+def failure_comment(report: Report, *, run_url: str | None) -> str:
+    parts = [
+        MARKER,
+        f"### codegen-ci could not complete this task ({report.reason or report.status})",
+        f"{report.iterations} validation round(s) ran; the last one still failed."
+        if report.rounds else (report.error and escape_md(report.error, 500)) or "",
+    ]
+    failures = failures_list(report)
+    if failures:
+        parts.append("Failing tests and lint errors:\n" + failures)
+    if report.rounds:
+        parts.append(rounds_table(report.rounds))
+    parts.append(f"Usage: {usage_line(report)}.")
+    if run_url:
+        parts.append(f"Report, transcript, diff and JUnit files: [workflow run artifacts]({run_url})")
+    return "\n\n".join(p for p in parts if p)

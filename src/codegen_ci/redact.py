@@ -1,0 +1,180 @@
+"""One redactor for every text codegen-ci emits: tool results sent to the model, the transcript,
+the report, the PR body, comments, the step summary and logs.
+
+It masks two things with `***`:
+
+* **Registered secrets** (`add_secret`, `add_from_env`) and the forms they take on their way
+  out: JSON- and URL-escaped, and base64. Base64 follows the GitHub Actions runner
+  (`ValueEncoders.Base64StringEscapeShift*` and its ADR 0297): a secret inside a larger blob,
+  e.g. `base64("x-access-token:" + token)`, starts at one of three byte alignments, so for each
+  shift 0, 1, 2 we register the encoding of the whole 3-byte groups only; those characters do
+  not depend on what surrounds the secret. The plain padded encoding is registered too, so
+  `base64(secret)` on its own is masked completely. Both alphabets (standard and URL-safe).
+* **Token-shaped strings** nobody registered: GitHub, OpenAI, AWS and Slack tokens, private
+  key blocks, JWTs, `Authorization:` header values, `user:password@` in URLs, and
+  `?access_token=` style query parameters.
+
+Values shorter than `MIN_SECRET_LENGTH` are ignored: masking `true`, `main` or `admin`
+everywhere would make logs and diffs unreadable while protecting nothing (no real credential is
+that short). Derived forms shorter than `MIN_FORM_LENGTH` are skipped for the same reason: a
+4-character base64 fragment occurs by chance in any larger blob.
+
+Registered forms are one compiled alternation (longest first, so a secret wins over its own
+prefix); every token pattern is anchored so that each character of the text starts at most a
+bounded number of attempts. Both passes are linear in the size of the text.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from codegen_ci.safe_env import is_secret_name
+
+MIN_SECRET_LENGTH = 6
+MIN_FORM_LENGTH = 8
+MASK = "***"
+
+# Names whose values are secrets even if the name rule ever changes.
+KNOWN_SECRET_NAMES = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "OPENAI_API_KEY",
+    "INPUT_GITHUB-TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "INPUT_OPENAI-API-KEY",
+    "INPUT_OPENAI_API_KEY",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+)
+
+_B = r"(?<![A-Za-z0-9_-])"  # token start: not in the middle of a longer token-ish run
+_TOKEN_SHAPES = re.compile(
+    "|".join(
+        [
+            _B + r"gh[pousr]_[A-Za-z0-9]{36,}",
+            _B + r"github_pat_[A-Za-z0-9_]{22,}",
+            _B + r"sk-(?=[A-Za-z0-9_-]{0,200}[0-9])[A-Za-z0-9_-]{20,}",
+            r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])",
+            _B + r"xox[baprs]-[A-Za-z0-9-]{10,}",
+            _B + r"eyJ[A-Za-z0-9_-]++\.eyJ[A-Za-z0-9_-]++\.[A-Za-z0-9_-]*+",
+            # A private key block; an unterminated one (truncated output) is masked as far as
+            # its base64 body goes. `\\` lets it also span JSON-escaped newlines.
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\w+/=\s:,.\\-]*?"
+            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|(?![\w+/=\s:,.\\-]))",
+            r"(?P<header>(?i:authorization)[\"']?\s*[:=]\s*[\"']?\s*(?i:bearer|token|basic)\s+)"
+            r"[^\s\"',;]+",
+            r"(?P<url>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"'<>]++:)"
+            r"[^\s/@\"'<>]++(?=@)",
+            r"(?P<query>[?&](?i:access_token|refresh_token|id_token|token|client_secret"
+            r"|api_key|apikey|password|passwd)=)[^\s&#\"'<>]+",
+        ]
+    )
+)
+
+
+def _mask_shape(match: re.Match[str]) -> str:
+    kept = match["header"] or match["url"] or match["query"] or ""
+    return kept + MASK
+
+
+def _base64_forms(value: str) -> set[str]:
+    raw = value.encode()
+    forms = {base64.b64encode(raw).decode()}
+    for shift in range(3):
+        chunk = raw[shift:]
+        chunk = chunk[: len(chunk) // 3 * 3]  # whole groups only: stable whatever follows
+        if chunk:
+            forms.add(base64.b64encode(chunk).decode())
+    forms |= {form.replace("+", "-").replace("/", "_") for form in forms}
+    return forms
+
+
+def _forms(value: str) -> set[str]:
+    forms = {value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value)}
+    forms |= _base64_forms(value)
+    return {form for form in forms if len(form) >= MIN_FORM_LENGTH or form == value}
+
+
+class Redactor:
+    """Masks registered secrets and token-shaped strings. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secrets: set[str] = set()
+        self._forms: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The registered values (without their derived forms)."""
+        return frozenset(self._secrets)
+
+    def add_secret(self, value: str) -> None:
+        """Register `value` (and each of its lines, and its stripped form) and its encodings."""
+        candidates = {value, value.strip(), *(line.strip() for line in value.splitlines())}
+        new = {c for c in candidates if len(c) >= MIN_SECRET_LENGTH} - self._secrets
+        if not new:
+            return
+        with self._lock:
+            self._secrets |= new
+            for secret in new:
+                self._forms |= _forms(secret)
+            ordered = sorted(self._forms, key=lambda form: (-len(form), form))
+            self._pattern = re.compile("|".join(map(re.escape, ordered)))
+
+    def add_from_env(self, env: Mapping[str, str]) -> None:
+        """Register the values of secret-looking and known secret variables, and any
+        `user:password@` password found in a URL-valued variable (PIP_INDEX_URL and the like)."""
+        for name, value in env.items():
+            if name in KNOWN_SECRET_NAMES or is_secret_name(name):
+                self.add_secret(value)
+            for match in _TOKEN_SHAPES.finditer(value):
+                if match["url"]:
+                    self.add_secret(match[0][len(match["url"]) :])
+
+    def redact(self, text: str) -> str:
+        pattern = self._pattern  # one read: a concurrent add_secret swaps in a new pattern
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        return _TOKEN_SHAPES.sub(_mask_shape, text)
+
+    def redact_obj(self, obj: Any) -> Any:
+        """Redact every string inside dicts, lists and tuples (keys too); others unchanged."""
+        if isinstance(obj, str):
+            return self.redact(obj)
+        if isinstance(obj, dict):
+            return {self.redact_obj(key): self.redact_obj(value) for key, value in obj.items()}
+        if isinstance(obj, list | tuple):
+            return type(obj)(self.redact_obj(item) for item in obj)
+        return obj
+
+    def mask_commands(self) -> list[str]:
+        """`::add-mask::` workflow commands for every registered value, one per line of it.
+
+        The runner derives the encoded forms itself. `%`, CR and LF are escaped as the runner
+        expects in command data (it unescapes before registering the mask).
+        """
+        lines = {line for secret in self._secrets for line in secret.splitlines() if line.strip()}
+        return [f"::add-mask::{_escape_command_data(line)}" for line in sorted(lines)]
+
+
+def _escape_command_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+REDACTOR = Redactor()
+"""The process-wide redactor: register secrets once at start-up, redact everything on output."""
+
+
+def redact(text: str) -> str:
+    return REDACTOR.redact(text)
+
+
+def redact_obj(obj: Any) -> Any:
+    return REDACTOR.redact_obj(obj)

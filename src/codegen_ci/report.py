@@ -1,0 +1,105 @@
+"""What a run leaves behind: `report.json` (the shape CONTRACT.md fixes) and its parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+CommandKind = Literal["setup", "lint", "test"]
+Status = Literal["success", "failed", "error"]
+
+
+class CommandResult(BaseModel):
+    command: str
+    kind: CommandKind
+    exit_code: int | None
+    duration_s: float
+    timed_out: bool = False
+    output_path: str | None = Field(default=None, description="Full output, in the output dir.")
+    targeted: bool = Field(default=False, description="Re-ran only the previously failing tests.")
+    skipped: bool = Field(default=False, description="Not run (e.g. tests after a lint failure).")
+
+
+class TestTotals(BaseModel):
+    __test__ = False  # not a pytest class
+
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+
+class Failure(BaseModel):
+    id: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    kind: Literal["failure", "error", "lint", "command"] = "failure"
+    new: bool | None = Field(default=None, description="False: also fails on the base commit.")
+
+
+class Round(BaseModel):
+    iteration: int
+    commands: list[CommandResult] = []
+    tests: TestTotals = Field(default_factory=TestTotals)
+    failures: list[Failure] = []
+    parse_problems: list[str] = []
+    passed: bool = False
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class Refusal(BaseModel):
+    path: str
+    reason: str
+    tool: str | None = None
+
+
+class Report(BaseModel):
+    status: Status = "error"
+    reason: str | None = Field(
+        default=None,
+        description="Why a run did not succeed: tests, stuck, budget, max_iterations, "
+        "interrupted, error.",
+    )
+    iterations: int = 0
+    rounds: list[Round] = []
+    files_changed: list[str] = []
+    tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
+    branch: str | None = None
+    base_commit: str | None = None
+    commit: str | None = None
+    pr_url: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    duration_s: float = 0.0
+    error: str | None = None
+    refusals: list[Refusal] = []
+    run_id: str = ""
+    title: str = ""
+    model: str = ""
+    output_dir: str = ""
+    worktree: str | None = Field(default=None, description="Kept for inspection or resume.")
+
+    def write(self, output_dir: Path) -> Path:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        path = output_dir / "report.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def read(cls, output_dir: Path) -> Report:
+        return cls.model_validate_json((output_dir / "report.json").read_text(encoding="utf-8"))

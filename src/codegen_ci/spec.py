@@ -1,0 +1,310 @@
+"""The task spec (YAML, `version: 1`) and the repository defaults in `.codegen.yml`.
+
+Every layer (built-in defaults, environment, `.codegen.yml`, action inputs, the spec, command-line
+flags) is a plain dict; `resolve_spec` deep-merges them in precedence order and validates once.
+Each file is also validated on its own so errors can name its file, line and key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from codegen_ci.errors import SpecError, SpecProblem
+
+MAX_SPEC_BYTES = 1_000_000
+REPO_CONFIG_NAME = ".codegen.yml"
+DEFAULT_PROTECTED = [".github/workflows/**", ".env*", "**/*.pem", "**/*.key"]
+
+
+def _as_list(value: Any) -> Any:
+    """Accept a single string where a list of strings is expected (`test: pytest -q`)."""
+    return [value] if isinstance(value, str) else value
+
+
+StrList = Annotated[list[str], BeforeValidator(_as_list)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Validation(_Strict):
+    """The repository's own commands; the harness runs them, not the model."""
+
+    setup: StrList = Field(default=[], description="Run once before the first round.")
+    lint: StrList = Field(default=[], description="Lint commands; every round, before tests.")
+    test: StrList = Field(default=[], description="Test commands; every round.")
+    junit: StrList = Field(
+        default=[],
+        description="Globs of JUnit XML files the test commands write (relative to the repo).",
+    )
+    timeout: int = Field(default=600, gt=0, description="Seconds allowed per command.")
+    allow_preexisting_failures: bool = Field(
+        default=False,
+        description="Succeed when every failing test also fails on the base commit.",
+    )
+    protect_tests: bool = Field(
+        default=False, description="Refuse edits to test files and test configuration."
+    )
+
+
+class Limits(_Strict):
+    """Bounds on one run."""
+
+    max_iterations: int = Field(default=3, ge=1, le=50, description="Validation rounds.")
+    max_tokens: int = Field(default=400_000, gt=0, description="Whole-run token budget.")
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, description="Whole-run cost budget; needs the model's prices."
+    )
+    timeout_minutes: float = Field(default=30, gt=0, description="Whole-run wall clock.")
+    stuck_rounds: int = Field(
+        default=3, ge=2, description="Stop when the same failures repeat this many rounds."
+    )
+    max_steps: int = Field(default=60, ge=1, description="Tool calls allowed per model turn.")
+
+
+class ModelPrice(_Strict):
+    """US dollars per million tokens."""
+
+    prompt: float = Field(ge=0, description="Price per million prompt tokens.")
+    completion: float = Field(ge=0, description="Price per million completion tokens.")
+
+
+class ModelSettings(_Strict):
+    """Which OpenAI-compatible model to talk to."""
+
+    name: str = Field(default="gpt-4o-mini", min_length=1, description="Model name.")
+    base_url: str | None = Field(
+        default=None, description="Endpoint; defaults to OPENAI_BASE_URL or OpenAI's."
+    )
+    temperature: float = Field(default=0.2, ge=0, le=2, description="Sampling temperature.")
+    price: ModelPrice | None = Field(
+        default=None, description="Prices, when the built-in table does not know the model."
+    )
+    request_timeout: float = Field(default=120, gt=0, description="Seconds per model request.")
+    max_retries: int = Field(default=6, ge=1, description="Attempts per model request.")
+
+
+class GitSettings(_Strict):
+    branch: str = Field(
+        default="codegen/{slug}", description="Branch to create; `{slug}` is the title's slug."
+    )
+    base: str | None = Field(
+        default=None, description="Commit or branch to start from; default: the current HEAD."
+    )
+
+
+class PRSettings(_Strict):
+    draft: bool = Field(default=False, description="Open the pull request as a draft.")
+    labels: StrList = Field(default=["codegen"], description="Labels for the pull request.")
+    reviewers: StrList = Field(default=[], description="Users asked to review.")
+
+
+class RepoConfig(_Strict):
+    """`.codegen.yml`: the spec's schema minus `task`, used as repository defaults."""
+
+    version: Literal[1] = Field(default=1, description="Schema version.")
+    title: str | None = Field(default=None, description="Used for branch, commit and PR titles.")
+    context: StrList = Field(default=[], description="Files, dirs or globs shown up front.")
+    outputs: StrList = Field(default=[], description="Paths expected to change.")
+    constraints: StrList = Field(default=[], description="Rules the model must follow.")
+    validation: Validation = Field(default_factory=Validation, description="Commands.")
+    limits: Limits = Field(default_factory=Limits, description="Bounds on the run.")
+    model: ModelSettings = Field(default_factory=ModelSettings, description="The model.")
+    git: GitSettings = Field(default_factory=GitSettings, description="Branch settings.")
+    pr: PRSettings = Field(default_factory=PRSettings, description="Pull request settings.")
+    protected_paths: StrList = Field(
+        default=DEFAULT_PROTECTED, description="Globs the model may never change."
+    )
+    env_passthrough: StrList = Field(
+        default=[],
+        description="Secret-looking environment variables the commands may still see.",
+    )
+
+
+class Spec(RepoConfig):
+    """One task."""
+
+    task: str = Field(min_length=1, description="What to do, in plain words.")
+
+    @property
+    def slug(self) -> str:
+        return slugify(self.title or self.task.strip().splitlines()[0])
+
+
+def slugify(text: str, max_len: int = 40) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:max_len].strip("-") or "task"
+
+
+# --- loading with file/line/key errors ---------------------------------------------------
+
+
+def load_yaml_mapping(path: Path) -> dict[str, Any]:
+    """Read a YAML file that must hold a mapping; errors are `SpecError`s naming the file."""
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecError([SpecProblem(name, None, "", f"cannot read: {exc.strerror}")]) from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError([SpecProblem(name, None, "", f"larger than {MAX_SPEC_BYTES} bytes")])
+    return parse_yaml_mapping(raw.decode("utf-8", errors="replace"), name)
+
+
+def parse_yaml_mapping(text: str, name: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or str(exc)
+        raise SpecError([SpecProblem(name, line, "", f"YAML error: {problem}")]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([SpecProblem(name, None, "", f"YAML error: {exc}")]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        raise SpecError([SpecProblem(name, 1, "", f"expected a mapping of keys, got a {kind}")])
+    return data
+
+
+def validate_layer(data: Mapping[str, Any], name: str, text: str | None, *, is_spec: bool) -> None:
+    """Validate one file's keys on its own, so its problems carry its own lines."""
+    model: type[RepoConfig] = Spec if is_spec else RepoConfig
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_problems(exc, name, text, model)) from None
+
+
+def _problems(
+    exc: ValidationError, name: str, text: str | None, model: type[BaseModel]
+) -> list[SpecProblem]:
+    lines = _line_index(text) if text else {}
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        line = _nearest_line(lines, loc)
+        if err["type"] == "extra_forbidden":
+            message = f"unknown key '{loc[-1]}'" + _suggest(model, loc)
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        else:
+            message = f"{err['msg']} (got {_short(err.get('input'))})"
+        problems.append(SpecProblem(name, line, key, message))
+    return problems
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _suggest(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    fields = _fields_at(model, loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), fields, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else f"; known keys: {', '.join(fields)}"
+
+
+def _fields_at(model: type[BaseModel], path: Sequence[Any]) -> list[str]:
+    current: Any = model
+    for part in path:
+        field = current.model_fields.get(str(part)) if isinstance(current, type) else None
+        annotation = field.annotation if field else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        current = annotation
+    return list(current.model_fields)
+
+
+def _line_index(text: str) -> dict[tuple[Any, ...], int]:
+    """Map each key path in a YAML document to the 1-based line where it appears."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    index: dict[tuple[Any, ...], int] = {}
+
+    def walk(node: yaml.Node, path: tuple[Any, ...]) -> None:
+        index[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = key_node.value
+                walk(value_node, (*path, key))
+                index[(*path, key)] = key_node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, (*path, i))
+
+    if root is not None:
+        walk(root, ())
+    return index
+
+
+def _nearest_line(lines: Mapping[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int | None:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+# --- merging ------------------------------------------------------------------------------
+
+
+def deep_merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge mappings left to right; later layers win; lists are replaced, not joined."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = deep_merge(merged[key], value)
+            else:
+                merged[key] = value
+    return merged
+
+
+def load_repo_config(repo: Path) -> tuple[dict[str, Any], str | None]:
+    """The repository's `.codegen.yml` as a validated dict (empty when there is none)."""
+    path = repo / REPO_CONFIG_NAME
+    if not path.is_file():
+        return {}, None
+    return load_layer_file(path, is_spec=False), str(path)
+
+
+def load_layer_file(path: Path, *, is_spec: bool) -> dict[str, Any]:
+    data = load_yaml_mapping(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    validate_layer(data, str(path), text, is_spec=is_spec)
+    return data
+
+
+def parse_layer_text(text: str, name: str, *, is_spec: bool) -> dict[str, Any]:
+    data = parse_yaml_mapping(text, name)
+    validate_layer(data, name, text, is_spec=is_spec)
+    return data
+
+
+def resolve_spec(*layers: Mapping[str, Any], name: str = "spec") -> Spec:
+    """Merge layers (lowest precedence first) and validate the result as one Spec."""
+    merged = deep_merge(*layers)
+    try:
+        return Spec.model_validate(merged)
+    except ValidationError as exc:
+        raise SpecError(_problems(exc, name, None, Spec)) from None
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Spec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "codegen-ci spec"
+    return schema

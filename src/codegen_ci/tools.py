@@ -1,0 +1,313 @@
+"""The six tools the model works through. Names and argument names are fixed by CONTRACT.md;
+the JSON schemas are derived from the pydantic argument models. Every error (bad path,
+malformed arguments, unknown tool, no match) is returned as the tool's result text: a tool
+call never ends the run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codegen_ci.report import Refusal
+from codegen_ci.workspace import PathRefused, Worktree, is_test_path
+
+MAX_READ_LINES = 400
+MAX_READ_CHARS = 24_000
+MAX_FILE_BYTES = 2_000_000
+MAX_LIST_ENTRIES = 400
+MAX_SEARCH_HITS = 80
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+             ".pytest_cache", ".ruff_cache", "dist", "build", ".nox", ".hypothesis"}  # fmt: skip
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ListFilesArgs(_Args):
+    """List files and directories under a path of the repository (recursive, bounded)."""
+
+    path: str = Field(default=".", description="Directory relative to the repository root.")
+
+
+class ReadFileArgs(_Args):
+    """Read a text file; lines come numbered as `N<TAB>text` (the number is not file content).
+    Large files come in windows: pass start_line/end_line to read more."""
+
+    path: str = Field(description="File path relative to the repository root.")
+    start_line: int | None = Field(default=None, ge=1, description="First line (1-based).")
+    end_line: int | None = Field(default=None, ge=1, description="Last line (inclusive).")
+
+
+class WriteFileArgs(_Args):
+    """Create or overwrite a whole file."""
+
+    path: str = Field(description="File path relative to the repository root.")
+    content: str = Field(description="The complete new file content.")
+
+
+class EditFileArgs(_Args):
+    """Replace one exact, unique occurrence of old_text with new_text."""
+
+    path: str = Field(description="File path relative to the repository root.")
+    old_text: str = Field(description="Exact text to replace; must occur exactly once.")
+    new_text: str = Field(description="Replacement text.")
+
+
+class SearchFilesArgs(_Args):
+    """Search file contents with a regular expression (Python syntax)."""
+
+    pattern: str = Field(description="Regular expression.")
+    path: str | None = Field(default=None, description="Directory or file to search in.")
+
+
+class RunCommandArgs(_Args):
+    """Run a shell command in the repository root (no network assumptions, bounded time);
+    returns the exit code and the head and tail of the output."""
+
+    command: str = Field(description="Shell command.")
+
+
+class ToolError(Exception):
+    """An error the model reads as the tool's result."""
+
+
+CommandRunner = Callable[[str], str]
+
+
+@dataclass
+class Toolbox:
+    """The tools bound to one worktree."""
+
+    worktree: Worktree
+    run_shell: CommandRunner
+    protect_tests: bool = False
+    refusals: list[Refusal] = field(default_factory=list)
+    tests_touched: set[str] = field(default_factory=set)
+    calls: int = 0
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [_schema(name, model) for name, (model, _) in self._table().items()]
+
+    def call(self, name: str, raw_arguments: str) -> str:
+        """Run one tool call; never raises for anything the model did."""
+        self.calls += 1
+        entry = self._table().get(name)
+        if entry is None:
+            return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._table())}."
+        model, func = entry
+        try:
+            data = json.loads(raw_arguments or "{}")
+            if not isinstance(data, dict):
+                raise ToolError("arguments must be a JSON object")
+            args = model.model_validate(data)
+        except json.JSONDecodeError as exc:
+            return f"Error: malformed JSON arguments for {name}: {exc.msg} at position {exc.pos}."
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            return f"Error: invalid arguments for {name}: {problems}."
+        except ToolError as exc:
+            return f"Error: {exc}"
+        try:
+            return func(args)
+        except PathRefused as exc:
+            path = str(getattr(args, "path", "") or "")
+            self.refusals.append(Refusal(path=path, reason=str(exc), tool=name))
+            return f"Error: refused '{path}': {exc}."
+        except ToolError as exc:
+            return f"Error: {exc}"
+        except OSError as exc:
+            return f"Error: {exc.strerror or exc}."
+
+    def _table(self) -> dict[str, tuple[type[_Args], Callable[[Any], str]]]:
+        return {
+            "list_files": (ListFilesArgs, self.list_files),
+            "read_file": (ReadFileArgs, self.read_file),
+            "write_file": (WriteFileArgs, self.write_file),
+            "edit_file": (EditFileArgs, self.edit_file),
+            "search_files": (SearchFilesArgs, self.search_files),
+            "run_command": (RunCommandArgs, self.run_command),
+        }
+
+    # --- the tools -----------------------------------------------------------------------
+
+    def list_files(self, args: ListFilesArgs) -> str:
+        root = self.worktree.resolve(args.path)
+        if not root.is_dir():
+            raise ToolError(f"'{args.path}' is not a directory")
+        entries = list_tree(root, self.worktree.path, MAX_LIST_ENTRIES)
+        return "\n".join(entries) or "(empty directory)"
+
+    def read_file(self, args: ReadFileArgs) -> str:
+        path = self._existing_file(args.path)
+        lines = _read_text(path).splitlines()
+        start = (args.start_line or 1) - 1
+        end = min(len(lines), args.end_line or start + MAX_READ_LINES)
+        if start >= len(lines) and lines:
+            raise ToolError(f"start_line {start + 1} is past the end ({len(lines)} lines)")
+        out, size = [], 0
+        for number in range(start, end):
+            line = f"{number + 1}\t{lines[number]}"
+            size += len(line) + 1
+            if size > MAX_READ_CHARS:
+                end = number
+                break
+            out.append(line)
+        if end < len(lines) or start > 0:
+            out.append(f"[lines {start + 1}-{end} of {len(lines)}; use start_line/end_line]")
+        return "\n".join(out) if out else "(empty file)"
+
+    def write_file(self, args: WriteFileArgs) -> str:
+        path = self._writable(args.path)
+        if path.is_dir():
+            raise ToolError(f"'{args.path}' is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        existed = path.exists()
+        path.write_text(args.content, encoding="utf-8")
+        self._wrote(path)
+        verb = "Overwrote" if existed else "Created"
+        return f"{verb} {self.worktree.relative(path)} ({len(args.content.splitlines())} lines)."
+
+    def edit_file(self, args: EditFileArgs) -> str:
+        path = self._writable(args.path)
+        if not path.is_file():
+            raise ToolError(f"'{args.path}' does not exist; use write_file to create it")
+        text = _read_text(path)
+        if not args.old_text:
+            raise ToolError("old_text is empty")
+        count = text.count(args.old_text)
+        if count == 0:
+            raise ToolError("old_text not found in " + args.path + ".\n" + closest(text, args))
+        if count > 1:
+            starts = [m.start() for m in re.finditer(re.escape(args.old_text), text)]
+            lines = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts[:10])
+            raise ToolError(
+                f"old_text occurs {count} times (at lines {lines}); include more surrounding "
+                "lines so it matches exactly once"
+            )
+        path.write_text(text.replace(args.old_text, args.new_text, 1), encoding="utf-8")
+        self._wrote(path)
+        return f"Edited {self.worktree.relative(path)}."
+
+    def search_files(self, args: SearchFilesArgs) -> str:
+        try:
+            regex = re.compile(args.pattern)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression: {exc}") from None
+        root = self.worktree.resolve(args.path or ".")
+        files = [root] if root.is_file() else iter_files(root)
+        hits: list[str] = []
+        for file in files:
+            if file.stat().st_size > MAX_FILE_BYTES:
+                continue
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            rel = self.worktree.relative(file)
+            for number, line in enumerate(text.splitlines(), 1):
+                if regex.search(line):
+                    hits.append(f"{rel}:{number}: {line[:200]}")
+                    if len(hits) >= MAX_SEARCH_HITS:
+                        return "\n".join([*hits, f"[stopped after {MAX_SEARCH_HITS} matches]"])
+        return "\n".join(hits) or "No matches."
+
+    def run_command(self, args: RunCommandArgs) -> str:
+        if not args.command.strip():
+            raise ToolError("command is empty")
+        return self.run_shell(args.command)
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _existing_file(self, user_path: str) -> Path:
+        path = self.worktree.resolve(user_path)
+        if not path.is_file():
+            raise ToolError(f"'{user_path}' does not exist or is not a file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ToolError(f"'{user_path}' is larger than {MAX_FILE_BYTES} bytes")
+        return path
+
+    def _writable(self, user_path: str) -> Path:
+        path = self.worktree.resolve(user_path, for_write=True)
+        rel = self.worktree.relative(path)
+        if is_test_path(rel):
+            if self.protect_tests:
+                raise PathRefused("test files and test configuration are protected for this run")
+        return path
+
+    def _wrote(self, path: Path) -> None:
+        rel = self.worktree.relative(path)
+        self.worktree.claim(rel)
+        if is_test_path(rel):
+            self.tests_touched.add(rel)
+
+
+def closest(text: str, args: EditFileArgs) -> str:
+    """The lines of `text` most like `old_text`, numbered, so the model can correct itself."""
+    lines = text.splitlines()
+    want = args.old_text.splitlines() or [args.old_text]
+    size = max(1, len(want))
+    best, best_at = 0.0, 0
+    for i in range(max(1, len(lines) - size + 1)):
+        ratio = difflib.SequenceMatcher(None, "\n".join(lines[i : i + size]), args.old_text)
+        score = ratio.quick_ratio() and ratio.ratio()
+        if score > best:
+            best, best_at = score, i
+    lo, hi = max(0, best_at - 2), min(len(lines), best_at + size + 2)
+    shown = "\n".join(f"{n + 1}\t{lines[n]}" for n in range(lo, hi))
+    return f"Closest lines ({best:.0%} similar; copy text exactly, without line numbers):\n{shown}"
+
+
+def list_tree(root: Path, repo: Path, limit: int) -> list[str]:
+    entries: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        base = Path(dirpath)
+        for name in sorted(filenames):
+            entries.append((base / name).relative_to(repo).as_posix())
+            if len(entries) >= limit:
+                return [*entries, f"[stopped after {limit} entries; list a subdirectory]"]
+    return entries
+
+
+def iter_files(root: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        out.extend(Path(dirpath) / n for n in sorted(filenames))
+    return out
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"'{path.name}' looks binary")
+    return data.decode("utf-8", errors="replace")
+
+
+def _schema(name: str, model: type[BaseModel]) -> dict[str, Any]:
+    params = model.model_json_schema()
+    params.pop("title", None)
+    for prop in params.get("properties", {}).values():
+        prop.pop("title", None)
+        if "anyOf" in prop:  # `int | None` -> a plain optional integer, which all servers accept
+            kinds = [a for a in prop.pop("anyOf") if a.get("type") != "null"]
+            prop.update(kinds[0])
+    description = " ".join((model.__doc__ or "").split())
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": params},
+    }
+

@@ -1,0 +1,236 @@
+"""The worktree the agent edits, the path guard, and the commit of exactly the agent's changes.
+
+The run never touches the user's checkout: it works in a separate `git worktree` on its own
+branch. Files that validation commands create or change (reports, caches, `.coverage`) are
+tracked as artifacts and left out of the commit; so are protected paths, which are restored.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from codegen_ci import git
+from codegen_ci.errors import GitError
+
+# Caches and reports tools write without being asked; never part of a change.
+ARTIFACT_GLOBS = (
+    "**/__pycache__/**", "*.pyc", ".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**",
+    ".coverage", ".coverage.*", "coverage.xml", "htmlcov/**", ".tox/**", ".nox/**",
+    "*.egg-info/**", "node_modules/**", ".hypothesis/**", "junit*.xml", ".cache/**",
+)  # fmt: skip
+TEST_GLOBS = (
+    "tests/**", "test/**", "**/tests/**", "**/test/**", "**/test_*.py", "**/*_test.py",
+    "**/*_test.go", "**/*.test.[jt]s", "**/*.test.[jt]sx", "**/*.spec.[jt]s", "**/*.spec.[jt]sx",
+    "**/__tests__/**", "conftest.py", "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg",
+    "jest.config.*", "vitest.config.*", "phpunit.xml*", ".coveragerc", "noxfile.py",
+)  # fmt: skip
+
+
+class PathRefused(Exception):
+    """A path the model may not use; the message says why."""
+
+
+def matches(path: str, globs: Iterable[str]) -> bool:
+    """Glob match with gitignore-like rules: `**/` spans zero or more directories, `*` stays
+    within one, and a pattern without a slash matches the file name at any depth."""
+    name = path.rsplit("/", 1)[-1]
+    for pattern in globs:
+        regex = _glob_regex(pattern)
+        if regex.match(path) or ("/" not in pattern and regex.match(name)):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def is_test_path(path: str) -> bool:
+    return matches(path, TEST_GLOBS)
+
+
+@dataclass
+class Worktree:
+    """A git worktree on its own branch, created from `base_commit`."""
+
+    repo: Path  # the user's repository (main worktree)
+    path: Path
+    branch: str
+    base_commit: str
+    protected: Sequence[str] = ()
+    artifacts: set[str] = field(default_factory=set)
+
+    # --- the path guard ------------------------------------------------------------------
+
+    def resolve(self, user_path: str, *, for_write: bool = False) -> Path:
+        """Resolve a path the model gave, inside the worktree, or raise `PathRefused`."""
+        raw = user_path.strip() or "."
+        if "\x00" in raw:
+            raise PathRefused("path contains a NUL byte")
+        if PurePosixPath(raw).is_absolute() or raw.startswith("~"):
+            raise PathRefused("absolute paths are not allowed; use a path relative to the repo")
+        root = self.path.resolve()
+        candidate = (root / raw).resolve()
+        if candidate != root and root not in candidate.parents:
+            raise PathRefused("path resolves outside the repository")
+        rel = candidate.relative_to(root).as_posix() if candidate != root else "."
+        if rel == ".git" or rel.startswith(".git/"):
+            raise PathRefused("git internals are off limits")
+        if for_write and matches(rel, self.protected):
+            raise PathRefused("protected path: changes here are not allowed")
+        return candidate
+
+    def relative(self, path: Path) -> str:
+        return path.resolve().relative_to(self.path.resolve()).as_posix()
+
+    # --- change tracking -----------------------------------------------------------------
+
+    def changed_paths(self) -> list[str]:
+        """Paths that differ from the base commit (tracked edits, deletions, untracked)."""
+        out = git.git(
+            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], self.path
+        )
+        paths = []
+        for entry in out.split("\0"):
+            if len(entry) > 3:
+                paths.append(entry[3:])
+        committed = git.git(["diff", "--name-only", "-z", self.base_commit, "HEAD"], self.path)
+        paths.extend(p for p in committed.split("\0") if p)
+        return sorted(set(paths))
+
+    def snapshot(self) -> dict[str, str | None]:
+        """Content hash of every changed path (None: deleted)."""
+        snap: dict[str, str | None] = {}
+        for rel in self.changed_paths():
+            full = self.path / rel
+            snap[rel] = _hash(full) if full.is_file() else None
+        return snap
+
+    def note_artifacts(self, before: dict[str, str | None]) -> None:
+        """Everything that changed since `before` was written by a command, not the agent."""
+        for rel, digest in self.snapshot().items():
+            if before.get(rel, "absent") != digest:
+                self.artifacts.add(rel)
+
+    def claim(self, rel: str) -> None:
+        """The agent wrote `rel` itself: part of the change even if a command touched it too."""
+        self.artifacts.discard(rel)
+
+    def agent_changes(self) -> list[str]:
+        return [
+            p
+            for p in self.changed_paths()
+            if p not in self.artifacts and not matches(p, ARTIFACT_GLOBS)
+        ]
+
+    def protected_changes(self) -> list[str]:
+        return [p for p in self.changed_paths() if matches(p, self.protected)]
+
+    def restore(self, rel: str) -> None:
+        """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
+        if git.ok(["cat-file", "-e", f"{self.base_commit}:{rel}"], self.path):
+            git.git(["checkout", self.base_commit, "--", rel], self.path)
+            git.git(["reset", "-q", "--", rel], self.path)
+        else:
+            target = self.path / rel
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            elif target.is_dir():
+                shutil.rmtree(target)
+
+    # --- result --------------------------------------------------------------------------
+
+    def commit(self, paths: Sequence[str], message: str) -> str | None:
+        """Commit exactly `paths` on the branch; returns the commit id (None: nothing to do)."""
+        if not paths:
+            return None
+        git.git(["add", "-A", "--", *paths], self.path)
+        staged = git.git(["diff", "--cached", "--name-only"], self.path).strip()
+        if not staged:
+            return None
+        git.git(["commit", "-q", "--no-verify", "-F", "-"], self.path, input_bytes=message.encode())
+        return git.git(["rev-parse", "HEAD"], self.path).strip()
+
+    def diff(self, paths: Sequence[str]) -> str:
+        """The change as a patch (binary-safe), base commit to working tree."""
+        if not paths:
+            return ""
+        git.git(["add", "-A", "-N", "--", *paths], self.path, check=False)
+        return git.git(["diff", "--binary", self.base_commit, "--", *paths], self.path)
+
+    def remove(self) -> None:
+        try:
+            git.git(["worktree", "remove", "--force", str(self.path)], self.repo)
+        except GitError:
+            shutil.rmtree(self.path, ignore_errors=True)
+            git.git(["worktree", "prune"], self.repo, check=False)
+
+
+def create_worktree(
+    repo: Path,
+    path: Path,
+    *,
+    branch: str,
+    base: str,
+    protected: Sequence[str],
+    reset_branch: bool = False,
+) -> Worktree:
+    """A new worktree at `path` on a new `branch` from `base` (a commit-ish)."""
+    base_commit = git.rev_parse(repo, base)
+    git.check_branch_name(repo, branch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flag = "-B" if reset_branch else "-b"
+    git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
+    return Worktree(repo, path, branch, base_commit, tuple(protected))
+
+
+def attach_worktree(repo: Path, path: Path, *, commit: str) -> Path:
+    """A detached worktree at `commit` (used for baseline runs)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git.git(["worktree", "add", "-q", "--detach", str(path), commit], repo)
+    return path
+
+
+def unique_branch(repo: Path, wanted: str) -> str:
+    """`wanted`, or `wanted-2`, `wanted-3`... when a local branch of that name exists."""
+    name, n = wanted, 1
+    while git.branch_exists(repo, name):
+        n += 1
+        name = f"{wanted}-{n}"
+    return name
+
+
+def _hash(path: Path) -> str:
+    digest = hashlib.sha1(usedforsecurity=False)
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,58 @@
+"""Shared fixtures: an isolated environment, real git repositories with a bare origin, and the
+scripted OpenAI-compatible model server."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from sample_repo import SampleRepo, make_sample_repo  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+FIXTURES = SHARED / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No real credentials, no user git config, CI-style plain logs."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "GITHUB_", "CODEGEN_", "INPUT_", "ACTIONS_", "RUNNER_",
+                            "GIT_", "GH_")) or name == "PYTEST_ADDOPTS":
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("CODEGEN_RETRY_BACKOFF", "0.01")
+
+
+@pytest.fixture
+def sample_repo(tmp_path: Path) -> SampleRepo:
+    return make_sample_repo(tmp_path)
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def model_env(model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedModelServer:
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000000000")
+    return model_server
