@@ -8,7 +8,9 @@ becomes a `problem` string ("path: message"), never an exception.
 Counting rule (CONTRACT.md): each `<testcase>` element is one case, judged by its worst child
 (error > failure > skipped > passed). Surefire/nextest rerun records (`flakyFailure`,
 `rerunFailure`, `flakyError`, `rerunError`) only mark a case as flaky; a case whose only
-failure records are those passed in the end.
+failure records are those passed in the end. One addition: an `<error>`/`<failure>` placed
+directly in a `<testsuite>` (Ant/Jenkins: a class that failed to set up) is a case of its
+own, named after the suite, so a suite that never ran its tests cannot look green.
 
 junitparser supplies the element model (tags, attribute parsing). Its own loaders are not
 used: they read the file with an unhardened parser and build the whole tree, while a report

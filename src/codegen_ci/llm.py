@@ -157,7 +157,7 @@ def _retryable(exc: BaseException) -> bool:
 
 
 def _wait(backoff: float) -> Any:
-    exponential = wait_exponential_jitter(initial=backoff, max=30 * backoff, jitter=backoff)
+    exponential = wait_exponential_jitter(multiplier=backoff, max=30 * backoff, jitter=backoff)
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

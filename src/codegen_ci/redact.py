@@ -31,6 +31,7 @@ import json
 import re
 import threading
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -53,34 +54,60 @@ KNOWN_SECRET_NAMES = (
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 )
 
-_B = r"(?<![A-Za-z0-9_-])"  # token start: not in the middle of a longer token-ish run
-_TOKEN_SHAPES = re.compile(
-    "|".join(
-        [
-            _B + r"gh[pousr]_[A-Za-z0-9]{36,}",
-            _B + r"github_pat_[A-Za-z0-9_]{22,}",
-            _B + r"sk-(?=[A-Za-z0-9_-]{0,200}[0-9])[A-Za-z0-9_-]{20,}",
-            r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])",
-            _B + r"xox[baprs]-[A-Za-z0-9-]{10,}",
-            _B + r"eyJ[A-Za-z0-9_-]++\.eyJ[A-Za-z0-9_-]++\.[A-Za-z0-9_-]*+",
-            # A private key block; an unterminated one (truncated output) is masked as far as
-            # its base64 body goes. `\\` lets it also span JSON-escaped newlines.
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\w+/=\s:,.\\-]*?"
-            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|(?![\w+/=\s:,.\\-]))",
-            r"(?P<header>(?i:authorization)[\"']?\s*[:=]\s*[\"']?\s*(?i:bearer|token|basic)\s+)"
-            r"[^\s\"',;]+",
-            r"(?P<url>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"'<>]++:)"
-            r"[^\s/@\"'<>]++(?=@)",
-            r"(?P<query>[?&](?i:access_token|refresh_token|id_token|token|client_secret"
-            r"|api_key|apikey|password|passwd)=)[^\s&#\"'<>]+",
-        ]
-    )
+# Each token shape with the literals (lower-case) one of which any match contains. `redact`
+# runs only the shapes whose literals occur in the text: a cheap `in` test per literal spares a
+# regex pass that would stop at every "e", "s" and "a" of ordinary prose. Every shape begins
+# with a literal and looks behind it, so a run of token characters starts one attempt only.
+_B = "(?<![A-Za-z0-9_-]{})"  # `{}`: the shape's first character
+_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        "g" + _B.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})",
+    ),
+    (("sk-",), "s" + _B.format("s") + r"k-(?=[A-Za-z0-9_-]{0,200}[0-9])[A-Za-z0-9_-]{20,}"),
+    (("akia", "asia"), r"A(?<![A-Z0-9]A)[KS]IA[A-Z0-9]{16}(?![A-Z0-9])"),
+    (("xox",), "x" + _B.format("x") + r"ox[baprs]-[A-Za-z0-9-]{10,}"),
+    (("eyj",), "e" + _B.format("e") + r"yJ[A-Za-z0-9_-]++\.eyJ[A-Za-z0-9_-]++\.[A-Za-z0-9_-]*+"),
+    # A private key block; an unterminated one (truncated output) is masked as far as its
+    # base64 body goes. `\\` lets it also span JSON-escaped newlines.
+    (
+        ("private key-----",),
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\w+/=\s:,.\\-]*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|(?![\w+/=\s:,.\\-]))",
+    ),
+    (
+        ("authorization",),
+        r"(?P<header>[Aa](?i:uthorization)[\"']?\s*[:=]\s*[\"']?\s*(?i:bearer|token|basic)\s+)"
+        r"[^\s\"',;]+",
+    ),
+    (("://",), r"(?P<url>://[^\s/:@\"'<>]++:)[^\s/@\"'<>]++(?=@)"),
+    (
+        ("token=", "secret=", "key=", "password=", "passwd="),
+        r"(?P<query>[?&](?i:access_token|refresh_token|id_token|token|client_secret"
+        r"|api_key|apikey|password|passwd)=)[^\s&#\"'<>]+",
+    ),
 )
+_ALL_SHAPES = tuple(range(len(_SHAPES)))
+
+
+@lru_cache(maxsize=128)
+def _shape_pattern(indices: tuple[int, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(_SHAPES[i][1] for i in indices))
+
+
+def _shapes_in(text: str) -> tuple[int, ...]:
+    lowered = text.lower()
+    return tuple(i for i, (hints, _) in enumerate(_SHAPES) if any(h in lowered for h in hints))
+
+
+@lru_cache(maxsize=128)
+def _alternation(forms: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, forms)))
 
 
 def _mask_shape(match: re.Match[str]) -> str:
-    kept = match["header"] or match["url"] or match["query"] or ""
-    return kept + MASK
+    kept = match.groupdict()  # only the shapes that ran have groups
+    return (kept.get("header") or kept.get("url") or kept.get("query") or "") + MASK
 
 
 def _base64_forms(value: str) -> set[str]:
@@ -108,7 +135,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._secrets: set[str] = set()
         self._forms: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
+        self._ordered: tuple[str, ...] = ()  # every form, longest first
 
     @property
     def secrets(self) -> frozenset[str]:
@@ -125,8 +152,8 @@ class Redactor:
             self._secrets |= new
             for secret in new:
                 self._forms |= _forms(secret)
-            ordered = sorted(self._forms, key=lambda form: (-len(form), form))
-            self._pattern = re.compile("|".join(map(re.escape, ordered)))
+            self._ordered = tuple(sorted(self._forms, key=lambda form: (-len(form), form)))
+            _alternation(self._ordered)  # compile now, not on the first (hot) redact
 
     def add_from_env(self, env: Mapping[str, str]) -> None:
         """Register the values of secret-looking and known secret variables, and any
@@ -134,15 +161,20 @@ class Redactor:
         for name, value in env.items():
             if name in KNOWN_SECRET_NAMES or is_secret_name(name):
                 self.add_secret(value)
-            for match in _TOKEN_SHAPES.finditer(value):
-                if match["url"]:
+            for match in _shape_pattern(_ALL_SHAPES).finditer(value):
+                if match["url"]:  # the whole pattern has every group
                     self.add_secret(match[0][len(match["url"]) :])
 
     def redact(self, text: str) -> str:
-        pattern = self._pattern  # one read: a concurrent add_secret swaps in a new pattern
-        if pattern is not None:
-            text = pattern.sub(MASK, text)
-        return _TOKEN_SHAPES.sub(_mask_shape, text)
+        ordered = self._ordered  # one read: a concurrent add_secret swaps in a new tuple
+        present = tuple(form for form in ordered if form in text)
+        if present:
+            text = _alternation(present).sub(MASK, text)
+        lowered = text.lower()
+        shapes = tuple(
+            i for i, (hints, _) in enumerate(_SHAPES) if any(h in lowered for h in hints)
+        )
+        return _shape_pattern(shapes).sub(_mask_shape, text) if shapes else text
 
     def redact_obj(self, obj: Any) -> Any:
         """Redact every string inside dicts, lists and tuples (keys too); others unchanged."""

@@ -48,7 +48,7 @@ class ActionSettings:
     lint_command: tuple[str, ...] = ()
     setup_command: tuple[str, ...] = ()
     allowed_bots: frozenset[str] = frozenset()
-    draft_on_failure: bool = True
+    draft_on_failure: bool = False
     env_passthrough: tuple[str, ...] = ()
     output_dir: Path | None = None
     working_directory: Path | None = None
@@ -90,7 +90,7 @@ class ActionSettings:
             lint_command=inp.lines("lint-command"),
             setup_command=inp.lines("setup-command"),
             allowed_bots=frozenset(bot_key(b) for b in inp.items("allowed-bots")),
-            draft_on_failure=inp.boolean("draft-on-failure", default=True),
+            draft_on_failure=inp.boolean("draft-on-failure", default=False),
             env_passthrough=inp.items("env-passthrough"),
             output_dir=inp.path("output-dir"),
             working_directory=inp.path("working-directory"),
