@@ -14,7 +14,7 @@ from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from sample_repo import SampleRepo, make_sample_repo  # noqa: E402
+from sample_repo import SampleRepo, make_sample_repo
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 FIXTURES = SHARED / "fixtures"
@@ -24,8 +24,12 @@ FIXTURES = SHARED / "fixtures"
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No real credentials, no user git config, CI-style plain logs."""
     for name in list(os.environ):
-        if name.startswith(("OPENAI_", "GITHUB_", "CODEGEN_", "INPUT_", "ACTIONS_", "RUNNER_",
-                            "GIT_", "GH_")) or name == "PYTEST_ADDOPTS":
+        if (
+            name.startswith(
+                ("OPENAI_", "GITHUB_", "CODEGEN_", "INPUT_", "ACTIONS_", "RUNNER_", "GIT_", "GH_")
+            )
+            or name == "PYTEST_ADDOPTS"
+        ):
             monkeypatch.delenv(name, raising=False)
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
@@ -52,7 +56,9 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture
-def model_env(model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedModelServer:
+def model_env(
+    model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> ScriptedModelServer:
     monkeypatch.setenv("OPENAI_BASE_URL", model_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000000000")
     return model_server

@@ -38,7 +38,7 @@ class Version:
         return f"{self.major}.{self.minor}.{self.patch}"
 '''
 
-TEST_VERSION_PY = '''\
+TEST_VERSION_PY = """\
 from semver.version import Version
 
 
@@ -52,7 +52,7 @@ def test_bump_major():
 
 def test_bump_minor_resets_patch():
     assert str(Version.parse("3.4.5").bump_minor()) == "3.5.0"
-'''
+"""
 
 FIXED_LINE_OLD = "return Version(self.major, self.minor + 1, self.patch)"
 FIXED_LINE_NEW = "return Version(self.major, self.minor + 1, 0)"

@@ -25,14 +25,18 @@ def run_cli(repo: SampleRepo, *args: str) -> tuple[int, str, Path]:
 def fixing_script() -> list[Reply]:
     return [
         Reply(tool_calls=[call("read_file", path=VERSION)]),
-        Reply(tool_calls=[call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD,
-                               new_text=FIXED_LINE_NEW)]),
+        Reply(
+            tool_calls=[
+                call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
+            ]
+        ),
         Reply("Fixed bump_minor to reset the patch number."),
     ]
 
 
-def test_run_fixes_bug_and_commits_only_the_edit(sample_repo: SampleRepo,
-                                                 model_env: ScriptedModelServer) -> None:
+def test_run_fixes_bug_and_commits_only_the_edit(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
     (sample_repo.path / "notes.txt").write_text("my untracked notes\n")
     head_before = sample_repo.head()
     status_before = sample_repo.git("status", "--porcelain")
@@ -67,5 +71,11 @@ def test_run_fixes_bug_and_commits_only_the_edit(sample_repo: SampleRepo,
     assert json.loads(lines[0])["role"] == "system"
     # the model was offered the six tools with their fixed names
     tools = {t["function"]["name"] for t in model_env.tool_requests[0]["tools"]}
-    assert tools == {"list_files", "read_file", "write_file", "edit_file", "search_files",
-                     "run_command"}
+    assert tools == {
+        "list_files",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "search_files",
+        "run_command",
+    }

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from codegen_ci.context import request_view, size_of
-from codegen_ci.llm import Model, ModelReply, cost_usd
-from codegen_ci.report import Usage
+from codegen_ci.context import CHARS_PER_TOKEN, MAX_REQUEST_CHARS, request_view, size_of
+from codegen_ci.errors import InputError
+from codegen_ci.llm import Model, ModelReply, cost_usd, price_for
+from codegen_ci.report import Round, Usage
 from codegen_ci.spec import Limits, ModelSettings
 from codegen_ci.tools import Toolbox
 
@@ -35,26 +36,39 @@ class AgentObserver(Protocol):
 
 @dataclass
 class Budget:
+    """The whole-run limits, checked before every model call against what the next request
+    would add (its size in tokens estimated from characters)."""
+
     limits: Limits
     model: ModelSettings
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
 
+    def __post_init__(self) -> None:
+        if self.limits.max_cost_usd is not None and price_for(self.model) is None:
+            raise InputError(
+                f"limits.max_cost_usd needs prices for model {self.model.name!r}; "
+                "set model.price: {prompt: ..., completion: ...} (US$ per million tokens)"
+            )
+
     def check(self, next_request_chars: int = 0) -> None:
-        if time.monotonic() - self.started > self.limits.timeout_minutes * 60:
-            raise LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} min")
-        expected = self.usage.total_tokens + next_request_chars // 4
-        if self.usage.requests and expected > self.limits.max_tokens:
+        minutes = (time.monotonic() - self.started) / 60
+        if minutes > self.limits.timeout_minutes:
+            raise LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
+                               f"min reached ({minutes:.1f} min)")  # fmt: skip
+        next_tokens = next_request_chars // CHARS_PER_TOKEN
+        if self.usage.total_tokens + next_tokens > self.limits.max_tokens:
             raise LimitReached(
                 "budget",
-                f"token budget: {self.usage.total_tokens} used, next request ~"
-                f"{next_request_chars // 4} more, limit {self.limits.max_tokens}",
+                f"token budget: {self.usage.total_tokens} used, next request ~{next_tokens} "
+                f"more, limit {self.limits.max_tokens}",
             )
-        cost = self.usage.cost_usd
-        if self.limits.max_cost_usd is not None and cost is not None:
-            if cost >= self.limits.max_cost_usd:
+        price = price_for(self.model)
+        if self.limits.max_cost_usd is not None and price is not None:
+            spent = self.usage.cost_usd or 0.0
+            if spent + next_tokens * price[0] / 1e6 > self.limits.max_cost_usd:
                 raise LimitReached(
-                    "budget", f"cost budget: ${cost:.4f} of ${self.limits.max_cost_usd:g}"
+                    "budget", f"cost budget: ${spent:.4f} used of ${self.limits.max_cost_usd:g}"
                 )
 
     def add(self, reply: ModelReply) -> None:
@@ -96,14 +110,15 @@ class Conversation:
                 messages.append(data)
         return cls(transcript, redact, _complete_steps(messages))
 
-    def resume_note(self) -> None:
-        self.add(
-            {
-                "role": "user",
-                "content": "[The run was stopped and is now resumed. The files on disk are "
-                "current; continue the task.]",
-            }
-        )
+    def resume_note(self, last_rounds: Sequence[Round] = ()) -> None:
+        """Tell the model the run was stopped, and what the last validation round found."""
+        lines = ["[The run was stopped and is now resumed. The files on disk are current; "
+                 "continue the task.]"]  # fmt: skip
+        for rnd in last_rounds:
+            if not rnd.passed and rnd.failures:
+                lines.append(f"Validation round {rnd.iteration} failed:")
+                lines += [f"- {f.id}: {f.message[:300]}" for f in rnd.failures[:20]]
+        self.add({"role": "user", "content": "\n".join(lines)})
 
 
 def _complete_steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -133,7 +148,11 @@ class Agent:
         tools = self.toolbox.schemas()
         for step in range(1, self.max_steps + 1):
             view = request_view(self.conversation.messages)
-            self.budget.check(size_of(view))
+            size = size_of(view)
+            if size > MAX_REQUEST_CHARS:
+                detail = f"the next request ({size} chars) would not fit the context window"
+                raise LimitReached("budget", detail + ", even with old outputs elided")
+            self.budget.check(size)
             self.observer.model_call(step)
             reply = self.model.complete(view, tools)
             self.budget.add(reply)

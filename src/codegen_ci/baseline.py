@@ -1,23 +1,35 @@
 """Baseline: which failures were already there before the change?
 
-Paid only when a round fails: the failing tests (ids from JUnit) are re-run once on the base
-commit in a separate worktree; without ids, the full test command runs there. Answers are
-cached for the whole run, so each test id is checked at most once.
+Paid only when a round's tests fail (a run that passes, or fails only setup or lint, runs
+nothing here). The failing tests (ids from JUnit) are re-run once on the base commit in a
+separate detached worktree; without ids, or when they cannot be targeted, the full test
+commands run there instead. Answers are cached for the whole run: each test id is checked at
+most once, and after a full run on the base every id is answered from it.
+
+Conservative by design, because `allow_preexisting_failures` turns "pre-existing" into
+success: a test counts as pre-existing only when a JUnit report from the base run shows it
+failing. A base run that produced no report (the suite could not even start there) marks
+nothing as pre-existing.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci import git, pytest_ids
-from codegen_ci.junit import parse_files
-from codegen_ci.proc import run_shell
+from codegen_ci.junit import JUnitResult
+from codegen_ci.proc import ProcResult
 from codegen_ci.spec import Validation
-from codegen_ci.validation import RoundOutcome
+from codegen_ci.validation import RoundOutcome, run_test_command
 from codegen_ci.workspace import attach_worktree
+
+COMMAND_PREFIX = "test: "  # how validation names a failed test command without JUnit
+# `setup` is not run on the base: it may change state the agent's worktree shares (an
+# editable install, a shared virtualenv); the base runs with what setup left behind.
 
 
 @dataclass
@@ -25,65 +37,87 @@ class Baseline:
     repo: Path
     base_commit: str
     validation: Validation
-    work_dir: Path  # baseline worktree and its logs live here, outside the repository
+    work_dir: Path  # the base worktree, its logs and reports; outside the repository
     env: Mapping[str, str]
     fails_on_base: dict[str, bool] = field(default_factory=dict)
-    base_suite_failed: bool | None = None
+    suite_failing: set[str] | None = None  # failing ids of a full run on the base, once run
+    command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed
     runs: int = 0
     _tree: Path | None = None
 
     def classify(self, outcome: RoundOutcome) -> None:
-        """Mark each failing test of `outcome` as new (False: it fails on the base too)."""
-        ids = outcome.failing_ids()
-        unknown = [i for i in dict.fromkeys(ids) if i not in self.fails_on_base]
-        if unknown or (not ids and self.base_suite_failed is None):
-            self._check(unknown)
+        """Mark each failure of a round whose tests failed as new or pre-existing
+        (`Failure.new`); lint and setup failures are left alone (always the change's)."""
+        failed_tests = [f for f in outcome.failed if f.kind == "test"]
+        if not failed_tests:
+            return
+        unknown = [i for i in outcome.failing_ids() if i not in self.fails_on_base]
+        if unknown:
+            self._answer(unknown)
+        if any(not f.explained for f in failed_tests) and self.suite_failing is None:
+            self._run_suite()
         for failure in outcome.round.failures:
-            if failure.kind in ("failure", "error") and failure.id in self.fails_on_base:
-                failure.new = not self.fails_on_base[failure.id]
-            elif failure.id.startswith("test:") and self.base_suite_failed is not None:
-                failure.new = not self.base_suite_failed
+            if failure.kind in ("failure", "error"):
+                failure.new = not self.fails_on_base.get(failure.id, False)
+            elif failure.kind == "command" and failure.id.startswith(COMMAND_PREFIX):
+                failed = self.command_failed.get(failure.id.removeprefix(COMMAND_PREFIX))
+                failure.new = None if failed is None else not failed
 
     def only_preexisting(self, outcome: RoundOutcome) -> bool:
-        """True when every failure is a test that also fails on the base commit."""
-        failures = outcome.round.failures
-        return bool(failures) and all(
-            f.kind in ("failure", "error") and f.new is False for f in failures
-        ) and all(kind == "test" for _, kind, _ in outcome.failed_outputs)
+        """True when the round failed only through tests that also fail on the base commit.
 
-    def _check(self, ids: list[str]) -> None:
-        tree = self._worktree()
+        A failed command without JUnit never qualifies: without per-test results there is no
+        telling whether the change broke something else in it."""
+        failures = outcome.round.failures
+        return (
+            bool(failures)
+            and all(f.kind in ("failure", "error") and f.new is False for f in failures)
+            and all(f.kind == "test" and f.explained for f in outcome.failed)
+        )
+
+    def _answer(self, ids: list[str]) -> None:
+        if self.suite_failing is None:
+            ids = self._answer_targeted(ids)
+            if ids:
+                # Not targetable, or not run (a test the change added makes pytest stop at
+                # the unknown node id): the full suite answers for everything.
+                self._run_suite()
+        failing = self.suite_failing or set()
+        self.fails_on_base.update({i: i in failing for i in ids})
+
+    def _answer_targeted(self, ids: list[str]) -> list[str]:
+        """Re-run just `ids` on the base; returns the ids that run did not answer."""
         command = None
-        if ids and len(self.validation.test) == 1:
-            command = pytest_ids.targeted_command(self.validation.test[0], ids, tree)
-        commands = [command] if command else list(self.validation.test)
-        failing: set[str] = set()
-        any_failed = False
-        seen_junit = False
-        for n, cmd in enumerate(commands):
-            self.runs += 1
-            tag = f"baseline-{self.runs}-{n}"
-            junit_out = self.work_dir / f"{tag}.xml"
-            env = dict(self.env)
-            if pytest_ids.mentions_pytest(cmd) and not self.validation.junit:
-                env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={junit_out}"
-            result = run_shell(
-                cmd,
-                cwd=tree,
-                env=env,
-                timeout=self.validation.timeout,
-                output_path=self.work_dir / f"{tag}.log",
-            )
-            any_failed |= not result.ok
-            files = [junit_out] if junit_out.exists() else []
-            files += [p for g in self.validation.junit for p in tree.glob(g) if p.is_file()]
-            parsed = parse_files(files)
-            seen_junit |= bool(parsed.cases)
-            failing |= {c.id for c in parsed.failing()}
-        for test_id in ids:
-            self.fails_on_base[test_id] = test_id in failing if seen_junit else any_failed
+        if len(self.validation.test) == 1:
+            command = pytest_ids.targeted_command(self.validation.test[0], ids, self._worktree())
         if not command:
-            self.base_suite_failed = any_failed
+            return ids
+        _, junit = self._run(command)
+        ran = {c.id for c in junit.cases}
+        failing = {c.id for c in junit.failing()}
+        self.fails_on_base.update({i: i in failing for i in ids if i in ran})
+        return [i for i in ids if i not in ran]
+
+    def _run_suite(self) -> None:
+        failing: set[str] = set()
+        for command in self.validation.test:
+            result, junit = self._run(command)
+            failing |= {c.id for c in junit.failing()}
+            self.command_failed[command] = not result.ok
+        self.suite_failing = failing
+
+    def _run(self, command: str) -> tuple[ProcResult, JUnitResult]:
+        tree = self._worktree()
+        self.runs += 1
+        tag = f"baseline-{self.runs:02d}"
+        env = dict(self.env)
+        # An editable install (`pip install -e .` in setup) points imports at the agent's
+        # worktree; put the base tree's own code first so the base run tests the base code.
+        paths = [str(tree / "src")] if (tree / "src").is_dir() else []
+        paths += [str(tree), *filter(None, [env.get("PYTHONPATH")])]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        return run_test_command(command, tree, env, self.validation, self.work_dir / "junit",
+                                tag, self.work_dir / "logs" / f"{tag}.log")  # fmt: skip
 
     def _worktree(self) -> Path:
         if self._tree is None:

@@ -41,18 +41,30 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("spec", type=click.Path(path_type=Path))
-@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".",
-              help="Repository to work on (default: current directory).")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=None,
-              help="Where report.json, transcript.jsonl and diff.patch go.")
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    help="Repository to work on (default: current directory).",
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where report.json, transcript.jsonl and diff.patch go.",
+)
 @click.option("--model", default=None, help="Model name (overrides spec and CODEGEN_MODEL).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint URL.")
-@click.option("--max-iterations", type=click.IntRange(1, 50), default=None,
-              help="Validation rounds.")
+@click.option(
+    "--max-iterations", type=click.IntRange(1, 50), default=None, help="Validation rounds."
+)
 @click.option("--push", is_flag=True, default=None, help="Push the branch to origin.")
 @click.option("--pr", is_flag=True, default=None, help="Push and open a pull request.")
-@click.option("--dry-run", is_flag=True, help="Run the checks once and show the first prompt; "
-              "no model call, no commit.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Run the checks once and show the first prompt; no model call, no commit.",
+)
 def run(**kwargs: Any) -> None:
     """Run one task from a YAML SPEC."""
     from codegen_ci.commands.run import run_command
@@ -63,10 +75,18 @@ def run(**kwargs: Any) -> None:
 @cli.command()
 @click.argument("specs", nargs=-1, required=True)
 @click.option("--concurrency", type=click.IntRange(1, 32), default=2, help="Specs at once.")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=None,
-              help="One sub-directory per spec goes here.")
-@click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".",
-              help="Repository to work on (default: current directory).")
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="One sub-directory per spec goes here.",
+)
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    help="Repository to work on (default: current directory).",
+)
 @click.option("--matrix", is_flag=True, help="Print a GitHub Actions matrix and run nothing.")
 def batch(**kwargs: Any) -> None:
     """Run many specs (directories or globs); one branch and one report per spec."""
@@ -121,9 +141,12 @@ def resume(run_dir: Path) -> None:
 
 @cli.command()
 @click.option("--repo", type=click.Path(path_type=Path, file_okay=False), default=".")
-@click.option("--workflows", multiple=True,
-              type=click.Choice(["issue", "comment", "dispatch", "schedule"]),
-              help="Example workflows to add under .github/workflows/.")
+@click.option(
+    "--workflows",
+    multiple=True,
+    type=click.Choice(["issue", "comment", "dispatch", "schedule"]),
+    help="Example workflows to add under .github/workflows/.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def init(**kwargs: Any) -> None:
     """Write a starter .codegen.yml (commands detected from the repository)."""

@@ -3,7 +3,10 @@
 The stored conversation (and the transcript) keep everything. A request carries the system
 prompt, the task, every harness message (reflections), the most recent steps in full, older
 steps with their outputs replaced by short placeholders, and a one-line note for steps older
-still. So a request's size is bounded, not linear in the number of tool calls.
+still. An output that a newer identical call (the same file read again, the same command run
+again) has superseded is replaced by a placeholder even among the recent steps. So a
+request's size is bounded, not linear in the number of tool calls; `request_view` shrinks the
+window further until the request fits `max_chars`, and the caller checks the final size.
 """
 
 from __future__ import annotations
@@ -13,8 +16,12 @@ from typing import Any
 
 KEEP_FULL_STEPS = 6
 KEEP_MASKED_STEPS = 24
+CHARS_PER_TOKEN = 4  # rough, on the safe side for code and English
 MAX_REQUEST_CHARS = 360_000  # ~90k tokens: fits every current tool-calling model's window
 ELIDE_OVER_CHARS = 300
+SUPERSEDED = "[output superseded by a later identical call or a later write; see the newer one]"
+# Calls whose output a later identical call makes stale.
+REPEATABLE = {"read_file", "list_files", "search_files", "run_command"}
 
 Message = dict[str, Any]
 
@@ -26,12 +33,13 @@ def request_view(
     keep_masked: int = KEEP_MASKED_STEPS,
     max_chars: int = MAX_REQUEST_CHARS,
 ) -> list[Message]:
-    """The messages to send, shrinking until the request fits `max_chars`."""
+    """The messages to send, shrinking until the request fits `max_chars` (or until there is
+    nothing left to shrink: then the caller sees a request larger than `max_chars`)."""
     while True:
         view = _view(messages, keep_full, keep_masked)
-        if keep_full <= 1 or size_of(view) <= max_chars:
+        if keep_full == 0 or size_of(view) <= max_chars:
             return view
-        keep_full = max(1, keep_full // 2)
+        keep_full //= 2  # 6 -> 3 -> 1 -> 0
         keep_masked = max(4, keep_masked // 2)
 
 
@@ -45,12 +53,13 @@ def _view(messages: list[Message], keep_full: int, keep_masked: int) -> list[Mes
     full = set(steps[-keep_full:]) if keep_full else set()
     masked = set(steps[-(keep_full + keep_masked) :]) - full
     dropped = [groups[i] for i in steps if i not in full and i not in masked]
+    stale = _superseded(groups)
     out = list(head)
     if dropped:
         out.append({"role": "user", "content": _dropped_note(dropped)})
     for i, group in enumerate(groups):
         if i in full or group[0]["role"] != "assistant":
-            out.extend(group)
+            out.extend(_mark_stale(group, stale))
         elif i in masked:
             out.extend(_mask(group))
     return out
@@ -66,6 +75,48 @@ def _groups(messages: list[Message]) -> tuple[list[Message], list[list[Message]]
         else:
             groups.append([message])
     return head, groups
+
+
+def _superseded(groups: list[list[Message]]) -> set[str]:
+    """Ids of tool calls repeated later with the same arguments, and reads of a file that a
+    later write_file replaced."""
+    latest: dict[str, str] = {}
+    stale: set[str] = set()
+    for group in groups:
+        for tool_call in group[0].get("tool_calls") or []:
+            function = tool_call.get("function") or {}
+            name = function.get("name", "")
+            args = _arguments(function.get("arguments"))
+            keys = [_key(name, args)] if name in REPEATABLE else []
+            if name == "write_file" and isinstance(args, dict):
+                keys.append(_key("read_file", {"path": args.get("path")}))
+            for key in keys:
+                if key in latest:
+                    stale.add(latest.pop(key))
+            if name in REPEATABLE:
+                latest[keys[0]] = tool_call["id"]
+    return stale
+
+
+def _arguments(raw: str | None) -> object:
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw
+
+
+def _key(name: str, args: object) -> str:
+    return name + ":" + json.dumps(args, sort_keys=True)
+
+
+def _mark_stale(group: list[Message], stale: set[str]) -> list[Message]:
+    out = []
+    for message in group:
+        content = str(message.get("content") or "")
+        if message.get("tool_call_id") in stale and len(content) > ELIDE_OVER_CHARS:
+            message = {**message, "content": SUPERSEDED}
+        out.append(message)
+    return out
 
 
 def _mask(group: list[Message]) -> list[Message]:

@@ -9,7 +9,9 @@ with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 from tenacity import (
@@ -138,22 +140,43 @@ class OpenAIChatModel:
             reraise=True,
         )
         try:
-            response = retrying(self._client.chat.completions.create, **kwargs)
+            return retrying(self._attempt, kwargs)
         except openai.APIStatusError as exc:
-            raise ModelServiceError(_describe(exc)) from None
+            raise ModelServiceError(_after(retrying, _describe(exc))) from None
+        except openai.APITimeoutError:
+            cause = f"model request timed out after {self._settings.request_timeout:g}s"
+            raise ModelServiceError(_after(retrying, cause)) from None
         except openai.APIError as exc:
-            raise ModelServiceError(f"model service unreachable: {exc}") from None
+            raise ModelServiceError(_after(retrying, f"model service unreachable: {exc}")) from None
+        except InvalidResponse as exc:
+            raise ModelServiceError(_after(retrying, str(exc))) from None
+
+    def _attempt(self, kwargs: dict[str, Any]) -> ModelReply:
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except ValueError as exc:  # a body that is not JSON (a proxy's error page, a cut stream)
+            raise InvalidResponse(f"model service sent an unreadable response: {exc}") from None
         return _reply(response)
+
+
+class InvalidResponse(Exception):
+    """A 200 answer that is not a chat completion; retried like a 5xx."""
+
+
+def _after(retrying: Retrying, cause: str) -> str:
+    attempts = retrying.statistics.get("attempt_number", 1)
+    return f"{cause} (after {attempts} attempts)" if attempts > 1 else cause
 
 
 def _retryable(exc: BaseException) -> bool:
     import openai
 
     if isinstance(exc, openai.APIStatusError):
-        if _error_code(exc) == "insufficient_quota":
-            return False
+        fields = _error_fields(exc)
+        if "insufficient_quota" in (fields.get("code"), fields.get("type")):
+            return False  # a 429 that waiting does not fix
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+    return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError | InvalidResponse)
 
 
 def _wait(backoff: float) -> Any:
@@ -175,39 +198,58 @@ def _retry_after(exc: BaseException | None) -> float | None:
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         value = headers.get(name)
         if value is not None:
-            try:
-                return min(max(float(value) / scale, 0.0), MAX_RETRY_AFTER_S)
-            except ValueError:
-                continue
+            seconds = _seconds(value, scale)
+            if seconds is not None:
+                return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
     return None
 
 
-def _error_code(exc: Any) -> str | None:
+def _seconds(value: str, scale: float) -> float | None:
+    """Retry-After is a number of seconds or an HTTP date."""
+    try:
+        return float(value) / scale
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError):
+        return None
+
+
+def _error_fields(exc: Any) -> dict[str, Any]:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("code"):
-            return str(inner["code"])
-    code = getattr(exc, "code", None)
-    return str(code) if code else None
+        if isinstance(inner, dict):
+            return inner
+    return {}
+
+
+def _error_code(exc: Any) -> str | None:
+    fields = _error_fields(exc)
+    for value in (fields.get("code"), getattr(exc, "code", None), fields.get("type")):
+        if value:
+            return str(value)
+    return None
 
 
 def _describe(exc: Any) -> str:
     code = _error_code(exc)
     detail = f" ({code})" if code else ""
-    message = getattr(exc, "message", str(exc))
+    message = _error_fields(exc).get("message") or getattr(exc, "message", str(exc))
     return f"model service answered HTTP {exc.status_code}{detail}: {message}"[:1000]
 
 
 def _reply(response: Any) -> ModelReply:
     if not getattr(response, "choices", None):
-        raise ModelServiceError("model service returned no choices")
+        raise InvalidResponse("model service returned no choices")
     message = response.choices[0].message
     calls = [
         ToolCall(
             id=c.id or f"call_{i}",
             name=c.function.name,
-            arguments=c.function.arguments if isinstance(c.function.arguments, str)
+            arguments=c.function.arguments
+            if isinstance(c.function.arguments, str)
             else json.dumps(c.function.arguments),
         )
         for i, c in enumerate(message.tool_calls or [])
@@ -219,4 +261,3 @@ def _reply(response: Any) -> ModelReply:
         prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
     )
-

@@ -67,7 +67,9 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     except (KeyboardInterrupt, Interrupted):
         report.status, report.reason, report.error = "error", "interrupted", "interrupted"
         report.worktree = str(ctx.worktree.path)
-        raise Interrupted("interrupted; resume with: codegen-ci resume " + str(ctx.output_dir))
+        raise Interrupted(
+            "interrupted; resume with: codegen-ci resume " + str(ctx.output_dir)
+        ) from None
     except CodegenError as exc:
         report.status, report.reason, report.error = "error", "error", REDACTOR.redact(exc.message)
         raise

@@ -50,7 +50,9 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
     parts = []
     if spec.title:
         parts.append(f"# Task: {spec.title}")
-    parts.append(fence("task description", spec.task.strip()))
+    # The task is the maintainer's words (a spec, or an issue a writer chose to run); text
+    # quoted from others inside it arrives already fenced by its source.
+    parts.append(spec.task.strip())
     if spec.constraints:
         parts.append("Constraints:\n" + "\n".join(f"- {c}" for c in spec.constraints))
     if spec.outputs:
@@ -102,7 +104,8 @@ def repo_map(worktree: Worktree, max_chars: int = MAX_MAP_CHARS) -> str:
         pattern = SYMBOL.get(Path(rel).suffix)
         full = worktree.path / rel
         if pattern and full.is_file() and full.stat().st_size < 200_000:
-            names = pattern.findall(full.read_text(encoding="utf-8", errors="replace"))
+            text = full.read_text(encoding="utf-8", errors="replace")
+            names = [n for n in pattern.findall(text) if not n.startswith("_")]
             if names:
                 line += ": " + ", ".join(dict.fromkeys(names[:12]))
         size += len(line) + 1

@@ -19,9 +19,12 @@ everywhere would make logs and diffs unreadable while protecting nothing (no rea
 that short). Derived forms shorter than `MIN_FORM_LENGTH` are skipped for the same reason: a
 4-character base64 fragment occurs by chance in any larger blob.
 
-Registered forms are one compiled alternation (longest first, so a secret wins over its own
-prefix); every token pattern is anchored so that each character of the text starts at most a
-bounded number of attempts. Both passes are linear in the size of the text.
+Speed (tool results and logs can be megabytes): registered forms are one alternation, longest
+first so a secret wins over its own prefix, compiled when a secret is added; `redact` first asks
+`form in text` (a C substring search) and runs the alternation of only the forms present, which
+for most texts is none. Token shapes are filtered the same way by literals they must contain,
+and each begins with a literal and looks behind it, so a run of token characters starts one
+attempt only. Every pass is linear in the size of the text.
 """
 
 from __future__ import annotations
@@ -153,7 +156,7 @@ class Redactor:
             for secret in new:
                 self._forms |= _forms(secret)
             self._ordered = tuple(sorted(self._forms, key=lambda form: (-len(form), form)))
-            _alternation(self._ordered)  # compile now, not on the first (hot) redact
+            _alternation(self._ordered)  # compiled here, not in the first (hot) redact
 
     def add_from_env(self, env: Mapping[str, str]) -> None:
         """Register the values of secret-looking and known secret variables, and any
@@ -170,10 +173,7 @@ class Redactor:
         present = tuple(form for form in ordered if form in text)
         if present:
             text = _alternation(present).sub(MASK, text)
-        lowered = text.lower()
-        shapes = tuple(
-            i for i, (hints, _) in enumerate(_SHAPES) if any(h in lowered for h in hints)
-        )
+        shapes = _shapes_in(text)
         return _shape_pattern(shapes).sub(_mask_shape, text) if shapes else text
 
     def redact_obj(self, obj: Any) -> Any:
@@ -192,7 +192,12 @@ class Redactor:
         The runner derives the encoded forms itself. `%`, CR and LF are escaped as the runner
         expects in command data (it unescapes before registering the mask).
         """
-        lines = {line for secret in self._secrets for line in secret.splitlines() if line.strip()}
+        lines = {
+            line
+            for secret in self._secrets
+            for line in secret.splitlines()
+            if len(line.strip()) >= MIN_SECRET_LENGTH
+        }
         return [f"::add-mask::{_escape_command_data(line)}" for line in sorted(lines)]
 
 

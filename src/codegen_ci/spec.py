@@ -217,9 +217,9 @@ def _suggest(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
 
 
 def _fields_at(model: type[BaseModel], path: Sequence[Any]) -> list[str]:
-    current: Any = model
+    current: type[BaseModel] = model
     for part in path:
-        field = current.model_fields.get(str(part)) if isinstance(current, type) else None
+        field = current.model_fields.get(str(part))
         annotation = field.annotation if field else None
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return []

@@ -1,61 +1,88 @@
 """Validation: the repository's own commands, run by the harness, decide.
 
-A round runs `setup` (first round only), then `lint`, then `test`. A lint failure skips the
-tests. When the previous round had failing tests and the test command is pytest, the round
-first re-runs only those tests; the full suite runs only when they pass. pytest gets a
-`--junitxml` outside the repository (through PYTEST_ADDOPTS) when no `junit` glob is set.
+A round runs `setup` (until it has passed once), then every `lint` command, then `test`; a
+lint failure skips the tests. Success means every command exited 0.
+
+Targeted re-runs: when the last round that ran tests had failing tests and the test command
+is one plain pytest invocation, the round first re-runs only those tests. If some still fail,
+that is the round's answer; only when they pass (or the re-run proves nothing, e.g. the agent
+renamed a test) does the full suite run. So a run pays the full suite about twice.
+
+JUnit: without `junit` globs, test commands get `--junitxml` (through PYTEST_ADDOPTS) to a
+file in the output directory; with globs, or when the command passes `--junitxml` itself,
+the reports it wrote are copied there. Either way `<output>/junit/` holds every report.
 """
 
 from __future__ import annotations
 
-import os
 import re
+import shlex
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from codegen_ci import pytest_ids
 from codegen_ci.junit import JUnitResult, parse_files
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.spec import Validation
+from codegen_ci.untrusted import strip_ansi
 from codegen_ci.workspace import Worktree
 
-LINT_LINE = re.compile(r"^(?P<path>[\w./\\-]+\.\w+):(?P<line>\d+)(?::\d+)?:?\s+(?P<msg>.+)$")
+_PATH = r"(?P<path>[\w./\\~-]+\.\w+)"
+LINT_LINE = re.compile(_PATH + r":(?P<line>\d+)(?::\d+)?:?\s+(?P<msg>\S.*)$")  # flake8, mypy
+LINT_ARROW = re.compile(r"^\s*-->\s*" + _PATH + r":(?P<line>\d+)")  # ruff/rustc full format
+LINT_STYLISH = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?P<msg>(?:error|warning)\s+.+)$")  # eslint
 MAX_LINT_ERRORS = 50
 
 
-class CommandObserver:
+class CommandObserver(Protocol):
     def command_started(self, kind: str, command: str) -> None: ...
     def command_finished(self, result: CommandResult) -> None: ...
 
 
+class QuietObserver:
+    def command_started(self, kind: str, command: str) -> None:
+        pass
+
+    def command_finished(self, result: CommandResult) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class FailedCommand:
+    command: str
+    kind: CommandKind
+    output: str  # head and tail of its output
+    explained: bool  # failing JUnit cases or parsed lint errors account for the failure
+
+
 @dataclass
 class RoundOutcome:
-    """A finished round: the report's view, plus what reflection needs."""
+    """A finished round: the report's view, plus what baseline and reflection need."""
 
     round: Round
-    junit: JUnitResult
+    junit: JUnitResult = field(default_factory=JUnitResult)
     lint_errors: list[str] = field(default_factory=list)
-    # (command, kind, head-and-tail output) of failed commands
-    failed_outputs: list[tuple[str, str, str]] = field(default_factory=list)
+    failed: list[FailedCommand] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         return self.round.passed
 
     def signature(self) -> frozenset[str]:
-        """Failing test ids, lint errors, and failing commands without either."""
-        sig = {f"test:{c.id}" for c in self.junit.failing()}
+        """What failed, for the stuck check: test ids, lint errors, and failed commands whose
+        failure neither explains."""
+        sig = {f"test:{test_id}" for test_id in self.failing_ids()}
         sig |= {f"lint:{e}" for e in self.lint_errors}
-        if not sig:
-            sig |= {f"cmd:{kind}:{cmd}" for cmd, kind, _ in self.failed_outputs}
+        sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
         return frozenset(sig)
 
     def failing_ids(self) -> list[str]:
-        return [c.id for c in self.junit.failing()]
+        return list(dict.fromkeys(c.id for c in self.junit.failing()))
 
 
 @dataclass
@@ -64,143 +91,169 @@ class Validator:
     worktree: Worktree
     output_dir: Path
     env: Mapping[str, str]
-    observer: CommandObserver = field(default_factory=CommandObserver)
+    observer: CommandObserver = field(default_factory=QuietObserver)
     excerpt_chars: int = 6000
     setup_done: bool = False
+    targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
     _seq: int = 0
 
-    def run_round(self, iteration: int, previous: RoundOutcome | None) -> RoundOutcome:
-        rnd = Round(iteration=iteration)
-        outcome = RoundOutcome(rnd, JUnitResult([], [], []))
+    def run_round(self, iteration: int, previous: RoundOutcome | None = None) -> RoundOutcome:
+        """One round. `previous` is not needed: the validator remembers the last failing
+        tests itself, also across a round whose tests were skipped."""
+        outcome = RoundOutcome(Round(iteration=iteration))
         if not self.setup_done:
             for command in self.validation.setup:
-                if not self._run(command, "setup", iteration, outcome).ok:
+                result, _ = self._run(command, "setup", outcome)
+                if not result.ok:
+                    outcome.failed.append(self._failed(command, "setup", result, False))
                     return self._finish(outcome)
             self.setup_done = True
         for command in self.validation.lint:
-            result = self._run(command, "lint", iteration, outcome)
+            result, _ = self._run(command, "lint", outcome)
             if not result.ok:
-                outcome.lint_errors.extend(lint_errors(result.excerpt(200_000)))
-        if outcome.failed_outputs:
-            for command in self.validation.test:
-                rnd.commands.append(CommandResult(
-                    command=command, kind="test", exit_code=None, duration_s=0.0, skipped=True
-                ))  # fmt: skip
-            return self._finish(outcome)
-        self._run_tests(iteration, previous, outcome)
+                errors = lint_errors(strip_ansi(result.excerpt(200_000)))
+                outcome.lint_errors.extend(errors)
+                outcome.failed.append(self._failed(command, "lint", result, bool(errors)))
+        if outcome.failed:
+            outcome.round.commands += [
+                CommandResult(command=c, kind="test", exit_code=None, duration_s=0.0, skipped=True)
+                for c in self.validation.test
+            ]
+        else:
+            self._tests(outcome)
         return self._finish(outcome)
 
-    def _run_tests(self, iteration: int, previous: RoundOutcome | None, out: RoundOutcome) -> None:
-        targets = previous.failing_ids() if previous else []
-        if targets and len(self.validation.test) == 1:
+    def _tests(self, outcome: RoundOutcome) -> None:
+        targeted = None
+        if self.targets and len(self.validation.test) == 1:
             targeted = pytest_ids.targeted_command(
-                self.validation.test[0], targets, self.worktree.path
+                self.validation.test[0], self.targets, self.worktree.path
             )
-            if targeted:
-                trial = RoundOutcome(Round(iteration=iteration), JUnitResult([], [], []))
-                self._run(targeted, "test", iteration, trial, targeted=True)
-                out.round.commands.extend(trial.round.commands)
-                if trial.failed_outputs or trial.junit.failing():
-                    out.junit, out.failed_outputs = trial.junit, trial.failed_outputs
-                    return
+        if targeted:
+            result, junit = self._run(targeted, "test", outcome, targeted=True)
+            if junit.failing() or result.timed_out:
+                self._take(outcome, targeted, result, junit)
+                self.targets = outcome.failing_ids()
+                return
         for command in self.validation.test:
-            self._run(command, "test", iteration, out)
+            result, junit = self._run(command, "test", outcome)
+            self._take(outcome, command, result, junit)
+        self.targets = outcome.failing_ids()
 
-    def _run(
-        self,
-        command: str,
-        kind: CommandKind,
-        iteration: int,
-        outcome: RoundOutcome,
-        *,
-        targeted: bool = False,
-    ) -> ProcResult:
+    def _take(self, outcome: RoundOutcome, command: str, result: ProcResult,
+              junit: JUnitResult) -> None:  # fmt: skip
+        outcome.junit = outcome.junit.merge(junit)
+        if not result.ok:
+            explained = bool(junit.failing()) and not result.timed_out
+            outcome.failed.append(self._failed(command, "test", result, explained))
+
+    def _failed(self, command: str, kind: CommandKind, result: ProcResult,
+                explained: bool) -> FailedCommand:  # fmt: skip
+        return FailedCommand(command, kind, result.excerpt(self.excerpt_chars), explained)
+
+    def _run(self, command: str, kind: CommandKind, outcome: RoundOutcome, *,
+             targeted: bool = False) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
+        """Run one command, record it in the round, and parse the JUnit it wrote (tests)."""
         self._seq += 1
-        tag = f"round-{iteration}-{self._seq:02d}-{kind}"
+        tag = f"round-{outcome.round.iteration}-{self._seq:02d}-{kind}"
         log = self.output_dir / "logs" / f"{tag}.log"
-        env = dict(self.env)
-        junit_out = self.output_dir / "junit" / f"{tag}.xml"
-        if kind == "test" and not self.validation.junit and pytest_ids.mentions_pytest(command):
-            junit_out.parent.mkdir(parents=True, exist_ok=True)
-            env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={junit_out}"
         self.observer.command_started(kind, command)
-        before = self.worktree.snapshot()
-        started = time.time()
-        result = run_shell(
-            command,
-            cwd=self.worktree.path,
-            env=env,
-            timeout=self.validation.timeout,
-            output_path=log,
-        )
-        self.worktree.note_artifacts(before)
-        record = CommandResult(
-            command=command,
-            kind=kind,
-            exit_code=result.exit_code,
-            duration_s=round(result.duration_s, 3),
-            timed_out=result.timed_out,
-            output_path=str(log),
-            targeted=targeted,
-        )
+        snapshot = self.worktree.snapshot()
+        if kind == "test":
+            result, junit = run_test_command(command, self.worktree.path, self.env,
+                                             self.validation, self.output_dir / "junit", tag,
+                                             log)  # fmt: skip
+        else:
+            result, junit = run_shell(command, cwd=self.worktree.path, env=self.env,
+                                      timeout=self.validation.timeout,
+                                      output_path=log), JUnitResult()  # fmt: skip
+        self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
+        record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
+                               duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
+                               output_path=str(log), targeted=targeted)  # fmt: skip
         outcome.round.commands.append(record)
         self.observer.command_finished(record)
-        if kind == "test":
-            files = [junit_out] if junit_out.exists() else self._collect_junit(started, tag)
-            outcome.junit = outcome.junit.merge(parse_files(files))
-        if not result.ok:
-            outcome.failed_outputs.append((command, kind, result.excerpt(self.excerpt_chars)))
-        return result
-
-    def _collect_junit(self, started: float, tag: str) -> list[Path]:
-        """Copies of the JUnit files the spec's globs match, written by this command."""
-        found = []
-        for pattern in self.validation.junit:
-            for path in sorted(self.worktree.path.glob(pattern)):
-                if path.is_file() and path.stat().st_mtime >= started - 1:
-                    copy = self.output_dir / "junit" / f"{tag}-{len(found)}-{path.name}"
-                    copy.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(path, copy)
-                    found.append(copy)
-        return found
+        return result, junit
 
     def _finish(self, outcome: RoundOutcome) -> RoundOutcome:
         rnd = outcome.round
         rnd.tests = outcome.junit.totals()
         rnd.parse_problems = list(outcome.junit.problems)
-        failures = outcome.junit.failures()
-        failures += [Failure(id=e, message=e, kind="lint") for e in outcome.lint_errors]
-        if not failures:
-            failures = [
-                Failure(id=f"{kind}: {cmd}", message=_last_line(text), kind="command")
-                for cmd, kind, text in outcome.failed_outputs
-            ]
-        rnd.failures = failures
-        rnd.passed = not outcome.failed_outputs
+        rnd.failures = [
+            *outcome.junit.failures(),
+            *(Failure(id=e, message=e, kind="lint") for e in outcome.lint_errors),
+            *(
+                Failure(id=f"{f.kind}: {f.command}", message=_last_line(f.output), kind="command")
+                for f in outcome.failed
+                if not f.explained
+            ),
+        ]
+        rnd.passed = not outcome.failed
         return outcome
 
 
 def lint_errors(output: str) -> list[str]:
-    """`path:line[:col]: message` lines, normalised; the head of the output if none match."""
-    errors = []
+    """Errors as `path:line: message` from the usual linter formats (flake8/ruff concise/mypy/
+    pylint `path:line[:col]: message`, ruff/rustc full `CODE message` + `--> path:line:col`,
+    eslint stylish); empty when none is recognised (the caller then shows the raw output)."""
+    errors: list[str] = []
+    header, current_file = "", ""
     for raw in output.splitlines():
-        match = LINT_LINE.match(raw.strip())
-        if match:
-            errors.append(f"{match['path']}:{match['line']}: {match['msg'].strip()}")
-            if len(errors) >= MAX_LINT_ERRORS:
-                break
+        line = raw.rstrip()
+        if arrow := LINT_ARROW.match(line):
+            errors.append(f"{arrow['path']}:{arrow['line']}: {header}")
+        elif flat := LINT_LINE.match(line.strip()):
+            errors.append(f"{flat['path']}:{flat['line']}: {flat['msg'].strip()}")
+        elif (stylish := LINT_STYLISH.match(line)) and current_file:
+            errors.append(f"{current_file}:{stylish['line']}: {' '.join(stylish['msg'].split())}")
+        elif re.fullmatch(_PATH, line):
+            current_file = line
+        elif line.strip() and not line.startswith((" ", "|")):
+            header = line.strip()
+        if len(errors) >= MAX_LINT_ERRORS:
+            break
     return errors
 
 
+def run_test_command(command: str, cwd: Path, env: Mapping[str, str], validation: Validation,
+                     junit_dir: Path, tag: str, log: Path) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
+    """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`."""
+    env = dict(env)
+    auto = junit_dir / f"{tag}.xml"
+    if not validation.junit:
+        junit_dir.mkdir(parents=True, exist_ok=True)
+        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(auto))}"
+        env["PYTEST_ADDOPTS"] = addopts.strip()
+    before = {p: _stamp(p) for p in _report_candidates(command, cwd, validation.junit)}
+    result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log)
+    written = [
+        p for p in _report_candidates(command, cwd, validation.junit) if _stamp(p) != before.get(p)
+    ]
+    copies = [auto] if auto.is_file() else []
+    for n, path in enumerate(written):
+        copies.append(junit_dir / f"{tag}-{n}-{path.name}")
+        junit_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copies[-1])
+    return result, parse_files(copies)
+
+
+def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]:
+    """Report files in `root` a command may write: the spec's globs, and a `--junitxml` the
+    command passes itself (a command-line option beats PYTEST_ADDOPTS)."""
+    found = {p for pattern in globs for p in root.glob(pattern)}
+    if explicit := pytest_ids.junitxml_arg(command):
+        found.add(root / explicit)
+    return sorted(p for p in found if not p.is_symlink())
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if path.is_file() else None
+
+
 def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [line for line in strip_ansi(text).strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else "(no output)"
-
-
-def environment_for_commands(
-    environ: Mapping[str, str], passthrough: list[str], scrub: Callable[..., dict[str, str]]
-) -> dict[str, str]:
-    """The environment commands run with: secrets removed, CI marked."""
-    env = scrub(environ, passthrough=passthrough)
-    env.setdefault("CI", os.environ.get("CI", "true"))
-    return env

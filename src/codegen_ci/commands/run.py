@@ -7,6 +7,7 @@ import os
 import secrets
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -17,12 +18,12 @@ import click
 
 from codegen_ci import git
 from codegen_ci.agent import Conversation
-from codegen_ci.errors import InputError, Interrupted
+from codegen_ci.errors import InputError
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.progress import make_progress
 from codegen_ci.redact import REDACTOR
-from codegen_ci.report import Report
+from codegen_ci.report import Failure, Report
 from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
 from codegen_ci.workspace import Worktree, create_worktree, unique_branch
 
@@ -40,8 +41,8 @@ def run_command(
     pr: bool | None,
     dry_run: bool,
 ) -> int:
-    root = git.repo_root(repo.resolve())
     spec_layer = load_layer_file(spec, is_spec=True)
+    root = git.repo_root(repo.resolve())
     repo_layer, _ = load_repo_config(root)
     flags: dict[str, Any] = {}
     if model:
@@ -71,23 +72,32 @@ def run_command(
 
 
 def resume_command(run_dir: Path) -> int:
+    """Continue a stopped (interrupted) or failed run with its spec, worktree or branch, and
+    transcript. A run that already succeeded has nothing to resume."""
     run_dir = run_dir.resolve()
     state_file = run_dir / "run.json"
-    if not state_file.is_file():
-        raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json)")
+    if not state_file.is_file() or not (run_dir / "report.json").is_file():
+        raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json/report.json)")
     state = json.loads(state_file.read_text(encoding="utf-8"))
     spec = Spec.model_validate(state["spec"])
     report = Report.read(run_dir)
+    if report.status == "success":
+        raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
     root = Path(state["repo"])
     register_secrets()
-    tree_path = Path(report.worktree or state["worktree"])
     branch = state["branch"]
+    tree_path = Path(report.worktree or state["worktree"])
     if not tree_path.exists():
+        # A failed run's worktree was removed; its branch stays only when it holds a commit.
         git.git(["worktree", "prune"], root, check=False)
-        git.git(["worktree", "add", "-q", str(tree_path), branch], root)
+        if git.branch_exists(root, branch):
+            git.git(["worktree", "add", "-q", str(tree_path), branch], root)
+        else:
+            git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
+                     state["base_commit"]], root)  # fmt: skip
     worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths))
     conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
-    conversation.resume_note()
+    conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
     report = run_pipeline(spec, root, run_dir, state["run_id"], worktree, report=report,
                           conversation=conversation)  # fmt: skip
@@ -168,16 +178,31 @@ def prepare_worktree(
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """A cancelled workflow sends SIGTERM: treat it like Ctrl-C so the report gets written."""
+    """A cancelled workflow sends SIGINT, then SIGTERM: treat either like Ctrl-C, once.
+
+    The first signal raises `KeyboardInterrupt` (a BaseException, so no `except Exception`
+    on the way swallows it); the pipeline turns it into status error, reason interrupted,
+    after the running command's process group is killed. A SIGTERM after that is ignored so
+    the report and the worktree are written in full; a second Ctrl-C still stops at once.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread (batch runs specs in threads)
+        return
+    interrupted = False
 
     def handler(signum: int, frame: object) -> None:
-        raise Interrupted("terminated")
+        nonlocal interrupted
+        if interrupted and signum == signal.SIGTERM:
+            return
+        interrupted = True
+        raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def show_dry_run(report: Report, out: Path) -> int:
@@ -191,13 +216,19 @@ def show_dry_run(report: Report, out: Path) -> int:
         click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
                    f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
         for failure in rnd.failures[:20]:
-            click.echo(f"  FAIL {failure.id}: {failure.message[:200]}")
+            click.echo(f"  FAIL {describe(failure)}")
     prompt = out / "first-prompt.md"
     if prompt.exists():
         click.echo("\nFirst prompt the model would get:\n")
         click.echo(prompt.read_text(encoding="utf-8"))
     click.echo(f"\nDry run done; report: {out / 'report.json'}")
     return 0
+
+
+def describe(failure: Failure) -> str:
+    if failure.message and failure.message != failure.id:
+        return f"{failure.id}: {failure.message[:200]}"
+    return failure.id
 
 
 def show_result(report: Report, out: Path) -> int:
@@ -208,7 +239,7 @@ def show_result(report: Report, out: Path) -> int:
         click.echo(f"pull request: {report.pr_url}")
     for failure in (report.rounds[-1].failures if report.rounds else [])[:10]:
         if report.status != "success":
-            click.echo(f"  FAIL {failure.id}: {failure.message[:200]}")
+            click.echo(f"  FAIL {describe(failure)}")
     click.echo(f"report: {out / 'report.json'}")
     sys.stdout.flush()
     return 0 if report.status == "success" else EXIT_FAILED

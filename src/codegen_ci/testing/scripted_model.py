@@ -2,9 +2,9 @@
 
 Tests, benchmarks and newcomers drive the real openai SDK against it: each request to
 `POST /v1/chat/completions` takes the next step of the script. A step is a reply (text and/or
-tool calls), an HTTP error (status, body, headers), raw bytes, or a callable that builds a step
-from the request. Every request body is recorded. When the script runs out the server answers
-with plain text and no tool calls, which ends the model's turn.
+tool calls), an HTTP error (status, body, headers), raw bytes, a dropped connection, or a
+callable that builds a step from the request. Every request body is recorded. When the script
+runs out the server answers with plain text and no tool calls, which ends the model's turn.
 
     python -m codegen_ci.testing.scripted_model script.json   # prints the base URL, serves
 """
@@ -12,6 +12,7 @@ with plain text and no tool calls, which ends the model's turn.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -50,7 +51,12 @@ class Hang:
     then: Any = None
 
 
-Step = Reply | HttpError | Raw | Hang | Callable[[dict[str, Any]], Any]
+@dataclass
+class Drop:
+    """Close the connection without answering (a proxy reset, a crashed server)."""
+
+
+Step = Reply | HttpError | Raw | Hang | Drop | Callable[[dict[str, Any]], Any]
 
 
 def call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
@@ -98,7 +104,7 @@ class ScriptedModelServer:
             self.requests.append(body)
             self.request_sizes.append(size)
             step: Any = self.script.pop(0) if self.script else Reply("(script exhausted)")
-        while callable(step) and not isinstance(step, Reply | HttpError | Raw | Hang):
+        while callable(step) and not isinstance(step, Reply | HttpError | Raw | Hang | Drop):
             step = step(body)
         return step  # type: ignore[no-any-return]
 
@@ -108,7 +114,7 @@ class ScriptedModelServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:
@@ -130,7 +136,10 @@ class ScriptedModelServer:
                 if isinstance(step, Hang):
                     time.sleep(step.seconds)
                     step = step.then or Reply("(after hang)")
-                if isinstance(step, HttpError):
+                if isinstance(step, Drop):
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif isinstance(step, HttpError):
                     payload = step.body if step.body else error_body(f"HTTP {step.status}")
                     self._json(step.status, payload, step.headers)
                 elif isinstance(step, Raw):
@@ -141,7 +150,9 @@ class ScriptedModelServer:
             def _json(
                 self, status: int, payload: Any, headers: dict[str, str] | None = None
             ) -> None:
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                data = (
+                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                )
                 self._send(status, data, {"content-type": "application/json", **(headers or {})})
 
             def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
