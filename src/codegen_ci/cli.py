@@ -79,7 +79,7 @@ def run(**kwargs: Any) -> None:
     "--output-dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="One sub-directory per spec goes here.",
+    help="One sub-directory per spec goes here (default: .git/codegen/batches/<batch id>/).",
 )
 @click.option(
     "--repo",
@@ -89,7 +89,20 @@ def run(**kwargs: Any) -> None:
 )
 @click.option("--matrix", is_flag=True, help="Print a GitHub Actions matrix and run nothing.")
 def batch(**kwargs: Any) -> None:
-    """Run many specs (directories or globs); one branch and one report per spec."""
+    """Run many specs (directories or globs); one branch and one report per spec.
+
+    A directory contributes its own *.yaml and *.yml files (not sub-directories', and never
+    .codegen.yml); a glob such as 'specs/**/*.yaml' expands as in the shell. Every spec is
+    checked before anything runs. --matrix prints {"include": [{"spec", "title", "slug"}]}
+    on one line for a GitHub Actions matrix, and runs nothing.
+
+    \b
+    Exit status (the first that applies):
+      2  an argument matches no spec, or a spec is invalid (nothing ran)
+      1  a spec failed (the others still ran)
+      3  an infrastructure error or an interruption, and no spec failed
+      0  every spec succeeded
+    """
     from codegen_ci.commands.batch import batch_command
 
     _invoke(batch_command, **kwargs)

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from codegen_ci.errors import GitError, InputError
 
 # Our calls never run the repository's hooks or ask for credentials; fsmonitor and other
 # config-driven helpers are switched off because the repository's config is not ours to trust.
+# The `ext::` transport runs an arbitrary command; no remote of ours ever needs it.
+# Filter drivers stay on (git-lfs is one); `GitGuard` keeps a command from planting new ones.
 SAFE_CONFIG = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.fsmonitor=false",
     "-c", "credential.helper=",
     "-c", "commit.gpgsign=false",
     "-c", "tag.gpgsign=false",
+    "-c", "protocol.ext.allow=never",
 )  # fmt: skip
 BOT_NAME = "codegen-ci"
 BOT_EMAIL = "codegen-ci@users.noreply.github.com"
@@ -127,3 +133,64 @@ def push(
         args.append("--force-with-lease")
     args += ["--", remote, f"refs/heads/{branch}:refs/heads/{branch}"]
     git(args, repo, config=config)
+
+
+class Entry(NamedTuple):
+    link: str | None  # symlink target, if the path is a symlink
+    content: bytes | None  # the (followed) file content; None: missing or not a file
+
+
+GitState = dict[Path, Entry]
+
+
+def _entry(path: Path) -> Entry:
+    link = str(path.readlink()) if path.is_symlink() else None
+    return Entry(link, path.read_bytes() if path.is_file() else None)
+
+
+@dataclass(frozen=True)
+class GitGuard:
+    """The files through which a command could make git run code or work elsewhere: the
+    repository's config and hooks, the linked worktree's `.git` file and `config.worktree`, and
+    the user's global config. The paths are fixed when the guard is made (a tampered `.git` file
+    must not move them); `state` also lists every entry that is in the hooks directory now."""
+
+    files: tuple[Path, ...]
+    hooks: Path
+
+    @classmethod
+    def for_worktree(cls, worktree: Path) -> GitGuard:
+        common = common_dir(worktree)
+        private = Path(git(["rev-parse", "--absolute-git-dir"], worktree).strip())
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        files = (
+            worktree / ".git", common / "config", common / "info" / "attributes",
+            private / "config.worktree", Path.home() / ".gitconfig", xdg / "git" / "config",
+        )  # fmt: skip
+        return cls(files, common / "hooks")
+
+    def state(self) -> GitState:
+        hooks = sorted(self.hooks.iterdir()) if self.hooks.is_dir() else []
+        return {path: _entry(path) for path in (*self.files, *hooks)}
+
+    def restore(self, trusted: GitState) -> list[Path]:
+        """Put every guarded entry back as in `trusted` (new ones removed); returns what changed."""
+        now = self.state()
+        missing = Entry(None, None)
+        changed = []
+        for path in sorted({*trusted, *now}):
+            want, have = trusted.get(path, missing), now.get(path, missing)
+            if want == have:
+                continue
+            changed.append(path)
+            if want.link != have.link or want.content is None or path.is_dir():
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if want.link is not None:
+                    path.symlink_to(want.link)
+            if want.content is not None:
+                path.write_bytes(want.content)  # through a restored symlink: the user's file
+        return changed

@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import Popen
+from typing import IO
 
 KILL_GRACE_S = 2.0
 
@@ -48,7 +51,46 @@ def run_shell(
     start = time.monotonic()
     timed_out = False
     with output_path.open("wb") as out:
-        proc = subprocess.Popen(  # noqa: S602 - the repository's own commands are shell strings
+        proc = _start(command, cwd, env, out)  # returns with interruptions still deferred
+        try:
+            _resume_interrupts()  # from here on the finally below kills the group
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # Runs on timeout, on normal exit (stragglers) and on KeyboardInterrupt/SIGTERM.
+            _defer_interrupts()
+            _kill_group(proc)
+            _resume_interrupts()
+        if timed_out:
+            out.write(f"\n[codegen-ci: killed after {timeout:g}s timeout]\n".encode())
+    exit_code = None if timed_out else proc.returncode
+    return ProcResult(command, exit_code, time.monotonic() - start, timed_out, output_path)
+
+
+class _Deferral:
+    """An interruption (Ctrl-C, SIGTERM) that lands while a child is being started or its group
+    killed would leave a process behind; the signal handler defers it to the runner."""
+
+    active = False
+    pending = False
+
+
+_DEFERRAL = _Deferral()
+
+
+def defer_interrupt() -> bool:
+    """For signal handlers (main thread): True when the runner will raise `KeyboardInterrupt`
+    itself as soon as the child it is starting or stopping is taken care of."""
+    if _DEFERRAL.active:
+        _DEFERRAL.pending = True
+    return _DEFERRAL.active
+
+
+def _start(command: str, cwd: Path, env: Mapping[str, str], out: IO[bytes]) -> Popen[bytes]:
+    _defer_interrupts()
+    try:
+        return subprocess.Popen(  # noqa: S602 - the repository's own commands are shell strings
             command,
             shell=True,
             cwd=cwd,
@@ -58,20 +100,26 @@ def run_shell(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            # Runs on timeout, on normal exit (stragglers) and on KeyboardInterrupt/SIGTERM.
-            _kill_group(proc)
-        if timed_out:
-            out.write(f"\n[codegen-ci: killed after {timeout:g}s timeout]\n".encode())
-    exit_code = None if timed_out else proc.returncode
-    return ProcResult(command, exit_code, time.monotonic() - start, timed_out, output_path)
+    except BaseException:
+        _resume_interrupts()
+        raise
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _defer_interrupts() -> None:
+    if threading.current_thread() is threading.main_thread():
+        _DEFERRAL.active = True
+
+
+def _resume_interrupts() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _DEFERRAL.active = False
+    if _DEFERRAL.pending:
+        _DEFERRAL.pending = False
+        raise KeyboardInterrupt("interrupted while a command was starting or stopping")
+
+
+def _kill_group(proc: Popen[bytes]) -> None:
     pgid = proc.pid  # start_new_session makes the child its own group leader
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:

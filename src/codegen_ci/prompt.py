@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci import git
+from codegen_ci.redact import REDACTOR
 from codegen_ci.spec import Spec
 from codegen_ci.untrusted import fence
 from codegen_ci.workspace import Worktree, matches
@@ -39,10 +40,12 @@ list_files, read_file, write_file, edit_file, search_files, run_command.
 
 
 def first_messages(spec: Spec, worktree: Worktree) -> list[dict[str, Any]]:
+    """Redacted like every other text sent: a pasted token in an issue or a credential in a
+    context file must not reach the model."""
     system = SYSTEM_PROMPT.format(protected=", ".join(spec.protected_paths) or "none")
     return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": task_message(spec, worktree)},
+        {"role": "system", "content": REDACTOR.redact(system)},
+        {"role": "user", "content": REDACTOR.redact(task_message(spec, worktree))},
     ]
 
 

@@ -35,12 +35,14 @@ import re
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 from codegen_ci.safe_env import is_secret_name
 
 MIN_SECRET_LENGTH = 6
+WHOLE_FILE_BYTES = 16 * 1024 * 1024
 MIN_FORM_LENGTH = 8
 MASK = "***"
 
@@ -84,6 +86,10 @@ _SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
         r"[^\s\"',;]+",
     ),
     (("://",), r"(?P<url>://[^\s/:@\"'<>]++:)[^\s/@\"'<>]++(?=@)"),
+    # What actions/checkout leaves in `.git/config` (`http.<url>.extraheader`) and `git push`
+    # sends: basic auth of `x-access-token:<token>`, decoded or as bare base64, whatever token.
+    (("x-access-token:",), r"(?P<xat>x-access-token:)[^\s@\"'<>]+"),
+    (("ec1hy2nlc3mtdg9rzw46",), r"eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/=_-]*"),
     (
         ("token=", "secret=", "key=", "password=", "passwd="),
         r"(?P<query>[?&](?i:access_token|refresh_token|id_token|token|client_secret"
@@ -110,7 +116,8 @@ def _alternation(forms: tuple[str, ...]) -> re.Pattern[str]:
 
 def _mask_shape(match: re.Match[str]) -> str:
     kept = match.groupdict()  # only the shapes that ran have groups
-    return (kept.get("header") or kept.get("url") or kept.get("query") or "") + MASK
+    kept_prefix = kept.get("header") or kept.get("url") or kept.get("query") or kept.get("xat")
+    return (kept_prefix or "") + MASK
 
 
 def _base64_forms(value: str) -> set[str]:
@@ -175,6 +182,30 @@ class Redactor:
             text = _alternation(present).sub(MASK, text)
         shapes = _shapes_in(text)
         return _shape_pattern(shapes).sub(_mask_shape, text) if shapes else text
+
+    def redact_file(self, path: Path) -> None:
+        """Rewrite a text file (a command's log) redacted; big ones line by line, in constant
+        memory (a secret never spans lines; a private key block is still masked per line by the
+        registered values, though not by its shape)."""
+        if not path.is_file():
+            return
+        if path.stat().st_size <= WHOLE_FILE_BYTES:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            redacted = self.redact(text)
+            if redacted != text:
+                path.write_text(redacted, encoding="utf-8")
+            return
+        tmp = path.with_name(path.name + ".redacting")
+        with path.open("rb") as src, tmp.open("w", encoding="utf-8") as dst:
+            for line in src:
+                dst.write(self.redact(line.decode("utf-8", errors="replace")))
+        tmp.replace(path)
+
+    def redact_tree(self, root: Path) -> None:
+        """Redact every file under `root` in place (an output directory before upload)."""
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                self.redact_file(path)
 
     def redact_obj(self, obj: Any) -> Any:
         """Redact every string inside dicts, lists and tuples (keys too); others unchanged."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +83,23 @@ class RoundOutcome:
     def failing_ids(self) -> list[str]:
         return list(dict.fromkeys(c.id for c in self.junit.failing()))
 
+    def finish(self) -> RoundOutcome:
+        """Fill in the report's view of the round from what was collected."""
+        rnd = self.round
+        rnd.tests = self.junit.totals()
+        rnd.parse_problems = list(self.junit.problems)
+        rnd.failures = [
+            *self.junit.failures(),
+            *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
+            *(
+                Failure(id=f"{f.kind}: {f.command}", message=_last_line(f.output), kind="command")
+                for f in self.failed
+                if not f.explained
+            ),
+        ]
+        rnd.passed = not self.failed
+        return self
+
 
 @dataclass
 class Validator:
@@ -106,7 +122,7 @@ class Validator:
                 result, _ = self._run(command, "setup", outcome)
                 if not result.ok:
                     outcome.failed.append(self._failed(command, "setup", result, False))
-                    return self._finish(outcome)
+                    return outcome.finish()
             self.setup_done = True
         for command in self.validation.lint:
             result, _ = self._run(command, "lint", outcome)
@@ -121,7 +137,7 @@ class Validator:
             ]
         else:
             self._tests(outcome)
-        return self._finish(outcome)
+        return outcome.finish()
 
     def _tests(self, outcome: RoundOutcome) -> None:
         targeted = None
@@ -175,22 +191,6 @@ class Validator:
         self.observer.command_finished(record)
         return result, junit
 
-    def _finish(self, outcome: RoundOutcome) -> RoundOutcome:
-        rnd = outcome.round
-        rnd.tests = outcome.junit.totals()
-        rnd.parse_problems = list(outcome.junit.problems)
-        rnd.failures = [
-            *outcome.junit.failures(),
-            *(Failure(id=e, message=e, kind="lint") for e in outcome.lint_errors),
-            *(
-                Failure(id=f"{f.kind}: {f.command}", message=_last_line(f.output), kind="command")
-                for f in outcome.failed
-                if not f.explained
-            ),
-        ]
-        rnd.passed = not outcome.failed
-        return outcome
-
 
 def lint_errors(output: str) -> list[str]:
     """Errors as `path:line: message` from the usual linter formats (flake8/ruff concise/mypy/
@@ -215,8 +215,15 @@ def lint_errors(output: str) -> list[str]:
     return errors
 
 
-def run_test_command(command: str, cwd: Path, env: Mapping[str, str], validation: Validation,
-                     junit_dir: Path, tag: str, log: Path) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
+def run_test_command(
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    validation: Validation,
+    junit_dir: Path,
+    tag: str,
+    log: Path,
+) -> tuple[ProcResult, JUnitResult]:
     """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`."""
     env = dict(env)
     auto = junit_dir / f"{tag}.xml"

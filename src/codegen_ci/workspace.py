@@ -87,6 +87,41 @@ class Worktree:
     base_commit: str
     protected: Sequence[str] = ()
     artifacts: set[str] = field(default_factory=set)
+    # Guarded git files changed outside an agent command (by a validation command) and put
+    # back before one of our own git commands; the caller reports them.
+    git_tampering: list[str] = field(default_factory=list)
+    guard: git.GitGuard = field(init=False, repr=False)
+    _trusted_git: git.GitState = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.guard = git.GitGuard.for_worktree(self.path)
+        self._trusted_git = self.guard.state()
+
+    # --- git integrity -------------------------------------------------------------------
+
+    def undo_git_tampering(self) -> list[str]:
+        """Put the repository's git config and hooks, this worktree's `.git` file and the global
+        git config back as they were when the worktree was made; returns what had changed.
+
+        Commands (the agent's and the repository's tests, which run code the model wrote) can
+        write there; a planted hook, filter driver or `gitdir:` redirect must never run inside
+        our own git commands nor stay behind in the user's repository."""
+        if not self.path.is_dir():
+            return []  # removed: nothing of ours runs here any more
+        return [str(path) for path in self.guard.restore(self._trusted_git)]
+
+    def _git(
+        self, args: Sequence[str], *, check: bool = True, input_bytes: bytes | None = None
+    ) -> str:
+        self.git_tampering.extend(self.undo_git_tampering())
+        return git.git(args, self.path, check=check, input_bytes=input_bytes)
+
+    def _git_ok(self, args: Sequence[str]) -> bool:
+        try:
+            self._git(args)
+        except GitError:
+            return False
+        return True
 
     # --- the path guard ------------------------------------------------------------------
 
@@ -115,14 +150,12 @@ class Worktree:
 
     def changed_paths(self) -> list[str]:
         """Paths that differ from the base commit (tracked edits, deletions, untracked)."""
-        out = git.git(
-            ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"], self.path
-        )
+        out = self._git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])
         paths = []
         for entry in out.split("\0"):
             if len(entry) > 3:
                 paths.append(entry[3:])
-        committed = git.git(["diff", "--name-only", "-z", self.base_commit, "HEAD"], self.path)
+        committed = self._git(["diff", "--name-only", "-z", self.base_commit, "HEAD"])
         paths.extend(p for p in committed.split("\0") if p)
         return sorted(set(paths))
 
@@ -156,9 +189,9 @@ class Worktree:
 
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
-        if git.ok(["cat-file", "-e", f"{self.base_commit}:{rel}"], self.path):
-            git.git(["checkout", self.base_commit, "--", rel], self.path)
-            git.git(["reset", "-q", "--", rel], self.path)
+        if self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"]):
+            self._git(["checkout", self.base_commit, "--", rel])
+            self._git(["reset", "-q", "--", rel])
         else:
             target = self.path / rel
             if target.is_symlink() or target.is_file():
@@ -172,21 +205,25 @@ class Worktree:
         """Commit exactly `paths` on the branch; returns the commit id (None: nothing to do)."""
         if not paths:
             return None
-        git.git(["add", "-A", "--", *paths], self.path)
-        staged = git.git(["diff", "--cached", "--name-only"], self.path).strip()
+        self._git(["add", "-A", "--", *paths])
+        staged = self._git(["diff", "--cached", "--name-only"]).strip()
         if not staged:
             return None
-        git.git(["commit", "-q", "--no-verify", "-F", "-"], self.path, input_bytes=message.encode())
-        return git.git(["rev-parse", "HEAD"], self.path).strip()
+        self._git(["commit", "-q", "--no-verify", "-F", "-"], input_bytes=message.encode())
+        return self._git(["rev-parse", "HEAD"]).strip()
 
     def diff(self, paths: Sequence[str]) -> str:
-        """The change as a patch (binary-safe), base commit to working tree."""
+        """The change as a patch (binary-safe), base commit to working tree. Raw content: no
+        external diff program and no textconv (both run commands, and neither output applies)."""
         if not paths:
             return ""
-        git.git(["add", "-A", "-N", "--", *paths], self.path, check=False)
-        return git.git(["diff", "--binary", self.base_commit, "--", *paths], self.path)
+        self._git(["add", "-A", "-N", "--", *paths], check=False)
+        return self._git(
+            ["diff", "--binary", "--no-ext-diff", "--no-textconv", self.base_commit, "--", *paths]
+        )
 
     def remove(self) -> None:
+        self.git_tampering.extend(self.undo_git_tampering())
         try:
             git.git(["worktree", "remove", "--force", str(self.path)], self.repo)
         except GitError:

@@ -1,7 +1,8 @@
 """`run_command` for the model: the one subprocess runner, with the scrubbed environment, and
 a check afterwards of what the command changed. A command can write anywhere the runner can
 (the runner is the sandbox), so whatever it did to protected paths, to test files under
-`protect_tests`, or to the repository's hooks and config is undone and reported."""
+`protect_tests`, or to git's config and hooks (see `GitGuard`) is undone and reported. Its
+log is redacted as soon as it ends: the output directory is uploaded as an artifact."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import git
 from codegen_ci.proc import run_shell
+from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Refusal
 from codegen_ci.workspace import ARTIFACT_GLOBS, Worktree, is_test_path, matches
 
@@ -31,8 +32,7 @@ class AgentShell:
 
     def run(self, command: str) -> str:
         self.count += 1
-        before = self.worktree.snapshot()
-        guarded = _guarded_files(self.worktree)
+        before = self.worktree.snapshot()  # also undoes earlier tampering: a clean start
         result = run_shell(
             command,
             cwd=self.worktree.path,
@@ -40,20 +40,18 @@ class AgentShell:
             timeout=min(self.timeout, MAX_COMMAND_TIMEOUT_S),
             output_path=self.log_dir / f"agent-command-{self.count:03d}.log",
         )
-        notes = self._review(before, guarded)
+        REDACTOR.redact_file(result.output_path)
+        notes = self._review(before)
         state = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         text = f"[{state}]\n{result.excerpt(OUTPUT_CHARS)}"
         return text + ("\n" + "\n".join(notes) if notes else "")
 
-    def _review(self, before: dict[str, str | None], guarded: dict[Path, bytes | None]) -> list[str]:
+    def _review(self, before: dict[str, str | None]) -> list[str]:
         notes = []
-        for path, content in guarded.items():
-            now = path.read_bytes() if path.is_file() else None
-            if now != content:
-                _put_back(path, content)
-                self.refusals.append(Refusal(path=str(path), reason="git hooks/config changed by "
-                                             "a command; restored", tool="run_command"))  # fmt: skip
-                notes.append(f"[harness: changes to {path.name} in git internals were undone]")
+        for path in self.worktree.undo_git_tampering():  # before any git command of ours runs
+            self.refusals.append(Refusal(path=path, reason="git hooks/config changed by "
+                                         "a command; restored", tool="run_command"))  # fmt: skip
+            notes.append(f"[harness: changes to {Path(path).name} (git internals) were undone]")
         for rel, digest in self.worktree.snapshot().items():
             if before.get(rel, "absent") == digest or matches(rel, ARTIFACT_GLOBS):
                 continue
@@ -67,17 +65,3 @@ class AgentShell:
             if is_test_path(rel):
                 self.tests_touched.add(rel)
         return notes
-
-
-def _guarded_files(worktree: Worktree) -> dict[Path, bytes | None]:
-    """The repository's git config and hooks: a command must not plant code git would run."""
-    common = git.common_dir(worktree.path)
-    files = [common / "config", *sorted((common / "hooks").glob("*"))]
-    return {p: (p.read_bytes() if p.is_file() else None) for p in files}
-
-
-def _put_back(path: Path, content: bytes | None) -> None:
-    if content is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.write_bytes(content)

@@ -21,7 +21,8 @@ from codegen_ci.agent import Conversation
 from codegen_ci.errors import InputError
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.progress import make_progress
+from codegen_ci.proc import defer_interrupt
+from codegen_ci.progress import Progress, make_progress
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Failure, Report
 from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
@@ -114,13 +115,14 @@ def run_pipeline(
     dry_run: bool = False,
     report: Report | None = None,
     conversation: Conversation | None = None,
+    progress: Progress | None = None,
 ) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
              "branch": worktree.branch, "base_commit": worktree.base_commit,
              "worktree": str(worktree.path)}  # fmt: skip
     (out / "run.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
-    progress = make_progress(REDACTOR.redact)
+    progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
                      report=report or Report(), conversation=conversation,
                      start_iteration=(report.iterations + 1) if report else 1)  # fmt: skip
@@ -195,7 +197,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
         if interrupted and signum == signal.SIGTERM:
             return
         interrupted = True
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+        if not defer_interrupt():  # else the runner raises once its child is accounted for
+            raise KeyboardInterrupt(signal.Signals(signum).name)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:

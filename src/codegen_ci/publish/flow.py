@@ -73,6 +73,7 @@ def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch)
         return Published()
     _push_own_branch(p, to.name)
     body = pr_body(report, task=spec.task, issue_number=to.issue_number, run_url=p.run_url)
+    verb = "updated" if p.publisher.find_open_pr(to.name) else "opened"
     try:
         pull = p.publisher.open_or_update_pr(
             head=to.name, base=to.base, title=to.title, body=body, draft=spec.pr.draft,
@@ -87,7 +88,7 @@ def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch)
         )
         return Published(branch=to.name, compare_url=exc.compare_url)
     p.say(
-        f"✅ **codegen-ci** {'opened' if pull.state == 'open' else 'updated'} {pull.html_url}: "
+        f"✅ **codegen-ci** {verb} {pull.html_url}: "
         f"validation passed after {_rounds(report)}; {usage_line(report)}.{p.run_link()}"
     )
     return Published(pr_url=pull.html_url, branch=to.name)

@@ -5,23 +5,41 @@ from __future__ import annotations
 
 import re
 
+from codegen_ci.publish.actions import code_span
 from codegen_ci.report import Report, Round
 
 MARKER = "<!-- codegen-ci -->"
 MAX_FAILURES = 15
+TASK_QUOTED = 3000
 
 
 def escape_md(text: str, limit: int = 300) -> str:
+    """Prose on one line with every markup character escaped."""
     text = text.replace("\r", " ").replace("\n", " ").strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return re.sub(r"([\\`*_{}\[\]<>|#!~])", r"\\\1", text)
 
 
+def quote(text: str, limit: int = TASK_QUOTED) -> str:
+    """Untrusted multi-line text as a block quote: line breaks kept, markup escaped."""
+    text = text.strip()
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return "\n".join("> " + escape_md(line, limit) for line in text.splitlines())
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
 def rounds_table(rounds: list[Round]) -> str:
-    rows = ["| round | commands | tests (passed/total) | failed | errors |", "|---|---|---|---|---|"]
+    rows = [
+        "| round | commands | tests (passed/total) | failed | errors |",
+        "|---|---|---|---|---|",
+    ]
     for rnd in rounds:
         commands = "<br>".join(
-            f"`{escape_md(c.command, 80).replace('`', '')}` → "
+            code_span(c.command if len(c.command) <= 80 else c.command[:79] + "…")
+            + " → "
             + ("skipped" if c.skipped else "timed out" if c.timed_out else f"exit {c.exit_code}")
             for c in rnd.commands
         )
@@ -38,10 +56,11 @@ def failures_list(report: Report) -> str:
         return ""
     lines = []
     for f in last.failures[:MAX_FAILURES]:
-        tag = " (pre-existing)" if f.new is False else ""
-        lines.append(f"- `{escape_md(f.id, 150).replace('`', '')}`{tag}: {escape_md(f.message)}")
+        tag = " (also fails on the base commit)" if f.new is False else ""
+        message = escape_md(_first_line(f.message), 200)
+        lines.append(f"- {code_span(f.id)}{tag}: {message}")
     if len(last.failures) > MAX_FAILURES:
-        lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more")
+        lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more (see report.json)")
     return "\n".join(lines)
 
 
@@ -64,21 +83,26 @@ def usage_line(report: Report) -> str:
     return f"{u.prompt_tokens:,} prompt + {u.completion_tokens:,} completion tokens{cost}"
 
 
+def _rounds(report: Report) -> str:
+    return "1 round" if report.iterations == 1 else f"{report.iterations} rounds"
+
+
 def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str | None) -> str:
     parts = [MARKER]
     if issue_number:
         parts.append(f"Closes #{issue_number}")
-    parts.append("## What changed\n" + escape_md(task, 2000))
-    files = "\n".join(f"- `{escape_md(p, 200).replace('`', '')}`" for p in report.files_changed)
-    parts.append("## Files changed\n" + (files or "_none_"))
+    parts.append("## Task\n" + quote(task))
+    files = "\n".join(f"- {code_span(p)}" for p in report.files_changed)
+    commit = f" in {report.commit[:12]}" if report.commit else ""
+    parts.append(f"## What changed{commit}\n" + (files or "_no files_"))
     parts.append(
-        f"## Validation ({report.iterations} round(s), status **{report.status}**)\n"
+        f"## Validation ({_rounds(report)}, status **{report.status}**)\n"
         + rounds_table(report.rounds)
     )
     fixed = fixed_tests(report)
     if fixed:
         parts.append("Failures fixed along the way:\n" + "\n".join(
-            f"- `{escape_md(t, 150).replace('`', '')}`" for t in fixed[:MAX_FAILURES]))  # fmt: skip
+            f"- {code_span(t)}" for t in fixed[:MAX_FAILURES]))  # fmt: skip
     if report.tests_touched:
         parts.append(
             "⚠️ **Test files or test configuration were edited:** "
@@ -88,18 +112,18 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         parts.append(f"🛡️ {len(report.refusals)} tool call(s) refused for safety (see report).")
     parts.append(f"Usage: {usage_line(report)}; {report.duration_s:.0f}s.")
     if run_url:
-        parts.append(f"[Workflow run]({run_url})")
+        parts.append(f"[Workflow run]({run_url}) (report, transcript and diff are its artifacts)")
     parts.append("_Opened by codegen-ci. The repository's own lint and tests ran as the gate._")
     return "\n\n".join(parts)
 
 
 def failure_comment(report: Report, *, run_url: str | None) -> str:
-    parts = [
-        MARKER,
-        f"### codegen-ci could not complete this task ({report.reason or report.status})",
-        f"{report.iterations} validation round(s) ran; the last one still failed."
-        if report.rounds else (report.error and escape_md(report.error, 500)) or "",
-    ]
+    if report.rounds:
+        ran = f"{report.iterations} validation round(s) ran; the last one still failed."
+    else:
+        ran = escape_md(report.error, 500) if report.error else ""
+    why = report.reason or report.status
+    parts = [MARKER, f"### codegen-ci could not complete this task ({why})", ran]
     failures = failures_list(report)
     if failures:
         parts.append("Failing tests and lint errors:\n" + failures)
@@ -107,5 +131,7 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
         parts.append(rounds_table(report.rounds))
     parts.append(f"Usage: {usage_line(report)}.")
     if run_url:
-        parts.append(f"Report, transcript, diff and JUnit files: [workflow run artifacts]({run_url})")
+        parts.append(
+            f"Report, transcript, diff and JUnit files: [workflow run artifacts]({run_url})"
+        )
     return "\n\n".join(p for p in parts if p)

@@ -8,17 +8,25 @@ comment is a courtesy, the outputs and the job summary are the record.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import TextIO
 
 from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
-from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.actions import code_span
+from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.report import CommandResult
 
 UPDATE_EVERY_S = 20.0  # GitHub's secondary limits dislike bursts of edits
+
+
+def code_block(text: str) -> str:
+    """`text` fenced so that no backticks inside it can close the block."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def status_marker(issue_number: int) -> str:
@@ -71,7 +79,7 @@ class StatusProgress(Progress):
         self.every_s = every_s
         self.max_iterations = 0
         self.last_tests = ""
-        self._posted_at = 0.0
+        self._posted_at: float | None = None
 
     def round_started(self, iteration: int, max_iterations: int) -> None:
         super().round_started(iteration, max_iterations)
@@ -87,7 +95,7 @@ class StatusProgress(Progress):
 
     def _update(self) -> None:
         now = time.monotonic()
-        if now - self._posted_at < self.every_s:
+        if self._posted_at is not None and now - self._posted_at < self.every_s:
             return
         self._posted_at = now
         done = f" Round {self.round - 1} failed ({self.last_tests})." if self.last_tests else ""

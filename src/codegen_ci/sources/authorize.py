@@ -27,15 +27,18 @@ def refusal(task: EventTask, settings: ActionSettings, github: PermissionSource)
     if settings.triggering_actor and settings.triggering_actor not in actors:
         actors[settings.triggering_actor] = False
     for login, is_bot in actors.items():
-        reason = _refuse(login, is_bot or login.lower().endswith("[bot]"), settings, github)
+        reason = refuse_actor(login, is_bot or login.lower().endswith("[bot]"), settings, github)
         if reason:
             return reason
     return None
 
 
-def _refuse(
+def refuse_actor(
     login: str, is_bot: bool, settings: ActionSettings, github: PermissionSource
 ) -> str | None:
+    """Why `login` may not start a run, or None when it may."""
+    if not login:
+        return "the event names no actor"
     if is_bot:
         if settings.is_allowed_bot(login):
             return None

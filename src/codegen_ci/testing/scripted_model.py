@@ -156,12 +156,15 @@ class ScriptedModelServer:
                 self._send(status, data, {"content-type": "application/json", **(headers or {})})
 
             def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    for key, value in headers.items():
+                        self.send_header(key, value)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up (a timeout test)
 
         return Handler
 

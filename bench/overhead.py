@@ -1,0 +1,182 @@
+"""Benchmark 1a: harness cost per model round trip, against a bare openai-SDK loop.
+
+Both sides talk to the same kind of scripted server and do the same trivial tool work (read a
+small file) per step; the server stamps each request's arrival, so a step is the time from
+one request to the next: answer, parse, tool call, bookkeeping, the next request. Start-up,
+validation (`true`) and the final commit fall outside the stamped window on the harness side.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    FAKE_KEY,
+    NoDelayServer,
+    isolated_env,
+    make_repo,
+    median,
+    run_codegen,
+    stamped,
+)
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+TARGET_RATIO = 1.5
+SMALL_FILES = 20
+EQUAL_SIZE_STEPS = 25  # context.py keeps 6 full + 24 masked steps: requests match until then
+
+
+def harness_overhead(steps: int = 200) -> dict[str, Any]:
+    """Per-step milliseconds through `codegen-ci run` and through a bare loop, and their ratio."""
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp_name:
+        tmp = Path(tmp_name)
+        files = {f"src/mod_{i:02d}.py": _small_module(i) for i in range(SMALL_FILES)}
+        repo = make_repo(tmp / "repo", files)
+        paths = sorted(files)
+        harness, first_request, last_request = _harness_steps(tmp, repo, paths, steps)
+        bare = _bare_steps(repo, paths, steps, first_request)
+    create_ms, post_ms = sdk_request_cpu_ms(last_request, max(3, steps // 20))
+    stock = round_trip_ms(ScriptedModelServer, max(3, steps // 20))
+    nodelay = round_trip_ms(NoDelayServer, max(3, steps // 20))
+    h_mean, b_mean = _mean_ms(harness), _mean_ms(bare)
+    ratio = h_mean / b_mean
+    # Before masking starts both sides send the same messages: the harness's own cost alone.
+    early = min(EQUAL_SIZE_STEPS, steps)
+    early_ratio = _mean_ms(harness[:early]) / _mean_ms(bare[:early])
+    return {
+        "steps": steps,
+        "harness_ms_per_step": round(h_mean, 3),
+        "harness_ms_median": round(median(harness) * 1e3, 3),
+        "bare_ms_per_step": round(b_mean, 3),
+        "bare_ms_median": round(median(bare) * 1e3, 3),
+        "ratio": round(ratio, 3),
+        "early_steps": early,
+        "early_ratio": round(early_ratio, 3),
+        "last_request_messages": len(last_request["messages"]),
+        "sdk_create_cpu_ms": round(create_ms, 2),
+        "sdk_post_cpu_ms": round(post_ms, 2),
+        "stock_server_round_trip_ms": round(stock, 2),
+        "nodelay_server_round_trip_ms": round(nodelay, 2),
+        "target": f"ratio <= {TARGET_RATIO}",
+        "holds": ratio <= TARGET_RATIO,
+    }
+
+
+def _harness_steps(
+    tmp: Path, repo: Path, paths: list[str], steps: int
+) -> tuple[list[float], dict[str, Any], dict[str, Any]]:
+    stamps: list[float] = []
+    script = [stamped(stamps, Reply(tool_calls=[call("read_file", path=paths[i % len(paths)])]))
+              for i in range(steps)]  # fmt: skip
+    script.append(stamped(stamps, Reply("done")))
+    spec = {
+        "title": "Benchmark harness overhead",
+        "task": "Read the modules.",
+        "validation": {"test": ["true"]},
+        "limits": {"max_iterations": 1, "max_steps": steps + 5, "max_tokens": 10**9},
+    }
+    with NoDelayServer(script) as server, isolated_env(tmp, server.base_url):
+        report = run_codegen(repo, tmp / "out", spec)
+        first, last = server.requests[0], server.requests[-1]
+    if report["status"] != "success" or len(stamps) != steps + 1:
+        raise RuntimeError(f"harness run ended early: {report['status']} {report.get('error')}")
+    return _intervals(stamps), first, last
+
+
+def _bare_steps(
+    repo: Path, paths: list[str], steps: int, first_request: dict[str, Any]
+) -> list[float]:
+    """The loop any script would write: send the whole growing list, run the tool, append."""
+    import openai
+
+    stamps: list[float] = []
+    script = [stamped(stamps, Reply(tool_calls=[call("read_file", path=paths[i % len(paths)])]))
+              for i in range(steps)]  # fmt: skip
+    script.append(stamped(stamps, Reply("done")))
+    messages: list[Any] = list(first_request["messages"][:2])
+    tools = first_request["tools"]
+    with NoDelayServer(script) as server:
+        client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
+        while True:
+            response = client.chat.completions.create(
+                model=first_request["model"], messages=messages, tools=tools, temperature=0.2
+            )
+            message = response.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                break
+            for tool_call in message.tool_calls:
+                assert tool_call.type == "function"
+                path = repo / _path_argument(tool_call.function.arguments)
+                lines = path.read_text().splitlines()
+                text = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
+                messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": text})
+    return _intervals(stamps)
+
+
+def round_trip_ms(server_class: type[ScriptedModelServer], requests: int) -> float:
+    """Median milliseconds of a minimal chat completion against `server_class`."""
+    import openai
+
+    times = []
+    with server_class() as server:
+        client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
+        for _ in range(requests + 1):  # the first one opens the connection
+            started = time.perf_counter()
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            times.append(time.perf_counter() - started)
+    return median(times[1:]) * 1e3
+
+
+def sdk_request_cpu_ms(request: dict[str, Any], runs: int) -> tuple[float, float]:
+    """CPU milliseconds per request of the same body through `chat.completions.create` (which
+    walks every message against the SDK's TypedDicts first) and through `client.post` (which
+    sends the body as it is); both parse the answer into a `ChatCompletion`."""
+    import openai
+    from openai.types.chat import ChatCompletion
+
+    body = {k: request[k] for k in ("model", "messages", "tools", "temperature") if k in request}
+    with NoDelayServer() as server:
+        client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
+        calls = {
+            "create": lambda: client.chat.completions.create(**body),
+            "post": lambda: client.post("/chat/completions", body=body, cast_to=ChatCompletion),
+        }
+        cpu = {}
+        for name, send in calls.items():
+            send()
+            started = time.process_time()
+            for _ in range(runs):
+                send()
+            cpu[name] = (time.process_time() - started) / runs * 1e3
+    return cpu["create"], cpu["post"]
+
+
+def _path_argument(arguments: str) -> str:
+    import json
+
+    path: str = json.loads(arguments)["path"]
+    return path
+
+
+def _intervals(stamps: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(stamps)]
+
+
+def _mean_ms(intervals: list[float]) -> float:
+    return sum(intervals) / len(intervals) * 1e3
+
+
+def _small_module(i: int) -> str:
+    body = "".join(f"    total += {n} * x  # step {n}\n" for n in range(12))
+    head = f'"""Module {i}."""\n\n\ndef f_{i}(x: int) -> int:\n    total = 0\n'
+    return head + body + "    return total\n"
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    print(harness_overhead(50), f"{time.perf_counter() - started:.1f}s")

@@ -1,0 +1,161 @@
+"""Run every benchmark, print a table, write bench/results/latest.json.
+
+python bench/run.py            # the documented configuration (a few minutes on 2 cores)
+python bench/run.py --quick    # a small one (under a minute)
+python bench/run.py --only overhead,prompt_growth
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run as a script: make `bench` importable
+
+from bench.junit_parse import junit_parse  # noqa: E402
+from bench.overhead import harness_overhead  # noqa: E402
+from bench.prompt_growth import prompt_growth  # noqa: E402
+from bench.redaction import redaction  # noqa: E402
+from bench.startup import startup  # noqa: E402
+from bench.validation_cost import validation_cost  # noqa: E402
+
+Result = dict[str, Any]
+BENCHMARKS: dict[str, Callable[..., Result]] = {
+    "startup": startup,
+    "overhead": harness_overhead,
+    "prompt_growth": prompt_growth,
+    "validation": validation_cost,
+    "junit": junit_parse,
+    "redaction": redaction,
+}
+FULL: dict[str, dict[str, Any]] = {
+    "startup": {"runs": 10},
+    "overhead": {"steps": 200},
+    "prompt_growth": {"calls": 300},
+    "validation": {"rounds": 5, "slow_tests": 40, "sleep_s": 0.05},
+    "junit": {"megabytes": 50},
+    "redaction": {"megabytes": 5},
+}
+QUICK: dict[str, dict[str, Any]] = {
+    "startup": {"runs": 3},
+    "overhead": {"steps": 30},
+    "prompt_growth": {"calls": 60},
+    "validation": {"rounds": 3, "slow_tests": 10, "sleep_s": 0.02},
+    "junit": {"megabytes": 5},
+    "redaction": {"megabytes": 1},
+}
+
+
+def summary(name: str, r: Result) -> str:
+    """One line of the headline figures of a benchmark's result."""
+    if "error" in r:
+        return "error: " + str(r["error"]).splitlines()[-1][:80]
+    lines: dict[str, Callable[[], str]] = {
+        "startup": lambda: (
+            f"--help {r['help_ms']:.0f} ms vs import openai {r['import_openai_ms']:.0f} ms "
+            f"({r['ratio']:.2f}x); loads openai/github: {r['cli_loads_openai']}/"
+            f"{r['cli_loads_github']}"
+        ),
+        "overhead": lambda: (
+            f"{r['steps']} steps: harness {r['harness_ms_per_step']:.1f} ms/step vs bare "
+            f"{r['bare_ms_per_step']:.1f} ({r['ratio']:.2f}x); first {r['early_steps']}: "
+            f"{r['early_ratio']:.2f}x"
+        ),
+        "prompt_growth": lambda: (
+            f"{r['tool_calls']} calls: {r['first_bytes'] / 1e3:.1f} -> "
+            f"{r['last_bytes'] / 1e3:.1f} KB (max {r['max_bytes'] / 1e3:.1f}), late slope "
+            f"{r['late_slope_bytes_per_call']:.0f} B/call; unmasked "
+            f"+{r['unmasked_bytes_per_call'] / 1e3:.1f} KB/call"
+        ),
+        "validation": lambda: (
+            f"{r['validation_s']:.1f} s vs floor {r['floor_s']:.1f} s ({r['ratio_to_floor']:.2f}x)"
+            f", every round {r['every_round_full_s']:.1f} s, practical floor "
+            f"{r['ratio_to_practical_floor']:.2f}x"
+        ),
+        "junit": lambda: (
+            f"{r['file_mb']:.0f} MB, {r['cases']} cases: {r['parse_s']:.1f} s "
+            f"({r['parse_cpu_s']:.1f} s CPU), RSS +{r['rss_growth_mb']:.0f} MB, "
+            f"peak/kept {r['peak_over_kept']:.2f}"
+        ),
+        "redaction": lambda: (
+            f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"
+        ),
+    }
+    return lines[name]()
+
+
+def machine() -> dict[str, Any]:
+    model = next((line.split(":", 1)[1].strip() for line in
+                  Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())  # fmt: skip
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def run_all(configs: dict[str, dict[str, Any]], only: list[str] | None = None) -> Result:
+    results: Result = {}
+    for name, func in BENCHMARKS.items():
+        if only and name not in only:
+            continue
+        print(f"running {name} {configs[name]} ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        try:
+            results[name] = func(**configs[name])
+        except Exception:
+            results[name] = {"error": traceback.format_exc(), "holds": None}
+        results[name]["bench_s"] = round(time.perf_counter() - started, 1)
+    return results
+
+
+def table(results: Result) -> str:
+    rows = [("benchmark", "holds", "figures")]
+    for name, r in results.items():
+        holds = {True: "yes", False: "NO", None: "?"}[r.get("holds")]
+        rows.append((name, holds, summary(name, r)))
+    width = max(len(row[0]) for row in rows)
+    return "\n".join(f"{a:<{width}}  {b:<5}  {c}" for a, b, c in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the small configuration")
+    parser.add_argument("--only", default="", help="comma-separated benchmark names")
+    parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results" / "latest.json")
+    args = parser.parse_args(argv)
+    only = [n for n in args.only.split(",") if n]
+    configs = QUICK if args.quick else FULL
+    info = machine()
+    started = time.perf_counter()
+    results = run_all(configs, only)
+    info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    document = {"machine": info, "configuration": "quick" if args.quick else "full",
+                "configs": configs, "total_s": round(time.perf_counter() - started, 1),
+                "results": results}  # fmt: skip
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    print(table(results))
+    print(f"\n{info['cpu']}, {info['nproc']} cores, Python {info['python']}, load "
+          f"{info['loadavg_start']} -> {info['loadavg_end']}; {document['total_s']} s; "
+          f"written to {args.output}")  # fmt: skip
+    return 0 if all(r.get("holds") is not None for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""`codegen-ci action`: the entrypoint GitHub Actions runs.
+
+event -> decide (task or ignore) -> who may trigger -> strip checkout credentials -> spec
+(event > inputs > default branch's `.codegen.yml` > environment) -> worktree -> pipeline ->
+publish (branch, pull request, status comment) -> outputs and job summary.
+
+Exit codes as everywhere: 0 success, ignored or refused; 1 the task failed; 2 bad input;
+3 GitHub, git or the model service failed. Whatever happens, the outputs get written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from codegen_ci import git
+from codegen_ci.errors import CodegenError, GitHubError, SpecError
+from codegen_ci.progress import Progress
+from codegen_ci.publish import remote
+from codegen_ci.publish.actions import ActionsIO, summary_markdown
+from codegen_ci.publish.flow import Published, Publishing, fork_refusal
+from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
+from codegen_ci.publish.outputs import mask_secrets, report_path, untrusted_output, write_outputs
+from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
+from codegen_ci.redact import REDACTOR
+from codegen_ci.report import Report
+from codegen_ci.settings import ActionSettings
+from codegen_ci.sources.authorize import refusal, refuse_actor
+from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, decide, load_event
+from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
+
+EXIT_FAILED = 1
+
+
+def action_command() -> int:
+    io = ActionsIO(
+        output_file=_env_path("GITHUB_OUTPUT"), summary_file=_env_path("GITHUB_STEP_SUMMARY"),
+        redact=REDACTOR.redact,
+    )  # fmt: skip
+    REDACTOR.add_from_env(os.environ)
+    run = ActionRun(io)
+    try:
+        run.settings = ActionSettings.from_env()
+        for secret in run.settings.secrets:
+            REDACTOR.add_secret(secret)
+        mask_secrets(io)
+        return run.start()
+    except CodegenError as exc:
+        return run.fail(exc)
+
+
+class ActionRun:
+    """One invocation; keeps what the outputs and the final comment need."""
+
+    def __init__(self, io: ActionsIO) -> None:
+        self.io = io
+        self.settings = ActionSettings()
+        self.publisher: GitHubPublisher | None = None
+        self.status: StatusComment | None = None
+        self.report: Report | None = None
+        self.out: Path | None = None
+        self.published = Published()
+
+    # -- the sequence ---------------------------------------------------------------------
+
+    def start(self) -> int:
+        s = self.settings
+        payload = load_event(s.event_path)
+        try:
+            decision = decide(s.event_name or "", payload, TriggerRules.from_settings(s))
+        except SpecError:  # a settings block that does not parse: only a permitted actor hears
+            login, is_bot = _payload_actor(payload)
+            if reason := refuse_actor(login, is_bot, s, self.github()):
+                return self.skip(reason)
+            raise
+        if isinstance(decision, Ignore):
+            return self.skip(decision.notice)
+        for notice in decision.notices:
+            self.io.notice(notice)
+        if reason := refusal(decision, s, self.github()):
+            return self.skip(reason)
+        root = git.repo_root((s.workspace or Path.cwd()) / (s.working_directory or Path()))
+        if removed := remote.strip_checkout_credentials(root):
+            self.io.log(f"removed credentials left in .git/config: {', '.join(removed)}")
+        if s.openai_api_key:
+            os.environ["OPENAI_API_KEY"] = s.openai_api_key  # read by the model adapter
+        pull = self.github().get_pull(decision.pr_number) if decision.pr_number else None
+        if pull is not None and pull.is_fork:
+            self.status_comment(decision.issue_number).post(fork_refusal(pull))
+            return self.skip(f"pull request #{pull.number} comes from a fork")
+        if pull is not None and pull.state != "open":
+            return self.skip(f"pull request #{pull.number} is {pull.state}")
+        self.acknowledge(decision)
+        return self.work(decision, payload, root, pull)
+
+    def work(
+        self, task: EventTask, payload: dict[str, Any], root: Path, pull: PullInfo | None
+    ) -> int:
+        # Imported here: an ignored or refused event need not load the model client.
+        from codegen_ci.commands.run import new_run_id, prepare_worktree, run_pipeline
+        from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
+
+        gh, token = self.github(), self.settings.github_token
+        default = gh.default_branch()
+        default_sha = remote.fetch_branch(root, default, token)
+        if default_sha is None:
+            raise GitHubError(f"origin has no branch {default} (the default branch)")
+        base = default_sha
+        if pull is not None:
+            base = remote.fetch_branch(root, pull.head_ref, token) or ""
+            if not base:
+                raise GitHubError(f"the branch {pull.head_ref} of #{pull.number} is gone")
+        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha, base=base)
+        run_id = new_run_id(spec)
+        title = issue_title(payload) or spec.title or task.title
+        if pull is not None:
+            branch = f"codegen/pr-{pull.number}"
+        else:
+            branch = branch_for(task, title, spec, root, token)
+        worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
+        self.out = self.output_dir(root, run_id)
+        progress = self.progress()
+        with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
+            self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress)
+        ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
+        if pull is not None:
+            self.published = publish_on_pull(ctx, self.report, pull, branch)
+        else:
+            target = NewBranch(branch, default, title, task.issue_number,
+                               self.settings.draft_on_failure)  # fmt: skip
+            self.published = publish_new_branch(ctx, self.report, spec, target)
+        return self.finish()
+
+    # -- pieces ---------------------------------------------------------------------------
+
+    def github(self) -> GitHubPublisher:
+        if self.publisher is None:
+            target = GitHubTarget.from_env(os.environ)
+            backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF") or "1.0")
+            self.publisher = GitHubPublisher(target, backoff=backoff, redact=REDACTOR.redact)
+        return self.publisher
+
+    def status_comment(self, issue_number: int | None) -> StatusComment:
+        assert issue_number is not None
+        self.status = StatusComment(self.github(), issue_number, self.settings.run_url,
+                                    self.io.warning)  # fmt: skip
+        return self.status
+
+    def acknowledge(self, task: EventTask) -> None:
+        """👀 on what triggered the run, and the status comment saying work has begun."""
+        if task.issue_number is None:
+            return
+        try:
+            if task.comment_id is not None:
+                self.github().react(task.comment_id, "eyes")
+            else:
+                self.github().react_to_issue(task.issue_number, "eyes")
+        except GitHubError as exc:
+            self.io.warning(f"could not add a reaction: {exc.message}")
+        self.status_comment(task.issue_number).working("it")
+
+    def progress(self) -> Progress:
+        if self.status is None:
+            return Progress(stream=sys.stdout, redact=REDACTOR.redact)
+        return StatusProgress(self.status, stream=sys.stdout, redact=REDACTOR.redact)
+
+    def output_dir(self, root: Path, run_id: str) -> Path:
+        s = self.settings
+        if s.output_dir:
+            return ((s.workspace or Path.cwd()) / s.output_dir).resolve()
+        if s.workspace == Path("/github/workspace"):  # RUNNER_TEMP is not mounted in Docker
+            return git.common_dir(root) / "codegen" / "runs" / run_id
+        return s.default_output_dir or git.common_dir(root) / "codegen" / "runs" / run_id
+
+    # -- endings --------------------------------------------------------------------------
+
+    def skip(self, reason: str) -> int:
+        self.io.notice(f"codegen-ci skipped this event: {reason}")
+        self.io.append_summary(f"## codegen-ci skipped\n\n{reason}\n")
+        self._outputs("skipped")
+        return 0
+
+    def finish(self) -> int:
+        report = self.report
+        assert report is not None and self.out is not None
+        report.pr_url = self.published.pr_url or None
+        report.branch = self.published.branch or report.branch
+        report.write(self.out)
+        summary = summary_markdown(report, run_url=self.settings.run_url)
+        if self.published.compare_url:
+            summary += f"\nOpen the pull request by hand: {self.published.compare_url}\n"
+        self.io.append_summary(summary)
+        if report.status != "success":
+            self.io.error(f"codegen-ci {report.status}: {report.reason or report.error or ''}")
+        self._outputs(report.status)
+        return 0 if report.status == "success" else EXIT_FAILED
+
+    def fail(self, exc: CodegenError) -> int:
+        self.io.error(exc.message, title="codegen-ci")
+        if self.status is not None:
+            self.status.post(f"⚠️ **codegen-ci** stopped with an error:\n\n"
+                             f"{code_block(exc.message)}\n{self.status.run_link()}")  # fmt: skip
+        if self.report is None and self.out is not None and (self.out / "report.json").exists():
+            self.report = Report.read(self.out)
+        if self.report is not None:
+            self.io.append_summary(summary_markdown(self.report, run_url=self.settings.run_url))
+        self._outputs("error")
+        return exc.exit_code
+
+    def _outputs(self, status: str) -> None:
+        path = report_path(self.out, self.settings.workspace)
+        write_outputs(self.io, status, self.report, pr_url=self.published.pr_url,
+                      branch=self.published.branch, report_path=path)  # fmt: skip
+
+
+def _payload_actor(payload: dict[str, Any]) -> tuple[str, bool]:
+    user = (payload.get("comment") or {}).get("user") or payload.get("sender") or {}
+    return str(user.get("login") or ""), user.get("type") == "Bot"
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value) if value else None

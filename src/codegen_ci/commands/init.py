@@ -1,0 +1,109 @@
+"""`codegen-ci init`: a starter `.codegen.yml` with the repository's own test and lint commands
+(detected from its build files) and, on request, the example workflows, copied from the
+templates shipped in the package (`codegen_ci/templates/workflows`, kept identical to
+`examples/workflows` by a test)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from codegen_ci.commands.init_detect import Detected, detect
+from codegen_ci.errors import InputError
+from codegen_ci.spec import REPO_CONFIG_NAME, parse_layer_text
+
+# --workflows choice -> template file; written as .github/workflows/codegen-<file> so it cannot
+# clash with the repository's own workflows.
+WORKFLOW_TEMPLATES = {
+    "issue": "issue-labeled.yml",
+    "comment": "comment.yml",
+    "dispatch": "dispatch.yml",
+    "schedule": "nightly.yml",
+}
+
+
+def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
+    root = repo.resolve()
+    if not root.is_dir():
+        raise InputError(f"{repo} is not a directory")
+    detected = detect(root)
+    config = config_text(detected)
+    # The starter must load as it is written; a failure here is our bug, not the user's input.
+    parse_layer_text(config, REPO_CONFIG_NAME, is_spec=False)
+    files = {root / REPO_CONFIG_NAME: config}
+    for choice in dict.fromkeys(workflows):
+        name = WORKFLOW_TEMPLATES[choice]
+        files[root / ".github" / "workflows" / f"codegen-{name}"] = workflow_template(name)
+    existing = [path.relative_to(root).as_posix() for path in files if path.exists()]
+    if existing and not force:
+        raise InputError(f"not overwriting {', '.join(existing)} (use --force to replace)")
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {path.relative_to(root).as_posix()}")
+    show_next_steps(detected, workflows)
+    return 0
+
+
+def workflow_template(name: str) -> str:
+    template = resources.files("codegen_ci").joinpath("templates", "workflows", name)
+    return template.read_text(encoding="utf-8")
+
+
+def config_text(found: Detected) -> str:
+    detected = "; ".join(found.found) or "nothing (fill in the commands below)"
+    lines = [
+        "# codegen-ci repository defaults: the spec's schema minus `task`. A spec, an issue or a",
+        "# /codegen comment overrides any key. Check with: codegen-ci validate .codegen.yml",
+        f"# Detected: {detected}",
+        "version: 1",
+        "",
+        "validation:",
+        "  # Run once before the first round, e.g. to install dependencies on a fresh CI runner:",
+        *_commented("setup", found.setup[:1]),
+        "  # Lint runs every round before the tests; its errors go back to the model.",
+        *_commands("lint", found.lint, "no lint command detected"),
+        "  # The repository's own tests decide when the task is done.",
+        *_commands("test", found.test, "no test command detected: add what your CI runs"),
+        "  # JUnit XML the tests write, for precise failures (pytest gets --junitxml itself):",
+        '  # junit: ["reports/**/*.xml"]',
+        "  timeout: 600  # seconds per command",
+        "",
+        "limits:",
+        "  max_iterations: 3  # validation rounds before giving up",
+        "  max_tokens: 400000  # token budget for the whole run",
+        "  timeout_minutes: 30",
+        "",
+        "# model:",
+        "#   name: gpt-4o-mini  # or CODEGEN_MODEL; base_url for any OpenAI-compatible endpoint",
+        "# pr:",
+        "#   draft: false",
+        "#   labels: [codegen]",
+        "# Paths the model may never change (the default):",
+        '# protected_paths: [".github/workflows/**", ".env*", "**/*.pem", "**/*.key"]',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _commands(key: str, commands: list[str], missing: str) -> list[str]:
+    if not commands:
+        return [f"  # {missing}", f"  {key}: []"]
+    return [f"  {key}:", *(f"    - {json.dumps(c)}" for c in commands)]
+
+
+def _commented(key: str, commands: list[str]) -> list[str]:
+    example = json.dumps(commands[0]) if commands else '"make install"'
+    return [f"  # {key}: [{example}]"]
+
+
+def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
+    if not found.test:
+        click.echo("warning: no test command detected; add one under validation.test", err=True)
+    click.echo("next: codegen-ci run SPEC --dry-run runs these commands once, with no model call")
+    if workflows:
+        click.echo("next: add an OPENAI_API_KEY repository secret for the workflows")
+    if "schedule" in workflows:
+        click.echo("next: put the nightly tasks under specs/ (codegen-ci batch specs/ --matrix)")

@@ -1,0 +1,56 @@
+"""An event's task -> the Spec the pipeline runs, and the branch its result goes to.
+
+Precedence, lowest first: built-in defaults < environment (`CODEGEN_MODEL`, `OPENAI_BASE_URL`)
+< the default branch's `.codegen.yml` < action inputs < the event (its task, and the settings
+block of an issue or comment, or a dispatch's spec file). The base commit is ours to choose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from codegen_ci.publish import remote
+from codegen_ci.settings import ActionSettings
+from codegen_ci.sources.github_event import EventTask
+from codegen_ci.sources.repo_config import default_branch_config
+from codegen_ci.spec import Spec, load_layer_file, resolve_spec, slugify
+from codegen_ci.untrusted import clean_untrusted
+
+
+def resolve_event_spec(
+    task: EventTask, settings: ActionSettings, root: Path, *, config_commit: str, base: str
+) -> Spec:
+    """`config_commit`: the default branch's commit whose `.codegen.yml` counts; `base`: the
+    commit the work starts from (the default branch, or a pull request's head)."""
+    layers: list[Mapping[str, Any]] = [
+        settings.env_layer(),
+        default_branch_config(root, config_commit),
+        settings.spec_layer(),
+    ]
+    if task.task:
+        layers.append({"task": task.task, "title": task.title})
+    if task.spec_path:
+        layers.append(load_layer_file(root / task.spec_path, is_spec=True))
+    layers += [task.spec_overrides, {"git": {"base": base}}]
+    where = task.spec_path or (f"#{task.issue_number}" if task.issue_number else "the event")
+    return resolve_spec(*layers, name=where)
+
+
+def branch_for(task: EventTask, title: str, spec: Spec, root: Path, token: str | None) -> str:
+    """`codegen/<issue>-<slug>` for an issue, the one already on origin when a run made it
+    before (so a re-run after a title edit still updates it); the spec's branch otherwise."""
+    if task.issue_number is None:
+        return spec.git.branch.replace("{slug}", spec.slug)
+    prefix = f"codegen/{task.issue_number}-"
+    existing = sorted(remote.remote_branches(root, prefix + "*", token))
+    return existing[0] if existing else prefix + slugify(title or spec.slug, 40)
+
+
+def issue_title(payload: Mapping[str, Any]) -> str:
+    """The issue's (or pull request's) title as shown, one line; "" without an issue."""
+    issue = payload.get("issue")
+    if not isinstance(issue, Mapping):
+        return ""
+    return " ".join(clean_untrusted(str(issue.get("title") or "")).split())

@@ -1,0 +1,82 @@
+"""Each benchmark runs in a tiny configuration and returns sane figures. Speed itself is
+measured by `python bench/run.py` (docs/benchmarks.md), never asserted here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import run  # noqa: E402
+from bench.junit_parse import junit_parse  # noqa: E402
+from bench.overhead import harness_overhead  # noqa: E402
+from bench.prompt_growth import prompt_growth  # noqa: E402
+from bench.redaction import redaction  # noqa: E402
+from bench.startup import startup  # noqa: E402
+from bench.validation_cost import validation_cost  # noqa: E402
+
+
+def test_startup_reports_times_and_lazy_imports() -> None:
+    r = startup(runs=1)
+    assert r["help_ms"] > 0 and r["import_openai_ms"] > 0 and r["python_pass_ms"] > 0
+    assert r["cli_loads_openai"] is False
+    assert r["cli_loads_github"] is False
+    assert r["top_imports"] and all(row["cumulative_ms"] >= 0 for row in r["top_imports"])
+    assert isinstance(r["holds"], bool)
+
+
+def test_overhead_times_both_loops() -> None:
+    r = harness_overhead(steps=5)
+    assert r["steps"] == 5
+    assert r["harness_ms_per_step"] > 0 and r["bare_ms_per_step"] > 0
+    assert r["ratio"] > 0 and r["early_ratio"] > 0
+    assert r["stock_server_round_trip_ms"] > 0 and r["nodelay_server_round_trip_ms"] > 0
+
+
+def test_prompt_growth_records_every_request() -> None:
+    r = prompt_growth(calls=8)
+    assert r["requests"] == 9
+    assert 0 < r["first_bytes"] <= r["last_bytes"] <= r["max_bytes"]
+    # each call adds a ~4 KB file or ~2 KB of output to the conversation
+    assert 1500 < r["unmasked_bytes_per_call"] < 6000
+    assert len(r["sparkline"]) == 9
+    assert r["read_file_step_ms"] > 0 and r["run_command_step_ms"] > 0
+
+
+def test_validation_cost_counts_full_and_targeted_runs() -> None:
+    r = validation_cost(rounds=2, slow_tests=1, sleep_s=0.0, probe_runs=1)
+    assert r["rounds"] == 2
+    assert r["full_runs"] == 2  # the first round, and the last after its targeted run passed
+    assert r["targeted_runs"] == 1
+    assert r["validation_s"] > 0 and r["floor_s"] > 0
+    assert abs(r["every_round_full_s"] - 2 * r["full_suite_s"]) < 0.01
+
+
+def test_junit_parse_reads_every_case() -> None:
+    r = junit_parse(megabytes=0.3)
+    assert r["problems"] == 0
+    assert r["cases"] > 500
+    assert r["failing"] == -(-r["cases"] // 20)  # every 20th case fails
+    assert r["parse_s"] > 0 and r["rss_peak_mb"] > 0 and r["peak_over_kept"] > 0
+
+
+def test_redaction_masks_everything_it_should() -> None:
+    r = redaction(megabytes=0.2, runs=1)
+    assert r["leaked"] is False
+    assert r["masked"] > 0 and r["mb_per_s"] > 0
+
+
+def test_run_writes_results_and_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "latest.json"
+    code = run.main(["--quick", "--only", "redaction", "--output", str(out)])
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["configuration"] == "quick"
+    assert document["machine"]["nproc"] >= 1 and document["machine"]["python"]
+    assert set(document["results"]) == {"redaction"}
+    assert "redaction" in capsys.readouterr().out

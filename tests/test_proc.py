@@ -1,0 +1,102 @@
+"""The one subprocess runner, with real processes: process groups, timeouts that kill
+grandchildren holding the output open, output streamed to a file, head-and-tail excerpts."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from codegen_ci.proc import ProcResult, read_head_tail, run_shell
+
+
+def alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for a reaper."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def run(command: str, tmp_path: Path, timeout: float = 10) -> tuple[ProcResult, str]:
+    result = run_shell(
+        command,
+        cwd=tmp_path,
+        env=dict(os.environ),
+        timeout=timeout,
+        output_path=tmp_path / "logs" / "out.log",
+    )
+    return result, result.excerpt()
+
+
+def test_exit_code_and_output_go_to_a_file(tmp_path: Path) -> None:
+    result, text = run("echo out; echo err >&2; exit 3", tmp_path)
+
+    assert result.exit_code == 3 and not result.timed_out and not result.ok
+    assert text == "out\nerr\n"
+    assert (tmp_path / "logs" / "out.log").read_text() == "out\nerr\n"
+
+
+def test_stdin_is_dev_null(tmp_path: Path) -> None:
+    result, text = run("cat; echo done", tmp_path, timeout=5)
+
+    assert result.ok and text == "done\n"
+
+
+def test_timeout_kills_the_grandchild_that_holds_the_output(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    # The child starts a grandchild that keeps stdout open and ignores SIGTERM, then waits.
+    script = f"(trap '' TERM; exec sleep 60) & echo $! > {pid_file}; echo started; wait"
+    started = time.monotonic()
+
+    result, text = run(script, tmp_path, timeout=1)
+
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - started < 6
+    assert "started" in text and "killed after 1s timeout" in text
+    assert wait_gone(int(pid_file.read_text()))
+
+
+def test_background_process_does_not_outlive_its_command(tmp_path: Path) -> None:
+    pid_file = tmp_path / "bg.pid"
+
+    result, _ = run(f"sleep 60 > /dev/null 2>&1 & echo $! > {pid_file}", tmp_path)
+
+    assert result.ok
+    assert wait_gone(int(pid_file.read_text()))
+
+
+def test_huge_output_is_streamed_and_excerpted(tmp_path: Path) -> None:
+    command = f"{sys.executable} -c \"import sys; sys.stdout.write('x' * 5_000_000 + 'END')\""
+
+    result, text = run(command, tmp_path)
+
+    assert result.ok
+    assert (tmp_path / "logs" / "out.log").stat().st_size == 5_000_003
+    assert len(text) < 7000 and text.endswith("END")
+    assert "bytes of output cut" in text
+
+
+def test_head_tail_keeps_both_ends(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("HEAD\n" + "middle line\n" * 10_000 + "TAIL\n")
+
+    text = read_head_tail(log, 1000)
+
+    assert text.startswith("HEAD\n") and text.endswith("TAIL\n") and len(text) < 1100
+    assert read_head_tail(tmp_path / "missing.txt", 1000) == ""
