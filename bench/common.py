@@ -83,11 +83,16 @@ class NoDelayServer(ScriptedModelServer):
         return type("NoDelayHandler", (base,), {"disable_nagle_algorithm": True})
 
 
-def stamped(stamps: list[float], reply: Reply) -> Callable[[dict[str, Any]], Reply]:
-    """A script step that records when its request reached the server."""
+def stamped(
+    stamps: list[float], reply: Reply, cpu: list[float] | None = None
+) -> Callable[[dict[str, Any]], Reply]:
+    """A script step that records when its request reached the server (and, into `cpu`, this
+    process's CPU time then: the client and the server thread, never child processes)."""
 
     def step(_body: dict[str, Any]) -> Reply:
         stamps.append(time.perf_counter())
+        if cpu is not None:
+            cpu.append(time.process_time())
         return reply
 
     return step

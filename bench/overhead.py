@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,83 +24,115 @@ from bench.common import (
     run_codegen,
     stamped,
 )
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, Step, call
 
 TARGET_RATIO = 1.5
 SMALL_FILES = 20
 EQUAL_SIZE_STEPS = 25  # context.py keeps 6 full + 24 masked steps: requests match until then
 
 
-def harness_overhead(steps: int = 200) -> dict[str, Any]:
-    """Per-step milliseconds through `codegen-ci run` and through a bare loop, and their ratio."""
+def harness_overhead(steps: int = 200, repeats: int = 1) -> dict[str, Any]:
+    """Per-step milliseconds through `codegen-ci run` and through a bare loop, and their ratio.
+
+    With `repeats` > 1 the two sides alternate and each step counts its fastest repeat, which
+    keeps what other processes do to a shared machine out of the ratio. CPU milliseconds (this
+    process: client and server thread) are reported beside wall time for the same reason."""
+    harness_runs, bare_runs = [], []
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp_name:
         tmp = Path(tmp_name)
         files = {f"src/mod_{i:02d}.py": _small_module(i) for i in range(SMALL_FILES)}
         repo = make_repo(tmp / "repo", files)
         paths = sorted(files)
-        harness, first_request, last_request = _harness_steps(tmp, repo, paths, steps)
-        bare = _bare_steps(repo, paths, steps, first_request)
-    create_ms, post_ms = sdk_request_cpu_ms(last_request, max(3, steps // 20))
-    stock = round_trip_ms(ScriptedModelServer, max(3, steps // 20))
-    nodelay = round_trip_ms(NoDelayServer, max(3, steps // 20))
-    h_mean, b_mean = _mean_ms(harness), _mean_ms(bare)
-    ratio = h_mean / b_mean
+        for n in range(repeats):
+            (tmp / str(n)).mkdir()
+            wall, cpu, first_request, last_request = _harness_steps(tmp / str(n), repo, paths,
+                                                                    steps)  # fmt: skip
+            harness_runs.append((wall, cpu))
+            bare_runs.append(_bare_steps(repo, paths, steps, first_request))
+    harness, harness_cpu = _fastest(harness_runs)
+    bare, bare_cpu = _fastest(bare_runs)
+    runs = max(3, steps // 20)
+    create_ms, post_ms = sdk_request_cpu_ms(last_request, runs)
+    stock, nodelay = round_trip_ms(ScriptedModelServer, runs), round_trip_ms(NoDelayServer, runs)
+    ratio = _mean_ms(harness) / _mean_ms(bare)  # wall
     # Before masking starts both sides send the same messages: the harness's own cost alone.
     early = min(EQUAL_SIZE_STEPS, steps)
-    early_ratio = _mean_ms(harness[:early]) / _mean_ms(bare[:early])
     return {
         "steps": steps,
-        "harness_ms_per_step": round(h_mean, 3),
+        "repeats": repeats,
+        "harness_ms_per_step": round(_mean_ms(harness), 3),
         "harness_ms_median": round(median(harness) * 1e3, 3),
-        "bare_ms_per_step": round(b_mean, 3),
+        "harness_cpu_ms_per_step": round(_mean_ms(harness_cpu), 3),
+        "bare_ms_per_step": round(_mean_ms(bare), 3),
         "bare_ms_median": round(median(bare) * 1e3, 3),
+        "bare_cpu_ms_per_step": round(_mean_ms(bare_cpu), 3),
         "ratio": round(ratio, 3),
+        "cpu_ratio": round(_mean_ms(harness_cpu) / _mean_ms(bare_cpu), 3),
         "early_steps": early,
-        "early_ratio": round(early_ratio, 3),
+        "early_ratio": round(_mean_ms(harness[:early]) / _mean_ms(bare[:early]), 3),
+        "early_cpu_ratio": round(_mean_ms(harness_cpu[:early]) / _mean_ms(bare_cpu[:early]), 3),
         "last_request_messages": len(last_request["messages"]),
         "sdk_create_cpu_ms": round(create_ms, 2),
         "sdk_post_cpu_ms": round(post_ms, 2),
         "stock_server_round_trip_ms": round(stock, 2),
         "nodelay_server_round_trip_ms": round(nodelay, 2),
-        "target": f"ratio <= {TARGET_RATIO}",
-        "holds": ratio <= TARGET_RATIO,
+        # CPU, not wall: on an idle machine they agree (nothing here waits), on a shared one
+        # the wall ratio measures the neighbours.
+        "target": f"CPU ratio <= {TARGET_RATIO} (wall ratio reported beside it)",
+        "holds": _mean_ms(harness_cpu) / _mean_ms(bare_cpu) <= TARGET_RATIO,
     }
+
+
+Intervals = tuple[list[float], list[float]]  # wall and CPU seconds per step
+
+
+def _fastest(runs: list[Intervals]) -> Intervals:
+    """Step by step, the fastest of the repeats (wall and CPU each)."""
+    wall = [min(column) for column in zip(*(w for w, _ in runs), strict=True)]
+    cpu = [min(column) for column in zip(*(c for _, c in runs), strict=True)]
+    return wall, cpu
+
+
+def _script(paths: list[str], steps: int, wall: list[float], cpu: list[float]) -> list[Step]:
+    reads = [
+        Reply(tool_calls=[call("read_file", path=paths[i % len(paths)])]) for i in range(steps)
+    ]
+    return [stamped(wall, reply, cpu) for reply in [*reads, Reply("done")]]
 
 
 def _harness_steps(
     tmp: Path, repo: Path, paths: list[str], steps: int
-) -> tuple[list[float], dict[str, Any], dict[str, Any]]:
-    stamps: list[float] = []
-    script = [stamped(stamps, Reply(tool_calls=[call("read_file", path=paths[i % len(paths)])]))
-              for i in range(steps)]  # fmt: skip
-    script.append(stamped(stamps, Reply("done")))
+) -> tuple[list[float], list[float], dict[str, Any], dict[str, Any]]:
+    wall: list[float] = []
+    cpu: list[float] = []
     spec = {
         "title": "Benchmark harness overhead",
         "task": "Read the modules.",
         "validation": {"test": ["true"]},
         "limits": {"max_iterations": 1, "max_steps": steps + 5, "max_tokens": 10**9},
     }
-    with NoDelayServer(script) as server, isolated_env(tmp, server.base_url):
+    with (
+        NoDelayServer(_script(paths, steps, wall, cpu)) as server,
+        isolated_env(tmp, server.base_url),
+    ):
         report = run_codegen(repo, tmp / "out", spec)
         first, last = server.requests[0], server.requests[-1]
-    if report["status"] != "success" or len(stamps) != steps + 1:
+    if report["status"] != "success" or len(wall) != steps + 1:
         raise RuntimeError(f"harness run ended early: {report['status']} {report.get('error')}")
-    return _intervals(stamps), first, last
+    return _intervals(wall), _intervals(cpu), first, last
 
 
 def _bare_steps(
     repo: Path, paths: list[str], steps: int, first_request: dict[str, Any]
-) -> list[float]:
+) -> Intervals:
     """The loop any script would write: send the whole growing list, run the tool, append."""
     import openai
 
-    stamps: list[float] = []
-    script = [stamped(stamps, Reply(tool_calls=[call("read_file", path=paths[i % len(paths)])]))
-              for i in range(steps)]  # fmt: skip
-    script.append(stamped(stamps, Reply("done")))
+    wall: list[float] = []
+    cpu: list[float] = []
     messages: list[Any] = list(first_request["messages"][:2])
     tools = first_request["tools"]
-    with NoDelayServer(script) as server:
+    with NoDelayServer(_script(paths, steps, wall, cpu)) as server:
         client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
         while True:
             response = client.chat.completions.create(
@@ -115,7 +148,7 @@ def _bare_steps(
                 lines = path.read_text().splitlines()
                 text = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
                 messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": text})
-    return _intervals(stamps)
+    return _intervals(wall), _intervals(cpu)
 
 
 def round_trip_ms(server_class: type[ScriptedModelServer], requests: int) -> float:
@@ -142,7 +175,7 @@ def sdk_request_cpu_ms(request: dict[str, Any], runs: int) -> tuple[float, float
     body = {k: request[k] for k in ("model", "messages", "tools", "temperature") if k in request}
     with NoDelayServer() as server:
         client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
-        calls = {
+        calls: dict[str, Callable[[], object]] = {
             "create": lambda: client.chat.completions.create(**body),
             "post": lambda: client.post("/chat/completions", body=body, cast_to=ChatCompletion),
         }

@@ -41,7 +41,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
-    "overhead": {"steps": 200},
+    "overhead": {"steps": 200, "repeats": 2},
     "prompt_growth": {"calls": 300},
     "validation": {"rounds": 5, "slow_tests": 40, "sleep_s": 0.05},
     "junit": {"megabytes": 50},
@@ -64,13 +64,15 @@ def summary(name: str, r: Result) -> str:
     lines: dict[str, Callable[[], str]] = {
         "startup": lambda: (
             f"--help {r['help_ms']:.0f} ms vs import openai {r['import_openai_ms']:.0f} ms "
-            f"({r['ratio']:.2f}x); loads openai/github: {r['cli_loads_openai']}/"
+            f"({r['ratio']:.2f}x), CLI import {r['cli_import_ms']:.0f} ms; loads openai/github: "
+            f"{r['cli_loads_openai']}/"
             f"{r['cli_loads_github']}"
         ),
         "overhead": lambda: (
-            f"{r['steps']} steps: harness {r['harness_ms_per_step']:.1f} ms/step vs bare "
-            f"{r['bare_ms_per_step']:.1f} ({r['ratio']:.2f}x); first {r['early_steps']}: "
-            f"{r['early_ratio']:.2f}x"
+            f"{r['steps']} steps, ms/step harness vs bare: CPU {r['harness_cpu_ms_per_step']:.1f}"
+            f" vs {r['bare_cpu_ms_per_step']:.1f} ({r['cpu_ratio']:.2f}x), wall "
+            f"{r['harness_ms_per_step']:.1f} vs {r['bare_ms_per_step']:.1f} ({r['ratio']:.2f}x);"
+            f" first {r['early_steps']} CPU {r['early_cpu_ratio']:.2f}x"
         ),
         "prompt_growth": lambda: (
             f"{r['tool_calls']} calls: {r['first_bytes'] / 1e3:.1f} -> "

@@ -70,6 +70,9 @@ def test_issue_label_opens_a_pr_and_a_rerun_updates_it(world: ActionWorld) -> No
     assert world.github.issues[1].reactions == ["eyes"]
     assert_no_credentials(world)
     assert "::add-mask::" + TOKEN in first.stdout and "::stop-commands::" in first.stdout
+    sent = json.dumps([r.body for r in world.github.requests])
+    assert TOKEN not in sent and TOKEN not in first.summary
+    assert first.stdout.count(TOKEN) == 1  # the add-mask line only
 
     world.model.add(*fixing_script())
     again = world.run("issues", world.issue_labeled(1), attempt=2)
@@ -221,6 +224,15 @@ def test_comments_without_the_trigger_are_ignored(world: ActionWorld, body: str)
     assert world.model.requests == [] and world.github.writes() == []
 
 
+def test_comments_by_codegen_itself_never_trigger(world: ActionWorld) -> None:
+    body = "/codegen is what started this run"
+    result = world.run("issue_comment", world.comment(1, body, user="github-actions[bot]",
+                                                      user_type="Bot"))  # fmt: skip
+
+    assert result.code == 0 and result.outputs["status"] == "skipped", result.log
+    assert world.model.requests == [] and world.github.writes() == []
+
+
 def test_pr_creation_forbidden_leaves_the_branch_and_a_compare_link(world: ActionWorld) -> None:
     world.github.forbid_pull_creation = True
     world.model.add(*fixing_script())
@@ -271,7 +283,7 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
             "INPUT_TEST-COMMAND": "from-input",
             "INPUT_MAX-ITERATIONS": "3",
             "CODEGEN_MODEL": "env-model",
-        }  # fmt: skip
+        }
     )
     task = EventTask(
         kind="issue", task="Fix it", title="Fix it", issue_number=7, pr_number=None,

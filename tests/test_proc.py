@@ -4,9 +4,13 @@ grandchildren holding the output open, output streamed to a file, head-and-tail 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from codegen_ci.proc import ProcResult, read_head_tail, run_shell
 
@@ -100,3 +104,22 @@ def test_head_tail_keeps_both_ends(tmp_path: Path) -> None:
 
     assert text.startswith("HEAD\n") and text.endswith("TAIL\n") and len(text) < 1100
     assert read_head_tail(tmp_path / "missing.txt", 1000) == ""
+
+
+def test_an_interruption_kills_the_running_command(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGUSR1))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(f"sleep 60 & echo $! > {pid_file}; wait", tmp_path, timeout=30)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+
+    assert wait_gone(int(pid_file.read_text()))

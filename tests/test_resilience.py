@@ -295,3 +295,27 @@ def test_wall_clock_budget(sample_repo: SampleRepo, model_env: ScriptedModelServ
     assert code == 1
     assert report["reason"] == "budget" and "wall clock" in report["error"]
     assert len(model_env.requests) <= 1  # stopped before the next call (or the first, if slow)
+
+
+def test_resume_after_a_wip_commit_leaves_one_commit(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    head = sample_repo.head()
+    wrong = call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD,
+                 new_text="return Version(self.major, self.minor + 1, 1)")  # fmt: skip
+    model_env.add(Reply(tool_calls=[wrong]), Reply("Done, I think."))
+    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+    code, _, report = run_cli(sample_repo, spec)
+    assert (code, report["status"]) == (1, "failed")
+    branch = report["branch"]
+    assert sample_repo.git("log", "-1", "--format=%s", branch).startswith("wip(semver): ")
+
+    fix = call("edit_file", path=VERSION, old_text="self.minor + 1, 1)",
+               new_text="self.minor + 1, 0)")  # fmt: skip
+    model_env.add(Reply(tool_calls=[fix]), Reply("Fixed now."))
+    resumed = CliRunner().invoke(cli, ["resume", str(sample_repo.tmp / "out")])
+
+    assert resumed.exit_code == 0, resumed.output
+    assert sample_repo.git("rev-list", "--count", f"{head}..{branch}").strip() == "1"
+    assert sample_repo.git("log", "-1", "--format=%s", branch).startswith("fix(semver): ")
+    assert FIXED_LINE_NEW in sample_repo.git("show", f"{branch}:{VERSION}")

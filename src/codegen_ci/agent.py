@@ -37,7 +37,8 @@ class AgentObserver(Protocol):
 @dataclass
 class Budget:
     """The whole-run limits, checked before every model call against what the next request
-    would add (its size in tokens estimated from characters)."""
+    would add (its size in tokens estimated from characters). A resumed run starts its
+    budgets afresh; `usage` (and so the report) stays cumulative."""
 
     limits: Limits
     model: ModelSettings
@@ -45,6 +46,8 @@ class Budget:
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
+        self._tokens_before = self.usage.total_tokens
+        self._cost_before = self.usage.cost_usd or 0.0
         if self.limits.max_cost_usd is not None and price_for(self.model) is None:
             raise InputError(
                 f"limits.max_cost_usd needs prices for model {self.model.name!r}; "
@@ -57,15 +60,16 @@ class Budget:
             raise LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
                                f"min reached ({minutes:.1f} min)")  # fmt: skip
         next_tokens = next_request_chars // CHARS_PER_TOKEN
-        if self.usage.total_tokens + next_tokens > self.limits.max_tokens:
+        used = self.usage.total_tokens - self._tokens_before
+        if used + next_tokens > self.limits.max_tokens:
             raise LimitReached(
                 "budget",
-                f"token budget: {self.usage.total_tokens} used, next request ~{next_tokens} "
+                f"token budget: {used} used, next request ~{next_tokens} "
                 f"more, limit {self.limits.max_tokens}",
             )
         price = price_for(self.model)
         if self.limits.max_cost_usd is not None and price is not None:
-            spent = self.usage.cost_usd or 0.0
+            spent = (self.usage.cost_usd or 0.0) - self._cost_before
             if spent + next_tokens * price[0] / 1e6 > self.limits.max_cost_usd:
                 raise LimitReached(
                     "budget", f"cost budget: ${spent:.4f} used of ${self.limits.max_cost_usd:g}"

@@ -129,6 +129,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
                 baseline.classify(outcome)
             report.rounds.append(outcome.round)
             report.iterations = iteration
+            report.artifacts = sorted(ctx.worktree.artifacts)
             report.write(ctx.output_dir)
             if outcome.passed or (
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
@@ -183,9 +184,10 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     (ctx.output_dir / "diff.patch").write_text(REDACTOR.redact(worktree.diff(changes)),
                                                encoding="utf-8")  # fmt: skip
     message = commit_message.build(spec, report, changes)
-    report.commit = worktree.commit(changes, message) if changes else None
-    head = git.git(["rev-parse", "HEAD"], worktree.path).strip()
-    report.commit = head if head != worktree.base_commit else None
+    # One commit on top of the base: a resumed run folds its earlier wip commit in.
+    if git.git(["rev-parse", "HEAD"], worktree.path).strip() != worktree.base_commit:
+        git.git(["reset", "-q", "--soft", worktree.base_commit], worktree.path)
+    report.commit = worktree.commit(changes, message)
     worktree.remove()
     if report.commit is None:
         git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)

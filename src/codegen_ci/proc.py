@@ -3,7 +3,9 @@
 Each command gets its own process group, stdin from /dev/null, and its output streamed to a
 file (never held whole in memory). At the timeout the whole group is killed, children that
 keep the output open included; after a normal exit, stragglers left in the group are killed
-too, so no process outlives its command.
+too, so no process outlives its command. An interruption (Ctrl-C, SIGTERM) kills the group
+the same way; one that lands while a child is starting or being killed is deferred until the
+runner knows the group (see `defer_interrupt`, used by the run command's signal handler).
 """
 
 from __future__ import annotations

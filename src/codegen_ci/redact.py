@@ -11,8 +11,9 @@ It masks two things with `***`:
   not depend on what surrounds the secret. The plain padded encoding is registered too, so
   `base64(secret)` on its own is masked completely. Both alphabets (standard and URL-safe).
 * **Token-shaped strings** nobody registered: GitHub, OpenAI, AWS and Slack tokens, private
-  key blocks, JWTs, `Authorization:` header values, `user:password@` in URLs, and
-  `?access_token=` style query parameters.
+  key blocks, JWTs, `Authorization:` header values, `user:password@` in URLs,
+  `?access_token=` style query parameters, and git's `x-access-token:` basic auth, decoded or
+  as bare base64 (what `actions/checkout` leaves in `.git/config`).
 
 Values shorter than `MIN_SECRET_LENGTH` are ignored: masking `true`, `main` or `admin`
 everywhere would make logs and diffs unreadable while protecting nothing (no real credential is

@@ -78,6 +78,9 @@ class Report(BaseModel):
     rounds: list[Round] = []
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
+    artifacts: list[str] = Field(
+        default=[], description="Files commands created or changed; left out of the commit."
+    )
     branch: str | None = None
     base_commit: str | None = None
     commit: str | None = None

@@ -96,7 +96,8 @@ def resume_command(run_dir: Path) -> int:
         else:
             git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
                      state["base_commit"]], root)  # fmt: skip
-    worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths))
+    worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths),
+                        artifacts=set(report.artifacts))  # fmt: skip
     conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None

@@ -103,7 +103,11 @@ def _failed_on_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBran
             comment += f"\n\nThe open pull request {existing.html_url} was left as it was."
         else:
             published = _draft(p, report, spec, to)
-            comment += f"\n\nThe attempt is in the draft pull request {published.pr_url}."
+            comment += (
+                f"\n\nThe attempt is in the draft pull request {published.pr_url}."
+                if published.pr_url
+                else "\n\nGitHub Actions may not open pull requests here, so no draft either."
+            )
     p.say(comment)
     return published
 
@@ -117,9 +121,11 @@ def _draft(p: Publishing, report: Report, spec: Spec, to: NewBranch) -> Publishe
             head=to.name, base=to.base, title=f"[failed] {to.title}", body=body, draft=True,
             labels=spec.pr.labels,
         )  # fmt: skip
-    except GitHubError:
-        if not existed:  # a branch nobody can see a pull request for helps nobody
+    except GitHubError as exc:
+        if not existed:  # a failed attempt on a branch without a pull request helps nobody
             remote.delete_branch(p.root, to.name, p.token)
+        if isinstance(exc, PullRequestsNotPermitted):
+            return Published()
         raise
     return Published(pr_url=pull.html_url, branch=to.name)
 
