@@ -201,11 +201,6 @@ def test_passthrough_lets_a_test_see_a_secret_that_stays_redacted(
     assert_no_leak(traffic, "model", deploy)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs wiring: validation logs, JUnit copies, report.json failures, run.json and "
-    "the CLI's FAIL lines are written unredacted (see SECURITY.md, 'Known gaps')",
-)
 def test_secrets_printed_by_tests_stay_out_of_output_dir_and_cli_output(
     sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -85,11 +85,6 @@ def test_hidden_issue_text_never_reaches_the_model(
     assert f"{marker}-BIDI" in sent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap in sources/github_event._issue: an issue body written by someone other than "
-    "the actor who labelled it reaches the model as the task itself, not fenced as data",
-)
 def test_an_issue_body_by_someone_else_is_fenced_as_untrusted() -> None:
     payload = hostile_issue("X")
     payload["issue"]["user"]["login"] = "outsider"

@@ -83,6 +83,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             _finalize(spec, ctx, report)
         report.duration_s = round(time.monotonic() - started, 3)
         report.write(ctx.output_dir)
+        # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
+        REDACTOR.redact_tree(ctx.output_dir)
     return report
 
 
@@ -163,6 +165,11 @@ def _enforce_protected(
 ) -> None:
     """Whatever reached a protected path (a shell command can) is restored and reported."""
     refusals = [*toolbox.refusals, *shell.refusals]
+    refusals += [
+        Refusal(path=p, reason="git hooks/config changed by a command; restored")
+        for p in worktree.git_tampering
+    ]
+    worktree.git_tampering.clear()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
@@ -188,6 +195,10 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     if git.git(["rev-parse", "HEAD"], worktree.path).strip() != worktree.base_commit:
         git.git(["reset", "-q", "--soft", worktree.base_commit], worktree.path)
     report.commit = worktree.commit(changes, message)
+    report.refusals += [
+        Refusal(path=p, reason="git hooks/config changed by a command; restored")
+        for p in worktree.git_tampering
+    ]
     worktree.remove()
     if report.commit is None:
         git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from codegen_ci.redact import REDACTOR
+
 CommandKind = Literal["setup", "lint", "test"]
 Status = Literal["success", "failed", "error"]
 
@@ -99,7 +101,7 @@ class Report(BaseModel):
         output_dir.mkdir(parents=True, exist_ok=True)
         path = output_dir / "report.json"
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(REDACTOR.redact(self.model_dump_json(indent=2)) + "\n", encoding="utf-8")
         tmp.replace(path)
         return path
 

@@ -122,7 +122,7 @@ def run_pipeline(
     state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
              "branch": worktree.branch, "base_commit": worktree.base_commit,
              "worktree": str(worktree.path)}  # fmt: skip
-    (out / "run.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
+    (out / "run.json").write_text(REDACTOR.redact(json.dumps(state, indent=2)), encoding="utf-8")
     progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
                      report=report or Report(), conversation=conversation,
@@ -231,8 +231,8 @@ def show_dry_run(report: Report, out: Path) -> int:
 
 def describe(failure: Failure) -> str:
     if failure.message and failure.message != failure.id:
-        return f"{failure.id}: {failure.message[:200]}"
-    return failure.id
+        return REDACTOR.redact(f"{failure.id}: {failure.message[:200]}")
+    return REDACTOR.redact(failure.id)
 
 
 def show_result(report: Report, out: Path) -> int:

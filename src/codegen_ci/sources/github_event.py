@@ -178,6 +178,11 @@ def _issue(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignor
     number = int(_get(payload, "issue", "number"))
     title = clean_untrusted(str(_get(payload, "issue", "title")))
     body, overrides, notices = _settings_blocks(payload["issue"], f"issue #{number} body", actor)
+    author, _ = _user(payload["issue"].get("user"))
+    if body and author.casefold() != actor.casefold():
+        # A writer chose to run someone else's issue: its text says what is wanted, but it is
+        # not the writer's own words, so it reaches the model fenced as data.
+        body = fence(f"issue #{number} description by @{author}", body)
     return EventTask(
         kind="issue", task=_join(title, body), title=_short(title), issue_number=number,
         pr_number=None, comment_id=None, actor=actor, actor_type=actor_type,
