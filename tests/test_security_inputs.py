@@ -11,7 +11,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli

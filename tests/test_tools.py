@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from test_run_e2e import VERSION, run_cli
-
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from test_run_e2e import VERSION, run_cli
 
 
 def tool_results(request: dict[str, Any]) -> list[str]:

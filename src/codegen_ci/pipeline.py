@@ -25,7 +25,7 @@ from codegen_ci.report import Refusal, Report
 from codegen_ci.safe_env import safe_env
 from codegen_ci.spec import Spec
 from codegen_ci.tools import Toolbox
-from codegen_ci.validation import RoundOutcome, Validator
+from codegen_ci.validation import Validator
 from codegen_ci.workspace import Worktree
 from codegen_ci.workspace_shell import AgentShell
 
@@ -90,7 +90,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
 
 def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
     report = ctx.report
-    outcome = validator.run_round(1, None)
+    outcome = validator.run_round(1)
     report.rounds.append(outcome.round)
     report.iterations = 0
     prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree))
@@ -112,7 +112,6 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
     budget = Budget(limits, spec.model, usage=report.usage)
     agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
                   REDACTOR.redact, limits.max_steps)  # fmt: skip
-    previous: RoundOutcome | None = None
     signatures: list[frozenset[str]] = []
     last = ctx.start_iteration + limits.max_iterations - 1
     report.status, report.reason = "failed", "max_iterations"
@@ -126,7 +125,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
                 break
             finally:
                 _enforce_protected(ctx.worktree, toolbox, shell, report)
-            outcome = validator.run_round(iteration, previous)
+            outcome = validator.run_round(iteration)
             if not outcome.passed:
                 baseline.classify(outcome)
             report.rounds.append(outcome.round)
@@ -150,7 +149,6 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
                     outcome, iteration=iteration, max_iterations=last,
                     roots=[str(ctx.worktree.path), str(ctx.output_dir)],
                 ))})  # fmt: skip
-            previous = outcome
     finally:
         report.tests_touched = sorted(toolbox.tests_touched | shell.tests_touched)
 

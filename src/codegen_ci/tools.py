@@ -242,9 +242,8 @@ class Toolbox:
     def _writable(self, user_path: str) -> Path:
         path = self.worktree.resolve(user_path, for_write=True)
         rel = self.worktree.relative(path)
-        if is_test_path(rel):
-            if self.protect_tests:
-                raise PathRefused("test files and test configuration are protected for this run")
+        if self.protect_tests and is_test_path(rel):
+            raise PathRefused("test files and test configuration are protected for this run")
         return path
 
     def _wrote(self, path: Path) -> None:
@@ -283,7 +282,7 @@ def list_tree(root: Path, repo: Path, limit: int) -> list[str]:
 
 
 def iter_files(root: Path) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         out.extend(Path(dirpath) / n for n in sorted(filenames))
@@ -310,4 +309,3 @@ def _schema(name: str, model: type[BaseModel]) -> dict[str, Any]:
         "type": "function",
         "function": {"name": name, "description": description, "parameters": params},
     }
-
