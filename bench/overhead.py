@@ -71,6 +71,8 @@ def harness_overhead(steps: int = 200, repeats: int = 1) -> dict[str, Any]:
         "early_steps": early,
         "early_ratio": round(_mean_ms(harness[:early]) / _mean_ms(bare[:early]), 3),
         "early_cpu_ratio": round(_mean_ms(harness_cpu[:early]) / _mean_ms(bare_cpu[:early]), 3),
+        "early_harness_cpu_ms": round(_mean_ms(harness_cpu[:early]), 3),
+        "early_bare_cpu_ms": round(_mean_ms(bare_cpu[:early]), 3),
         "last_request_messages": len(last_request["messages"]),
         "sdk_create_cpu_ms": round(create_ms, 2),
         "sdk_post_cpu_ms": round(post_ms, 2),

@@ -106,7 +106,7 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
     if report.tests_touched:
         parts.append(
             "⚠️ **Test files or test configuration were edited:** "
-            + ", ".join(f"`{escape_md(p, 120)}`" for p in report.tests_touched)
+            + ", ".join(code_span(p) for p in report.tests_touched)
         )
     if report.refusals:
         parts.append(f"🛡️ {len(report.refusals)} tool call(s) refused for safety (see report).")
