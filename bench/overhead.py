@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from bench.common import (
     run_codegen,
     stamped,
 )
+from bench.sdk_costs import round_trip_ms, sdk_request_cpu_ms
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, Step, call
 
 TARGET_RATIO = 1.5
@@ -151,44 +151,6 @@ def _bare_steps(
                 text = "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, 1))
                 messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": text})
     return _intervals(wall), _intervals(cpu)
-
-
-def round_trip_ms(server_class: type[ScriptedModelServer], requests: int) -> float:
-    """Median milliseconds of a minimal chat completion against `server_class`."""
-    import openai
-
-    times = []
-    with server_class() as server:
-        client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
-        for _ in range(requests + 1):  # the first one opens the connection
-            started = time.perf_counter()
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-            times.append(time.perf_counter() - started)
-    return median(times[1:]) * 1e3
-
-
-def sdk_request_cpu_ms(request: dict[str, Any], runs: int) -> tuple[float, float]:
-    """CPU milliseconds per request of the same body through `chat.completions.create` (which
-    walks every message against the SDK's TypedDicts first) and through `client.post` (which
-    sends the body as it is); both parse the answer into a `ChatCompletion`."""
-    import openai
-    from openai.types.chat import ChatCompletion
-
-    body = {k: request[k] for k in ("model", "messages", "tools", "temperature") if k in request}
-    with NoDelayServer() as server:
-        client = openai.OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0)
-        calls: dict[str, Callable[[], object]] = {
-            "create": lambda: client.chat.completions.create(**body),
-            "post": lambda: client.post("/chat/completions", body=body, cast_to=ChatCompletion),
-        }
-        cpu = {}
-        for name, send in calls.items():
-            send()
-            started = time.process_time()
-            for _ in range(runs):
-                send()
-            cpu[name] = (time.process_time() - started) / runs * 1e3
-    return cpu["create"], cpu["post"]
 
 
 def _path_argument(arguments: str) -> str:

@@ -13,12 +13,14 @@ from typing import Any
 from bench.common import median
 
 PYTHON = sys.executable
-CODEGEN = str(Path(PYTHON).with_name("codegen-ci"))
+# The installed console script beside this interpreter; `python -m` when there is none.
+_SCRIPT = Path(PYTHON).with_name("codegen-ci")
+CODEGEN = [str(_SCRIPT)] if _SCRIPT.is_file() else [PYTHON, "-m", "codegen_ci"]
 LAZY_CHECK = "import codegen_ci.cli, sys; print('openai' in sys.modules, 'github' in sys.modules)"
 
 
 def startup(runs: int = 10) -> dict[str, Any]:
-    help_s = _median_seconds([CODEGEN, "--help"], runs)
+    help_s = _median_seconds([*CODEGEN, "--help"], runs)
     openai_s = _median_seconds([PYTHON, "-c", "import openai"], runs)
     bare_s = _median_seconds([PYTHON, "-c", "pass"], runs)
     loaded = _run([PYTHON, "-c", LAZY_CHECK]).split()

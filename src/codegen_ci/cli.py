@@ -168,5 +168,16 @@ def init(**kwargs: Any) -> None:
     _invoke(init_command, **kwargs)
 
 
+# Commands that run a model's shell commands; they re-execute without secrets in their
+# start-up environment (see secret_env).
+MODEL_COMMANDS = {"run", "resume", "batch", "action"}
+
+
 def main() -> None:
+    from codegen_ci import secret_env
+
+    secret_env.restore_secrets()
+    args = sys.argv[1:]
+    if args and args[0] in MODEL_COMMANDS and "--help" not in args and "-h" not in args:
+        secret_env.reexec_without_secrets(args)
     cli(prog_name="codegen-ci")

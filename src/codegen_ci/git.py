@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from codegen_ci.errors import GitError, InputError
+from codegen_ci.safe_env import is_hard_denied, is_secret_name
 
 # Our calls never run the repository's hooks or ask for credentials; fsmonitor and other
 # config-driven helpers are switched off because the repository's config is not ours to trust.
@@ -29,7 +30,15 @@ BOT_EMAIL = "codegen-ci@users.noreply.github.com"
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    # Git needs none of our secrets (a push gets its token on its own command line), and a
+    # process's environment is readable by other processes of the same user.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GIT_")
+        and not is_hard_denied(k)
+        and (k == "SSH_AUTH_SOCK" or not is_secret_name(k))
+    }
     env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="", LC_ALL="C")
     env.setdefault("GIT_AUTHOR_NAME", BOT_NAME)
     env.setdefault("GIT_AUTHOR_EMAIL", BOT_EMAIL)

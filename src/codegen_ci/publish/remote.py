@@ -13,6 +13,7 @@ from pathlib import Path
 
 from codegen_ci import git
 from codegen_ci.errors import GitError
+from codegen_ci.redact import REDACTOR
 
 _EXTRAHEADER = r"^http\..*\.extraheader$"
 _INCLUDES = r"^include(if\..*)?\.path$"
@@ -22,6 +23,8 @@ def strip_checkout_credentials(root: Path) -> list[str]:
     """Remove credential headers (and config includes carrying them) from the local config;
     returns the names of the entries removed."""
     removed: list[str] = []
+    for line in _config_lines(root, _EXTRAHEADER):
+        _register_header(line.partition(" ")[2])
     for name in _config_names(root, _EXTRAHEADER):
         git.git(["config", "--local", "--unset-all", name], root, check=False)
         removed.append(name)
@@ -37,6 +40,20 @@ def strip_checkout_credentials(root: Path) -> list[str]:
             git.git(["config", "--local", "--unset-all", name], root, check=False)
             removed.append(name)
     return removed
+
+
+def _register_header(value: str) -> None:
+    """Mask the header and the token inside it, whatever token the job was given."""
+    REDACTOR.add_secret(value)
+    scheme, _, credential = value.partition(":")[2].strip().partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credential, validate=True).decode("utf-8", "replace")
+        except ValueError:
+            return
+        REDACTOR.add_secret(decoded.partition(":")[2])
+    elif credential:
+        REDACTOR.add_secret(credential)
 
 
 def _config_lines(root: Path, pattern: str) -> list[str]:

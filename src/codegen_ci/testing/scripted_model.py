@@ -113,6 +113,7 @@ class ScriptedModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # small JSON answers must not wait ~40 ms for an ACK
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
