@@ -198,7 +198,7 @@ def test_summary_of_a_failed_run() -> None:
     assert "[logs and artifacts](<https://github.com/octo/hello/actions/runs/9>)" in md
     assert "| 1 | lint: `ruff check .` → exit 0<br>test: `pytest -k 'a\\|b'` → exit 1 |" in md
     assert "3 passed, 2 failed, 0 errors, 0 skipped" in md
-    assert "test: `pytest` → timed out<br>test: `npm test` → not run" in md
+    assert "test: `pytest` → timed out<br>test: `npm test` → skipped" in md
     assert "### Failing in round 2" in md
     assert "| `tests/test_x.py::test_pipe[a\\|b]` | assert 1 == 2 |" in md
     assert "… and 7 more (see report.json)." in md

@@ -49,8 +49,7 @@ class Progress:
         self.status(f"round {self.round}: {kind}: {command}")
 
     def command_finished(self, result: CommandResult) -> None:
-        state = "timed out" if result.timed_out else f"exit {result.exit_code}"
-        self.line(f"  {result.kind}: {result.command} -> {state} ({result.duration_s:.1f}s)")
+        self.line(f"  {result.kind}: {result.command} -> {result.state} ({result.duration_s:.1f}s)")
 
     def status(self, text: str) -> None:
         """Transient status; plain logs show only lines that matter."""

@@ -23,6 +23,13 @@ class CommandResult(BaseModel):
     targeted: bool = Field(default=False, description="Re-ran only the previously failing tests.")
     skipped: bool = Field(default=False, description="Not run (e.g. tests after a lint failure).")
 
+    @property
+    def state(self) -> str:
+        """`exit N`, `timed out` or `skipped`, as every report view shows it."""
+        if self.skipped:
+            return "skipped"
+        return "timed out" if self.timed_out else f"exit {self.exit_code}"
+
 
 class TestTotals(BaseModel):
     __test__ = False  # not a pytest class

@@ -37,7 +37,7 @@ def reexec_without_secrets(argv: Sequence[str]) -> None:
     env[SECRETS_FD] = str(read_end)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "codegen_ci", *argv], env)
+    os.execve(sys.executable, [sys.executable, "-m", "codegen_ci", *argv], env)  # noqa: S606
 
 
 def restore_secrets() -> None:

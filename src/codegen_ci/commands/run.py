@@ -214,10 +214,7 @@ def show_dry_run(report: Report, out: Path) -> int:
     if rnd:
         click.echo("Validation on the untouched code:")
         for c in rnd.commands:
-            state = (
-                "skipped" if c.skipped else ("timed out" if c.timed_out else f"exit {c.exit_code}")
-            )
-            click.echo(f"  {c.kind}: {c.command} -> {state} ({c.duration_s:.1f}s)")
+            click.echo(f"  {c.kind}: {c.command} -> {c.state} ({c.duration_s:.1f}s)")
         t = rnd.tests
         click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
                    f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip

@@ -155,7 +155,7 @@ def summary_markdown(report: Report, *, run_url: str | None) -> str:
         parts += ["", f"**Error:** {escape_cell(report.error)}"]
     if report.rounds:
         parts += ["", "### Rounds", "", "| Round | Commands | Tests |", "|---|---|---|"]
-        parts += [f"| {r.iteration} | {_commands(r)} | {_totals(r)} |" for r in report.rounds]
+        parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
         parts += _failures(report.rounds[-1])
     if report.files_changed:
         parts += ["", "### Files changed", ""]
@@ -183,15 +183,11 @@ def _facts(report: Report, run_url: str | None) -> list[tuple[str, str]]:
     return [(key, value) for key, value in facts if value]
 
 
-def _commands(round_: Round) -> str:
+def commands_cell(round_: Round) -> str:
+    """A round's commands and their results, for one markdown table cell."""
     shown = []
     for c in round_.commands:
-        if c.skipped:
-            result = "not run"
-        elif c.timed_out:
-            result = "timed out"
-        else:
-            result = f"exit {c.exit_code}"
+        result = c.state
         focus = " (failing tests only)" if c.targeted else ""
         shown.append(f"{c.kind}: {code_span(c.command)} → {result}{focus}")
     return "<br>".join(shown) or "—"

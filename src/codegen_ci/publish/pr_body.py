@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from codegen_ci.publish.actions import code_span
+from codegen_ci.publish.actions import code_span, commands_cell
 from codegen_ci.report import Report, Round
 
 MARKER = "<!-- codegen-ci -->"
@@ -37,12 +37,7 @@ def rounds_table(rounds: list[Round]) -> str:
         "|---|---|---|---|---|",
     ]
     for rnd in rounds:
-        commands = "<br>".join(
-            code_span(c.command if len(c.command) <= 80 else c.command[:79] + "…")
-            + " → "
-            + ("skipped" if c.skipped else "timed out" if c.timed_out else f"exit {c.exit_code}")
-            for c in rnd.commands
-        )
+        commands = commands_cell(rnd)
         t = rnd.tests
         rows.append(
             f"| {rnd.iteration} | {commands} | {t.passed}/{t.total} | {t.failed} | {t.errors} |"

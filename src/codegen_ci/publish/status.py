@@ -90,8 +90,7 @@ class StatusProgress(Progress):
     def command_finished(self, result: CommandResult) -> None:
         super().command_finished(result)
         if result.kind == "test":
-            state = "timed out" if result.timed_out else f"exit {result.exit_code}"
-            self.last_tests = f"tests {code_span(result.command)} → {state}"
+            self.last_tests = f"tests {code_span(result.command)} → {result.state}"
 
     def _update(self) -> None:
         now = time.monotonic()

@@ -264,6 +264,7 @@ def _error(status: int, message: str, **extra: Json) -> Reply:
 def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # small JSON answers must not wait for a delayed ACK
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
