@@ -363,11 +363,6 @@ def test_pre_commit_hook_validates_specs_and_repo_config() -> None:
 # --- the container's entrypoint as a process -----------------------------------------------
 
 
-@pytest.mark.xfail(
-    not (ROOT / "src" / "codegen_ci" / "commands" / "action.py").exists(),
-    reason="action command pending",
-    strict=False,
-)
 def test_entrypoint_ignores_an_unhandled_event_with_a_notice(tmp_path: Path) -> None:
     payload = FIXTURES / "github-events/octokit-webhooks/api.github.com/push/payload.json"
     if not payload.is_file():
@@ -408,3 +403,36 @@ def test_entrypoint_ignores_an_unhandled_event_with_a_notice(tmp_path: Path) -> 
     assert result.returncode == 0, combined
     assert "::notice" in combined
     assert "Traceback" not in combined
+    written = set(re.findall(r"^([a-z-]+)<<", output.read_text(), flags=re.M))
+    assert written == set(load(ROOT / "action.yml")["outputs"])  # every output, even here
+
+
+class _RecordingEnv(dict[str, str]):
+    """An environment that remembers every name the code looked up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+
+def test_the_code_reads_exactly_the_inputs_action_yml_declares() -> None:
+    from codegen_ci.settings import ActionSettings
+
+    env = _RecordingEnv()
+    ActionSettings.from_env(env)
+    read = {
+        k[len("INPUT_") :].lower().replace("_", "-") for k in env.asked if k.startswith("INPUT_")
+    }
+    assert read == set(load(ROOT / "action.yml")["inputs"])
