@@ -1,15 +1,21 @@
-"""JUnit ids -> pytest node ids, proven against real pytest: the targeted command re-runs
-exactly the tests that failed (classes, nested classes, parametrized ids, nested packages)."""
+"""JUnit ids -> pytest tests, proven against real pytest: the `codegen_first` plugin runs
+exactly the tests that failed first and stops after them (or deselects the rest), and the
+targeted command re-runs exactly them (classes, nested classes, parametrized ids, nested
+packages)."""
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from codegen_ci import codegen_first, pytest_first
 from codegen_ci.junit import JUnitResult, parse_file
+from codegen_ci.pytest_first import FirstStatus, Mode
 from codegen_ci.pytest_ids import junitxml_arg, mentions_pytest, node_id, targeted_command
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -56,6 +62,36 @@ def junit_of(command: str, cwd: Path, name: str) -> JUnitResult:
     result = parse_file(report)
     assert not result.problems, result.problems
     return result
+
+
+# Runs pytest where codegen_ci cannot be imported, as in a repository's own virtualenv.
+WITHOUT_CODEGEN_CI = """\
+import sys
+
+
+class NoCodegenCi:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "codegen_ci":
+            raise ImportError("codegen_ci is not installed here")
+        return None
+
+
+sys.meta_path.insert(0, NoCodegenCi())
+import pytest
+
+raise SystemExit(pytest.main())
+"""
+
+
+def with_plugin(
+    command: str, cwd: Path, ids: list[str], mode: Mode = "first"
+) -> tuple[JUnitResult, FirstStatus, subprocess.CompletedProcess[str]]:
+    """Run `command` with the plugin given `ids`: its JUnit, the plugin's status, the process."""
+    env, status = pytest_first.prepare(os.environ, ids, cwd.parent / "out", "t", mode)
+    report = cwd.parent / "first.xml"
+    proc = subprocess.run(f"{command} --junitxml={report}", shell=True, cwd=cwd, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    return parse_file(report), pytest_first.read_status(status), proc
 
 
 @pytest.fixture
@@ -152,3 +188,69 @@ def test_spotting_pytest_and_its_own_junitxml() -> None:
     assert junitxml_arg("pytest --junitxml=reports/j.xml tests") == "reports/j.xml"
     assert junitxml_arg("pytest --junit-xml out.xml") == "out.xml"
     assert junitxml_arg("pytest -q") is None
+
+
+def test_plugin_runs_the_failing_tests_first_and_stops_when_one_still_fails(
+    project: Path,
+) -> None:
+    failing = [c.id for c in junit_of(f"{PYTEST} tests", project, "full.xml").failing()]
+
+    junit, status, proc = with_plugin(f"{PYTEST} tests", project, failing)
+
+    assert sorted(c.id for c in junit.cases) == sorted(failing)  # the 4 passing never ran
+    assert proc.returncode == 1 and codegen_first.STOP_MESSAGE in proc.stdout
+    assert status == FirstStatus(loaded=True, matched=6, stopped=True)
+
+
+def test_plugin_goes_on_through_the_suite_when_they_pass(project: Path) -> None:
+    fixed = ["tests.unit.pkg.test_deep::test_plain_ok",
+             "tests.unit.pkg.test_deep.TestOuter::test_param[ok]"]  # fmt: skip
+
+    junit, status, proc = with_plugin(f"{PYTEST} tests", project, fixed)
+
+    assert sorted(c.id for c in junit.cases[:2]) == sorted(fixed)  # in collection order
+    assert junit.totals().total == 10 and proc.returncode == 1  # the others still fail
+    assert status == FirstStatus(loaded=True, matched=2, stopped=False)
+
+
+def test_plugin_only_mode_deselects_the_rest(project: Path) -> None:
+    ids = ["tests.unit.pkg.test_deep.TestOuter.TestInner::test_deep",
+           "tests.unit.pkg.test_deep.TestOuter::test_param[1::2]",
+           "tests.integration.test_api::test_in_package_ok", "tests.gone::test_x"]  # fmt: skip
+
+    junit, status, proc = with_plugin(f"{PYTEST} tests", project, ids, mode="only")
+
+    assert sorted(c.id for c in junit.cases) == sorted(ids[:3])
+    assert "7 deselected" in proc.stdout
+    assert status == FirstStatus(loaded=True, matched=3, stopped=False)
+
+
+def test_plugin_works_where_codegen_ci_cannot_be_imported(project: Path) -> None:
+    runner = project.parent / "runner.py"
+    runner.write_text(WITHOUT_CODEGEN_CI)
+    command = f"{sys.executable} {runner} -q -p no:cacheprovider tests"
+    failing = ["tests.integration.test_api::test_in_package"]
+
+    junit, status, proc = with_plugin(command, project, failing)
+
+    assert [c.id for c in junit.cases] == failing, proc.stdout + proc.stderr
+    assert status.stopped
+    source = Path(codegen_first.__file__).read_text()
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert {name.split(".")[0] for name in imported} <= {
+        "__future__", "collections", "json", "os", "re", "typing", "pytest", "_pytest"
+    }  # fmt: skip
+
+
+def test_plugin_is_used_for_pytest_commands_without_xdist() -> None:
+    assert pytest_first.applies("python -m pytest -q tests")
+    assert pytest_first.applies("cd sub && pytest")  # the plugin rides on the environment
+    assert not pytest_first.applies("pytest -n 2 tests")
+    assert not pytest_first.applies("pytest -nauto tests")
+    assert not pytest_first.applies("pytest --dist=loadfile -n4")
+    assert not pytest_first.applies("make test")

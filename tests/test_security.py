@@ -145,7 +145,7 @@ def test_secrets_in_env_and_git_config_never_leave(
 
     results = "\n".join(tool_results(model_server))
     # controls: the dumps reached the model, the command saw what passthrough allows, and
-    # the parent's environment was readable: only redaction stands between it and the model
+    # the parent's environment was readable (it holds no secret: see test_secret_env.py)
     assert f"PLAIN_CANARY={plain}" in results
     assert hashlib.sha256(passed.encode()).hexdigest() in results  # passthrough: seen
     assert "PROC-ENV-READABLE" in results
@@ -155,7 +155,6 @@ def test_secrets_in_env_and_git_config_never_leave(
     for where, text in [("model", model_traffic(model_server)), ("GitHub", github),
                         ("logs", logs)]:  # fmt: skip
         assert_no_leak(text, where, openai_key, gh_token, service, passed, stray)
-    # the task's own text is kept in run.json (for resume): see the xfail test below
     assert_no_leak(output_files(out), "output dir", openai_key, gh_token, passed, stray)
 
 

@@ -49,9 +49,14 @@ def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
     assert code == 0, output
     assert (report["status"], report["iterations"]) == ("success", 2)
     first, second = commands(report, 1), commands(report, 2)
-    assert [(c["targeted"], c["exit_code"]) for c in first] == [(False, 1)]
-    assert [(c["targeted"], c["exit_code"]) for c in second] == [(True, 0), (False, 0)]
-    assert second[0]["command"].endswith("tests/test_version.py::test_bump_minor_resets_patch")
+    assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in first] == [
+        (False, False, 1)
+    ]
+    # round 2 is one pytest process: the previously failing test, then the rest of the suite
+    assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in second] == [
+        (False, True, 0)
+    ]
+    assert second[0]["command"] == PYTEST
     assert full_suite_runs(report) == 2
     assert [f["id"] for f in report["rounds"][0]["failures"]] == [BUG_ID]
     assert report["rounds"][0]["tests"] == {"total": 3, "passed": 2, "failed": 1, "errors": 0,
@@ -64,9 +69,55 @@ def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
     assert str(sample_repo.tmp) not in message
     # every JUnit report is copied into the output directory (pytest got --junitxml there)
     copies = sorted((out / "junit").glob("*.xml"))
-    assert len(copies) == 3
-    assert parse_files(copies).totals().total == 3 + 1 + 3
+    assert [p.name for p in copies] == ["round-1-01-test.xml", "round-2-02-test.xml"]
+    round_2 = parse_files(copies[1:])
+    assert round_2.cases[0].id == BUG_ID and round_2.totals().passed == 3
+    assert (out / "pytest_plugin" / "codegen_first.py").is_file()
     assert sample_repo.git("worktree", "list").count("\n") == 1  # baseline tree removed
+
+
+def test_a_round_whose_failing_test_still_fails_stops_after_it(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(edit(FIXED_LINE_OLD, WRONG_LINE), Reply("First try."),
+                  edit(WRONG_LINE, WRONG_LINE.replace("* 1", "+ 0")), Reply("Second try."),
+                  edit(WRONG_LINE.replace("* 1", "+ 0"), FIXED_LINE_NEW))  # fmt: skip
+
+    code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 0, output
+    assert report["iterations"] == 3
+    [second] = commands(report, 2)
+    assert (second["targeted"], second["failing_first"], second["exit_code"]) == (True, True, 1)
+    # totals count only what ran: the previously failing test
+    assert report["rounds"][1]["tests"] == {"total": 1, "passed": 0, "failed": 1, "errors": 0,
+                                            "skipped": 0}  # fmt: skip
+    assert "previously failing tests still fail" in (out / "logs" / "round-2-02-test.log"
+                                                     ).read_text()  # fmt: skip
+    [third] = commands(report, 3)
+    assert (third["targeted"], third["failing_first"], third["exit_code"]) == (False, True, 0)
+    assert report["rounds"][2]["tests"]["passed"] == 3
+    _, second_message = reflections(model_env)
+    assert "Tests (only the previously failing tests were re-run): 1 total" in second_message
+    assert "[only the previously failing tests]" in second_message
+
+
+def test_pytest_that_cannot_load_the_plugin_falls_back_to_rewritten_commands(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    isolated = PYTEST.replace(" -m pytest", " -I -m pytest")  # -I: PYTHONPATH is ignored
+    model_env.add(edit(FIXED_LINE_OLD, WRONG_LINE), Reply("First try."),
+                  edit(WRONG_LINE, FIXED_LINE_NEW), Reply("Fixed."))  # fmt: skip
+    spec = sample_repo.write_spec(validation={"test": [isolated]})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 0, output
+    second = commands(report, 2)
+    assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in second] == [
+        (True, False, 0), (False, False, 0)
+    ]  # fmt: skip
+    assert second[0]["command"].endswith("tests/test_version.py::test_bump_minor_resets_patch")
 
 
 def test_a_model_that_repeats_itself_is_stopped_as_stuck(
@@ -82,9 +133,11 @@ def test_a_model_that_repeats_itself_is_stopped_as_stuck(
     assert "stuck" in output and f"FAIL {BUG_ID}" in output
     assert [f["id"] for f in report["rounds"][-1]["failures"]] == [BUG_ID]
     assert len(model_env.tool_requests) == 3
-    # one full suite; rounds 2 and 3 re-ran only the failing test
+    # one full suite; rounds 2 and 3 ran the failing test first and stopped after it
     assert full_suite_runs(report) == 1
-    assert [c["targeted"] for c in commands(report, 2) + commands(report, 3)] == [True, True]
+    later = commands(report, 2) + commands(report, 3)
+    assert [(c["targeted"], c["failing_first"]) for c in later] == [(True, True), (True, True)]
+    assert [r["tests"]["total"] for r in report["rounds"]] == [3, 1, 1]
 
 
 @pytest.mark.parametrize(
@@ -168,7 +221,7 @@ def test_a_failing_command_without_junit_is_reflected_by_head_and_tail(
     command = f"{sys.executable} check.py"
     spec = sample_repo.write_spec(validation={"test": [command]}, limits={"max_iterations": 2})
 
-    code, _, _, report = run_cli(sample_repo, spec)
+    code, _, out, report = run_cli(sample_repo, spec)
 
     assert code == 1
     [only] = report["rounds"][0]["failures"]
@@ -180,6 +233,10 @@ def test_a_failing_command_without_junit_is_reflected_by_head_and_tail(
     assert "characters cut" in message and len(message) < MAX_MESSAGE_CHARS
     assert "check starting in <repo>" in message and str(sample_repo.tmp) not in message
     assert "took <duration>" in message and "took 0.93s" not in message
+    # not pytest: round 2 runs the command as it is
+    [again] = commands(report, 2)
+    assert (again["command"], again["targeted"], again["failing_first"]) == (command, False, False)
+    assert not (out / "pytest_plugin").exists()
 
 
 def test_reflection_stays_bounded_for_hundreds_of_failures(

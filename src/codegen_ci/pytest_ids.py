@@ -4,6 +4,10 @@ pytest's JUnit ids look like `tests.unit.test_version.TestBump::test_minor[3.4-x
 (`classname::name`, the classname being the module's dotted path plus any classes); pytest
 wants node ids like `tests/unit/test_version.py::TestBump::test_minor[3.4-x]`. A JUnit id is
 mapped by finding the longest dotted prefix of the classname that is a file in the repository.
+
+Validation prefers the `codegen_first` plugin (pytest_first.py), which needs no rewriting;
+`targeted_command` is its fallback (the plugin refused, xdist on the command line) and what
+the baseline re-runs on the base commit.
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ class CommandResult(BaseModel):
     timed_out: bool = False
     output_path: str | None = Field(default=None, description="Full output, in the output dir.")
     targeted: bool = Field(default=False, description="Re-ran only the previously failing tests.")
+    failing_first: bool = Field(
+        default=False,
+        description="Ran the previously failing tests first (pytest plugin); also `targeted` "
+        "when one still failed and the rest of the suite was not run.",
+    )
     skipped: bool = Field(default=False, description="Not run (e.g. tests after a lint failure).")
 
     @property

@@ -3,10 +3,14 @@
 A round runs `setup` (until it has passed once), then every `lint` command, then `test`; a
 lint failure skips the tests. Success means every command exited 0.
 
-Targeted re-runs: when the last round that ran tests had failing tests and the test command
-is one plain pytest invocation, the round first re-runs only those tests. If some still fail,
-that is the round's answer; only when they pass (or the re-run proves nothing, e.g. the agent
-renamed a test) does the full suite run. So a run pays the full suite about twice.
+Targeted re-runs: when the last round that ran tests had failing tests and there is one test
+command, which runs pytest, the round runs it with the `codegen_first` plugin
+(pytest_first.py): the previously failing tests run first, and if one still fails the session
+stops there; that is the round's answer, at the price of those tests (`targeted` in the
+report). When they pass, the same process goes on through the full suite. So a run pays the
+full suite about twice, and each round one pytest start-up. Where the plugin cannot be loaded
+(or the command runs xdist), the command is rewritten to the failing node ids instead
+(pytest_ids.py), and the full suite runs after it only when they pass.
 
 JUnit: without `junit` globs, test commands get `--junitxml` (through PYTEST_ADDOPTS) to a
 file in the output directory; with globs, or when the command passes `--junitxml` itself,
@@ -23,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from codegen_ci import pytest_ids
+from codegen_ci import pytest_first, pytest_ids
 from codegen_ci.junit import JUnitResult, parse_files
 from codegen_ci.proc import ProcResult, run_shell
+from codegen_ci.pytest_first import FirstStatus
 from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.spec import Validation
 from codegen_ci.untrusted import strip_ansi
@@ -111,6 +116,7 @@ class Validator:
     excerpt_chars: int = 6000
     setup_done: bool = False
     targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
+    plugin_usable: bool = True  # False once pytest could not load codegen_first
     _seq: int = 0
 
     def run_round(self, iteration: int, previous: RoundOutcome | None = None) -> RoundOutcome:
@@ -140,21 +146,31 @@ class Validator:
         return outcome.finish()
 
     def _tests(self, outcome: RoundOutcome) -> None:
-        targeted = None
-        if self.targets and len(self.validation.test) == 1:
-            targeted = pytest_ids.targeted_command(
-                self.validation.test[0], self.targets, self.worktree.path
-            )
-        if targeted:
-            result, junit = self._run(targeted, "test", outcome, targeted=True)
-            if junit.failing() or result.timed_out:
-                self._take(outcome, targeted, result, junit)
-                self.targets = outcome.failing_ids()
-                return
-        for command in self.validation.test:
-            result, junit = self._run(command, "test", outcome)
-            self._take(outcome, command, result, junit)
+        if not self._targeted(outcome):
+            for command in self.validation.test:
+                result, junit = self._run(command, "test", outcome)
+                self._take(outcome, command, result, junit)
         self.targets = outcome.failing_ids()
+
+    def _targeted(self, outcome: RoundOutcome) -> bool:
+        """Start from the previously failing tests; True when that answered the round."""
+        if not self.targets or len(self.validation.test) != 1:
+            return False
+        command = self.validation.test[0]
+        if self.plugin_usable and pytest_first.applies(command):
+            result, junit = self._run(command, "test", outcome, first=self.targets)
+            if self.plugin_usable:
+                self._take(outcome, command, result, junit)
+                return True
+            outcome.round.commands.pop()  # the plugin was refused: that run proves nothing
+        targeted = pytest_ids.targeted_command(command, self.targets, self.worktree.path)
+        if not targeted:
+            return False
+        result, junit = self._run(targeted, "test", outcome, targeted=True)
+        if junit.failing() or result.timed_out:
+            self._take(outcome, targeted, result, junit)
+            return True
+        return False
 
     def _take(self, outcome: RoundOutcome, command: str, result: ProcResult,
               junit: JUnitResult) -> None:  # fmt: skip
@@ -168,17 +184,18 @@ class Validator:
         return FailedCommand(command, kind, result.excerpt(self.excerpt_chars), explained)
 
     def _run(self, command: str, kind: CommandKind, outcome: RoundOutcome, *,
-             targeted: bool = False) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
-        """Run one command, record it in the round, and parse the JUnit it wrote (tests)."""
+             targeted: bool = False, first: list[str] | None = None,
+             ) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
+        """Run one command, record it in the round, and parse the JUnit it wrote (tests).
+        `first`: failing ids to run first, through the pytest plugin."""
         self._seq += 1
         tag = f"round-{outcome.round.iteration}-{self._seq:02d}-{kind}"
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
+        status = FirstStatus()
         if kind == "test":
-            result, junit = run_test_command(command, self.worktree.path, self.env,
-                                             self.validation, self.output_dir / "junit", tag,
-                                             log)  # fmt: skip
+            result, junit, status = self._test_command(command, tag, log, first)
         else:
             result, junit = run_shell(command, cwd=self.worktree.path, env=self.env,
                                       timeout=self.validation.timeout,
@@ -186,10 +203,23 @@ class Validator:
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
         record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
-                               output_path=str(log), targeted=targeted)  # fmt: skip
+                               output_path=str(log), targeted=targeted or status.stopped,
+                               failing_first=status.matched > 0)  # fmt: skip
         outcome.round.commands.append(record)
         self.observer.command_finished(record)
         return result, junit
+
+    def _test_command(self, command: str, tag: str, log: Path, first: list[str] | None
+                      ) -> tuple[ProcResult, JUnitResult, FirstStatus]:  # fmt: skip
+        env, status_file = dict(self.env), None
+        if first:
+            env, status_file = pytest_first.prepare(self.env, first, self.output_dir, tag)
+        result, junit = run_test_command(command, self.worktree.path, env, self.validation,
+                                         self.output_dir / "junit", tag, log)  # fmt: skip
+        status = pytest_first.read_status(status_file) if status_file else FirstStatus()
+        if status_file and pytest_first.failed_to_load(status, result.excerpt(4000)):
+            self.plugin_usable = False
+        return result, junit, status
 
 
 def lint_errors(output: str) -> list[str]:

@@ -1,0 +1,163 @@
+"""JSON shapes of the GitHub double: the subset of GitHub's fields PyGithub and our publisher read."""
+
+from __future__ import annotations
+
+import urllib.parse
+import zlib
+from typing import TYPE_CHECKING
+
+from codegen_ci.testing.github_state import DOCS, Issue, Json, Reply, Repo
+
+if TYPE_CHECKING:
+    from codegen_ci.testing.github_double import GitHubDouble
+
+
+def error(status: int, message: str, **extra: Json) -> Reply:
+    body = {"message": message, "documentation_url": DOCS, "status": str(status), **extra}
+    return status, body, {}
+
+
+
+
+STAMP = "2024-05-01T12:00:00Z"
+
+
+def num(name: str) -> int:
+    """A stable numeric id for a name (hash() is salted per process)."""
+    return zlib.crc32(name.encode()) % 10**8
+
+
+def user(d: GitHubDouble, login: str) -> Json:
+    return {
+        "login": login,
+        "id": num(login),
+        "node_id": f"U_{login}",
+        "type": d.users.get(login, "User"),
+        "site_admin": False,
+        "url": f"{d.url}/users/{urllib.parse.quote(login)}",
+        "html_url": f"{d.server_url}/{login}",
+    }
+
+
+def repo(d: GitHubDouble, repo: Repo) -> Json:
+    owner, name = repo.full_name.split("/")
+    return {
+        "id": num(repo.full_name),
+        "node_id": f"R_{repo.full_name}",
+        "name": name,
+        "full_name": repo.full_name,
+        "owner": {**user(d, owner), "type": d.users.get(owner, "Organization")},
+        "private": repo.private,
+        "fork": repo.fork,
+        "default_branch": repo.default_branch,
+        "url": f"{d.url}/repos/{repo.full_name}",
+        "html_url": f"{d.server_url}/{repo.full_name}",
+        "clone_url": f"{d.server_url}/{repo.full_name}.git",
+    }
+
+
+def labels(d: GitHubDouble, names: list[str]) -> Json:
+    base = f"{d.url}/repos/{d.repo.full_name}/labels"
+    return [{"id": num(n), "name": n, "color": "ededed", "url": f"{base}/{n}"} for n in names]
+
+
+def issue(d: GitHubDouble, issue: Issue) -> Json:
+    api = f"{d.url}/repos/{d.repo.full_name}"
+    kind = "pull" if issue.pull else "issues"
+    data = {
+        "id": issue.number * 7919,
+        "node_id": f"I_{issue.number}",
+        "number": issue.number,
+        "title": issue.title,
+        "body": issue.body,
+        "user": user(d, issue.user),
+        "state": issue.state,
+        "labels": labels(d, issue.labels),
+        "comments": sum(c.issue_number == issue.number for c in d.comments.values()),
+        "url": f"{api}/issues/{issue.number}",
+        "repository_url": api,
+        "comments_url": f"{api}/issues/{issue.number}/comments",
+        "html_url": f"{d.server_url}/{d.repo.full_name}/{kind}/{issue.number}",
+        "created_at": STAMP,
+        "updated_at": STAMP,
+    }
+    if issue.pull:
+        data["pull_request"] = {
+            "url": f"{api}/pulls/{issue.number}",
+            "html_url": data["html_url"],
+        }
+    return data
+
+
+def comment(d: GitHubDouble, comment: Comment) -> Json:
+    api = f"{d.url}/repos/{d.repo.full_name}"
+    issue = d.issues[comment.issue_number]
+    kind = "pull" if issue.pull else "issues"
+    return {
+        "id": comment.id,
+        "node_id": f"IC_{comment.id}",
+        "body": comment.body,
+        "user": user(d, comment.user),
+        "url": f"{api}/issues/comments/{comment.id}",
+        "issue_url": f"{api}/issues/{comment.issue_number}",
+        "html_url": f"{d.server_url}/{d.repo.full_name}/{kind}/{issue.number}"
+        f"#issuecomment-{comment.id}",
+        "created_at": STAMP,
+        "updated_at": STAMP,
+    }
+
+
+def branch(d: GitHubDouble, ref: str, sha: str, repo_name: str | None) -> Json:
+    repo = d.repos.get(repo_name or "")
+    owner = (repo_name or "ghost/x").split("/")[0]
+    return {
+        "label": f"{owner}:{ref}",
+        "ref": ref,
+        "sha": sha,
+        "user": user(d, owner),
+        "repo": repo(d, repo) if repo else None,
+    }
+
+
+def pull(d: GitHubDouble, issue: Issue) -> Json:
+    assert issue.pull is not None
+    pull = issue.pull
+    api = f"{d.url}/repos/{d.repo.full_name}"
+    return {
+        "id": issue.number * 104729,
+        "node_id": f"PR_{issue.number}",
+        "number": issue.number,
+        "state": issue.state,
+        "title": issue.title,
+        "body": issue.body,
+        "draft": pull.draft,
+        "merged": False,
+        "user": user(d, issue.user),
+        "labels": labels(d, issue.labels),
+        "url": f"{api}/pulls/{issue.number}",
+        "issue_url": f"{api}/issues/{issue.number}",
+        "html_url": f"{d.server_url}/{d.repo.full_name}/pull/{issue.number}",
+        "head": branch(d, pull.head_ref, pull.head_sha, pull.head_repo),
+        "base": branch(d, pull.base_ref, "1" * 40, d.repo.full_name),
+        "requested_reviewers": [user(d, r) for r in pull.reviewers],
+        "requested_teams": [{"slug": t, "name": t} for t in pull.team_reviewers],
+        "created_at": STAMP,
+        "updated_at": STAMP,
+    }
+
+
+def page(d: GitHubDouble, path: str, query: dict[str, str], items: list[Json]) -> Reply:
+    """One page of a list with GitHub's Link header, which PaginatedList follows."""
+    per_page = min(int(query.get("per_page", 30)), 100)
+    page = int(query.get("page", 1))
+    last = max(1, -(-len(items) // per_page))
+    links = []
+    for rel, number in (("next", page + 1), ("last", last)):
+        if page < last:
+            params = urllib.parse.urlencode({**query, "page": number, "per_page": per_page})
+            links.append(f'<{d.url}{path}?{params}>; rel="{rel}"')
+    headers = {"Link": ", ".join(links)} if links else {}
+    return 200, items[(page - 1) * per_page : page * per_page], headers
+
+
+# -- route handlers: (double, path arguments, query, json body) -> reply -------------------
