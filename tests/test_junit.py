@@ -12,13 +12,8 @@ from typing import Any
 
 import pytest
 
-from codegen_ci.junit import (
-    JUnitResult,
-    parse_file,
-    parse_files,
-    render_text,
-    summary_json,
-)
+from codegen_ci.junit import JUnitResult, parse_file, parse_files
+from codegen_ci.junit_render import render_text, summary_json
 from codegen_ci.report import Failure, TestTotals
 
 CORPUS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "junit"

@@ -5,12 +5,8 @@ through defusedxml (no DTDs, no entities, no external references; an entity bomb
 file is refused at its `<!DOCTYPE>`), capped in size, and every way a file can be broken
 becomes a `problem` string ("path: message"), never an exception.
 
-Counting rule (CONTRACT.md): each `<testcase>` element is one case, judged by its worst child
-(error > failure > skipped > passed). Surefire/nextest rerun records (`flakyFailure`,
-`rerunFailure`, `flakyError`, `rerunError`) only mark a case as flaky; a case whose only
-failure records are those passed in the end. One addition: an `<error>`/`<failure>` placed
-directly in a `<testsuite>` (Ant/Jenkins: a class that failed to set up) is a case of its
-own, named after the suite, so a suite that never ran its tests cannot look green.
+How a `<testcase>` is judged is in junit_cases; finding the failure's location in
+junit_locate; rendering results in junit_render.
 
 junitparser supplies the element model (tags, attribute parsing). Its own loaders are not
 used: they read the file with an unhardened parser and build the whole tree, while a report
@@ -20,43 +16,30 @@ handed to junitparser and then dropped from memory.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any
 from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree as safe_etree
 from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
-from junitparser import Error, Failure, Skipped, TestCase, TestSuite
-from junitparser.xunit2 import FlakyError, FlakyFailure, RerunError, RerunFailure
+from junitparser import TestCase, TestSuite
 
+from codegen_ci.junit_cases import JUnitCase, case_of, local_tag, suite_cases
 from codegen_ci.report import Failure as ReportFailure
 from codegen_ci.report import TestTotals
 
-Outcome = Literal["passed", "failure", "error", "skipped"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "JUnitCase",
+    "JUnitResult",
+    "parse_file",
+    "parse_files",
+]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 _ROOT_TAGS = frozenset({"testsuites", "testsuite"})
-_RANK: dict[str, int] = {Skipped._tag: 1, Failure._tag: 2, Error._tag: 3}
-_OUTCOMES: tuple[Outcome, ...] = ("passed", "skipped", "failure", "error")  # index: rank
-_SUITE_RESULTS = frozenset({Failure._tag, Error._tag})
-_RERUN_TAGS = frozenset(t._tag for t in (FlakyFailure, FlakyError, RerunFailure, RerunError))
-
-
-@dataclass(frozen=True, slots=True)
-class JUnitCase:
-    id: str
-    name: str
-    classname: str
-    file: str | None
-    line: int | None
-    outcome: Outcome
-    message: str
-    details: str
-    time: float | None
-    flaky: bool
 
 
 @dataclass
@@ -180,184 +163,16 @@ def _iter_cases(source: _CappedReader) -> Iterator[JUnitCase]:
     )
     root: Element | None = None
     for _, root in events:
-        tag = _local(root.tag)
+        tag = local_tag(root.tag)
         if tag == TestCase._tag:
-            yield _case(root)
+            yield case_of(root)
             root.clear()  # keeps memory flat on large reports
         elif tag == TestSuite._tag:
-            yield from _suite_cases(root)
+            yield from suite_cases(root)
     # The root closes last; a non-JUnit file is rejected as a whole, so rejecting it only
     # here costs nothing but time on a file that was wrong anyway.
-    if root is None or _local(root.tag) not in _ROOT_TAGS:
-        found = "nothing" if root is None else f"<{_local(root.tag)}>"
+    if root is None or local_tag(root.tag) not in _ROOT_TAGS:
+        found = "nothing" if root is None else f"<{local_tag(root.tag)}>"
         raise _NotJUnit(
             f"not a JUnit report: the root element is {found}, expected <testsuites> or <testsuite>"
         )
-
-
-def _local(tag: str) -> str:
-    """Tag without an XML namespace (a few generators put JUnit in one)."""
-    return tag.rpartition("}")[2] if "}" in tag else tag
-
-
-def _case(elem: Element) -> JUnitCase:
-    model = TestCase.fromelem(elem)  # type: ignore[no-untyped-call]  # junitparser: untyped
-    name: str = model.name or ""
-    classname: str = model.classname or ""
-    worst: Element | None = None
-    rank, flaky = 0, False
-    for child in elem:
-        tag = _local(child.tag)
-        child_rank = _RANK.get(tag, 0)
-        if child_rank > rank:
-            worst, rank = child, child_rank
-        elif tag in _RERUN_TAGS:
-            flaky = True
-    message, details = _texts(worst)
-    file, line = elem.get("file") or None, _to_int(elem.get("line"))
-    if rank >= _RANK[Failure._tag]:
-        file, line = _locate(file, line, details or message)
-    return JUnitCase(
-        id=_case_id(name, classname),
-        name=name,
-        classname=classname,
-        file=file,
-        line=line,
-        outcome=_OUTCOMES[rank],
-        message=message,
-        details=details,
-        time=_time(model),
-        flaky=flaky,
-    )
-
-
-def _suite_cases(suite: Element) -> Iterator[JUnitCase]:
-    """Ant/Jenkins style: a class that failed to set up reports its error on the suite
-    itself, outside any testcase. Counting it keeps a broken suite from looking green."""
-    for child in suite:
-        if _local(child.tag) in _SUITE_RESULTS:
-            yield _suite_case(suite, child)
-
-
-def _suite_case(suite: Element, result: Element) -> JUnitCase:
-    name = suite.get("name") or ""
-    message, details = _texts(result)
-    file, line = _locate(suite.get("file"), None, details or message)
-    outcome: Outcome = "error" if _local(result.tag) == Error._tag else "failure"
-    return JUnitCase(
-        id=name,
-        name=name,
-        classname="",
-        file=file,
-        line=line,
-        outcome=outcome,
-        message=message,
-        details=details,
-        time=None,
-        flaky=False,
-    )
-
-
-def _case_id(name: str, classname: str) -> str:
-    """`classname::name`; just one of them when the other is missing or repeats it."""
-    if classname and name and classname != name:
-        return f"{classname}::{name}"
-    return name or classname
-
-
-def _texts(result: Element | None) -> tuple[str, str]:
-    if result is None:
-        return "", ""
-    details = "".join(result.itertext())  # CDATA and text alike; nested markup flattened
-    message = result.get("message") or ""
-    if not message:
-        message = next((ln.strip() for ln in details.splitlines() if ln.strip()), "")
-    return message, details
-
-
-def _time(model: TestCase) -> float | None:
-    try:
-        value = model.time
-    except ValueError:  # e.g. time="1.2s" or a locale-formatted number
-        return None
-    return float(value) if value is not None else None
-
-
-def _to_int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-# Where a failure happened, as runners print it: pytest/go "path.py:12: ...", Python
-# 'File "path.py", line 12', jest "(path/x.test.js:12:5)" or "at path/x.ts:12:5". Java
-# frames name only a file's basename, which would mislead more than help: not matched.
-_LOCATION = re.compile(
-    r'^[ \t]*([^\s:()"\']+\.[A-Za-z]\w*):(\d+):'
-    r'|File "([^"]+)", line (\d+)'
-    r"|(?:\(|at )([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+",
-    re.MULTILINE,
-)
-_SCAN_CHARS = 8192
-_LIBRARY_PARTS = ("site-packages", "node_modules", "dist-packages", "<")
-
-
-def _locate(file: str | None, line: int | None, text: str) -> tuple[str | None, int | None]:
-    """The innermost traceback location in the case's own file (or, without a `file`
-    attribute, in project code); the attributes when the text names none."""
-    found: list[tuple[str, int]] = []
-    # The innermost frames are at the end; a megabyte of captured output need not be scanned.
-    for match in _LOCATION.finditer(text, max(0, len(text) - _SCAN_CHARS)):
-        last = match.lastindex or 2  # each alternative ends with (path)(line)
-        found.append((match[last - 1], int(match[last])))
-    if file is not None:
-        same = [ln for path, ln in found if path.endswith(file) or file.endswith(path)]
-        return file, same[-1] if same else line
-    ours = [loc for loc in found if not any(part in loc[0] for part in _LIBRARY_PARTS)]
-    if ours or found:
-        return (ours or found)[-1]
-    return None, line
-
-
-def summary_json(result: JUnitResult) -> dict[str, Any]:
-    """The CONTRACT shape of `codegen-ci junit --json`, plus the list of parse problems."""
-    totals = result.totals()
-    return {
-        **totals.model_dump(),
-        "failures": [
-            {"id": c.id, "message": c.message, "file": c.file, "line": c.line}
-            for c in result.failing()
-        ],
-        "problems": list(result.problems),
-    }
-
-
-def render_text(result: JUnitResult, *, max_failures: int = 20) -> str:
-    """What a person (or the reflection prompt) reads: totals, the first `max_failures`
-    failing cases with the tail of their details, then the files that could not be parsed."""
-    t = result.totals()
-    lines = [
-        f"{t.total} tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
-        f"{t.skipped} skipped ({len(result.files)} file{'s' if len(result.files) != 1 else ''})"
-    ]
-    failing = result.failing()
-    for case in failing[:max_failures]:
-        where = f" ({case.file}:{case.line})" if case.file and case.line else ""
-        lines.append(f"{case.outcome.upper()} {case.id}{where}: {case.message}".rstrip())
-        lines.extend(f"    {ln}" for ln in _tail(case.details))
-    if len(failing) > max_failures:
-        lines.append(f"... and {len(failing) - max_failures} more failing tests")
-    if result.problems:
-        lines.append("Problems:")
-        lines.extend(f"  {problem}" for problem in result.problems)
-    return "\n".join(lines)
-
-
-def _tail(details: str, max_lines: int = 25, max_width: int = 300) -> list[str]:
-    """The end of a traceback is where the failure is; long lines are cut."""
-    lines = details.strip("\n").splitlines()
-    cut = lines[-max_lines:]
-    if len(lines) > max_lines:
-        cut.insert(0, f"[... {len(lines) - max_lines} lines omitted]")
-    return [ln if len(ln) <= max_width else ln[:max_width] + " [...]" for ln in cut]

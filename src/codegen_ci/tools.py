@@ -1,23 +1,32 @@
 """The six tools the model works through. Names and argument names are fixed by CONTRACT.md;
-the JSON schemas are derived from the pydantic argument models. Every error (bad path,
-malformed arguments, unknown tool, no match) is returned as the tool's result text: a tool
-call never ends the run.
+the JSON schemas are derived from the pydantic argument models (tools_schema). Every error
+(bad path, malformed arguments, unknown tool, no match) is returned as the tool's result
+text: a tool call never ends the run.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from codegen_ci.report import Refusal
+from codegen_ci.tools_files import closest, iter_files, list_tree
+from codegen_ci.tools_schema import (
+    EditFileArgs,
+    ListFilesArgs,
+    ReadFileArgs,
+    RunCommandArgs,
+    SearchFilesArgs,
+    ToolArgs,
+    WriteFileArgs,
+    function_schema,
+)
 from codegen_ci.workspace import PathRefused, Worktree, is_test_path
 
 MAX_READ_LINES = 400
@@ -25,56 +34,6 @@ MAX_READ_CHARS = 24_000
 MAX_FILE_BYTES = 2_000_000
 MAX_LIST_ENTRIES = 400
 MAX_SEARCH_HITS = 80
-SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-             ".pytest_cache", ".ruff_cache", "dist", "build", ".nox", ".hypothesis"}  # fmt: skip
-
-
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ListFilesArgs(_Args):
-    """List files and directories under a path of the repository (recursive, bounded)."""
-
-    path: str = Field(default=".", description="Directory relative to the repository root.")
-
-
-class ReadFileArgs(_Args):
-    """Read a text file; lines come numbered as `N<TAB>text` (the number is not file content).
-    Large files come in windows: pass start_line/end_line to read more."""
-
-    path: str = Field(description="File path relative to the repository root.")
-    start_line: int | None = Field(default=None, ge=1, description="First line (1-based).")
-    end_line: int | None = Field(default=None, ge=1, description="Last line (inclusive).")
-
-
-class WriteFileArgs(_Args):
-    """Create or overwrite a whole file."""
-
-    path: str = Field(description="File path relative to the repository root.")
-    content: str = Field(description="The complete new file content.")
-
-
-class EditFileArgs(_Args):
-    """Replace one exact, unique occurrence of old_text with new_text."""
-
-    path: str = Field(description="File path relative to the repository root.")
-    old_text: str = Field(description="Exact text to replace; must occur exactly once.")
-    new_text: str = Field(description="Replacement text.")
-
-
-class SearchFilesArgs(_Args):
-    """Search file contents with a regular expression (Python syntax)."""
-
-    pattern: str = Field(description="Regular expression.")
-    path: str | None = Field(default=None, description="Directory or file to search in.")
-
-
-class RunCommandArgs(_Args):
-    """Run a shell command in the repository root (no network assumptions, bounded time);
-    returns the exit code and the head and tail of the output."""
-
-    command: str = Field(description="Shell command.")
 
 
 class ToolError(Exception):
@@ -96,7 +55,7 @@ class Toolbox:
     calls: int = 0
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [_schema(name, model) for name, (model, _) in self._table().items()]
+        return [function_schema(name, model) for name, (model, _) in self._table().items()]
 
     def call(self, name: str, raw_arguments: str) -> str:
         """Run one tool call; never raises for anything the model did."""
@@ -131,7 +90,7 @@ class Toolbox:
         except OSError as exc:
             return f"Error: {exc.strerror or exc}."
 
-    def _table(self) -> dict[str, tuple[type[_Args], Callable[[Any], str]]]:
+    def _table(self) -> dict[str, tuple[type[ToolArgs], Callable[[Any], str]]]:
         return {
             "list_files": (ListFilesArgs, self.list_files),
             "read_file": (ReadFileArgs, self.read_file),
@@ -189,7 +148,9 @@ class Toolbox:
             raise ToolError("old_text is empty")
         count = text.count(args.old_text)
         if count == 0:
-            raise ToolError("old_text not found in " + args.path + ".\n" + closest(text, args))
+            raise ToolError(
+                "old_text not found in " + args.path + ".\n" + closest(text, args.old_text)
+            )
         if count > 1:
             starts = [m.start() for m in re.finditer(re.escape(args.old_text), text)]
             lines = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts[:10])
@@ -253,59 +214,8 @@ class Toolbox:
             self.tests_touched.add(rel)
 
 
-def closest(text: str, args: EditFileArgs) -> str:
-    """The lines of `text` most like `old_text`, numbered, so the model can correct itself."""
-    lines = text.splitlines()
-    want = args.old_text.splitlines() or [args.old_text]
-    size = max(1, len(want))
-    best, best_at = 0.0, 0
-    for i in range(max(1, len(lines) - size + 1)):
-        ratio = difflib.SequenceMatcher(None, "\n".join(lines[i : i + size]), args.old_text)
-        score = ratio.quick_ratio() and ratio.ratio()
-        if score > best:
-            best, best_at = score, i
-    lo, hi = max(0, best_at - 2), min(len(lines), best_at + size + 2)
-    shown = "\n".join(f"{n + 1}\t{lines[n]}" for n in range(lo, hi))
-    return f"Closest lines ({best:.0%} similar; copy text exactly, without line numbers):\n{shown}"
-
-
-def list_tree(root: Path, repo: Path, limit: int) -> list[str]:
-    entries: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        base = Path(dirpath)
-        for name in sorted(filenames):
-            entries.append((base / name).relative_to(repo).as_posix())
-            if len(entries) >= limit:
-                return [*entries, f"[stopped after {limit} entries; list a subdirectory]"]
-    return entries
-
-
-def iter_files(root: Path) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        out.extend(Path(dirpath) / n for n in sorted(filenames))
-    return out
-
-
 def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise ToolError(f"'{path.name}' looks binary")
     return data.decode("utf-8", errors="replace")
-
-
-def _schema(name: str, model: type[BaseModel]) -> dict[str, Any]:
-    params = model.model_json_schema()
-    params.pop("title", None)
-    for prop in params.get("properties", {}).values():
-        prop.pop("title", None)
-        if "anyOf" in prop:  # `int | None` -> a plain optional integer, which all servers accept
-            kinds = [a for a in prop.pop("anyOf") if a.get("type") != "null"]
-            prop.update(kinds[0])
-    description = " ".join((model.__doc__ or "").split())
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": params},
-    }

@@ -4,28 +4,24 @@ The payload is the source of truth: an edit made after the triggering delivery i
 Permission checks through the API are the caller's job; this module only refuses what the
 payload alone settles (bots not in `allowed-bots`, the tool's own comments).
 
-Settings in an issue or comment: a fenced block whose info string is `yaml codegen` (or
-`yml codegen`) always holds spec fields (everything except `task`); a plain ```` ```yaml ````
-block counts only when every top-level key is a spec field, so a YAML snippet quoted in a bug
-report stays part of the task. Such blocks only count when written by the actor who triggered
-the run, since they choose the commands that run.
+Settings blocks in an issue or comment are read by `settings_blocks`; only those written by
+the actor who triggered the run count, since they choose the commands that run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-
-from codegen_ci.errors import InputError, SpecError, SpecProblem
-from codegen_ci.settings import ActionSettings, bot_key
-from codegen_ci.spec import RepoConfig, deep_merge, parse_layer_text
+from codegen_ci.errors import InputError
+from codegen_ci.settings import bot_key
+from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
+from codegen_ci.sources.markdown import find_trigger
+from codegen_ci.sources.settings_blocks import split_settings
+from codegen_ci.spec import deep_merge
 from codegen_ci.untrusted import clean_untrusted, fence
 
 MARKER = "<!-- codegen-ci"
@@ -33,44 +29,6 @@ ACTIONS_BOT = "github-actions[bot]"
 TITLE_MAX = 72
 
 __all__ = ["EventTask", "Ignore", "TriggerRules", "decide", "find_trigger", "load_event"]
-
-
-@dataclass(frozen=True)
-class EventTask:
-    kind: Literal["issue", "issue_comment", "pr_comment", "dispatch"]
-    task: str
-    title: str
-    issue_number: int | None
-    pr_number: int | None
-    comment_id: int | None
-    actor: str
-    actor_type: str
-    spec_overrides: dict[str, Any]
-    spec_path: str | None
-    delivery_key: str
-    notices: tuple[str, ...] = ()  # things the caller should print as notices
-
-
-@dataclass(frozen=True)
-class Ignore:
-    notice: str
-
-
-@dataclass(frozen=True)
-class TriggerRules:
-    phrase: str = "/codegen"
-    label: str = "codegen"
-    allowed_bots: frozenset[str] = frozenset()  # as `bot_key` normalises them
-    self_logins: frozenset[str] = frozenset()  # besides github-actions[bot]
-    task_input: str | None = None  # the action's `task`, when a dispatch payload has none
-    spec_input: str | None = None
-
-    @classmethod
-    def from_settings(cls, s: ActionSettings, *, self_logins: Iterable[str] = ()) -> TriggerRules:
-        return cls(
-            s.trigger_phrase, s.trigger_label, s.allowed_bots,
-            frozenset(bot_key(x) for x in self_logins), s.task, s.spec,
-        )  # fmt: skip
 
 
 def load_event(path: Path | None) -> dict[str, Any]:
@@ -83,67 +41,6 @@ def load_event(path: Path | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(f"event payload {path} is not a JSON object")
     return data
-
-
-def find_trigger(body: str, phrase: str) -> str | None:
-    """The instruction after `phrase` at the start of a line, or None when no line has it.
-
-    Only prose counts: lines in fenced code (``` or ~~~), in quotes (`> /codegen`) and in HTML
-    comments never trigger; the phrase must end at whitespace (`/codegenx` is not it). The
-    instruction is the rest of that line and everything after it (people write the phrase,
-    then a paragraph); "" when nothing follows, meaning "do what the issue says".
-    """
-    text = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), body.replace("\r\n", "\n"))
-    lines = text.split("\n")
-    in_fence = _fence_lines(lines)
-    start = re.compile(r"[ \t]*" + re.escape(phrase) + r"(?:[ \t]+(.*))?")
-    for i, line in enumerate(lines):
-        match = None if in_fence[i] else start.fullmatch(line)
-        if match:
-            return "\n".join([match.group(1) or "", *lines[i + 1 :]]).strip()
-    return None
-
-
-@dataclass(frozen=True)
-class _Block:
-    info: str
-    start: int  # index of the opening fence line
-    end: int  # index of the closing fence line (the last line when unclosed)
-    body: str
-
-
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-
-
-def _fenced_blocks(text: str) -> list[_Block]:
-    lines = text.split("\n")
-    blocks: list[_Block] = []
-    opening: tuple[int, str, str] | None = None  # line index, fence, info string
-    for i, line in enumerate(lines):
-        match = _FENCE.fullmatch(line)
-        if opening is None:
-            if match and not (match[1][0] == "`" and "`" in match[2]):
-                opening = (i, match[1], match[2].strip())
-        elif match and match[1][0] == opening[1][0] and len(match[1]) >= len(opening[1]):
-            if match[2].strip():  # a closing fence has no info string
-                continue
-            body = "\n".join(lines[opening[0] + 1 : i])
-            blocks.append(_Block(opening[2], opening[0], i, body))
-            opening = None
-    if opening is not None:
-        body = "\n".join(lines[opening[0] + 1 :])
-        blocks.append(_Block(opening[2], opening[0], len(lines) - 1, body))
-    return blocks
-
-
-def _fence_lines(lines: list[str]) -> list[bool]:
-    """Whether each line belongs to a fenced code block (fence lines included)."""
-    flags = [False] * len(lines)
-    for block in _fenced_blocks("\n".join(lines)):
-        for i in range(block.start, block.end + 1):
-            flags[i] = True
-    return flags
 
 
 def decide(
@@ -253,48 +150,8 @@ def _dispatch(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ig
 def _settings_blocks(
     item: Mapping[str, Any], name: str, actor: str
 ) -> tuple[str, dict[str, Any], tuple[str, ...]]:
-    """Split an issue/comment body into its text and the settings its blocks hold."""
-    text = (item.get("body") or "").replace("\r\n", "\n")
     author, _ = _user(item.get("user")) if item.get("user") else (actor, "")
-    lines = text.split("\n")
-    overrides: dict[str, Any] = {}
-    notices: list[str] = []
-    for block in reversed(_fenced_blocks(text)):  # bottom up, so deleting lines keeps indexes
-        if not _is_settings_block(block.info, block.body):
-            continue
-        del lines[block.start : block.end + 1]
-        if bot_key(author) != bot_key(actor):
-            notices.append(
-                f"ignored the settings block in {name}: written by {author}, not {actor}"
-            )
-            continue
-        layer = _parse_block(clean_untrusted(block.body), name, first_line=block.start + 2)
-        overrides = deep_merge(layer, overrides)
-    return clean_untrusted("\n".join(lines)).strip(), overrides, tuple(notices)
-
-
-def _is_settings_block(info: str, body: str) -> bool:
-    words = info.lower().split()
-    if not words or words[0] not in ("yaml", "yml"):
-        return False
-    if "codegen" in words[1:]:
-        return True
-    try:
-        data = yaml.safe_load(body)
-    except yaml.YAMLError:
-        return False
-    return isinstance(data, dict) and bool(data) and set(data) <= set(RepoConfig.model_fields)
-
-
-def _parse_block(text: str, name: str, *, first_line: int) -> dict[str, Any]:
-    try:
-        return parse_layer_text(text, name, is_spec=False)
-    except SpecError as exc:  # lines count from the block; the user sees the whole body
-        shift = first_line - 1
-        raise SpecError(
-            [SpecProblem(p.file, p.line + shift if p.line else None, p.key, p.message)
-             for p in exc.problems]
-        ) from None  # fmt: skip
+    return split_settings(item.get("body") or "", name, author=author, actor=actor)
 
 
 def _refuse_bot(actor: str, actor_type: str, rules: TriggerRules) -> Ignore | None:

@@ -19,12 +19,25 @@ import json
 import re
 import threading
 import urllib.parse
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from codegen_ci.testing.github_routes import ROUTES
+from codegen_ci.testing.github_shapes import error
+from codegen_ci.testing.github_state import (
+    DOCS,
+    SECONDARY_RATE_LIMIT,
+    Canned,
+    Comment,
+    Issue,
+    Json,
+    Pull,
+    RecordedRequest,
+    Reply,
+    Repo,
+)
+
 
 class GitHubDouble:
     """One base repository (`owner/name`) plus any forks added with `add_fork`."""
@@ -187,7 +200,6 @@ class GitHubDouble:
     def next_id(self) -> int:
         self._ids += 1
         return self._ids
-
 
 
 def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:

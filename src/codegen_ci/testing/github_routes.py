@@ -10,7 +10,6 @@ from codegen_ci.testing.github_state import (
     ACTIONS_FORBIDDEN,
     REACTIONS,
     ROLE_TO_PERMISSION,
-    STAMP,
     Issue,
     Json,
     Pull,
@@ -20,10 +19,13 @@ from codegen_ci.testing.github_state import (
 if TYPE_CHECKING:
     from codegen_ci.testing.github_double import GitHubDouble
 
+Args = list[str]
+Query = dict[str, str]
+
 
 def _get_repo(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     repo = d.repos.get(f"{a[0]}/{a[1]}")
-    return (200, shape.repo(d, repo), {}) if repo else shape.error(404, "Not Found")
+    return (200, shape.repo_json(d, repo), {}) if repo else shape.error(404, "Not Found")
 
 
 def _get_permission(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
@@ -32,11 +34,11 @@ def _get_permission(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
         return shape.error(404, f"{login} is not a user")
     role = d.permissions.get(login, "none")
     permission = ROLE_TO_PERMISSION.get(role, "read" if role != "none" else "none")
-    return 200, {"permission": permission, "role_name": role, "user": shape.user(d, login)}, {}
+    return 200, {"permission": permission, "role_name": role, "user": shape.user_json(d, login)}, {}
 
 
 def _get_user(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
-    return (200, shape.user(d, a[0]), {}) if a[0] in d.users else shape.error(404, "Not Found")
+    return (200, shape.user_json(d, a[0]), {}) if a[0] in d.users else shape.error(404, "Not Found")
 
 
 def _find_issue(d: GitHubDouble, number: str) -> Issue | None:
@@ -45,13 +47,13 @@ def _find_issue(d: GitHubDouble, number: str) -> Issue | None:
 
 def _get_issue(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
-    return (200, shape.issue(d, issue), {}) if issue else shape.error(404, "Not Found")
+    return (200, shape.issue_json(d, issue), {}) if issue else shape.error(404, "Not Found")
 
 
 def _list_comments(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     if not _find_issue(d, a[2]):
         return shape.error(404, "Not Found")
-    found = [shape.comment(d, c) for c in d.comments.values() if c.issue_number == int(a[2])]
+    found = [shape.comment_json(d, c) for c in d.comments.values() if c.issue_number == int(a[2])]
     return shape.page(d, f"/repos/{a[0]}/{a[1]}/issues/{a[2]}/comments", q, found)
 
 
@@ -60,12 +62,12 @@ def _create_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
         return shape.error(404, "Not Found")
     if not isinstance(b.get("body"), str):
         return shape.error(422, 'Invalid request.\n\n"body" wasn\'t supplied.')
-    return 201, shape.comment(d, d.add_comment(int(a[2]), b["body"], d.actor)), {}
+    return 201, shape.comment_json(d, d.add_comment(int(a[2]), b["body"], d.actor)), {}
 
 
 def _get_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     comment = d.comments.get(int(a[2]))
-    return (200, shape.comment(d, comment), {}) if comment else shape.error(404, "Not Found")
+    return (200, shape.comment_json(d, comment), {}) if comment else shape.error(404, "Not Found")
 
 
 def _edit_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
@@ -73,22 +75,26 @@ def _edit_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     if not comment:
         return shape.error(404, "Not Found")
     comment.body = b.get("body", comment.body)
-    return 200, shape.comment(d, comment), {}
+    return 200, shape.comment_json(d, comment), {}
 
 
 def _react(d: GitHubDouble, reactions: list[str], content: Any) -> Reply:
     if content not in REACTIONS:
-        return shape.error(422, "Validation Failed", errors=[{"field": "content", "code": "invalid"}])
+        return shape.error(
+            422, "Validation Failed", errors=[{"field": "content", "code": "invalid"}]
+        )
     status = 200 if content in reactions else 201  # GitHub answers 200 for a repeat
     if status == 201:
         reactions.append(content)
-    reaction = {"id": d.next_id(), "content": content, "user": shape.user(d, d.actor)}
-    return status, {**reaction, "node_id": "RE_1", "created_at": STAMP}, {}
+    reaction = {"id": d.next_id(), "content": content, "user": shape.user_json(d, d.actor)}
+    return status, {**reaction, "node_id": "RE_1", "created_at": shape.STAMP}, {}
 
 
 def _react_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     comment = d.comments.get(int(a[2]))
-    return _react(d, comment.reactions, b.get("content")) if comment else shape.error(404, "Not Found")
+    return (
+        _react(d, comment.reactions, b.get("content")) if comment else shape.error(404, "Not Found")
+    )
 
 
 def _react_issue(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
@@ -102,12 +108,12 @@ def _add_labels(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
         return shape.error(404, "Not Found")
     names = b if isinstance(b, list) else b.get("labels", [])  # GitHub accepts both forms
     issue.labels += [n for n in names if n not in issue.labels]
-    return 200, shape.labels(d, issue.labels), {}
+    return 200, shape.labels_json(d, issue.labels), {}
 
 
 def _list_pulls(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     state = q.get("state", "open")
-    found = [shape.pull(d, i) for i in d.pulls() if state in ("all", i.state)]
+    found = [shape.pull_json(d, i) for i in d.pulls() if state in ("all", i.state)]
     found = [p for p in found if q.get("base", p["base"]["ref"]) == p["base"]["ref"]]
     found = [p for p in found if q.get("head", p["head"]["label"]) == p["head"]["label"]]
     return shape.page(d, f"/repos/{a[0]}/{a[1]}/pulls", q, found)
@@ -123,19 +129,23 @@ def _create_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     owner, _, ref = b["head"].rpartition(":")
     label = f"{owner or d.repo.full_name.split('/')[0]}:{ref}"
     for issue in d.pulls():
-        same_head = shape.pull(d, issue)["head"]["label"] == label
+        same_head = shape.pull_json(d, issue)["head"]["label"] == label
         if issue.state == "open" and same_head and issue.pull and issue.pull.base_ref == b["base"]:
             message = f"A pull request already exists for {label}."
             errors = [{"resource": "PullRequest", "code": "custom", "message": message}]
             return shape.error(422, "Validation Failed", errors=errors)
     issue = d.add_issue(b["title"], b.get("body"), d.actor)
     issue.pull = Pull(ref, b["base"], d._head_repo(owner), draft=bool(b.get("draft")))
-    return 201, shape.pull(d, issue), {}
+    return 201, shape.pull_json(d, issue), {}
 
 
 def _get_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
-    return (200, shape.pull(d, issue), {}) if issue and issue.pull else shape.error(404, "Not Found")
+    return (
+        (200, shape.pull_json(d, issue), {})
+        if issue and issue.pull
+        else shape.error(404, "Not Found")
+    )
 
 
 def _edit_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
@@ -146,7 +156,7 @@ def _edit_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     issue.body = b.get("body", issue.body)
     issue.state = b.get("state", issue.state)
     issue.pull.base_ref = b.get("base", issue.pull.base_ref)
-    return 200, shape.pull(d, issue), {}
+    return 200, shape.pull_json(d, issue), {}
 
 
 def _request_reviewers(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
@@ -162,7 +172,7 @@ def _request_reviewers(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
         )
     issue.pull.reviewers += [r for r in reviewers if r not in issue.pull.reviewers]
     issue.pull.team_reviewers += b.get("team_reviewers", [])
-    return 201, shape.pull(d, issue), {}
+    return 201, shape.pull_json(d, issue), {}
 
 
 _SEG = r"/([^/]+)"

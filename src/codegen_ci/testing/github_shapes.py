@@ -1,4 +1,7 @@
-"""JSON shapes of the GitHub double: the subset of GitHub's fields PyGithub and our publisher read."""
+"""JSON shapes of the GitHub double.
+
+The subset of GitHub's fields PyGithub and our publisher read.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import urllib.parse
 import zlib
 from typing import TYPE_CHECKING
 
-from codegen_ci.testing.github_state import DOCS, Issue, Json, Reply, Repo
+from codegen_ci.testing.github_state import DOCS, Comment, Issue, Json, Reply, Repo
 
 if TYPE_CHECKING:
     from codegen_ci.testing.github_double import GitHubDouble
@@ -17,8 +20,6 @@ def error(status: int, message: str, **extra: Json) -> Reply:
     return status, body, {}
 
 
-
-
 STAMP = "2024-05-01T12:00:00Z"
 
 
@@ -27,7 +28,7 @@ def num(name: str) -> int:
     return zlib.crc32(name.encode()) % 10**8
 
 
-def user(d: GitHubDouble, login: str) -> Json:
+def user_json(d: GitHubDouble, login: str) -> Json:
     return {
         "login": login,
         "id": num(login),
@@ -39,14 +40,14 @@ def user(d: GitHubDouble, login: str) -> Json:
     }
 
 
-def repo(d: GitHubDouble, repo: Repo) -> Json:
+def repo_json(d: GitHubDouble, repo: Repo) -> Json:
     owner, name = repo.full_name.split("/")
     return {
         "id": num(repo.full_name),
         "node_id": f"R_{repo.full_name}",
         "name": name,
         "full_name": repo.full_name,
-        "owner": {**user(d, owner), "type": d.users.get(owner, "Organization")},
+        "owner": {**user_json(d, owner), "type": d.users.get(owner, "Organization")},
         "private": repo.private,
         "fork": repo.fork,
         "default_branch": repo.default_branch,
@@ -56,12 +57,12 @@ def repo(d: GitHubDouble, repo: Repo) -> Json:
     }
 
 
-def labels(d: GitHubDouble, names: list[str]) -> Json:
+def labels_json(d: GitHubDouble, names: list[str]) -> Json:
     base = f"{d.url}/repos/{d.repo.full_name}/labels"
     return [{"id": num(n), "name": n, "color": "ededed", "url": f"{base}/{n}"} for n in names]
 
 
-def issue(d: GitHubDouble, issue: Issue) -> Json:
+def issue_json(d: GitHubDouble, issue: Issue) -> Json:
     api = f"{d.url}/repos/{d.repo.full_name}"
     kind = "pull" if issue.pull else "issues"
     data = {
@@ -70,9 +71,9 @@ def issue(d: GitHubDouble, issue: Issue) -> Json:
         "number": issue.number,
         "title": issue.title,
         "body": issue.body,
-        "user": user(d, issue.user),
+        "user": user_json(d, issue.user),
         "state": issue.state,
-        "labels": labels(d, issue.labels),
+        "labels": labels_json(d, issue.labels),
         "comments": sum(c.issue_number == issue.number for c in d.comments.values()),
         "url": f"{api}/issues/{issue.number}",
         "repository_url": api,
@@ -89,7 +90,7 @@ def issue(d: GitHubDouble, issue: Issue) -> Json:
     return data
 
 
-def comment(d: GitHubDouble, comment: Comment) -> Json:
+def comment_json(d: GitHubDouble, comment: Comment) -> Json:
     api = f"{d.url}/repos/{d.repo.full_name}"
     issue = d.issues[comment.issue_number]
     kind = "pull" if issue.pull else "issues"
@@ -97,7 +98,7 @@ def comment(d: GitHubDouble, comment: Comment) -> Json:
         "id": comment.id,
         "node_id": f"IC_{comment.id}",
         "body": comment.body,
-        "user": user(d, comment.user),
+        "user": user_json(d, comment.user),
         "url": f"{api}/issues/comments/{comment.id}",
         "issue_url": f"{api}/issues/{comment.issue_number}",
         "html_url": f"{d.server_url}/{d.repo.full_name}/{kind}/{issue.number}"
@@ -107,19 +108,19 @@ def comment(d: GitHubDouble, comment: Comment) -> Json:
     }
 
 
-def branch(d: GitHubDouble, ref: str, sha: str, repo_name: str | None) -> Json:
+def branch_json(d: GitHubDouble, ref: str, sha: str, repo_name: str | None) -> Json:
     repo = d.repos.get(repo_name or "")
     owner = (repo_name or "ghost/x").split("/")[0]
     return {
         "label": f"{owner}:{ref}",
         "ref": ref,
         "sha": sha,
-        "user": user(d, owner),
-        "repo": repo(d, repo) if repo else None,
+        "user": user_json(d, owner),
+        "repo": repo_json(d, repo) if repo else None,
     }
 
 
-def pull(d: GitHubDouble, issue: Issue) -> Json:
+def pull_json(d: GitHubDouble, issue: Issue) -> Json:
     assert issue.pull is not None
     pull = issue.pull
     api = f"{d.url}/repos/{d.repo.full_name}"
@@ -132,14 +133,14 @@ def pull(d: GitHubDouble, issue: Issue) -> Json:
         "body": issue.body,
         "draft": pull.draft,
         "merged": False,
-        "user": user(d, issue.user),
-        "labels": labels(d, issue.labels),
+        "user": user_json(d, issue.user),
+        "labels": labels_json(d, issue.labels),
         "url": f"{api}/pulls/{issue.number}",
         "issue_url": f"{api}/issues/{issue.number}",
         "html_url": f"{d.server_url}/{d.repo.full_name}/pull/{issue.number}",
-        "head": branch(d, pull.head_ref, pull.head_sha, pull.head_repo),
-        "base": branch(d, pull.base_ref, "1" * 40, d.repo.full_name),
-        "requested_reviewers": [user(d, r) for r in pull.reviewers],
+        "head": branch_json(d, pull.head_ref, pull.head_sha, pull.head_repo),
+        "base": branch_json(d, pull.base_ref, "1" * 40, d.repo.full_name),
+        "requested_reviewers": [user_json(d, r) for r in pull.reviewers],
         "requested_teams": [{"slug": t, "name": t} for t in pull.team_reviewers],
         "created_at": STAMP,
         "updated_at": STAMP,
@@ -158,6 +159,3 @@ def page(d: GitHubDouble, path: str, query: dict[str, str], items: list[Json]) -
             links.append(f'<{d.url}{path}?{params}>; rel="{rel}"')
     headers = {"Link": ", ".join(links)} if links else {}
     return 200, items[(page - 1) * per_page : page * per_page], headers
-
-
-# -- route handlers: (double, path arguments, query, json body) -> reply -------------------

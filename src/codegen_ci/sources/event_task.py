@@ -1,0 +1,48 @@
+"""What an event decides: a task to run (`EventTask`) or nothing (`Ignore`), and the rules
+it is decided by (`TriggerRules`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from codegen_ci.settings import ActionSettings, bot_key
+
+
+@dataclass(frozen=True)
+class EventTask:
+    kind: Literal["issue", "issue_comment", "pr_comment", "dispatch"]
+    task: str
+    title: str
+    issue_number: int | None
+    pr_number: int | None
+    comment_id: int | None
+    actor: str
+    actor_type: str
+    spec_overrides: dict[str, Any]
+    spec_path: str | None
+    delivery_key: str
+    notices: tuple[str, ...] = ()  # things the caller should print as notices
+
+
+@dataclass(frozen=True)
+class Ignore:
+    notice: str
+
+
+@dataclass(frozen=True)
+class TriggerRules:
+    phrase: str = "/codegen"
+    label: str = "codegen"
+    allowed_bots: frozenset[str] = frozenset()  # as `bot_key` normalises them
+    self_logins: frozenset[str] = frozenset()  # besides github-actions[bot]
+    task_input: str | None = None  # the action's `task`, when a dispatch payload has none
+    spec_input: str | None = None
+
+    @classmethod
+    def from_settings(cls, s: ActionSettings, *, self_logins: Iterable[str] = ()) -> TriggerRules:
+        return cls(
+            s.trigger_phrase, s.trigger_label, s.allowed_bots,
+            frozenset(bot_key(x) for x in self_logins), s.task, s.spec,
+        )  # fmt: skip
