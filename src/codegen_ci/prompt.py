@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci import git
+from codegen_ci.globs import matches
 from codegen_ci.redact import REDACTOR
 from codegen_ci.spec import Spec
 from codegen_ci.untrusted import fence
-from codegen_ci.workspace import Worktree, matches
+from codegen_ci.workspace import Worktree
 
 MAX_CONTEXT_CHARS = 60_000
 MAX_FILE_CHARS = 20_000

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from codegen_ci.globs import is_test_path
 from codegen_ci.report import Refusal
 from codegen_ci.tools_files import closest, iter_files, list_tree
 from codegen_ci.tools_schema import (
@@ -27,7 +28,7 @@ from codegen_ci.tools_schema import (
     WriteFileArgs,
     function_schema,
 )
-from codegen_ci.workspace import PathRefused, Worktree, is_test_path
+from codegen_ci.workspace import PathRefused, Worktree
 
 MAX_READ_LINES = 400
 MAX_READ_CHARS = 24_000

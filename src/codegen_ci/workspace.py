@@ -7,74 +7,19 @@ tracked as artifacts and left out of the commit; so are protected paths, which a
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from codegen_ci import git
 from codegen_ci.errors import GitError
-
-# Caches and reports tools write without being asked; never part of a change.
-ARTIFACT_GLOBS = (
-    "**/__pycache__/**", "*.pyc", ".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**",
-    ".coverage", ".coverage.*", "coverage.xml", "htmlcov/**", ".tox/**", ".nox/**",
-    "*.egg-info/**", "node_modules/**", ".hypothesis/**", "junit*.xml", ".cache/**",
-)  # fmt: skip
-TEST_GLOBS = (
-    "tests/**", "test/**", "**/tests/**", "**/test/**", "**/test_*.py", "**/*_test.py",
-    "**/*_test.go", "**/*.test.[jt]s", "**/*.test.[jt]sx", "**/*.spec.[jt]s", "**/*.spec.[jt]sx",
-    "**/__tests__/**", "conftest.py", "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg",
-    "jest.config.*", "vitest.config.*", "phpunit.xml*", ".coveragerc", "noxfile.py",
-)  # fmt: skip
+from codegen_ci.globs import ARTIFACT_GLOBS, matches
 
 
 class PathRefused(Exception):
     """A path the model may not use; the message says why."""
-
-
-def matches(path: str, globs: Iterable[str]) -> bool:
-    """Glob match with gitignore-like rules: `**/` spans zero or more directories, `*` stays
-    within one, and a pattern without a slash matches the file name at any depth."""
-    name = path.rsplit("/", 1)[-1]
-    for pattern in globs:
-        regex = _glob_regex(pattern)
-        if regex.match(path) or ("/" not in pattern and regex.match(name)):
-            return True
-    return False
-
-
-@functools.lru_cache(maxsize=512)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end].replace("\\", "\\\\")
-            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
-
-
-def is_test_path(path: str) -> bool:
-    return matches(path, TEST_GLOBS)
 
 
 @dataclass

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci.globs import ARTIFACT_GLOBS, is_test_path, matches
 from codegen_ci.proc import run_shell
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Refusal
-from codegen_ci.workspace import ARTIFACT_GLOBS, Worktree, is_test_path, matches
+from codegen_ci.workspace import Worktree
 
 MAX_COMMAND_TIMEOUT_S = 600
 OUTPUT_CHARS = 8000

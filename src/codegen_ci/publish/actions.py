@@ -188,7 +188,13 @@ def commands_cell(round_: Round) -> str:
     shown = []
     for c in round_.commands:
         result = c.state
-        focus = " (failing tests only)" if c.targeted else ""
+        focus = (
+            " (failing tests only)"
+            if c.targeted
+            else " (failing tests first)"
+            if c.failing_first
+            else ""
+        )
         shown.append(f"{c.kind}: {code_span(c.command)} → {result}{focus}")
     return "<br>".join(shown) or "—"
 
