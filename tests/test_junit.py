@@ -427,3 +427,13 @@ def test_a_few_thousand_cases_parse_fast(tmp_path: Path) -> None:
     )
     assert result.failing()[1].line == 14  # innermost frame of its traceback
     assert elapsed < 2.0, f"5000 cases took {elapsed:.2f}s"
+
+
+def test_javascript_stacks_locate_the_innermost_project_frame() -> None:
+    """Node prints the innermost frame first, and its own `internal/` frames last."""
+    failing = parse_file(CORPUS / "dorny-test-reporter" / "jest-junit.xml").failing()
+    where = {c.name: (c.file, c.line) for c in failing}
+    file, line = where["Failing test"]
+    assert file is not None and file.endswith("__tests__\\main.test.js") and line == 10
+    file, line = where["Exception in target unit"]
+    assert file is not None and file.endswith("lib\\main.js") and line == 2

@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 
 from codegen_ci.junit import JUnitResult, parse_files
+from codegen_ci.lint_output import lint_errors
 from codegen_ci.reflection import MAX_MESSAGE_CHARS, reflection_message, trim_traceback
 from codegen_ci.report import CommandResult, Round
-from codegen_ci.validation import FailedCommand, RoundOutcome, lint_errors
+from codegen_ci.round_outcome import FailedCommand, RoundOutcome
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "junit"
 PYTEST_XUNIT = FIXTURES / "dorny-test-reporter" / "python-xunit-pytest.xml"

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from codegen_ci import pytest_first
 from codegen_ci.junit import parse_files
 from codegen_ci.publish.pr_body import pr_body
 from codegen_ci.reflection import MAX_MESSAGE_CHARS
@@ -32,6 +33,8 @@ from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, TEST_VERSION_PY,
 
 WRONG_LINE = "return Version(self.major, self.minor + 1, self.patch * 1)"
 LEGACY_ID = "tests.test_legacy::test_legacy_formatting"
+MAJOR_ID = "tests.test_version::test_bump_major"
+MAJOR_OLD, MAJOR_BROKEN = "Version(self.major + 1, 0, 0)", "Version(self.major + 2, 0, 0)"
 
 
 def edit(old: str, new: str, path: str = VERSION) -> Reply:
@@ -152,7 +155,7 @@ def test_baseline_tells_preexisting_failures_from_new_ones(
     commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
     model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW))
     if break_major:
-        model_env.add(edit("Version(self.major + 1, 0, 0)", "Version(self.major + 2, 0, 0)"))
+        model_env.add(edit(MAJOR_OLD, MAJOR_BROKEN))
     validation = {"test": [PYTEST], "allow_preexisting_failures": allow}
     spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
 
@@ -162,16 +165,50 @@ def test_baseline_tells_preexisting_failures_from_new_ones(
     assert code == (0 if status == "success" else 1)
     assert failure(report, LEGACY_ID)["new"] is False
     if break_major:
-        assert failure(report, "tests.test_version::test_bump_major")["new"] is True
+        assert failure(report, MAJOR_ID)["new"] is True
     else:
         assert [f["id"] for f in report["rounds"][0]["failures"]] == [LEGACY_ID]
     # one targeted run on the base commit, in its own worktree, since removed
     assert len(list((out / "baseline" / "logs").glob("*.log"))) == 1
     on_base = parse_files((out / "baseline" / "junit").glob("*.xml"))
-    expected = {LEGACY_ID, "tests.test_version::test_bump_major"} if break_major else {LEGACY_ID}
+    expected = {LEGACY_ID, MAJOR_ID} if break_major else {LEGACY_ID}
     assert {c.id for c in on_base.cases} == expected
     assert not (out / "baseline" / "tree").exists()
     assert sample_repo.git("worktree", "list").count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "base_runs"),
+    [(f"echo AS-WRITTEN && {PYTEST}", 1), (PYTEST.replace(" -m pytest", " -I -m pytest"), 2)],
+    ids=["unchanged-command", "plugin-refused-rewrites"],
+)
+def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, command: str, base_runs: int
+) -> None:
+    commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
+    model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW), edit(MAJOR_OLD, MAJOR_BROKEN))
+    validation = {"test": [command], "allow_preexisting_failures": True}
+    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
+
+    code, output, out, report = run_cli(sample_repo, spec)
+
+    assert (code, report["status"]) == (1, "failed"), output
+    assert failure(report, LEGACY_ID)["new"] is False
+    assert failure(report, MAJOR_ID)["new"] is True
+    on_base = parse_files((out / "baseline" / "junit").glob("*.xml"))
+    assert {c.id for c in on_base.cases} == {LEGACY_ID, MAJOR_ID}
+    logs = sorted((out / "baseline" / "logs").glob("*.log"))
+    assert len(logs) == base_runs
+    first_log = logs[0].read_text()
+    status = pytest_first.read_status(
+        out / "baseline" / "pytest_plugin" / "baseline-01-status.jsonl"
+    )
+    if base_runs == 1:
+        # the command ran as written (`&&` cannot be rewritten), the plugin deselecting the rest
+        assert "AS-WRITTEN" in first_log and "2 deselected" in first_log
+        assert (status.loaded, status.matched) == (True, 2)
+    else:
+        assert not status.loaded and 'plugin "codegen_first"' in first_log
 
 
 def test_a_run_that_passes_its_first_round_pays_nothing_extra(

@@ -2,9 +2,12 @@
 
 Paid only when a round's tests fail (a run that passes, or fails only setup or lint, runs
 nothing here). The failing tests (ids from JUnit) are re-run once on the base commit in a
-separate detached worktree; without ids, or when they cannot be targeted, the full test
-commands run there instead. Answers are cached for the whole run: each test id is checked at
-most once, and after a full run on the base every id is answered from it.
+separate detached worktree: a single pytest command runs unchanged, with the `codegen_first`
+plugin in `only` mode deselecting every other test (pytest_first.py); where the plugin does
+not apply or pytest refuses it, the command is rewritten to the failing node ids
+(pytest_ids.py). Without ids, or when they cannot be targeted, the full test commands run
+there instead. Answers are cached for the whole run: each test id is checked at most once,
+and after a full run on the base every id is answered from it.
 
 Conservative by design, because `allow_preexisting_failures` turns "pre-existing" into
 success: a test counts as pre-existing only when a JUnit report from the base run shows it
@@ -20,12 +23,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import git, pytest_ids
+from codegen_ci import git, pytest_first, pytest_ids
 from codegen_ci.junit import JUnitResult
+from codegen_ci.junit_capture import run_test_command
 from codegen_ci.proc import ProcResult
+from codegen_ci.round_outcome import RoundOutcome
 from codegen_ci.spec import Validation
-from codegen_ci.validation import RoundOutcome, run_test_command
-from codegen_ci.workspace import attach_worktree
+from codegen_ci.worktrees import attach_worktree
 
 COMMAND_PREFIX = "test: "  # how validation names a failed test command without JUnit
 # `setup` is not run on the base: it may change state the agent's worktree shares (an
@@ -43,6 +47,7 @@ class Baseline:
     suite_failing: set[str] | None = None  # failing ids of a full run on the base, once run
     command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed
     runs: int = 0
+    plugin_usable: bool = True  # False once pytest could not load codegen_first
     _tree: Path | None = None
 
     def classify(self, outcome: RoundOutcome) -> None:
@@ -79,20 +84,31 @@ class Baseline:
         if self.suite_failing is None:
             ids = self._answer_targeted(ids)
             if ids:
-                # Not targetable, or not run (a test the change added makes pytest stop at
-                # the unknown node id): the full suite answers for everything.
+                # Not targetable, or not run (a test the change added: the plugin finds
+                # nothing to run, a rewritten command stops at the unknown node id): the
+                # full suite answers for everything.
                 self._run_suite()
         failing = self.suite_failing or set()
         self.fails_on_base.update({i: i in failing for i in ids})
 
     def _answer_targeted(self, ids: list[str]) -> list[str]:
         """Re-run just `ids` on the base; returns the ids that run did not answer."""
-        command = None
-        if len(self.validation.test) == 1:
-            command = pytest_ids.targeted_command(self.validation.test[0], ids, self._worktree())
-        if not command:
+        if len(self.validation.test) != 1:
             return ids
-        _, junit = self._run(command)
+        command = self.validation.test[0]
+        if self.plugin_usable and pytest_first.applies(command):
+            _, junit = self._run(command, only=ids)
+            if self.plugin_usable:
+                return self._take(ids, junit)
+            # pytest refused the plugin: that run proves nothing
+        targeted = pytest_ids.targeted_command(command, ids, self._worktree())
+        if not targeted:
+            return ids
+        _, junit = self._run(targeted)
+        return self._take(ids, junit)
+
+    def _take(self, ids: list[str], junit: JUnitResult) -> list[str]:
+        """Record what a run of just `ids` answered; returns the ids it did not run."""
         ran = {c.id for c in junit.cases}
         failing = {c.id for c in junit.failing()}
         self.fails_on_base.update({i: i in failing for i in ids if i in ran})
@@ -106,7 +122,8 @@ class Baseline:
             self.command_failed[command] = not result.ok
         self.suite_failing = failing
 
-    def _run(self, command: str) -> tuple[ProcResult, JUnitResult]:
+    def _run(self, command: str, only: list[str] | None = None) -> tuple[ProcResult, JUnitResult]:
+        """Run a test command on the base; `only`: run just these tests, through the plugin."""
         tree = self._worktree()
         self.runs += 1
         tag = f"baseline-{self.runs:02d}"
@@ -116,8 +133,17 @@ class Baseline:
         paths = [str(tree / "src")] if (tree / "src").is_dir() else []
         paths += [str(tree), *filter(None, [env.get("PYTHONPATH")])]
         env["PYTHONPATH"] = os.pathsep.join(paths)
-        return run_test_command(command, tree, env, self.validation, self.work_dir / "junit",
-                                tag, self.work_dir / "logs" / f"{tag}.log")  # fmt: skip
+        status = None
+        if only:
+            env, status = pytest_first.prepare(env, only, self.work_dir, tag, mode="only")
+        result, junit = run_test_command(command, tree, env, self.validation,
+                                         self.work_dir / "junit", tag,
+                                         self.work_dir / "logs" / f"{tag}.log")  # fmt: skip
+        if status and pytest_first.failed_to_load(
+            pytest_first.read_status(status), result.excerpt(4000)
+        ):
+            self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
+        return result, junit
 
     def _worktree(self) -> Path:
         if self._tree is None:

@@ -6,8 +6,8 @@ wants node ids like `tests/unit/test_version.py::TestBump::test_minor[3.4-x]`. A
 mapped by finding the longest dotted prefix of the classname that is a file in the repository.
 
 Validation prefers the `codegen_first` plugin (pytest_first.py), which needs no rewriting;
-`targeted_command` is its fallback (the plugin refused, xdist on the command line) and what
-the baseline re-runs on the base commit.
+`targeted_command` is its fallback (the plugin refused, xdist on the command line), in
+validation and in the baseline's re-runs on the base commit alike.
 """
 
 from __future__ import annotations

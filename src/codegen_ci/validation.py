@@ -12,35 +12,29 @@ full suite about twice, and each round one pytest start-up. Where the plugin can
 (or the command runs xdist), the command is rewritten to the failing node ids instead
 (pytest_ids.py), and the full suite runs after it only when they pass.
 
-JUnit: without `junit` globs, test commands get `--junitxml` (through PYTEST_ADDOPTS) to a
-file in the output directory; with globs, or when the command passes `--junitxml` itself,
-the reports it wrote are copied there. Either way `<output>/junit/` holds every report.
+JUnit: `<output>/junit/` holds every report a test command wrote (junit_capture.py). Lint
+output is read for `path:line: message` errors (lint_output.py); the round's result is a
+`RoundOutcome` (round_outcome.py).
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from codegen_ci import pytest_first, pytest_ids
-from codegen_ci.junit import JUnitResult, parse_files
+from codegen_ci.junit import JUnitResult
+from codegen_ci.junit_capture import run_test_command
+from codegen_ci.lint_output import lint_errors
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.pytest_first import FirstStatus
-from codegen_ci.report import CommandKind, CommandResult, Failure, Round
+from codegen_ci.report import CommandKind, CommandResult, Round
+from codegen_ci.round_outcome import FailedCommand, RoundOutcome
 from codegen_ci.spec import Validation
 from codegen_ci.untrusted import strip_ansi
 from codegen_ci.workspace import Worktree
-
-_PATH = r"(?P<path>[\w./\\~-]+\.\w+)"
-LINT_LINE = re.compile(_PATH + r":(?P<line>\d+)(?::\d+)?:?\s+(?P<msg>\S.*)$")  # flake8, mypy
-LINT_ARROW = re.compile(r"^\s*-->\s*" + _PATH + r":(?P<line>\d+)")  # ruff/rustc full format
-LINT_STYLISH = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?P<msg>(?:error|warning)\s+.+)$")  # eslint
-MAX_LINT_ERRORS = 50
 
 
 class CommandObserver(Protocol):
@@ -54,56 +48,6 @@ class QuietObserver:
 
     def command_finished(self, result: CommandResult) -> None:
         pass
-
-
-@dataclass(frozen=True)
-class FailedCommand:
-    command: str
-    kind: CommandKind
-    output: str  # head and tail of its output
-    explained: bool  # failing JUnit cases or parsed lint errors account for the failure
-
-
-@dataclass
-class RoundOutcome:
-    """A finished round: the report's view, plus what baseline and reflection need."""
-
-    round: Round
-    junit: JUnitResult = field(default_factory=JUnitResult)
-    lint_errors: list[str] = field(default_factory=list)
-    failed: list[FailedCommand] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return self.round.passed
-
-    def signature(self) -> frozenset[str]:
-        """What failed, for the stuck check: test ids, lint errors, and failed commands whose
-        failure neither explains."""
-        sig = {f"test:{test_id}" for test_id in self.failing_ids()}
-        sig |= {f"lint:{e}" for e in self.lint_errors}
-        sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
-        return frozenset(sig)
-
-    def failing_ids(self) -> list[str]:
-        return list(dict.fromkeys(c.id for c in self.junit.failing()))
-
-    def finish(self) -> RoundOutcome:
-        """Fill in the report's view of the round from what was collected."""
-        rnd = self.round
-        rnd.tests = self.junit.totals()
-        rnd.parse_problems = list(self.junit.problems)
-        rnd.failures = [
-            *self.junit.failures(),
-            *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
-            *(
-                Failure(id=f"{f.kind}: {f.command}", message=_last_line(f.output), kind="command")
-                for f in self.failed
-                if not f.explained
-            ),
-        ]
-        rnd.passed = not self.failed
-        return self
 
 
 @dataclass
@@ -220,77 +164,3 @@ class Validator:
         if status_file and pytest_first.failed_to_load(status, result.excerpt(4000)):
             self.plugin_usable = False
         return result, junit, status
-
-
-def lint_errors(output: str) -> list[str]:
-    """Errors as `path:line: message` from the usual linter formats (flake8/ruff concise/mypy/
-    pylint `path:line[:col]: message`, ruff/rustc full `CODE message` + `--> path:line:col`,
-    eslint stylish); empty when none is recognised (the caller then shows the raw output)."""
-    errors: list[str] = []
-    header, current_file = "", ""
-    for raw in output.splitlines():
-        line = raw.rstrip()
-        if arrow := LINT_ARROW.match(line):
-            errors.append(f"{arrow['path']}:{arrow['line']}: {header}")
-        elif flat := LINT_LINE.match(line.strip()):
-            errors.append(f"{flat['path']}:{flat['line']}: {flat['msg'].strip()}")
-        elif (stylish := LINT_STYLISH.match(line)) and current_file:
-            errors.append(f"{current_file}:{stylish['line']}: {' '.join(stylish['msg'].split())}")
-        elif re.fullmatch(_PATH, line):
-            current_file = line
-        elif line.strip() and not line.startswith((" ", "|")):
-            header = line.strip()
-        if len(errors) >= MAX_LINT_ERRORS:
-            break
-    return errors
-
-
-def run_test_command(
-    command: str,
-    cwd: Path,
-    env: Mapping[str, str],
-    validation: Validation,
-    junit_dir: Path,
-    tag: str,
-    log: Path,
-) -> tuple[ProcResult, JUnitResult]:
-    """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`."""
-    env = dict(env)
-    auto = junit_dir / f"{tag}.xml"
-    if not validation.junit:
-        junit_dir.mkdir(parents=True, exist_ok=True)
-        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(auto))}"
-        env["PYTEST_ADDOPTS"] = addopts.strip()
-    before = {p: _stamp(p) for p in _report_candidates(command, cwd, validation.junit)}
-    result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log)
-    written = [
-        p for p in _report_candidates(command, cwd, validation.junit) if _stamp(p) != before.get(p)
-    ]
-    copies = [auto] if auto.is_file() else []
-    for n, path in enumerate(written):
-        copies.append(junit_dir / f"{tag}-{n}-{path.name}")
-        junit_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, copies[-1])
-    return result, parse_files(copies)
-
-
-def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]:
-    """Report files in `root` a command may write: the spec's globs, and a `--junitxml` the
-    command passes itself (a command-line option beats PYTEST_ADDOPTS)."""
-    found = {p for pattern in globs for p in root.glob(pattern)}
-    if explicit := pytest_ids.junitxml_arg(command):
-        found.add(root / explicit)
-    return sorted(p for p in found if not p.is_symlink())
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_mtime_ns, stat.st_size) if path.is_file() else None
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in strip_ansi(text).strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(no output)"

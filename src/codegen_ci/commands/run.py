@@ -26,7 +26,8 @@ from codegen_ci.progress import Progress, make_progress
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Failure, Report
 from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
-from codegen_ci.workspace import Worktree, create_worktree, unique_branch
+from codegen_ci.workspace import Worktree
+from codegen_ci.worktrees import create_worktree, unique_branch
 
 EXIT_FAILED = 1
 

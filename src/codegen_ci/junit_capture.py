@@ -1,0 +1,64 @@
+"""Run a test command and capture the JUnit reports it wrote.
+
+Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to a file in
+the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
+the reports it wrote (new or changed during the run) are copied there.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from codegen_ci import pytest_ids
+from codegen_ci.junit import JUnitResult, parse_files
+from codegen_ci.proc import ProcResult, run_shell
+from codegen_ci.spec import Validation
+
+
+def run_test_command(
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    validation: Validation,
+    junit_dir: Path,
+    tag: str,
+    log: Path,
+) -> tuple[ProcResult, JUnitResult]:
+    """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`."""
+    env = dict(env)
+    auto = junit_dir / f"{tag}.xml"
+    if not validation.junit:
+        junit_dir.mkdir(parents=True, exist_ok=True)
+        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(auto))}"
+        env["PYTEST_ADDOPTS"] = addopts.strip()
+    before = {p: _stamp(p) for p in _report_candidates(command, cwd, validation.junit)}
+    result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log)
+    written = [
+        p for p in _report_candidates(command, cwd, validation.junit) if _stamp(p) != before.get(p)
+    ]
+    copies = [auto] if auto.is_file() else []
+    for n, path in enumerate(written):
+        copies.append(junit_dir / f"{tag}-{n}-{path.name}")
+        junit_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copies[-1])
+    return result, parse_files(copies)
+
+
+def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]:
+    """Report files in `root` a command may write: the spec's globs, and a `--junitxml` the
+    command passes itself (a command-line option beats PYTEST_ADDOPTS)."""
+    found = {p for pattern in globs for p in root.glob(pattern)}
+    if explicit := pytest_ids.junitxml_arg(command):
+        found.add(root / explicit)
+    return sorted(p for p in found if not p.is_symlink())
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if path.is_file() else None
