@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo, sh
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from sample_repo import SampleRepo, sh
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = ROOT.parent / "shared" / "fixtures" / "github-events"
@@ -27,18 +27,6 @@ REPOSITORY = "octo-org/hello"
 TOKEN = "ghs_" + "T0kenForTheActionTests1234567890abcd"
 API_KEY = "sk-test-action-key-0000000000000000000000"
 VERSION = "src/semver/version.py"
-
-
-def fixing_script() -> list[Reply]:
-    return [
-        Reply(tool_calls=[call("read_file", path=VERSION)]),
-        Reply(
-            tool_calls=[
-                call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
-            ]
-        ),
-        Reply("Fixed bump_minor to reset the patch number."),
-    ]
 
 
 def checkout_header(token: str) -> str:

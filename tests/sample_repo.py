@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from codegen_ci.testing.scripted_model import Reply, call
+
 VERSION_PY = '''\
 """Semantic versions."""
 
@@ -57,6 +59,17 @@ def test_bump_minor_resets_patch():
 FIXED_LINE_OLD = "return Version(self.major, self.minor + 1, self.patch)"
 FIXED_LINE_NEW = "return Version(self.major, self.minor + 1, 0)"
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+VERSION_FILE = "src/semver/version.py"
+# The scripted model's correct edit, and a whole turn that reads, fixes and finishes.
+FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
+
+
+def fixing_script() -> list[Reply]:
+    return [
+        Reply(tool_calls=[call("read_file", path=VERSION_FILE)]),
+        Reply(tool_calls=[FIX]),
+        Reply("Fixed bump_minor to reset the patch number."),
+    ]
 
 
 def sh(args: list[str], cwd: Path) -> str:

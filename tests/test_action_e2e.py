@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from action_env import TOKEN, VERSION, ActionWorld, checkout_header, fixing_script, push_branch
+from action_env import TOKEN, VERSION, ActionWorld, checkout_header, push_branch
 from codegen_ci.settings import ActionSettings
 from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.task_spec import resolve_event_spec
 from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo
+from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
 
 ISSUE_BODY = "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0)."
 

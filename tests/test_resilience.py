@@ -22,11 +22,10 @@ from codegen_ci.testing.scripted_model import (
     call,
     error_body,
 )
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
 from test_proc import wait_gone
 
 VERSION = "src/semver/version.py"
-FIX = call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
 
 
 def run_cli(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, Any]]:

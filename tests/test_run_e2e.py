@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo, fixing_script
 
 VERSION = "src/semver/version.py"
 
@@ -20,18 +20,6 @@ def run_cli(repo: SampleRepo, *args: str) -> tuple[int, str, Path]:
         cli, ["run", *args, "--repo", str(repo.path), "--output-dir", str(out)]
     )
     return result.exit_code, result.output, out
-
-
-def fixing_script() -> list[Reply]:
-    return [
-        Reply(tool_calls=[call("read_file", path=VERSION)]),
-        Reply(
-            tool_calls=[
-                call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
-            ]
-        ),
-        Reply("Fixed bump_minor to reset the patch number."),
-    ]
 
 
 def test_run_fixes_bug_and_commits_only_the_edit(

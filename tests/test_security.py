@@ -25,10 +25,9 @@ from click.testing import CliRunner
 from codegen_ci.cli import cli
 from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from sample_repo import FIX, SampleRepo
 
 VERSION = "src/semver/version.py"
-FIX = call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
 
 
 def canary(label: str) -> str:

@@ -15,14 +15,12 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.sources.github_event import EventTask, decide
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from sample_repo import FIX, PYTEST, SampleRepo
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 OCTOKIT = SHARED / "github-events" / "octokit-webhooks" / "api.github.com"
 JUNIT_DATA = Path(__file__).parent / "data" / "junit"
-FIX = call("edit_file", path="src/semver/version.py", old_text=FIXED_LINE_OLD,
-           new_text=FIXED_LINE_NEW)  # fmt: skip
 
 
 def invoke(*args: str) -> tuple[int, str]:

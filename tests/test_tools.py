@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from sample_repo import FIX, FIXED_LINE_OLD, SampleRepo
 from test_run_e2e import VERSION, run_cli
 
 
@@ -33,11 +33,7 @@ def test_tool_errors_are_fed_back_and_the_run_goes_on(
             ]
         ),
         Reply(tool_calls=[call("read_file", path="/etc/passwd")]),
-        Reply(
-            tool_calls=[
-                call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
-            ]
-        ),
+        Reply(tool_calls=[FIX]),
         Reply("done"),
     )
     code, output, out = run_cli(sample_repo, str(sample_repo.write_spec()))
@@ -67,11 +63,7 @@ def test_tools_work_together(sample_repo: SampleRepo, model_env: ScriptedModelSe
                 call("edit_file", path=VERSION, old_text="self.minor", new_text="self.minor")
             ]
         ),
-        Reply(
-            tool_calls=[
-                call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
-            ]
-        ),
+        Reply(tool_calls=[FIX]),
         Reply("done"),
     )
     code, output, out = run_cli(sample_repo, str(sample_repo.write_spec()))
