@@ -18,7 +18,7 @@ GITHUB_REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[\w.-]+/[\w.-]+?)(?:\.g
 def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> None:
     assert report.branch
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
-    git.push(root, report.branch, force_with_lease=True)
+    git.push(root, report.branch, token=token, force_with_lease=True)
     if not open_pr:
         return
     if report.status != "success" and not spec.pr.draft:
