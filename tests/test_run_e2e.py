@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo, fixing_script
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo, fixing_script
 
 VERSION = "src/semver/version.py"
 
@@ -67,3 +67,28 @@ def test_run_fixes_bug_and_commits_only_the_edit(
         "search_files",
         "run_command",
     }
+
+
+def test_files_the_commands_create_stay_out_of_the_commit(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """Reports, caches and whatever else validation writes are artifacts, not the change;
+    a file the model's own command writes is part of it."""
+    head = sample_repo.head()
+    test = PYTEST.replace(" -p no:cacheprovider", "")  # let pytest write .pytest_cache
+    make_reports = "mkdir -p reports && echo data > reports/summary.txt && echo c > .coverage"
+    model_env.add(
+        Reply(tool_calls=[call("run_command", command="echo '# Changelog' > CHANGELOG.md")]),
+        Reply(tool_calls=[FIX]),
+        Reply("done"),
+    )
+    spec = sample_repo.write_spec(validation={"lint": [make_reports], "test": [test]})
+
+    code, output, out = run_cli(sample_repo, str(spec))
+
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert sorted(report["files_changed"]) == ["CHANGELOG.md", VERSION]
+    committed = sample_repo.git("diff", "--name-only", head, report["branch"]).split()
+    assert sorted(committed) == ["CHANGELOG.md", VERSION]
+    assert "reports/summary.txt" in report["artifacts"]  # reported, not committed
