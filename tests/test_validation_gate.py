@@ -360,3 +360,28 @@ def test_hostile_and_broken_junit_become_parse_problems(
     [message] = reflections(model_env)
     assert "JUnit reports that could not be read" in message
     assert report["files_changed"] == []  # the reports are artifacts, never the change
+
+
+def test_a_failing_test_the_change_added_needs_no_full_suite_on_the_base(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The base run of just the failing ids collects the whole base suite: an id it does
+    not know is a test the change added, new by definition, without a second, full run."""
+    new_test = "def test_added_by_the_change():\n    assert 1 == 2\n"
+    model_env.add(
+        edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
+        Reply(tool_calls=[call("write_file", path="tests/test_added.py", content=new_test)]),
+        Reply("done"),
+    )
+    commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
+    spec = sample_repo.write_spec(
+        validation={"test": [PYTEST], "allow_preexisting_failures": True},
+        limits={"max_iterations": 1},
+    )
+
+    code, output, out, report = run_cli(sample_repo, spec)
+
+    assert (code, report["status"]) == (1, "failed"), output
+    assert failure(report, LEGACY_ID)["new"] is False
+    assert failure(report, "tests.test_added::test_added_by_the_change")["new"] is True
+    assert len(list((out / "baseline" / "logs").glob("*.log"))) == 1  # no full-suite run

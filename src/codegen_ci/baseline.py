@@ -84,9 +84,8 @@ class Baseline:
         if self.suite_failing is None:
             ids = self._answer_targeted(ids)
             if ids:
-                # Not targetable, or not run (a test the change added: the plugin finds
-                # nothing to run, a rewritten command stops at the unknown node id): the
-                # full suite answers for everything.
+                # Not targetable, or not run (a rewritten command stops at the node id of a
+                # test the change added): the full suite answers for everything.
                 self._run_suite()
         failing = self.suite_failing or set()
         self.fails_on_base.update({i: i in failing for i in ids})
@@ -97,9 +96,15 @@ class Baseline:
             return ids
         command = self.validation.test[0]
         if self.plugin_usable and pytest_first.applies(command):
-            _, junit = self._run(command, only=ids)
+            result, junit = self._run(command, only=ids)
             if self.plugin_usable:
-                return self._take(ids, junit)
+                missing = self._take(ids, junit)
+                if missing and self._collected_everything(result):
+                    # pytest collected the whole base suite and none of these was in it:
+                    # tests the change added, so they cannot fail on the base.
+                    self.fails_on_base.update(dict.fromkeys(missing, False))
+                    return []
+                return missing
             # pytest refused the plugin: that run proves nothing
         targeted = pytest_ids.targeted_command(command, ids, self._worktree())
         if not targeted:
@@ -113,6 +118,12 @@ class Baseline:
         failing = {c.id for c in junit.failing()}
         self.fails_on_base.update({i: i in failing for i in ids if i in ran})
         return [i for i in ids if i not in ran]
+
+    @staticmethod
+    def _collected_everything(result: ProcResult) -> bool:
+        """A pytest run that ended normally (passed, failed, or nothing selected) collected
+        the whole suite; collection errors end with exit 2, a timeout with none."""
+        return not result.timed_out and result.exit_code in (0, 1, 5)
 
     def _run_suite(self) -> None:
         failing: set[str] = set()
