@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from action_env import TOKEN, VERSION, ActionWorld, checkout_header, push_branch
+from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, push_branch
 from codegen_ci.settings import ActionSettings
 from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.task_spec import resolve_event_spec
@@ -298,3 +298,27 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
     assert spec.limits.max_iterations == 2  # the issue's settings block over the input
     assert spec.model.name == "config-model"  # .codegen.yml over the environment
     assert spec.git.base == commit and spec.task == "Fix it"
+
+
+def test_a_scheduled_matrix_job_runs_its_spec(world: ActionWorld) -> None:
+    """nightly.yml's matrix jobs run under the `schedule` event with the `spec` input."""
+    spec = {"version": 1, "title": "Nightly patch reset", "task": "Reset the patch in bump_minor.",
+            "validation": {"test": [PYTEST]}, "limits": {"max_iterations": 1}}  # fmt: skip
+    world.sample.git("checkout", "-q", "main")
+    (world.sample.path / "specs").mkdir()
+    (world.sample.path / "specs" / "nightly.yaml").write_text(json.dumps(spec))
+    world.sample.git("add", "-A")
+    world.sample.git("commit", "-q", "-m", "nightly spec")
+    world.sample.git("push", "-q", "origin", "main")
+    world.model.add(*fixing_script())
+    payload = json.loads((EVENTS / "azure-sdk-tools-github-event-processor"
+                          / "ScheduledEvent_payload.json").read_text())  # fmt: skip
+
+    skipped = world.run("schedule", payload, env={"GITHUB_ACTOR": "alice"})
+    assert skipped.code == 0 and skipped.outputs["status"] == "skipped", skipped.log
+    result = world.run("schedule", payload, env={"GITHUB_ACTOR": "alice"},
+                       spec="specs/nightly.yaml")  # fmt: skip
+
+    assert result.code == 0 and result.outputs["status"] == "success", result.log
+    (pull,) = world.github.pulls()
+    assert pull.title == "Nightly patch reset"

@@ -39,10 +39,11 @@ class TriggerRules:
     self_logins: frozenset[str] = frozenset()  # besides github-actions[bot]
     task_input: str | None = None  # the action's `task`, when a dispatch payload has none
     spec_input: str | None = None
+    actor: str | None = None  # GITHUB_ACTOR: who a schedule run counts as (it has no sender)
 
     @classmethod
     def from_settings(cls, s: ActionSettings, *, self_logins: Iterable[str] = ()) -> TriggerRules:
         return cls(
             s.trigger_phrase, s.trigger_label, s.allowed_bots,
-            frozenset(bot_key(x) for x in self_logins), s.task, s.spec,
+            frozenset(bot_key(x) for x in self_logins), s.task, s.spec, s.actor,
         )  # fmt: skip

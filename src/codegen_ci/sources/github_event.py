@@ -54,9 +54,14 @@ def decide(
     if event_name == "workflow_dispatch":
         return _dispatch(payload, rules)
     if event_name == "schedule":
+        if rules.spec_input or rules.task_input:
+            # One job of a scheduled matrix (`batch --matrix`): the action's `spec` or `task`
+            # input is the task, run as whoever owns the schedule (GITHUB_ACTOR).
+            actor = {"login": rules.actor or "", "type": "User"}
+            return _dispatch({"inputs": {}, "sender": actor}, rules)
         return Ignore(
-            "a schedule event runs specs in bulk: use `codegen-ci batch DIR --matrix` "
-            "to plan a matrix job and `codegen-ci run SPEC` in each of its jobs"
+            "a schedule event runs specs in bulk: plan a matrix with `codegen-ci batch DIR "
+            "--matrix` and give each job's action its `spec` input"
         )
     return Ignore(f"event {event_name} is not handled")
 
