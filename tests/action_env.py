@@ -195,13 +195,7 @@ def _fixture(path: Path) -> dict[str, Any]:
 def push_branch(sample: SampleRepo, branch: str, files: dict[str, str], message: str) -> str:
     """Commit `files` on a new branch from main in the sample repo and push it to origin."""
     sample.git("checkout", "-q", "-b", branch, "main")
-    for rel, text in files.items():
-        target = sample.path / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    sample.git("add", "-A")
-    sample.git("commit", "-q", "-m", message)
+    sha = sample.commit(files, message)
     sample.git("push", "-q", "origin", branch)
-    sha = sample.head()
     sample.git("checkout", "-q", "main")
     return sha

@@ -61,12 +61,7 @@ raise SystemExit(1)
 
 def commit_files(repo: SampleRepo, files: dict[str, str], message: str = "more") -> None:
     """Commit `files` on main (the run's base)."""
-    for rel, text in files.items():
-        path = repo.path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    repo.git("add", "-A")
-    repo.git("commit", "-q", "-m", message)
+    repo.commit(files, message)
 
 
 def run_cli(repo: SampleRepo, spec: Path) -> tuple[int, str, Path, dict[str, Any]]:

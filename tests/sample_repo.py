@@ -85,6 +85,16 @@ class SampleRepo:
     def git(self, *args: str) -> str:
         return sh(["git", *args], self.path)
 
+    def commit(self, files: dict[str, str], message: str = "more") -> str:
+        """Write `files` and commit them on the current branch; returns the commit id."""
+        for rel, text in files.items():
+            path = self.path / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.head()
+
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").strip()
 

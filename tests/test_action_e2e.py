@@ -304,11 +304,7 @@ def test_a_scheduled_matrix_job_runs_its_spec(world: ActionWorld) -> None:
     """nightly.yml's matrix jobs run under the `schedule` event with the `spec` input."""
     spec = {"version": 1, "title": "Nightly patch reset", "task": "Reset the patch in bump_minor.",
             "validation": {"test": [PYTEST]}, "limits": {"max_iterations": 1}}  # fmt: skip
-    world.sample.git("checkout", "-q", "main")
-    (world.sample.path / "specs").mkdir()
-    (world.sample.path / "specs" / "nightly.yaml").write_text(json.dumps(spec))
-    world.sample.git("add", "-A")
-    world.sample.git("commit", "-q", "-m", "nightly spec")
+    world.sample.commit({"specs/nightly.yaml": json.dumps(spec)}, "nightly spec")
     world.sample.git("push", "-q", "origin", "main")
     world.model.add(*fixing_script())
     payload = json.loads((EVENTS / "azure-sdk-tools-github-event-processor"
