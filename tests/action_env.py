@@ -21,7 +21,7 @@ from codegen_ci.testing.scripted_model import ScriptedModelServer
 from sample_repo import SampleRepo, sh
 
 ROOT = Path(__file__).resolve().parents[1]
-EVENTS = ROOT.parent / "shared" / "fixtures" / "github-events"
+EVENTS = ROOT / "tests" / "fixtures" / "github-events"
 OCTOKIT = EVENTS / "octokit-webhooks" / "api.github.com"
 REPOSITORY = "octo-org/hello"
 TOKEN = "ghs_" + "T0kenForTheActionTests1234567890abcd"

@@ -16,8 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from sample_repo import SampleRepo, make_sample_repo
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-FIXTURES = SHARED / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)

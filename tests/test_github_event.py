@@ -21,7 +21,7 @@ from codegen_ci.sources.github_event import (
     load_event,
 )
 
-EVENTS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "github-events"
+EVENTS = Path(__file__).parent / "fixtures" / "github-events"
 OCTOKIT = EVENTS / "octokit-webhooks" / "api.github.com"
 
 

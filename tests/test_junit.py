@@ -1,4 +1,4 @@
-"""The JUnit parser against real reports (../shared/fixtures/junit, checked against what each
+"""The JUnit parser against real reports (tests/fixtures/junit, checked against what each
 source project itself states) and against hostile or broken files of our own (tests/data/junit).
 """
 
@@ -16,7 +16,7 @@ from codegen_ci.junit import JUnitResult, parse_file, parse_files
 from codegen_ci.junit_render import render_text, summary_json
 from codegen_ci.report import Failure, TestTotals
 
-CORPUS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "junit"
+CORPUS = Path(__file__).parent / "fixtures" / "junit"
 EXPECTED: dict[str, dict[str, Any]] = json.loads((CORPUS / "EXPECTED.json").read_text())
 DATA = Path(__file__).parent / "data" / "junit"
 CORPUS_FILES = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.xml"))

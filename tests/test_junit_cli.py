@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 
-CORPUS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "junit"
+CORPUS = Path(__file__).parent / "fixtures" / "junit"
 DATA = Path(__file__).parent / "data" / "junit"
 ENRICOMI = CORPUS / "EnricoMi-publish-unit-test-result-action" / "junit-xml"
 PASSING = ENRICOMI / "pytest" / "junit.mpi.integration.xml"

@@ -24,7 +24,7 @@ from codegen_ci.spec import load_layer_file, resolve_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 ACTION = ROOT / "action.yml"
 HOST_ACTION = ROOT / "host" / "action.yml"
 DOCKERFILE = ROOT / "Dockerfile"

@@ -1,4 +1,4 @@
-"""The reflection message, built from real JUnit reports (the shared fixtures) and from
+"""The reflection message, built from real JUnit reports (tests/fixtures) and from
 JUnit files written here: bounded, new failures first, located, deterministic, fenced."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from codegen_ci.reflection import MAX_MESSAGE_CHARS, reflection_message, trim_tr
 from codegen_ci.report import CommandResult, Round
 from codegen_ci.round_outcome import FailedCommand, RoundOutcome
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "junit"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "junit"
 PYTEST_XUNIT = FIXTURES / "dorny-test-reporter" / "python-xunit-pytest.xml"
 SPARK = FIXTURES / "EnricoMi-publish-unit-test-result-action" / "junit-xml/pytest/junit.fail.xml"
 TEST_CMD = "python -m pytest -q tests"

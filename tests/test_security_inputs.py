@@ -18,7 +18,7 @@ from codegen_ci.sources.github_event import EventTask, decide
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from sample_repo import FIX, PYTEST, SampleRepo
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+SHARED = Path(__file__).resolve().parent / "fixtures"
 OCTOKIT = SHARED / "github-events" / "octokit-webhooks" / "api.github.com"
 JUNIT_DATA = Path(__file__).parent / "data" / "junit"
 
