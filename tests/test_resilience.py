@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
@@ -100,8 +101,10 @@ def test_insufficient_quota_fails_fast(
 
 
 def test_hanging_test_command_and_its_grandchild_are_killed(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Unconfined, so the host sees the pids (test_sandbox.py kills a confined tree).
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")
     pids = sample_repo.tmp / "grandchildren.pid"
     hanging = f"(trap '' TERM; exec sleep 60) & echo $! >> {pids}; echo started; wait"
     spec = sample_repo.write_spec(
@@ -211,8 +214,9 @@ def test_cost_budget_without_prices_is_bad_input(
 
 
 def test_sigterm_writes_the_report_then_resume_completes(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the host must see the pid it signals
     head = sample_repo.head()
     pid_file = sample_repo.tmp / "sleep.pid"
     sleeper = f"echo $$ > {pid_file}; exec sleep 30"

@@ -131,6 +131,7 @@ def test_secrets_in_env_and_git_config_never_leave(
             "GITHUB_TOKEN": gh_token, "MY_SERVICE_TOKEN": service,
             "PASSED_SERVICE_TOKEN": passed, "PLAIN_CANARY": plain,
             "GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": "octo-org/hello",
+            "CODEGEN_SANDBOX": "off",  # the layer below the sandbox (test_sandbox.py)
         }  # fmt: skip
         out = tmp_path / "out"
         proc = subprocess.run(
@@ -166,6 +167,7 @@ def test_a_test_that_prints_secrets_is_redacted_or_sees_none(
     monkeypatch.setenv("OPENAI_API_KEY", registered)  # registered, and removed from commands
     monkeypatch.setenv("DEPLOY_TOKEN", deploy)
     monkeypatch.setenv("CANARY_FILE", str(secret_file))
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (test_sandbox.py)
     _add_leaky_test(sample_repo)
     model_env.add(Reply("I will not change anything."))
     spec = sample_repo.write_spec(limits={"max_iterations": 2}, validation={"test": [LEAKY]})
@@ -335,8 +337,10 @@ def _plant(marker: Path, *, where: str) -> str:
 
 
 def test_config_and_hooks_planted_by_the_agent_are_undone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (test_sandbox.py)
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
     config_before = (sample_repo.path / ".git" / "config").read_bytes()
     hooks_before = common_hooks(sample_repo)

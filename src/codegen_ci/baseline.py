@@ -28,6 +28,7 @@ from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.proc import ProcResult
 from codegen_ci.round_outcome import RoundOutcome
+from codegen_ci.sandbox import Sandbox
 from codegen_ci.spec import Validation
 from codegen_ci.worktrees import attach_worktree
 
@@ -48,6 +49,7 @@ class Baseline:
     command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed
     runs: int = 0
     plugin_usable: bool = True  # False once pytest could not load codegen_first
+    sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
     _tree: Path | None = None
 
     def classify(self, outcome: RoundOutcome) -> None:
@@ -145,11 +147,17 @@ class Baseline:
         paths += [str(tree), *filter(None, [env.get("PYTHONPATH")])]
         env["PYTHONPATH"] = os.pathsep.join(paths)
         status = None
+        scratch = self.sandbox.scratch if self.sandbox else self.work_dir
+        wrap = self.sandbox.prefix(tree, network="test" in self.validation.network) \
+            if self.sandbox else []  # fmt: skip
         if only:
-            env, status = pytest_first.prepare(env, only, self.work_dir, tag, mode="only")
+            env, status = pytest_first.prepare(env, only, scratch, tag, mode="only")
         result, junit = run_test_command(command, tree, env, self.validation,
                                          self.work_dir / "junit", tag,
-                                         self.work_dir / "logs" / f"{tag}.log")  # fmt: skip
+                                         self.work_dir / "logs" / f"{tag}.log", wrap=wrap,
+                                         drop_dir=scratch / "junit")  # fmt: skip
+        if status:
+            pytest_first.keep(scratch, self.work_dir)
         if status and pytest_first.failed_to_load(
             pytest_first.read_status(status), result.excerpt(4000)
         ):

@@ -2,14 +2,16 @@
 
 Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to a file in
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
-the reports it wrote (new or changed during the run) are copied there.
+the reports it wrote (new or changed during the run) are copied there. A sandboxed command
+cannot write the output directory: its `--junitxml` goes to `drop_dir` (writable inside the
+sandbox) and is copied out only when it is a regular file.
 """
 
 from __future__ import annotations
 
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci import pytest_ids
@@ -26,16 +28,25 @@ def run_test_command(
     junit_dir: Path,
     tag: str,
     log: Path,
+    *,
+    wrap: Sequence[str] = (),
+    drop_dir: Path | None = None,
 ) -> tuple[ProcResult, JUnitResult]:
     """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`."""
     env = dict(env)
+    drop = (drop_dir or junit_dir) / f"{tag}.xml"
     auto = junit_dir / f"{tag}.xml"
     if not validation.junit:
         junit_dir.mkdir(parents=True, exist_ok=True)
-        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(auto))}"
+        drop.parent.mkdir(parents=True, exist_ok=True)
+        drop.unlink(missing_ok=True)
+        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(drop))}"
         env["PYTEST_ADDOPTS"] = addopts.strip()
     before = {p: _stamp(p) for p in _report_candidates(command, cwd, validation.junit)}
-    result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log)
+    result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log,
+                       wrap=wrap)  # fmt: skip
+    if drop != auto and drop.is_file() and not drop.is_symlink():
+        shutil.copyfile(drop, auto)
     written = [
         p for p in _report_candidates(command, cwd, validation.junit) if _stamp(p) != before.get(p)
     ]

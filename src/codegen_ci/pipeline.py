@@ -23,6 +23,7 @@ from codegen_ci.redact import REDACTOR
 from codegen_ci.reflection import reflection_message
 from codegen_ci.report import Refusal, Report
 from codegen_ci.safe_env import safe_env
+from codegen_ci.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec import Spec
 from codegen_ci.tools import Toolbox
 from codegen_ci.validation import Validator
@@ -55,10 +56,12 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     report.output_dir, report.branch = str(ctx.output_dir), ctx.worktree.branch
     report.base_commit = ctx.worktree.base_commit
     started = time.monotonic() - report.duration_s
-    env = safe_env(os.environ, passthrough=spec.env_passthrough)
-    validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress)
+    sandbox = _open_sandbox(ctx)
+    env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
+    validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress,
+                          sandbox=sandbox)  # fmt: skip
     baseline = Baseline(ctx.repo, ctx.worktree.base_commit, spec.validation,
-                        ctx.output_dir / "baseline", env)  # fmt: skip
+                        ctx.output_dir / "baseline", env, sandbox=sandbox)  # fmt: skip
     try:
         if ctx.dry_run:
             _dry_run(spec, ctx, validator)
@@ -75,6 +78,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         raise
     finally:
         baseline.close()
+        sandbox.close()
         if ctx.dry_run:
             ctx.worktree.remove()
             git.git(["branch", "-D", ctx.worktree.branch], ctx.repo, check=False)
@@ -86,6 +90,20 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
         REDACTOR.redact_tree(ctx.output_dir)
     return report
+
+
+def _open_sandbox(ctx: RunContext) -> Sandbox:
+    """Confinement for this run's commands; when it cannot be had, the run ends before any
+    command runs (report written, worktree and its new branch removed)."""
+    try:
+        return open_sandbox(os.environ, git_dir=git.common_dir(ctx.repo))
+    except SandboxUnavailable as exc:
+        ctx.report.status, ctx.report.reason, ctx.report.error = "error", "sandbox", exc.message
+        ctx.report.write(ctx.output_dir)
+        if ctx.start_iteration == 1:
+            ctx.worktree.remove()
+            git.git(["branch", "-D", ctx.worktree.branch], ctx.repo, check=False)
+        raise
 
 
 def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
@@ -107,7 +125,8 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
         for message in first_messages(spec, ctx.worktree):
             conversation.add(message)
     shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
-                       protect_tests=spec.validation.protect_tests)  # fmt: skip
+                       protect_tests=spec.validation.protect_tests, sandbox=validator.sandbox,
+                       network="run_command" in spec.validation.network)  # fmt: skip
     toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
     budget = Budget(limits, spec.model, usage=report.usage)
     agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,

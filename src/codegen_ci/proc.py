@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
@@ -47,13 +47,15 @@ def run_shell(
     env: Mapping[str, str],
     timeout: float,
     output_path: Path,
+    wrap: Sequence[str] = (),
 ) -> ProcResult:
-    """Run `command` through /bin/sh in `cwd`; output (stdout and stderr) goes to `output_path`."""
+    """Run `command` through /bin/sh in `cwd`; output (stdout and stderr) goes to `output_path`.
+    `wrap`: an argv prefix the shell runs under (the sandbox, see sandbox.py)."""
     output_path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     timed_out = False
     with output_path.open("wb") as out:
-        proc = _start(command, cwd, env, out)  # returns with interruptions still deferred
+        proc = _start(command, cwd, env, out, wrap)  # returns with interruptions still deferred
         try:
             _resume_interrupts()  # from here on the finally below kills the group
             proc.wait(timeout=timeout)
@@ -89,12 +91,13 @@ def defer_interrupt() -> bool:
     return _DEFERRAL.active
 
 
-def _start(command: str, cwd: Path, env: Mapping[str, str], out: IO[bytes]) -> Popen[bytes]:
+def _start(
+    command: str, cwd: Path, env: Mapping[str, str], out: IO[bytes], wrap: Sequence[str]
+) -> Popen[bytes]:
     _defer_interrupts()
     try:
-        return subprocess.Popen(  # noqa: S602 - the repository's own commands are shell strings
-            command,
-            shell=True,
+        return subprocess.Popen(  # the repository's own commands are shell strings
+            [*wrap, "/bin/sh", "-c", command],
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,

@@ -70,6 +70,18 @@ def prepare(
     return out, status
 
 
+def keep(scratch: Path, work_dir: Path) -> None:
+    """Copy the plugin, id lists and status files from a (sandbox) scratch directory into the
+    output directory, for inspection; symlinks and other non-files a command left are skipped."""
+    if scratch == work_dir:
+        return
+    target = work_dir / "pytest_plugin"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in (scratch / "pytest_plugin").glob("*"):
+        if path.is_file() and not path.is_symlink():
+            shutil.copyfile(path, target / path.name)
+
+
 def read_status(path: Path) -> FirstStatus:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

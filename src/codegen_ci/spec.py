@@ -27,6 +27,8 @@ def _as_list(value: Any) -> Any:
 
 
 StrList = Annotated[list[str], BeforeValidator(_as_list)]
+# Commands that run repository code, each confined (sandbox.py); `run_command` is the model's.
+CommandKindName = Literal["setup", "lint", "test", "run_command"]
 
 
 class _Strict(BaseModel):
@@ -50,6 +52,11 @@ class Validation(_Strict):
     )
     protect_tests: bool = Field(
         default=False, description="Refuse edits to test files and test configuration."
+    )
+    network: list[CommandKindName] = Field(
+        default=[],
+        description="Kinds of command that may use the network inside the sandbox, e.g. "
+        "[setup] for package installs; none by default (see docs/sandbox.md).",
     )
 
 

@@ -32,6 +32,7 @@ from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.pytest_first import FirstStatus
 from codegen_ci.report import CommandKind, CommandResult, Round
 from codegen_ci.round_outcome import FailedCommand, RoundOutcome
+from codegen_ci.sandbox import Sandbox
 from codegen_ci.spec import Validation
 from codegen_ci.untrusted import strip_ansi
 from codegen_ci.workspace import Worktree
@@ -61,6 +62,7 @@ class Validator:
     setup_done: bool = False
     targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
     plugin_usable: bool = True  # False once pytest could not load codegen_first
+    sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
     _seq: int = 0
 
     def run_round(self, iteration: int, previous: RoundOutcome | None = None) -> RoundOutcome:
@@ -142,8 +144,8 @@ class Validator:
             result, junit, status = self._test_command(command, tag, log, first)
         else:
             result, junit = run_shell(command, cwd=self.worktree.path, env=self.env,
-                                      timeout=self.validation.timeout,
-                                      output_path=log), JUnitResult()  # fmt: skip
+                                      timeout=self.validation.timeout, output_path=log,
+                                      wrap=self._wrap(kind)), JUnitResult()  # fmt: skip
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
         record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
@@ -156,11 +158,21 @@ class Validator:
     def _test_command(self, command: str, tag: str, log: Path, first: list[str] | None
                       ) -> tuple[ProcResult, JUnitResult, FirstStatus]:  # fmt: skip
         env, status_file = dict(self.env), None
+        scratch = self.sandbox.scratch if self.sandbox else self.output_dir
         if first:
-            env, status_file = pytest_first.prepare(self.env, first, self.output_dir, tag)
+            env, status_file = pytest_first.prepare(self.env, first, scratch, tag)
         result, junit = run_test_command(command, self.worktree.path, env, self.validation,
-                                         self.output_dir / "junit", tag, log)  # fmt: skip
+                                         self.output_dir / "junit", tag, log,
+                                         wrap=self._wrap("test"),
+                                         drop_dir=scratch / "junit")  # fmt: skip
         status = pytest_first.read_status(status_file) if status_file else FirstStatus()
+        if status_file:
+            pytest_first.keep(scratch, self.output_dir)
         if status_file and pytest_first.failed_to_load(status, result.excerpt(4000)):
             self.plugin_usable = False
         return result, junit, status
+
+    def _wrap(self, kind: CommandKind) -> list[str]:
+        if self.sandbox is None:
+            return []
+        return self.sandbox.prefix(self.worktree.path, network=kind in self.validation.network)

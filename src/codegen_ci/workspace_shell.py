@@ -1,6 +1,7 @@
 """`run_command` for the model: the one subprocess runner, with the scrubbed environment, and
-a check afterwards of what the command changed. A command can write anywhere the runner can
-(the runner is the sandbox), so whatever it did to protected paths, to test files under
+a check afterwards of what the command changed. The command runs confined (sandbox.py: it can
+write only the worktree and its scratch directory); where confinement was switched off it can
+write anywhere the runner can, so whatever it did to protected paths, to test files under
 `protect_tests`, or to git's config and hooks (see `GitGuard`) is undone and reported. Its
 log is redacted as soon as it ends: the output directory is uploaded as an artifact."""
 
@@ -14,6 +15,7 @@ from codegen_ci.globs import ARTIFACT_GLOBS, is_test_path, matches
 from codegen_ci.proc import run_shell
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Refusal
+from codegen_ci.sandbox import Sandbox
 from codegen_ci.workspace import Worktree
 
 MAX_COMMAND_TIMEOUT_S = 600
@@ -27,6 +29,8 @@ class AgentShell:
     log_dir: Path
     timeout: float
     protect_tests: bool = False
+    sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
+    network: bool = False  # `validation.network` names run_command
     refusals: list[Refusal] = field(default_factory=list)
     tests_touched: set[str] = field(default_factory=set)
     count: int = 0
@@ -40,6 +44,9 @@ class AgentShell:
             env=self.env,
             timeout=min(self.timeout, MAX_COMMAND_TIMEOUT_S),
             output_path=self.log_dir / f"agent-command-{self.count:03d}.log",
+            wrap=self.sandbox.prefix(self.worktree.path, network=self.network)
+            if self.sandbox
+            else (),
         )
         REDACTOR.redact_file(result.output_path)
         notes = self._review(before)
