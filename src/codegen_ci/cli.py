@@ -5,6 +5,7 @@ are imported lazily so `--help`, `validate` and `junit` start without loading op
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -175,8 +176,12 @@ MODEL_COMMANDS = {"run", "resume", "batch", "action"}
 
 def main() -> None:
     from codegen_ci import secret_env
+    from codegen_ci.errors import GitError
+    from codegen_ci.git_env import git_binary
 
     secret_env.restore_secrets()
+    with contextlib.suppress(GitError):
+        git_binary()  # resolved once, at start-up, before any command of a model ran
     args = sys.argv[1:]
     if args and args[0] in MODEL_COMMANDS and "--help" not in args and "-h" not in args:
         secret_env.reexec_without_secrets(args)

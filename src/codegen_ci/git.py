@@ -1,4 +1,5 @@
-"""Our own git calls: argument lists (never shell strings), hooks disabled, no prompts."""
+"""Our own git calls: argument lists (never shell strings), hooks disabled, no prompts; the
+binary, config and environment they run with are git_env.py's."""
 
 from __future__ import annotations
 
@@ -11,42 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from codegen_ci.errors import GitError, InputError
-from codegen_ci.safe_env import is_hard_denied, is_secret_name
-
-# Our calls never run the repository's hooks or ask for credentials; fsmonitor and other
-# config-driven helpers are switched off because the repository's config is not ours to trust.
-# The `ext::` transport runs an arbitrary command; no remote of ours ever needs it.
-# Filter drivers stay on (git-lfs is one); `GitGuard` keeps a command from planting new ones.
-SAFE_CONFIG = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.fsmonitor=false",
-    "-c", "credential.helper=",
-    "-c", "commit.gpgsign=false",
-    "-c", "tag.gpgsign=false",
-    "-c", "protocol.ext.allow=never",
-)  # fmt: skip
-BOT_NAME = "codegen-ci"
-BOT_EMAIL = "codegen-ci@users.noreply.github.com"
-
-
-def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    # Git needs none of our secrets (a push gets its token on its own command line), and a
-    # process's environment is readable by other processes of the same user.
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("GIT_")
-        and not is_hard_denied(k)
-        and (k == "SSH_AUTH_SOCK" or not is_secret_name(k))
-    }
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="", LC_ALL="C")
-    env.setdefault("GIT_AUTHOR_NAME", BOT_NAME)
-    env.setdefault("GIT_AUTHOR_EMAIL", BOT_EMAIL)
-    env.setdefault("GIT_COMMITTER_NAME", BOT_NAME)
-    env.setdefault("GIT_COMMITTER_EMAIL", BOT_EMAIL)
-    if extra:
-        env.update(extra)
-    return env
+from codegen_ci.git_env import SAFE_CONFIG, config_env, git_binary, git_env
 
 
 def git(
@@ -59,13 +25,14 @@ def git(
     input_bytes: bytes | None = None,
     timeout: float = 600,
 ) -> str:
-    """Run git with `args` in `cwd` and return stdout; a failure raises `GitError`."""
-    cmd = ["git", *SAFE_CONFIG, *config, *args]
+    """Run git with `args` in `cwd` and return stdout; a failure raises `GitError`.
+    `config` (`-c key=value` pairs) reaches git through its environment, not its argv."""
+    cmd = [git_binary(), *SAFE_CONFIG, *args]
     try:
         proc = subprocess.run(
             cmd,
             cwd=cwd,
-            env=git_env(env),
+            env=git_env({**(env or {}), **config_env(config)}),
             input=input_bytes,
             capture_output=True,
             timeout=timeout,
@@ -129,8 +96,8 @@ def push(
     force_with_lease: bool = True,
     remote: str = "origin",
 ) -> None:
-    """Push `branch` to `remote`. A token is given to this one call only (an HTTP header on
-    the command line), never written to `.git/config` where the agent could read it."""
+    """Push `branch` to `remote`. A token is given to this one call only (an HTTP header in
+    the git process's environment), never written to `.git/config` nor put on a command line."""
     import base64
 
     config: list[str] = []

@@ -215,7 +215,9 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     report.refusals += [
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
-    ]
+    ] + [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
+    refused = {path.rstrip("/") for path, _ in worktree.commit_refusals}
+    report.files_changed = [p for p in changes if p.rstrip("/") not in refused]
     worktree.remove()
     if report.commit is None:
         git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)

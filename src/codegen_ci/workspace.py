@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from codegen_ci import git
+from codegen_ci import commit_guard, git
 from codegen_ci.errors import GitError
 from codegen_ci.globs import ARTIFACT_GLOBS, matches
 
@@ -36,6 +36,7 @@ class Worktree:
     # Guarded git files changed outside an agent command (by a validation command) and put
     # back before one of our own git commands; the caller reports them.
     git_tampering: list[str] = field(default_factory=list)
+    commit_refusals: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     guard: git.GitGuard = field(init=False, repr=False)
     _trusted_git: git.GitState = field(init=False, repr=False)
 
@@ -148,15 +149,16 @@ class Worktree:
     # --- result --------------------------------------------------------------------------
 
     def commit(self, paths: Sequence[str], message: str) -> str | None:
-        """Commit exactly `paths` on the branch; returns the commit id (None: nothing to do)."""
+        """Commit exactly `paths` on the branch; returns the commit id (None: nothing to do).
+        Gitlinks and symlinks into protected paths are left out (`commit_refusals`)."""
         if not paths:
             return None
-        self._git(["add", "-A", "--", *paths])
-        staged = self._git(["diff", "--cached", "--name-only"]).strip()
-        if not staged:
-            return None
-        self._git(["commit", "-q", "--no-verify", "-F", "-"], input_bytes=message.encode())
-        return self._git(["rev-parse", "HEAD"]).strip()
+        self.git_tampering.extend(self.undo_git_tampering())
+        head = self._git(["rev-parse", "HEAD"]).strip()
+        commit, refused = commit_guard.commit_paths(self.path, head, paths, message,
+                                                    self.protected)  # fmt: skip
+        self.commit_refusals.extend(refused)
+        return commit
 
     def diff(self, paths: Sequence[str]) -> str:
         """The change as a patch (binary-safe), base commit to working tree. Raw content: no
