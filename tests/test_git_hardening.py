@@ -101,7 +101,7 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     last = model_server.requests[-1]["messages"]
-    shown = [m["content"] for m in last if m["role"] == "tool"][0].partition("[harness")
+    shown = next(m["content"] for m in last if m["role"] == "tool").partition("[harness")
     # control: to a git that honours replace refs, the commit changed nothing
     assert "HIDDEN" in shown[0] and "evil.yml" not in shown[0]
     assert "evil.yml is protected" in shown[2]  # ours saw it, and undid it
