@@ -146,11 +146,18 @@ def action() -> None:
 
 @cli.command()
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
-def resume(run_dir: Path) -> None:
+@click.option(
+    "--spec",
+    "spec_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Resume with this spec's settings (instead of the recorded run's).",
+)
+@click.option("--base-url", help="Resume against this model endpoint.")
+def resume(run_dir: Path, spec_file: Path | None, base_url: str | None) -> None:
     """Continue a stopped or failed run from its output directory."""
     from codegen_ci.commands.run import resume_command
 
-    _invoke(resume_command, run_dir=run_dir)
+    _invoke(resume_command, run_dir=run_dir, spec_file=spec_file, base_url=base_url)
 
 
 @cli.command()

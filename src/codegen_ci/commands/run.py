@@ -18,6 +18,7 @@ import click
 
 from codegen_ci import git
 from codegen_ci.agent import Conversation
+from codegen_ci.commands import run_state
 from codegen_ci.errors import InputError
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
@@ -62,7 +63,8 @@ def run_command(
     out = (output_dir or default_output_dir(root, run_id)).resolve()
     register_secrets()
     worktree = prepare_worktree(root, resolved, run_id)
-    report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run)
+    report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run,
+                          sources=run_state.sources(spec, flags))  # fmt: skip
     if dry_run:
         return show_dry_run(report, out)
     if report.branch and (push or pr):
@@ -73,15 +75,18 @@ def run_command(
     return show_result(report, out)
 
 
-def resume_command(run_dir: Path) -> int:
+def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str | None = None
+                   ) -> int:  # fmt: skip
     """Continue a stopped (interrupted) or failed run with its spec, worktree or branch, and
-    transcript. A run that already succeeded has nothing to resume."""
+    transcript. A run that already succeeded has nothing to resume. Sensitive settings in
+    run.json must match the run's sources unless restated (run_state.py)."""
     run_dir = run_dir.resolve()
     state_file = run_dir / "run.json"
     if not state_file.is_file() or not (run_dir / "report.json").is_file():
         raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json/report.json)")
     state = json.loads(state_file.read_text(encoding="utf-8"))
-    spec = Spec.model_validate(state["spec"])
+    spec = run_state.trusted_spec(state, environment_layer(os.environ), spec_file=spec_file,
+                                  base_url=base_url)  # fmt: skip
     report = Report.read(run_dir)
     if report.status == "success":
         raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
@@ -103,7 +108,7 @@ def resume_command(run_dir: Path) -> int:
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
     report = run_pipeline(spec, root, run_dir, state["run_id"], worktree, report=report,
-                          conversation=conversation)  # fmt: skip
+                          conversation=conversation, sources=state.get("sources"))  # fmt: skip
     return show_result(report, run_dir)
 
 
@@ -118,11 +123,12 @@ def run_pipeline(
     report: Report | None = None,
     conversation: Conversation | None = None,
     progress: Progress | None = None,
+    sources: Mapping[str, Any] | None = None,
 ) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
              "branch": worktree.branch, "base_commit": worktree.base_commit,
-             "worktree": str(worktree.path)}  # fmt: skip
+             "worktree": str(worktree.path), "sources": dict(sources or {})}  # fmt: skip
     (out / "run.json").write_text(REDACTOR.redact(json.dumps(state, indent=2)), encoding="utf-8")
     progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
