@@ -28,8 +28,11 @@ LABEL org.opencontainers.image.title="codegen-ci" \
 # git does the worktree, commit and push work. The workspace GitHub mounts belongs to the runner
 # user (uid 1001), not to root in here, so git's ownership check would refuse it: trust all
 # directories system-wide. The container is single-purpose and sees only that checkout.
+# bubblewrap confines the repository's and the model's commands (SECURITY.md). Under GitHub's
+# own `docker run` (default seccomp and AppArmor profiles) it cannot create namespaces: the run
+# then fails closed, unless the workflow sets `sandbox: off` or uses the runner-host action.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && git config --system --add safe.directory '*'
 

@@ -85,7 +85,7 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
         "task", "spec", "model", "openai-api-key", "openai-base-url", "github-token",
         "trigger-phrase", "trigger-label", "max-iterations", "test-command", "lint-command",
         "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough", "output-dir",
-        "working-directory",
+        "working-directory", "sandbox",
     ]  # fmt: skip
     assert all(spec.get("description", "").strip() for spec in inputs.values())
     defaults = {name: spec.get("default") for name, spec in inputs.items()}
@@ -96,6 +96,7 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     assert defaults["draft-on-failure"] == "false"
     assert defaults["output-dir"] == ""
     assert defaults["working-directory"] == "."
+    assert defaults["sandbox"] == "on"
     assert inputs["openai-api-key"].get("required", False) is False
     assert "secret" in inputs["openai-api-key"]["description"]
     assert list(action["outputs"]) == [

@@ -24,8 +24,6 @@ import pytest
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, SampleRepo
 
-pytestmark = pytest.mark.skipif(not Path("/usr/bin/bwrap").exists(), reason="needs bubblewrap")
-
 
 def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
            extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
@@ -214,6 +212,10 @@ def test_without_bubblewrap_the_run_fails_closed_unless_switched_off(
                   extra=missing)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "UNCONFINED" in proc.stderr
+    # ... and so does the action's `sandbox: off` input
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(),
+                  extra={**missing, "INPUT_SANDBOX": "off"})  # fmt: skip
+    assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr
 
 
 def test_a_confined_command_that_hangs_leaves_no_process_behind(

@@ -117,7 +117,9 @@ def open_sandbox(environ: Mapping[str, str], *, git_dir: Path | None) -> Sandbox
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
     for sub in ("rw/home", "rw/tmp"):
         (root / sub).mkdir(parents=True)
-    if environ.get(SANDBOX_ENV, "").strip().lower() in OFF:
+    # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
+    mode = environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or ""
+    if mode.strip().lower() in OFF:
         print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
               "tool's user, files and network", file=sys.stderr)  # fmt: skip
         return Sandbox(None, root, git_dir, ())

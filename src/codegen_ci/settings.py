@@ -52,6 +52,7 @@ class ActionSettings:
     env_passthrough: tuple[str, ...] = ()
     output_dir: Path | None = None
     working_directory: Path | None = None
+    sandbox: str = "on"  # "off" runs commands unconfined; sandbox.py reads the same input
     # plain environment, lower in precedence than `.codegen.yml`
     env_model: str | None = None
     env_base_url: str | None = None
@@ -94,6 +95,7 @@ class ActionSettings:
             env_passthrough=inp.items("env-passthrough"),
             output_dir=inp.path("output-dir"),
             working_directory=inp.path("working-directory"),
+            sandbox=inp.text("sandbox") or "on",
             env_model=plain.text("CODEGEN_MODEL"),
             env_base_url=plain.text("OPENAI_BASE_URL"),
             in_actions=plain.text("GITHUB_ACTIONS") == "true",
