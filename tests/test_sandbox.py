@@ -213,6 +213,7 @@ def test_without_bubblewrap_the_run_fails_closed_unless_switched_off(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "UNCONFINED" in proc.stderr
     # ... and so does the action's `sandbox: off` input
+    model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
     proc = launch(sample_repo, model_server, sample_repo.write_spec(),
                   extra={**missing, "INPUT_SANDBOX": "off"})  # fmt: skip
     assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr
