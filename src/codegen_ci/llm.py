@@ -14,27 +14,22 @@ TypedDicts (13 ms against 2.2 ms of CPU for a 63-message request; docs/benchmark
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 from tenacity import (
-    RetryCallState,
     Retrying,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
 )
 
 from codegen_ci.errors import InputError, ModelServiceError
+from codegen_ci.llm_retry import describe, error_fields, wait
 from codegen_ci.pricing import PRICES, cost_usd, price_for
 from codegen_ci.spec import ModelSettings
 from codegen_ci.usage_fields import cached_input
 
 __all__ = ["PRICES", "Model", "ModelReply", "OpenAIChatModel", "ToolCall", "cost_usd", "price_for"]
-
-MAX_RETRY_AFTER_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -119,14 +114,14 @@ class OpenAIChatModel:
             kwargs["tools"] = tools
         retrying = Retrying(
             stop=stop_after_attempt(self._settings.max_retries),
-            wait=_wait(self._backoff),
+            wait=wait(self._backoff),
             retry=retry_if_exception(_retryable),
             reraise=True,
         )
         try:
             return retrying(self._attempt, kwargs)
         except openai.APIStatusError as exc:
-            raise ModelServiceError(_after(retrying, _describe(exc))) from None
+            raise ModelServiceError(_after(retrying, describe(exc))) from None
         except openai.APITimeoutError:
             cause = f"model request timed out after {self._settings.request_timeout:g}s"
             raise ModelServiceError(_after(retrying, cause)) from None
@@ -158,72 +153,11 @@ def _retryable(exc: BaseException) -> bool:
     import openai
 
     if isinstance(exc, openai.APIStatusError):
-        fields = _error_fields(exc)
+        fields = error_fields(exc)
         if "insufficient_quota" in (fields.get("code"), fields.get("type")):
             return False  # a 429 that waiting does not fix
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError | InvalidResponse)
-
-
-def _wait(backoff: float) -> Any:
-    exponential = wait_exponential_jitter(multiplier=backoff, max=30 * backoff, jitter=backoff)
-
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        retry_after = _retry_after(exc)
-        return retry_after if retry_after is not None else float(exponential(state))
-
-    return wait
-
-
-def _retry_after(exc: BaseException | None) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is not None:
-            seconds = _seconds(value, scale)
-            if seconds is not None:
-                return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-    return None
-
-
-def _seconds(value: str, scale: float) -> float | None:
-    """Retry-After is a number of seconds or an HTTP date."""
-    try:
-        return float(value) / scale
-    except ValueError:
-        pass
-    try:
-        return parsedate_to_datetime(value).timestamp() - time.time()
-    except (TypeError, ValueError):
-        return None
-
-
-def _error_fields(exc: Any) -> dict[str, Any]:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            return inner
-    return {}
-
-
-def _error_code(exc: Any) -> str | None:
-    fields = _error_fields(exc)
-    for value in (fields.get("code"), getattr(exc, "code", None), fields.get("type")):
-        if value:
-            return str(value)
-    return None
-
-
-def _describe(exc: Any) -> str:
-    code = _error_code(exc)
-    detail = f" ({code})" if code else ""
-    message = _error_fields(exc).get("message") or getattr(exc, "message", str(exc))
-    return f"model service answered HTTP {exc.status_code}{detail}: {message}"[:1000]
 
 
 def _reply(response: Any) -> ModelReply:
