@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.llm import OpenAIChatModel
-from codegen_ci.spec import ModelSettings
+from codegen_ci.pricing import billed_tokens, cost_usd
+from codegen_ci.spec import ModelPrice, ModelSettings
 from codegen_ci.testing.provider_cache import PromptCache, UsageStyle
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import VERSION_FILE, SampleRepo
@@ -129,3 +130,21 @@ def test_cost_and_budgets_follow_what_is_billed(
     code, report = reading_run(sample_repo, caching_model, "low", max_tokens=10**8,
                                max_billed_tokens=low)  # fmt: skip
     assert code == 1 and "billed-token budget" in report["error"]
+
+
+def test_cache_writes_are_priced_apart_and_the_schema_offers_the_new_keys() -> None:
+    price = ModelPrice(prompt=3.0, cached=0.3, completion=15.0, cache_write=3.75)
+    claude = ModelSettings(name="claude-compatible", price=price)
+    # 1,000 uncached + 8,000 cached + 1,000 written input tokens, 100 output tokens
+    assert cost_usd(claude, 10_000, 100, 8_000, 1_000) == pytest.approx(
+        (1_000 * 3.0 + 8_000 * 0.3 + 1_000 * 3.75 + 100 * 15.0) / 1e6
+    )
+    assert billed_tokens(claude, 10_000, 100, 8_000, 1_000) == 1_000 + 800 + 1_250 + 100
+    # no cached price stated: no discount assumed
+    plain = ModelSettings(name="house", price=ModelPrice(prompt=1.0, completion=2.0))
+    assert cost_usd(plain, 10_000, 0, 8_000) == pytest.approx(0.01)
+
+    schema = json.loads(CliRunner().invoke(cli, ["schema"]).output)
+    defs = schema["$defs"]
+    assert "max_billed_tokens" in defs["Limits"]["properties"]
+    assert {"cached", "cache_write"} <= set(defs["ModelPrice"]["properties"])
