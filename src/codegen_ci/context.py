@@ -76,7 +76,10 @@ class ContextWindow:
         if end == self._settled or end <= HEAD:
             return False
         self._settled = end
-        if self._tail_size(end) <= self.compact_at:
+        # after a compaction that could not get down to `compact_to` (a huge latest step or
+        # reflection), allow the same growth again rather than compacting on every step
+        left = self._tail_size(self._cut) if self._cut else 0
+        if self._tail_size(end) <= max(self.compact_at, left + self.compact_at - self.compact_to):
             return False
         self._base = self._compacted(messages[:end])
         self._base_size = _joined(len(json.dumps(m, ensure_ascii=False)) for m in self._base)
