@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
@@ -152,8 +153,11 @@ def test_yaml_tags_cannot_run_code(sample_repo: SampleRepo, tmp_path: Path) -> N
 
 
 def test_junit_entity_bomb_and_xxe_from_the_test_command_are_refused(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # The parser's layer: the command copies files from tmp_path, which the sandbox hides.
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")
     secret = tmp_path / "outside-secret.txt"
     secret.write_text(f"xxe-canary-{uuid.uuid4().hex}\n")
     xxe = tmp_path / "xxe.xml"

@@ -151,9 +151,14 @@ def _hidden(environ: Mapping[str, str]) -> tuple[Path, ...]:
     places += [Path(environ[v]).parent for v in FILE_COMMAND_VARS if environ.get(v)]
     home = Path(environ.get("HOME") or Path.home())
     places += [home / name for name in HOME_SECRETS]
-    # bwrap mounts over real paths only: /var/run/dbus is /run/dbus behind a symlink.
-    resolved = (p.resolve() for p in places)
-    return tuple(p for p in dict.fromkeys(resolved) if p != Path("/"))
+    # bwrap mounts over real paths only: /var/run/dbus is /run/dbus behind a symlink. Parents
+    # come first; what lies inside another hidden (read-only) place is hidden with it.
+    resolved = sorted({p.resolve() for p in places} - {Path("/")}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in resolved:
+        if not any(k in path.parents and k not in SCRATCH_PLACES for k in kept):
+            kept.append(path)
+    return tuple(kept)
 
 
 def _unavailable(reason: str) -> str:
