@@ -98,7 +98,7 @@ class Report(BaseModel):
     reason: str | None = Field(
         default=None,
         description="Why a run did not succeed: tests, stuck, budget, max_iterations, "
-        "interrupted, error.",
+        "interrupted, error, sandbox (confinement could not be set up).",
     )
     iterations: int = 0
     rounds: list[Round] = []
