@@ -242,3 +242,24 @@ def _holds(cmdline: Path, marker: str) -> bool:
         return marker.encode() in cmdline.read_bytes()
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("sandbox", ["", "off"])
+def test_credentials_in_the_repository_config_are_out_of_reach(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+) -> None:
+    """actions/checkout's auth header and a token in another remote's URL: a command reads
+    the config reversed (no redactor recognises that); the sandbox shows it without them."""
+    url_token, header_token = f"url{uuid.uuid4().hex}", f"hdr{uuid.uuid4().hex}"
+    sample_repo.git("remote", "add", "upstream",
+                    f"https://x-access-token:{url_token}@github.com/o/r.git")  # fmt: skip
+    sample_repo.git("config", "http.https://github.com/.extraheader",
+                    f"AUTHORIZATION: bearer {header_token}")  # fmt: skip
+    read = 'rev < "$(git rev-parse --git-common-dir)/config"'
+    model_server.add(Reply(tool_calls=[call("run_command", command=read), FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "r/o/moc.buhtig" in seen  # the config was read (reversed)
+    leaked = [t for t in (url_token, header_token) if t[::-1] in seen]
+    assert leaked == ([url_token, header_token] if sandbox == "off" else [])
