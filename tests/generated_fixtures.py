@@ -41,6 +41,7 @@ def live_gotestsum(module: Path) -> Path:
 def live_node_test(project: Path) -> Path:
     """node's built-in runner with its junit reporter, as regenerate.sh runs it."""
     report = project / "reports" / "node.xml"
+    report.parent.mkdir(exist_ok=True)
     subprocess.run(
         ["node", "--test", "--test-reporter=junit", f"--test-reporter-destination={report}",
          "test/mean.test.mjs"],
