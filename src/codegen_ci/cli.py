@@ -164,8 +164,8 @@ def resume(run_dir: Path) -> None:
 @click.option(
     "--workflows",
     multiple=True,
-    type=click.Choice(["issue", "comment", "dispatch", "schedule"]),
-    help="Example workflows to add under .github/workflows/.",
+    metavar="issue,comment,dispatch,schedule",
+    help="Example workflows to add under .github/workflows/ (comma-separated or repeated).",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def init(**kwargs: Any) -> None:
