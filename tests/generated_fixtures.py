@@ -43,8 +43,15 @@ def live_node_test(project: Path) -> Path:
     report = project / "reports" / "node.xml"
     report.parent.mkdir(exist_ok=True)
     subprocess.run(
-        ["node", "--test", "--test-reporter=junit", f"--test-reporter-destination={report}",
-         "test/mean.test.mjs"],
-        cwd=project, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            "node",
+            "--test",
+            "--test-reporter=junit",
+            f"--test-reporter-destination={report}",
+            "test/mean.test.mjs",
+        ],
+        cwd=project,
+        capture_output=True,
+        timeout=300,
+    )
     return report

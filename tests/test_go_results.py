@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from generated_fixtures import GENERATED, GO_TEST, committed_report, copy_project, live_gotestsum
-from sample_repo import sh
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from generated_fixtures import GENERATED, GO_TEST, committed_report, copy_project, live_gotestsum
+from sample_repo import sh
 
 pytestmark = pytest.mark.skipif(
     shutil.which("go") is None or shutil.which("gotestsum") is None,
     reason="needs Go and gotestsum (installed by .ci/run)",
 )
+
 
 @pytest.fixture(scope="module")
 def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -87,8 +88,15 @@ def git_repo(tmp_path: Path) -> Path:
 
 def run(repo: Path, validation: dict[str, Any], *args: str) -> tuple[int, str, dict[str, Any]]:
     spec = repo.parent / f"spec-{uuid.uuid4().hex[:6]}.yaml"
-    spec.write_text(yaml.safe_dump({"version": 1, "task": "Fix the failing tests.",
-                                    "validation": {"timeout": 300, **validation}}))  # fmt: skip
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "task": "Fix the failing tests.",
+                "validation": {"timeout": 300, **validation},
+            }
+        )
+    )
     out = repo.parent / f"out-{uuid.uuid4().hex[:6]}"
     result = CliRunner().invoke(
         cli, ["run", str(spec), "--repo", str(repo), "--output-dir", str(out), *args]
@@ -112,9 +120,10 @@ def test_gate_counts_go_build_failures_as_errors_at_the_compiler_location(
     assert errors["example.com/demo/broken::[build failed]"]["message"] == (
         "cannot use Half(4) (value of type int) as type string in variable declaration"
     )
-    assert (errors["example.com/demo/broken::[build failed]"]["file"],
-            errors["example.com/demo/broken::[build failed]"]["line"]) == (
-        "broken/broken_test.go", 6)  # fmt: skip
+    assert (
+        errors["example.com/demo/broken::[build failed]"]["file"],
+        errors["example.com/demo/broken::[build failed]"]["line"],
+    ) == ("broken/broken_test.go", 6)
     assert errors["example.com/demo/vetfind::[build failed]"]["file"] == "vetfind/v.go"
     panic = next(f for f in first["failures"] if f["id"].endswith("TestDoubleNil"))
     assert (panic["file"], panic["line"]) == ("calc/calc.go", 6)

@@ -193,7 +193,9 @@ def test_the_lockfile_picks_the_package_manager(
         "--reporters=jest-junit"
     ]
     assert validation["junit"] == ["reports/junit-jest.xml"]
-    workflow = yaml.safe_load((tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text())
+    workflow = yaml.safe_load(
+        (tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text()
+    )
     steps = workflow["jobs"]["codegen"]["steps"]
     script = next(s["run"] for s in steps if s.get("name") == "Install dependencies")
     assert script.splitlines()[0] == install
@@ -212,8 +214,12 @@ def test_written_node_workflows_pass_actionlint(tmp_path: Path, lockfile: str | 
     node_repo(tmp_path, lockfile=lockfile)
     assert init(tmp_path, "--workflows", "issue,comment,dispatch,schedule").exit_code == 0
     written = sorted((tmp_path / ".github" / "workflows").glob("*.yml"))
-    result = subprocess.run(["node", str(ROOT / "tools" / "lint-workflows"), *map(str, written)],
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        ["node", str(ROOT / "tools" / "lint-workflows"), *map(str, written)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -249,8 +255,9 @@ def test_go_command_writes_the_junit_its_glob_names(tmp_path: Path) -> None:
     validation = validation_of(module)
 
     env = {**os.environ, "GOFLAGS": "-mod=mod"}
-    subprocess.run(validation["test"][0], shell=True, cwd=module, env=env,
-                   capture_output=True, timeout=300)  # fmt: skip
+    subprocess.run(
+        validation["test"][0], shell=True, cwd=module, env=env, capture_output=True, timeout=300
+    )
 
     (report,) = [p for g in validation["junit"] for p in module.glob(g)]
     summary = CliRunner().invoke(cli, ["junit", "--json", "--root", str(module), str(report)])

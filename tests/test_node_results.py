@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from generated_fixtures import committed_report, copy_project, live_node_test
 
 from codegen_ci.cli import cli
+from generated_fixtures import committed_report, copy_project, live_node_test
 
 CORPUS = Path(__file__).parent / "fixtures" / "junit"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from codegen_ci import pytest_ids
 from codegen_ci.junit import JUnitResult, parse_files
+from codegen_ci.junit_cases import JUnitCase
 from codegen_ci.junit_go import is_go_case
 from codegen_ci.junit_go_build import BUILD_FAILED, build_failures
-from codegen_ci.junit_cases import JUnitCase
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.spec import Validation
 

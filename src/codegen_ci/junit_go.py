@@ -47,7 +47,8 @@ def refine_go(cases: list[JUnitCase], root: Path | None) -> list[JUnitCase]:
         if id(case) in folded:
             continue
         pkg_dir = package_dir(case.classname, modules, root)
-        better = replace(case, message=_message(case), **_location(case, pkg_dir, root))
+        file, line = _location(case, pkg_dir, root)
+        better = replace(case, message=_message(case), file=file, line=line)
         if pkg_dir is not None and _panicked(case):
             better = replace(better, message=better.message + _not_run(case, cases, pkg_dir))
         refined[id(case)] = better
@@ -77,7 +78,9 @@ def _message(case: JUnitCase) -> str:
     return case.message
 
 
-def _location(case: JUnitCase, pkg_dir: Path | None, root: Path | None) -> dict[str, object]:
+def _location(
+    case: JUnitCase, pkg_dir: Path | None, root: Path | None
+) -> tuple[str | None, int | None]:
     """A log line's base name, resolved in the package's directory (nested packages share
     base names: `store_test.go` alone does not say which)."""
     file, line = case.file, case.line
@@ -87,7 +90,7 @@ def _location(case: JUnitCase, pkg_dir: Path | None, root: Path | None) -> dict[
             file, line = log[1], int(log[2])
         if file and (pkg_dir / file).is_file():
             file = (pkg_dir / file).relative_to(root).as_posix()
-    return {"file": file, "line": line}
+    return file, line
 
 
 def _not_run(case: JUnitCase, cases: list[JUnitCase], pkg_dir: Path) -> str:

@@ -58,9 +58,7 @@ def build_failures(output: str, known_packages: set[str]) -> list[JUnitCase]:
             errors.setdefault(package, []).append((error[1], int(error[2]), error[3]))
         else:
             package = None
-    return [
-        _build_case(pkg, found) for pkg, found in errors.items() if pkg not in known_packages
-    ]
+    return [_build_case(pkg, found) for pkg, found in errors.items() if pkg not in known_packages]
 
 
 def _build_case(package: str, errors: list[tuple[str, int, str]]) -> JUnitCase:

@@ -19,8 +19,16 @@ _LOCATION = re.compile(
 )
 _SCAN_CHARS = 8192
 # ... and Go's: the module cache, and GOROOT's runtime and testing frames around a panic.
-_LIBRARY_PARTS = ("site-packages", "node_modules", "dist-packages", "<", "node:", "/pkg/mod/",
-                  "/src/runtime/", "/src/testing/")  # fmt: skip
+_LIBRARY_PARTS = (
+    "site-packages",
+    "node_modules",
+    "dist-packages",
+    "<",
+    "node:",
+    "/pkg/mod/",
+    "/src/runtime/",
+    "/src/testing/",
+)
 _JS_INTERNAL = ("internal/",)  # node's own frames: internal/process/task_queues.js
 _INNERMOST_FIRST = (6, 8)  # JavaScript and Go stacks print the innermost frame first
 
@@ -53,7 +61,7 @@ def locate(
 def relative(path: str, root: Path | None) -> str:
     """`path` relative to `root` when it lies inside it (what the model can pass to
     `read_file`); unchanged otherwise."""
-    if root is None or not os.path.isabs(path):
+    if root is None or not Path(path).is_absolute():
         return path
     for base in {str(root), os.path.realpath(root)}:
         prefix = base.rstrip("/") + "/"
@@ -69,5 +77,5 @@ def _same_file(path: str, file: str) -> bool:
 def _library(path: str, root: Path | None) -> bool:
     # Given the repository, a path still absolute after `relative` lies outside it (GOROOT,
     # a global node install, the Python installation): never project code.
-    outside = root is not None and os.path.isabs(path)
+    outside = root is not None and Path(path).is_absolute()
     return outside or path.startswith(_JS_INTERNAL) or any(p in path for p in _LIBRARY_PARTS)

@@ -31,8 +31,10 @@ def parse_workflows(values: tuple[str, ...]) -> tuple[str, ...]:
     choices = [part.strip() for value in values for part in value.split(",") if part.strip()]
     unknown = [c for c in choices if c not in WORKFLOW_TEMPLATES]
     if unknown:
-        raise InputError(f"--workflows: unknown workflow {', '.join(map(repr, unknown))}; "
-                         f"choose from {', '.join(WORKFLOW_TEMPLATES)} (comma-separated)")  # fmt: skip
+        raise InputError(
+            f"--workflows: unknown workflow {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(WORKFLOW_TEMPLATES)} (comma-separated)"
+        )
     return tuple(dict.fromkeys(choices))
 
 
@@ -130,7 +132,9 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
     if workflows:
         click.echo("next: add an OPENAI_API_KEY repository secret for the workflows")
         if needs_runner_host(found):
-            click.echo("note: the workflows use the runner-host action (codegen-ci/codegen-ci/"
-                       "host) with the toolchain setup and install steps for this repository")  # fmt: skip
+            click.echo(
+                "note: the workflows use the runner-host action (codegen-ci/codegen-ci/"
+                "host) with the toolchain setup and install steps for this repository"
+            )
     if "schedule" in workflows:
         click.echo("next: put the nightly tasks under specs/ (codegen-ci batch specs/ --matrix)")

@@ -50,8 +50,15 @@ def detect(root: Path) -> Detected:
     _node(root, found)
     if (root / "go.mod").is_file():
         setup = ["go mod download", f"go install {GOTESTSUM}"]
-        found.add("go.mod", ["gotestsum", "go vet"], test=[f"gotestsum --junitfile {GO_REPORT} ./..."],
-                  lint=["go vet ./..."], setup=setup, install=setup, junit=[GO_REPORT])  # fmt: skip
+        found.add(
+            "go.mod",
+            ["gotestsum", "go vet"],
+            test=[f"gotestsum --junitfile {GO_REPORT} ./..."],
+            lint=["go vet ./..."],
+            setup=setup,
+            install=setup,
+            junit=[GO_REPORT],
+        )
         found.ecosystems.append("go")
     if (root / "Cargo.toml").is_file():
         found.add(
@@ -162,9 +169,15 @@ def _node(root: Path, found: Detected) -> None:
     project = node_project(root)
     if project is None:
         return
-    found.add("package.json", [project.manager, *project.tools], test=project.test,
-              lint=project.lint, setup=project.install[:1], install=project.install,
-              junit=project.junit)  # fmt: skip
+    found.add(
+        "package.json",
+        [project.manager, *project.tools],
+        test=project.test,
+        lint=project.lint,
+        setup=project.install[:1],
+        install=project.install,
+        junit=project.junit,
+    )
     found.ecosystems.append("node")
     found.node = project
 

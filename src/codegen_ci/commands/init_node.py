@@ -41,7 +41,8 @@ def node_project(root: Path) -> NodeProject | None:
     if not isinstance(package, dict):
         package = {}
     project = _manager(root, package)
-    scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
+    scripts = package.get("scripts")
+    scripts = scripts if isinstance(scripts, dict) else {}
     deps = _dependencies(package)
     test = scripts.get("test")
     if isinstance(test, str) and NPM_PLACEHOLDER not in test:
@@ -55,8 +56,9 @@ def node_project(root: Path) -> NodeProject | None:
 def _manager(root: Path, package: dict[str, Any]) -> NodeProject:
     pinned = isinstance(package.get("packageManager"), str)
     if (root / "pnpm-lock.yaml").is_file():
-        return NodeProject("pnpm", "pnpm-lock.yaml", ["pnpm install --frozen-lockfile"],
-                           pinned_manager=pinned)  # fmt: skip
+        return NodeProject(
+            "pnpm", "pnpm-lock.yaml", ["pnpm install --frozen-lockfile"], pinned_manager=pinned
+        )
     if (root / "yarn.lock").is_file():
         berry = (root / ".yarnrc.yml").is_file()
         install = "yarn install --immutable" if berry else "yarn install --frozen-lockfile"
@@ -89,8 +91,12 @@ def _add_package(project: NodeProject, name: str, deps: set[str]) -> None:
     """A reporter the project does not declare is installed for the run, not saved."""
     if name in deps:
         return
-    add = {"npm": "npm install --no-save", "pnpm": "pnpm add --save-dev",
-           "yarn": "yarn add --dev", "bun": "bun add --dev"}[project.manager]  # fmt: skip
+    add = {
+        "npm": "npm install --no-save",
+        "pnpm": "pnpm add --save-dev",
+        "yarn": "yarn add --dev",
+        "bun": "bun add --dev",
+    }[project.manager]
     project.install.append(f"{add} {name}")
 
 
@@ -110,16 +116,30 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
         _add_package(project, "jest-junit", deps)
     elif runner == "vitest":
         args = args.removeprefix("run").strip()
-        command = _exec(project, _join("vitest run", args, "--reporter=default "
-                                       f"--reporter=junit --outputFile.junit={report}"))  # fmt: skip
+        command = _exec(
+            project,
+            _join(
+                "vitest run",
+                args,
+                f"--reporter=default --reporter=junit --outputFile.junit={report}",
+            ),
+        )
     elif runner == "mocha":
-        command = _exec(project, _join("mocha", args, "--reporter mocha-junit-reporter "
-                                       f"--reporter-options mochaFile={report}"))  # fmt: skip
+        command = _exec(
+            project,
+            _join(
+                "mocha",
+                args,
+                f"--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
+            ),
+        )
         _add_package(project, "mocha-junit-reporter", deps)
     else:  # node's runner does not create the report's directory
         command = "mkdir -p reports && " + _join(
             "node --test --test-reporter=spec --test-reporter-destination=stdout",
-            f"--test-reporter=junit --test-reporter-destination={report}", args)  # fmt: skip
+            f"--test-reporter=junit --test-reporter-destination={report}",
+            args,
+        )
     project.test.append(command)
     project.junit.append(report)
     project.tools.append(f"{runner} with JUnit")

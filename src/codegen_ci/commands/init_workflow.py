@@ -46,9 +46,13 @@ def _toolchain_steps(found: Detected) -> list[str]:
     node = found.node
     if node is not None:
         if node.manager == "pnpm":
-            pin = "" if node.pinned_manager else f"        with:\n          version: {PNPM_VERSION}\n"
+            pin = (
+                "" if node.pinned_manager else f"        with:\n          version: {PNPM_VERSION}\n"
+            )
             steps.append("      - uses: pnpm/action-setup@v4\n" + pin)
-        cache = f"          cache: {node.manager}\n" if node.lockfile and node.manager != "bun" else ""
+        cache = (
+            f"          cache: {node.manager}\n" if node.lockfile and node.manager != "bun" else ""
+        )
         steps.append(
             "      - uses: actions/setup-node@v4\n        with:\n"
             f"          node-version: {NODE_VERSION}\n{cache}"

@@ -21,7 +21,7 @@ EXIT_FAILING = 1
 EXIT_BAD_INPUT = 2
 
 
-def junit_command(files: list[Path], as_json: bool, root: Path = Path(".")) -> int:
+def junit_command(files: list[Path], as_json: bool, root: Path = Path()) -> int:
     result = parse_files(files, root=root.resolve())
     if as_json:
         click.echo(json.dumps(summary_json(result), indent=2))
