@@ -21,17 +21,24 @@ from pathlib import Path
 from codegen_ci.junit_cases import JUnitCase
 from codegen_ci.junit_go_build import module_dirs, package_dir
 
-GO_MARKERS = ("=== RUN", "--- FAIL:", "\npanic: ")
+GO_MARKERS = ("=== RUN", "--- FAIL:", "\npanic: ", "\ngoroutine ")
 _LOG_LINE = re.compile(r"^\s+([\w.-]+\.go):(\d+): (.*)$", re.MULTILINE)
 _OWN_OUTPUT = re.compile(r"^(?!=== (?:RUN|PAUSE|CONT|NAME)\b|\s*--- FAIL: |\s*$).+", re.MULTILINE)
 _TEST_FUNC = re.compile(r"^func (Test(?:[^a-z\W]\w*)?)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
-_GENERIC_MESSAGES = ("", "Failed")
+# gotestsum writes "Failed"; go-junit-report "Failed", "Runtime error" and "Build error".
+_GENERIC_MESSAGES = ("", "Failed", "Runtime error", "Build error")
+_COMPILER_LINE = re.compile(r"^(?:vet: )?[^\s:]+\.go:\d+(?::\d+)?: (.+)$", re.MULTILINE)
 _MAX_NAMED = 10
 
 
 def is_go_case(case: JUnitCase) -> bool:
-    return any(marker in case.details for marker in GO_MARKERS) or case.details.startswith(
-        "panic: "
+    """Go's test output: RUN/FAIL lines, a goroutine dump, or go-junit-report's generic
+    messages over `file.go:N:` lines."""
+    details = case.details
+    if any(marker in details for marker in GO_MARKERS) or details.startswith("panic: "):
+        return True
+    return case.message in _GENERIC_MESSAGES[1:] and (
+        not details.strip() or bool(_LOG_LINE.search(details) or _COMPILER_LINE.search(details))
     )
 
 
@@ -73,8 +80,8 @@ def _message(case: JUnitCase) -> str:
     for line in case.details.splitlines():
         if line.startswith("panic: "):
             return line.removesuffix(" [recovered]")
-    if log := _LOG_LINE.search(case.details):
-        return log[3].strip()
+    if log := _LOG_LINE.search(case.details) or _COMPILER_LINE.search(case.details):
+        return log[log.lastindex or 1].strip()
     return case.message
 
 
