@@ -462,3 +462,15 @@ def test_javascript_stacks_locate_the_innermost_project_frame() -> None:
 def test_go_failures_carry_the_go_message(rel: str, message: str) -> None:
     failing = parse_file(CORPUS / rel).failing()
     assert failing[0].message == message or failing[1].message == message
+
+
+def test_a_pytest_module_named_test_keeps_its_pytest_id(tmp_path: Path) -> None:
+    """node's reporter writes classname="test" in suites marked `disabled=`; pytest writes the
+    same classname for a root-level test.py, and that id must stay runnable by pytest."""
+    report = tmp_path / "pytest.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest" tests="1"><testcase classname="test" '
+        'name="test_a"><failure message="x">test.py:3: x</failure></testcase></testsuite>'
+        "</testsuites>"
+    )
+    assert [c.id for c in parse_file(report).cases] == ["test::test_a"]

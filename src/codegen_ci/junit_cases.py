@@ -50,12 +50,15 @@ NODE_CLASSNAME = "test"
 
 class AnonymousCases:
     """Cases whose classname says nothing (node's reporter), held until the report ends,
-    then named `describe > inner describe > test`. Held cases are small values: their
-    elements are still cleared as usual."""
+    then named `describe > inner describe > test`. Node marks its suites with `disabled=`;
+    a case inside any other suite (pytest names a root-level `test.py` module "test") keeps
+    its `classname::name` id. Held cases are small values: their elements are cleared as
+    usual."""
 
     def __init__(self) -> None:
         self._held: list[JUnitCase] = []
         self._paths: list[list[str]] = []
+        self._foreign: set[int] = set()  # indexes of cases inside a suite node did not write
         self._members: dict[int, list[int]] = {}  # element id -> indexes into _held
 
     def hold(self, elem: Element, case: JUnitCase) -> None:
@@ -66,6 +69,8 @@ class AnonymousCases:
     def close_suite(self, suite: Element) -> None:
         inside = [n for child in suite for n in self._members.pop(id(child), [])]
         name = suite.get("name") or ""
+        if suite.get("disabled") is None:
+            self._foreign.update(inside)
         for n in inside:
             if name:
                 self._paths[n].insert(0, name)
@@ -74,8 +79,8 @@ class AnonymousCases:
 
     def release(self) -> Iterator[JUnitCase]:
         """The held cases, named; at the end of the report (a mixed report lists them last)."""
-        for case, path in zip(self._held, self._paths, strict=True):
-            yield replace(case, id=" > ".join([*path, case.name]))
+        for n, (case, path) in enumerate(zip(self._held, self._paths, strict=True)):
+            yield case if n in self._foreign else replace(case, id=" > ".join([*path, case.name]))
 
 
 def local_tag(tag: str) -> str:
