@@ -313,3 +313,33 @@ def test_workflows_accept_the_comma_form_and_repeats(tmp_path: Path) -> None:
     wrong = init(tmp_path, "--force", "--workflows", "issue,nope")
     assert wrong.exit_code == 2
     assert "unknown workflow 'nope'" in wrong.output and "issue, comment" in wrong.output
+
+
+@pytest.mark.parametrize(
+    ("script", "command"),
+    [
+        (
+            "NODE_OPTIONS=--experimental-vm-modules jest --passWithNoTests",
+            "NODE_OPTIONS=--experimental-vm-modules JEST_JUNIT_OUTPUT_FILE=reports/junit-jest.xml "
+            "npx jest --passWithNoTests --ci --reporters=default --reporters=jest-junit",
+        ),
+        (
+            "mocha 'dist/**/*.spec.js'",
+            "npx mocha 'dist/**/*.spec.js' --reporter mocha-junit-reporter "
+            "--reporter-options mochaFile=reports/junit-mocha.xml",
+        ),
+        (  # the build step stays: the options go to the script's last command, mocha
+            "tsc -p . && mocha 'dist/**/*.spec.js'",
+            "npm run test -- --reporter mocha-junit-reporter "
+            "--reporter-options mochaFile=reports/junit-mocha.xml",
+        ),
+        ("tsc && jest && eslint .", "npm run test"),  # options would reach eslint: no JUnit
+    ],
+)
+def test_the_test_scripts_own_arguments_and_variables_are_kept(
+    tmp_path: Path, script: str, command: str
+) -> None:
+    node_repo(tmp_path, test=script)
+    assert init(tmp_path).exit_code == 0
+    assert validation_of(tmp_path)["test"] == [command]
+    assert ("junit" in validation_of(tmp_path)) == (command != "npm run test")

@@ -17,8 +17,19 @@ NPM_PLACEHOLDER = "no test specified"  # `npm init` writes a test script that al
 # A script's runner is its first word, or the first after `&&`/`;` ("tsc && jest"); the rest
 # of the script (until the next `&&`) is kept as the runner's arguments.
 _RUNNER = re.compile(
-    r"(?:^|&&|;|\|\|)\s*(?:npx\s+|cross-env\s+|[A-Z_]+=\S*\s+)*(jest|vitest|mocha|node\s+--test)\b"
+    r"(?:^|&&|;|\|\|)\s*(?:npx\s+|cross-env\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
+    r"(?:npx\s+)?(?P<runner>jest|vitest|mocha|node\s+--test)\b"
 )
+
+_SEPARATOR = re.compile(r"&&|;|\|\|")
+_REPORTER_OPTIONS = {
+    "jest": "--ci --reporters=default --reporters=jest-junit",
+    "vitest": "--reporter=default --reporter=junit --outputFile.junit={report}",
+    "mocha": "--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
+    "node --test": "--test-reporter=spec --test-reporter-destination=stdout "
+    "--test-reporter=junit --test-reporter-destination={report}",
+}
+_REPORTER_PACKAGES = {"jest": "jest-junit", "mocha": "mocha-junit-reporter"}
 
 
 @dataclass
@@ -101,45 +112,34 @@ def _add_package(project: NodeProject, name: str, deps: set[str]) -> None:
 
 
 def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
+    """The runner with its JUnit options: called directly when the script starts with it
+    (keeping its arguments and variables), through the script when a build step comes first
+    and the runner is last (the options are appended to it), else the script as it is."""
     match = _RUNNER.search(script)
-    if match is None:
+    rest = script[match.end() :] if match else ""
+    first = match is not None and match.start() == 0
+    last = match is not None and not _SEPARATOR.search(rest)
+    runner = " ".join(match["runner"].split()) if match else ""
+    if match is None or not (first or (last and runner != "node --test")):
         project.test.append(f"{project.manager} run test")
         project.tools.append("test script (writes no JUnit)")
         return
-    runner = " ".join(match[1].split())
-    args = re.split(r"&&|;|\|\|", script[match.end() :])[0].strip()
     report = f"reports/junit-{runner.split()[0]}.xml"
-    if runner == "jest":
-        command = f"JEST_JUNIT_OUTPUT_FILE={report} " + _exec(
-            project, _join("jest", args, "--ci --reporters=default --reporters=jest-junit")
-        )
-        _add_package(project, "jest-junit", deps)
-    elif runner == "vitest":
-        args = args.removeprefix("run").strip()
-        command = _exec(
-            project,
-            _join(
-                "vitest run",
-                args,
-                f"--reporter=default --reporter=junit --outputFile.junit={report}",
-            ),
-        )
-    elif runner == "mocha":
-        command = _exec(
-            project,
-            _join(
-                "mocha",
-                args,
-                f"--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
-            ),
-        )
-        _add_package(project, "mocha-junit-reporter", deps)
-    else:  # node's runner does not create the report's directory
-        command = "mkdir -p reports && " + _join(
-            "node --test --test-reporter=spec --test-reporter-destination=stdout",
-            f"--test-reporter=junit --test-reporter-destination={report}",
-            args,
-        )
+    options = _REPORTER_OPTIONS[runner].format(report=report)
+    env = f"JEST_JUNIT_OUTPUT_FILE={report} " if runner == "jest" else ""
+    args = _SEPARATOR.split(rest)[0].strip()
+    if not first:
+        through = " --" if project.manager == "npm" else ""
+        command = f"{env}{project.manager} run test{through} {options}"
+    elif runner == "node --test":  # node does not create the report's directory
+        command = "mkdir -p reports && " + _join(f"node --test {options}", args)
+    else:
+        base = "vitest run" if runner == "vitest" else runner
+        args = args.removeprefix("run").strip() if runner == "vitest" else args
+        # Variables the script sets (NODE_OPTIONS=--experimental-vm-modules) stay.
+        command = match["env"] + env + _exec(project, _join(base, args, options))
+    if runner in _REPORTER_PACKAGES:
+        _add_package(project, _REPORTER_PACKAGES[runner], deps)
     project.test.append(command)
     project.junit.append(report)
     project.tools.append(f"{runner} with JUnit")
