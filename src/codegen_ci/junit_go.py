@@ -88,14 +88,15 @@ def _message(case: JUnitCase) -> str:
 def _location(
     case: JUnitCase, pkg_dir: Path | None, root: Path | None
 ) -> tuple[str | None, int | None]:
-    """A log line's base name, resolved in the package's directory (nested packages share
-    base names: `store_test.go` alone does not say which)."""
+    """The first log line (where the message comes from), its base name resolved in the
+    package's directory (nested packages share base names: `store_test.go` alone does not
+    say which)."""
     file, line = case.file, case.line
     log = _LOG_LINE.search(case.details)
-    if pkg_dir is not None and root is not None and (file is None or "/" not in file):
+    if file is None or "/" not in file:
         if log and not _panicked(case):
             file, line = log[1], int(log[2])
-        if file and (pkg_dir / file).is_file():
+        if pkg_dir is not None and root is not None and file and (pkg_dir / file).is_file():
             file = (pkg_dir / file).relative_to(root).as_posix()
     return file, line
 
