@@ -67,6 +67,8 @@ class AnonymousCases:
         self._paths.append([])
 
     def close_suite(self, suite: Element) -> None:
+        if not self._members:  # nothing held (every report but node's): nothing to name
+            return
         inside = [n for child in suite for n in self._members.pop(id(child), [])]
         name = suite.get("name") or ""
         if suite.get("disabled") is None:
