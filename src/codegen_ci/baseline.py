@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci import git, pytest_first, pytest_ids
+from codegen_ci.dependency_links import unlink_dependencies
 from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.proc import ProcResult
@@ -41,14 +42,16 @@ class Baseline:
     repo: Path
     base_commit: str
     validation: Validation
-    work_dir: Path  # the base worktree, its logs and reports; outside the repository
+    work_dir: Path  # logs and reports of the base runs
     env: Mapping[str, str]
+    tree_path: Path  # the base worktree; outside any `.git` (worktrees.py)
     fails_on_base: dict[str, bool] = field(default_factory=dict)
     suite_failing: set[str] | None = None  # failing ids of a full run on the base, once run
     command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed
     runs: int = 0
     plugin_usable: bool = True  # False once pytest could not load codegen_first
     _tree: Path | None = None
+    _links: tuple[str, ...] = ()
 
     def classify(self, outcome: RoundOutcome) -> None:
         """Mark each failure of a round whose tests failed as new or pre-existing
@@ -159,11 +162,13 @@ class Baseline:
     def _worktree(self) -> Path:
         if self._tree is None:
             self.work_dir.mkdir(parents=True, exist_ok=True)
-            self._tree = attach_worktree(self.repo, self.work_dir / "tree", commit=self.base_commit)
+            self._tree, self._links = attach_worktree(self.repo, self.tree_path,
+                                                      commit=self.base_commit)  # fmt: skip
         return self._tree
 
     def close(self) -> None:
         if self._tree is not None:
+            unlink_dependencies(self._tree, self._links)
             git.git(["worktree", "remove", "--force", str(self._tree)], self.repo, check=False)
             shutil.rmtree(self._tree, ignore_errors=True)
             self._tree = None

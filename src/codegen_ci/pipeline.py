@@ -57,8 +57,9 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     started = time.monotonic() - report.duration_s
     env = safe_env(os.environ, passthrough=spec.env_passthrough)
     validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress)
+    base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
     baseline = Baseline(ctx.repo, ctx.worktree.base_commit, spec.validation,
-                        ctx.output_dir / "baseline", env)  # fmt: skip
+                        ctx.output_dir / "baseline", env, base_tree)  # fmt: skip
     try:
         if ctx.dry_run:
             _dry_run(spec, ctx, validator)

@@ -27,7 +27,8 @@ from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Failure, Report
 from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
 from codegen_ci.workspace import Worktree
-from codegen_ci.worktrees import create_worktree, unique_branch
+from codegen_ci.dependency_links import link_dependencies
+from codegen_ci.worktrees import create_worktree, unique_branch, worktrees_root
 
 EXIT_FAILED = 1
 
@@ -98,7 +99,8 @@ def resume_command(run_dir: Path) -> int:
             git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
                      state["base_commit"]], root)  # fmt: skip
     worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths),
-                        artifacts=set(report.artifacts))  # fmt: skip
+                        artifacts=set(report.artifacts), links=link_dependencies(root, tree_path),
+                        named=tuple(spec.outputs))  # fmt: skip
     conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
@@ -175,9 +177,11 @@ def prepare_worktree(
 ) -> Worktree:
     wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
     name = wanted if reset else unique_branch(root, wanted)
-    path = git.common_dir(root) / "codegen" / "worktrees" / run_id
-    return create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
-                           protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+    path = worktrees_root(root) / run_id
+    worktree = create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
+                               protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+    worktree.named = tuple(spec.outputs)
+    return worktree
 
 
 @contextmanager
