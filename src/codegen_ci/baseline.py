@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci import git, pytest_first, pytest_ids
+from codegen_ci.config_check import base_run_problem
 from codegen_ci.dependency_links import unlink_dependencies
 from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.proc import ProcResult
+from codegen_ci.report import CommandResult, Round
 from codegen_ci.round_outcome import RoundOutcome
 from codegen_ci.spec import Validation
 from codegen_ci.worktrees import attach_worktree
@@ -50,6 +52,7 @@ class Baseline:
     command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed
     runs: int = 0
     plugin_usable: bool = True  # False once pytest could not load codegen_first
+    unavailable: str | None = None  # why the base runs cannot answer (then nothing is judged)
     _tree: Path | None = None
     _links: tuple[str, ...] = ()
 
@@ -60,12 +63,16 @@ class Baseline:
         if not failed_tests:
             return
         unknown = [i for i in outcome.failing_ids() if i not in self.fails_on_base]
-        if unknown:
+        if unknown and not self.unavailable:
             self._answer(unknown)
-        if any(not f.explained for f in failed_tests) and self.suite_failing is None:
+        unexplained = any(not f.explained for f in failed_tests)
+        if unexplained and self.suite_failing is None and not self.unavailable:
             self._run_suite()
+        outcome.round.baseline_unavailable = self.unavailable
         for failure in outcome.round.failures:
-            if failure.kind in ("failure", "error"):
+            if self.unavailable:
+                failure.new = None  # unknown: never "also fails on the base commit"
+            elif failure.kind in ("failure", "error"):
                 failure.new = not self.fails_on_base.get(failure.id, False)
             elif failure.kind == "command" and failure.id.startswith(COMMAND_PREFIX):
                 failed = self.command_failed.get(failure.id.removeprefix(COMMAND_PREFIX))
@@ -132,9 +139,27 @@ class Baseline:
         failing: set[str] = set()
         for command in self.validation.test:
             result, junit = self._run(command)
+            self._check_usable(_record(command, result, junit))
             failing |= {c.id for c in junit.failing()}
             self.command_failed[command] = not result.ok
         self.suite_failing = failing
+
+    def seed(self, preflight: Round) -> None:
+        """Take a pre-flight round's full test runs (on the untouched code, which is the base
+        commit) as the base suite's answer, so no base worktree is needed. A pytest pre-flight
+        only collected, so it answers nothing."""
+        tests = [c for c in preflight.commands if c.kind == "test"]
+        if not tests or any(pytest_ids.mentions_pytest(c.command) for c in tests):
+            return
+        for record in tests:
+            self._check_usable(record)
+            self.command_failed[record.command] = record.exit_code != 0 or record.timed_out
+        self.suite_failing = {f.id for f in preflight.failures if f.kind in ("failure", "error")}
+
+    def _check_usable(self, record: CommandResult) -> None:
+        expects_junit = bool(self.validation.junit) or pytest_ids.mentions_pytest(record.command)
+        if not self.unavailable and (reason := base_run_problem(record, expects_junit)):
+            self.unavailable = f"`{record.command}` on the base commit: {reason}"
 
     def _run(self, command: str, only: list[str] | None = None) -> tuple[ProcResult, JUnitResult]:
         """Run a test command on the base; `only`: run just these tests, through the plugin."""
@@ -172,3 +197,10 @@ class Baseline:
             git.git(["worktree", "remove", "--force", str(self._tree)], self.repo, check=False)
             shutil.rmtree(self._tree, ignore_errors=True)
             self._tree = None
+
+
+def _record(command: str, result: ProcResult, junit: JUnitResult) -> CommandResult:
+    return CommandResult(command=command, kind="test", exit_code=result.exit_code,
+                         duration_s=result.duration_s, timed_out=result.timed_out,
+                         output_path=str(result.output_path),
+                         junit_tests=len(junit.cases) if junit.files else None)  # fmt: skip

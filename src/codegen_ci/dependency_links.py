@@ -15,7 +15,6 @@ run confined (the checkout read-only). See docs/ecosystems.md.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from codegen_ci import git
@@ -47,7 +46,7 @@ def link_dependencies(checkout: Path, tree: Path) -> tuple[str, ...]:
     links = []
     for rel in installed_dependencies(checkout):
         source, target = checkout / rel, tree / rel
-        if target.is_symlink() and os.readlink(target) == str(source):
+        if target.is_symlink() and target.readlink() == source:
             links.append(rel)
             continue
         if target.exists() or target.is_symlink() or not target.parent.is_dir():

@@ -8,7 +8,6 @@ the reports it wrote (new or changed during the run) are copied there.
 from __future__ import annotations
 
 import glob
-import os
 import re
 import shlex
 import shutil
@@ -61,17 +60,18 @@ def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]
 def expand_glob(pattern: str, env: Mapping[str, str]) -> str:
     """`$NAME`, `${NAME}` and a leading `~` expanded from the commands' environment (so
     `$RUNNER_TEMP/reports/*.xml` works); an unknown variable is left as written."""
+
     def value(match: re.Match[str]) -> str:
         return env.get(match.group(1) or match.group(2), match.group(0))
 
     expanded = re.sub(r"\$(?:\{(\w+)\}|(\w+))", value, pattern)
-    return os.path.expanduser(expanded) if expanded.startswith("~") else expanded
+    return str(Path(expanded).expanduser()) if expanded.startswith("~") else expanded
 
 
 def _glob(root: Path, pattern: str) -> list[Path]:
     """Relative patterns from `root`; absolute ones (outside the worktree) as they are."""
-    if os.path.isabs(pattern):
-        return [Path(p) for p in glob.glob(pattern, recursive=True)]
+    if Path(pattern).is_absolute():  # Path.glob takes relative patterns only
+        return [Path(p) for p in glob.glob(pattern, recursive=True)]  # noqa: PTH207
     return list(root.glob(pattern))
 
 

@@ -18,6 +18,7 @@ import click
 
 from codegen_ci import git
 from codegen_ci.agent import Conversation
+from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
@@ -27,7 +28,6 @@ from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Failure, Report
 from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
 from codegen_ci.workspace import Worktree
-from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.worktrees import create_worktree, unique_branch, worktrees_root
 
 EXIT_FAILED = 1
@@ -221,10 +221,16 @@ def show_dry_run(report: Report, out: Path) -> int:
         for c in rnd.commands:
             click.echo(f"  {c.kind}: {c.command} -> {c.state} ({c.duration_s:.1f}s)")
         t = rnd.tests
-        click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
-                   f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
+        if rnd.tests_unknown:
+            click.echo("  tests: unknown (no JUnit report)")
+        else:
+            click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
+                       f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
         for failure in rnd.failures[:20]:
             click.echo(f"  FAIL {describe(failure)}")
+    for missing in report.junit_missing:
+        click.echo(f"  no JUnit from `{missing.command}`: the gate goes by its exit code only.")
+        click.echo(f"    to get JUnit: {missing.hint}")
     prompt = out / "first-prompt.md"
     if prompt.exists():
         click.echo("\nFirst prompt the model would get:\n")
