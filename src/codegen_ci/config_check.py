@@ -41,9 +41,10 @@ def output_tail(record: CommandResult, chars: int = TAIL_CHARS) -> str:
     return strip_ansi(read_head_tail(Path(record.output_path), chars)).strip()
 
 
-def not_started(record: CommandResult, *, collect_only: bool = False) -> str | None:
-    """Why a test command did not run any test, or None when it ran some (passing or not).
-    `collect_only`: a pytest run that only collected (the pre-flight); its JUnit is empty."""
+def not_started(record: CommandResult) -> str | None:
+    """Why a test command did not run any test, or None when it ran some (passing or not);
+    a pre-flight pytest run that only collected is judged by its exit code and output."""
+    collect_only = record.collect_only
     if record.skipped or record.timed_out or record.exit_code is None:
         return None
     if record.exit_code in (126, 127):
@@ -74,19 +75,13 @@ def base_run_problem(record: CommandResult, expects_junit: bool) -> str | None:
     return None
 
 
-def check_round(rnd: Round, *, collect_only: bool = False) -> None:
+def check_round(rnd: Round) -> None:
     """Raise `ConfigError` when setup failed or a test command could not start."""
     for record in rnd.commands:
         if record.kind == "setup" and (record.timed_out or record.exit_code != 0):
             raise ConfigError(_message(record, f"setup failed ({record.state})"))
-        if record.kind == "test":
-            reason = not_started(record, collect_only=collect_only and _is_pytest(record))
-            if reason:
-                raise ConfigError(_message(record, f"the test command could not run: {reason}"))
-
-
-def _is_pytest(record: CommandResult) -> bool:
-    return "pytest" in record.command
+        if record.kind == "test" and (reason := not_started(record)):
+            raise ConfigError(_message(record, f"the test command could not run: {reason}"))
 
 
 def _message(record: CommandResult, what: str) -> str:

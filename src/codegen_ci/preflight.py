@@ -23,7 +23,7 @@ def run_preflight(validator: Validator, baseline: Baseline, report: Report, cwd:
     outcome = validator.preflight()
     report.preflight = outcome.round
     note_missing_junit(report, outcome.round, cwd)
-    check_round(outcome.round, collect_only=True)
+    check_round(outcome.round)
     baseline.seed(outcome.round)
 
 
@@ -31,7 +31,8 @@ def note_missing_junit(report: Report, rnd: Round, cwd: Path) -> None:
     """Record each test command that ran and wrote no JUnit report, with how to get one."""
     known = {m.command for m in report.junit_missing}
     for record in rnd.commands:
-        ran = record.kind == "test" and not record.skipped and not record.timed_out
+        ran = record.kind == "test" and not (record.skipped or record.timed_out)
+        ran = ran and not record.collect_only
         if ran and record.junit_tests is None and record.command not in known:
             known.add(record.command)
             hint = junit_hint(record.command, cwd)

@@ -27,6 +27,9 @@ class CommandResult(BaseModel):
         "when one still failed and the rest of the suite was not run.",
     )
     skipped: bool = Field(default=False, description="Not run (e.g. tests after a lint failure).")
+    collect_only: bool = Field(
+        default=False, description="Pre-flight: pytest only collected the tests, ran none."
+    )
     junit_tests: int | None = Field(
         default=None, description="Test commands: cases in the JUnit it wrote; null: none written."
     )

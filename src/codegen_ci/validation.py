@@ -150,8 +150,10 @@ class Validator:
              collect_only: bool = False) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
         """Run one command, record it in the round, and parse the JUnit it wrote (tests).
         `first`: failing ids to run first, through the pytest plugin."""
-        self._seq += 1
-        tag = f"round-{outcome.round.iteration}-{self._seq:02d}-{kind}"
+        iteration = outcome.round.iteration
+        self._seq += 1 if iteration else 0  # pre-flight logs do not shift the rounds' names
+        n = self._seq if iteration else len(outcome.round.commands) + 1
+        tag = f"round-{iteration}-{n:02d}-{kind}" if iteration else f"preflight-{n:02d}-{kind}"
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
@@ -167,7 +169,8 @@ class Validator:
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
                                output_path=str(log), targeted=targeted or status.stopped,
                                failing_first=status.matched > 0,
-                               junit_tests=len(junit.cases) if junit.files else None)  # fmt: skip
+                               junit_tests=len(junit.cases) if junit.files else None,
+                               collect_only=collect_only)  # fmt: skip
         outcome.round.commands.append(record)
         self.observer.command_finished(record)
         return result, junit
@@ -178,6 +181,9 @@ class Validator:
         env, status_file = dict(self.env), None
         if collect_only:
             env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} --collect-only -q".strip()
+            result = run_shell(command, cwd=self.worktree.path, env=env,
+                               timeout=self.validation.timeout, output_path=log)  # fmt: skip
+            return result, JUnitResult(), FirstStatus()
         if first:
             env, status_file = pytest_first.prepare(self.env, first, self.output_dir, tag)
         result, junit = run_test_command(command, self.worktree.path, env, self.validation,
