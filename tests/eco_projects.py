@@ -147,8 +147,10 @@ GO_FILE = "store.go"
 GO_BUG = "\tit.Count -= n\n\treturn n\n"
 GO_FIX = "\tif n > it.Count {\n\t\tn = it.Count\n\t}\n\tit.Count -= n\n\treturn n\n"
 # A wrong first fix: drops the nil check, so Remove of a missing name panics.
-GO_PANIC_OLD = "\tit := s.items[name]\n\tif it == nil {\n\t\treturn 0\n\t}\n\tit.Count -= n\n\treturn n\n"
+GO_NIL_CHECK = "\tit := s.items[name]\n\tif it == nil {\n\t\treturn 0\n\t}\n"
+GO_PANIC_OLD = GO_NIL_CHECK + GO_BUG
 GO_PANIC_NEW = "\tit := s.items[name]\n" + GO_FIX
+GO_RIGHT = GO_NIL_CHECK + GO_FIX
 GOTESTSUM = "gotestsum --format standard-verbose --junitfile junit.xml -- ./..."
 
 
@@ -168,9 +170,8 @@ def npm_packages(shared_root: Path) -> Path:
         marker = root / "node_modules" / ".codegen-installed"
         if not marker.exists():
             (root / "package.json").write_text('{"name": "deps", "private": true}\n')
-            cache = os.environ.get("npm_config_cache") or str(
-                Path(pwd.getpwuid(os.getuid()).pw_dir) / ".npm"
-            )
+            # npm's own cache in the real home (tests get a temporary HOME)
+            cache = str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".npm")
             subprocess.run(
                 ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
                  "--cache", cache, "--save-dev", *NPM_PACKAGES],

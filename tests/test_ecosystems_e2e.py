@@ -20,6 +20,7 @@ from eco_projects import (
     GO_FIX,
     GO_PANIC_NEW,
     GO_PANIC_OLD,
+    GO_RIGHT,
     GO_TASK,
     GOTESTSUM,
     TS_BUG,
@@ -63,7 +64,8 @@ def run(repo: SampleRepo, spec: Path, *args: str) -> tuple[int, str, Path, dict[
         cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), *args]
     )
     path = out / "report.json"
-    return result.exit_code, result.output, out, json.loads(path.read_text()) if path.exists() else {}
+    report = json.loads(path.read_text()) if path.exists() else {}
+    return result.exit_code, result.output, out, report
 
 
 def committed(repo: SampleRepo, report: dict[str, Any]) -> list[str]:
@@ -133,8 +135,9 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
     repo = make_ts_repo(tmp_path, node_modules, test_script="jest --ci")
     spec = write_spec(repo, task=TS_TASK, context=[TS_FILE], validation={"test": ["npm test"]})
 
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo.path),
-                                      "--output-dir", str(tmp_path / "dry"), "--dry-run"])  # fmt: skip
+    dry_out = str(tmp_path / "dry")
+    args = ["run", str(spec), "--repo", str(repo.path), "--output-dir", dry_out, "--dry-run"]
+    result = CliRunner().invoke(cli, args)
 
     assert result.exit_code == 0, result.output
     assert "tests: unknown (no JUnit report)" in result.output
@@ -201,10 +204,8 @@ def test_go_nil_pointer_panic_then_the_right_fix(
     tmp_path: Path, go_env: None, model_env: ScriptedModelServer
 ) -> None:
     repo = make_go_repo(tmp_path)
-    right = GO_PANIC_NEW.replace("\tit := s.items[name]\n",
-                                 "\tit := s.items[name]\n\tif it == nil {\n\t\treturn 0\n\t}\n")  # fmt: skip
     model_env.add(*edit_turn(GO_FILE, GO_PANIC_OLD, GO_PANIC_NEW),
-                  *edit_turn(GO_FILE, GO_PANIC_NEW, right))  # fmt: skip
+                  *edit_turn(GO_FILE, GO_PANIC_NEW, GO_RIGHT))  # fmt: skip
     spec = write_spec(repo, task=GO_TASK, context=[GO_FILE],
                       validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})  # fmt: skip
 

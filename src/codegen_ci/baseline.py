@@ -138,8 +138,7 @@ class Baseline:
     def _run_suite(self) -> None:
         failing: set[str] = set()
         for command in self.validation.test:
-            result, junit = self._run(command)
-            self._check_usable(_record(command, result, junit))
+            result, junit = self._run(command, whole_suite=True)
             failing |= {c.id for c in junit.failing()}
             self.command_failed[command] = not result.ok
         self.suite_failing = failing
@@ -152,16 +151,18 @@ class Baseline:
         if not tests or any(pytest_ids.mentions_pytest(c.command) for c in tests):
             return
         for record in tests:
-            self._check_usable(record)
+            self._check_usable(record, whole_suite=True)
             self.command_failed[record.command] = record.exit_code != 0 or record.timed_out
         self.suite_failing = {f.id for f in preflight.failures if f.kind in ("failure", "error")}
 
-    def _check_usable(self, record: CommandResult) -> None:
+    def _check_usable(self, record: CommandResult, whole_suite: bool) -> None:
         expects_junit = bool(self.validation.junit) or pytest_ids.mentions_pytest(record.command)
-        if not self.unavailable and (reason := base_run_problem(record, expects_junit)):
+        reason = base_run_problem(record, expects_junit, whole_suite)
+        if not self.unavailable and reason:
             self.unavailable = f"`{record.command}` on the base commit: {reason}"
 
-    def _run(self, command: str, only: list[str] | None = None) -> tuple[ProcResult, JUnitResult]:
+    def _run(self, command: str, only: list[str] | None = None, *, whole_suite: bool = False
+             ) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
         """Run a test command on the base; `only`: run just these tests, through the plugin."""
         tree = self._worktree()
         self.runs += 1
@@ -182,6 +183,7 @@ class Baseline:
             pytest_first.read_status(status), result.excerpt(4000)
         ):
             self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
+        self._check_usable(_record(command, result, junit), whole_suite)
         return result, junit
 
     def _worktree(self) -> Path:

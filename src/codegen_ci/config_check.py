@@ -63,12 +63,13 @@ def not_started(record: CommandResult) -> str | None:
     return None
 
 
-def base_run_problem(record: CommandResult, expects_junit: bool) -> str | None:
+def base_run_problem(record: CommandResult, expects_junit: bool, whole_suite: bool) -> str | None:
     """Why a base-commit run cannot tell a pre-existing failure from a new one (it could not
-    start, timed out, or wrote no JUnit where one was expected); None when it can."""
-    if reason := not_started(record):
-        return reason
-    if record.timed_out:
+    start, timed out, or wrote no JUnit where one was expected); None when it can. A run of
+    selected tests may legitimately select none (tests the change added)."""
+    if record.exit_code in (126, 127) or (whole_suite and (reason := not_started(record))):
+        return reason if whole_suite and reason else f"command not found (exit {record.exit_code})"
+    if record.timed_out and whole_suite:
         return "timed out"
     if expects_junit and record.junit_tests is None:
         return "it wrote no JUnit report"
