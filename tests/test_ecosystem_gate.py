@@ -5,6 +5,7 @@ test commands without JUnit, generated files, JUnit globs outside the repository
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +21,11 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from gate_repos import BUG_ID, reflections, run_cli
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
 
+NODE_TEST = """\
+const test = require("node:test");
+const assert = require("node:assert");
+test("adds", () => assert.strictEqual(1 + 1, 2));
+"""
 IN_REPO_PYTEST = ".venv/bin/python -m pytest -q -p no:cacheprovider tests"
 
 
@@ -145,6 +151,21 @@ def test_a_command_without_junit_reads_tests_unknown(
     assert "No JUnit report" in body and "unknown (no JUnit)" in body and "0/0" not in body
     message = sample_repo.git("log", "-1", "--format=%B", report["branch"])
     assert "tests: unknown (no JUnit)" in message
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node")
+def test_node_test_runner_without_junit_gets_its_reporter_hint(
+    sample_repo: SampleRepo, tmp_path: Path
+) -> None:
+    sample_repo.commit({"js/sum.test.js": NODE_TEST}, "a node test")
+    spec = sample_repo.write_spec(validation={"test": ["node --test js/"]})
+
+    args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(tmp_path / "o")]
+    result = CliRunner().invoke(cli, [*args, "--dry-run"])
+
+    assert result.exit_code == 0, result.output
+    assert "no JUnit from `node --test js/`" in result.output
+    assert "--test-reporter=junit" in result.output
 
 
 def test_generated_toolchain_files_stay_out_of_the_commit_unless_named(

@@ -154,17 +154,24 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
 
 
 @needs_node
-def test_a_missing_npm_script_is_a_config_error_before_any_model_call(
-    tmp_path: Path, node_modules: Path, model_env: ScriptedModelServer
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("npm run test:unit", "Missing script"),
+        ("npm test -- --testPathPattern=no-such-file", "No tests found"),
+    ],
+)
+def test_jest_that_cannot_run_is_a_config_error_before_any_model_call(
+    tmp_path: Path, node_modules: Path, model_env: ScriptedModelServer, command: str, shown: str
 ) -> None:
     repo = make_ts_repo(tmp_path, node_modules)
-    spec = write_spec(repo, task=TS_TASK, validation={"test": ["npm run test:unit"]})
+    spec = write_spec(repo, task=TS_TASK, validation={"test": [command], "junit": ["junit.xml"]})
 
     code, output, _, report = run(repo, spec)
 
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
-    assert "npm run test:unit" in report["error"] and "Missing script" in report["error"]
+    assert command in report["error"] and shown in report["error"]
     assert model_env.requests == []
 
 
@@ -235,6 +242,21 @@ def test_go_packages_without_tests_are_a_config_error(
     assert (report["status"], report["reason"]) == ("error", "config")
     assert "no test files" in report["error"]
     assert model_env.requests == []
+
+
+@needs_go
+def test_go_test_without_junit_gets_the_gotestsum_hint_in_the_dry_run(
+    tmp_path: Path, go_env: None
+) -> None:
+    repo = make_go_repo(tmp_path)
+    spec = write_spec(repo, task=GO_TASK, validation={"test": ["go test ./..."]})
+
+    code, output, _, report = run(repo, spec, "--dry-run")
+
+    assert code == 0, output
+    assert "tests: unknown (no JUnit report)" in output
+    assert "gotestsum --junitfile junit.xml" in output
+    assert report["junit_missing"][0]["command"] == "go test ./..."
 
 
 @needs_go

@@ -183,7 +183,8 @@ class Baseline:
             pytest_first.read_status(status), result.excerpt(4000)
         ):
             self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
-        self._check_usable(_record(command, result, junit), whole_suite)
+        else:  # (a refused plugin is no verdict on the base; the rewritten command runs next)
+            self._check_usable(_record(command, result, junit), whole_suite)
         return result, junit
 
     def _worktree(self) -> Path:

@@ -26,6 +26,7 @@ NOT_STARTED = (
                 r"vitest|mocha|ts-jest)'"), "the test runner is not installed"),
     (re.compile(r"No tests found, exiting with code|No test files found"), "no tests found"),
     (re.compile(r"^Error: No test files found", re.M), "no tests found"),
+    (re.compile(r"^(?:# |ℹ )tests 0$", re.M), "no tests found"),  # node --test
 )  # fmt: skip
 GO_NO_TESTS = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 GO_RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
