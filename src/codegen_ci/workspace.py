@@ -8,6 +8,7 @@ tracked as artifacts and left out of the commit; so are protected paths, which a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 from collections.abc import Sequence
@@ -185,6 +186,8 @@ class Worktree:
         except GitError:
             shutil.rmtree(self.path, ignore_errors=True)
             git.git(["worktree", "prune"], self.repo, check=False)
+        with contextlib.suppress(OSError):  # the repository's worktrees dir, once empty
+            self.path.parent.rmdir()
 
 
 def _hash(path: Path) -> str:
