@@ -30,9 +30,8 @@ def build(spec: Spec, report: Report, changes: list[str]) -> str:
     header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"
     body = [f"Task: {spec.task.strip()[:1000]}", ""]
     for rnd in report.rounds:
-        t = rnd.tests
         state = "passed" if rnd.passed else "failed"
-        body.append(f"Round {rnd.iteration}: {state}; tests {t.passed}/{t.total} passed")
+        body.append(f"Round {rnd.iteration}: {state}; tests: {rnd.tests_text()}")
     if report.status != "success":
         body.append(f"Validation did not pass ({report.reason}); kept for inspection.")
     body.append("")
