@@ -72,13 +72,24 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def build_wheel(shared: Path) -> Path:
-    """The project's wheel (hatchling), built once into `shared`."""
-    dist = shared / "dist"
+    """The project's wheel (hatchling), built once into `shared`, and beside it a wheelhouse
+    with its runtime dependencies (and pip, which pipx installs into its shared libraries):
+    resolved against the index once, so each install after that is offline."""
+    dist, house = shared / "dist", shared / "wheelhouse"
     with locked(shared / "wheel.lock"):
-        if not list(dist.glob("codegen_ci-*.whl")):
+        if not (house / "complete").exists():
             pip("wheel", "--no-deps", "--quiet", "--wheel-dir", str(dist), str(ROOT))
+            (wheel,) = dist.glob("codegen_ci-*.whl")
+            pip("wheel", "--quiet", "--wheel-dir", str(house), str(wheel))
+            pip("download", "--no-deps", "--quiet", "--dest", str(house), "pip")
+            (house / "complete").touch()
     (wheel,) = dist.glob("codegen_ci-*.whl")
     return wheel
+
+
+def offline(shared: Path) -> list[str]:
+    """pip arguments that install from the wheelhouse only."""
+    return ["--no-index", "--find-links", str(shared / "wheelhouse")]
 
 
 def install_alone(shared: Path) -> Installed:
@@ -89,7 +100,8 @@ def install_alone(shared: Path) -> Installed:
         if not (venv / "installed").exists():
             subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
                            env=clean_env(START_ENV))  # fmt: skip
-            pip("install", "--quiet", str(wheel), python=str(venv / "bin" / "python"))
+            pip("install", "--quiet", *offline(shared), str(wheel),
+                python=str(venv / "bin" / "python"))  # fmt: skip
             (venv / "installed").touch()
     return Installed(venv, wheel)
 

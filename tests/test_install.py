@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codegen_ci import codegen_first, pytest_first
-from install_env import Installed, install_alone, run_tool
+from install_env import START_ENV, Installed, clean_env, install_alone, offline, run_tool
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +62,7 @@ def test_the_plugin_reads_the_environment_the_harness_sets() -> None:
     assert pytest_first.PLUGIN_SOURCE.read_text() == Path(codegen_first.__file__).read_text()
 
 
+@pytest.mark.slow
 def test_wheel_alone_runs_with_targeted_pytest_reruns(
     installed: Installed, sample_repo: SampleRepo, model_env: object
 ) -> None:
@@ -101,6 +102,7 @@ def test_wheel_alone_runs_with_targeted_pytest_reruns(
     assert sample_repo.git("log", "-1", "--format=%s", report["branch"]).startswith("fix(")
 
 
+@pytest.mark.slow
 def test_wheel_alone_answers_an_issue_event(installed: Installed, sample_repo: SampleRepo) -> None:
     from action_env import ActionWorld
     from codegen_ci.testing.github_double import GitHubDouble
@@ -122,3 +124,33 @@ def test_wheel_alone_answers_an_issue_event(installed: Installed, sample_repo: S
     assert result.outputs["status"] == "success"
     (pull,) = github.pulls()
     assert result.outputs["pr-url"].endswith(f"/pull/{pull.number}")
+
+
+@pytest.mark.slow
+def test_pipx_install_of_the_wheel_runs_a_dry_run(
+    installed: Installed, sample_repo: SampleRepo, tmp_path: Path
+) -> None:
+    """`pipx install codegen-ci`, with the wheel standing in for the index."""
+    pipx_env = {**clean_env(START_ENV), "PIPX_HOME": str(tmp_path / "pipx"),
+                "PIPX_BIN_DIR": str(tmp_path / "bin"), "PIPX_MAN_DIR": str(tmp_path / "man"),
+                "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # fmt: skip
+    pip_args = " ".join(offline(installed.wheel.parent.parent))
+    command = [sys.executable, "-m", "pipx", "install", "--pip-args", pip_args,
+               str(installed.wheel)]  # fmt: skip
+    proc = subprocess.run(command, env=pipx_env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    script = tmp_path / "bin" / "codegen-ci"
+    pipx_python = tmp_path / "pipx" / "venvs" / "codegen-ci" / "bin" / "python"
+    assert not Installed(pipx_python.parent.parent, installed.wheel).has("pytest")
+
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True,
+                             env=clean_env())  # fmt: skip
+    assert version.returncode == 0 and version.stdout.strip() == "codegen-ci, version 0.1.0"
+    out = tmp_path / "out"
+    dry = subprocess.run([str(script), "run", str(sample_repo.write_spec()), "--dry-run",
+                          "--output-dir", str(out)], cwd=sample_repo.path, capture_output=True,
+                         text=True, env=clean_env(), timeout=300)  # fmt: skip
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["rounds"][0]["tests"]["failed"] == 1  # the sample's bug, seen by real pytest
+    assert report["usage"]["prompt_tokens"] == 0
