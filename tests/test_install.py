@@ -154,3 +154,13 @@ def test_pipx_install_of_the_wheel_runs_a_dry_run(
     report = json.loads((out / "report.json").read_text())
     assert report["rounds"][0]["tests"]["failed"] == 1  # the sample's bug, seen by real pytest
     assert report["usage"]["prompt_tokens"] == 0
+
+
+def test_readme_and_docs_say_how_to_install_for_use_and_for_development() -> None:
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    guide = (ROOT / "docs" / "install.md").read_text()
+    for text in (quick_start, guide):
+        assert "pip install codegen-ci" in text and "pipx install codegen-ci" in text
+        assert "pip install -e '.[test]'" in text
+    assert "docs/install.md" in quick_start
