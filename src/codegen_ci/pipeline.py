@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git
+from codegen_ci import commit_message, git, symlinks
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
 from codegen_ci.errors import CodegenError, Interrupted
@@ -171,6 +171,9 @@ def _enforce_protected(
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
+    for rel in worktree.escaping_links():
+        worktree.restore(rel)
+        refusals.append(Refusal(path=rel, reason=symlinks.REASON))
     toolbox.refusals.clear()
     shell.refusals.clear()
     known = {(r.path, r.reason) for r in report.refusals}
@@ -182,7 +185,7 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     worktree = ctx.worktree
     if report.reason == "interrupted":
         return  # keep the worktree for `codegen-ci resume`
-    for rel in worktree.protected_changes():
+    for rel in [*worktree.protected_changes(), *worktree.escaping_links()]:
         worktree.restore(rel)
     changes = worktree.agent_changes()
     report.files_changed = changes

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from codegen_ci import git
 from codegen_ci.errors import GitError
 from codegen_ci.globs import ARTIFACT_GLOBS, matches
+from codegen_ci.symlinks import escapes, link_digest
 
 
 class PathRefused(Exception):
@@ -110,7 +111,10 @@ class Worktree:
         snap: dict[str, str | None] = {}
         for rel in self.changed_paths():
             full = self.path / rel
-            snap[rel] = _hash(full) if full.is_file() else None
+            if full.is_symlink():  # the link itself; its target may be outside
+                snap[rel] = link_digest(full)
+            else:
+                snap[rel] = _hash(full) if full.is_file() else None
         return snap
 
     def note_artifacts(self, before: dict[str, str | None]) -> None:
@@ -132,6 +136,10 @@ class Worktree:
 
     def protected_changes(self) -> list[str]:
         return [p for p in self.changed_paths() if matches(p, self.protected)]
+
+    def escaping_links(self) -> list[str]:
+        """Changed paths that are symlinks out of the repository (symlinks.py)."""
+        return [p for p in self.changed_paths() if escapes(self.path, p)]
 
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
