@@ -41,10 +41,11 @@ IMPORT_ALL = textwrap.dedent(
 
 
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Installed:
-    """One virtualenv for the whole session, shared by the xdist workers."""
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """One virtualenv for the whole session, shared by the xdist workers (their temporary
+    directories share a parent)."""
     base = tmp_path_factory.getbasetemp()
-    return install_alone(base if worker_id == "master" else base.parent)
+    return install_alone(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
 def test_no_module_of_the_tool_imports_pytest() -> None:
