@@ -89,3 +89,25 @@ def test_without_the_tool_git_commits_the_same_link(
     sh(["git", "commit", "-q", "-m", "links"], clone)
     tree = sh(["git", "ls-tree", "-r", "HEAD"], clone)
     assert "120000 blob" in tree and "\tetc-link" in tree and "\tsrc/semver/data/up" in tree
+
+
+def test_a_loop_of_symlinks_is_refused_not_a_crash(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    (sample_repo.path / "loop-a").symlink_to("loop-b")
+    (sample_repo.path / "loop-b").symlink_to("loop-a")
+    sample_repo.commit({}, "a loop in the base")
+    model_env.add(
+        Reply(tool_calls=[call("read_file", path="loop-a"),
+                          call("run_command", command="ln -s loop-d loop-c; ln -s loop-c loop-d")]),
+        Reply(tool_calls=[FIX]),
+        Reply("Fixed."),
+    )  # fmt: skip
+
+    code, output, report = run(sample_repo)
+
+    assert code == 0, output
+    results = [m["content"] for m in model_env.requests[1]["messages"] if m["role"] == "tool"]
+    assert results[0] == "Error: refused 'loop-a': path is a loop of symlinks."
+    assert {"loop-c", "loop-d"} <= {r["path"] for r in report["refusals"]}
+    assert report["files_changed"] == [VERSION]

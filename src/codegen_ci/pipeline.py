@@ -171,9 +171,7 @@ def _enforce_protected(
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
-    for rel in worktree.escaping_links():
-        worktree.restore(rel)
-        refusals.append(Refusal(path=rel, reason=symlinks.REASON))
+    refusals += [Refusal(path=p, reason=symlinks.REASON) for p in worktree.restore_escaping_links()]
     toolbox.refusals.clear()
     shell.refusals.clear()
     known = {(r.path, r.reason) for r in report.refusals}
@@ -185,7 +183,8 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     worktree = ctx.worktree
     if report.reason == "interrupted":
         return  # keep the worktree for `codegen-ci resume`
-    for rel in [*worktree.protected_changes(), *worktree.escaping_links()]:
+    worktree.restore_escaping_links()
+    for rel in worktree.protected_changes():
         worktree.restore(rel)
     changes = worktree.agent_changes()
     report.files_changed = changes

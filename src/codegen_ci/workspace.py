@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from codegen_ci import git
 from codegen_ci.errors import GitError
 from codegen_ci.globs import ARTIFACT_GLOBS, matches
-from codegen_ci.symlinks import escapes, link_digest
+from codegen_ci.symlinks import escapes, leaves, link_digest
 
 
 class PathRefused(Exception):
@@ -80,7 +80,10 @@ class Worktree:
         if PurePosixPath(raw).is_absolute() or raw.startswith("~"):
             raise PathRefused("absolute paths are not allowed; use a path relative to the repo")
         root = self.path.resolve()
-        candidate = (root / raw).resolve()
+        try:
+            candidate = (root / raw).resolve()
+        except RuntimeError:  # a loop of symlinks
+            raise PathRefused("path is a loop of symlinks") from None
         if candidate != root and root not in candidate.parents:
             raise PathRefused("path resolves outside the repository")
         rel = candidate.relative_to(root).as_posix() if candidate != root else "."
@@ -137,9 +140,16 @@ class Worktree:
     def protected_changes(self) -> list[str]:
         return [p for p in self.changed_paths() if matches(p, self.protected)]
 
-    def escaping_links(self) -> list[str]:
-        """Changed paths that are symlinks out of the repository (symlinks.py)."""
-        return [p for p in self.changed_paths() if escapes(self.path, p)]
+    def restore_escaping_links(self) -> list[str]:
+        """Restore every changed symlink out of the repository (symlinks.py); returns them."""
+        restored: list[str] = []
+        for check in (leaves, escapes):
+            found = [p for p in self.changed_paths()
+                     if (self.path / p).is_symlink() and check(self.path, p)]  # fmt: skip
+            for rel in found:
+                self.restore(rel)
+            restored += found
+        return restored
 
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
