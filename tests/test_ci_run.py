@@ -18,7 +18,9 @@ if [ "$2" = venv ]; then
     > "$3/bin/activate"
 fi
 """
-NPM = '#!/bin/sh\necho "$PWD|npm $*" >> "$CALLS"\n'
+RECORDER = '#!/bin/sh\necho "$PWD|$(basename "$0") $*" >> "$CALLS"\n'
+# Installers other lines of .ci/run may call: recorded, never run.
+OTHERS = ("npm", "apt-get", "sudo", "go", "gotestsum")
 
 
 def readme_test_command() -> str:
@@ -38,7 +40,7 @@ def test_ci_runs_the_readme_test_command_in_a_fresh_clone_with_nothing_beside_it
     (checkout / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text())
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, text in {"python3": PYTHON3, "npm": NPM}.items():
+    for name, text in {"python3": PYTHON3, **dict.fromkeys(OTHERS, RECORDER)}.items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     calls = tmp_path / "calls.txt"
