@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git
+from codegen_ci import commit_message, git, symlinks
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
 from codegen_ci.config_check import ConfigError, check_round
@@ -180,6 +180,7 @@ def _enforce_protected(
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
+    refusals += [Refusal(path=p, reason=symlinks.REASON) for p in worktree.restore_escaping_links()]
     toolbox.refusals.clear()
     shell.refusals.clear()
     known = {(r.path, r.reason) for r in report.refusals}
@@ -191,6 +192,7 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     worktree = ctx.worktree
     if report.reason == "interrupted":
         return  # keep the worktree for `codegen-ci resume`
+    worktree.restore_escaping_links()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
     changes = worktree.agent_changes()

@@ -19,6 +19,7 @@ from codegen_ci import git
 from codegen_ci.dependency_links import is_linked, unlink_dependencies
 from codegen_ci.errors import GitError
 from codegen_ci.globs import ARTIFACT_GLOBS, GENERATED_GLOBS, matches
+from codegen_ci.symlinks import escapes, leaves, link_digest
 
 
 class PathRefused(Exception):
@@ -83,7 +84,10 @@ class Worktree:
         if PurePosixPath(raw).is_absolute() or raw.startswith("~"):
             raise PathRefused("absolute paths are not allowed; use a path relative to the repo")
         root = self.path.resolve()
-        candidate = (root / raw).resolve()
+        try:
+            candidate = (root / raw).resolve()
+        except RuntimeError:  # a loop of symlinks
+            raise PathRefused("path is a loop of symlinks") from None
         if candidate != root and root not in candidate.parents:
             raise PathRefused("path resolves outside the repository")
         rel = candidate.relative_to(root).as_posix() if candidate != root else "."
@@ -117,7 +121,10 @@ class Worktree:
             if matches(rel, ARTIFACT_GLOBS):
                 continue
             full = self.path / rel
-            snap[rel] = _hash(full) if full.is_file() else None
+            if full.is_symlink():  # the link itself; its target may be outside
+                snap[rel] = link_digest(full)
+            else:
+                snap[rel] = _hash(full) if full.is_file() else None
         return snap
 
     def note_artifacts(self, before: dict[str, str | None]) -> None:
@@ -142,6 +149,17 @@ class Worktree:
 
     def protected_changes(self) -> list[str]:
         return [p for p in self.changed_paths() if matches(p, self.protected)]
+
+    def restore_escaping_links(self) -> list[str]:
+        """Restore every changed symlink out of the repository (symlinks.py); returns them."""
+        restored: list[str] = []
+        for check in (leaves, escapes):
+            found = [p for p in self.changed_paths()
+                     if (self.path / p).is_symlink() and check(self.path, p)]  # fmt: skip
+            for rel in found:
+                self.restore(rel)
+            restored += found
+        return restored
 
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
