@@ -56,6 +56,7 @@ class Sandbox:
     root: Path  # private: the sanitized git config; `root/rw` is the writable scratch
     git_dir: Path | None  # the repository's common git dir, shown read-only
     hidden: tuple[Path, ...]
+    checkout: Path | None = None  # the user's checkout, read-only (linked dependencies live there)
 
     @property
     def enabled(self) -> bool:
@@ -87,6 +88,8 @@ class Sandbox:
                 read_only += [] if path in SCRATCH_PLACES else ["--remount-ro", str(path)]
             elif path.exists():
                 argv += ["--ro-bind", "/dev/null", str(path)]
+        if self.checkout is not None and self.checkout.is_dir():
+            argv += ["--ro-bind", str(self.checkout), str(self.checkout)]
         if self.git_dir is not None and self.git_dir.is_dir():
             argv += ["--ro-bind", str(self.git_dir), str(self.git_dir)]
             config = self._sanitized_git_config()
@@ -112,7 +115,9 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def open_sandbox(environ: Mapping[str, str], *, git_dir: Path | None) -> Sandbox:
+def open_sandbox(
+    environ: Mapping[str, str], *, git_dir: Path | None, checkout: Path | None = None
+) -> Sandbox:
     """Set up confinement for one run and prove it works, or fail closed."""
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
     for sub in ("rw/home", "rw/tmp"):
@@ -122,12 +127,12 @@ def open_sandbox(environ: Mapping[str, str], *, git_dir: Path | None) -> Sandbox
     if mode.strip().lower() in OFF:
         print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
               "tool's user, files and network", file=sys.stderr)  # fmt: skip
-        return Sandbox(None, root, git_dir, ())
+        return Sandbox(None, root, git_dir, (), checkout)
     bwrap = environ.get(BWRAP_ENV) or shutil.which("bwrap") or ""
     if not bwrap or not os.access(bwrap, os.X_OK) or Path(bwrap).is_dir():
         shutil.rmtree(root, ignore_errors=True)
         raise SandboxUnavailable(_unavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed"))
-    sandbox = Sandbox(str(Path(bwrap).absolute()), root, git_dir, _hidden(environ))
+    sandbox = Sandbox(str(Path(bwrap).absolute()), root, git_dir, _hidden(environ), checkout)
     probe = root / "rw" / "tmp"
     try:
         proc = subprocess.run(
