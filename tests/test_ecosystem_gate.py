@@ -214,6 +214,8 @@ def test_junit_globs_outside_the_repository_and_with_variables(
     assert code == 0, output
     assert report["rounds"][0]["tests"]["passed"] == 3 and not report["junit_missing"]
     model_env.add(*fixing_script())
+    # A literal path outside the worktree is writable only unconfined (docs/sandbox.md).
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")
     code, output, _, report = run_cli(sample_repo, absolute)
     assert code == 0, output
     assert report["rounds"][0]["tests"]["passed"] == 3

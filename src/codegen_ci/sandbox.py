@@ -71,6 +71,8 @@ class Sandbox:
         out = dict(env)
         if self.enabled:
             out.update(HOME=str(self.scratch / "home"), TMPDIR=str(self.scratch / "tmp"))
+            if "RUNNER_TEMP" in out:  # the real one is hidden; reports written there still count
+                out["RUNNER_TEMP"] = str(self.scratch / "runner-temp")
         return out
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
@@ -120,7 +122,7 @@ def open_sandbox(
 ) -> Sandbox:
     """Set up confinement for one run and prove it works, or fail closed."""
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
-    for sub in ("rw/home", "rw/tmp"):
+    for sub in ("rw/home", "rw/tmp", "rw/runner-temp"):
         (root / sub).mkdir(parents=True)
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or ""
