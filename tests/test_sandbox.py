@@ -174,14 +174,16 @@ def test_a_test_command_is_confined_too(
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [out_dir] = sample_repo.tmp.glob("out-*")
-    [log] = (out_dir / "logs").glob("round-1-*-test.log")
-    [base_log] = (out_dir / "baseline" / "logs").glob("baseline-*.log")  # the base-commit re-run
-    text = log.read_text() + base_log.read_text()
+    # the run on the untouched code (pre-flight, which answers for the base commit) and round 1
+    logs = [*(out_dir / "logs").glob("*test*.log"), *(out_dir / "baseline").glob("logs/*.log")]
+    assert len(logs) >= 2, logs
+    text = "".join(log.read_text() for log in logs)
     if sandbox == "off":  # control
         assert "found=0" not in text and "WROTE-0" in text and "CONNECTED" in text
         assert b"leak" in received
     else:
-        assert text.count("found=0") == 2 and "WROTE" not in text and "CONNECTED" not in text
+        assert text.count("found=0") == len(logs) and "WROTE" not in text
+        assert "CONNECTED" not in text
         assert not received and all(b"pwned" not in p.read_bytes() for p in targets)
 
 
