@@ -5,9 +5,10 @@ Each command runs under bubblewrap (`bwrap`) in its own PID, IPC, UTS and networ
 (no network unless the spec's `validation.network` names its kind), with every capability
 dropped and `no_new_privs` set (no sudo, no setuid), and a filesystem that is the machine's,
 read-only, except for the directory the command works in and the run's scratch directory
-(HOME and TMPDIR point there). A fresh `/proc` shows only the sandbox's own processes, so
+(HOME and TMPDIR point there; /tmp is read-only like the rest, since interpreters and
+virtualenvs may live there). A fresh `/proc` shows only the sandbox's own processes, so
 the tool's and the runner's environments and memory are out of reach. Places that hold
-secrets or steer later workflow steps are hidden: /tmp, RUNNER_TEMP and the directories of
+secrets or steer later workflow steps are hidden: RUNNER_TEMP and the directories of
 GITHUB_ENV / GITHUB_PATH / GITHUB_OUTPUT / GITHUB_STEP_SUMMARY, container-engine sockets and
 credential files in HOME; the repository's git config is shown without credentials, and the
 worktree's `.git` file is read-only.
@@ -39,7 +40,6 @@ SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/
            "/run/dbus", "/run/user", "/var/run/dbus")  # fmt: skip
 HOME_SECRETS = (".ssh", ".docker", ".aws", ".azure", ".kube", ".config/gh", ".gnupg",
                 ".netrc", ".git-credentials", ".pypirc", ".npmrc")  # fmt: skip
-SCRATCH_PLACES = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 - hidden behind a fresh tmpfs
 _CREDENTIALS = re.compile(r"^\s*extraheader\s*=.*$", re.IGNORECASE | re.MULTILINE)
 _USERINFO = re.compile(r"(://)[^/@\s]+@")
 
@@ -87,7 +87,7 @@ class Sandbox:
         for path in self.hidden:
             if path.is_dir():
                 argv += ["--tmpfs", str(path)]
-                read_only += [] if path in SCRATCH_PLACES else ["--remount-ro", str(path)]
+                read_only += ["--remount-ro", str(path)]
             elif path.exists():
                 argv += ["--ro-bind", "/dev/null", str(path)]
         if self.checkout is not None and self.checkout.is_dir():
@@ -152,7 +152,7 @@ def open_sandbox(
 
 
 def _hidden(environ: Mapping[str, str]) -> tuple[Path, ...]:
-    places = [*SCRATCH_PLACES, *(Path(p) for p in SOCKETS)]
+    places = [Path(p) for p in SOCKETS]
     if environ.get("RUNNER_TEMP"):
         places.append(Path(environ["RUNNER_TEMP"]))
     places += [Path(environ[v]).parent for v in FILE_COMMAND_VARS if environ.get(v)]
@@ -163,7 +163,7 @@ def _hidden(environ: Mapping[str, str]) -> tuple[Path, ...]:
     resolved = sorted({p.resolve() for p in places} - {Path("/")}, key=lambda p: len(p.parts))
     kept: list[Path] = []
     for path in resolved:
-        if not any(k in path.parents and k not in SCRATCH_PLACES for k in kept):
+        if not any(k in path.parents for k in kept):
             kept.append(path)
     return tuple(kept)
 
