@@ -34,6 +34,7 @@ from codegen_ci.errors import InfraError
 SANDBOX_ENV = "CODEGEN_SANDBOX"  # "off" runs commands unconfined (never the default)
 BWRAP_ENV = "CODEGEN_BWRAP"  # an explicit bwrap binary; default: `bwrap` on PATH at start-up
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
+CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
 FILE_COMMAND_VARS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY",
                      "GITHUB_STATE")  # fmt: skip
 SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/podman",
@@ -73,6 +74,9 @@ class Sandbox:
             out.update(HOME=str(self.scratch / "home"), TMPDIR=str(self.scratch / "tmp"))
             if "RUNNER_TEMP" in out:  # the real one is hidden; reports written there still count
                 out["RUNNER_TEMP"] = str(self.scratch / "runner-temp")
+            for name in CACHE_VARS:  # a build cache elsewhere is read-only: one per run instead
+                if name in out:
+                    out[name] = str(self.scratch / "cache" / name.lower())
         return out
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
