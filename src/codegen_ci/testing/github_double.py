@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from codegen_ci.testing.github_pr_loop import PR_LOOP_ROUTES
 from codegen_ci.testing.github_routes import ROUTES
 from codegen_ci.testing.github_shapes import error
 from codegen_ci.testing.github_state import (
@@ -36,6 +37,8 @@ from codegen_ci.testing.github_state import (
     RecordedRequest,
     Reply,
     Repo,
+    ReviewComment,
+    WorkflowRun,
 )
 
 
@@ -62,6 +65,9 @@ class GitHubDouble:
         self.permissions: dict[str, str] = {}  # login -> role name (admin, maintain, write, ...)
         self.issues: dict[int, Issue] = {}
         self.comments: dict[int, Comment] = {}
+        self.review_comments: dict[int, ReviewComment] = {}  # see github_pr_loop
+        self.workflow_runs: dict[int, WorkflowRun] = {}
+        self.blobs: dict[str, bytes] = {}  # what a download redirects to
         self.forbid_pull_creation = False  # the repository setting that blocks GITHUB_TOKEN
         self.requests: list[RecordedRequest] = []
         self._faults: list[tuple[str, str, Canned, int | None]] = []
@@ -165,12 +171,18 @@ class GitHubDouble:
             canned = self._take_fault(method, path)
             if canned is not None:
                 return canned.status, canned.body, canned.headers
-            if self.token is not None and headers.get("authorization") not in (
-                f"token {self.token}",
-                f"Bearer {self.token}",
+            signed = path.startswith("/_blobs/")  # storage behind a download: a signed URL
+            if (
+                self.token is not None
+                and not signed
+                and headers.get("authorization")
+                not in (
+                    f"token {self.token}",
+                    f"Bearer {self.token}",
+                )
             ):
                 return error(401, "Bad credentials")
-            for verb, pattern, handler in ROUTES:
+            for verb, pattern, handler in [*ROUTES, *PR_LOOP_ROUTES]:
                 match = re.fullmatch(pattern, path)
                 if verb == method and match:
                     args = [urllib.parse.unquote(a) for a in match.groups()]
@@ -214,9 +226,12 @@ def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, payload, extra = double.handle(self.command, self.path, body, headers)
             # A str payload goes out as is: GitHub's proxies answer some 5xx with HTML.
-            text = payload if isinstance(payload, str) else json.dumps(payload)
-            data = b"" if payload is None else text.encode()
-            kind = "text/html" if isinstance(payload, str) else "application/json"
+            if isinstance(payload, bytes):  # a download: an artifact's zip, a job's log
+                data, kind = payload, "application/octet-stream"
+            else:
+                text = payload if isinstance(payload, str) else json.dumps(payload)
+                data = b"" if payload is None else text.encode()
+                kind = "text/html" if isinstance(payload, str) else "application/json"
             self.send_response(status)
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
