@@ -79,7 +79,7 @@ def render_history(records: list[RunRecord]) -> str:
     """The comment's footer: the last few runs, and the hidden JSON of the last KEEP."""
     if not records:
         return ""
-    kept = records[-KEEP:]
+    kept = records = records[-KEEP:]
     start = len(records) - min(len(records), SHOWN) + 1
     lines = [f"{i}. {r.line(posted=True)}" for i, r in enumerate(records[-SHOWN:], start=start)]
     data = json.dumps([asdict(r) for r in kept], separators=(",", ":"))
