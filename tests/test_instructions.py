@@ -91,10 +91,10 @@ def test_local_run_reads_the_base_commit_with_the_fallbacks(sample_repo: SampleR
 
 def test_codegen_yml_names_the_files_and_a_large_one_is_capped(sample_repo: SampleRepo) -> None:
     big = "Use tabs. " * (MAX_BYTES // 5)
-    sample_repo.commit({"AGENTS.md": "DEFAULT RULES\n", "docs/RULES.md": "DOCS RULES\n",
-                        "docs/STYLE.md": big,
-                        ".codegen.yml": "version: 1\ninstructions: [docs/RULES.md, docs/STYLE.md]\n"},
-                       "named")  # fmt: skip
+    config = "version: 1\ninstructions: [docs/RULES.md, docs/STYLE.md]\n"
+    files = {"AGENTS.md": "DEFAULT RULES\n", "docs/RULES.md": "DOCS RULES\n",
+             "docs/STYLE.md": big, ".codegen.yml": config}  # fmt: skip
+    sample_repo.commit(files, "named")
     prompt, report = dry_run(sample_repo)
     assert "DOCS RULES" in prompt and "DEFAULT RULES" not in prompt
     assert report["instructions"] == "docs/RULES.md, docs/STYLE.md"

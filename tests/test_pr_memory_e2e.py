@@ -66,8 +66,8 @@ def test_the_history_keeps_the_last_runs_only(world: ActionWorld) -> None:
     earlier = [{"kind": "pr_comment", "request": f"attempt {n}", "status": "failed"}
                for n in range(10)]  # fmt: skip
     data = json.dumps(earlier).replace("-", "\\u002d")
-    world.github.add_comment(1, f"<!-- codegen-ci:status issue=1 -->\nfailed\n"
-                                f"<!-- codegen-ci:history {data} -->", user=world.github.actor)  # fmt: skip
+    left = f"<!-- codegen-ci:status issue=1 -->\nfailed\n<!-- codegen-ci:history {data} -->"
+    world.github.add_comment(1, left, user=world.github.actor)
     world.model.add(Reply("nothing to do"))
 
     world.run("issue_comment", world.comment(1, "/codegen attempt 10"))

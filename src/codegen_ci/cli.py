@@ -157,7 +157,7 @@ def resume(run_dir: Path) -> None:
 @click.option(
     "--workflows",
     multiple=True,
-    type=click.Choice(["issue", "comment", "dispatch", "schedule"]),
+    type=click.Choice(["issue", "comment", "dispatch", "schedule", "review", "ci-fix"]),
     help="Example workflows to add under .github/workflows/.",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")

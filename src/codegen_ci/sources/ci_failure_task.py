@@ -11,7 +11,7 @@ by the code under test, so it reaches the model fenced as data.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +92,3 @@ def branch_prefixes(git_branch: str) -> tuple[str, ...]:
     """The prefixes of branches codegen-ci pushes: `codegen/`, and the spec's own."""
     own = git_branch.split("{", 1)[0]
     return tuple(dict.fromkeys(p for p in ("codegen/", own) if p and p.endswith("/")))
-
-
-def pr_numbers(pulls: Sequence[Mapping[str, Any]]) -> list[int]:
-    return [int(p["number"]) for p in pulls if p.get("number")]
