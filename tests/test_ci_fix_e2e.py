@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from action_env import VERSION, ActionWorld, push_branch
+from action_env import TOKEN, VERSION, ActionWorld, push_branch
 from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.github_pr_loop import add_workflow_run
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
@@ -22,7 +22,7 @@ FAILING = "tests.test_version::test_bump_minor_resets_patch"
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello", token=None) as github, ScriptedModelServer() as model:
+    with GitHubDouble("octo-org/hello", token=TOKEN) as github, ScriptedModelServer() as model:
         github.add_user("alice", role="write")
         world = ActionWorld(sample_repo, github, model)
         world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
@@ -60,8 +60,11 @@ def test_failing_junit_artifact_becomes_the_task_and_the_fix_is_pushed(world: Ac
     assert FIXED_LINE_NEW in world.origin_git("show", f"{BRANCH}:{VERSION}")
     status = status_of(world, 1)
     assert "pushed" in status and "CI failure" in status
+    # the token goes to the API, never along the redirect to the storage behind a download
     downloads = [r for r in world.github.requests if r.path.startswith("/_blobs/")]
     assert downloads and all("authorization" not in r.headers for r in downloads)
+    asked = [r for r in world.github.requests if r.path.endswith("/zip")]
+    assert asked and all(TOKEN in r.headers["authorization"] for r in asked)
 
 
 def test_same_failures_again_give_up_without_a_model_call(world: ActionWorld) -> None:
@@ -148,3 +151,27 @@ def test_a_labelled_pull_request_gets_its_ci_fixed(world: ActionWorld) -> None:
 
     assert result.code == 0, result.log
     assert FIXED_LINE_NEW in world.origin_git("show", f"feature-y:{VERSION}")
+
+
+def test_the_branch_prefix_of_codegen_yml_counts_too(world: ActionWorld) -> None:
+    world.sample.commit({".codegen.yml": "version: 1\ngit: {branch: 'bot/{slug}'}\n"}, "config")
+    world.sample.git("push", "-q", "origin", "main")
+    head = push_branch(world.sample, "bot/faster", {"F.md": "f\n"}, "f")
+    pr = world.github.add_pull("bot/faster", title="F", user="alice", head_sha=head)
+    world.model.add(*fixing_script())
+
+    result = world.run("workflow_run", failed_ci(world, "bot/faster", pr.number))
+
+    assert result.code == 0, result.log
+    assert FIXED_LINE_NEW in world.origin_git("show", f"bot/faster:{VERSION}")
+
+
+def test_a_payload_without_the_run_id_is_bad_input(world: ActionWorld) -> None:
+    payload = failed_ci(world)
+    del payload["workflow_run"]["id"]  # type: ignore[attr-defined]
+
+    result = world.run("workflow_run", payload)
+
+    assert result.code == 2, result.log
+    assert "event payload has no workflow_run.id" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and world.model.requests == []

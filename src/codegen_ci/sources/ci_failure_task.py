@@ -59,7 +59,7 @@ def workflow_run_event(payload: Mapping[str, Any], rules: TriggerRules) -> Event
     actor, actor_type = _user(run.get("triggering_actor") or run.get("actor") or
                               payload.get("sender"))  # fmt: skip
     name = clean_untrusted(str(run.get("name") or "CI"))
-    ci = CiRun(int(run["id"]), name, branch, str(run.get("head_sha") or ""),
+    ci = CiRun(int(_get(payload, "workflow_run", "id")), name, branch, str(run.get("head_sha") or ""),
                str(run.get("html_url") or ""))  # fmt: skip
     return EventTask(
         kind="ci_failure", task="", title=_short(f"Fix failing CI ({name}) on {branch}"),

@@ -27,14 +27,15 @@ def review_comment_event(payload: Mapping[str, Any], rules: TriggerRules) -> Eve
     if payload.get("action") != "created":
         return Ignore(f"review comment {payload.get('action')}: only a new one triggers a run")
     comment = _get(payload, "comment")
-    return _review_event(payload, rules, comment, "review_comment", int(comment["id"]))
+    comment_id = int(_get(payload, "comment", "id"))
+    return _review_event(payload, rules, comment, "review_comment", comment_id)
 
 
 def review_event(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     if payload.get("action") != "submitted":
         return Ignore(f"review {payload.get('action')}: only a submitted review triggers a run")
     review = _get(payload, "review")
-    return _review_event(payload, rules, review, "review", int(review["id"]))
+    return _review_event(payload, rules, review, "review", int(_get(payload, "review", "id")))
 
 
 def _review_event(payload: Mapping[str, Any], rules: TriggerRules, item: Mapping[str, Any],
