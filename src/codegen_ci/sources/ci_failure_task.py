@@ -59,8 +59,9 @@ def workflow_run_event(payload: Mapping[str, Any], rules: TriggerRules) -> Event
     actor, actor_type = _user(run.get("triggering_actor") or run.get("actor") or
                               payload.get("sender"))  # fmt: skip
     name = clean_untrusted(str(run.get("name") or "CI"))
-    ci = CiRun(int(_get(payload, "workflow_run", "id")), name, branch, str(run.get("head_sha") or ""),
-               str(run.get("html_url") or ""))  # fmt: skip
+    run_id = int(_get(payload, "workflow_run", "id"))
+    head_sha, url = str(run.get("head_sha") or ""), str(run.get("html_url") or "")
+    ci = CiRun(run_id, name, branch, head_sha, url)
     return EventTask(
         kind="ci_failure", task="", title=_short(f"Fix failing CI ({name}) on {branch}"),
         issue_number=number, pr_number=number, comment_id=None, actor=actor,
