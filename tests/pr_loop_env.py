@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from action_env import OCTOKIT, REPOSITORY, ActionWorld, _fixture
-from codegen_ci.testing.github_pr_loop import add_review_comment
+from codegen_ci.testing.github_reviews import add_review_comment
 from codegen_ci.testing.github_state import ReviewComment
 from sample_repo import PYTEST, SampleRepo
 

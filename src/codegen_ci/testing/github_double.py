@@ -23,8 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from codegen_ci.testing.github_pr_loop import PR_LOOP_ROUTES
+from codegen_ci.testing.github_reviews import REVIEW_ROUTES
 from codegen_ci.testing.github_routes import ROUTES
+from codegen_ci.testing.github_runs import RUN_ROUTES
 from codegen_ci.testing.github_shapes import error
 from codegen_ci.testing.github_state import (
     DOCS,
@@ -65,8 +66,8 @@ class GitHubDouble:
         self.permissions: dict[str, str] = {}  # login -> role name (admin, maintain, write, ...)
         self.issues: dict[int, Issue] = {}
         self.comments: dict[int, Comment] = {}
-        self.review_comments: dict[int, ReviewComment] = {}  # see github_pr_loop
-        self.workflow_runs: dict[int, WorkflowRun] = {}
+        self.review_comments: dict[int, ReviewComment] = {}  # github_reviews
+        self.workflow_runs: dict[int, WorkflowRun] = {}  # github_runs
         self.blobs: dict[str, bytes] = {}  # what a download redirects to
         self.forbid_pull_creation = False  # the repository setting that blocks GITHUB_TOKEN
         self.requests: list[RecordedRequest] = []
@@ -182,7 +183,7 @@ class GitHubDouble:
                 )
             ):
                 return error(401, "Bad credentials")
-            for verb, pattern, handler in [*ROUTES, *PR_LOOP_ROUTES]:
+            for verb, pattern, handler in [*ROUTES, *REVIEW_ROUTES, *RUN_ROUTES]:
                 match = re.fullmatch(pattern, path)
                 if verb == method and match:
                     args = [urllib.parse.unquote(a) for a in match.groups()]
