@@ -86,15 +86,12 @@ class ActionRun:
             return self.skip(decision.notice)
         for notice in decision.notices:
             self.io.notice(notice)
-        # A failed CI run is no one's request: its gate is the branch (this repository's own,
-        # one codegen-ci pushed or labelled), checked in `loop.prepare`.
-        if decision.kind != "ci_failure" and (reason := refusal(decision, s, self.github())):
-            return self.skip(reason)
-        if decision.kind == "ci_failure":
-            found = loop.find_ci_pull(self.github(), decision)
-            if isinstance(found, str):
+        if decision.kind == "ci_failure":  # nobody's request: the branch is the gate (loop)
+            if isinstance(found := loop.find_ci_pull(self.github(), decision), str):
                 return self.skip(found)
             decision = found
+        elif reason := refusal(decision, s, self.github()):
+            return self.skip(reason)
         root = git.repo_root((s.workspace or Path.cwd()) / (s.working_directory or Path()))
         if removed := remote.strip_checkout_credentials(root):
             self.io.log(f"removed credentials left in .git/config: {', '.join(removed)}")
