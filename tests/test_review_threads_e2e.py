@@ -94,6 +94,21 @@ def test_submitted_review_addresses_all_its_comments_in_one_run(world: ActionWor
     replies = [c for c in world.github.review_comments.values() if c.user == world.github.actor]
     assert sorted(c.in_reply_to_id for c in replies) == sorted([one.id, two.id])
 
+    world.model.add(*fixing_script())
+    again = world.run("pull_request_review", review_payload(world, 1, 77, "/codegen please"))
+    assert again.code == 0, again.log
+    assert len(tool_replies(world)) == 2  # edited in place, one per thread
+
+
+def test_a_review_by_a_reader_is_refused(world: ActionWorld) -> None:
+    seed_comment(world, 1, "rewrite it all", user="rob", review_id=88)
+
+    result = world.run("pull_request_review", review_payload(world, 1, 88, "/codegen", "rob"))
+
+    assert result.code == 0 and result.outputs["status"] == "skipped", result.log
+    assert "rob has read permission" in result.stdout
+    assert world.model.requests == [] and world.github.writes() == []
+
 
 def test_review_comment_by_a_reader_or_an_unlisted_bot_is_refused(world: ActionWorld) -> None:
     refs = world.origin_refs()
