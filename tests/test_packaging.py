@@ -86,6 +86,8 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
         "trigger-phrase", "trigger-label", "max-iterations", "test-command", "lint-command",
         "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough", "output-dir",
         "working-directory",
+        "max-ci-fix-attempts",
+        "ci-fix-label",
     ]  # fmt: skip
     assert all(spec.get("description", "").strip() for spec in inputs.values())
     defaults = {name: spec.get("default") for name, spec in inputs.items()}

@@ -15,6 +15,7 @@ from pathlib import Path
 from codegen_ci import commit_message, git, symlinks
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
+from codegen_ci.briefing import Briefing
 from codegen_ci.config_check import ConfigError, check_round
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.llm import Model
@@ -47,6 +48,7 @@ class RunContext:
     dry_run: bool = False
     start_iteration: int = 1
     conversation: Conversation | None = None  # set when resuming
+    briefing: Briefing = field(default_factory=Briefing)
     report: Report = field(default_factory=Report)
 
 
@@ -56,6 +58,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     report.run_id, report.title, report.model = ctx.run_id, spec.title or spec.slug, spec.model.name
     report.output_dir, report.branch = str(ctx.output_dir), ctx.worktree.branch
     report.base_commit = ctx.worktree.base_commit
+    if ctx.briefing.instructions is not None:
+        report.instructions = ctx.briefing.instructions.name
     started = time.monotonic() - report.duration_s
     env = safe_env(os.environ, passthrough=spec.env_passthrough)
     validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress)
@@ -99,7 +103,7 @@ def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
     report.iterations = 0
     note_missing_junit(report, outcome.round, ctx.worktree.path)
     check_round(outcome.round)  # a configuration error ends the dry run too (exit 2)
-    prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree))
+    prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
     (ctx.output_dir / "first-prompt.md").write_text(REDACTOR.redact(prompt), encoding="utf-8")
     report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
 
@@ -112,7 +116,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
     conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl",
                                                     REDACTOR.redact)  # fmt: skip
     if not conversation.messages:
-        for message in first_messages(spec, ctx.worktree):
+        for message in first_messages(spec, ctx.worktree, ctx.briefing):
             conversation.add(message)
     shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
                        protect_tests=spec.validation.protect_tests)  # fmt: skip

@@ -142,6 +142,9 @@ class Report(BaseModel):
     )
     branch: str | None = None
     base_commit: str | None = None
+    instructions: str | None = Field(
+        default=None, description="The maintainers' instructions file(s) the model was given."
+    )
     commit: str | None = None
     pr_url: str | None = None
     usage: Usage = Field(default_factory=Usage)

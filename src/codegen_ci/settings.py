@@ -52,6 +52,8 @@ class ActionSettings:
     env_passthrough: tuple[str, ...] = ()
     output_dir: Path | None = None
     working_directory: Path | None = None
+    max_ci_fix_attempts: int = 2
+    ci_fix_label: str = ""
     # plain environment, lower in precedence than `.codegen.yml`
     env_model: str | None = None
     env_base_url: str | None = None
@@ -94,6 +96,8 @@ class ActionSettings:
             env_passthrough=inp.items("env-passthrough"),
             output_dir=inp.path("output-dir"),
             working_directory=inp.path("working-directory"),
+            max_ci_fix_attempts=inp.count("max-ci-fix-attempts", default=2),
+            ci_fix_label=inp.text("ci-fix-label") or "",
             env_model=plain.text("CODEGEN_MODEL"),
             env_base_url=plain.text("OPENAI_BASE_URL"),
             in_actions=plain.text("GITHUB_ACTIONS") == "true",
@@ -225,6 +229,13 @@ class _Inputs(_Plain):
         """A list separated by commas or newlines."""
         value = self.text(key) or ""
         return tuple(item.strip() for item in re.split(r"[,\n]", value) if item.strip())
+
+    def count(self, key: str, *, default: int) -> int:
+        """A whole number, 0 or more."""
+        value = self.text(key)
+        if value is not None and not re.fullmatch(r"\+?\d+", value):
+            raise InputError(f"input {key}: expected a whole number (0 or more), got {value!r}")
+        return default if value is None else int(value)
 
     def boolean(self, key: str, *, default: bool) -> bool:
         value = self.text(key)

@@ -150,6 +150,11 @@ class RepoConfig(_Strict):
         default=[],
         description="Secret-looking environment variables the commands may still see.",
     )
+    instructions: StrList = Field(
+        default=[],
+        description="Maintainers' instruction files, read from the default branch; default: "
+        "AGENTS.md, else CLAUDE.md, else .github/copilot-instructions.md.",
+    )
 
 
 class Spec(RepoConfig):

@@ -16,19 +16,25 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci import git
+from codegen_ci.briefing import Briefing
+from codegen_ci.commands import action_pr_loop as loop
 from codegen_ci.errors import CodegenError, GitHubError, SpecError
+from codegen_ci.instructions import read_instructions
 from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
 from codegen_ci.publish.actions import ActionsIO, summary_markdown
 from codegen_ci.publish.flow import Published, Publishing, fork_refusal
 from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
 from codegen_ci.publish.outputs import mask_secrets, report_path, untrusted_output, write_outputs
+from codegen_ci.publish.review_threads import react_to_review_comment
+from codegen_ci.publish.run_history import memory_text, render_history
 from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Report
 from codegen_ci.settings import ActionSettings
 from codegen_ci.sources.authorize import refusal, refuse_actor
-from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, decide, load_event
+from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, load_event
+from codegen_ci.sources.pr_events import decide_event
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
 
 EXIT_FAILED = 1
@@ -62,6 +68,7 @@ class ActionRun:
         self.report: Report | None = None
         self.out: Path | None = None
         self.published = Published()
+        self.loop = loop.PullLoop()
 
     # -- the sequence ---------------------------------------------------------------------
 
@@ -69,7 +76,7 @@ class ActionRun:
         s = self.settings
         payload = load_event(s.event_path)
         try:
-            decision = decide(s.event_name or "", payload, TriggerRules.from_settings(s))
+            decision = decide_event(s.event_name or "", payload, TriggerRules.from_settings(s))
         except SpecError:  # a settings block that does not parse: only a permitted actor hears
             login, is_bot = _payload_actor(payload)
             if reason := refuse_actor(login, is_bot, s, self.github()):
@@ -79,7 +86,11 @@ class ActionRun:
             return self.skip(decision.notice)
         for notice in decision.notices:
             self.io.notice(notice)
-        if reason := refusal(decision, s, self.github()):
+        if decision.kind == "ci_failure":  # nobody's request: the branch is the gate (loop)
+            if isinstance(found := loop.find_ci_pull(self.github(), decision), str):
+                return self.skip(found)
+            decision = found
+        elif reason := refusal(decision, s, self.github()):
             return self.skip(reason)
         root = git.repo_root((s.workspace or Path.cwd()) / (s.working_directory or Path()))
         if removed := remote.strip_checkout_credentials(root):
@@ -92,6 +103,14 @@ class ActionRun:
             return self.skip(f"pull request #{pull.number} comes from a fork")
         if pull is not None and pull.state != "open":
             return self.skip(f"pull request #{pull.number} is {pull.state}")
+        self.loop.history = loop.load_history(self.github(), decision)
+        if pull is not None:
+            prepared = loop.prepare(self.github(), decision, pull, self.loop, s, root)
+            if isinstance(prepared, str):
+                if self.loop.give_up:
+                    self.status_comment(decision.issue_number).post(self.loop.give_up)
+                return self.skip(prepared)
+            decision = prepared
         self.acknowledge(decision)
         return self.work(decision, payload, root, pull)
 
@@ -122,11 +141,16 @@ class ActionRun:
         worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
         self.out = self.output_dir(root, run_id)
         progress = self.progress()
+        briefing = Briefing(read_instructions(root, default_sha, spec.instructions),
+                            memory_text(self.loop.history))  # fmt: skip
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
-            self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress)
+            self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress,
+                                       briefing=briefing)  # fmt: skip
+        loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:
             self.published = publish_on_pull(ctx, self.report, pull, branch)
+            loop.reply(gh, task, self.loop, self.report, pull, ctx.run_link(), self.io.warning)
         else:
             target = NewBranch(branch, default, title, task.issue_number,
                                self.settings.draft_on_failure)  # fmt: skip
@@ -146,6 +170,7 @@ class ActionRun:
         assert issue_number is not None
         self.status = StatusComment(self.github(), issue_number, self.settings.run_url,
                                     self.io.warning)  # fmt: skip
+        self.status.footer = render_history(self.loop.history)
         return self.status
 
     def acknowledge(self, task: EventTask) -> None:
@@ -155,6 +180,8 @@ class ActionRun:
         try:
             if task.comment_id is not None:
                 self.github().react(task.comment_id, "eyes")
+            elif task.review_comment_id is not None:
+                react_to_review_comment(self.github(), task.review_comment_id)
             else:
                 self.github().react_to_issue(task.issue_number, "eyes")
         except GitHubError as exc:

@@ -23,6 +23,8 @@ WORKFLOW_TEMPLATES = {
     "comment": "comment.yml",
     "dispatch": "dispatch.yml",
     "schedule": "nightly.yml",
+    "review": "review.yml",
+    "ci-fix": "ci-fix.yml",
 }
 
 

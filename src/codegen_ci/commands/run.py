@@ -18,8 +18,10 @@ import click
 
 from codegen_ci import git
 from codegen_ci.agent import Conversation
+from codegen_ci.briefing import Briefing
 from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
+from codegen_ci.instructions import read_instructions
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.proc import defer_interrupt
@@ -63,7 +65,10 @@ def run_command(
     out = (output_dir or default_output_dir(root, run_id)).resolve()
     register_secrets()
     worktree = prepare_worktree(root, resolved, run_id)
-    report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run)
+    # From the base commit, like the code the run starts from: not from the working tree.
+    instructions = read_instructions(root, worktree.base_commit, resolved.instructions)
+    report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run,
+                          briefing=Briefing(instructions))  # fmt: skip
     if dry_run:
         return show_dry_run(report, out)
     if report.branch and (push or pr):
@@ -120,6 +125,7 @@ def run_pipeline(
     report: Report | None = None,
     conversation: Conversation | None = None,
     progress: Progress | None = None,
+    briefing: Briefing | None = None,
 ) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
@@ -129,7 +135,8 @@ def run_pipeline(
     progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
                      report=report or Report(), conversation=conversation,
-                     start_iteration=(report.iterations + 1) if report else 1)  # fmt: skip
+                     start_iteration=(report.iterations + 1) if report else 1,
+                     briefing=briefing or Briefing())  # fmt: skip
     progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
     try:
         with sigterm_as_interrupt():

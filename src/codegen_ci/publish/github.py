@@ -194,6 +194,18 @@ class GitHubPublisher:
 
         return self._call(f"opening a pull request from {head} into {base}", run)
 
+    # -- for the raw REST calls of github_rest -----------------------------------------------
+
+    def redact(self, text: str) -> str:
+        return self._redact(text)
+
+    def retried(self, what: str, operation: Callable[[], T]) -> T:
+        return self._call(what, operation)
+
+    def request_json(self, method: str, path: str, body: dict[str, object] | None = None) -> object:
+        _, data = self._gh.requester.requestJsonAndCheck(method, path, input=body)
+        return data
+
     # -- internals ------------------------------------------------------------------------
 
     def _call(self, what: str, operation: Callable[[], T]) -> T:

@@ -25,7 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from codegen_ci.testing.github_reviews import REVIEW_ROUTES
 from codegen_ci.testing.github_routes import ROUTES
+from codegen_ci.testing.github_runs import RUN_ROUTES
 from codegen_ci.testing.github_shapes import error, with_nulls
 from codegen_ci.testing.github_state import (
     DOCS,
@@ -38,6 +40,8 @@ from codegen_ci.testing.github_state import (
     RecordedRequest,
     Reply,
     Repo,
+    ReviewComment,
+    WorkflowRun,
 )
 
 
@@ -64,6 +68,9 @@ class GitHubDouble:
         self.permissions: dict[str, str] = {}  # login -> role name (admin, maintain, write, ...)
         self.issues: dict[int, Issue] = {}
         self.comments: dict[int, Comment] = {}
+        self.review_comments: dict[int, ReviewComment] = {}  # github_reviews
+        self.workflow_runs: dict[int, WorkflowRun] = {}  # github_runs
+        self.blobs: dict[str, bytes] = {}  # what a download redirects to
         self.forbid_pull_creation = False  # the repository setting that blocks GITHUB_TOKEN
         self.send_nulls = False  # null, not [] or "", for nullable fields without a value
         self.requests: list[RecordedRequest] = []
@@ -168,12 +175,18 @@ class GitHubDouble:
             canned = self._take_fault(method, path)
             if canned is not None:
                 return canned.status, canned.body, canned.headers
-            if self.token is not None and headers.get("authorization") not in (
-                f"token {self.token}",
-                f"Bearer {self.token}",
+            signed = path.startswith("/_blobs/")  # storage behind a download: a signed URL
+            if (
+                self.token is not None
+                and not signed
+                and headers.get("authorization")
+                not in (
+                    f"token {self.token}",
+                    f"Bearer {self.token}",
+                )
             ):
                 return error(401, "Bad credentials")
-            for verb, pattern, handler in ROUTES:
+            for verb, pattern, handler in [*ROUTES, *REVIEW_ROUTES, *RUN_ROUTES]:
                 match = re.fullmatch(pattern, path)
                 if verb == method and match:
                     args = [urllib.parse.unquote(a) for a in match.groups()]
@@ -218,9 +231,12 @@ def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
             status, payload, extra = double.handle(self.command, self.path, body, headers)
             payload = with_nulls(payload) if double.send_nulls and status < 300 else payload
             # A str payload goes out as is: GitHub's proxies answer some 5xx with HTML.
-            text = payload if isinstance(payload, str) else json.dumps(payload)
-            data = b"" if payload is None else text.encode()
-            kind = "text/html" if isinstance(payload, str) else "application/json"
+            if isinstance(payload, bytes):  # a download: an artifact's zip, a job's log
+                data, kind = payload, "application/octet-stream"
+            else:
+                text = payload if isinstance(payload, str) else json.dumps(payload)
+                data = b"" if payload is None else text.encode()
+                kind = "text/html" if isinstance(payload, str) else "application/json"
             self.send_response(status)
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
