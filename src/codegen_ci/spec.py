@@ -18,7 +18,7 @@ from codegen_ci.errors import SpecError
 from codegen_ci.spec_load import load_yaml_mapping, parse_yaml_mapping, validation_problems
 
 REPO_CONFIG_NAME = ".codegen.yml"
-DEFAULT_PROTECTED = [".github/workflows/**", ".env*", "**/*.pem", "**/*.key"]
+DEFAULT_PROTECTED = [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]
 
 
 def _as_list(value: Any) -> Any:
