@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from codegen_ci.errors import SpecError
-from codegen_ci.spec_load import load_yaml_mapping, parse_yaml_mapping, validation_problems
+from codegen_ci.spec_load import parse_yaml_mapping, read_spec_text, validation_problems
 
 REPO_CONFIG_NAME = ".codegen.yml"
 DEFAULT_PROTECTED = [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]
@@ -43,7 +43,7 @@ class Validation(_Strict):
         default=[],
         description="Globs of JUnit XML files the test commands write (relative to the repo).",
     )
-    timeout: int = Field(default=600, gt=0, description="Seconds allowed per command.")
+    timeout: int = Field(default=600, gt=0, le=86_400, description="Seconds allowed per command.")
     allow_preexisting_failures: bool = Field(
         default=False,
         description="Succeed when every failing test also fails on the base commit.",
@@ -57,15 +57,24 @@ class Limits(_Strict):
     """Bounds on one run."""
 
     max_iterations: int = Field(default=3, ge=1, le=50, description="Validation rounds.")
-    max_tokens: int = Field(default=400_000, gt=0, description="Whole-run token budget.")
+    max_tokens: int = Field(
+        default=400_000, gt=0, le=1_000_000_000, description="Whole-run token budget."
+    )
     max_cost_usd: float | None = Field(
-        default=None, gt=0, description="Whole-run cost budget; needs the model's prices."
+        default=None,
+        gt=0,
+        le=100_000,
+        description="Whole-run cost budget; needs the model's prices.",
     )
-    timeout_minutes: float = Field(default=30, gt=0, description="Whole-run wall clock.")
+    timeout_minutes: float = Field(
+        default=30, gt=0, le=10_080, description="Whole-run wall clock (at most a week)."
+    )
     stuck_rounds: int = Field(
-        default=3, ge=2, description="Stop when the same failures repeat this many rounds."
+        default=3, ge=2, le=50, description="Stop when the same failures repeat this many rounds."
     )
-    max_steps: int = Field(default=60, ge=1, description="Tool calls allowed per model turn.")
+    max_steps: int = Field(
+        default=60, ge=1, le=10_000, description="Tool calls allowed per model turn."
+    )
 
 
 class ModelPrice(_Strict):
@@ -86,8 +95,10 @@ class ModelSettings(_Strict):
     price: ModelPrice | None = Field(
         default=None, description="Prices, when the built-in table does not know the model."
     )
-    request_timeout: float = Field(default=120, gt=0, description="Seconds per model request.")
-    max_retries: int = Field(default=6, ge=1, description="Attempts per model request.")
+    request_timeout: float = Field(
+        default=120, gt=0, le=3600, description="Seconds per model request."
+    )
+    max_retries: int = Field(default=6, ge=1, le=100, description="Attempts per model request.")
 
 
 class GitSettings(_Strict):
@@ -178,8 +189,8 @@ def load_repo_config(repo: Path) -> tuple[dict[str, Any], str | None]:
 
 
 def load_layer_file(path: Path, *, is_spec: bool) -> dict[str, Any]:
-    data = load_yaml_mapping(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_spec_text(path)
+    data = parse_yaml_mapping(text, str(path))
     validate_layer(data, str(path), text, is_spec=is_spec)
     return data
 

@@ -100,6 +100,7 @@ class ActionRun:
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
         from codegen_ci.commands.run import new_run_id, prepare_worktree, run_pipeline
+        from codegen_ci.commands.run_files import make_output_dir
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
 
         gh, token = self.github(), self.settings.github_token
@@ -119,8 +120,8 @@ class ActionRun:
             branch = f"codegen/pr-{pull.number}"
         else:
             branch = branch_for(task, title, spec, root, token)
+        self.out = make_output_dir(self.output_dir(root, run_id))
         worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
-        self.out = self.output_dir(root, run_id)
         progress = self.progress()
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
             self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress)

@@ -69,7 +69,7 @@ def decide(
 def _issue(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     action = payload.get("action")
     if action == "labeled":
-        label = str(_get(payload, "label", "name"))
+        label = _text(payload, "label", "name")
         if label.casefold() != rules.label.casefold():
             return Ignore(f"label {label!r} is not the trigger label {rules.label!r}")
     elif action not in ("opened", "assigned"):
@@ -77,8 +77,9 @@ def _issue(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignor
     actor, actor_type = _user(payload.get("sender"))
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
-    number = int(_get(payload, "issue", "number"))
-    title = clean_untrusted(str(_get(payload, "issue", "title")))
+    number = _int(payload, "issue", "number")
+    title = clean_untrusted(_text(payload, "issue", "title"))
+    _text(payload, "issue", "body", optional=True)
     body, overrides, notices = _settings_blocks(payload["issue"], f"issue #{number} body", actor)
     author, _ = _user(payload["issue"].get("user"))
     if body and author.casefold() != actor.casefold():
@@ -99,9 +100,9 @@ def _comment(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ign
         return Ignore(f"comment {action}: only a new comment triggers a run")
     comment = _get(payload, "comment")
     actor, actor_type = _user(comment.get("user"))
-    if MARKER in (comment.get("body") or "") or _is_self(actor, rules):
+    if MARKER in _text(payload, "comment", "body", optional=True) or _is_self(actor, rules):
         return Ignore("comment written by codegen-ci itself")
-    comment_id = int(_get(payload, "comment", "id"))
+    comment_id = _int(payload, "comment", "id")
     rest, comment_overrides, _ = _settings_blocks(comment, f"comment {comment_id}", actor)
     instruction = find_trigger(rest, rules.phrase)
     if instruction is None:
@@ -109,10 +110,11 @@ def _comment(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ign
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
     issue = _get(payload, "issue")
-    number = int(_get(payload, "issue", "number"))
+    number = _int(payload, "issue", "number")
     on_pr = bool(issue.get("pull_request"))
     where = f"pull request #{number}" if on_pr else f"issue #{number}"
-    title = clean_untrusted(str(issue.get("title") or ""))
+    title = clean_untrusted(_text(payload, "issue", "title", optional=True))
+    _text(payload, "issue", "body", optional=True)
     body, overrides, notices = _settings_blocks(issue, f"{where} body", actor)
     return EventTask(
         kind="pr_comment" if on_pr else "issue_comment",
@@ -137,8 +139,13 @@ def _comment_task(instruction: str, where: str, title: str, body: str) -> str:
 
 def _dispatch(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     inputs = payload.get("inputs") or {}
-    task = clean_untrusted(str(inputs.get("task") or "")).strip() or rules.task_input
-    spec = str(inputs.get("spec") or "").strip() or rules.spec_input
+    if not isinstance(inputs, Mapping):
+        raise InputError(f"event payload: inputs must be an object, got {_shown(inputs)}")
+    fields = {"inputs": inputs}
+    task = clean_untrusted(_text(fields, "inputs", "task", optional=True)).strip() or (
+        rules.task_input
+    )
+    spec = _text(fields, "inputs", "spec", optional=True).strip() or rules.spec_input
     if not (task or spec):
         raise InputError("workflow_dispatch needs the input `task` or `spec`")
     actor, actor_type = _user(payload.get("sender"))
@@ -184,6 +191,31 @@ def _get(payload: Mapping[str, Any], *keys: str) -> Any:
             raise InputError(f"event payload has no {'.'.join(keys)}")
         value = value[key]
     return value
+
+
+def _int(payload: Mapping[str, Any], *keys: str) -> int:
+    value = _get(payload, *keys)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"event payload: {'.'.join(keys)} must be an integer, "
+                         f"got {_shown(value)}")  # fmt: skip
+    return value
+
+
+def _text(payload: Mapping[str, Any], *keys: str, optional: bool = False) -> str:
+    """A string field; "" for a missing optional one, bad input for any other type."""
+    parent: Any = _get(payload, *keys[:-1]) if len(keys) > 1 else payload
+    value = parent.get(keys[-1]) if isinstance(parent, Mapping) else None
+    if value is None and optional:
+        return ""
+    if not isinstance(value, str):
+        got = "nothing" if value is None else _shown(value)
+        raise InputError(f"event payload: {'.'.join(keys)} must be a string, got {got}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _join(title: str, body: str) -> str:
