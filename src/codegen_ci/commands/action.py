@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from codegen_ci import git
-from codegen_ci.errors import CodegenError, GitHubError, SpecError
+from codegen_ci.errors import CodegenError, GitHubError
 from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
 from codegen_ci.publish.actions import ActionsIO, summary_markdown
@@ -27,9 +28,11 @@ from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Report
 from codegen_ci.settings import ActionSettings
-from codegen_ci.sources.authorize import refusal, refuse_actor
+from codegen_ci.sources.authorize import refusal
 from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, decide, load_event
+from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
+from codegen_ci.spec import deep_merge
 
 EXIT_FAILED = 1
 
@@ -62,25 +65,21 @@ class ActionRun:
         self.report: Report | None = None
         self.out: Path | None = None
         self.published = Published()
+        self.ignored: tuple[str, ...] = ()  # settings the event may not set
 
     # -- the sequence ---------------------------------------------------------------------
 
     def start(self) -> int:
         s = self.settings
         payload = load_event(s.event_path)
-        try:
-            decision = decide(s.event_name or "", payload, TriggerRules.from_settings(s))
-        except SpecError:  # a settings block that does not parse: only a permitted actor hears
-            login, is_bot = _payload_actor(payload)
-            if reason := refuse_actor(login, is_bot, s, self.github()):
-                return self.skip(reason)
-            raise
+        decision = decide(s.event_name or "", payload, TriggerRules.from_settings(s))
         if isinstance(decision, Ignore):
             return self.skip(decision.notice)
         for notice in decision.notices:
             self.io.notice(notice)
         if reason := refusal(decision, s, self.github()):
             return self.skip(reason)
+        decision = self.with_settings(decision)  # event YAML is parsed only from here on
         root = git.repo_root((s.workspace or Path.cwd()) / (s.working_directory or Path()))
         if removed := remote.strip_checkout_credentials(root):
             self.io.log(f"removed credentials left in .git/config: {', '.join(removed)}")
@@ -113,7 +112,8 @@ class ActionRun:
             base = remote.fetch_branch(root, pull.head_ref, token) or ""
             if not base:
                 raise GitHubError(f"the branch {pull.head_ref} of #{pull.number} is gone")
-        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha, base=base)
+        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha,
+                                  base=base, notice=self.io.warning)  # fmt: skip
         run_id = new_run_id(spec)
         title = issue_title(payload) or spec.title or task.title
         if pull is not None:
@@ -135,6 +135,13 @@ class ActionRun:
         return self.finish()
 
     # -- pieces ---------------------------------------------------------------------------
+
+    def with_settings(self, task: EventTask) -> EventTask:
+        overrides, notices = parse_settings(task.settings)
+        self.ignored = notices
+        for notice in notices:
+            self.io.warning(notice)
+        return replace(task, spec_overrides=deep_merge(task.spec_overrides, overrides))
 
     def github(self) -> GitHubPublisher:
         if self.publisher is None:
@@ -160,7 +167,7 @@ class ActionRun:
                 self.github().react_to_issue(task.issue_number, "eyes")
         except GitHubError as exc:
             self.io.warning(f"could not add a reaction: {exc.message}")
-        self.status_comment(task.issue_number).working("it")
+        self.status_comment(task.issue_number).working("it", notes=self.ignored)
 
     def progress(self) -> Progress:
         if self.status is None:
@@ -214,11 +221,6 @@ class ActionRun:
         path = report_path(self.out, self.settings.workspace)
         write_outputs(self.io, status, self.report, pr_url=self.published.pr_url,
                       branch=self.published.branch, report_path=path)  # fmt: skip
-
-
-def _payload_actor(payload: dict[str, Any]) -> tuple[str, bool]:
-    user = (payload.get("comment") or {}).get("user") or payload.get("sender") or {}
-    return str(user.get("login") or ""), user.get("type") == "Bot"
 
 
 def _env_path(name: str) -> Path | None:

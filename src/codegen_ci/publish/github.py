@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import TypeVar
 
-from github import Auth, Github
+from github import Auth, Github, GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
@@ -39,6 +39,7 @@ __all__ = [
 
 T = TypeVar("T")
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
+ACTIONS_BOT = "github-actions[bot]"
 
 
 class GitHubPublisher:
@@ -70,6 +71,7 @@ class GitHubPublisher:
             timeout=timeout,
         )
         self._repo: Repository = self._gh.get_repo(target.repository)
+        self._login: str | None = None
 
     # -- reading --------------------------------------------------------------------------
 
@@ -89,6 +91,23 @@ class GitHubPublisher:
     def user_type(self, login: str) -> str:
         """ "User", "Bot" or "Organization"."""
         return self._call(f"reading user {login}", lambda: self._gh.get_user(login).type)
+
+    def own_login(self) -> str:
+        """Who the token writes as: `GET /user` for a user's token; the Actions token and app
+        installation tokens may not read it (403), and write as `github-actions[bot]`."""
+        if self._login is None:
+
+            def run() -> str:
+                try:
+                    _, data = self._gh.requester.requestJsonAndCheck("GET", "/user")
+                except GithubException as exc:
+                    if exc.status in (401, 403, 404):
+                        return ACTIONS_BOT
+                    raise
+                return str(data.get("login") or ACTIONS_BOT)
+
+            self._login = self._call("reading the token's user", run)
+        return self._login
 
     def default_branch(self) -> str:
         return self._call("reading the repository", lambda: self._repo.default_branch)
@@ -143,13 +162,17 @@ class GitHubPublisher:
 
     def upsert_status_comment(self, issue_number: int, body: str, marker: str) -> int:
         """Edit the comment that carries `marker` (a hidden `<!-- codegen-ci:... -->`), or
-        create it, so re-runs keep one status comment; returns its id."""
+        create it, so re-runs keep one status comment; returns its id. Only a comment the
+        token's own user wrote counts: anyone can paste the marker into a comment."""
         text = self._redact(body)
         text = text if marker in text else f"{marker}\n{text}"
         issue = self._repo.get_issue(issue_number)
+        me = self.own_login().casefold()
 
         def run() -> int:
-            found = next((c for c in issue.get_comments() if marker in (c.body or "")), None)
+            found = next((c for c in issue.get_comments()
+                          if marker in (c.body or "") and c.user.login.casefold() == me),
+                         None)  # fmt: skip
             if found is None:
                 return issue.create_comment(text).id
             if found.body != text:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from codegen_ci.settings import ActionSettings, bot_key
+from codegen_ci.sources.settings_blocks import SettingsBlock
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class EventTask:
     spec_path: str | None
     delivery_key: str
     notices: tuple[str, ...] = ()  # things the caller should print as notices
+    # The actor's settings blocks, unparsed: `parse_settings` reads them after the
+    # permission check, and their overrides join `spec_overrides`.
+    settings: tuple[SettingsBlock, ...] = ()
 
 
 @dataclass(frozen=True)
