@@ -116,7 +116,7 @@ def test_a_yaml_alias_bomb_in_a_spec_is_refused_before_it_expands(tmp_path: Path
         control = subprocess.run(
             [sys.executable, "-c", "import json, sys, yaml; "
              "print(len(json.dumps(yaml.safe_load(open(sys.argv[1])))))", str(spec)],
-            capture_output=True, text=True, timeout=10, preexec_fn=_limit_memory,
+            capture_output=True, text=True, timeout=10, preexec_fn=limit_memory,
         )  # fmt: skip
         assert control.returncode != 0, "the plain load expanded the bomb"
     except subprocess.TimeoutExpired:
@@ -128,7 +128,7 @@ def test_a_yaml_alias_bomb_in_a_spec_is_refused_before_it_expands(tmp_path: Path
         assert f"{spec}" in proc.stderr and "expands to more than" in proc.stderr
 
 
-def _limit_memory() -> None:
+def limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
 
