@@ -24,6 +24,7 @@ from codegen_ci.publish.actions import ActionsIO, summary_markdown
 from codegen_ci.publish.flow import Published, Publishing, fork_refusal
 from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
 from codegen_ci.publish.outputs import mask_secrets, report_path, untrusted_output, write_outputs
+from codegen_ci.publish.pr_body import escape_md
 from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Report
@@ -186,7 +187,7 @@ class ActionRun:
 
     def skip(self, reason: str) -> int:
         self.io.notice(f"codegen-ci skipped this event: {reason}")
-        self.io.append_summary(f"## codegen-ci skipped\n\n{reason}\n")
+        self.io.append_summary(f"## codegen-ci skipped\n\n{escape_md(reason, 2000)}\n")
         self._outputs("skipped")
         return 0
 

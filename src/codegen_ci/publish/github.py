@@ -27,6 +27,7 @@ from codegen_ci.publish.github_types import (
     PullInfo,
     PullRequestsNotPermitted,
 )
+from codegen_ci.publish.neutral import neutralise
 
 __all__ = [
     "ROLES",
@@ -154,7 +155,7 @@ class GitHubPublisher:
 
     def comment(self, issue_number: int, body: str) -> str:
         """Post a comment on an issue or PR; returns its html_url."""
-        text = self._redact(body)
+        text = self._clean(body)
         issue = self._repo.get_issue(issue_number)
         return self._call(
             f"commenting on #{issue_number}", lambda: issue.create_comment(text).html_url
@@ -164,7 +165,7 @@ class GitHubPublisher:
         """Edit the comment that carries `marker` (a hidden `<!-- codegen-ci:... -->`), or
         create it, so re-runs keep one status comment; returns its id. Only a comment the
         token's own user wrote counts: anyone can paste the marker into a comment."""
-        text = self._redact(body)
+        text = self._clean(body)
         text = text if marker in text else f"{marker}\n{text}"
         issue = self._repo.get_issue(issue_number)
         me = self.own_login().casefold()
@@ -195,7 +196,7 @@ class GitHubPublisher:
         """Open a PR from `head` into `base`, or adopt the open one for `head` and update its
         title and body. Reviewers named `org/team` are requested as teams. A draft flag is
         applied only on creation (the REST API cannot convert an existing PR)."""
-        title, body = self._redact(title), self._redact(body)
+        title, body = self._clean(title), self._clean(body)
 
         def run() -> PullInfo:
             pull = open_pull(self._repo, self.target, head) or create_pull(
@@ -212,6 +213,10 @@ class GitHubPublisher:
         return self._call(f"opening a pull request from {head} into {base}", run)
 
     # -- internals ------------------------------------------------------------------------
+
+    def _clean(self, text: str) -> str:
+        """What is sent: secrets redacted, controls made visible, mentions broken."""
+        return neutralise(self._redact(text))
 
     def _call(self, what: str, operation: Callable[[], T]) -> T:
         """Run one operation with retries; turn whatever escapes into GitHubError."""
