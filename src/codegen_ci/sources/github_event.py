@@ -21,6 +21,7 @@ from codegen_ci.errors import InputError
 from codegen_ci.settings import bot_key
 from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
 from codegen_ci.sources.markdown import find_trigger
+from codegen_ci.sources.payload_fields import field, int_field, shown, text_field, user_of
 from codegen_ci.sources.settings_blocks import SettingsBlock, split_settings
 from codegen_ci.untrusted import clean_untrusted, fence
 
@@ -38,6 +39,8 @@ def load_event(path: Path | None) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read the event payload {path}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"cannot read the event payload {path}: nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(f"event payload {path} is not a JSON object")
     return data
@@ -69,17 +72,17 @@ def decide(
 def _issue(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     action = payload.get("action")
     if action == "labeled":
-        label = _text(payload, "label", "name")
+        label = text_field(payload, "label", "name")
         if label.casefold() != rules.label.casefold():
             return Ignore(f"label {label!r} is not the trigger label {rules.label!r}")
     elif action not in ("opened", "assigned"):
         return Ignore(f"issues event with action {action!r} is not handled")
-    actor, actor_type = _user(payload.get("sender"))
+    actor, actor_type = user_of(payload.get("sender"))
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
-    number = _int(payload, "issue", "number")
-    title = clean_untrusted(_text(payload, "issue", "title"))
-    _text(payload, "issue", "body", optional=True)
+    number = int_field(payload, "issue", "number")
+    title = clean_untrusted(text_field(payload, "issue", "title"))
+    text_field(payload, "issue", "body", optional=True)
     body, blocks, notices = _settings_blocks(payload["issue"], f"issue #{number} body", actor)
     return EventTask(
         kind="issue", task=_item_task(payload["issue"], f"issue #{number}", title, body, actor),
@@ -93,23 +96,23 @@ def _comment(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ign
     action = payload.get("action")
     if action != "created":
         return Ignore(f"comment {action}: only a new comment triggers a run")
-    comment = _get(payload, "comment")
-    actor, actor_type = _user(comment.get("user"))
-    if MARKER in _text(payload, "comment", "body", optional=True) or _is_self(actor, rules):
+    comment = field(payload, "comment")
+    actor, actor_type = user_of(comment.get("user"))
+    if MARKER in text_field(payload, "comment", "body", optional=True) or _is_self(actor, rules):
         return Ignore("comment written by codegen-ci itself")
-    comment_id = _int(payload, "comment", "id")
+    comment_id = int_field(payload, "comment", "id")
     rest, comment_blocks, _ = _settings_blocks(comment, f"comment {comment_id}", actor)
     instruction = find_trigger(rest, rules.phrase)
     if instruction is None:
         return Ignore(f"no line starts with the trigger phrase {rules.phrase!r}")
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
-    issue = _get(payload, "issue")
-    number = _int(payload, "issue", "number")
+    issue = field(payload, "issue")
+    number = int_field(payload, "issue", "number")
     on_pr = bool(issue.get("pull_request"))
     where = f"pull request #{number}" if on_pr else f"issue #{number}"
-    title = clean_untrusted(_text(payload, "issue", "title", optional=True))
-    _text(payload, "issue", "body", optional=True)
+    title = clean_untrusted(text_field(payload, "issue", "title", optional=True))
+    text_field(payload, "issue", "body", optional=True)
     body, blocks, notices = _settings_blocks(issue, f"{where} body", actor)
     if instruction:
         task = _comment_task(instruction, where, title, body)
@@ -129,7 +132,7 @@ def _item_task(item: Mapping[str, Any], where: str, title: str, body: str, actor
     """An issue or pull request as the task. When someone else wrote it (a writer runs a
     reader's issue), what it says is wanted, but not in the actor's own words: it reaches
     the model fenced as data, however the run was triggered."""
-    author, _ = _user(item.get("user"))
+    author, _ = user_of(item.get("user"))
     if author and bot_key(author) == bot_key(actor):
         return _join(title, body)
     by = f" by @{author}" if author else ""
@@ -151,15 +154,15 @@ def _comment_task(instruction: str, where: str, title: str, body: str) -> str:
 def _dispatch(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     inputs = payload.get("inputs") or {}
     if not isinstance(inputs, Mapping):
-        raise InputError(f"event payload: inputs must be an object, got {_shown(inputs)}")
+        raise InputError(f"event payload: inputs must be an object, got {shown(inputs)}")
     fields = {"inputs": inputs}
-    task = clean_untrusted(_text(fields, "inputs", "task", optional=True)).strip() or (
+    task = clean_untrusted(text_field(fields, "inputs", "task", optional=True)).strip() or (
         rules.task_input
     )
-    spec = _text(fields, "inputs", "spec", optional=True).strip() or rules.spec_input
+    spec = text_field(fields, "inputs", "spec", optional=True).strip() or rules.spec_input
     if not (task or spec):
         raise InputError("workflow_dispatch needs the input `task` or `spec`")
-    actor, actor_type = _user(payload.get("sender"))
+    actor, actor_type = user_of(payload.get("sender"))
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
     digest = hashlib.sha256(f"{spec or ''}\0{task or ''}".encode()).hexdigest()[:12]
@@ -173,7 +176,7 @@ def _dispatch(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ig
 def _settings_blocks(
     item: Mapping[str, Any], name: str, actor: str
 ) -> tuple[str, tuple[SettingsBlock, ...], tuple[str, ...]]:
-    author, _ = _user(item.get("user")) if item.get("user") else (actor, "")
+    author, _ = user_of(item.get("user")) if item.get("user") else (actor, "")
     return split_settings(item.get("body") or "", name, author=author, actor=actor)
 
 
@@ -187,46 +190,6 @@ def _refuse_bot(actor: str, actor_type: str, rules: TriggerRules) -> Ignore | No
 
 def _is_self(login: str, rules: TriggerRules) -> bool:
     return bot_key(login) in {bot_key(ACTIONS_BOT), *rules.self_logins}
-
-
-def _user(user: Any) -> tuple[str, str]:
-    if not isinstance(user, Mapping):
-        return "", ""
-    return str(user.get("login") or ""), str(user.get("type") or "User")
-
-
-def _get(payload: Mapping[str, Any], *keys: str) -> Any:
-    value: Any = payload
-    for key in keys:
-        if not isinstance(value, Mapping) or value.get(key) is None:
-            raise InputError(f"event payload has no {'.'.join(keys)}")
-        value = value[key]
-    return value
-
-
-def _int(payload: Mapping[str, Any], *keys: str) -> int:
-    value = _get(payload, *keys)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"event payload: {'.'.join(keys)} must be an integer, "
-                         f"got {_shown(value)}")  # fmt: skip
-    return value
-
-
-def _text(payload: Mapping[str, Any], *keys: str, optional: bool = False) -> str:
-    """A string field; "" for a missing optional one, bad input for any other type."""
-    parent: Any = _get(payload, *keys[:-1]) if len(keys) > 1 else payload
-    value = parent.get(keys[-1]) if isinstance(parent, Mapping) else None
-    if value is None and optional:
-        return ""
-    if not isinstance(value, str):
-        got = "nothing" if value is None else _shown(value)
-        raise InputError(f"event payload: {'.'.join(keys)} must be a string, got {got}")
-    return value
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _join(title: str, body: str) -> str:
