@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,9 @@ def action_command() -> int:
         return run.start()
     except CodegenError as exc:
         return run.fail(exc)
+    except Exception as exc:  # a bug of ours: still write the outputs and close the comment
+        traceback.print_exc()
+        return run.fail(CodegenError(f"internal error: {type(exc).__name__}: {exc}"))
 
 
 class ActionRun:
