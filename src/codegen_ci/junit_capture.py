@@ -2,7 +2,9 @@
 
 Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to a file in
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
-the reports it wrote (new or changed during the run) are copied there.
+the reports it wrote (new or changed during the run) are copied there. Locations are made
+relative to the repository, and Go packages that did not compile (which gotestsum's JUnit
+leaves out) become error cases from the command's output.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ from pathlib import Path
 
 from codegen_ci import pytest_ids
 from codegen_ci.junit import JUnitResult, parse_files
+from codegen_ci.junit_cases import JUnitCase
+from codegen_ci.junit_go import is_go_case
+from codegen_ci.junit_go_build import BUILD_FAILED, build_failures
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.spec import Validation
+
+OUTPUT_SCAN_CHARS = 400_000
 
 
 def run_test_command(
@@ -44,7 +51,20 @@ def run_test_command(
         copies.append(junit_dir / f"{tag}-{n}-{path.name}")
         junit_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copies[-1])
-    return result, parse_files(copies)
+    junit = parse_files(copies, root=cwd)
+    if copies:
+        junit.cases.extend(_go_build_failures(result, junit))
+    return result, junit
+
+
+def _go_build_failures(result: ProcResult, junit: JUnitResult) -> list[JUnitCase]:
+    """Packages that did not compile: in the output only (see junit_go_build)."""
+    if result.ok:
+        return []
+    output = result.excerpt(OUTPUT_SCAN_CHARS)
+    if BUILD_FAILED not in output and not any(is_go_case(c) for c in junit.cases):
+        return []
+    return build_failures(output, {case.classname for case in junit.cases})
 
 
 def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]:
