@@ -23,7 +23,7 @@ from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, PYTEST, SampleRepo
 
-DEEP = '{"path": "a.txt", "content": ' + "[" * 200_000 + "]" * 200_000 + "}"
+DEEP = '{"path": "a.txt", "content": ' + "[" * 5_000 + "]" * 5_000 + "}"
 
 
 def invoke(*args: str) -> tuple[int, str]:

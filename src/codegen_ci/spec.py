@@ -60,14 +60,14 @@ class Limits(_Strict):
     max_tokens: int = Field(
         default=400_000,
         gt=0,
-        le=1_000_000_000,
+        le=10**12,
         description="Whole-run token budget: every prompt token (cached or not) plus every "
         "completion token, as the model service reports them.",
     )
     max_billed_tokens: int | None = Field(
         default=None,
         gt=0,
-        le=1_000_000_000,
+        le=10**12,
         description="Whole-run budget on billed tokens: uncached prompt and completion tokens "
         "in full, cached prompt tokens at the model's cached-input discount.",
     )
