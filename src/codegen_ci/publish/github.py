@@ -172,7 +172,7 @@ class GitHubPublisher:
 
         def run() -> int:
             found = next((c for c in issue.get_comments()
-                          if marker in (c.body or "") and c.user.login.casefold() == me),
+                          if marker in (c.body or "") and _login(c) == me),
                          None)  # fmt: skip
             if found is None:
                 return issue.create_comment(text).id
@@ -221,6 +221,11 @@ class GitHubPublisher:
     def _call(self, what: str, operation: Callable[[], T]) -> T:
         """Run one operation with retries; turn whatever escapes into GitHubError."""
         return self._retry.run(what, self.target.api_url, operation)
+
+
+def _login(comment: IssueComment) -> str:
+    """The comment author's login, casefolded ("" for a deleted account)."""
+    return comment.user.login.casefold() if comment.user is not None else ""
 
 
 def _quote(login: str) -> str:
