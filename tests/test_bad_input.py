@@ -5,6 +5,7 @@ control: the same step without codegen-ci (or the intact input) shows what it wo
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -92,10 +93,14 @@ def test_output_dir_that_cannot_be_a_directory_leaves_nothing_behind(
     assert (good / "report.json").is_file()
 
 
-def test_a_spec_on_dev_zero_is_read_bounded(tmp_path: Path) -> None:
+def test_a_spec_on_dev_zero_or_a_pipe_is_read_bounded(tmp_path: Path) -> None:
     proc = cli_process("validate", "/dev/zero", cwd=tmp_path, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "/dev/zero" in proc.stderr + proc.stdout and "larger than" in proc.stderr + proc.stdout
+    pipe = tmp_path / "spec.yaml"
+    os.mkfifo(pipe)  # opening it for reading would wait for a writer forever
+    proc = cli_process("run", str(pipe), "--dry-run", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "is a pipe or socket" in proc.stderr, proc.stderr
 
 
 def alias_bomb(levels: int = 9) -> str:

@@ -29,8 +29,9 @@ def read_spec_text(path: Path) -> str:
     """The file's text, read at most `MAX_SPEC_BYTES` + 1 bytes (`/dev/zero` ends too)."""
     name = str(path)
     try:
-        if path.is_dir():
-            raise SpecError([SpecProblem(name, None, "", "is a directory, not a YAML file")])
+        if path.is_dir() or path.is_fifo() or path.is_socket():
+            kind = "a directory" if path.is_dir() else "a pipe or socket"
+            raise SpecError([SpecProblem(name, None, "", f"is {kind}, not a YAML file")])
         with path.open("rb") as stream:
             raw = stream.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
