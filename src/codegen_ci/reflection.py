@@ -65,6 +65,11 @@ def reflection_message(
         scope = " (only the previously failing tests were re-run)" if _targeted(rnd) else ""
         parts.append(f"Tests{scope}: {t.total} total, {t.passed} passed, {t.failed} failed, "
                      f"{t.errors} errors, {t.skipped} skipped.")  # fmt: skip
+    elif rnd.tests_unknown:
+        parts.append("Tests: unknown (the test commands wrote no JUnit report; see their output).")
+    if rnd.baseline_unavailable:
+        parts.append("Baseline unavailable (whether a failure is new is unknown): "
+                     + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS])  # fmt: skip
     cases = {c.id: c for c in outcome.junit.failing()}
     tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
     new = [f for f in tests if f.new is not False]

@@ -14,6 +14,7 @@ from codegen_ci.globs import ARTIFACT_GLOBS, is_test_path, matches
 from codegen_ci.proc import run_shell
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Refusal
+from codegen_ci.symlinks import REASON as LINK_REASON
 from codegen_ci.workspace import Worktree
 
 MAX_COMMAND_TIMEOUT_S = 600
@@ -53,6 +54,9 @@ class AgentShell:
             self.refusals.append(Refusal(path=path, reason="git hooks/config changed by "
                                          "a command; restored", tool="run_command"))  # fmt: skip
             notes.append(f"[harness: changes to {Path(path).name} (git internals) were undone]")
+        for rel in self.worktree.restore_escaping_links():
+            self.refusals.append(Refusal(path=rel, reason=LINK_REASON, tool="run_command"))
+            notes.append(f"[harness: {rel} is a symlink out of the repository; undone]")
         for rel, digest in self.worktree.snapshot().items():
             if before.get(rel, "absent") == digest or matches(rel, ARTIFACT_GLOBS):
                 continue
