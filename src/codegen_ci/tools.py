@@ -72,6 +72,8 @@ class Toolbox:
             args = model.model_validate(data)
         except json.JSONDecodeError as exc:
             return f"Error: malformed JSON arguments for {name}: {exc.msg} at position {exc.pos}."
+        except RecursionError:
+            return f"Error: malformed JSON arguments for {name}: nested too deeply."
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"

@@ -99,7 +99,7 @@ def config_text(found: Detected) -> str:
         "#   draft: false",
         "#   labels: [codegen]",
         "# Paths the model may never change (the default):",
-        '# protected_paths: [".github/workflows/**", ".env*", "**/*.pem", "**/*.key"]',
+        '# protected_paths: [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]',
     ]
     return "\n".join(lines) + "\n"
 

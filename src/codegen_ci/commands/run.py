@@ -19,6 +19,12 @@ import click
 from codegen_ci import git
 from codegen_ci.agent import Conversation
 from codegen_ci.briefing import Briefing
+from codegen_ci.commands.run_files import (
+    make_output_dir,
+    read_report,
+    read_run_state,
+    read_transcript,
+)
 from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
 from codegen_ci.instructions import read_instructions
@@ -62,7 +68,7 @@ def run_command(
     push = in_actions if push is None else push
     pr = in_actions if pr is None else pr
     run_id = new_run_id(resolved)
-    out = (output_dir or default_output_dir(root, run_id)).resolve()
+    out = make_output_dir((output_dir or default_output_dir(root, run_id)).resolve())
     register_secrets()
     worktree = prepare_worktree(root, resolved, run_id)
     # From the base commit, like the code the run starts from: not from the working tree.
@@ -86,15 +92,19 @@ def resume_command(run_dir: Path) -> int:
     state_file = run_dir / "run.json"
     if not state_file.is_file() or not (run_dir / "report.json").is_file():
         raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json/report.json)")
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    spec = Spec.model_validate(state["spec"])
-    report = Report.read(run_dir)
+    state = read_run_state(run_dir)
+    spec = state.spec
+    report = read_report(run_dir)
     if report.status == "success":
         raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
-    root = Path(state["repo"])
+    root = state.repo
+    if not root.is_dir():
+        raise InputError(f"{state_file}: the repository {root} is not there any more")
+    conversation = read_transcript(run_dir / "transcript.jsonl",
+                                   lambda p: Conversation.load(p, REDACTOR.redact))  # fmt: skip
     register_secrets()
-    branch = state["branch"]
-    tree_path = Path(report.worktree or state["worktree"])
+    branch = state.branch
+    tree_path = Path(report.worktree) if report.worktree else state.worktree
     if not tree_path.exists():
         # A failed run's worktree was removed; its branch stays only when it holds a commit.
         git.git(["worktree", "prune"], root, check=False)
@@ -102,14 +112,13 @@ def resume_command(run_dir: Path) -> int:
             git.git(["worktree", "add", "-q", str(tree_path), branch], root)
         else:
             git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
-                     state["base_commit"]], root)  # fmt: skip
-    worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths),
+                     state.base_commit], root)  # fmt: skip
+    worktree = Worktree(root, tree_path, branch, state.base_commit, tuple(spec.protected_paths),
                         artifacts=set(report.artifacts), links=link_dependencies(root, tree_path),
                         named=tuple(spec.outputs))  # fmt: skip
-    conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
-    report = run_pipeline(spec, root, run_dir, state["run_id"], worktree, report=report,
+    report = run_pipeline(spec, root, run_dir, state.run_id, worktree, report=report,
                           conversation=conversation)  # fmt: skip
     return show_result(report, run_dir)
 

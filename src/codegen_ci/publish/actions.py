@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from codegen_ci.publish.neutral import defang_links, neutralise
 from codegen_ci.report import Report, Round, Usage
 
 __all__ = ["SUMMARY_LIMIT", "ActionsIO", "escape_data", "escape_property", "summary_markdown"]
@@ -61,7 +62,7 @@ class ActionsIO:
     def append_summary(self, markdown: str) -> None:
         if self.summary_file is None:
             return
-        text = self.redact(markdown)
+        text = neutralise(self.redact(markdown))
         if len(text.encode()) > SUMMARY_LIMIT:
             note = "\n\n… (summary truncated: GitHub allows 1 MiB)\n"
             text = text.encode()[: SUMMARY_LIMIT - 1024].decode(errors="ignore") + note
@@ -226,11 +227,13 @@ def _failures(last: Round) -> list[str]:
     return lines
 
 
-def escape_cell(text: str) -> str:
-    """Plain text for a Markdown table cell: no HTML, no formatting, no cell breaks."""
+def escape_cell(text: str, *, links: bool = False) -> str:
+    """Plain text for a Markdown table cell: no HTML, no formatting, no cell breaks, and no
+    links unless `links` (for the tool's own URLs)."""
     text = " ".join(text.split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return "".join("\\" + ch if ch in _MARKDOWN_SPECIALS else ch for ch in text)
+    text = "".join("\\" + ch if ch in _MARKDOWN_SPECIALS else ch for ch in text)
+    return text if links else defang_links(text)
 
 
 def code_span(text: str) -> str:
@@ -242,7 +245,7 @@ def code_span(text: str) -> str:
 
 
 def _link(url: str, label: str) -> str:
-    return f"[{escape_cell(label)}](<{url.replace('>', '%3E').replace(' ', '%20')}>)"
+    return f"[{escape_cell(label, links=True)}](<{url.replace('>', '%3E').replace(' ', '%20')}>)"
 
 
 def _clip(text: str, limit: int) -> str:

@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import TypeVar
 
-from github import Auth, Github
+from github import Auth, Github, GithubException
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
@@ -33,6 +33,7 @@ from codegen_ci.publish.github_types import (
     PullInfo,
     PullRequestsNotPermitted,
 )
+from codegen_ci.publish.neutral import neutralise
 
 __all__ = [
     "ROLES",
@@ -45,6 +46,7 @@ __all__ = [
 
 T = TypeVar("T")
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
+ACTIONS_BOT = "github-actions[bot]"
 
 
 class GitHubPublisher:
@@ -76,6 +78,7 @@ class GitHubPublisher:
             timeout=timeout,
         )
         self._repo: Repository = self._gh.get_repo(target.repository)
+        self._login: str | None = None
 
     # -- reading --------------------------------------------------------------------------
 
@@ -95,6 +98,23 @@ class GitHubPublisher:
     def user_type(self, login: str) -> str:
         """ "User", "Bot" or "Organization"."""
         return self._call(f"reading user {login}", lambda: self._gh.get_user(login).type)
+
+    def own_login(self) -> str:
+        """Who the token writes as: `GET /user` for a user's token; the Actions token and app
+        installation tokens may not read it (403), and write as `github-actions[bot]`."""
+        if self._login is None:
+
+            def run() -> str:
+                try:
+                    _, data = self._gh.requester.requestJsonAndCheck("GET", "/user")
+                except GithubException as exc:
+                    if exc.status in (401, 403, 404):
+                        return ACTIONS_BOT
+                    raise
+                return str(data.get("login") or ACTIONS_BOT)
+
+            self._login = self._call("reading the token's user", run)
+        return self._login
 
     def default_branch(self) -> str:
         return self._call("reading the repository", lambda: self._repo.default_branch)
@@ -141,7 +161,7 @@ class GitHubPublisher:
 
     def comment(self, issue_number: int, body: str) -> str:
         """Post a comment on an issue or PR; returns its html_url."""
-        text = self._redact(body)
+        text = self._clean(body)
         issue = self._repo.get_issue(issue_number)
         return self._call(
             f"commenting on #{issue_number}", lambda: issue.create_comment(text).html_url
@@ -149,13 +169,17 @@ class GitHubPublisher:
 
     def upsert_status_comment(self, issue_number: int, body: str, marker: str) -> int:
         """Edit the comment that carries `marker` (a hidden `<!-- codegen-ci:... -->`), or
-        create it, so re-runs keep one status comment; returns its id."""
-        text = self._redact(body)
+        create it, so re-runs keep one status comment; returns its id. Only a comment the
+        token's own user wrote counts: anyone can paste the marker into a comment."""
+        text = self._clean(body)
         text = text if marker in text else f"{marker}\n{text}"
         issue = self._repo.get_issue(issue_number)
+        me = self.own_login().casefold()
 
         def run() -> int:
-            found = next((c for c in issue.get_comments() if marker in (c.body or "")), None)
+            found = next((c for c in issue.get_comments()
+                          if marker in (c.body or "") and _login(c) == me),
+                         None)  # fmt: skip
             if found is None:
                 return issue.create_comment(text).id
             if found.body != text:
@@ -178,7 +202,7 @@ class GitHubPublisher:
         """Open a PR from `head` into `base`, or adopt the open one for `head` and update its
         title and body. Reviewers named `org/team` are requested as teams. A draft flag is
         applied only on creation (the REST API cannot convert an existing PR)."""
-        title, body = self._redact(title), self._redact(body)
+        title, body = self._clean(title), self._clean(body)
 
         def run() -> PullInfo:
             pull = open_pull(self._repo, self.target, head) or create_pull(
@@ -208,9 +232,18 @@ class GitHubPublisher:
 
     # -- internals ------------------------------------------------------------------------
 
+    def _clean(self, text: str) -> str:
+        """What is sent: secrets redacted, controls made visible, mentions broken."""
+        return neutralise(self._redact(text))
+
     def _call(self, what: str, operation: Callable[[], T]) -> T:
         """Run one operation with retries; turn whatever escapes into GitHubError."""
         return self._retry.run(what, self.target.api_url, operation)
+
+
+def _login(comment: IssueComment) -> str:
+    """The comment author's login, casefolded ("" for a deleted account)."""
+    return comment.user.login.casefold() if comment.user is not None else ""
 
 
 def _quote(login: str) -> str:

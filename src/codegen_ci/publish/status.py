@@ -17,6 +17,7 @@ from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
 from codegen_ci.publish.actions import code_span
 from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.pr_body import escape_md
 from codegen_ci.report import CommandResult
 
 UPDATE_EVERY_S = 20.0  # GitHub's secondary limits dislike bursts of edits
@@ -60,8 +61,10 @@ class StatusComment:
     def run_link(self) -> str:
         return f" ([workflow run]({self.run_url}))" if self.run_url else ""
 
-    def working(self, what: str) -> None:
-        self.post(f"👀 **codegen-ci** is working on {what}…{self.run_link()}")
+    def working(self, what: str, *, notes: tuple[str, ...] = ()) -> None:
+        """`notes`: what the run ignored from the event (settings it may not set)."""
+        text = f"👀 **codegen-ci** is working on {what}…{self.run_link()}"
+        self.post(text + "".join(f"\n\n⚠️ {escape_md(note, 600)}" for note in notes))
 
 
 class StatusProgress(Progress):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from codegen_ci.sources.event_task import CiRun, EventTask, Ignore, TriggerRules
-from codegen_ci.sources.github_event import _get, _short, _user
+from codegen_ci.sources.github_event import _short
+from codegen_ci.sources.payload_fields import field, int_field, user_of
 from codegen_ci.untrusted import clean_untrusted, fence
 
 MAX_FAILURES = 30
@@ -42,11 +43,11 @@ class CiFailures:
 
 
 def workflow_run_event(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
-    run = _get(payload, "workflow_run")
+    run = field(payload, "workflow_run")
     if payload.get("action") != "completed" or run.get("conclusion") != "failure":
         return Ignore(f"workflow run {payload.get('action')}/{run.get('conclusion')}: "
                       "only a completed run that failed is fixed")  # fmt: skip
-    repository = str(_get(payload, "repository", "full_name"))
+    repository = str(field(payload, "repository", "full_name"))
     head_repo = str((run.get("head_repository") or {}).get("full_name") or "")
     branch = str(run.get("head_branch") or "")
     if head_repo != repository:
@@ -56,10 +57,10 @@ def workflow_run_event(payload: Mapping[str, Any], rules: TriggerRules) -> Event
         return Ignore(f"the failed run is on the default branch {branch!r}, not on a pull request")
     pulls = [p for p in run.get("pull_requests") or [] if isinstance(p, Mapping)]
     number = int(pulls[0]["number"]) if pulls else None
-    actor, actor_type = _user(run.get("triggering_actor") or run.get("actor") or
+    actor, actor_type = user_of(run.get("triggering_actor") or run.get("actor") or
                               payload.get("sender"))  # fmt: skip
     name = clean_untrusted(str(run.get("name") or "CI"))
-    run_id = int(_get(payload, "workflow_run", "id"))
+    run_id = int_field(payload, "workflow_run", "id")
     head_sha, url = str(run.get("head_sha") or ""), str(run.get("html_url") or "")
     ci = CiRun(run_id, name, branch, head_sha, url)
     return EventTask(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from codegen_ci.settings import ActionSettings, bot_key
+from codegen_ci.sources.settings_blocks import SettingsBlock
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class EventTask:
     review_comment_id: int | None = None  # a pull_request_review_comment's comment
     review_id: int | None = None  # a pull_request_review
     ci_run: CiRun | None = None  # a failed workflow_run
+    # The actor's settings blocks, unparsed: `parse_settings` reads them after the
+    # permission check, and their overrides join `spec_overrides`.
+    settings: tuple[SettingsBlock, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
-from codegen_ci.sources.github_event import MARKER, _get, _is_self, _refuse_bot, _short, _user
+from codegen_ci.sources.github_event import MARKER, _is_self, _refuse_bot, _short
 from codegen_ci.sources.markdown import find_trigger
+from codegen_ci.sources.payload_fields import field, int_field, user_of
 from codegen_ci.untrusted import clean_untrusted, fence
 
 Comment = Mapping[str, Any]
@@ -26,21 +27,21 @@ Comment = Mapping[str, Any]
 def review_comment_event(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     if payload.get("action") != "created":
         return Ignore(f"review comment {payload.get('action')}: only a new one triggers a run")
-    comment = _get(payload, "comment")
-    comment_id = int(_get(payload, "comment", "id"))
+    comment = field(payload, "comment")
+    comment_id = int_field(payload, "comment", "id")
     return _review_event(payload, rules, comment, "review_comment", comment_id)
 
 
 def review_event(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ignore:
     if payload.get("action") != "submitted":
         return Ignore(f"review {payload.get('action')}: only a submitted review triggers a run")
-    review = _get(payload, "review")
-    return _review_event(payload, rules, review, "review", int(_get(payload, "review", "id")))
+    review = field(payload, "review")
+    return _review_event(payload, rules, review, "review", int_field(payload, "review", "id"))
 
 
 def _review_event(payload: Mapping[str, Any], rules: TriggerRules, item: Mapping[str, Any],
                   kind: str, item_id: int) -> EventTask | Ignore:  # fmt: skip
-    actor, actor_type = _user(item.get("user"))
+    actor, actor_type = user_of(item.get("user"))
     body = clean_untrusted(str(item.get("body") or ""))
     if MARKER in str(item.get("body") or "") or _is_self(actor, rules):
         return Ignore("written by codegen-ci itself")
@@ -49,7 +50,7 @@ def _review_event(payload: Mapping[str, Any], rules: TriggerRules, item: Mapping
         return Ignore(f"no line starts with the trigger phrase {rules.phrase!r}")
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
-    number = int(_get(payload, "pull_request", "number"))
+    number = int_field(payload, "pull_request", "number")
     title = clean_untrusted(str(payload["pull_request"].get("title") or ""))
     return EventTask(
         kind="review_comment" if kind == "review_comment" else "review",
@@ -113,6 +114,6 @@ def _location(comment: Comment) -> str:
 
 def _quote(comments: Sequence[Comment]) -> str:
     return "\n\n".join(
-        f"@{_user(c.get('user'))[0]}: {clean_untrusted(str(c.get('body') or '')).strip()}"
+        f"@{user_of(c.get('user'))[0]}: {clean_untrusted(str(c.get('body') or '')).strip()}"
         for c in comments
     )

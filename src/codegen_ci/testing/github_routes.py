@@ -41,6 +41,12 @@ def _get_user(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return (200, shape.user_json(d, a[0]), {}) if a[0] in d.users else shape.error(404, "Not Found")
 
 
+def _get_authenticated_user(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+    if d.users.get(d.actor) == "Bot":  # installation tokens, GITHUB_TOKEN among them
+        return shape.error(403, "Resource not accessible by integration")
+    return 200, shape.user_json(d, d.actor), {}
+
+
 def _find_issue(d: GitHubDouble, number: str) -> Issue | None:
     return d.issues.get(int(number))
 
@@ -181,6 +187,7 @@ ROUTES: list[tuple[str, str, Callable[[GitHubDouble, Args, Query, Json], Reply]]
     ("GET", _REPO, _get_repo),
     ("GET", rf"{_REPO}/collaborators{_SEG}/permission", _get_permission),
     ("GET", rf"/users{_SEG}", _get_user),
+    ("GET", r"/user", _get_authenticated_user),
     ("GET", rf"{_REPO}/issues/(\d+)", _get_issue),
     ("GET", rf"{_REPO}/issues/(\d+)/comments", _list_comments),
     ("POST", rf"{_REPO}/issues/(\d+)/comments", _create_comment),
