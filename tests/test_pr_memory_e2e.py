@@ -91,15 +91,18 @@ def forged_status(world: ActionWorld, user: str) -> None:
                                 f"<!-- codegen-ci:history {data} -->", user=user)  # fmt: skip
 
 
-@pytest.mark.parametrize("author", ["rob", "alice"])
-def test_a_history_pasted_by_a_non_writer_is_not_read(world: ActionWorld, author: str) -> None:
+@pytest.mark.parametrize("author", ["rob", "alice", "tool"])
+def test_a_history_pasted_by_anyone_but_the_tool_is_not_read(
+    world: ActionWorld, author: str
+) -> None:
     world.github.add_user("rob", role="read")
-    forged_status(world, author)
+    forged_status(world, world.github.actor if author == "tool" else author)
     world.model.add(Reply("nothing to do"))
 
     result = world.run("issue_comment", world.comment(1, "/codegen fix bump_minor"))
 
     assert result.code == 1, result.log
     task = world.model.requests[0]["messages"][1]["content"]
-    # positive control: the same comment by a writer is read (the marker is what counts)
-    assert (FORGED in task) == (author == "alice")
+    # Neither a reader nor a writer (alice) can plant a history; positive control: the same
+    # comment written by the tool's own identity is read (the marker alone is not enough).
+    assert (FORGED in task) == (author == "tool")

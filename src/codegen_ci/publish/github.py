@@ -220,8 +220,9 @@ class GitHubPublisher:
 
     # -- for the raw REST calls of github_rest -----------------------------------------------
 
-    def redact(self, text: str) -> str:
-        return self._redact(text)
+    def clean(self, text: str) -> str:
+        """What a post made outside this class sends (a review reply): as `_clean`."""
+        return self._clean(text)
 
     def retried(self, what: str, operation: Callable[[], T]) -> T:
         return self._call(what, operation)

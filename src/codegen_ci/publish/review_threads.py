@@ -37,7 +37,7 @@ def reply_in_thread(gh: GitHubPublisher, number: int, comment_id: int, body: str
     """Reply to review comment `comment_id`, or edit the reply an earlier run left there
     (`existing`: the pull request's review comments, read before the run)."""
     marker = reply_marker(comment_id)
-    text = f"{marker}\n{gh.redact(body)}"
+    text = f"{marker}\n{gh.clean(body)}"
     repo = gh.target.repository
     earlier = next((c for c in existing if marker in str(c.get("body") or "")), None)
     if earlier is not None:

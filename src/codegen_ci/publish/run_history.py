@@ -16,7 +16,6 @@ from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.github_rest import rest_list
 from codegen_ci.report import Report
 
-WRITERS = frozenset({"admin", "maintain", "write"})
 KEEP = 10  # records kept in the marker
 SHOWN = 5  # records listed in the comment
 MAX_IDS = 8
@@ -99,20 +98,17 @@ def memory_text(records: list[RunRecord]) -> str:
 
 def read_history(gh: GitHubPublisher, issue_number: int, marker: str) -> list[RunRecord]:
     """The history in the status comment. Anyone may paste the marker into a comment, so only
-    one written by a bot (the tool's token is an app's or github-actions') or by someone with
-    write access counts: the history reaches the model and bounds the CI-fix attempts."""
+    one written by the tool's own identity (the token's user; `github-actions[bot]` for the
+    Actions token) counts, as for the status comment itself: the history reaches the model and
+    bounds the CI-fix attempts."""
+    me = gh.own_login().casefold()
     path = f"/repos/{gh.target.repository}/issues/{issue_number}/comments"
     for comment in rest_list(gh, f"reading the comments of #{issue_number}", path):
         body = str(comment.get("body") or "")
-        if marker in body and _trusted_author(gh, comment.get("user") or {}):
+        author = str((comment.get("user") or {}).get("login") or "").casefold()
+        if marker in body and author == me:
             return parse_history(body)
     return []
-
-
-def _trusted_author(gh: GitHubPublisher, user: dict[str, Any]) -> bool:
-    if user.get("type") == "Bot":
-        return True
-    return bool(user.get("login")) and gh.permission(str(user["login"])) in WRITERS
 
 
 def _record(item: dict[str, Any]) -> RunRecord:
