@@ -68,6 +68,9 @@ def test_mentions_html_links_and_bidi_from_untrusted_text_are_inert(world: Actio
     assert any("/pulls" in where for where in texts) and any("/comments" in w for w in texts)
     for where, text in texts.items():
         for piece in RAW:
+            if piece == "</details>":  # the tool's own markup has it: only ever balanced
+                assert text.count("</details>") == text.count("<details>"), where
+                continue
             assert piece not in text, f"{piece!r} posted raw in {where}:\n{text}"
     failure = "\n".join(t for w, t in texts.items() if "/comments" in w)
     assert "@\u200dteam" in failure  # still readable, pings nobody
