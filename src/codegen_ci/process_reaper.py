@@ -1,0 +1,136 @@
+"""The parent of every command: it outlives the command's processes, whatever they do.
+
+`proc.run_shell` starts this file as a script (`python -I -S process_reaper.py ARGV...`; the
+standard library only, so it starts in a few milliseconds) and it runs ARGV. It makes itself a
+child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`): a process the command leaves behind, even
+one that called `setsid` or double-forked into a daemon, is re-parented to it instead of to
+init, so it stays a descendant of this process. When ARGV's process ends, every descendant
+left is killed (SIGKILL) and reaped, then this process exits with ARGV's status. SIGTERM (the
+runner's timeout or interruption) sends SIGTERM to every descendant, waits `grace` seconds,
+kills what is left the same way and exits. No sandbox is needed; a PID namespace, where there
+is one, only adds to it. Linux only (other systems fall back to the process group).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+GRACE_S = 2.0
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below `root` (from /proc: parent ids), deepest last."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat.rsplit(")", 1)[1].split()
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _signal_all(sig: int) -> bool:
+    """Send `sig` to every descendant; False when there is none."""
+    pids = descendants(os.getpid())
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return bool(pids)
+
+
+def _reap() -> bool:
+    """Collect every exited child without waiting; False when no child is left."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def sweep(grace: float) -> None:
+    """SIGTERM everything below us (when `grace` > 0), then SIGKILL until nothing is left.
+    A process forking meanwhile is caught on the next pass: its orphans come to us."""
+    if grace > 0 and _signal_all(signal.SIGTERM):
+        deadline = time.monotonic() + grace
+        while _reap() and descendants(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    while True:
+        _signal_all(signal.SIGKILL)
+        if not _reap():
+            return
+        time.sleep(0.005)
+
+
+class _Terminated(Exception):
+    pass
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated  # a plain flag would not do: waitpid is retried after a handler
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
+    status: int | None = None
+    terminated = False
+    try:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # without it (not Linux) the runner kills the group
+        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # our runner died: clean up, do not linger
+        child = os.posix_spawnp(argv[0], argv, dict(os.environ))
+        while status is None:
+            pid, raw = os.waitpid(-1, 0)  # also reaps re-parented orphans that exit
+            if pid == child:
+                status = raw
+    except _Terminated:
+        terminated = True
+    except ChildProcessError:
+        pass
+    except OSError as exc:
+        print(f"codegen-ci: cannot start {argv[0]}: {exc.strerror}", file=sys.stderr)
+        return 127
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sweep(GRACE_S if terminated else 0.0)
+    if status is None:
+        return 128 + signal.SIGTERM
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))  # report the same death to our runner
+    return os.waitstatus_to_exitcode(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
