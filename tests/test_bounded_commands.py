@@ -157,12 +157,11 @@ def test_orphans_of_agent_and_test_commands_do_not_survive_the_run(
         "pytest -q -p no:cacheprovider tests"  # fmt: skip
     spec = sample_repo.write_spec(validation={"test": [test_cmd], "timeout": 60})
     # Counted right after the first command ended, by a pattern that does not match itself.
-    count = f"cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o '{marker}-agen[t]' | wc -l"  # fmt: skip
-    model_env.add(
-        Reply(tool_calls=[call("run_command", command=agent_cmd), call("run_command", command=count)]),
-        Reply(tool_calls=[FIX]),
-        Reply("Fixed."),
-    )  # fmt: skip
+    count = (
+        f"cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -o '{marker}-agen[t]' | wc -l"
+    )
+    commands = [call("run_command", command=agent_cmd), call("run_command", command=count)]
+    model_env.add(Reply(tool_calls=commands), Reply(tool_calls=[FIX]), Reply("Fixed."))
 
     code, output, report = run_cli(sample_repo, spec)
 

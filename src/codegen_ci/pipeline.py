@@ -106,10 +106,11 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
     if not conversation.messages:
         for message in first_messages(spec, ctx.worktree):
             conversation.add(message)
-    shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
-                       protect_tests=spec.validation.protect_tests)  # fmt: skip
-    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
     budget = Budget(limits, spec.model, usage=report.usage)
+    shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
+                       protect_tests=spec.validation.protect_tests,
+                       time_left=budget.remaining_s)  # fmt: skip
+    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
     agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
                   REDACTOR.redact, limits.max_steps)  # fmt: skip
     signatures: list[frozenset[str]] = []

@@ -13,6 +13,7 @@ group (see `defer_interrupt`, used by the run command's signal handler).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -150,15 +151,11 @@ def _stop(proc: Popen[bytes], log: CappedLog) -> None:
     """Make sure the command is over: ask the reaper to stop everything (it waits for the
     grace period), then kill the whole group; the output meanwhile still goes to `log`."""
     if proc.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
-        except ProcessLookupError:
-            pass
         _pump(proc, log, time.monotonic() + KILL_GRACE_S + 1.0)
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # the reaper (group leader) is not reaped yet
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
     assert proc.stdout is not None
     proc.stdout.close()

@@ -13,6 +13,7 @@ is one, only adds to it. Linux only (other systems fall back to the process grou
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -61,10 +62,8 @@ def _signal_all(sig: int) -> bool:
     """Send `sig` to every descendant; False when there is none."""
     pids = descendants(os.getpid())
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
     return bool(pids)
 
 

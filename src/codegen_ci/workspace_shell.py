@@ -6,7 +6,7 @@ log is redacted as soon as it ends: the output directory is uploaded as an artif
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,20 +30,28 @@ class AgentShell:
     refusals: list[Refusal] = field(default_factory=list)
     tests_touched: set[str] = field(default_factory=set)
     count: int = 0
+    # Seconds left of the run's wall-clock budget: no command may run past it.
+    time_left: Callable[[], float] | None = None
 
     def run(self, command: str) -> str:
         self.count += 1
         before = self.worktree.snapshot()  # also undoes earlier tampering: a clean start
+        timeout = min(self.timeout, MAX_COMMAND_TIMEOUT_S)
+        budget_cut = self.time_left is not None and self.time_left() < timeout
+        if self.time_left is not None:
+            timeout = max(0.1, min(timeout, self.time_left()))
         result = run_shell(
             command,
             cwd=self.worktree.path,
             env=self.env,
-            timeout=min(self.timeout, MAX_COMMAND_TIMEOUT_S),
+            timeout=timeout,
             output_path=self.log_dir / f"agent-command-{self.count:03d}.log",
         )
-        REDACTOR.redact_file(result.output_path)
+        REDACTOR.redact_file(result.output_path)  # bounded: the runner caps the log
         notes = self._review(before)
-        state = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        state = f"exit code {result.exit_code}"
+        if result.timed_out:
+            state = "timed out: the run's time budget ran out" if budget_cut else "timed out"
         text = f"[{state}]\n{result.excerpt(OUTPUT_CHARS)}"
         return text + ("\n" + "\n".join(notes) if notes else "")
 
