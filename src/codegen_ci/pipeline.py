@@ -30,6 +30,7 @@ from codegen_ci.workspace import Worktree
 from codegen_ci.workspace_shell import AgentShell
 
 ModelFactory = Callable[[Spec], Model]
+REF_MOVED = "git ref moved by a command; restored"
 
 
 @dataclass
@@ -168,7 +169,9 @@ def _enforce_protected(
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
     ]
+    refusals += [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
     worktree.git_tampering.clear()
+    worktree.ref_moves.clear()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
@@ -191,13 +194,12 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
                                                encoding="utf-8")  # fmt: skip
     message = commit_message.build(spec, report, changes)
     # One commit on top of the base: a resumed run folds its earlier wip commit in.
-    if git.git(["rev-parse", "HEAD"], worktree.path).strip() != worktree.base_commit:
-        git.git(["reset", "-q", "--soft", worktree.base_commit], worktree.path)
+    worktree.fold_onto_base()
     report.commit = worktree.commit(changes, message)
     report.refusals += [
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
-    ]
+    ] + [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
     worktree.remove()
     if report.commit is None:
         git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)

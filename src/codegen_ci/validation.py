@@ -137,6 +137,7 @@ class Validator:
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
+        self.worktree.before_command()  # a test the model wrote may run git
         status = FirstStatus()
         if kind == "test":
             result, junit, status = self._test_command(command, tag, log, first)

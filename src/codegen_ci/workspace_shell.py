@@ -36,6 +36,7 @@ class AgentShell:
     def run(self, command: str) -> str:
         self.count += 1
         before = self.worktree.snapshot()  # also undoes earlier tampering: a clean start
+        self.worktree.before_command()
         timeout = min(self.timeout, MAX_COMMAND_TIMEOUT_S)
         budget_cut = self.time_left is not None and self.time_left() < timeout
         if self.time_left is not None:
@@ -61,6 +62,9 @@ class AgentShell:
             self.refusals.append(Refusal(path=path, reason="git hooks/config changed by "
                                          "a command; restored", tool="run_command"))  # fmt: skip
             notes.append(f"[harness: changes to {Path(path).name} (git internals) were undone]")
+        for ref in self.worktree.undo_refs():  # reported from `worktree.ref_moves`
+            notes.append(f"[harness: {ref} was moved; it was put back. Work on the current "
+                         "branch only: the harness commits for you]")  # fmt: skip
         for rel, digest in self.worktree.snapshot().items():
             if before.get(rel, "absent") == digest or matches(rel, ARTIFACT_GLOBS):
                 continue
