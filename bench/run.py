@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as a script: make `bench` importable
 
+from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
@@ -39,6 +40,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "validation_long": validation_cost,
     "junit": junit_parse,
     "redaction": redaction,
+    "caps": command_caps,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -48,6 +50,7 @@ FULL: dict[str, dict[str, Any]] = {
     "validation_long": LONG,
     "junit": {"megabytes": 50},
     "redaction": {"megabytes": 5},
+    "caps": {"calls": 40, "flood_mb": 200},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -57,6 +60,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "validation_long": {"rounds": 3, "slow_tests": 10, "sleep_s": 0.1},
     "junit": {"megabytes": 5},
     "redaction": {"megabytes": 1},
+    "caps": {"calls": 10, "flood_mb": 20},
 }
 
 
@@ -97,6 +101,12 @@ def summary(name: str, r: Result) -> str:
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"
         ),
     }
+    lines["caps"] = lambda: (
+        f"per command {r['old_runner_ms']:.0f} -> {r['capped_runner_ms']:.0f} ms (+ref guard "
+        f"{r['ref_guard_ms']:.0f} ms x2); {r['flood_mb']} MB flood: log "
+        f"{r['old_flood_log_bytes'] / 1e6:.0f} -> {r['capped_flood_log_bytes'] / 1e6:.2f} MB, "
+        f"{r['old_flood_s']:.2f} -> {r['capped_flood_s']:.2f} s"
+    )
     lines["validation_long"] = lines["validation"]
     return lines[name]()
 

@@ -170,3 +170,51 @@ def test_orphans_of_agent_and_test_commands_do_not_survive_the_run(
     second = tool_results(model_env.requests[1]).split("[exit code 0]")
     assert second[1].strip().startswith("started") and second[2].strip() == "0"
     assert marked(marker) == []
+
+
+BIG_JUNIT = """
+import pathlib
+cases = "".join(f'<testcase classname="t" name="test_{i:05d}" time="0.001"/>' for i in range(20000))
+pathlib.Path("reports").mkdir(exist_ok=True)
+pathlib.Path("reports/junit.xml").write_text(
+    f'<testsuites><testsuite name="big" tests="20000">{cases}</testsuite></testsuites>'
+)
+print("x" * 2_000_000)
+"""
+
+
+@pytest.mark.parametrize("cap_mb", [None, "0.5"])
+def test_output_directory_has_a_size_cap(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    cap_mb: str | None,
+) -> None:
+    """With the default cap (the control) the big JUnit copy and log are kept whole; with a
+    0.5 MB cap they are cut, listed in the report, and the run still counts every test."""
+    if cap_mb:
+        monkeypatch.setenv("CODEGEN_OUTPUT_CAP_MB", cap_mb)
+    script = sample_repo.tmp / "big_junit.py"
+    script.write_text(BIG_JUNIT)
+    spec = sample_repo.write_spec(
+        validation={"test": [f"{sys.executable} {script}"], "junit": ["reports/*.xml"]}
+    )
+    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
+
+    code, output, report = run_cli(sample_repo, spec)
+
+    assert code == 0, output
+    out = sample_repo.tmp / "out"
+    assert report["rounds"][0]["tests"]["total"] == 20000
+    copies = list((out / "junit").glob("*.xml"))
+    log = out / "logs" / "round-1-01-test.log"
+    if not cap_mb:
+        assert report["output_capped"] == [] and len(copies) == 1
+        assert log.stat().st_size > 700_000
+        return
+    assert copies == [] and log.stat().st_size < 40_000
+    assert "output directory is over its size cap" in log.read_text()
+    capped = "\n".join(report["output_capped"])
+    assert "junit/round-1-01-test-0-junit.xml: left out" in capped
+    assert "logs/round-1-01-test.log: cut" in capped and "0.5 MB cap" in capped
+    assert (out / "capped.txt").read_text().splitlines() == report["output_capped"]

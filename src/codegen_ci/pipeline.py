@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git
+from codegen_ci import commit_message, git, output_quota
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
 from codegen_ci.errors import CodegenError, Interrupted
@@ -83,6 +83,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         else:
             _finalize(spec, ctx, report)
         report.duration_s = round(time.monotonic() - started, 3)
+        report.output_capped = output_quota.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)
         # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
         REDACTOR.redact_tree(ctx.output_dir)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci import output_quota
 from codegen_ci.globs import ARTIFACT_GLOBS, is_test_path, matches
 from codegen_ci.proc import run_shell
 from codegen_ci.redact import REDACTOR
@@ -49,6 +50,7 @@ class AgentShell:
             output_path=self.log_dir / f"agent-command-{self.count:03d}.log",
         )
         REDACTOR.redact_file(result.output_path)  # bounded: the runner caps the log
+        output_quota.enforce(self.log_dir.parent, [result.output_path])
         notes = self._review(before)
         state = f"exit code {result.exit_code}"
         if result.timed_out:
