@@ -86,7 +86,8 @@ def sweep(grace: float) -> None:
         deadline = time.monotonic() + grace
         while _reap() and descendants(os.getpid()) and time.monotonic() < deadline:
             time.sleep(0.02)
-    while True:
+    give_up = time.monotonic() + 10 * GRACE_S  # a process stuck in the kernel cannot be helped
+    while time.monotonic() < give_up:
         _signal_all(signal.SIGKILL)
         if not _reap():
             return
