@@ -130,3 +130,25 @@ def test_a_reply_with_more_tool_calls_than_the_step_budget(
     assert results[0].startswith("1\t# semver")
     assert all(r.startswith("Not run: the step limit of 1 tool calls") for r in results[1:])
     assert len(model_env.requests) == 2  # one per run: the budget ended each turn
+
+
+def test_every_tool_result_has_a_size_limit(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    long_dir = "d" * 200
+    make = f"mkdir {long_dir} && cd {long_dir} && for i in $(seq 300); do : > f$i-{'x' * 150}; done"
+    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+    model_env.add(
+        Reply(tool_calls=[call("run_command", command=make)]),
+        Reply(tool_calls=[call("list_files", path=long_dir)]),
+        Reply("Done."),
+    )
+
+    code, output, _ = run_cli(sample_repo, spec)
+
+    assert code == 1, output
+    listing = transcript_tool_results(sample_repo)[1]
+    assert len(listing) < 31_000 and "characters of this result cut" in listing
+    cut = int(listing.split("[... ")[1].split(" characters")[0])
+    assert cut + len(listing) > 300 * 350  # the whole listing: every path, in full
+    assert listing.startswith(f"{long_dir}/f1") and listing.rstrip().endswith("x" * 150)
