@@ -16,13 +16,12 @@ import threading
 import time
 import traceback
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from codegen_ci import git
-from codegen_ci.commands.batch_plan import Planned, expand, matrix_of, plan
+from codegen_ci.commands.batch_plan import Outcome, Planned, expand, matrix_of, plan
 from codegen_ci.commands.batch_view import SpecProgress, show_summary
 from codegen_ci.commands.run import (
     new_run_id,
@@ -36,18 +35,6 @@ from codegen_ci.report import Report
 from codegen_ci.workspace import Worktree
 
 EXIT_INTERRUPTED = 3
-
-
-@dataclass
-class Outcome:
-    planned: Planned
-    exit_code: int  # what this spec alone would exit with
-    report: Report | None = None
-    error: str | None = None
-
-    @property
-    def status(self) -> str:
-        return self.report.status if self.report else "error"
 
 
 def batch_command(

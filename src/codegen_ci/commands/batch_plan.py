@@ -12,6 +12,7 @@ from typing import Any
 from codegen_ci import git
 from codegen_ci.commands.run import environment_layer
 from codegen_ci.errors import InputError, SpecError, SpecProblem
+from codegen_ci.report import Report
 from codegen_ci.spec import REPO_CONFIG_NAME, Spec, load_layer_file, load_repo_config, resolve_spec
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -115,3 +116,15 @@ def matrix_of(plans: list[Planned], root: Path) -> dict[str, Any]:
             {"spec": rel.as_posix(), "title": p.spec.title or p.spec.slug, "slug": p.spec.slug}
         )
     return {"include": include}
+
+
+@dataclass
+class Outcome:
+    planned: Planned
+    exit_code: int  # what this spec alone would exit with
+    report: Report | None = None
+    error: str | None = None
+
+    @property
+    def status(self) -> str:
+        return self.report.status if self.report else "error"

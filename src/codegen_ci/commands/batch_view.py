@@ -16,7 +16,7 @@ from codegen_ci.progress import Progress
 from codegen_ci.redact import REDACTOR
 
 if TYPE_CHECKING:
-    from codegen_ci.commands.batch import Outcome
+    from codegen_ci.commands.batch_plan import Outcome
 
 COLUMNS = ("spec", "status", "rounds", "branch", "tokens", "time")
 
