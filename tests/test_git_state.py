@@ -42,6 +42,7 @@ def test_commands_that_move_head_or_user_branches_are_refused_and_restored(
     main, feature = with_feature_branch(sample_repo)
     before = refs(sample_repo)
     moves = [
+        "git symbolic-ref refs/heads/$(git branch --show-current) refs/heads/main",
         "git symbolic-ref HEAD refs/heads/feature",
         f"git update-ref refs/heads/main {feature}",
         "git checkout -q -B other && git tag sneaky",
@@ -67,6 +68,7 @@ def test_commands_that_move_head_or_user_branches_are_refused_and_restored(
     refused = {r["path"]: r["reason"] for r in report["refusals"]}
     assert {"refs/heads/main", "refs/heads/other", "refs/tags/sneaky"} <= set(refused)
     assert "HEAD (the worktree's)" in refused
+    assert f"refs/heads/{branch}" in refused  # made to follow main: a plain branch again
     assert all(r == "git ref moved by a command; restored" for r in refused.values())
     results = tool_results(model_env.requests[1])
     assert "HEAD (the worktree's) was moved; it was put back" in results

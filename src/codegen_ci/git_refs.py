@@ -22,6 +22,7 @@ _OWN_BRANCHES: set[str] = set()
 _LOCK = threading.Lock()
 
 RefState = dict[str, str]  # "refs/..." -> commit id, or "ref: <target>" for a symbolic ref
+OWN = "own "  # the run's own branch may move, but must stay a plain branch: "own <commit>"
 
 
 def claim_branch(name: str) -> None:
@@ -61,9 +62,9 @@ class RefGuard:
         for line in out.splitlines():
             name, commit, symref = line.split("\0")
             own = name == f"refs/heads/{self.branch}"
-            if own and symref:
-                refs[name] = f"ref: {symref}"  # our branch must not follow another one
-            elif not own and not _ours(name):
+            if own:
+                refs[name] = f"ref: {symref}" if symref else OWN + commit
+            elif not _ours(name):
                 refs[name] = f"ref: {symref}" if symref else commit
         for head in self.head_files:
             refs[str(head)] = _read(head)
@@ -75,14 +76,13 @@ class RefGuard:
         moved = []
         for name in sorted({*trusted, *now}):
             want, have = trusted.get(name), now.get(name)
-            if want == have:
-                continue
+            if want == have or ((want or "").startswith(OWN) and (have or "").startswith(OWN)):
+                continue  # the run's own branch moved: its commits are folded in at the end
             moved.append(name if name.startswith("refs/") else _head_name(name))
             if not name.startswith("refs/"):
                 Path(name).write_text(want or "", encoding="utf-8")
-            elif name == f"refs/heads/{self.branch}":  # made symbolic: plain again
-                commit = git.git(["rev-parse", "--verify", name], self.worktree).strip()
-                git.git(["update-ref", "--no-deref", name, commit], self.worktree)
+            elif want and want.startswith(OWN):  # deleted or made symbolic: plain again
+                git.git(["update-ref", "--no-deref", name, want.removeprefix(OWN)], self.worktree)
             elif want is None:
                 git.git(["update-ref", "--no-deref", "-d", name], self.worktree)
             elif want.startswith("ref: "):
