@@ -4,8 +4,9 @@ Per command: the capped runner with its subreaper parent (`proc.run_shell` ->
 `process_reaper.py`, the sweep of leftovers, the output read through a pipe into a
 `CappedLog`) against the runner it replaced (the shell straight to a log file in its own
 process group, killed as a group), both on `true`; and the ref guard's two `git
-for-each-ref` around a command (`RefGuard.state`). Per flood: a command printing
-`flood_mb` MB, through each runner: time and the log's size."""
+for-each-ref` around a command (`RefGuard.state`). For scale, a bare `python -I -S -c pass`
+(the reaper's floor: it is one such interpreter). Per flood: a command printing `flood_mb` MB,
+through each runner: time and the log's size."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import os
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -41,6 +43,10 @@ def command_caps(calls: int = 40, flood_mb: int = 50) -> dict[str, Any]:
         flood = f"head -c {flood_mb * 1024 * 1024} /dev/zero"
         old_flood = _time(lambda: old_runner(flood, "old-flood.log"))
         new_flood = _time(lambda: capped_runner(flood, "new-flood.log"))
+        python = [sys.executable, "-I", "-S", "-c", "pass"]
+        python_ms = statistics.median(
+            _time(lambda: subprocess.run(python, check=True)) for _ in range(calls)
+        )
         refs_ms = _ref_guard_ms(root, calls)
         old_ms, new_ms = statistics.median(old), statistics.median(new)
         extra = new_ms - old_ms + 2 * refs_ms
@@ -49,6 +55,7 @@ def command_caps(calls: int = 40, flood_mb: int = 50) -> dict[str, Any]:
             "old_runner_ms": round(old_ms, 1),
             "capped_runner_ms": round(new_ms, 1),
             "ref_guard_ms": round(refs_ms, 1),
+            "python_start_ms": round(python_ms, 1),  # the reaper's floor: one interpreter
             "extra_ms_per_command": round(extra, 1),
             "flood_mb": flood_mb,
             "old_flood_s": round(old_flood / 1000, 2),

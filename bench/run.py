@@ -103,7 +103,8 @@ def summary(name: str, r: Result) -> str:
     }
     lines["caps"] = lambda: (
         f"per command {r['old_runner_ms']:.0f} -> {r['capped_runner_ms']:.0f} ms (+ref guard "
-        f"{r['ref_guard_ms']:.0f} ms x2); {r['flood_mb']} MB flood: log "
+        f"{r['ref_guard_ms']:.0f} ms x2; python start {r['python_start_ms']:.0f} ms); "
+        f"{r['flood_mb']} MB flood: log "
         f"{r['old_flood_log_bytes'] / 1e6:.0f} -> {r['capped_flood_log_bytes'] / 1e6:.2f} MB, "
         f"{r['old_flood_s']:.2f} -> {r['capped_flood_s']:.2f} s"
     )

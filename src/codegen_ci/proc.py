@@ -14,6 +14,7 @@ group (see `defer_interrupt`, used by the run command's signal handler).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
@@ -31,6 +32,8 @@ from codegen_ci.output_cap import CappedLog
 KILL_GRACE_S = 2.0
 REAPER = Path(__file__).with_name("process_reaper.py")
 READ_BYTES = 1 << 20
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def _start(command: str, cwd: Path, env: Mapping[str, str]) -> Popen[bytes]:
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", str(REAPER), "/bin/sh", "-c", command],
+            preexec_fn=_subreaper_setup(),  # one prepared C call: see there
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -131,6 +135,32 @@ def _start(command: str, cwd: Path, env: Mapping[str, str]) -> Popen[bytes]:
     except BaseException:
         _resume_interrupts()
         raise
+
+
+@functools.cache
+def _subreaper_setup() -> Callable[[], None] | None:
+    """What the reaper's process runs between fork and exec: become a child subreaper, and get
+    SIGTERM should the runner's thread die. Both survive exec, and done here the reaper itself
+    needs no `ctypes` (which would double its start-up). The C function is looked up now, in
+    the parent: in the child, where other threads' locks may be held, nothing but the call
+    itself runs. None where there is no `prctl` (not Linux): the group kill still applies."""
+    import ctypes  # here: the CLI's start-up does not need it
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                      ctypes.c_ulong]  # fmt: skip
+    prctl.restype = ctypes.c_int
+    subreaper, deathsig = PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG
+    term = int(signal.SIGTERM)
+
+    def setup() -> None:
+        prctl(subreaper, 1, 0, 0, 0)
+        prctl(deathsig, term, 0, 0, 0)
+
+    return setup
 
 
 def _defer_interrupts() -> None:

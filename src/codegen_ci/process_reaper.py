@@ -1,35 +1,34 @@
 """The parent of every command: it outlives the command's processes, whatever they do.
 
-`proc.run_shell` starts this file as a script (`python -I -S process_reaper.py ARGV...`; the
-standard library only, so it starts in a few milliseconds) and it runs ARGV. It makes itself a
-child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`): a process the command leaves behind, even
-one that called `setsid` or double-forked into a daemon, is re-parented to it instead of to
-init, so it stays a descendant of this process. When ARGV's process ends, every descendant
-left is killed (SIGKILL) and reaped, then this process exits with ARGV's status. SIGTERM (the
-runner's timeout or interruption) sends SIGTERM to every descendant, waits `grace` seconds,
-kills what is left the same way and exits. No sandbox is needed; a PID namespace, where there
-is one, only adds to it. Linux only (other systems fall back to the process group).
+`proc.run_shell` starts this file as a script (`python -I -S process_reaper.py ARGV...`) and
+it runs ARGV. The runner has made it a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, set
+between fork and exec, kept across exec): a process the command leaves behind, even one that
+called `setsid` or double-forked into a daemon, is re-parented to it instead of to init, so it
+stays a descendant of this process. When ARGV's process ends, every descendant left is killed
+(SIGKILL) and reaped, then this process exits with ARGV's status. SIGTERM (the runner's
+timeout or interruption, or the runner's death: `PR_SET_PDEATHSIG`) sends SIGTERM to every
+descendant, waits `GRACE_S`, kills what is left the same way and exits. No sandbox is needed;
+a PID namespace, where there is one, only adds to it. Linux only (elsewhere the runner falls
+back to killing the process group).
+
+It runs once per command, so it starts like a bare interpreter: the standard library's C
+modules and `os` only (no `signal`, `ctypes`, `typing` or `pathlib`, each of which would add
+as much again).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import sys
 import time
 
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+else:  # the same functions and numbers, without `signal`'s enum import
+    import _signal as signal
+
 GRACE_S = 2.0
-
-
-def _prctl(option: int, value: int) -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def descendants(root: int) -> list[int]:
@@ -82,6 +81,8 @@ def _reap() -> bool:
 def sweep(grace: float) -> None:
     """SIGTERM everything below us (when `grace` > 0), then SIGKILL until nothing is left.
     A process forking meanwhile is caught on the next pass: its orphans come to us."""
+    if not _reap():
+        return  # no child left: then no descendant either (orphans become our children)
     if grace > 0 and _signal_all(signal.SIGTERM):
         deadline = time.monotonic() + grace
         while _reap() and descendants(os.getpid()) and time.monotonic() < deadline:
@@ -108,8 +109,6 @@ def main(argv: list[str]) -> int:
     status: int | None = None
     terminated = False
     try:
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # without it (not Linux) the runner kills the group
-        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # our runner died: clean up, do not linger
         child = os.posix_spawnp(argv[0], argv, dict(os.environ))
         while status is None:
             pid, raw = os.waitpid(-1, 0)  # also reaps re-parented orphans that exit
