@@ -12,6 +12,7 @@ and their remote-tracking refs are not the guard's business: those runs move the
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,27 +47,34 @@ def _ours(ref: str) -> bool:
 class RefGuard:
     worktree: Path
     branch: str
-    head_files: tuple[Path, ...]  # the user's checkout's HEAD and the worktree's own
+    git_dirs: tuple[Path, ...]  # the common one, and the worktree's own (per-worktree refs)
 
     @classmethod
     def for_worktree(cls, worktree: Path, branch: str) -> RefGuard:
         common = git.common_dir(worktree)
         private = Path(git.git(["rev-parse", "--absolute-git-dir"], worktree).strip())
-        return cls(worktree, branch, (common / "HEAD", private / "HEAD"))
+        return cls(worktree, branch, (common, private))
 
     def state(self) -> RefState:
-        out = git.git(
-            ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"], self.worktree
-        )
+        """Every ref but ours (and other runs'), and both HEADs (the user's checkout's and the
+        worktree's). Read from the files when refs are stored as files: a `git for-each-ref`
+        per check would double what the guard costs a command."""
+        raw = _ref_files(*self.git_dirs)
+        if raw is None:  # reftable: ask git
+            out = git.git(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"],
+                          self.worktree)  # fmt: skip
+            raw = {}
+            for line in out.splitlines():
+                name, commit, symref = line.split("\0")
+                raw[name] = f"ref: {symref}" if symref else commit
         refs: RefState = {}
-        for line in out.splitlines():
-            name, commit, symref = line.split("\0")
-            own = name == f"refs/heads/{self.branch}"
-            if own:
-                refs[name] = f"ref: {symref}" if symref else OWN + commit
+        for name, value in raw.items():
+            if name == f"refs/heads/{self.branch}":
+                refs[name] = value if value.startswith("ref: ") else OWN + value
             elif not _ours(name):
-                refs[name] = f"ref: {symref}" if symref else commit
-        for head in self.head_files:
+                refs[name] = value
+        head_files = [d / "HEAD" for d in dict.fromkeys(self.git_dirs)]
+        for head in head_files:
             refs[str(head)] = _read(head)
         return refs
 
@@ -90,6 +98,25 @@ class RefGuard:
             else:
                 git.git(["update-ref", "--no-deref", name, want], self.worktree)
         return moved
+
+
+def _ref_files(common: Path, private: Path) -> dict[str, str] | None:
+    """Refs as git's files backend stores them: `packed-refs`, overridden by loose files under
+    `refs/` (the worktree's own `refs/` holds its per-worktree refs). None for reftable."""
+    if (common / "reftable").exists():
+        return None
+    refs: dict[str, str] = {}
+    for line in _read(common / "packed-refs").splitlines():
+        if line and line[0] not in "#^":
+            commit, _, name = line.partition(" ")
+            refs[name] = commit
+    for base in dict.fromkeys((common, private)):
+        for dirpath, _, files in os.walk(base / "refs"):
+            for file in files:
+                path = Path(dirpath) / file
+                if not file.endswith(".lock"):
+                    refs[path.relative_to(base).as_posix()] = _read(path).strip()
+    return refs
 
 
 def _read(path: Path) -> str:
