@@ -23,7 +23,7 @@ from bench.common import (
     run_codegen,
     stamped,
 )
-from bench.sdk_costs import round_trip_ms, sdk_request_cpu_ms
+from bench.sdk_costs import adapter_request_cpu_ms, round_trip_ms, sdk_request_cpu_ms
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, Step, call
 
 TARGET_RATIO = 1.5
@@ -53,6 +53,7 @@ def harness_overhead(steps: int = 200, repeats: int = 1) -> dict[str, Any]:
     bare, bare_cpu = _fastest(bare_runs)
     runs = max(3, steps // 20)
     create_ms, post_ms = sdk_request_cpu_ms(last_request, runs)
+    adapter_ms = adapter_request_cpu_ms(last_request, runs)
     stock, nodelay = round_trip_ms(ScriptedModelServer, runs), round_trip_ms(NoDelayServer, runs)
     ratio = _mean_ms(harness) / _mean_ms(bare)  # wall
     # Before masking starts both sides send the same messages: the harness's own cost alone.
@@ -76,6 +77,7 @@ def harness_overhead(steps: int = 200, repeats: int = 1) -> dict[str, Any]:
         "last_request_messages": len(last_request["messages"]),
         "sdk_create_cpu_ms": round(create_ms, 2),
         "sdk_post_cpu_ms": round(post_ms, 2),
+        "adapter_cpu_ms": round(adapter_ms, 2),
         "stock_server_round_trip_ms": round(stock, 2),
         "nodelay_server_round_trip_ms": round(nodelay, 2),
         # CPU, not wall: on an idle machine they agree (nothing here waits), on a shared one

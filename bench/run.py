@@ -2,7 +2,7 @@
 
 python bench/run.py            # the documented configuration (a few minutes on 2 cores)
 python bench/run.py --quick    # a small one (under a minute)
-python bench/run.py --only overhead,prompt_growth
+python bench/run.py --only overhead,prompt_growth,cache_cost
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as a script: make `bench` importable
 
+from bench.cache_cost import cache_cost  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
@@ -41,6 +42,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "junit": junit_parse,
     "redaction": redaction,
     "caps": command_caps,
+    "cache_cost": cache_cost,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -51,6 +53,7 @@ FULL: dict[str, dict[str, Any]] = {
     "junit": {"megabytes": 50},
     "redaction": {"megabytes": 5},
     "caps": {"calls": 40, "flood_mb": 200},
+    "cache_cost": {"calls": (20, 60, 300)},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -61,6 +64,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "junit": {"megabytes": 5},
     "redaction": {"megabytes": 1},
     "caps": {"calls": 10, "flood_mb": 20},
+    "cache_cost": {"calls": (20, 60)},
 }
 
 
@@ -99,6 +103,13 @@ def summary(name: str, r: Result) -> str:
         ),
         "redaction": lambda: (
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"
+        ),
+        "cache_cost": lambda: "; ".join(
+            f"{n} calls: {s['vs_append_only']['0.9']:.2f}x/{s['vs_append_only']['0.5']:.2f}x "
+            f"append-only (90%/50% off; old window {s['sliding_vs_append_only']['0.9']:.2f}x/"
+            f"{s['sliding_vs_append_only']['0.5']:.2f}x), {s['compactions']} compactions, max "
+            f"{s['max_request_bytes']['compacting'] / 1e3:.0f} KB"
+            for n, s in r["sessions"].items()
         ),
     }
     lines["caps"] = lambda: (

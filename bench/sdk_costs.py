@@ -48,3 +48,20 @@ def sdk_request_cpu_ms(request: dict[str, Any], runs: int) -> tuple[float, float
                 send()
             cpu[name] = (time.process_time() - started) / runs * 1e3
     return cpu["create"], cpu["post"]
+
+
+def adapter_request_cpu_ms(request: dict[str, Any], runs: int) -> float:
+    """CPU milliseconds per request of the same body through the harness's own adapter
+    (`OpenAIChatModel.complete`: tenacity retries, `client.post` with a typed
+    `ChatCompletion` answer, usage and cached-input reading), to set beside the two above."""
+    from codegen_ci.llm import OpenAIChatModel
+    from codegen_ci.spec import ModelSettings
+
+    settings = ModelSettings(name=str(request.get("model") or "m"))
+    with NoDelayServer() as server:
+        model = OpenAIChatModel(settings, api_key=FAKE_KEY, base_url=server.base_url)
+        model.complete(request["messages"], request.get("tools"))
+        started = time.process_time()
+        for _ in range(runs):
+            model.complete(request["messages"], request.get("tools"))
+        return (time.process_time() - started) / runs * 1e3

@@ -179,7 +179,8 @@ def failed_report() -> Report:
         files_changed=["src/semver/version.py"],
         branch="codegen/reset-patch",
         pr_url="https://github.com/octo/hello/pull/7",
-        usage=Usage(prompt_tokens=12345, completion_tokens=678, cost_usd=0.01234),
+        usage=Usage(prompt_tokens=12345, cached_tokens=10240, completion_tokens=678,
+                    cost_usd=0.01234),
         duration_s=125.4,
         refusals=[Refusal(path=".github/workflows/ci.yml", reason="protected | path")],
     )  # fmt: skip
@@ -192,8 +193,8 @@ def test_summary_of_a_failed_run() -> None:
     assert "| Iterations | 2 |" in md
     assert "| Branch | `codegen/reset-patch` |" in md
     assert "| Pull request | [https://github.com/octo/hello/pull/7](<https://" in md
-    assert "| Tokens | 12,345 prompt + 678 completion |" in md
-    assert "| Cost | $0.0123 |" in md
+    assert "| Tokens | 12,345 prompt (10,240 cached) + 678 completion |" in md
+    assert "| Cost | $0.0123 as billed |" in md
     assert "| Duration | 2m 05s |" in md
     assert "[logs and artifacts](<https://github.com/octo/hello/actions/runs/9>)" in md
     assert "| 1 | lint: `ruff check .` → exit 0<br>test: `pytest -k 'a\\|b'` → exit 1 |" in md

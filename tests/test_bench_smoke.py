@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import run  # noqa: E402
+from bench.cache_cost import cache_cost  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
@@ -37,6 +38,7 @@ def test_overhead_times_both_loops() -> None:
     assert r["harness_ms_per_step"] > 0 and r["bare_ms_per_step"] > 0
     assert r["ratio"] > 0 and r["early_ratio"] > 0
     assert r["stock_server_round_trip_ms"] > 0 and r["nodelay_server_round_trip_ms"] > 0
+    assert r["adapter_cpu_ms"] > 0 and r["sdk_post_cpu_ms"] > 0
 
 
 def test_prompt_growth_records_every_request() -> None:
@@ -47,6 +49,16 @@ def test_prompt_growth_records_every_request() -> None:
     assert 1500 < r["unmasked_bytes_per_call"] < 6000
     assert len(r["sparkline"]) == 9
     assert r["read_file_step_ms"] > 0 and r["run_command_step_ms"] > 0
+
+
+def test_cache_cost_compares_three_policies_on_one_session() -> None:
+    r = cache_cost(calls=(8,))
+    s = r["sessions"]["8"]
+    assert s["requests"] == 9 and s["run_cached_tokens"] > 0
+    assert set(s["billed_input_tokens"]) == {"append_only", "sliding_window", "compacting"}
+    assert s["cached_share"]["append_only"] > 0.5
+    assert s["vs_append_only"]["0.9"] > 0 and s["sliding_vs_append_only"]["0.5"] > 0
+    assert isinstance(r["holds"], bool)
 
 
 def test_validation_cost_counts_full_and_targeted_runs() -> None:

@@ -1,5 +1,7 @@
-"""What the model is sent: old and superseded tool outputs become placeholders, the request
-stays bounded however long the conversation gets, and the transcript keeps everything."""
+"""What the model is sent: an append-only conversation whose every request starts with the
+previous request byte for byte, compacted in one move when it grows past a threshold, so a
+provider's prompt cache serves almost all of it while the request stays bounded; the
+transcript keeps everything."""
 
 from __future__ import annotations
 
@@ -7,17 +9,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.context import MAX_REQUEST_CHARS, request_view, size_of
+from codegen_ci.context import ContextWindow, size_of
+from codegen_ci.context_compact import SUPERSEDED
+from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-from sample_repo import SampleRepo
+from sample_repo import FIX, SampleRepo
 
 HEAD = [{"role": "system", "content": "You are a coder."}, {"role": "user", "content": "Task."}]
+MAX_REQUEST_BYTES = 150_000
+Message = dict[str, Any]
 
 
-def step(n: int, name: str, args: dict[str, Any], output: str) -> list[dict[str, Any]]:
+def step(n: int, name: str, args: dict[str, Any], output: str) -> list[Message]:
     tool_call = {
         "id": f"c{n}",
         "type": "function",
@@ -29,7 +36,7 @@ def step(n: int, name: str, args: dict[str, Any], output: str) -> list[dict[str,
     ]
 
 
-def conversation(steps: int, output_chars: int = 2000) -> list[dict[str, Any]]:
+def conversation(steps: int, output_chars: int = 2000) -> list[Message]:
     messages = list(HEAD)
     for n in range(steps):
         messages += step(
@@ -38,21 +45,75 @@ def conversation(steps: int, output_chars: int = 2000) -> list[dict[str, Any]]:
     return messages
 
 
-def tool_outputs(view: list[dict[str, Any]]) -> dict[str, str]:
+def tool_outputs(view: list[Message]) -> dict[str, str]:
     return {m["tool_call_id"]: m["content"] for m in view if m["role"] == "tool"}
 
 
-def test_old_outputs_become_placeholders_and_recent_stay_whole() -> None:
-    messages = conversation(10)
-
-    outputs = tool_outputs(request_view(messages))
-
-    assert all(outputs[f"c{n}"].startswith("[older output elided") for n in range(4))
-    assert all(outputs[f"c{n}"].startswith(f"out {n}\nxxx") for n in range(4, 10))
-    assert messages[3]["content"].startswith("out 0")  # the stored conversation keeps it
+def data_file(n: int) -> str:
+    return "".join(f"file {n} line {i}: lorem ipsum dolor sit amet\n" for i in range(100))
 
 
-def test_a_repeated_call_supersedes_the_earlier_output() -> None:
+def run(sample_repo: SampleRepo, spec: Path) -> dict[str, Any]:
+    out = sample_repo.tmp / "out"
+    args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+    CliRunner().invoke(cli, args)
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return report
+
+
+@pytest.fixture
+def caching_model(monkeypatch: pytest.MonkeyPatch) -> Any:
+    with ScriptedModelServer(cache=PromptCache()) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000000000")
+        yield server
+
+
+def test_requests_append_compact_rarely_stay_bounded_and_keep_what_the_model_needs(
+    sample_repo: SampleRepo, caching_model: ScriptedModelServer
+) -> None:
+    sample_repo.commit({f"data/file_{n:02d}.txt": data_file(n) for n in range(40)})
+    reads = [
+        Reply(tool_calls=[call("read_file", path=f"data/file_{n:02d}.txt")]) for n in range(40)
+    ]
+    commands = [
+        Reply(tool_calls=[call("run_command", command=f"head -c 3000 data/file_{n:02d}.txt")])
+        for n in range(40)
+    ]
+    # round 1 reads and fixes nothing (tests fail, a reflection follows); round 2 fixes
+    caching_model.add(*reads, Reply("looked around"), *commands, Reply(tool_calls=[FIX]),
+                      Reply("fixed"))  # fmt: skip
+    spec = sample_repo.write_spec(limits={"max_iterations": 2, "max_tokens": 10**8})
+
+    report = run(sample_repo, spec)
+
+    assert report["status"] == "success"
+    requests = [r["messages"] for r in caching_model.tool_requests]
+    assert len(requests) == 83  # 41 in round 1, 42 in round 2
+    compacted = [
+        i for i in range(1, len(requests)) if requests[i][: len(requests[i - 1])] != requests[i - 1]
+    ]
+    # every other request starts with the whole previous request
+    assert report["usage"]["compactions"] == len(compacted)
+    assert 1 <= len(compacted) <= len(requests) // 8
+    assert max(caching_model.request_sizes) <= MAX_REQUEST_BYTES
+    task = requests[0][:2]
+    reflection = next(m for m in requests[41] if str(m["content"]).startswith("Validation round"))
+    for i in compacted:
+        assert requests[i][:2] == task
+        if i >= 41:
+            assert reflection in requests[i]
+        newest = [m["content"] for m in requests[i] if m["role"] == "tool"][-3:]
+        assert all("lorem ipsum" in c and not c.startswith("[older") for c in newest)
+    # a caching provider serves most of the input from its cache; the report counts it
+    usage = report["usage"]
+    assert usage["cached_tokens"] == sum(
+        u["prompt_tokens_details"]["cached_tokens"] for u in caching_model.usages
+    )
+    assert usage["cached_tokens"] > 0.75 * usage["prompt_tokens"]
+
+
+def test_masking_happens_only_when_compacting() -> None:
     read = {"path": "src/a.py"}
     messages = [
         *HEAD,
@@ -60,29 +121,33 @@ def test_a_repeated_call_supersedes_the_earlier_output() -> None:
         *step(2, "edit_file", {"path": "src/a.py", "old_text": "a", "new_text": "b"}, "ok"),
         *step(3, "read_file", read, "new content\n" * 100),
     ]
+    window = ContextWindow(compact_at=100_000)
 
-    outputs = tool_outputs(request_view(messages))
+    assert window.view(messages) == messages  # appended as it is, the stale read included
 
-    assert outputs["c1"].startswith("[output superseded")
+    small = ContextWindow(compact_at=2000, compact_to=3000)
+    outputs = tool_outputs(small.view(messages))
+    assert small.compacted_now and small.compactions == 1
+    assert outputs["c1"] == SUPERSEDED
     assert outputs["c3"].startswith("new content")
 
 
-def test_a_long_conversation_stays_bounded() -> None:
-    sizes = [size_of(request_view(conversation(n, 20_000))) for n in (10, 50, 200)]
+def test_any_number_of_steps_stays_bounded_and_a_replay_compacts_at_the_same_points() -> None:
+    messages = conversation(1000, 4000)
+    window = ContextWindow()
+    sizes, previous = [], None
+    for end in range(4, len(messages) + 1, 2):
+        view = window.view(messages[:end])
+        sizes.append(size_of(view))
+        if previous is not None and not window.compacted_now:
+            assert view[: len(previous)] == previous
+        previous = view
 
-    assert all(size <= MAX_REQUEST_CHARS for size in sizes)
-    assert sizes[2] < sizes[0] * 1.6  # not linear in the number of steps
-    view = request_view(conversation(200, 20_000))
-    assert any("earlier steps" in str(m["content"]) for m in view if m["role"] == "user")
-
-
-def test_oversized_recent_outputs_shrink_the_window() -> None:
-    messages = conversation(6, 100_000)
-
-    view = request_view(messages, max_chars=250_000)
-
-    assert size_of(view) <= 250_000
-    assert tool_outputs(view)["c5"].startswith("out 5\nxxx")
+    assert max(sizes) <= MAX_REQUEST_BYTES - 10_000  # room for the tool schemas
+    assert 0 < window.compactions <= 1000 // 8
+    fresh = ContextWindow()  # a resumed run replays the conversation
+    assert fresh.view(messages) == previous and fresh.compactions == window.compactions
+    assert previous is not None and tool_outputs(previous)["c999"].startswith("out 999\nxxx")
 
 
 def test_big_file_reads_come_in_windows(

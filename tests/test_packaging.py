@@ -100,7 +100,7 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     assert "secret" in inputs["openai-api-key"]["description"]
     assert list(action["outputs"]) == [
         "status", "pr-url", "branch", "iterations", "report-path", "prompt-tokens",
-        "completion-tokens", "cost-usd",
+        "completion-tokens", "cost-usd", "cached-tokens",
     ]  # fmt: skip
     assert all(spec["description"].strip() for spec in action["outputs"].values())
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from codegen_ci.context import CHARS_PER_TOKEN, MAX_REQUEST_CHARS, request_view, size_of
+from codegen_ci.context import CHARS_PER_TOKEN, MAX_REQUEST_CHARS, ContextWindow, size_of
 from codegen_ci.errors import InputError
-from codegen_ci.llm import Model, ModelReply, cost_usd, price_for
+from codegen_ci.llm import Model, ModelReply
+from codegen_ci.pricing import billed_tokens, cost_usd, price_for
 from codegen_ci.report import Round, Usage
 from codegen_ci.spec import Limits, ModelSettings
 from codegen_ci.tools import Toolbox
@@ -49,6 +50,7 @@ class Budget:
     def __post_init__(self) -> None:
         self._tokens_before = self.usage.total_tokens
         self._cost_before = self.usage.cost_usd or 0.0
+        self._billed_before = self.usage.billed_tokens
         if self.limits.max_cost_usd is not None and price_for(self.model) is None:
             raise InputError(
                 f"limits.max_cost_usd needs prices for model {self.model.name!r}; "
@@ -66,10 +68,14 @@ class Budget:
         return LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
                             f"min reached ({minutes:.1f} min)")  # fmt: skip
 
-    def check(self, next_request_chars: int = 0) -> None:
+    def check(self, next_request_chars: int = 0, reused_chars: int = 0) -> None:
+        """Raise `LimitReached` if the next request (of which `reused_chars` repeat the
+        previous request's prefix, so a caching provider bills them as cached) would pass a
+        budget."""
         if (over := self.clock_exceeded()) is not None:
             raise over
         next_tokens = next_request_chars // CHARS_PER_TOKEN
+        next_cached = min(reused_chars, next_request_chars) // CHARS_PER_TOKEN
         used = self.usage.total_tokens - self._tokens_before
         if used + next_tokens > self.limits.max_tokens:
             raise LimitReached(
@@ -77,21 +83,34 @@ class Budget:
                 f"token budget: {used} used, next request ~{next_tokens} "
                 f"more, limit {self.limits.max_tokens}",
             )
-        price = price_for(self.model)
-        if self.limits.max_cost_usd is not None and price is not None:
+        limit = self.limits.max_billed_tokens
+        if limit is not None:
+            billed = self.usage.billed_tokens - self._billed_before
+            upcoming = billed_tokens(self.model, next_tokens, 0, next_cached)
+            if billed + upcoming > limit:
+                raise LimitReached(
+                    "budget",
+                    f"billed-token budget: {billed} used, next request ~{upcoming} more, "
+                    f"limit {limit}",
+                )
+        if self.limits.max_cost_usd is not None:
             spent = (self.usage.cost_usd or 0.0) - self._cost_before
-            if spent + next_tokens * price[0] / 1e6 > self.limits.max_cost_usd:
+            upcoming_usd = cost_usd(self.model, next_tokens, 0, next_cached) or 0.0
+            if spent + upcoming_usd > self.limits.max_cost_usd:
                 raise LimitReached(
                     "budget", f"cost budget: ${spent:.4f} used of ${self.limits.max_cost_usd:g}"
                 )
 
     def add(self, reply: ModelReply) -> None:
-        self.usage.prompt_tokens += reply.prompt_tokens
-        self.usage.completion_tokens += reply.completion_tokens
-        self.usage.requests += 1
-        self.usage.cost_usd = cost_usd(
-            self.model, self.usage.prompt_tokens, self.usage.completion_tokens
-        )
+        u = self.usage
+        u.prompt_tokens += reply.prompt_tokens
+        u.cached_tokens += reply.cached_tokens
+        u.cache_write_tokens += reply.cache_write_tokens
+        u.completion_tokens += reply.completion_tokens
+        u.requests += 1
+        tokens = (u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_write_tokens)
+        u.cost_usd = cost_usd(self.model, *tokens)
+        u.billed_tokens = billed_tokens(self.model, *tokens)
 
 
 class Conversation:
@@ -156,6 +175,8 @@ class Agent:
     observer: AgentObserver
     redact: Callable[[str], str]
     max_steps: int = 60
+    window: ContextWindow = field(default_factory=ContextWindow)
+    _last_size: int = field(default=0, init=False)  # chars of the previous request
 
     def turn(self) -> int:
         """Let the model work until it answers without tool calls; returns the tool calls run.
@@ -164,12 +185,17 @@ class Agent:
         steps = requests = 0
         while steps < self.max_steps:
             requests += 1
-            view = request_view(self.conversation.messages)
+            view = self.window.view(self.conversation.messages)
             size = size_of(view)
             if size > MAX_REQUEST_CHARS:
                 detail = f"the next request ({size} chars) would not fit the context window"
                 raise LimitReached("budget", detail + ", even with old outputs elided")
-            self.budget.check(size)
+            # between compactions the request starts with the previous one, byte for byte
+            reused = 0 if self.window.compacted_now else self._last_size
+            self.budget.check(size, reused)
+            if self.window.compacted_now:
+                self.budget.usage.compactions += 1
+            self._last_size = size
             self.observer.model_call(requests)
             reply = self.model.complete(view, tools)
             self.budget.add(reply)

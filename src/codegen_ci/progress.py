@@ -62,7 +62,7 @@ class Progress:
             f"{report.status}"
             + (f" ({report.reason})" if report.reason and report.status != "success" else "")
             + f" after {report.iterations} round(s); tokens {u.prompt_tokens}+"
-            f"{u.completion_tokens}{cost}"
+            f"{u.completion_tokens} ({u.cached_tokens} cached){cost}"
         )
 
     def close(self) -> None:

@@ -65,10 +65,22 @@ class Round(BaseModel):
 
 
 class Usage(BaseModel):
-    prompt_tokens: int = 0
+    prompt_tokens: int = Field(default=0, description="All input tokens, cached or not.")
+    cached_tokens: int = Field(
+        default=0, description="Input tokens served from the provider's prompt cache."
+    )
+    cache_write_tokens: int = Field(
+        default=0, description="Input tokens written to the cache, where billed apart."
+    )
     completion_tokens: int = 0
-    cost_usd: float | None = None
+    billed_tokens: int = Field(
+        default=0, description="Tokens as billed: cached input counted at its discount."
+    )
+    cost_usd: float | None = Field(default=None, description="As billed; None: no prices.")
     requests: int = 0
+    compactions: int = Field(
+        default=0, description="Model steps whose request was compacted (not a cache prefix)."
+    )
 
     @property
     def total_tokens(self) -> int:

@@ -57,9 +57,23 @@ class Limits(_Strict):
     """Bounds on one run."""
 
     max_iterations: int = Field(default=3, ge=1, le=50, description="Validation rounds.")
-    max_tokens: int = Field(default=400_000, gt=0, description="Whole-run token budget.")
+    max_tokens: int = Field(
+        default=400_000,
+        gt=0,
+        description="Whole-run token budget: every prompt token (cached or not) plus every "
+        "completion token, as the model service reports them.",
+    )
+    max_billed_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Whole-run budget on billed tokens: uncached prompt and completion tokens "
+        "in full, cached prompt tokens at the model's cached-input discount.",
+    )
     max_cost_usd: float | None = Field(
-        default=None, gt=0, description="Whole-run cost budget; needs the model's prices."
+        default=None,
+        gt=0,
+        description="Whole-run cost budget (US$, as billed: cached input at its price); needs "
+        "the model's prices.",
     )
     timeout_minutes: float = Field(default=30, gt=0, description="Whole-run wall clock.")
     stuck_rounds: int = Field(
@@ -73,6 +87,17 @@ class ModelPrice(_Strict):
 
     prompt: float = Field(ge=0, description="Price per million prompt tokens.")
     completion: float = Field(ge=0, description="Price per million completion tokens.")
+    cached: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price per million cached prompt tokens (a cache hit); default: `prompt`.",
+    )
+    cache_write: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price per million prompt tokens written to the cache, where a provider "
+        "bills them apart (Anthropic: 1.25x input); default: `prompt`.",
+    )
 
 
 class ModelSettings(_Strict):

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from codegen_ci.report import Report, Round
+from codegen_ci.report import Report, Round, Usage
 
 __all__ = ["SUMMARY_LIMIT", "ActionsIO", "escape_data", "escape_property", "summary_markdown"]
 
@@ -175,12 +175,18 @@ def _facts(report: Report, run_url: str | None) -> list[tuple[str, str]]:
         ("Branch", code_span(report.branch) if report.branch else ""),
         ("Pull request", _link(report.pr_url, report.pr_url) if report.pr_url else ""),
         ("Files changed", str(len(report.files_changed))),
-        ("Tokens", f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion"),
-        ("Cost", f"${usage.cost_usd:.4f}" if usage.cost_usd is not None else "unknown"),
+        ("Tokens", f"{tokens_text(usage)} + {usage.completion_tokens:,} completion"),
+        ("Cost", f"${usage.cost_usd:.4f} as billed" if usage.cost_usd is not None else "unknown"),
         ("Duration", _duration(report.duration_s)),
         ("Run", _link(run_url, "logs and artifacts") if run_url else ""),
     ]
     return [(key, value) for key, value in facts if value]
+
+
+def tokens_text(usage: Usage) -> str:
+    """`12,345 prompt (10,240 cached)`: the cached part is billed at its discount."""
+    cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
+    return f"{usage.prompt_tokens:,} prompt{cached}"
 
 
 def commands_cell(round_: Round) -> str:

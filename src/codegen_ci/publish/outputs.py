@@ -14,7 +14,7 @@ from codegen_ci.report import Report
 
 OUTPUT_NAMES = (
     "status", "pr-url", "branch", "iterations", "report-path", "prompt-tokens",
-    "completion-tokens", "cost-usd",
+    "completion-tokens", "cost-usd", "cached-tokens",
 )  # fmt: skip
 
 
@@ -34,6 +34,7 @@ def write_outputs(
         "prompt-tokens": str(usage.prompt_tokens if usage else 0),
         "completion-tokens": str(usage.completion_tokens if usage else 0),
         "cost-usd": f"{cost:.6f}" if cost is not None else "",
+        "cached-tokens": str(usage.cached_tokens if usage else 0),
     }
     for name in OUTPUT_NAMES:
         io.set_output(name, values[name])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from codegen_ci.publish.actions import code_span, commands_cell
+from codegen_ci.publish.actions import code_span, commands_cell, tokens_text
 from codegen_ci.report import Report, Round
 
 MARKER = "<!-- codegen-ci -->"
@@ -74,8 +74,8 @@ def fixed_tests(report: Report) -> list[str]:
 
 def usage_line(report: Report) -> str:
     u = report.usage
-    cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
-    return f"{u.prompt_tokens:,} prompt + {u.completion_tokens:,} completion tokens{cost}"
+    cost = f", ${u.cost_usd:.4f} as billed" if u.cost_usd is not None else ""
+    return f"{tokens_text(u)} + {u.completion_tokens:,} completion tokens{cost}"
 
 
 def _rounds(report: Report) -> str:

@@ -6,6 +6,11 @@ tool calls), an HTTP error (status, body, headers), raw bytes, a dropped connect
 callable that builds a step from the request. Every request body is recorded. When the script
 runs out the server answers with plain text and no tool calls, which ends the model's turn.
 
+With `cache=PromptCache()` the server reports usage as a caching provider does (prompt tokens
+from the request's size, cached tokens from the longest block-aligned prefix shared with an
+earlier request; see `provider_cache`), in `usage_style`'s field names ("openai",
+"deepseek" or "anthropic"). `Reply.usage` replaces the usage of one answer outright.
+
     python -m codegen_ci.testing.scripted_model script.json   # prints the base URL, serves
 """
 
@@ -21,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from codegen_ci.testing.provider_cache import PromptCache, UsageStyle, usage_fields
+
 
 @dataclass
 class Reply:
@@ -28,6 +35,7 @@ class Reply:
     tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
     prompt_tokens: int | None = None  # default: request bytes / 4
     completion_tokens: int = 20
+    usage: dict[str, Any] | None = None  # sent as it is, instead of computed usage
 
 
 @dataclass
@@ -68,8 +76,18 @@ def error_body(message: str, code: str | None = None, kind: str = "server_error"
 
 
 class ScriptedModelServer:
-    def __init__(self, script: Iterable[Step] = (), *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        script: Iterable[Step] = (),
+        *,
+        host: str = "127.0.0.1",
+        cache: PromptCache | None = None,
+        usage_style: UsageStyle = "openai",
+    ) -> None:
         self.script: list[Step] = list(script)
+        self.cache = cache
+        self.usage_style: UsageStyle = usage_style
+        self.usages: list[dict[str, Any]] = []  # the usage of every completion sent
         self.requests: list[dict[str, Any]] = []
         self.request_sizes: list[int] = []
         self._lock = threading.Lock()
@@ -107,6 +125,20 @@ class ScriptedModelServer:
         while callable(step) and not isinstance(step, Reply | HttpError | Raw | Hang | Drop):
             step = step(body)
         return step  # type: ignore[no-any-return]
+
+    def _completion(self, reply: Reply, body: dict[str, Any], size: int) -> dict[str, Any]:
+        with self._lock:
+            usage = reply.usage
+            if usage is None and self.cache is not None:
+                prompt, cached, written = self.cache.lookup(body)
+                if reply.prompt_tokens is not None:
+                    prompt = reply.prompt_tokens
+                usage = usage_fields(
+                    prompt, cached, written, reply.completion_tokens, self.usage_style
+                )
+            answer = completion(reply, body, size, usage)
+            self.usages.append(answer["usage"])
+        return answer
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -146,7 +178,7 @@ class ScriptedModelServer:
                 elif isinstance(step, Raw):
                     self._send(step.status, step.body, {"content-type": "application/json"})
                 else:
-                    self._json(200, completion(step, body, size))
+                    self._json(200, server._completion(step, body, size))
 
             def _json(
                 self, status: int, payload: Any, headers: dict[str, str] | None = None
@@ -170,7 +202,9 @@ class ScriptedModelServer:
         return Handler
 
 
-def completion(reply: Reply, request: dict[str, Any], size: int) -> dict[str, Any]:
+def completion(
+    reply: Reply, request: dict[str, Any], size: int, usage: dict[str, Any] | None = None
+) -> dict[str, Any]:
     calls = [
         {
             "id": f"call_{i}_{int(time.monotonic() * 1e6) % 10**8}",
@@ -194,7 +228,8 @@ def completion(reply: Reply, request: dict[str, Any], size: int) -> dict[str, An
         "choices": [
             {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
         ],
-        "usage": {
+        "usage": usage
+        or {
             "prompt_tokens": prompt,
             "completion_tokens": reply.completion_tokens,
             "total_tokens": prompt + reply.completion_tokens,

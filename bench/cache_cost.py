@@ -1,0 +1,128 @@
+"""Benchmark 6: billed input as a caching provider bills it.
+
+One model turn of N tool calls, alternating `read_file` of a different ~4 KB file and
+`run_command` printing ~2 KB (as benchmark 2), runs through `codegen-ci run` against the
+scripted server simulating a provider's prompt cache (`codegen_ci.testing.provider_cache`:
+tokens = bytes/4, byte-identical prefixes of earlier requests cached in 128-token blocks from
+1,024 tokens up). The same conversation (from the transcript) is then replayed offline through
+an append-only loop (every message, nothing masked) and through the previous sliding window
+(`bench/sliding_window.py`, a copy kept for this comparison), with the run's own tool schemas,
+through a fresh cache of the same kind. Billed input counts uncached input in full and cached
+input at (1 - discount).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.common import NoDelayServer, isolated_env, make_repo, run_codegen
+from bench.prompt_growth import FILE_BYTES, _step, _text
+from bench.sliding_window import request_view as sliding_view
+from codegen_ci.context import ContextWindow
+from codegen_ci.testing.provider_cache import PromptCache
+from codegen_ci.testing.scripted_model import Reply
+
+DISCOUNTS = (0.9, 0.5)
+TARGETS = {0.9: 0.6, 0.5: 0.7}  # at TARGET_CALLS, billed input against the append-only loop
+TARGET_CALLS = 60
+MAX_REQUEST_BYTES = 150_000  # at the longest session
+Message = dict[str, Any]
+Policy = Callable[[list[Message]], list[Message]]
+
+
+def cache_cost(calls: tuple[int, ...] = (20, 60, 300)) -> dict[str, Any]:
+    sessions = {str(n): _session(n) for n in calls}
+    holds = all(s["max_request_bytes"]["compacting"] <= MAX_REQUEST_BYTES
+                for s in sessions.values())  # fmt: skip
+    if str(TARGET_CALLS) in sessions:
+        ratios = sessions[str(TARGET_CALLS)]["vs_append_only"]
+        holds = holds and all(ratios[str(d)] <= TARGETS[d] for d in DISCOUNTS)
+    return {
+        "sessions": sessions,
+        "target": f"at {TARGET_CALLS} calls billed input <= 0.6x append-only at 90% discount, "
+        f"<= 0.7x at 50%; largest request <= {MAX_REQUEST_BYTES // 1000} KB",
+        "holds": holds,
+    }
+
+
+def _session(calls: int) -> dict[str, Any]:
+    count = max(10, (calls + 1) // 2)
+    files = {f"data/file_{i:03d}.txt": _text(i, FILE_BYTES) for i in range(count)}
+    script = [Reply(tool_calls=[_step(i)]) for i in range(calls)] + [Reply("done")]
+    spec = {
+        "title": "Benchmark cache cost",
+        "task": "Look at every data file.",
+        "validation": {"test": ["true"]},
+        "limits": {"max_iterations": 1, "max_steps": calls + 5, "max_tokens": 10**10},
+    }
+    with tempfile.TemporaryDirectory(prefix="bench-cache-") as tmp_name:
+        tmp = Path(tmp_name)
+        repo = make_repo(tmp / "repo", files)
+        server = NoDelayServer(script, cache=PromptCache())
+        with server, isolated_env(tmp, server.base_url):
+            report = run_codegen(repo, tmp / "out", spec)
+        messages = _transcript(tmp / "out" / "transcript.jsonl")
+    if report["status"] != "success" or len(server.tool_requests) != calls + 1:
+        raise RuntimeError(f"session ended early: {report['status']} {report.get('error')}")
+    first = server.tool_requests[0]
+    points = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    window = ContextWindow()
+    policies: dict[str, Policy] = {
+        "append_only": list,
+        "sliding_window": sliding_view,
+        "compacting": window.view,
+    }
+    replayed = {name: _billed(first, [policy(messages[:p]) for p in points])
+                for name, policy in policies.items()}  # fmt: skip
+    run = report["usage"]
+    if replayed["compacting"]["cached_tokens"] != run["cached_tokens"]:
+        raise RuntimeError("the offline replay does not match the run's own usage")
+    return {
+        "tool_calls": calls,
+        "requests": len(points),
+        "compactions": run["compactions"],
+        "run_prompt_tokens": run["prompt_tokens"],
+        "run_cached_tokens": run["cached_tokens"],
+        "cached_share": {
+            k: round(v["cached_tokens"] / v["prompt_tokens"], 3) for k, v in replayed.items()
+        },
+        "billed_input_tokens": {k: v["billed"] for k, v in replayed.items()},
+        "vs_append_only": _ratios(replayed["compacting"], replayed["append_only"]),
+        "sliding_vs_append_only": _ratios(replayed["sliding_window"], replayed["append_only"]),
+        "max_request_bytes": {k: v["max_bytes"] for k, v in replayed.items()},
+        "run_max_request_bytes": max(server.request_sizes[: len(points)]),
+    }
+
+
+def _ratios(policy: dict[str, Any], base: dict[str, Any]) -> dict[str, float]:
+    return {str(d): round(policy["billed"][str(d)] / base["billed"][str(d)], 3) for d in DISCOUNTS}
+
+
+def _billed(first: dict[str, Any], views: list[list[Message]]) -> dict[str, Any]:
+    cache = PromptCache()
+    prompt = cached = biggest = 0
+    for view in views:
+        body = {"model": first["model"], "messages": view, "tools": first.get("tools")}
+        tokens, hit, _ = cache.lookup(body)
+        prompt, cached = prompt + tokens, cached + hit
+        biggest = max(biggest, len(json.dumps(body).encode()))
+    billed = {str(d): round(prompt - cached * d) for d in DISCOUNTS}
+    return {"prompt_tokens": prompt, "cached_tokens": cached, "billed": billed,
+            "max_bytes": biggest}  # fmt: skip
+
+
+def _transcript(path: Path) -> list[Message]:
+    messages = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        message = json.loads(line)
+        message.pop("ts", None)
+        messages.append(message)
+    return messages
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(json.dumps(cache_cost(), indent=2))
