@@ -54,6 +54,8 @@ class ActionWorld:
     model: ScriptedModelServer
     inputs: dict[str, str] = field(default_factory=dict)
     runs: int = 0
+    # how the runner starts the tool; default: this interpreter's codegen_ci
+    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "codegen_ci"])
 
     @property
     def tmp(self) -> Path:
@@ -138,7 +140,7 @@ class ActionWorld:
             **(env or {}),
         }
         proc = subprocess.run(
-            [sys.executable, "-m", "codegen_ci", "action"], cwd=workspace, env=env,
+            [*self.command, "action"], cwd=workspace, env=env,
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         self.last_workspace = workspace

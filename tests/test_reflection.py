@@ -76,7 +76,9 @@ def test_identical_failures_read_identically_across_runs(tmp_path: Path) -> None
     ]
 
     assert messages[0] == messages[1]
-    assert "<repo>/out.txt took <duration>" in messages[0]
+    assert "OSError: out.txt took <duration>" in messages[0]
+    assert "(tests/test_io.py:9)" in messages[0]  # a path read_file accepts
+    assert "<repo>" not in messages[0]
     assert str(tmp_path) not in messages[0]
 
 

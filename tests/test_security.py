@@ -252,8 +252,10 @@ def test_file_tools_cannot_escape_the_repository(
     absolute = outside / "absolute.txt"
     escapes = ["../escape.txt", "../../../../escape.txt", str(absolute), "link/via-link.txt",
                ".git/hooks/pre-commit", ".git/config", "sub/../../escape.txt"]  # fmt: skip
+    # A link out of the repository in the base commit (one a command makes is removed at once)
+    (sample_repo.path / "link").symlink_to(outside)
+    sample_repo.commit({}, "a link out of the repository")
     model_env.add(
-        Reply(tool_calls=[call("run_command", command=f"ln -s {outside} link")]),
         Reply(
             tool_calls=[
                 *(call("write_file", path=p, content="#!/bin/sh\necho pwned\n") for p in escapes),

@@ -453,3 +453,10 @@ def test_two_pytest_runs_of_the_same_failure_render_identically(tmp_path: Path) 
     assert first_clean == second_clean
     assert "<tmp>/test_data_file0/data.txt missing" in first_clean
     assert "0x<addr>" in first_clean
+
+
+def test_a_session_of_a_minute_or_more_renders_like_a_short_one() -> None:
+    """pytest adds the clock form past a minute; a slow machine must not change the text."""
+    slow = strip_nondeterminism("=========== 1 failed in 65.23s (0:01:05) ===========")
+    fast = strip_nondeterminism("============== 1 failed in 0.05s ==============")
+    assert slow == fast

@@ -221,7 +221,10 @@ def test_a_run_that_passes_its_first_round_pays_nothing_extra(
     assert code == 0, output
     assert [c["kind"] for c in commands(report, 1)] == ["test"]
     assert not (out / "baseline").exists()
-    assert [p.name for p in (out / "logs").iterdir()] == ["round-1-01-test.log"]
+    # besides the round, only the pre-flight's pytest collection (no test ran there)
+    logs = sorted(p.name for p in (out / "logs").iterdir())
+    assert logs == ["preflight-01-test.log", "round-1-01-test.log"]
+    assert [c["collect_only"] for c in report["preflight"]["commands"]] == [True]
     assert parse_files((out / "junit").glob("*.xml")).totals().passed == 3
 
 

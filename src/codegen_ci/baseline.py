@@ -24,9 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci import git, pytest_first, pytest_ids
+from codegen_ci.config_check import base_run_problem
+from codegen_ci.dependency_links import unlink_dependencies
 from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.proc import ProcResult
+from codegen_ci.report import CommandResult, Round
 from codegen_ci.round_outcome import RoundOutcome
 from codegen_ci.spec import Validation
 from codegen_ci.worktrees import attach_worktree
@@ -41,14 +44,17 @@ class Baseline:
     repo: Path
     base_commit: str
     validation: Validation
-    work_dir: Path  # the base worktree, its logs and reports; outside the repository
+    work_dir: Path  # logs and reports of the base runs
     env: Mapping[str, str]
+    tree_path: Path  # the base worktree; outside any `.git` (worktrees.py)
     fails_on_base: dict[str, bool] = field(default_factory=dict)
     suite_failing: set[str] | None = None  # failing ids of a full run on the base, once run
     command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed
     runs: int = 0
     plugin_usable: bool = True  # False once pytest could not load codegen_first
+    unavailable: str | None = None  # why the base runs cannot answer (then nothing is judged)
     _tree: Path | None = None
+    _links: tuple[str, ...] = ()
 
     def classify(self, outcome: RoundOutcome) -> None:
         """Mark each failure of a round whose tests failed as new or pre-existing
@@ -57,12 +63,16 @@ class Baseline:
         if not failed_tests:
             return
         unknown = [i for i in outcome.failing_ids() if i not in self.fails_on_base]
-        if unknown:
+        if unknown and not self.unavailable:
             self._answer(unknown)
-        if any(not f.explained for f in failed_tests) and self.suite_failing is None:
+        unexplained = any(not f.explained for f in failed_tests)
+        if unexplained and self.suite_failing is None and not self.unavailable:
             self._run_suite()
+        outcome.round.baseline_unavailable = self.unavailable
         for failure in outcome.round.failures:
-            if failure.kind in ("failure", "error"):
+            if self.unavailable:
+                failure.new = None  # unknown: never "also fails on the base commit"
+            elif failure.kind in ("failure", "error"):
                 failure.new = not self.fails_on_base.get(failure.id, False)
             elif failure.kind == "command" and failure.id.startswith(COMMAND_PREFIX):
                 failed = self.command_failed.get(failure.id.removeprefix(COMMAND_PREFIX))
@@ -128,12 +138,31 @@ class Baseline:
     def _run_suite(self) -> None:
         failing: set[str] = set()
         for command in self.validation.test:
-            result, junit = self._run(command)
+            result, junit = self._run(command, whole_suite=True)
             failing |= {c.id for c in junit.failing()}
             self.command_failed[command] = not result.ok
         self.suite_failing = failing
 
-    def _run(self, command: str, only: list[str] | None = None) -> tuple[ProcResult, JUnitResult]:
+    def seed(self, preflight: Round) -> None:
+        """Take a pre-flight round's full test runs (on the untouched code, which is the base
+        commit) as the base suite's answer, so no base worktree is needed. A pytest pre-flight
+        only collected, so it answers nothing."""
+        tests = [c for c in preflight.commands if c.kind == "test"]
+        if not tests or any(pytest_ids.mentions_pytest(c.command) for c in tests):
+            return
+        for record in tests:
+            self._check_usable(record, whole_suite=True)
+            self.command_failed[record.command] = record.exit_code != 0 or record.timed_out
+        self.suite_failing = {f.id for f in preflight.failures if f.kind in ("failure", "error")}
+
+    def _check_usable(self, record: CommandResult, whole_suite: bool) -> None:
+        expects_junit = bool(self.validation.junit) or pytest_ids.mentions_pytest(record.command)
+        reason = base_run_problem(record, expects_junit, whole_suite)
+        if not self.unavailable and reason:
+            self.unavailable = f"`{record.command}` on the base commit: {reason}"
+
+    def _run(self, command: str, only: list[str] | None = None, *, whole_suite: bool = False
+             ) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
         """Run a test command on the base; `only`: run just these tests, through the plugin."""
         tree = self._worktree()
         self.runs += 1
@@ -154,16 +183,27 @@ class Baseline:
             pytest_first.read_status(status), result.excerpt(4000)
         ):
             self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
+        else:  # (a refused plugin is no verdict on the base; the rewritten command runs next)
+            self._check_usable(_record(command, result, junit), whole_suite)
         return result, junit
 
     def _worktree(self) -> Path:
         if self._tree is None:
             self.work_dir.mkdir(parents=True, exist_ok=True)
-            self._tree = attach_worktree(self.repo, self.work_dir / "tree", commit=self.base_commit)
+            self._tree, self._links = attach_worktree(self.repo, self.tree_path,
+                                                      commit=self.base_commit)  # fmt: skip
         return self._tree
 
     def close(self) -> None:
         if self._tree is not None:
+            unlink_dependencies(self._tree, self._links)
             git.git(["worktree", "remove", "--force", str(self._tree)], self.repo, check=False)
             shutil.rmtree(self._tree, ignore_errors=True)
             self._tree = None
+
+
+def _record(command: str, result: ProcResult, junit: JUnitResult) -> CommandResult:
+    return CommandResult(command=command, kind="test", exit_code=result.exit_code,
+                         duration_s=result.duration_s, timed_out=result.timed_out,
+                         output_path=str(result.output_path),
+                         junit_tests=len(junit.cases) if junit.files else None)  # fmt: skip

@@ -128,11 +128,18 @@ def schema() -> None:
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def junit(files: tuple[Path, ...], as_json: bool) -> None:
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    show_default=True,
+    help="The repository the tests ran in: locations are shown relative to it.",
+)
+def junit(files: tuple[Path, ...], as_json: bool, root: Path) -> None:
     """Parse JUnit XML reports and print what the reflection step would see."""
     from codegen_ci.commands.junit import junit_command
 
-    _invoke(junit_command, files=list(files), as_json=as_json)
+    _invoke(junit_command, files=list(files), as_json=as_json, root=root)
 
 
 @cli.command()
@@ -157,8 +164,8 @@ def resume(run_dir: Path) -> None:
 @click.option(
     "--workflows",
     multiple=True,
-    type=click.Choice(["issue", "comment", "dispatch", "schedule"]),
-    help="Example workflows to add under .github/workflows/.",
+    metavar="issue,comment,dispatch,schedule",
+    help="Example workflows to add under .github/workflows/ (comma-separated or repeated).",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 def init(**kwargs: Any) -> None:

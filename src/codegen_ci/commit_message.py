@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
+from codegen_ci.globs import is_test_path
 from codegen_ci.report import Report
 from codegen_ci.spec import Spec
 
@@ -18,6 +19,9 @@ TYPES = (
     ("chore", ("bump", "upgrade", "update", "dependency", "dependencies")),
 )
 GENERIC_DIRS = {"src", "lib", "app", "pkg", "internal", "cmd", "tests", "test", "."}
+SOURCE_SUFFIXES = {".py", ".pyi", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".go", ".rs", ".java",
+                   ".kt", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift",
+                   ".scala", ".ex", ".exs", ".sh"}  # fmt: skip
 
 
 def build(spec: Spec, report: Report, changes: list[str]) -> str:
@@ -30,9 +34,8 @@ def build(spec: Spec, report: Report, changes: list[str]) -> str:
     header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"
     body = [f"Task: {spec.task.strip()[:1000]}", ""]
     for rnd in report.rounds:
-        t = rnd.tests
         state = "passed" if rnd.passed else "failed"
-        body.append(f"Round {rnd.iteration}: {state}; tests {t.passed}/{t.total} passed")
+        body.append(f"Round {rnd.iteration}: {state}; tests: {rnd.tests_text()}")
     if report.status != "success":
         body.append(f"Validation did not pass ({report.reason}); kept for inspection.")
     body.append("")
@@ -49,9 +52,12 @@ def commit_type(title: str) -> str:
 
 
 def commit_scope(changes: list[str]) -> str | None:
-    """The most common meaningful directory (or module) among the changed files."""
+    """The most common meaningful directory (or module) among the changed source files (not
+    tests); among all changed files when no source file changed."""
+    source = [p for p in changes if PurePosixPath(p).suffix in SOURCE_SUFFIXES
+              and not is_test_path(p)]  # fmt: skip
     scopes: Counter[str] = Counter()
-    for rel in changes:
+    for rel in source or changes:
         parts = [p for p in PurePosixPath(rel).parts[:-1] if p not in GENERIC_DIRS]
         name = parts[-1] if parts else PurePosixPath(rel).stem
         if re.fullmatch(r"[A-Za-z0-9_.-]{1,30}", name):

@@ -11,7 +11,15 @@ ARTIFACT_GLOBS = (
     "**/__pycache__/**", "*.pyc", ".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**",
     ".coverage", ".coverage.*", "coverage.xml", "htmlcov/**", ".tox/**", ".nox/**",
     "*.egg-info/**", "node_modules/**", ".hypothesis/**", "junit*.xml", ".cache/**",
+    # Go, Node, Rust, JVM toolchains: coverage profiles, caches, build output, dependencies.
+    "coverage.out", "*.coverprofile", "cover.out", "lcov.info", "**/node_modules/**",
+    ".nyc_output/**", ".jest-cache/**", ".parcel-cache/**",
+    ".turbo/**", ".eslintcache", "*.tsbuildinfo", ".gradle/**", ".next/**", ".nuxt/**",
+    ".vite/**", ".vitest/**", "test-results/**",
 )  # fmt: skip
+# Build output: generated when the base commit has no such file (a rebuilt `dist/` that the
+# repository commits, as JavaScript actions do, is the change).
+GENERATED_GLOBS = ("dist/**", "build/**", "out/**", "target/**", "coverage/**", "lib-cov/**")
 TEST_GLOBS = (
     "tests/**", "test/**", "**/tests/**", "**/test/**", "**/test_*.py", "**/*_test.py",
     "**/*_test.go", "**/*.test.[jt]s", "**/*.test.[jt]sx", "**/*.spec.[jt]s", "**/*.spec.[jt]sx",

@@ -26,7 +26,15 @@ import defusedxml.ElementTree as safe_etree
 from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 from junitparser import TestCase, TestSuite
 
-from codegen_ci.junit_cases import JUnitCase, case_of, local_tag, suite_cases
+from codegen_ci.junit_cases import (
+    NODE_CLASSNAME,
+    AnonymousCases,
+    JUnitCase,
+    case_of,
+    local_tag,
+    suite_cases,
+)
+from codegen_ci.junit_go import refine_go
 from codegen_ci.report import Failure as ReportFailure
 from codegen_ci.report import TestTotals
 
@@ -110,14 +118,18 @@ class _CappedReader:
         return data
 
 
-def parse_file(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> JUnitResult:
-    """Parse one report. A file that cannot be read or parsed yields no cases and a problem."""
+def parse_file(
+    path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
+) -> JUnitResult:
+    """Parse one report. A file that cannot be read or parsed yields no cases and a problem.
+    With `root` (the repository the tests ran in), locations are made relative to it and Go
+    results are refined against its sources (junit_go)."""
     name = str(path)
     try:
         with path.open("rb") as raw:
             reader = _CappedReader(raw, max_bytes)
             try:
-                cases = list(_iter_cases(reader))
+                cases = list(_iter_cases(reader, root))
             except Exception as exc:  # every parser failure becomes a value, not a traceback
                 blank = reader.blank and not isinstance(exc, _TooLarge)
                 problem = "file is empty" if blank else _describe(exc, max_bytes)
@@ -125,13 +137,15 @@ def parse_file(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> JUnitResult
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         return JUnitResult(problems=[f"{name}: cannot read file: {reason}"], files=[name])
-    return JUnitResult(cases=cases, files=[name])
+    return JUnitResult(cases=refine_go(cases, root), files=[name])
 
 
-def parse_files(paths: Iterable[Path], *, max_bytes: int = DEFAULT_MAX_BYTES) -> JUnitResult:
+def parse_files(
+    paths: Iterable[Path], *, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
+) -> JUnitResult:
     result = JUnitResult()
     for path in paths:
-        one = parse_file(path, max_bytes=max_bytes)
+        one = parse_file(path, max_bytes=max_bytes, root=root)
         result.cases.extend(one.cases)
         result.problems.extend(one.problems)
         result.files.extend(one.files)
@@ -155,20 +169,27 @@ def _describe(exc: Exception, max_bytes: int) -> str:
     return f"cannot parse: {type(exc).__name__}: {exc}"
 
 
-def _iter_cases(source: _CappedReader) -> Iterator[JUnitCase]:
+def _iter_cases(source: _CappedReader, repo: Path | None) -> Iterator[JUnitCase]:
     """Cases in document order. Only "end" events are asked for: each one costs a Python
     round trip, and on a 50 MB report that is most of the parsing time."""
     events: Any = safe_etree.iterparse(
         source, events=("end",), forbid_dtd=True, forbid_entities=True
     )
     root: Element | None = None
+    anonymous = AnonymousCases()
     for _, root in events:
         tag = local_tag(root.tag)
         if tag == TestCase._tag:
-            yield case_of(root)
+            case = case_of(root, repo)
+            if case.classname == NODE_CLASSNAME:
+                anonymous.hold(root, case)
+            else:
+                yield case
             root.clear()  # keeps memory flat on large reports
         elif tag == TestSuite._tag:
-            yield from suite_cases(root)
+            anonymous.close_suite(root)
+            yield from suite_cases(root, repo)
+    yield from anonymous.release()
     # The root closes last; a non-JUnit file is rejected as a whole, so rejecting it only
     # here costs nothing but time on a file that was wrong anyway.
     if root is None or local_tag(root.tag) not in _ROOT_TAGS:

@@ -2,11 +2,15 @@
 
 Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to a file in
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
-the reports it wrote (new or changed during the run) are copied there.
+the reports it wrote (new or changed during the run) are copied there. Locations are made
+relative to the repository, and Go packages that did not compile (which gotestsum's JUnit
+leaves out) become error cases from the command's output.
 """
 
 from __future__ import annotations
 
+import glob
+import re
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -14,8 +18,13 @@ from pathlib import Path
 
 from codegen_ci import pytest_ids
 from codegen_ci.junit import JUnitResult, parse_files
+from codegen_ci.junit_cases import JUnitCase
+from codegen_ci.junit_go import is_go_case
+from codegen_ci.junit_go_build import BUILD_FAILED, build_failures
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.spec import Validation
+
+OUTPUT_SCAN_CHARS = 400_000
 
 
 def run_test_command(
@@ -34,26 +43,56 @@ def run_test_command(
         junit_dir.mkdir(parents=True, exist_ok=True)
         addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(auto))}"
         env["PYTEST_ADDOPTS"] = addopts.strip()
-    before = {p: _stamp(p) for p in _report_candidates(command, cwd, validation.junit)}
+    globs = [expand_glob(pattern, env) for pattern in validation.junit]
+    before = {p: _stamp(p) for p in _report_candidates(command, cwd, globs)}
     result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log)
-    written = [
-        p for p in _report_candidates(command, cwd, validation.junit) if _stamp(p) != before.get(p)
-    ]
+    written = [p for p in _report_candidates(command, cwd, globs) if _stamp(p) != before.get(p)]
     copies = [auto] if auto.is_file() else []
     for n, path in enumerate(written):
         copies.append(junit_dir / f"{tag}-{n}-{path.name}")
         junit_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copies[-1])
-    return result, parse_files(copies)
+    junit = parse_files(copies, root=cwd)
+    if copies:
+        junit.cases.extend(_go_build_failures(result, junit))
+    return result, junit
+
+
+def _go_build_failures(result: ProcResult, junit: JUnitResult) -> list[JUnitCase]:
+    """Packages that did not compile: in the output only (see junit_go_build)."""
+    if result.ok:
+        return []
+    output = result.excerpt(OUTPUT_SCAN_CHARS)
+    if BUILD_FAILED not in output and not any(is_go_case(c) for c in junit.cases):
+        return []
+    return build_failures(output, {case.classname for case in junit.cases})
 
 
 def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]:
     """Report files in `root` a command may write: the spec's globs, and a `--junitxml` the
     command passes itself (a command-line option beats PYTEST_ADDOPTS)."""
-    found = {p for pattern in globs for p in root.glob(pattern)}
+    found = {p for pattern in globs for p in _glob(root, pattern)}
     if explicit := pytest_ids.junitxml_arg(command):
         found.add(root / explicit)
     return sorted(p for p in found if not p.is_symlink())
+
+
+def expand_glob(pattern: str, env: Mapping[str, str]) -> str:
+    """`$NAME`, `${NAME}` and a leading `~` expanded from the commands' environment (so
+    `$RUNNER_TEMP/reports/*.xml` works); an unknown variable is left as written."""
+
+    def value(match: re.Match[str]) -> str:
+        return env.get(match.group(1) or match.group(2), match.group(0))
+
+    expanded = re.sub(r"\$(?:\{(\w+)\}|(\w+))", value, pattern)
+    return str(Path(expanded).expanduser()) if expanded.startswith("~") else expanded
+
+
+def _glob(root: Path, pattern: str) -> list[Path]:
+    """Relative patterns from `root`; absolute ones (outside the worktree) as they are."""
+    if Path(pattern).is_absolute():  # Path.glob takes relative patterns only
+        return [Path(p) for p in glob.glob(pattern, recursive=True)]  # noqa: PTH207
+    return list(root.glob(pattern))
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

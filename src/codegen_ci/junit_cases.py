@@ -11,7 +11,8 @@ own, named after the suite, so a suite that never ran its tests cannot look gree
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 from xml.etree.ElementTree import Element
 
@@ -42,12 +43,54 @@ class JUnitCase:
     flaky: bool
 
 
+# node's junit reporter writes classname="test" for every case; only the nesting of its
+# <testsuite> elements (one per `describe`) tells two same-named tests apart.
+NODE_CLASSNAME = "test"
+
+
+class AnonymousCases:
+    """Cases whose classname says nothing (node's reporter), held until the report ends,
+    then named `describe > inner describe > test`. Node marks its suites with `disabled=`;
+    a case inside any other suite (pytest names a root-level `test.py` module "test") keeps
+    its `classname::name` id. Held cases are small values: their elements are cleared as
+    usual."""
+
+    def __init__(self) -> None:
+        self._held: list[JUnitCase] = []
+        self._paths: list[list[str]] = []
+        self._foreign: set[int] = set()  # indexes of cases inside a suite node did not write
+        self._members: dict[int, list[int]] = {}  # element id -> indexes into _held
+
+    def hold(self, elem: Element, case: JUnitCase) -> None:
+        self._members[id(elem)] = [len(self._held)]
+        self._held.append(case)
+        self._paths.append([])
+
+    def close_suite(self, suite: Element) -> None:
+        if not self._members:  # nothing held (every report but node's): nothing to name
+            return
+        inside = [n for child in suite for n in self._members.pop(id(child), [])]
+        name = suite.get("name") or ""
+        if suite.get("disabled") is None:
+            self._foreign.update(inside)
+        for n in inside:
+            if name:
+                self._paths[n].insert(0, name)
+        if inside:
+            self._members[id(suite)] = inside
+
+    def release(self) -> Iterator[JUnitCase]:
+        """The held cases, named; at the end of the report (a mixed report lists them last)."""
+        for n, (case, path) in enumerate(zip(self._held, self._paths, strict=True)):
+            yield case if n in self._foreign else replace(case, id=" > ".join([*path, case.name]))
+
+
 def local_tag(tag: str) -> str:
     """Tag without an XML namespace (a few generators put JUnit in one)."""
     return tag.rpartition("}")[2] if "}" in tag else tag
 
 
-def case_of(elem: Element) -> JUnitCase:
+def case_of(elem: Element, root: Path | None = None) -> JUnitCase:
     model = TestCase.fromelem(elem)  # type: ignore[no-untyped-call]  # junitparser: untyped
     name: str = model.name or ""
     classname: str = model.classname or ""
@@ -63,7 +106,7 @@ def case_of(elem: Element) -> JUnitCase:
     message, details = _texts(worst)
     file, line = elem.get("file") or None, _to_int(elem.get("line"))
     if rank >= _RANK[Failure._tag]:
-        file, line = locate(file, line, details or message)
+        file, line = locate(file, line, details or message, root)
     return JUnitCase(
         id=_case_id(name, classname),
         name=name,
@@ -78,18 +121,18 @@ def case_of(elem: Element) -> JUnitCase:
     )
 
 
-def suite_cases(suite: Element) -> Iterator[JUnitCase]:
+def suite_cases(suite: Element, root: Path | None = None) -> Iterator[JUnitCase]:
     """Ant/Jenkins style: a class that failed to set up reports its error on the suite
     itself, outside any testcase. Counting it keeps a broken suite from looking green."""
     for child in suite:
         if local_tag(child.tag) in _SUITE_RESULTS:
-            yield _suite_case(suite, child)
+            yield _suite_case(suite, child, root)
 
 
-def _suite_case(suite: Element, result: Element) -> JUnitCase:
+def _suite_case(suite: Element, result: Element, root: Path | None) -> JUnitCase:
     name = suite.get("name") or ""
     message, details = _texts(result)
-    file, line = locate(suite.get("file"), None, details or message)
+    file, line = locate(suite.get("file"), None, details or message, root)
     outcome: Outcome = "error" if local_tag(result.tag) == Error._tag else "failure"
     return JUnitCase(
         id=name,
@@ -106,8 +149,9 @@ def _suite_case(suite: Element, result: Element) -> JUnitCase:
 
 
 def _case_id(name: str, classname: str) -> str:
-    """`classname::name`; just one of them when the other is missing or repeats it."""
-    if classname and name and classname != name:
+    """`classname::name`; just one of them when the other is missing or repeats it (mocha-
+    junit-reporter: name "suite title", classname "title")."""
+    if classname and name and classname != name and not name.endswith(" " + classname):
         return f"{classname}::{name}"
     return name or classname
 

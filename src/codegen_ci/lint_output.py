@@ -9,11 +9,12 @@ LINT_LINE = re.compile(_PATH + r":(?P<line>\d+)(?::\d+)?:?\s+(?P<msg>\S.*)$")  #
 LINT_ARROW = re.compile(r"^\s*-->\s*" + _PATH + r":(?P<line>\d+)")  # ruff/rustc full format
 LINT_STYLISH = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?P<msg>(?:error|warning)\s+.+)$")  # eslint
 MAX_LINT_ERRORS = 50
+GO_VET_PREFIX = "vet: "  # go vet's type-check errors: `vet: pkg/file.go:6:17: cannot use ...`
 
 
 def lint_errors(output: str) -> list[str]:
     """Errors as `path:line: message` from the usual linter formats (flake8/ruff concise/mypy/
-    pylint `path:line[:col]: message`, ruff/rustc full `CODE message` + `--> path:line:col`,
+    pylint/go vet `path:line[:col]: message`, ruff/rustc full `CODE message` + `--> path:line:col`,
     eslint stylish); empty when none is recognised (the caller then shows the raw output)."""
     errors: list[str] = []
     header, current_file = "", ""
@@ -21,7 +22,7 @@ def lint_errors(output: str) -> list[str]:
         line = raw.rstrip()
         if arrow := LINT_ARROW.match(line):
             errors.append(f"{arrow['path']}:{arrow['line']}: {header}")
-        elif flat := LINT_LINE.match(line.strip()):
+        elif flat := LINT_LINE.match(line.strip().removeprefix(GO_VET_PREFIX)):
             errors.append(f"{flat['path']}:{flat['line']}: {flat['msg'].strip()}")
         elif (stylish := LINT_STYLISH.match(line)) and current_file:
             errors.append(f"{current_file}:{stylish['line']}: {' '.join(stylish['msg'].split())}")

@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git, output_quota
+from codegen_ci import commit_message, git, output_quota, symlinks
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
+from codegen_ci.config_check import ConfigError, check_round
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.llm import Model
+from codegen_ci.preflight import note_missing_junit, run_preflight
 from codegen_ci.progress import Progress
 from codegen_ci.prompt import first_messages
 from codegen_ci.redact import REDACTOR
@@ -58,8 +60,9 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     started = time.monotonic() - report.duration_s
     env = safe_env(os.environ, passthrough=spec.env_passthrough)
     validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress)
+    base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
     baseline = Baseline(ctx.repo, ctx.worktree.base_commit, spec.validation,
-                        ctx.output_dir / "baseline", env)  # fmt: skip
+                        ctx.output_dir / "baseline", env, base_tree)  # fmt: skip
     try:
         if ctx.dry_run:
             _dry_run(spec, ctx, validator)
@@ -72,7 +75,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             "interrupted; resume with: codegen-ci resume " + str(ctx.output_dir)
         ) from None
     except CodegenError as exc:
-        report.status, report.reason, report.error = "error", "error", REDACTOR.redact(exc.message)
+        reason = "config" if isinstance(exc, ConfigError) else "error"
+        report.status, report.reason, report.error = "error", reason, REDACTOR.redact(exc.message)
         raise
     finally:
         baseline.close()
@@ -95,6 +99,8 @@ def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
     outcome = validator.run_round(1)
     report.rounds.append(outcome.round)
     report.iterations = 0
+    note_missing_junit(report, outcome.round, ctx.worktree.path)
+    check_round(outcome.round)  # a configuration error ends the dry run too (exit 2)
     prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree))
     (ctx.output_dir / "first-prompt.md").write_text(REDACTOR.redact(prompt), encoding="utf-8")
     report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
@@ -103,6 +109,8 @@ def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
 def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
           env: dict[str, str]) -> None:  # fmt: skip
     report, limits = ctx.report, spec.limits
+    if ctx.start_iteration == 1 and ctx.conversation is None:
+        run_preflight(validator, baseline, report, ctx.worktree.path)
     conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl",
                                                     REDACTOR.redact)  # fmt: skip
     if not conversation.messages:
@@ -132,6 +140,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
             if not outcome.passed:
                 baseline.classify(outcome)
             report.rounds.append(outcome.round)
+            note_missing_junit(report, outcome.round, ctx.worktree.path)
             report.iterations = iteration
             report.artifacts = sorted(ctx.worktree.artifacts)
             report.write(ctx.output_dir)
@@ -176,6 +185,7 @@ def _enforce_protected(
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
+    refusals += [Refusal(path=p, reason=symlinks.REASON) for p in worktree.restore_escaping_links()]
     toolbox.refusals.clear()
     shell.refusals.clear()
     known = {(r.path, r.reason) for r in report.refusals}
@@ -187,6 +197,7 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
     worktree = ctx.worktree
     if report.reason == "interrupted":
         return  # keep the worktree for `codegen-ci resume`
+    worktree.restore_escaping_links()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
     changes = worktree.agent_changes()

@@ -19,10 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci import codegen_first, pytest_ids
+from codegen_ci import pytest_ids
 
 PLUGIN = "codegen_first"
-PLUGIN_SOURCE = Path(codegen_first.__file__)
+# The plugin's file, found beside this one and never imported here: it imports pytest, which
+# the tool's own process does not have (a plain `pip install codegen-ci`). Only the
+# repository's own pytest process loads it. The environment names below are the plugin's.
+PLUGIN_SOURCE = Path(__file__).with_name(f"{PLUGIN}.py")
+IDS_ENV = "CODEGEN_FIRST_IDS"
+MODE_ENV = "CODEGEN_FIRST_MODE"
+STATUS_ENV = "CODEGEN_FIRST_STATUS"
 # xdist on the command line: workers cannot stop early, so the command-rewriting path
 # (re-run only the failing node ids, under xdist too) is cheaper there.
 XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx")
@@ -64,9 +70,9 @@ def prepare(
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {PLUGIN}".strip()
-    out[codegen_first.IDS_ENV] = str(ids_file)
-    out[codegen_first.MODE_ENV] = mode
-    out[codegen_first.STATUS_ENV] = str(status)
+    out[IDS_ENV] = str(ids_file)
+    out[MODE_ENV] = mode
+    out[STATUS_ENV] = str(status)
     return out, status
 
 

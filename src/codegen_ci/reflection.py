@@ -5,13 +5,15 @@ Bounded by construction (every section has a budget, the whole stays under
 codes, test totals, then the failing tests, new ones first, each with its id, `file:line` and
 message, and for the first few a trimmed traceback; pre-existing failures only by name; lint
 output trimmed to the errors; the head and tail of the output of a command that failed
-without JUnit or recognisable lint errors. Timings, temp paths and the worktree's absolute
-path are stripped so identical failures read identically; everything the repository's
+without JUnit or recognisable lint errors. Paths inside the worktree are shown relative to
+it, as the model passes them to its tools; timings, temp paths and other absolute roots are
+stripped so identical failures read identically; everything the repository's
 commands printed is fenced as untrusted data.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 
@@ -44,7 +46,7 @@ def reflection_message(
     rnd = outcome.round
 
     def clean(text: str) -> str:
-        return strip_nondeterminism(strip_ansi(text), roots=roots)
+        return strip_nondeterminism(repo_relative(strip_ansi(text), roots[:1]), roots=roots)
 
     parts = [
         f"Validation round {iteration} of {max_iterations} failed. The harness ran the "
@@ -63,6 +65,11 @@ def reflection_message(
         scope = " (only the previously failing tests were re-run)" if _targeted(rnd) else ""
         parts.append(f"Tests{scope}: {t.total} total, {t.passed} passed, {t.failed} failed, "
                      f"{t.errors} errors, {t.skipped} skipped.")  # fmt: skip
+    elif rnd.tests_unknown:
+        parts.append("Tests: unknown (the test commands wrote no JUnit report; see their output).")
+    if rnd.baseline_unavailable:
+        parts.append("Baseline unavailable (whether a failure is new is unknown): "
+                     + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS])  # fmt: skip
     cases = {c.id: c for c in outcome.junit.failing()}
     tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
     new = [f for f in tests if f.new is not False]
@@ -94,6 +101,16 @@ def reflection_message(
     message = "\n\n".join(parts)
     # The budgets above keep the message under the bound; this is only the backstop.
     return head_tail(message, MAX_MESSAGE_CHARS)
+
+
+def repo_relative(text: str, roots: Sequence[str]) -> str:
+    """Paths inside the worktree as the repository-relative paths the model passes to its
+    tools (`calc/calc.go:6`, not `/tmp/.../calc/calc.go:6` nor `<repo>/calc/calc.go:6`)."""
+    for root in roots:
+        for variant in sorted({root.rstrip("/"), os.path.realpath(root)}, key=len, reverse=True):
+            if variant:
+                text = text.replace(f"file://{variant}/", "").replace(f"{variant}/", "")
+    return text
 
 
 def _commands(commands: list[CommandResult]) -> str:

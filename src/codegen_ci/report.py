@@ -27,6 +27,12 @@ class CommandResult(BaseModel):
         "when one still failed and the rest of the suite was not run.",
     )
     skipped: bool = Field(default=False, description="Not run (e.g. tests after a lint failure).")
+    collect_only: bool = Field(
+        default=False, description="Pre-flight: pytest only collected the tests, ran none."
+    )
+    junit_tests: int | None = Field(
+        default=None, description="Test commands: cases in the JUnit it wrote; null: none written."
+    )
 
     @property
     def state(self) -> str:
@@ -62,6 +68,27 @@ class Round(BaseModel):
     failures: list[Failure] = []
     parse_problems: list[str] = []
     passed: bool = False
+    baseline_unavailable: str | None = Field(
+        default=None,
+        description="Why the base-commit run could not tell new failures from pre-existing ones.",
+    )
+
+    @property
+    def tests_unknown(self) -> bool:
+        """Tests ran, but no JUnit says which: the gate went by exit codes only."""
+        ran = [c for c in self.commands if c.kind == "test" and not c.skipped]
+        return bool(ran) and not self.tests.total and any(c.junit_tests is None for c in ran)
+
+    def tests_text(self) -> str:
+        """`3/4 passed`, or `unknown (no JUnit)`: never a misleading `0/0`."""
+        if self.tests_unknown:
+            return "unknown (no JUnit)"
+        return f"{self.tests.passed}/{self.tests.total} passed"
+
+
+class JUnitMissing(BaseModel):
+    command: str
+    hint: str = Field(description="How to make this runner write JUnit XML.")
 
 
 class Usage(BaseModel):
@@ -98,10 +125,16 @@ class Report(BaseModel):
     reason: str | None = Field(
         default=None,
         description="Why a run did not succeed: tests, stuck, budget, max_iterations, "
-        "interrupted, error.",
+        "interrupted, config, error.",
     )
     iterations: int = 0
+    preflight: Round | None = Field(
+        default=None, description="Setup and test commands on the untouched code, before the model."
+    )
     rounds: list[Round] = []
+    junit_missing: list[JUnitMissing] = Field(
+        default=[], description="Test commands that wrote no JUnit report, with how to get one."
+    )
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
     artifacts: list[str] = Field(

@@ -248,6 +248,8 @@ _VOLATILE: list[tuple[re.Pattern[str], str]] = [
         ),
         "<duration>",
     ),
+    # pytest adds the clock form to a session of a minute or more: "in 61.2s (0:01:01)"
+    (re.compile(r"<duration> \(<time>\)"), "<duration>"),
     (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x<addr>"),
     (re.compile(r"(randomly-seed=)\d+"), r"\1<seed>"),
     # pytest centres its section titles: a shorter duration widens the padding.

@@ -89,6 +89,24 @@ class Validator:
             self._tests(outcome)
         return outcome.finish()
 
+    def preflight(self) -> RoundOutcome:
+        """Round 0, on the untouched code before any model call: `setup` (once, as a round
+        would) and each test command, to find configuration errors before tokens are spent.
+        A pytest command only collects (`--collect-only`), so it costs its start-up."""
+        outcome = RoundOutcome(Round(iteration=0))
+        for command in self.validation.setup:
+            result, _ = self._run(command, "setup", outcome)
+            if not result.ok:
+                outcome.failed.append(self._failed(command, "setup", result, False))
+                return outcome.finish()
+        self.setup_done = True
+        for command in self.validation.test:
+            collect = pytest_ids.mentions_pytest(command)
+            result, junit = self._run(command, "test", outcome, collect_only=collect)
+            if not collect:
+                self._take(outcome, command, result, junit)
+        return outcome.finish()
+
     def _tests(self, outcome: RoundOutcome) -> None:
         if not self._targeted(outcome):
             for command in self.validation.test:
@@ -129,18 +147,20 @@ class Validator:
 
     def _run(self, command: str, kind: CommandKind, outcome: RoundOutcome, *,
              targeted: bool = False, first: list[str] | None = None,
-             ) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
+             collect_only: bool = False) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
         """Run one command, record it in the round, and parse the JUnit it wrote (tests).
         `first`: failing ids to run first, through the pytest plugin."""
-        self._seq += 1
-        tag = f"round-{outcome.round.iteration}-{self._seq:02d}-{kind}"
+        iteration = outcome.round.iteration
+        self._seq += 1 if iteration else 0  # pre-flight logs do not shift the rounds' names
+        n = self._seq if iteration else len(outcome.round.commands) + 1
+        tag = f"round-{iteration}-{n:02d}-{kind}" if iteration else f"preflight-{n:02d}-{kind}"
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
         self.worktree.before_command()  # a test the model wrote may run git
         status = FirstStatus()
         if kind == "test":
-            result, junit, status = self._test_command(command, tag, log, first)
+            result, junit, status = self._test_command(command, tag, log, first, collect_only)
         else:
             result, junit = run_shell(command, cwd=self.worktree.path, env=self.env,
                                       timeout=self.validation.timeout,
@@ -150,14 +170,22 @@ class Validator:
         record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
                                output_path=str(log), targeted=targeted or status.stopped,
-                               failing_first=status.matched > 0)  # fmt: skip
+                               failing_first=status.matched > 0,
+                               junit_tests=len(junit.cases) if junit.files else None,
+                               collect_only=collect_only)  # fmt: skip
         outcome.round.commands.append(record)
         self.observer.command_finished(record)
         return result, junit
 
-    def _test_command(self, command: str, tag: str, log: Path, first: list[str] | None
+    def _test_command(self, command: str, tag: str, log: Path, first: list[str] | None,
+                      collect_only: bool = False,
                       ) -> tuple[ProcResult, JUnitResult, FirstStatus]:  # fmt: skip
         env, status_file = dict(self.env), None
+        if collect_only:
+            env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} --collect-only -q".strip()
+            result = run_shell(command, cwd=self.worktree.path, env=env,
+                               timeout=self.validation.timeout, output_path=log)  # fmt: skip
+            return result, JUnitResult(), FirstStatus()
         if first:
             env, status_file = pytest_first.prepare(self.env, first, self.output_dir, tag)
         result, junit = run_test_command(command, self.worktree.path, env, self.validation,

@@ -8,6 +8,7 @@ tracked as artifacts and left out of the commit; so are protected paths, which a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 from collections.abc import Sequence
@@ -15,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from codegen_ci import git
+from codegen_ci.dependency_links import is_linked, unlink_dependencies
 from codegen_ci.errors import GitError
 from codegen_ci.git_refs import RefGuard, RefState, claim_branch
-from codegen_ci.globs import ARTIFACT_GLOBS, matches
+from codegen_ci.globs import ARTIFACT_GLOBS, GENERATED_GLOBS, matches
+from codegen_ci.symlinks import escapes, leaves, link_digest
 
 
 class PathRefused(Exception):
@@ -34,6 +37,8 @@ class Worktree:
     base_commit: str
     protected: Sequence[str] = ()
     artifacts: set[str] = field(default_factory=set)
+    links: tuple[str, ...] = ()  # dependency dirs linked from the checkout; never the change
+    named: tuple[str, ...] = ()  # globs the task named (`outputs`): kept even if generated
     # Guarded git files changed outside an agent command (by a validation command) and put
     # back before one of our own git commands; the caller reports them.
     git_tampering: list[str] = field(default_factory=list)
@@ -104,7 +109,10 @@ class Worktree:
         if PurePosixPath(raw).is_absolute() or raw.startswith("~"):
             raise PathRefused("absolute paths are not allowed; use a path relative to the repo")
         root = self.path.resolve()
-        candidate = (root / raw).resolve()
+        try:
+            candidate = (root / raw).resolve()
+        except RuntimeError:  # a loop of symlinks
+            raise PathRefused("path is a loop of symlinks") from None
         if candidate != root and root not in candidate.parents:
             raise PathRefused("path resolves outside the repository")
         rel = candidate.relative_to(root).as_posix() if candidate != root else "."
@@ -128,14 +136,20 @@ class Worktree:
                 paths.append(entry[3:])
         committed = self._git(["diff", "--name-only", "-z", self.base_commit, "HEAD"])
         paths.extend(p for p in committed.split("\0") if p)
-        return sorted(set(paths))
+        return sorted(p for p in set(paths) if not is_linked(p, self.links))
 
     def snapshot(self) -> dict[str, str | None]:
-        """Content hash of every changed path (None: deleted)."""
+        """Content hash of every changed path (None: deleted); toolchain caches and outputs
+        (never the change anyway) are not hashed, so an unignored node_modules costs nothing."""
         snap: dict[str, str | None] = {}
         for rel in self.changed_paths():
+            if matches(rel, ARTIFACT_GLOBS):
+                continue
             full = self.path / rel
-            snap[rel] = _hash(full) if full.is_file() else None
+            if full.is_symlink():  # the link itself; its target may be outside
+                snap[rel] = link_digest(full)
+            else:
+                snap[rel] = _hash(full) if full.is_file() else None
         return snap
 
     def note_artifacts(self, before: dict[str, str | None]) -> None:
@@ -149,18 +163,32 @@ class Worktree:
         self.artifacts.discard(rel)
 
     def agent_changes(self) -> list[str]:
-        return [
-            p
-            for p in self.changed_paths()
-            if p not in self.artifacts and not matches(p, ARTIFACT_GLOBS)
-        ]
+        """The change: what the agent wrote, less what commands generated (caches, coverage,
+        builds new since the base), unless the task named it in `outputs`."""
+        return [p for p in self.changed_paths() if matches(p, self.named) or (
+            p not in self.artifacts and not matches(p, ARTIFACT_GLOBS)
+            and not (matches(p, GENERATED_GLOBS) and not self._in_base(p)))]  # fmt: skip
+
+    def _in_base(self, rel: str) -> bool:
+        return self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"])
 
     def protected_changes(self) -> list[str]:
         return [p for p in self.changed_paths() if matches(p, self.protected)]
 
+    def restore_escaping_links(self) -> list[str]:
+        """Restore every changed symlink out of the repository (symlinks.py); returns them."""
+        restored: list[str] = []
+        for check in (leaves, escapes):
+            found = [p for p in self.changed_paths()
+                     if (self.path / p).is_symlink() and check(self.path, p)]  # fmt: skip
+            for rel in found:
+                self.restore(rel)
+            restored += found
+        return restored
+
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
-        if self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"]):
+        if self._in_base(rel):
             self._git(["checkout", self.base_commit, "--", rel])
             self._git(["reset", "-q", "--", rel])
         else:
@@ -204,11 +232,14 @@ class Worktree:
     def remove(self) -> None:
         self.undo_refs()
         self.git_tampering.extend(self.undo_git_tampering())
+        unlink_dependencies(self.path, self.links)
         try:
             git.git(["worktree", "remove", "--force", str(self.path)], self.repo)
         except GitError:
             shutil.rmtree(self.path, ignore_errors=True)
             git.git(["worktree", "prune"], self.repo, check=False)
+        with contextlib.suppress(OSError):  # the repository's worktrees dir, once empty
+            self.path.parent.rmdir()
 
 
 def _hash(path: Path) -> str:

@@ -15,6 +15,7 @@ from codegen_ci.globs import ARTIFACT_GLOBS, is_test_path, matches
 from codegen_ci.proc import run_shell
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Refusal
+from codegen_ci.symlinks import REASON as LINK_REASON
 from codegen_ci.workspace import Worktree
 
 MAX_COMMAND_TIMEOUT_S = 600
@@ -67,6 +68,9 @@ class AgentShell:
         for ref in self.worktree.undo_refs():  # reported from `worktree.ref_moves`
             notes.append(f"[harness: {ref} was moved; it was put back. Work on the current "
                          "branch only: the harness commits for you]")  # fmt: skip
+        for rel in self.worktree.restore_escaping_links():
+            self.refusals.append(Refusal(path=rel, reason=LINK_REASON, tool="run_command"))
+            notes.append(f"[harness: {rel} is a symlink out of the repository; undone]")
         for rel, digest in self.worktree.snapshot().items():
             if before.get(rel, "absent") == digest or matches(rel, ARTIFACT_GLOBS):
                 continue

@@ -1,13 +1,36 @@
-"""Making worktrees: the agent's, on a new branch, and the baseline's, detached at the base."""
+"""Making worktrees: the agent's, on a new branch, and the baseline's, detached at the base.
+
+Both live outside the repository's `.git` directory (see `worktrees_root`): jest, vitest and
+every tool built on watchman or haste maps ignore each path containing `/.git/`, so a
+worktree under `.git/` has no tests for them. Dependencies installed in the checkout are
+linked in (dependency_links.py).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci import git
+from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.git_refs import claim_branch
 from codegen_ci.workspace import Worktree
+
+
+def worktrees_root(repo: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """Where a repository's run worktrees go: `$RUNNER_TEMP/codegen/worktrees` in GitHub
+    Actions, else `<temp dir>/codegen-ci/<repo name>-<hash of its path>`; never under `.git`
+    and never inside the checkout (nothing of ours may show up in its `git status`)."""
+    env = os.environ if environ is None else environ
+    runner_temp = env.get("RUNNER_TEMP")
+    if env.get("GITHUB_ACTIONS") == "true" and runner_temp:
+        return Path(runner_temp) / "codegen" / "worktrees"
+    resolved = repo.resolve()
+    digest = hashlib.sha1(str(resolved).encode(), usedforsecurity=False).hexdigest()[:8]
+    return Path(tempfile.gettempdir()) / "codegen-ci" / f"{resolved.name}-{digest}"
 
 
 def create_worktree(
@@ -26,14 +49,15 @@ def create_worktree(
     path.parent.mkdir(parents=True, exist_ok=True)
     flag = "-B" if reset_branch else "-b"
     git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
-    return Worktree(repo, path, branch, base_commit, tuple(protected))
+    links = link_dependencies(repo, path)
+    return Worktree(repo, path, branch, base_commit, tuple(protected), links=links)
 
 
-def attach_worktree(repo: Path, path: Path, *, commit: str) -> Path:
-    """A detached worktree at `commit` (used for baseline runs)."""
+def attach_worktree(repo: Path, path: Path, *, commit: str) -> tuple[Path, tuple[str, ...]]:
+    """A detached worktree at `commit` (used for baseline runs) and its dependency links."""
     path.parent.mkdir(parents=True, exist_ok=True)
     git.git(["worktree", "add", "-q", "--detach", str(path), commit], repo)
-    return path
+    return path, link_dependencies(repo, path)
 
 
 def unique_branch(repo: Path, wanted: str) -> str:

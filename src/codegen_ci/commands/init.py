@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from codegen_ci.commands.init_detect import Detected, detect
+from codegen_ci.commands.init_workflow import needs_runner_host, render_workflow
 from codegen_ci.errors import InputError
 from codegen_ci.spec import REPO_CONFIG_NAME, parse_layer_text
 
@@ -25,7 +26,20 @@ WORKFLOW_TEMPLATES = {
 }
 
 
+def parse_workflows(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--workflows issue,comment` (README's form) and repeated `--workflows` alike."""
+    choices = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    unknown = [c for c in choices if c not in WORKFLOW_TEMPLATES]
+    if unknown:
+        raise InputError(
+            f"--workflows: unknown workflow {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(WORKFLOW_TEMPLATES)} (comma-separated)"
+        )
+    return tuple(dict.fromkeys(choices))
+
+
 def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
+    workflows = parse_workflows(workflows)
     root = repo.resolve()
     if not root.is_dir():
         raise InputError(f"{repo} is not a directory")
@@ -36,7 +50,8 @@ def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
     files = {root / REPO_CONFIG_NAME: config}
     for choice in dict.fromkeys(workflows):
         name = WORKFLOW_TEMPLATES[choice]
-        files[root / ".github" / "workflows" / f"codegen-{name}"] = workflow_template(name)
+        text = render_workflow(workflow_template(name), detected)
+        files[root / ".github" / "workflows" / f"codegen-{name}"] = text
     existing = [path.relative_to(root).as_posix() for path in files if path.exists()]
     if existing and not force:
         raise InputError(f"not overwriting {', '.join(existing)} (use --force to replace)")
@@ -63,13 +78,12 @@ def config_text(found: Detected) -> str:
         "",
         "validation:",
         "  # Run once before the first round, e.g. to install dependencies on a fresh CI runner:",
-        *_commented("setup", found.setup[:1]),
+        *_commented("setup", found.setup),
         "  # Lint runs every round before the tests; its errors go back to the model.",
         *_commands("lint", found.lint, "no lint command detected"),
         "  # The repository's own tests decide when the task is done.",
         *_commands("test", found.test, "no test command detected: add what your CI runs"),
-        "  # JUnit XML the tests write, for precise failures (pytest gets --junitxml itself):",
-        '  # junit: ["reports/**/*.xml"]',
+        *_junit(found.junit),
         "  timeout: 600  # seconds per command",
         "",
         "limits:",
@@ -95,8 +109,20 @@ def _commands(key: str, commands: list[str], missing: str) -> list[str]:
 
 
 def _commented(key: str, commands: list[str]) -> list[str]:
-    example = json.dumps(commands[0]) if commands else '"make install"'
+    example = ", ".join(json.dumps(c) for c in commands) if commands else '"make install"'
     return [f"  # {key}: [{example}]"]
+
+
+def _junit(globs: list[str]) -> list[str]:
+    if not globs:
+        return [
+            "  # JUnit XML the tests write, for precise failures (pytest gets --junitxml itself):",
+            '  # junit: ["reports/**/*.xml"]',
+        ]
+    return [
+        "  # The JUnit XML the test commands above write: failures by test, file and line.",
+        f"  junit: [{', '.join(json.dumps(g) for g in globs)}]",
+    ]
 
 
 def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
@@ -105,5 +131,10 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
     click.echo("next: codegen-ci run SPEC --dry-run runs these commands once, with no model call")
     if workflows:
         click.echo("next: add an OPENAI_API_KEY repository secret for the workflows")
+        if needs_runner_host(found):
+            click.echo(
+                "note: the workflows use the runner-host action (codegen-ci/codegen-ci/"
+                "host) with the toolchain setup and install steps for this repository"
+            )
     if "schedule" in workflows:
         click.echo("next: put the nightly tasks under specs/ (codegen-ci batch specs/ --matrix)")

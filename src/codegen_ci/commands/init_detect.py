@@ -9,7 +9,6 @@ because a local run's setup would install into the user's own environment.
 from __future__ import annotations
 
 import configparser
-import json
 import re
 import tomllib
 from collections.abc import Iterable
@@ -17,7 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-NPM_PLACEHOLDER = "no test specified"  # `npm init` writes a test script that always fails
+from codegen_ci.commands.init_node import NodeProject, node_project
+
+# gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
+GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
+GO_REPORT = "reports/junit-go.xml"
+PYTEST_REPORT = "reports/junit-pytest.xml"
 MAKE_TARGET = re.compile(r"^(test|lint)\s*::?(?!=)", re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -28,6 +32,10 @@ class Detected:
     lint: list[str] = field(default_factory=list)
     setup: list[str] = field(default_factory=list)
     found: list[str] = field(default_factory=list)  # "pyproject.toml (pytest, ruff)"
+    junit: list[str] = field(default_factory=list)  # reports the test commands write
+    install: list[str] = field(default_factory=list)  # a workflow's install step
+    ecosystems: list[str] = field(default_factory=list)  # python, node, go, rust
+    node: NodeProject | None = None
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
@@ -41,13 +49,17 @@ def detect(root: Path) -> Detected:
     _python(root, found)
     _node(root, found)
     if (root / "go.mod").is_file():
+        setup = ["go mod download", f"go install {GOTESTSUM}"]
         found.add(
             "go.mod",
-            ["go test", "go vet"],
-            test=["go test ./..."],
+            ["gotestsum", "go vet"],
+            test=[f"gotestsum --junitfile {GO_REPORT} ./..."],
             lint=["go vet ./..."],
-            setup=["go mod download"],
+            setup=setup,
+            install=setup,
+            junit=[GO_REPORT],
         )
+        found.ecosystems.append("go")
     if (root / "Cargo.toml").is_file():
         found.add(
             "Cargo.toml",
@@ -55,7 +67,14 @@ def detect(root: Path) -> Detected:
             test=["cargo test"],
             lint=["cargo clippy -- -D warnings"],
         )
+        found.ecosystems.append("rust")
     _makefile(root, found)
+    if found.junit and "python" in found.ecosystems:
+        # Explicit JUnit globs turn off pytest's automatic report: name it.
+        pytest = "python -m pytest -q"
+        if pytest in found.test:
+            found.test[found.test.index(pytest)] = f"{pytest} --junitxml={PYTEST_REPORT}"
+            found.junit.append(PYTEST_REPORT)
     return found
 
 
@@ -92,7 +111,8 @@ def _python(root: Path, found: Detected) -> None:
     extra = next((e for e in ("test", "tests", "dev") if e in extras), None)
     setup = [f"python -m pip install -e '.[{extra}]'" if extra else "python -m pip install -e ."]
     source = "pyproject.toml" if pyproject else "Python project"
-    found.add(source, tools, test=test, lint=lint, setup=setup)
+    found.add(source, tools, test=test, lint=lint, setup=setup, install=setup)
+    found.ecosystems.append("python")
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -146,25 +166,20 @@ def _python_requirements(root: Path, pyproject: dict[str, Any]) -> set[str]:
 
 
 def _node(root: Path, found: Detected) -> None:
-    try:
-        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    project = node_project(root)
+    if project is None:
         return
-    scripts = package.get("scripts", {}) if isinstance(package, dict) else {}
-    runner, install = "npm", "npm ci"
-    if (root / "pnpm-lock.yaml").is_file():
-        runner, install = "pnpm", "pnpm install --frozen-lockfile"
-    elif (root / "yarn.lock").is_file():
-        runner, install = "yarn", "yarn install --frozen-lockfile"
-    elif (root / "bun.lockb").is_file() or (root / "bun.lock").is_file():
-        runner, install = "bun", "bun install --frozen-lockfile"
-    test = scripts.get("test")
-    has_test = isinstance(test, str) and NPM_PLACEHOLDER not in test
-    has_lint = isinstance(scripts.get("lint"), str)
-    test_cmd = [f"{runner} run test"] if has_test else []
-    lint_cmd = [f"{runner} run lint"] if has_lint else []
-    tools = [f"{c.split()[-1]} script" for c in test_cmd + lint_cmd]
-    found.add("package.json", tools, test=test_cmd, lint=lint_cmd, setup=[install])
+    found.add(
+        "package.json",
+        [project.manager, *project.tools],
+        test=project.test,
+        lint=project.lint,
+        setup=project.install[:1],
+        install=project.install,
+        junit=project.junit,
+    )
+    found.ecosystems.append("node")
+    found.node = project
 
 
 def _makefile(root: Path, found: Detected) -> None:

@@ -1,4 +1,5 @@
-"""`codegen-ci junit FILE... [--json]`: show what the reflection step would see.
+"""`codegen-ci junit FILE... [--json] [--root DIR]`: show what the reflection step would see
+(locations relative to `--root`, the repository the tests ran in; the current directory).
 
 Exit codes: 0 every file parsed and no test failed or errored; 1 some test failed or errored;
 2 a file is missing or could not be parsed (what did parse is still printed, and a broken
@@ -20,8 +21,8 @@ EXIT_FAILING = 1
 EXIT_BAD_INPUT = 2
 
 
-def junit_command(files: list[Path], as_json: bool) -> int:
-    result = parse_files(files)
+def junit_command(files: list[Path], as_json: bool, root: Path = Path()) -> int:
+    result = parse_files(files, root=root.resolve())
     if as_json:
         click.echo(json.dumps(summary_json(result), indent=2))
         # stdout stays pure JSON; a person still sees which files were broken.

@@ -18,6 +18,7 @@ import click
 
 from codegen_ci import git
 from codegen_ci.agent import Conversation
+from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
@@ -27,7 +28,7 @@ from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Failure, Report
 from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
 from codegen_ci.workspace import Worktree
-from codegen_ci.worktrees import create_worktree, unique_branch
+from codegen_ci.worktrees import create_worktree, unique_branch, worktrees_root
 
 EXIT_FAILED = 1
 
@@ -98,7 +99,8 @@ def resume_command(run_dir: Path) -> int:
             git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
                      state["base_commit"]], root)  # fmt: skip
     worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths),
-                        artifacts=set(report.artifacts))  # fmt: skip
+                        artifacts=set(report.artifacts), links=link_dependencies(root, tree_path),
+                        named=tuple(spec.outputs))  # fmt: skip
     conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
@@ -175,9 +177,11 @@ def prepare_worktree(
 ) -> Worktree:
     wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
     name = wanted if reset else unique_branch(root, wanted)
-    path = git.common_dir(root) / "codegen" / "worktrees" / run_id
-    return create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
-                           protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+    path = worktrees_root(root) / run_id
+    worktree = create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
+                               protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+    worktree.named = tuple(spec.outputs)
+    return worktree
 
 
 @contextmanager
@@ -217,10 +221,16 @@ def show_dry_run(report: Report, out: Path) -> int:
         for c in rnd.commands:
             click.echo(f"  {c.kind}: {c.command} -> {c.state} ({c.duration_s:.1f}s)")
         t = rnd.tests
-        click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
-                   f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
+        if rnd.tests_unknown:
+            click.echo("  tests: unknown (no JUnit report)")
+        else:
+            click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
+                       f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
         for failure in rnd.failures[:20]:
             click.echo(f"  FAIL {describe(failure)}")
+    for missing in report.junit_missing:
+        click.echo(f"  no JUnit from `{missing.command}`: the gate goes by its exit code only.")
+        click.echo(f"    to get JUnit: {missing.hint}")
     prompt = out / "first-prompt.md"
     if prompt.exists():
         click.echo("\nFirst prompt the model would get:\n")

@@ -207,6 +207,8 @@ def commands_cell(round_: Round) -> str:
 
 def _totals(round_: Round) -> str:
     t = round_.tests
+    if round_.tests_unknown:
+        return "tests: unknown (no JUnit report)"
     if not t.total:
         return "no test results"
     return f"{t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"

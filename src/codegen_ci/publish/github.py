@@ -19,7 +19,13 @@ from github.IssueComment import IssueComment
 from github.Repository import Repository
 
 from codegen_ci.errors import GitHubError
-from codegen_ci.publish.github_pulls import create_pull, open_pull, pull_info, request_reviewers
+from codegen_ci.publish.github_pulls import (
+    create_pull,
+    listed,
+    open_pull,
+    pull_info,
+    request_reviewers,
+)
 from codegen_ci.publish.github_retry import RetryPolicy
 from codegen_ci.publish.github_types import (
     GitHubTarget,
@@ -100,10 +106,10 @@ class GitHubPublisher:
                 number=issue.number,
                 title=issue.title,
                 body=issue.body or "",
-                author=issue.user.login,
+                author=issue.user.login if issue.user is not None else "",  # a deleted account
                 html_url=issue.html_url,
                 is_pull_request=issue.pull_request is not None,
-                labels=tuple(label.name for label in issue.labels),
+                labels=tuple(label.name for label in listed(lambda: issue.labels)),
             )
 
         return self._call(f"reading issue #{number}", run)
@@ -180,7 +186,7 @@ class GitHubPublisher:
             )
             if (pull.title, pull.body or "") != (title, body):  # an adopted PR
                 pull.edit(title=title, body=body)
-            present = {label.name for label in pull.labels}
+            present = {label.name for label in listed(lambda: pull.labels)}
             if missing := [name for name in labels if name not in present]:
                 pull.add_to_labels(*missing)
             request_reviewers(pull, reviewers)

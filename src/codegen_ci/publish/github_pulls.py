@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import urllib.parse
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
-from github import GithubException
+from github import BadAttributeException, GithubException
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 
@@ -13,6 +15,17 @@ from codegen_ci.publish.github_retry import describe
 from codegen_ci.publish.github_types import GitHubTarget, PullInfo, PullRequestsNotPermitted
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def listed(read: Callable[[], Iterable[T] | None]) -> list[T]:
+    """A list field GitHub's schema lets be null (`requested_reviewers`, `requested_teams`,
+    `assignees`, ...): null, or left out, is no items. PyGithub cannot make a list of a null
+    and raises BadAttributeException on reading it."""
+    try:
+        return list(read() or ())
+    except BadAttributeException:
+        return []
 
 
 def open_pull(repo: Repository, target: GitHubTarget, head: str) -> PullRequest | None:
@@ -40,8 +53,8 @@ def create_pull(
 
 
 def request_reviewers(pull: PullRequest, reviewers: list[str] | tuple[str, ...]) -> None:
-    asked = {u.login for u in pull.requested_reviewers}
-    asked |= {f"{team.slug}" for team in pull.requested_teams}
+    asked = {u.login for u in listed(lambda: pull.requested_reviewers)}
+    asked |= {f"{team.slug}" for team in listed(lambda: pull.requested_teams)}
     users = [r for r in reviewers if "/" not in r and r not in asked]
     teams = [r.split("/")[1] for r in reviewers if "/" in r and r.split("/")[1] not in asked]
     if not users and not teams:

@@ -39,9 +39,8 @@ def rounds_table(rounds: list[Round]) -> str:
     for rnd in rounds:
         commands = commands_cell(rnd)
         t = rnd.tests
-        rows.append(
-            f"| {rnd.iteration} | {commands} | {t.passed}/{t.total} | {t.failed} | {t.errors} |"
-        )
+        tests = "unknown (no JUnit)" if rnd.tests_unknown else f"{t.passed}/{t.total}"
+        rows.append(f"| {rnd.iteration} | {commands} | {tests} | {t.failed} | {t.errors} |")
     return "\n".join(rows)
 
 
@@ -56,6 +55,17 @@ def failures_list(report: Report) -> str:
         lines.append(f"- {code_span(f.id)}{tag}: {message}")
     if len(last.failures) > MAX_FAILURES:
         lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more (see report.json)")
+    if last.baseline_unavailable:
+        lines.append("- Baseline unavailable (whether these are new is unknown): "
+                     + escape_md(last.baseline_unavailable, 300))  # fmt: skip
+    return "\n".join(lines)
+
+
+def junit_missing_note(report: Report) -> str:
+    """Test commands that wrote no JUnit: the gate went by their exit codes only."""
+    lines = ["⚠️ **No JUnit report** (the gate went by exit codes only; tests: unknown):"]
+    for missing in report.junit_missing[:5]:
+        lines.append(f"- {code_span(missing.command)}: {escape_md(missing.hint, 400)}")
     return "\n".join(lines)
 
 
@@ -94,6 +104,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         f"## Validation ({_rounds(report)}, status **{report.status}**)\n"
         + rounds_table(report.rounds)
     )
+    if report.junit_missing:
+        parts.append(junit_missing_note(report))
     fixed = fixed_tests(report)
     if fixed:
         parts.append("Failures fixed along the way:\n" + "\n".join(
@@ -124,6 +136,8 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
         parts.append("Failing tests and lint errors:\n" + failures)
     if report.rounds:
         parts.append(rounds_table(report.rounds))
+    if report.junit_missing:
+        parts.append(junit_missing_note(report))
     parts.append(f"Usage: {usage_line(report)}.")
     if run_url:
         parts.append(

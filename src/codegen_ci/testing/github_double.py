@@ -4,7 +4,9 @@ It speaks the JSON shapes of the endpoints codegen-ci uses, well enough for the 
 client. State lives in plain attributes (`issues`, `comments`, `permissions`, ...) that tests
 seed and inspect; every request is recorded in `requests` so a test can assert that nothing
 was written. `inject()` queues canned responses (502s, a secondary rate limit, ...) for a
-method and path pattern, consumed before the normal handler answers.
+method and path pattern, consumed before the normal handler answers. `send_nulls = True` makes
+it send `null` for every field GitHub's schema lets be null and that has no value (a pull
+request's `requested_reviewers`, `requested_teams`, `body`, ...), as GitHub may.
 
     with GitHubDouble() as gh:
         gh.permissions["alice"] = "write"
@@ -24,7 +26,7 @@ from types import TracebackType
 from typing import Any
 
 from codegen_ci.testing.github_routes import ROUTES
-from codegen_ci.testing.github_shapes import error
+from codegen_ci.testing.github_shapes import error, with_nulls
 from codegen_ci.testing.github_state import (
     DOCS,
     SECONDARY_RATE_LIMIT,
@@ -63,6 +65,7 @@ class GitHubDouble:
         self.issues: dict[int, Issue] = {}
         self.comments: dict[int, Comment] = {}
         self.forbid_pull_creation = False  # the repository setting that blocks GITHUB_TOKEN
+        self.send_nulls = False  # null, not [] or "", for nullable fields without a value
         self.requests: list[RecordedRequest] = []
         self._faults: list[tuple[str, str, Canned, int | None]] = []
         self._ids = 1000
@@ -213,6 +216,7 @@ def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
             body = json.loads(raw) if raw.strip() else None
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, payload, extra = double.handle(self.command, self.path, body, headers)
+            payload = with_nulls(payload) if double.send_nulls and status < 300 else payload
             # A str payload goes out as is: GitHub's proxies answer some 5xx with HTML.
             text = payload if isinstance(payload, str) else json.dumps(payload)
             data = b"" if payload is None else text.encode()

@@ -21,6 +21,23 @@ def error(status: int, message: str, **extra: Json) -> Reply:
 
 
 STAMP = "2024-05-01T12:00:00Z"
+# Fields of the shapes below that GitHub's REST schema (or a webhook schema) marks nullable.
+NULLABLE = frozenset({"body", "requested_reviewers", "requested_teams", "assignees", "assignee",
+                      "milestone", "labels", "description", "closed_at", "merged_at",
+                      "active_lock_reason", "auto_merge", "user"})  # fmt: skip
+# Always present, as GitHub sends them: nothing assigned, no milestone, not closed.
+UNSET: dict[str, Json] = {"assignee": None, "assignees": [], "milestone": None, "closed_at": None,
+         "active_lock_reason": None}  # fmt: skip
+
+
+def with_nulls(data: Json) -> Json:
+    """`data` with null for every nullable field that has no value ([], "", or null)."""
+    if isinstance(data, list):
+        return [with_nulls(item) for item in data]
+    if isinstance(data, dict):
+        return {key: None if key in NULLABLE and value in ("", [], None) else with_nulls(value)
+                for key, value in data.items()}  # fmt: skip
+    return data
 
 
 def num(name: str) -> int:
@@ -59,7 +76,8 @@ def repo_json(d: GitHubDouble, repo: Repo) -> Json:
 
 def labels_json(d: GitHubDouble, names: list[str]) -> Json:
     base = f"{d.url}/repos/{d.repo.full_name}/labels"
-    return [{"id": num(n), "name": n, "color": "ededed", "url": f"{base}/{n}"} for n in names]
+    return [{"id": num(n), "name": n, "color": "ededed", "url": f"{base}/{n}", "description": ""}
+            for n in names]  # fmt: skip
 
 
 def issue_json(d: GitHubDouble, issue: Issue) -> Json:
@@ -71,9 +89,10 @@ def issue_json(d: GitHubDouble, issue: Issue) -> Json:
         "number": issue.number,
         "title": issue.title,
         "body": issue.body,
-        "user": user_json(d, issue.user),
+        "user": user_json(d, issue.user) if issue.user else None,  # "": a deleted account
         "state": issue.state,
         "labels": labels_json(d, issue.labels),
+        **UNSET,
         "comments": sum(c.issue_number == issue.number for c in d.comments.values()),
         "url": f"{api}/issues/{issue.number}",
         "repository_url": api,
@@ -133,6 +152,9 @@ def pull_json(d: GitHubDouble, issue: Issue) -> Json:
         "body": issue.body,
         "draft": pull.draft,
         "merged": False,
+        "merged_at": None,
+        "auto_merge": None,
+        **UNSET,
         "user": user_json(d, issue.user),
         "labels": labels_json(d, issue.labels),
         "url": f"{api}/pulls/{issue.number}",

@@ -1,0 +1,149 @@
+"""`init` for Node: the package manager (by lockfile), its install command, and a test command
+that writes JUnit for the runner the `test` script uses (jest + jest-junit, vitest, mocha +
+mocha-junit-reporter, node's own runner); other scripts run as they are, without JUnit.
+
+Reports are written as `reports/junit-<runner>.xml`: a `junit*.xml` file is a tool artifact
+that never enters the commit."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NPM_PLACEHOLDER = "no test specified"  # `npm init` writes a test script that always fails
+# A script's runner is its first word, or the first after `&&`/`;` ("tsc && jest"); the rest
+# of the script (until the next `&&`) is kept as the runner's arguments.
+_RUNNER = re.compile(
+    r"(?:^|&&|;|\|\|)\s*(?:npx\s+|cross-env\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
+    r"(?:npx\s+)?(?P<runner>jest|vitest|mocha|node\s+--test)\b"
+)
+
+_SEPARATOR = re.compile(r"&&|;|\|\|")
+_REPORTER_OPTIONS = {
+    "jest": "--ci --reporters=default --reporters=jest-junit",
+    "vitest": "--reporter=default --reporter=junit --outputFile.junit={report}",
+    "mocha": "--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
+    "node --test": "--test-reporter=spec --test-reporter-destination=stdout "
+    "--test-reporter=junit --test-reporter-destination={report}",
+}
+_REPORTER_PACKAGES = {"jest": "jest-junit", "mocha": "mocha-junit-reporter"}
+
+
+@dataclass
+class NodeProject:
+    manager: str  # npm, pnpm, yarn, bun
+    lockfile: str | None
+    install: list[str]
+    test: list[str] = field(default_factory=list)
+    lint: list[str] = field(default_factory=list)
+    junit: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    pinned_manager: bool = False  # package.json's "packageManager" names the version
+
+
+def node_project(root: Path) -> NodeProject | None:
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(package, dict):
+        package = {}
+    project = _manager(root, package)
+    scripts = package.get("scripts")
+    scripts = scripts if isinstance(scripts, dict) else {}
+    deps = _dependencies(package)
+    test = scripts.get("test")
+    if isinstance(test, str) and NPM_PLACEHOLDER not in test:
+        _test_command(project, test, deps)
+    if isinstance(scripts.get("lint"), str):
+        project.lint.append(f"{project.manager} run lint")
+        project.tools.append("lint script")
+    return project
+
+
+def _manager(root: Path, package: dict[str, Any]) -> NodeProject:
+    pinned = isinstance(package.get("packageManager"), str)
+    if (root / "pnpm-lock.yaml").is_file():
+        return NodeProject(
+            "pnpm", "pnpm-lock.yaml", ["pnpm install --frozen-lockfile"], pinned_manager=pinned
+        )
+    if (root / "yarn.lock").is_file():
+        berry = (root / ".yarnrc.yml").is_file()
+        install = "yarn install --immutable" if berry else "yarn install --frozen-lockfile"
+        return NodeProject("yarn", "yarn.lock", [install], pinned_manager=pinned)
+    for lock in ("bun.lock", "bun.lockb"):
+        if (root / lock).is_file():
+            return NodeProject("bun", lock, ["bun install --frozen-lockfile"])
+    for lock in ("package-lock.json", "npm-shrinkwrap.json"):
+        if (root / lock).is_file():
+            return NodeProject("npm", lock, ["npm ci"])
+    # `npm ci` refuses to run without a lockfile.
+    return NodeProject("npm", None, ["npm install"])
+
+
+def _dependencies(package: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for key in ("dependencies", "devDependencies"):
+        if isinstance(package.get(key), dict):
+            names |= set(package[key])
+    return names
+
+
+def _exec(project: NodeProject, tool: str) -> str:
+    return {"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}[project.manager] + (
+        f" {tool}"
+    )
+
+
+def _add_package(project: NodeProject, name: str, deps: set[str]) -> None:
+    """A reporter the project does not declare is installed for the run, not saved."""
+    if name in deps:
+        return
+    add = {
+        "npm": "npm install --no-save",
+        "pnpm": "pnpm add --save-dev",
+        "yarn": "yarn add --dev",
+        "bun": "bun add --dev",
+    }[project.manager]
+    project.install.append(f"{add} {name}")
+
+
+def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
+    """The runner with its JUnit options: called directly when the script starts with it
+    (keeping its arguments and variables), through the script when a build step comes first
+    and the runner is last (the options are appended to it), else the script as it is."""
+    match = _RUNNER.search(script)
+    rest = script[match.end() :] if match else ""
+    first = match is not None and match.start() == 0
+    last = match is not None and not _SEPARATOR.search(rest)
+    runner = " ".join(match["runner"].split()) if match else ""
+    if match is None or not (first or (last and runner != "node --test")):
+        project.test.append(f"{project.manager} run test")
+        project.tools.append("test script (writes no JUnit)")
+        return
+    report = f"reports/junit-{runner.split()[0]}.xml"
+    options = _REPORTER_OPTIONS[runner].format(report=report)
+    env = f"JEST_JUNIT_OUTPUT_FILE={report} " if runner == "jest" else ""
+    args = _SEPARATOR.split(rest)[0].strip()
+    if not first:
+        through = " --" if project.manager == "npm" else ""
+        command = f"{env}{project.manager} run test{through} {options}"
+    elif runner == "node --test":  # node does not create the report's directory
+        command = "mkdir -p reports && " + _join(f"node --test {options}", args)
+    else:
+        base = "vitest run" if runner == "vitest" else runner
+        args = args.removeprefix("run").strip() if runner == "vitest" else args
+        # Variables the script sets (NODE_OPTIONS=--experimental-vm-modules) stay.
+        command = match["env"] + env + _exec(project, _join(base, args, options))
+    if runner in _REPORTER_PACKAGES:
+        _add_package(project, _REPORTER_PACKAGES[runner], deps)
+    project.test.append(command)
+    project.junit.append(report)
+    project.tools.append(f"{runner} with JUnit")
+
+
+def _join(*parts: str) -> str:
+    return " ".join(part for part in parts if part)
