@@ -13,7 +13,7 @@ from typing import Any
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import SampleRepo
-from test_resilience import run_cli, tool_results
+from test_resilience import run_cli
 
 FLOOD_LINE = "a" * 60 + "!"
 
@@ -35,7 +35,7 @@ def searches(*patterns: str) -> list[tuple[str, dict[str, Any]]]:
     return [call("search_files", pattern=p) for p in patterns]
 
 
-def test_search_files_skips_a_named_pipe(
+def test_file_tools_never_open_a_named_pipe(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     # Positive control: opening a FIFO for reading blocks until a writer comes.
@@ -46,17 +46,20 @@ def test_search_files_skips_a_named_pipe(
     spec = sample_repo.write_spec(limits={"max_iterations": 1, "timeout_minutes": 0.5})
     model_env.add(
         Reply(tool_calls=[call("run_command", command="mkfifo notes.txt")]),
-        Reply(tool_calls=searches("bump_", "def ")),
+        Reply(tool_calls=[*searches("bump_", "def "), call("read_file", path="notes.txt"),
+                          call("write_file", path="notes.txt", content="x")]),
         Reply("Done."),
-    )
+    )  # fmt: skip
     started = time.monotonic()
 
     code, output, report = run_cli(sample_repo, spec)
 
     assert time.monotonic() - started < 25
     assert code == 1, output
-    results = tool_results(model_env.requests[2])
-    assert "src/semver/version.py" in results and "notes.txt" not in results
+    first, second, read, write = transcript_tool_results(sample_repo)[1:5]
+    assert "src/semver/version.py" in first and "notes.txt" not in first + second
+    assert read == "Error: 'notes.txt' does not exist or is not a file"
+    assert write == "Error: 'notes.txt' is not a regular file (a pipe, socket or device)"
     assert report["reason"] == "max_iterations"
 
 

@@ -138,8 +138,10 @@ class Toolbox:
         path = self._writable(args.path)
         if path.is_dir():
             raise ToolError(f"'{args.path}' is a directory")
-        path.parent.mkdir(parents=True, exist_ok=True)
         existed = path.exists()
+        if existed and not path.is_file():  # a FIFO would block the open until a reader came
+            raise ToolError(f"'{args.path}' is not a regular file (a pipe, socket or device)")
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(args.content, encoding="utf-8")
         self._wrote(path)
         verb = "Overwrote" if existed else "Created"
