@@ -125,3 +125,11 @@ def test_an_interruption_kills_the_running_command(tmp_path: Path) -> None:
         signal.signal(signal.SIGUSR1, previous)
 
     assert wait_gone(int(pid_file.read_text()))
+
+
+def test_commands_get_default_sigpipe(tmp_path: Path) -> None:
+    """The runner's own Python ignores SIGPIPE; a command must not inherit that (`yes | head`
+    would then report a broken pipe instead of ending quietly)."""
+    result, text = run("yes | head -n 1; echo done", tmp_path)
+
+    assert result.ok and text == "y\ndone\n"

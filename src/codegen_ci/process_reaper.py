@@ -109,7 +109,9 @@ def main(argv: list[str]) -> int:
     status: int | None = None
     terminated = False
     try:
-        child = os.posix_spawnp(argv[0], argv, dict(os.environ))
+        # Python ignores SIGPIPE and SIGXFSZ; the command gets them back (`yes | head` ends).
+        defaults = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT)
+        child = os.posix_spawnp(argv[0], argv, dict(os.environ), setsigdef=defaults)
         while status is None:
             pid, raw = os.waitpid(-1, 0)  # also reaps re-parented orphans that exit
             if pid == child:
