@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git, symlinks
+from codegen_ci import commit_message, git, output_quota, symlinks
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
 from codegen_ci.briefing import Briefing
@@ -33,6 +33,7 @@ from codegen_ci.workspace import Worktree
 from codegen_ci.workspace_shell import AgentShell
 
 ModelFactory = Callable[[Spec], Model]
+REF_MOVED = "git ref moved by a command; restored"
 
 
 @dataclass
@@ -90,6 +91,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         else:
             _finalize(spec, ctx, report)
         report.duration_s = round(time.monotonic() - started, 3)
+        report.output_capped = output_quota.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)
         # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
         REDACTOR.redact_tree(ctx.output_dir)
@@ -118,10 +120,11 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
     if not conversation.messages:
         for message in first_messages(spec, ctx.worktree, ctx.briefing):
             conversation.add(message)
-    shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
-                       protect_tests=spec.validation.protect_tests)  # fmt: skip
-    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
     budget = Budget(limits, spec.model, usage=report.usage)
+    shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
+                       protect_tests=spec.validation.protect_tests,
+                       time_left=budget.remaining_s)  # fmt: skip
+    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
     agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
                   REDACTOR.redact, limits.max_steps)  # fmt: skip
     signatures: list[frozenset[str]] = []
@@ -180,7 +183,9 @@ def _enforce_protected(
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
     ]
+    refusals += [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
     worktree.git_tampering.clear()
+    worktree.ref_moves.clear()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
@@ -205,13 +210,12 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
                                                encoding="utf-8")  # fmt: skip
     message = commit_message.build(spec, report, changes)
     # One commit on top of the base: a resumed run folds its earlier wip commit in.
-    if git.git(["rev-parse", "HEAD"], worktree.path).strip() != worktree.base_commit:
-        git.git(["reset", "-q", "--soft", worktree.base_commit], worktree.path)
+    worktree.fold_onto_base()
     report.commit = worktree.commit(changes, message)
     report.refusals += [
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
-    ]
+    ] + [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
     worktree.remove()
     if report.commit is None:
         git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)

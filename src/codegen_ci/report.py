@@ -151,6 +151,9 @@ class Report(BaseModel):
     duration_s: float = 0.0
     error: str | None = None
     refusals: list[Refusal] = []
+    output_capped: list[str] = Field(
+        default=[], description="Logs cut and JUnit copies left out: the output dir's size cap."
+    )
     run_id: str = ""
     title: str = ""
     model: str = ""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from codegen_ci import pytest_first, pytest_ids
+from codegen_ci import output_quota, pytest_first, pytest_ids
 from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.lint_output import lint_errors
@@ -157,6 +157,7 @@ class Validator:
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
+        self.worktree.before_command()  # a test the model wrote may run git
         status = FirstStatus()
         if kind == "test":
             result, junit, status = self._test_command(command, tag, log, first, collect_only)
@@ -165,6 +166,7 @@ class Validator:
                                       timeout=self.validation.timeout,
                                       output_path=log), JUnitResult()  # fmt: skip
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
+        output_quota.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
         record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
                                output_path=str(log), targeted=targeted or status.stopped,
