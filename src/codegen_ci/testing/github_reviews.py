@@ -15,17 +15,17 @@ from codegen_ci.testing.github_state import (
 )
 
 if TYPE_CHECKING:
-    from codegen_ci.testing.github_double import GitHubDouble
+    from codegen_ci.testing.github_data import GitHubData
 
 Args = list[str]
 Query = dict[str, str]
-Route = tuple[str, str, Callable[["GitHubDouble", Args, Query, Json], Reply]]
+Route = tuple[str, str, Callable[["GitHubData", Args, Query, Json], Reply]]
 _SEG = r"/([^/]+)"
 _REPO = rf"/repos{_SEG}{_SEG}"
 
 
 def add_review_comment(
-    d: GitHubDouble,
+    d: GitHubData,
     pull_number: int,
     body: str,
     *,
@@ -55,7 +55,7 @@ def add_review_comment(
         return comment
 
 
-def review_comment_json(d: GitHubDouble, c: ReviewComment) -> Json:
+def review_comment_json(d: GitHubData, c: ReviewComment) -> Json:
     api = f"{d.url}/repos/{d.repo.full_name}"
     data: dict[str, Any] = {
         "id": c.id,
@@ -86,14 +86,14 @@ def review_comment_json(d: GitHubDouble, c: ReviewComment) -> Json:
     return data
 
 
-def _list(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _list(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     found = [
         review_comment_json(d, c) for c in d.review_comments.values() if c.pull_number == int(a[2])
     ]
     return shape.page(d, f"/repos/{a[0]}/{a[1]}/pulls/{a[2]}/comments", q, found)
 
 
-def _of_review(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _of_review(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     found = [
         review_comment_json(d, c)
         for c in d.review_comments.values()
@@ -102,7 +102,7 @@ def _of_review(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return shape.page(d, f"/repos/{a[0]}/{a[1]}/pulls/{a[2]}/reviews/{a[3]}/comments", q, found)
 
 
-def _reply(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _reply(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     parent = d.review_comments.get(int(a[3]))
     if parent is None or parent.pull_number != int(a[2]):
         return shape.error(404, "Not Found")
@@ -122,7 +122,7 @@ def _reply(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 201, review_comment_json(d, made), {}
 
 
-def _edit(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _edit(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     comment = d.review_comments.get(int(a[2]))
     if comment is None:
         return shape.error(404, "Not Found")
@@ -130,7 +130,7 @@ def _edit(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, review_comment_json(d, comment), {}
 
 
-def _react(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _react(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     comment = d.review_comments.get(int(a[2]))
     if comment is None:
         return shape.error(404, "Not Found")

@@ -17,17 +17,17 @@ from codegen_ci.testing.github_state import (
 )
 
 if TYPE_CHECKING:
-    from codegen_ci.testing.github_double import GitHubDouble
+    from codegen_ci.testing.github_data import GitHubData
 
 Args = list[str]
 Query = dict[str, str]
-Route = tuple[str, str, Callable[["GitHubDouble", Args, Query, Json], Reply]]
+Route = tuple[str, str, Callable[["GitHubData", Args, Query, Json], Reply]]
 _SEG = r"/([^/]+)"
 _REPO = rf"/repos{_SEG}{_SEG}"
 
 
 def add_workflow_run(
-    d: GitHubDouble,
+    d: GitHubData,
     head_branch: str,
     *,
     artifacts: dict[str, bytes] | None = None,
@@ -44,7 +44,7 @@ def add_workflow_run(
         return run
 
 
-def _artifacts(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _artifacts(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     run = d.workflow_runs.get(int(a[2]))
     if run is None:
         return shape.error(404, "Not Found")
@@ -66,20 +66,20 @@ def _artifacts(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, {"total_count": len(items), "artifacts": items}, {}
 
 
-def _redirect(d: GitHubDouble, data: bytes) -> Reply:
+def _redirect(d: GitHubData, data: bytes) -> Reply:
     key = secrets.token_hex(8)
     d.blobs[key] = data
     return 302, None, {"Location": f"{d.url}/_blobs/{key}?sig=short-lived"}
 
 
-def _artifact_zip(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _artifact_zip(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     for run in d.workflow_runs.values():
         if int(a[2]) in run.artifact_ids:
             return _redirect(d, run.artifacts[run.artifact_ids[int(a[2])]])
     return shape.error(404, "Not Found")
 
 
-def _jobs(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _jobs(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     run = d.workflow_runs.get(int(a[2]))
     if run is None:
         return shape.error(404, "Not Found")
@@ -97,7 +97,7 @@ def _jobs(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, {"total_count": len(jobs), "jobs": jobs}, {}
 
 
-def _job_logs(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _job_logs(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     for run in d.workflow_runs.values():
         for job in run.jobs:
             if job.id == int(a[2]):
@@ -105,7 +105,7 @@ def _job_logs(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return shape.error(404, "Not Found")
 
 
-def _blob(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _blob(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     data = d.blobs.get(a[0])
     return (200, data, {}) if data is not None else shape.error(404, "Not Found")
 
