@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen_ci.instructions import Instructions, system_section
-from codegen_ci.untrusted import fence
+from codegen_ci.untrusted_fence import fence
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from codegen_ci.briefing import Briefing
 from codegen_ci.globs import matches
 from codegen_ci.redact import REDACTOR
 from codegen_ci.spec import Spec
-from codegen_ci.untrusted import fence
+from codegen_ci.untrusted_fence import fence
 from codegen_ci.workspace import Worktree
 
 MAX_CONTEXT_CHARS = 60_000

@@ -28,12 +28,12 @@ from codegen_ci import output_quota, pytest_first, pytest_ids
 from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.lint_output import lint_errors
+from codegen_ci.output_normalise import strip_ansi
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.pytest_first import FirstStatus
 from codegen_ci.report import CommandKind, CommandResult, Round
 from codegen_ci.round_outcome import FailedCommand, RoundOutcome
 from codegen_ci.spec import Validation
-from codegen_ci.untrusted import strip_ansi
 from codegen_ci.workspace import Worktree
 
 

@@ -18,7 +18,8 @@ from typing import Any
 from codegen_ci.sources.event_task import CiRun, EventTask, Ignore, TriggerRules
 from codegen_ci.sources.github_event import _short
 from codegen_ci.sources.payload_fields import field, int_field, user_of
-from codegen_ci.untrusted import clean_untrusted, fence
+from codegen_ci.untrusted import clean_untrusted
+from codegen_ci.untrusted_fence import fence
 
 MAX_FAILURES = 30
 MAX_MESSAGE = 1500

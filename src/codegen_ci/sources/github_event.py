@@ -23,7 +23,8 @@ from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
 from codegen_ci.sources.markdown import find_trigger
 from codegen_ci.sources.payload_fields import field, int_field, shown, text_field, user_of
 from codegen_ci.sources.settings_blocks import SettingsBlock, split_settings
-from codegen_ci.untrusted import clean_untrusted, fence
+from codegen_ci.untrusted import clean_untrusted
+from codegen_ci.untrusted_fence import fence
 
 MARKER = "<!-- codegen-ci"
 ACTIONS_BOT = "github-actions[bot]"
