@@ -24,9 +24,11 @@ from codegen_ci.errors import CodegenError, GitHubError
 from codegen_ci.instructions import read_instructions
 from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
-from codegen_ci.publish.actions import ActionsIO, summary_markdown
+from codegen_ci.publish.actions import ActionsIO
 from codegen_ci.publish.flow import Published, Publishing, fork_refusal
-from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
+from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.github_types import GitHubTarget, PullInfo
+from codegen_ci.publish.job_summary import summary_markdown
 from codegen_ci.publish.outputs import mask_secrets, report_path, untrusted_output, write_outputs
 from codegen_ci.publish.pr_body import escape_md
 from codegen_ci.publish.review_threads import react_to_review_comment

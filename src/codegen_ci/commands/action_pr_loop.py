@@ -15,9 +15,10 @@ from typing import Any
 from codegen_ci import git
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
-from codegen_ci.publish.actions import code_span
 from codegen_ci.publish.ci_artifacts import failed_run_leftovers
-from codegen_ci.publish.github import GitHubPublisher, PullInfo
+from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.github_types import PullInfo
+from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.review_threads import (
     pull_review_comments,
     reply_in_thread,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from codegen_ci.publish.actions import code_span, commands_cell, tokens_text
+from codegen_ci.publish.job_summary import commands_cell, tokens_text
+from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.neutral import defang_links
 from codegen_ci.report import Report, Round
 

@@ -11,9 +11,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codegen_ci.publish.actions import code_span
 from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.github_rest import rest_list
+from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.report import Report
 
 KEEP = 10  # records kept in the marker

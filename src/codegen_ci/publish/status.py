@@ -15,8 +15,8 @@ from typing import TextIO
 
 from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
-from codegen_ci.publish.actions import code_span
 from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.pr_body import escape_md
 from codegen_ci.report import CommandResult
 
