@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as a script: make `bench` importable
 
 from bench.cache_cost import cache_cost  # noqa: E402
+from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
@@ -40,6 +41,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "validation_long": validation_cost,
     "junit": junit_parse,
     "redaction": redaction,
+    "caps": command_caps,
     "cache_cost": cache_cost,
 }
 FULL: dict[str, dict[str, Any]] = {
@@ -50,6 +52,7 @@ FULL: dict[str, dict[str, Any]] = {
     "validation_long": LONG,
     "junit": {"megabytes": 50},
     "redaction": {"megabytes": 5},
+    "caps": {"calls": 40, "flood_mb": 200},
     "cache_cost": {"calls": (20, 60, 300)},
 }
 QUICK: dict[str, dict[str, Any]] = {
@@ -60,6 +63,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "validation_long": {"rounds": 3, "slow_tests": 10, "sleep_s": 0.1},
     "junit": {"megabytes": 5},
     "redaction": {"megabytes": 1},
+    "caps": {"calls": 10, "flood_mb": 20},
     "cache_cost": {"calls": (20, 60)},
 }
 
@@ -108,6 +112,13 @@ def summary(name: str, r: Result) -> str:
             for n, s in r["sessions"].items()
         ),
     }
+    lines["caps"] = lambda: (
+        f"per command {r['old_runner_ms']:.0f} -> {r['capped_runner_ms']:.0f} ms (+ref guard "
+        f"{r['ref_guard_ms']:.0f} ms x2; python start {r['python_start_ms']:.0f} ms); "
+        f"{r['flood_mb']} MB flood: log "
+        f"{r['old_flood_log_bytes'] / 1e6:.0f} -> {r['capped_flood_log_bytes'] / 1e6:.2f} MB, "
+        f"{r['old_flood_s']:.2f} -> {r['capped_flood_s']:.2f} s"
+    )
     lines["validation_long"] = lines["validation"]
     return lines[name]()
 

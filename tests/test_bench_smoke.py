@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import run  # noqa: E402
 from bench.cache_cost import cache_cost  # noqa: E402
+from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
@@ -92,3 +93,11 @@ def test_run_writes_results_and_a_table(tmp_path: Path, capsys: pytest.CaptureFi
     assert document["machine"]["nproc"] >= 1 and document["machine"]["python"]
     assert set(document["results"]) == {"redaction"}
     assert "redaction" in capsys.readouterr().out
+
+
+def test_command_caps_times_both_runners() -> None:
+    r = command_caps(calls=2, flood_mb=2)
+    assert r["old_runner_ms"] > 0 and r["capped_runner_ms"] > 0 and r["ref_guard_ms"] > 0
+    assert r["old_flood_log_bytes"] == 2 * 1024 * 1024
+    assert r["capped_flood_log_bytes"] < 1_000_000
+    assert isinstance(r["holds"], bool)

@@ -20,6 +20,7 @@ from codegen_ci.sources.github_event import (
     find_trigger,
     load_event,
 )
+from codegen_ci.sources.settings_blocks import parse_settings
 
 EVENTS = Path(__file__).parent / "fixtures" / "github-events"
 OCTOKIT = EVENTS / "octokit-webhooks" / "api.github.com"
@@ -163,14 +164,19 @@ limits:
 """
 
 
+def overrides_of(task: EventTask) -> dict[str, Any]:
+    """What the settings blocks set, parsed as the action does after the permission check."""
+    return parse_settings(task.settings)[0]
+
+
 def test_settings_block_becomes_spec_overrides() -> None:
     data = payload("issues/opened.payload.json")
     data["issue"]["body"] = SETTINGS_BODY
     task = task_of(decide("issues", data))
-    assert task.spec_overrides == {
-        "validation": {"test": ["python -m pytest -q tests"]},
-        "limits": {"max_iterations": 2},
-    }
+    assert task.spec_overrides == {}  # nothing is parsed before the permission check
+    overrides, notices = parse_settings(task.settings)
+    assert overrides == {"limits": {"max_iterations": 2}}  # commands are not the event's
+    assert "`validation`" in notices[0] and "issue #1 body" in notices[0]
     assert "max_iterations" not in task.task
     assert task.task.endswith("Make bump_minor reset the patch number.")
 
@@ -178,10 +184,10 @@ def test_settings_block_becomes_spec_overrides() -> None:
 def test_plain_yaml_block_counts_only_with_spec_keys() -> None:
     data = payload("issues/opened.payload.json")
     data["issue"]["body"] = "Do it.\n\n```yaml\nlimits: {max_iterations: 4}\n```\n"
-    assert task_of(decide("issues", data)).spec_overrides == {"limits": {"max_iterations": 4}}
+    assert overrides_of(task_of(decide("issues", data))) == {"limits": {"max_iterations": 4}}
     data["issue"]["body"] = "Our CI breaks:\n\n```yaml\non: push\njobs: {}\n```\n"
     task = task_of(decide("issues", data))
-    assert task.spec_overrides == {} and "jobs: {}" in task.task
+    assert overrides_of(task) == {} and "jobs: {}" in task.task
 
 
 @pytest.mark.parametrize(
@@ -196,7 +202,7 @@ def test_bad_settings_block_names_the_body_line(block: str, line: int, text: str
     data = payload("issues/opened.payload.json")
     data["issue"]["body"] = f"Title line\n\nSome text\n```yaml codegen\n{block}```\n"
     with pytest.raises(SpecError) as info:
-        decide("issues", data)
+        parse_settings(task_of(decide("issues", data)).settings)
     assert f"issue #1 body:{line}" in info.value.message
     assert text in info.value.message
     assert isinstance(info.value, InputError)
@@ -208,8 +214,22 @@ def test_settings_written_by_someone_else_are_ignored() -> None:
     data["issue"]["body"] = SETTINGS_BODY
     data["sender"]["login"] = "maintainer"  # labels an issue written by Codertocat
     task = task_of(decide("issues", data))
-    assert task.spec_overrides == {}
+    assert task.settings == ()
     assert any("Codertocat" in n for n in task.notices)
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    ["<!--\n{}-->", "<div hidden>\n\n{}\n</div>", '<p style="display: none">\n\n{}\n</p>'],
+)
+def test_hidden_settings_blocks_are_not_there(wrapper: str) -> None:
+    block = "```yaml codegen\nlimits: {max_iterations: 1}\nvalidation: {test: [evil]}\n```\n"
+    data = payload("issues/opened.payload.json")
+    data["issue"]["body"] = "Fix it.\n\n" + wrapper.format(block)
+    task = task_of(decide("issues", data))
+    assert task.settings == () and "evil" not in task.task
+    data["issue"]["body"] = "Fix it.\n\n" + block  # control: visible, it is a settings block
+    assert overrides_of(task_of(decide("issues", data))) == {"limits": {"max_iterations": 1}}
 
 
 # --- issue_comment ---------------------------------------------------------------------------
@@ -304,8 +324,9 @@ def test_comment_settings_override_the_issue_body() -> None:
     data = comment("/codegen fix\n\n```yaml codegen\nlimits: {max_iterations: 5}\n```")
     data["issue"]["body"] = SETTINGS_BODY  # by Codertocat, who also comments
     task = task_of(decide("issue_comment", data))
-    assert task.spec_overrides["limits"] == {"max_iterations": 5}
-    assert task.spec_overrides["validation"] == {"test": ["python -m pytest -q tests"]}
+    overrides, notices = parse_settings(task.settings)
+    assert overrides == {"limits": {"max_iterations": 5}}
+    assert "`validation`" in notices[0]
     assert "max_iterations" not in task.task
 
 

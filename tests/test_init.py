@@ -212,7 +212,8 @@ def test_the_lockfile_picks_the_package_manager(
 @pytest.mark.parametrize("lockfile", ["pnpm-lock.yaml", "yarn.lock", None])
 def test_written_node_workflows_pass_actionlint(tmp_path: Path, lockfile: str | None) -> None:
     node_repo(tmp_path, lockfile=lockfile)
-    assert init(tmp_path, "--workflows", "issue,comment,dispatch,schedule").exit_code == 0
+    every = "issue,comment,dispatch,schedule,review,ci-fix"
+    assert init(tmp_path, "--workflows", every).exit_code == 0
     written = sorted((tmp_path / ".github" / "workflows").glob("*.yml"))
     result = subprocess.run(
         ["node", str(ROOT / "tools" / "lint-workflows"), *map(str, written)],

@@ -85,7 +85,9 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
         "task", "spec", "model", "openai-api-key", "openai-base-url", "github-token",
         "trigger-phrase", "trigger-label", "max-iterations", "test-command", "lint-command",
         "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough", "output-dir",
-        "working-directory", "sandbox",
+        "working-directory",
+        "max-ci-fix-attempts",
+        "ci-fix-label", "sandbox",
     ]  # fmt: skip
     assert all(spec.get("description", "").strip() for spec in inputs.values())
     defaults = {name: spec.get("default") for name, spec in inputs.items()}

@@ -90,8 +90,10 @@ def test_huge_output_is_streamed_and_excerpted(tmp_path: Path) -> None:
 
     result, text = run(command, tmp_path)
 
-    assert result.ok
-    assert (tmp_path / "logs" / "out.log").stat().st_size == 5_000_003
+    assert result.ok and result.output_bytes == 5_000_003
+    log = (tmp_path / "logs" / "out.log").read_text()
+    assert len(log) < 800_000 and log.startswith("xxx") and log.endswith("xxxEND")
+    assert "bytes omitted here" in log
     assert len(text) < 7000 and text.endswith("END")
     assert "bytes of output cut" in text
 
@@ -123,3 +125,11 @@ def test_an_interruption_kills_the_running_command(tmp_path: Path) -> None:
         signal.signal(signal.SIGUSR1, previous)
 
     assert wait_gone(int(pid_file.read_text()))
+
+
+def test_commands_get_default_sigpipe(tmp_path: Path) -> None:
+    """The runner's own Python ignores SIGPIPE; a command must not inherit that (`yes | head`
+    would then report a broken pipe instead of ending quietly)."""
+    result, text = run("yes | head -n 1; echo done", tmp_path)
+
+    assert result.ok and text == "y\ndone\n"

@@ -1,6 +1,7 @@
 """The agent loop: one model turn is a series of steps (model call, then its tool calls) that
-ends when the model answers without tool calls or the step limit is reached. Budgets are
-checked before every model call; reaching one raises `LimitReached`.
+ends when the model answers without tool calls or the step limit (tool calls per turn) is
+reached. Budgets are checked before every model call, and the wall clock also before every
+tool call; reaching one raises `LimitReached`.
 """
 
 from __future__ import annotations
@@ -56,14 +57,23 @@ class Budget:
                 "set model.price: {prompt: ..., completion: ...} (US$ per million tokens)"
             )
 
+    def remaining_s(self) -> float:
+        """Seconds left of the wall-clock budget (a command's timeout is cut to it)."""
+        return self.limits.timeout_minutes * 60 - (time.monotonic() - self.started)
+
+    def clock_exceeded(self) -> LimitReached | None:
+        if self.remaining_s() > 0:
+            return None
+        minutes = (time.monotonic() - self.started) / 60
+        return LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
+                            f"min reached ({minutes:.1f} min)")  # fmt: skip
+
     def check(self, next_request_chars: int = 0, reused_chars: int = 0) -> None:
         """Raise `LimitReached` if the next request (of which `reused_chars` repeat the
         previous request's prefix, so a caching provider bills them as cached) would pass a
         budget."""
-        minutes = (time.monotonic() - self.started) / 60
-        if minutes > self.limits.timeout_minutes:
-            raise LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
-                               f"min reached ({minutes:.1f} min)")  # fmt: skip
+        if (over := self.clock_exceeded()) is not None:
+            raise over
         next_tokens = next_request_chars // CHARS_PER_TOKEN
         next_cached = min(reused_chars, next_request_chars) // CHARS_PER_TOKEN
         used = self.usage.total_tokens - self._tokens_before
@@ -169,9 +179,12 @@ class Agent:
     _last_size: int = field(default=0, init=False)  # chars of the previous request
 
     def turn(self) -> int:
-        """Let the model work until it answers without tool calls; returns steps taken."""
+        """Let the model work until it answers without tool calls; returns the tool calls run.
+        `max_steps` bounds the tool calls of the turn, however many one reply asks for."""
         tools = self.toolbox.schemas()
-        for step in range(1, self.max_steps + 1):
+        steps = requests = 0
+        while steps < self.max_steps:
+            requests += 1
             view = self.window.view(self.conversation.messages)
             size = size_of(view)
             if size > MAX_REQUEST_CHARS:
@@ -183,7 +196,7 @@ class Agent:
             if self.window.compacted_now:
                 self.budget.usage.compactions += 1
             self._last_size = size
-            self.observer.model_call(step)
+            self.observer.model_call(requests)
             reply = self.model.complete(view, tools)
             self.budget.add(reply)
             message = reply.as_message()
@@ -191,13 +204,8 @@ class Agent:
                 message["content"] = self.redact(message["content"])
             self.conversation.add(message)
             if not reply.tool_calls:
-                return step
-            for tool_call in reply.tool_calls:
-                result = self.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
-                self.observer.tool_call(tool_call.name, tool_call.arguments, result)
-                self.conversation.add(
-                    {"role": "tool", "tool_call_id": tool_call.id, "content": result}
-                )
+                return steps
+            steps = self._run_tools(reply, steps)
         self.conversation.add(
             {
                 "role": "user",
@@ -205,4 +213,25 @@ class Agent:
                 "round; the harness now runs validation]",
             }
         )
-        return self.max_steps
+        return steps
+
+    def _run_tools(self, reply: ModelReply, steps: int) -> int:
+        """Run the reply's tool calls while the step and wall-clock budgets allow; every call
+        gets a result (the API wants one per call), those not run say why."""
+        stop: LimitReached | None = None
+        for tool_call in reply.tool_calls:
+            stop = stop or self.budget.clock_exceeded()
+            if stop is not None:
+                result = f"Not run: {stop.detail}; the run stops."
+            elif steps >= self.max_steps:
+                result = (f"Not run: the step limit of {self.max_steps} tool calls for this "
+                          "round was reached; validation runs next.")  # fmt: skip
+            else:
+                steps += 1
+                result = self.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
+                self.observer.tool_call(tool_call.name, tool_call.arguments, result)
+            self.conversation.add({"role": "tool", "tool_call_id": tool_call.id,
+                                   "content": result})  # fmt: skip
+        if stop is not None:
+            raise stop
+        return steps

@@ -172,7 +172,7 @@ def resume(run_dir: Path, spec_file: Path | None, base_url: str | None) -> None:
 @click.option(
     "--workflows",
     multiple=True,
-    metavar="issue,comment,dispatch,schedule",
+    metavar="issue,comment,dispatch,schedule,review,ci-fix",
     help="Example workflows to add under .github/workflows/ (comma-separated or repeated).",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 from codegen_ci.errors import InputError
+from codegen_ci.output_normalise import strip_ansi
 from codegen_ci.proc import read_head_tail
 from codegen_ci.report import CommandResult, Round
-from codegen_ci.untrusted import strip_ansi
 
 TAIL_CHARS = 1500
 NOT_STARTED = (

@@ -75,12 +75,15 @@ def _superseded(groups: list[list[Message]]) -> set[str]:
 def _arguments(raw: str | None) -> object:
     try:
         return json.loads(raw or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # the tool reports it to the model
         return raw
 
 
 def _key(name: str, args: object) -> str:
-    return name + ":" + json.dumps(args, sort_keys=True)
+    try:
+        return name + ":" + json.dumps(args, sort_keys=True)
+    except (RecursionError, TypeError, ValueError):  # nested too deeply: never a repeat
+        return f"{name}:<{id(args)}>"
 
 
 def _mark_stale(group: list[Message], stale: set[str]) -> list[Message]:
@@ -111,7 +114,7 @@ def _mask_call(tool_call: Message) -> Message:
     function = dict(tool_call["function"])
     try:
         args = json.loads(function.get("arguments") or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         args = None
     if isinstance(args, dict):
         shortened = {

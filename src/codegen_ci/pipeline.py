@@ -12,9 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git, symlinks
+from codegen_ci import commit_message, git, output_quota, symlinks
 from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
 from codegen_ci.baseline import Baseline
+from codegen_ci.briefing import Briefing
 from codegen_ci.config_check import ConfigError, check_round
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.llm import Model
@@ -33,6 +34,7 @@ from codegen_ci.workspace import Worktree
 from codegen_ci.workspace_shell import AgentShell
 
 ModelFactory = Callable[[Spec], Model]
+REF_MOVED = "git ref moved by a command; restored"
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RunContext:
     dry_run: bool = False
     start_iteration: int = 1
     conversation: Conversation | None = None  # set when resuming
+    briefing: Briefing = field(default_factory=Briefing)
     report: Report = field(default_factory=Report)
 
 
@@ -57,6 +60,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     report.run_id, report.title, report.model = ctx.run_id, spec.title or spec.slug, spec.model.name
     report.output_dir, report.branch = str(ctx.output_dir), ctx.worktree.branch
     report.base_commit = ctx.worktree.base_commit
+    if ctx.briefing.instructions is not None:
+        report.instructions = ctx.briefing.instructions.name
     started = time.monotonic() - report.duration_s
     sandbox = _open_sandbox(ctx)
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
@@ -90,6 +95,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         else:
             _finalize(spec, ctx, report)
         report.duration_s = round(time.monotonic() - started, 3)
+        report.output_capped = output_quota.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)
         # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
         REDACTOR.redact_tree(ctx.output_dir)
@@ -117,7 +123,7 @@ def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
     report.iterations = 0
     note_missing_junit(report, outcome.round, ctx.worktree.path)
     check_round(outcome.round)  # a configuration error ends the dry run too (exit 2)
-    prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree))
+    prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
     (ctx.output_dir / "first-prompt.md").write_text(REDACTOR.redact(prompt), encoding="utf-8")
     report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
 
@@ -130,13 +136,14 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
     conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl",
                                                     REDACTOR.redact)  # fmt: skip
     if not conversation.messages:
-        for message in first_messages(spec, ctx.worktree):
+        for message in first_messages(spec, ctx.worktree, ctx.briefing):
             conversation.add(message)
+    budget = Budget(limits, spec.model, usage=report.usage)
     shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
-                       protect_tests=spec.validation.protect_tests, sandbox=validator.sandbox,
+                       protect_tests=spec.validation.protect_tests,
+                       time_left=budget.remaining_s, sandbox=validator.sandbox,
                        network="run_command" in spec.validation.network)  # fmt: skip
     toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
-    budget = Budget(limits, spec.model, usage=report.usage)
     agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
                   REDACTOR.redact, limits.max_steps)  # fmt: skip
     signatures: list[frozenset[str]] = []
@@ -195,7 +202,9 @@ def _enforce_protected(
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
     ]
+    refusals += [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
     worktree.git_tampering.clear()
+    worktree.ref_moves.clear()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
         refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
@@ -220,13 +229,13 @@ def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
                                                encoding="utf-8")  # fmt: skip
     message = commit_message.build(spec, report, changes)
     # One commit on top of the base: a resumed run folds its earlier wip commit in.
-    if git.git(["rev-parse", "HEAD"], worktree.path).strip() != worktree.base_commit:
-        git.git(["reset", "-q", "--soft", worktree.base_commit], worktree.path)
+    worktree.fold_onto_base()
     report.commit = worktree.commit(changes, message)
     report.refusals += [
         Refusal(path=p, reason="git hooks/config changed by a command; restored")
         for p in worktree.git_tampering
-    ] + [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
+    ] + [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
+    report.refusals += [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
     refused = {path.rstrip("/") for path, _ in worktree.commit_refusals}
     report.files_changed = [p for p in changes if p.rstrip("/") not in refused]
     worktree.remove()

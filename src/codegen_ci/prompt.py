@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci import git
+from codegen_ci.briefing import Briefing
 from codegen_ci.globs import matches
 from codegen_ci.redact import REDACTOR
 from codegen_ci.spec import Spec
-from codegen_ci.untrusted import fence
+from codegen_ci.untrusted_fence import fence
 from codegen_ci.workspace import Worktree
 
 MAX_CONTEXT_CHARS = 60_000
@@ -42,13 +43,21 @@ list_files, read_file, write_file, edit_file, search_files, run_command.
 """
 
 
-def first_messages(spec: Spec, worktree: Worktree) -> list[dict[str, Any]]:
+def first_messages(
+    spec: Spec, worktree: Worktree, briefing: Briefing | None = None
+) -> list[dict[str, Any]]:
     """Redacted like every other text sent: a pasted token in an issue or a credential in a
-    context file must not reach the model."""
+    context file must not reach the model. The maintainers' instructions join the system
+    prompt; earlier runs on the same pull request follow the task, as data."""
+    briefing = briefing or Briefing()
     system = SYSTEM_PROMPT.format(protected=", ".join(spec.protected_paths) or "none")
+    system += briefing.system_addition()
+    task = task_message(spec, worktree)
+    if history := briefing.task_addition():
+        task += "\n\n" + history
     return [
         {"role": "system", "content": REDACTOR.redact(system)},
-        {"role": "user", "content": REDACTOR.redact(task_message(spec, worktree))},
+        {"role": "user", "content": REDACTOR.redact(task)},
     ]
 
 

@@ -18,9 +18,10 @@ import re
 from collections.abc import Callable, Sequence
 
 from codegen_ci.junit import JUnitCase
+from codegen_ci.output_normalise import strip_ansi, strip_nondeterminism
 from codegen_ci.report import CommandResult, Failure, Round
 from codegen_ci.round_outcome import RoundOutcome
-from codegen_ci.untrusted import fence, head_tail, strip_ansi, strip_nondeterminism
+from codegen_ci.untrusted_fence import fence, head_tail
 
 MAX_MESSAGE_CHARS = 12_000
 MAX_DETAILED = 5  # failures shown with a traceback

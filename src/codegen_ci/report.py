@@ -142,12 +142,18 @@ class Report(BaseModel):
     )
     branch: str | None = None
     base_commit: str | None = None
+    instructions: str | None = Field(
+        default=None, description="The maintainers' instructions file(s) the model was given."
+    )
     commit: str | None = None
     pr_url: str | None = None
     usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0
     error: str | None = None
     refusals: list[Refusal] = []
+    output_capped: list[str] = Field(
+        default=[], description="Logs cut and JUnit copies left out: the output dir's size cap."
+    )
     run_id: str = ""
     title: str = ""
     model: str = ""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from codegen_ci.junit import JUnitResult
+from codegen_ci.output_normalise import strip_ansi
 from codegen_ci.report import CommandKind, Failure, Round
-from codegen_ci.untrusted import strip_ansi
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,8 @@ class ActionSettings:
     env_passthrough: tuple[str, ...] = ()
     output_dir: Path | None = None
     working_directory: Path | None = None
+    max_ci_fix_attempts: int = 2
+    ci_fix_label: str = ""
     sandbox: str = "on"  # "off" runs commands unconfined; sandbox.py reads the same input
     # plain environment, lower in precedence than `.codegen.yml`
     env_model: str | None = None
@@ -95,6 +97,8 @@ class ActionSettings:
             env_passthrough=inp.items("env-passthrough"),
             output_dir=inp.path("output-dir"),
             working_directory=inp.path("working-directory"),
+            max_ci_fix_attempts=inp.count("max-ci-fix-attempts", default=2),
+            ci_fix_label=inp.text("ci-fix-label") or "",
             sandbox=inp.text("sandbox") or "on",
             env_model=plain.text("CODEGEN_MODEL"),
             env_base_url=plain.text("OPENAI_BASE_URL"),
@@ -227,6 +231,13 @@ class _Inputs(_Plain):
         """A list separated by commas or newlines."""
         value = self.text(key) or ""
         return tuple(item.strip() for item in re.split(r"[,\n]", value) if item.strip())
+
+    def count(self, key: str, *, default: int) -> int:
+        """A whole number, 0 or more."""
+        value = self.text(key)
+        if value is not None and not re.fullmatch(r"\+?\d+", value):
+            raise InputError(f"input {key}: expected a whole number (0 or more), got {value!r}")
+        return default if value is None else int(value)
 
     def boolean(self, key: str, *, default: bool) -> bool:
         value = self.text(key)

@@ -15,10 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from codegen_ci.errors import SpecError
-from codegen_ci.spec_load import load_yaml_mapping, parse_yaml_mapping, validation_problems
+from codegen_ci.spec_load import parse_yaml_mapping, read_spec_text, validation_problems
 
 REPO_CONFIG_NAME = ".codegen.yml"
-DEFAULT_PROTECTED = [".github/workflows/**", ".env*", "**/*.pem", "**/*.key"]
+DEFAULT_PROTECTED = [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]
 
 
 def _as_list(value: Any) -> Any:
@@ -45,7 +45,7 @@ class Validation(_Strict):
         default=[],
         description="Globs of JUnit XML files the test commands write (relative to the repo).",
     )
-    timeout: int = Field(default=600, gt=0, description="Seconds allowed per command.")
+    timeout: int = Field(default=600, gt=0, le=86_400, description="Seconds allowed per command.")
     allow_preexisting_failures: bool = Field(
         default=False,
         description="Succeed when every failing test also fails on the base commit.",
@@ -67,26 +67,33 @@ class Limits(_Strict):
     max_tokens: int = Field(
         default=400_000,
         gt=0,
+        le=10**12,
         description="Whole-run token budget: every prompt token (cached or not) plus every "
         "completion token, as the model service reports them.",
     )
     max_billed_tokens: int | None = Field(
         default=None,
         gt=0,
+        le=10**12,
         description="Whole-run budget on billed tokens: uncached prompt and completion tokens "
         "in full, cached prompt tokens at the model's cached-input discount.",
     )
     max_cost_usd: float | None = Field(
         default=None,
         gt=0,
+        le=100_000,
         description="Whole-run cost budget (US$, as billed: cached input at its price); needs "
         "the model's prices.",
     )
-    timeout_minutes: float = Field(default=30, gt=0, description="Whole-run wall clock.")
-    stuck_rounds: int = Field(
-        default=3, ge=2, description="Stop when the same failures repeat this many rounds."
+    timeout_minutes: float = Field(
+        default=30, gt=0, le=10_080, description="Whole-run wall clock (at most a week)."
     )
-    max_steps: int = Field(default=60, ge=1, description="Tool calls allowed per model turn.")
+    stuck_rounds: int = Field(
+        default=3, ge=2, le=50, description="Stop when the same failures repeat this many rounds."
+    )
+    max_steps: int = Field(
+        default=60, ge=1, le=10_000, description="Tool calls allowed per model turn."
+    )
 
 
 class ModelPrice(_Strict):
@@ -118,8 +125,10 @@ class ModelSettings(_Strict):
     price: ModelPrice | None = Field(
         default=None, description="Prices, when the built-in table does not know the model."
     )
-    request_timeout: float = Field(default=120, gt=0, description="Seconds per model request.")
-    max_retries: int = Field(default=6, ge=1, description="Attempts per model request.")
+    request_timeout: float = Field(
+        default=120, gt=0, le=3600, description="Seconds per model request."
+    )
+    max_retries: int = Field(default=6, ge=1, le=100, description="Attempts per model request.")
 
 
 class GitSettings(_Strict):
@@ -156,6 +165,11 @@ class RepoConfig(_Strict):
     env_passthrough: StrList = Field(
         default=[],
         description="Secret-looking environment variables the commands may still see.",
+    )
+    instructions: StrList = Field(
+        default=[],
+        description="Maintainers' instruction files, read from the default branch; default: "
+        "AGENTS.md, else CLAUDE.md, else .github/copilot-instructions.md.",
     )
 
 
@@ -210,8 +224,8 @@ def load_repo_config(repo: Path) -> tuple[dict[str, Any], str | None]:
 
 
 def load_layer_file(path: Path, *, is_spec: bool) -> dict[str, Any]:
-    data = load_yaml_mapping(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_spec_text(path)
+    data = parse_yaml_mapping(text, str(path))
     validate_layer(data, str(path), text, is_spec=is_spec)
     return data
 

@@ -16,23 +16,37 @@ from pydantic import BaseModel, ValidationError
 from codegen_ci.errors import SpecError, SpecProblem
 
 MAX_SPEC_BYTES = 1_000_000
+# A spec has a few hundred nodes; aliases may not multiply that into a "billion laughs".
+MAX_YAML_NODES = 20_000
 
 
 def load_yaml_mapping(path: Path) -> dict[str, Any]:
     """Read a YAML file that must hold a mapping; errors are `SpecError`s naming the file."""
+    return parse_yaml_mapping(read_spec_text(path), str(path))
+
+
+def read_spec_text(path: Path) -> str:
+    """The file's text, read at most `MAX_SPEC_BYTES` + 1 bytes (`/dev/zero` ends too)."""
     name = str(path)
     try:
-        raw = path.read_bytes()
+        if path.is_dir() or path.is_fifo() or path.is_socket():
+            kind = "a directory" if path.is_dir() else "a pipe or socket"
+            raise SpecError([SpecProblem(name, None, "", f"is {kind}, not a YAML file")])
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
-        raise SpecError([SpecProblem(name, None, "", f"cannot read: {exc.strerror}")]) from None
+        reason = exc.strerror or str(exc)
+        raise SpecError([SpecProblem(name, None, "", f"cannot read: {reason}")]) from None
     if len(raw) > MAX_SPEC_BYTES:
         raise SpecError([SpecProblem(name, None, "", f"larger than {MAX_SPEC_BYTES} bytes")])
-    return parse_yaml_mapping(raw.decode("utf-8", errors="replace"), name)
+    return raw.decode("utf-8", errors="replace")
 
 
 def parse_yaml_mapping(text: str, name: str) -> dict[str, Any]:
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError([SpecProblem(name, None, "", f"larger than {MAX_SPEC_BYTES} bytes")])
     try:
-        data = yaml.safe_load(text)
+        data = bounded_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -46,6 +60,47 @@ def parse_yaml_mapping(text: str, name: str) -> dict[str, Any]:
         kind = type(data).__name__
         raise SpecError([SpecProblem(name, 1, "", f"expected a mapping of keys, got a {kind}")])
     return data
+
+
+def bounded_yaml(text: str) -> Any:
+    """`yaml.safe_load`, refusing documents that aliases expand past `MAX_YAML_NODES` nodes
+    and nesting too deep for the parser; the node graph is checked before anything is built."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node, {})
+        if size > MAX_YAML_NODES:
+            raise yaml.YAMLError(
+                f"the document expands to more than {MAX_YAML_NODES} values "
+                "(aliases repeated to build a huge value are refused)"
+            )
+        return loader.construct_document(node)
+    except RecursionError:
+        raise yaml.YAMLError("the document is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(node: yaml.Node, seen: dict[int, int]) -> int:
+    """How many nodes `node` stands for once every alias is expanded (memoised per node)."""
+    if id(node) in seen:
+        return seen[id(node)]
+    seen[id(node)] = MAX_YAML_NODES + 1  # a node that contains itself expands without end
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            size += _expanded_size(item, seen)
+            if size > MAX_YAML_NODES:
+                break
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            size += _expanded_size(key, seen) + _expanded_size(value, seen)
+            if size > MAX_YAML_NODES:
+                break
+    seen[id(node)] = size
+    return size
 
 
 def validation_problems(

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from codegen_ci.globs import is_test_path
 from codegen_ci.report import Refusal
-from codegen_ci.tools_files import closest, iter_files, list_tree
+from codegen_ci.tools_files import closest, list_tree
 from codegen_ci.tools_schema import (
     EditFileArgs,
     ListFilesArgs,
@@ -28,13 +28,14 @@ from codegen_ci.tools_schema import (
     WriteFileArgs,
     function_schema,
 )
+from codegen_ci.tools_search import SearchError, search
 from codegen_ci.workspace import PathRefused, Worktree
 
 MAX_READ_LINES = 400
 MAX_READ_CHARS = 24_000
 MAX_FILE_BYTES = 2_000_000
 MAX_LIST_ENTRIES = 400
-MAX_SEARCH_HITS = 80
+MAX_RESULT_CHARS = 30_000  # any tool's result; run_command's is cut much shorter first
 
 
 class ToolError(Exception):
@@ -59,8 +60,12 @@ class Toolbox:
         return [function_schema(name, model) for name, (model, _) in self._table().items()]
 
     def call(self, name: str, raw_arguments: str) -> str:
-        """Run one tool call; never raises for anything the model did."""
+        """Run one tool call; never raises for anything the model did. Every result is cut
+        to `MAX_RESULT_CHARS` (head and tail kept), whichever tool made it."""
         self.calls += 1
+        return bounded(self._call(name, raw_arguments))
+
+    def _call(self, name: str, raw_arguments: str) -> str:
         entry = self._table().get(name)
         if entry is None:
             return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._table())}."
@@ -72,6 +77,8 @@ class Toolbox:
             args = model.model_validate(data)
         except json.JSONDecodeError as exc:
             return f"Error: malformed JSON arguments for {name}: {exc.msg} at position {exc.pos}."
+        except RecursionError:
+            return f"Error: malformed JSON arguments for {name}: nested too deeply."
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
@@ -133,8 +140,10 @@ class Toolbox:
         path = self._writable(args.path)
         if path.is_dir():
             raise ToolError(f"'{args.path}' is a directory")
-        path.parent.mkdir(parents=True, exist_ok=True)
         existed = path.exists()
+        if existed and not path.is_file():  # a FIFO would block the open until a reader came
+            raise ToolError(f"'{args.path}' is not a regular file (a pipe, socket or device)")
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(args.content, encoding="utf-8")
         self._wrote(path)
         verb = "Overwrote" if existed else "Created"
@@ -164,27 +173,11 @@ class Toolbox:
         return f"Edited {self.worktree.relative(path)}."
 
     def search_files(self, args: SearchFilesArgs) -> str:
-        try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression: {exc}") from None
         root = self.worktree.resolve(args.path or ".")
-        files = [root] if root.is_file() else iter_files(root)
-        hits: list[str] = []
-        for file in files:
-            if file.stat().st_size > MAX_FILE_BYTES:
-                continue
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            rel = self.worktree.relative(file)
-            for number, line in enumerate(text.splitlines(), 1):
-                if regex.search(line):
-                    hits.append(f"{rel}:{number}: {line[:200]}")
-                    if len(hits) >= MAX_SEARCH_HITS:
-                        return "\n".join([*hits, f"[stopped after {MAX_SEARCH_HITS} matches]"])
-        return "\n".join(hits) or "No matches."
+        try:
+            return search(root, args.pattern, self.worktree.relative)
+        except SearchError as exc:
+            raise ToolError(str(exc)) from None
 
     def run_command(self, args: RunCommandArgs) -> str:
         if not args.command.strip():
@@ -213,6 +206,15 @@ class Toolbox:
         self.worktree.claim(rel)
         if is_test_path(rel):
             self.tests_touched.add(rel)
+
+
+def bounded(text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters of this result cut ...]\n{text[-tail:]}"
 
 
 def _read_text(path: Path) -> str:

@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from codegen_ci import pytest_first, pytest_ids
+from codegen_ci import output_quota, pytest_first, pytest_ids
 from codegen_ci.junit import JUnitResult
 from codegen_ci.junit_capture import run_test_command
 from codegen_ci.lint_output import lint_errors
+from codegen_ci.output_normalise import strip_ansi
 from codegen_ci.proc import ProcResult, run_shell
 from codegen_ci.pytest_first import FirstStatus
 from codegen_ci.report import CommandKind, CommandResult, Round
 from codegen_ci.round_outcome import FailedCommand, RoundOutcome
 from codegen_ci.sandbox import Sandbox
 from codegen_ci.spec import Validation
-from codegen_ci.untrusted import strip_ansi
 from codegen_ci.workspace import Worktree
 
 
@@ -159,6 +159,7 @@ class Validator:
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
+        self.worktree.before_command()  # a test the model wrote may run git
         status = FirstStatus()
         if kind == "test":
             result, junit, status = self._test_command(command, tag, log, first, collect_only)
@@ -167,6 +168,7 @@ class Validator:
                                       timeout=self.validation.timeout, output_path=log,
                                       wrap=self._wrap(kind)), JUnitResult()  # fmt: skip
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
+        output_quota.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
         record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
                                output_path=str(log), targeted=targeted or status.stopped,

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from codegen_ci import commit_guard, git
 from codegen_ci.dependency_links import is_linked, unlink_dependencies
 from codegen_ci.errors import GitError
+from codegen_ci.git_refs import RefGuard, RefState, claim_branch
 from codegen_ci.globs import ARTIFACT_GLOBS, GENERATED_GLOBS, matches
 from codegen_ci.symlinks import escapes, leaves, link_digest
 
@@ -41,13 +42,36 @@ class Worktree:
     # Guarded git files changed outside an agent command (by a validation command) and put
     # back before one of our own git commands; the caller reports them.
     git_tampering: list[str] = field(default_factory=list)
+    # Refs (and HEADs) a command moved, put back before one of our git commands (git_refs.py).
+    ref_moves: list[str] = field(default_factory=list)
     commit_refusals: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     guard: git.GitGuard = field(init=False, repr=False)
     _trusted_git: git.GitState = field(init=False, repr=False)
+    _refs: RefGuard = field(init=False, repr=False)
+    _refs_before: RefState | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        claim_branch(self.branch)
         self.guard = git.GitGuard.for_worktree(self.path)
         self._trusted_git = self.guard.state()
+        self._refs = RefGuard.for_worktree(self.path, self.branch)
+
+    def before_command(self) -> None:
+        """A command is about to run: remember the refs, to put back whatever it moves.
+        (Refs that move while no command of ours runs are the user's doing, and stay.)"""
+        self.undo_refs()
+        self._refs_before = self._refs.state()
+
+    def undo_refs(self) -> list[str]:
+        """Put back the refs and HEADs the last command moved; returns them (also kept in
+        `ref_moves` for the report)."""
+        before, self._refs_before = self._refs_before, None
+        if before is None or not self.path.is_dir():
+            return []
+        self.git_tampering.extend(self.undo_git_tampering())  # git must be safe to run first
+        moved = self._refs.restore(before)
+        self.ref_moves.extend(moved)
+        return moved
 
     # --- git integrity -------------------------------------------------------------------
 
@@ -66,6 +90,7 @@ class Worktree:
         self, args: Sequence[str], *, check: bool = True, input_bytes: bytes | None = None
     ) -> str:
         self.git_tampering.extend(self.undo_git_tampering())
+        self.undo_refs()
         return git.git(args, self.path, check=check, input_bytes=input_bytes)
 
     def _git_ok(self, args: Sequence[str]) -> bool:
@@ -188,6 +213,14 @@ class Worktree:
         self.commit_refusals.extend(refused)
         return commit
 
+    def fold_onto_base(self) -> None:
+        """Move the run's own branch back to the base, keeping index and files (a resumed
+        run's wip commit, a command's commits): one commit on top of the base. By its name:
+        whatever HEAD points at, no other branch ever moves."""
+        own = f"refs/heads/{self.branch}"
+        if self._git(["rev-parse", "--verify", own]).strip() != self.base_commit:
+            self._git(["update-ref", "--no-deref", own, self.base_commit])
+
     def diff(self, paths: Sequence[str]) -> str:
         """The change as a patch (binary-safe), base commit to working tree. Raw content: no
         external diff program and no textconv (both run commands, and neither output applies)."""
@@ -199,6 +232,7 @@ class Worktree:
         )
 
     def remove(self) -> None:
+        self.undo_refs()
         self.git_tampering.extend(self.undo_git_tampering())
         unlink_dependencies(self.path, self.links)
         try:

@@ -7,10 +7,11 @@ log is redacted as soon as it ends: the output directory is uploaded as an artif
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci import output_quota
 from codegen_ci.globs import ARTIFACT_GLOBS, is_test_path, matches
 from codegen_ci.proc import run_shell
 from codegen_ci.redact import REDACTOR
@@ -35,23 +36,33 @@ class AgentShell:
     refusals: list[Refusal] = field(default_factory=list)
     tests_touched: set[str] = field(default_factory=set)
     count: int = 0
+    # Seconds left of the run's wall-clock budget: no command may run past it.
+    time_left: Callable[[], float] | None = None
 
     def run(self, command: str) -> str:
         self.count += 1
         before = self.worktree.snapshot()  # also undoes earlier tampering: a clean start
+        self.worktree.before_command()
+        timeout = min(self.timeout, MAX_COMMAND_TIMEOUT_S)
+        budget_cut = self.time_left is not None and self.time_left() < timeout
+        if self.time_left is not None:
+            timeout = max(0.1, min(timeout, self.time_left()))
         result = run_shell(
             command,
             cwd=self.worktree.path,
             env=self.env,
-            timeout=min(self.timeout, MAX_COMMAND_TIMEOUT_S),
+            timeout=timeout,
             output_path=self.log_dir / f"agent-command-{self.count:03d}.log",
             wrap=self.sandbox.prefix(self.worktree.path, network=self.network)
             if self.sandbox
             else (),
         )
-        REDACTOR.redact_file(result.output_path)
+        REDACTOR.redact_file(result.output_path)  # bounded: the runner caps the log
+        output_quota.enforce(self.log_dir.parent, [result.output_path])
         notes = self._review(before)
-        state = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        state = f"exit code {result.exit_code}"
+        if result.timed_out:
+            state = "timed out: the run's time budget ran out" if budget_cut else "timed out"
         text = f"[{state}]\n{result.excerpt(OUTPUT_CHARS)}"
         return text + ("\n" + "\n".join(notes) if notes else "")
 
@@ -61,6 +72,9 @@ class AgentShell:
             self.refusals.append(Refusal(path=path, reason="git hooks/config changed by "
                                          "a command; restored", tool="run_command"))  # fmt: skip
             notes.append(f"[harness: changes to {Path(path).name} (git internals) were undone]")
+        for ref in self.worktree.undo_refs():  # reported from `worktree.ref_moves`
+            notes.append(f"[harness: {ref} was moved; it was put back. Work on the current "
+                         "branch only: the harness commits for you]")  # fmt: skip
         for rel in self.worktree.restore_escaping_links():
             self.refusals.append(Refusal(path=rel, reason=LINK_REASON, tool="run_command"))
             notes.append(f"[harness: {rel} is a symlink out of the repository; undone]")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from codegen_ci import git
 from codegen_ci.dependency_links import link_dependencies
+from codegen_ci.git_refs import claim_branch
 from codegen_ci.workspace import Worktree
 
 
@@ -44,6 +45,7 @@ def create_worktree(
     """A new worktree at `path` on a new `branch` from `base` (a commit-ish)."""
     base_commit = git.rev_parse(repo, base)
     git.check_branch_name(repo, branch)
+    claim_branch(branch)  # before it exists: a concurrent run's ref guard must leave it be
     path.parent.mkdir(parents=True, exist_ok=True)
     flag = "-B" if reset_branch else "-b"
     git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)

@@ -12,24 +12,37 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from codegen_ci import git
-from codegen_ci.errors import CodegenError, GitHubError, SpecError
+from codegen_ci.briefing import Briefing
+from codegen_ci.commands import action_pr_loop as loop
+from codegen_ci.errors import CodegenError, GitHubError
+from codegen_ci.instructions import read_instructions
 from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
-from codegen_ci.publish.actions import ActionsIO, summary_markdown
+from codegen_ci.publish.actions import ActionsIO
 from codegen_ci.publish.flow import Published, Publishing, fork_refusal
-from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
+from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.github_types import GitHubTarget, PullInfo
+from codegen_ci.publish.job_summary import summary_markdown
 from codegen_ci.publish.outputs import mask_secrets, report_path, untrusted_output, write_outputs
+from codegen_ci.publish.pr_body import escape_md
+from codegen_ci.publish.review_threads import react_to_review_comment
+from codegen_ci.publish.run_history import memory_text, render_history
 from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
 from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Report
 from codegen_ci.settings import ActionSettings
-from codegen_ci.sources.authorize import refusal, refuse_actor
-from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, decide, load_event
+from codegen_ci.sources.authorize import refusal
+from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, load_event
+from codegen_ci.sources.pr_events import decide_event
+from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
+from codegen_ci.spec import deep_merge
 
 EXIT_FAILED = 1
 
@@ -49,6 +62,9 @@ def action_command() -> int:
         return run.start()
     except CodegenError as exc:
         return run.fail(exc)
+    except Exception as exc:  # a bug of ours: still write the outputs and close the comment
+        traceback.print_exc()
+        return run.fail(CodegenError(f"internal error: {type(exc).__name__}: {exc}"))
 
 
 class ActionRun:
@@ -62,25 +78,26 @@ class ActionRun:
         self.report: Report | None = None
         self.out: Path | None = None
         self.published = Published()
+        self.loop = loop.PullLoop()
+        self.ignored: tuple[str, ...] = ()  # settings the event may not set
 
     # -- the sequence ---------------------------------------------------------------------
 
     def start(self) -> int:
         s = self.settings
         payload = load_event(s.event_path)
-        try:
-            decision = decide(s.event_name or "", payload, TriggerRules.from_settings(s))
-        except SpecError:  # a settings block that does not parse: only a permitted actor hears
-            login, is_bot = _payload_actor(payload)
-            if reason := refuse_actor(login, is_bot, s, self.github()):
-                return self.skip(reason)
-            raise
+        decision = decide_event(s.event_name or "", payload, TriggerRules.from_settings(s))
         if isinstance(decision, Ignore):
             return self.skip(decision.notice)
         for notice in decision.notices:
             self.io.notice(notice)
-        if reason := refusal(decision, s, self.github()):
+        if decision.kind == "ci_failure":  # nobody's request: the branch is the gate (loop)
+            if isinstance(found := loop.find_ci_pull(self.github(), decision), str):
+                return self.skip(found)
+            decision = found
+        elif reason := refusal(decision, s, self.github()):
             return self.skip(reason)
+        decision = self.with_settings(decision)  # event YAML is parsed only from here on
         root = git.repo_root((s.workspace or Path.cwd()) / (s.working_directory or Path()))
         if removed := remote.strip_checkout_credentials(root):
             self.io.log(f"removed credentials left in .git/config: {', '.join(removed)}")
@@ -92,6 +109,14 @@ class ActionRun:
             return self.skip(f"pull request #{pull.number} comes from a fork")
         if pull is not None and pull.state != "open":
             return self.skip(f"pull request #{pull.number} is {pull.state}")
+        self.loop.history = loop.load_history(self.github(), decision)
+        if pull is not None:
+            prepared = loop.prepare(self.github(), decision, pull, self.loop, s, root)
+            if isinstance(prepared, str):
+                if self.loop.give_up:
+                    self.status_comment(decision.issue_number).post(self.loop.give_up)
+                return self.skip(prepared)
+            decision = prepared
         self.acknowledge(decision)
         return self.work(decision, payload, root, pull)
 
@@ -100,6 +125,7 @@ class ActionRun:
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
         from codegen_ci.commands.run import new_run_id, prepare_worktree, run_pipeline
+        from codegen_ci.commands.run_files import make_output_dir
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
 
         gh, token = self.github(), self.settings.github_token
@@ -112,21 +138,27 @@ class ActionRun:
             base = remote.fetch_branch(root, pull.head_ref, token) or ""
             if not base:
                 raise GitHubError(f"the branch {pull.head_ref} of #{pull.number} is gone")
-        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha, base=base)
+        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha,
+                                  base=base, notice=self.io.warning)  # fmt: skip
         run_id = new_run_id(spec)
         title = issue_title(payload) or spec.title or task.title
         if pull is not None:
             branch = f"codegen/pr-{pull.number}"
         else:
             branch = branch_for(task, title, spec, root, token)
+        self.out = make_output_dir(self.output_dir(root, run_id))
         worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
-        self.out = self.output_dir(root, run_id)
         progress = self.progress()
+        briefing = Briefing(read_instructions(root, default_sha, spec.instructions),
+                            memory_text(self.loop.history))  # fmt: skip
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
-            self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress)
+            self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress,
+                                       briefing=briefing)  # fmt: skip
+        loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:
             self.published = publish_on_pull(ctx, self.report, pull, branch)
+            loop.reply(gh, task, self.loop, self.report, pull, ctx.run_link(), self.io.warning)
         else:
             target = NewBranch(branch, default, title, task.issue_number,
                                self.settings.draft_on_failure)  # fmt: skip
@@ -134,6 +166,13 @@ class ActionRun:
         return self.finish()
 
     # -- pieces ---------------------------------------------------------------------------
+
+    def with_settings(self, task: EventTask) -> EventTask:
+        overrides, notices = parse_settings(task.settings)
+        self.ignored = notices
+        for notice in notices:
+            self.io.warning(notice)
+        return replace(task, spec_overrides=deep_merge(task.spec_overrides, overrides))
 
     def github(self) -> GitHubPublisher:
         if self.publisher is None:
@@ -146,6 +185,7 @@ class ActionRun:
         assert issue_number is not None
         self.status = StatusComment(self.github(), issue_number, self.settings.run_url,
                                     self.io.warning)  # fmt: skip
+        self.status.footer = render_history(self.loop.history)
         return self.status
 
     def acknowledge(self, task: EventTask) -> None:
@@ -155,11 +195,13 @@ class ActionRun:
         try:
             if task.comment_id is not None:
                 self.github().react(task.comment_id, "eyes")
+            elif task.review_comment_id is not None:
+                react_to_review_comment(self.github(), task.review_comment_id)
             else:
                 self.github().react_to_issue(task.issue_number, "eyes")
         except GitHubError as exc:
             self.io.warning(f"could not add a reaction: {exc.message}")
-        self.status_comment(task.issue_number).working("it")
+        self.status_comment(task.issue_number).working("it", notes=self.ignored)
 
     def progress(self) -> Progress:
         if self.status is None:
@@ -178,7 +220,7 @@ class ActionRun:
 
     def skip(self, reason: str) -> int:
         self.io.notice(f"codegen-ci skipped this event: {reason}")
-        self.io.append_summary(f"## codegen-ci skipped\n\n{reason}\n")
+        self.io.append_summary(f"## codegen-ci skipped\n\n{escape_md(reason, 2000)}\n")
         self._outputs("skipped")
         return 0
 
@@ -213,11 +255,6 @@ class ActionRun:
         path = report_path(self.out, self.settings.workspace)
         write_outputs(self.io, status, self.report, pr_url=self.published.pr_url,
                       branch=self.published.branch, report_path=path)  # fmt: skip
-
-
-def _payload_actor(payload: dict[str, Any]) -> tuple[str, bool]:
-    user = (payload.get("comment") or {}).get("user") or payload.get("sender") or {}
-    return str(user.get("login") or ""), user.get("type") == "Bot"
 
 
 def _env_path(name: str) -> Path | None:

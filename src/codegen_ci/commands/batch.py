@@ -30,6 +30,7 @@ from codegen_ci.commands.run import (
     run_pipeline,
     sigterm_as_interrupt,
 )
+from codegen_ci.commands.run_files import make_output_dir
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.report import Report
 from codegen_ci.workspace import Worktree
@@ -47,7 +48,7 @@ def batch_command(
         click.echo(json.dumps(matrix_of(plans, root), separators=(",", ":")))
         return 0
     batch_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
-    out = (output_dir or default_batch_dir(root, batch_id)).resolve()
+    out = make_output_dir((output_dir or default_batch_dir(root, batch_id)).resolve())
     register_secrets()
     outcomes = run_all(plans, root, out, concurrency)
     write_summary(outcomes, out)

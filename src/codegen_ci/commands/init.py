@@ -23,6 +23,8 @@ WORKFLOW_TEMPLATES = {
     "comment": "comment.yml",
     "dispatch": "dispatch.yml",
     "schedule": "nightly.yml",
+    "review": "review.yml",
+    "ci-fix": "ci-fix.yml",
 }
 
 
@@ -97,7 +99,7 @@ def config_text(found: Detected) -> str:
         "#   draft: false",
         "#   labels: [codegen]",
         "# Paths the model may never change (the default):",
-        '# protected_paths: [".github/workflows/**", ".env*", "**/*.pem", "**/*.key"]',
+        '# protected_paths: [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]',
     ]
     return "\n".join(lines) + "\n"
 

@@ -27,7 +27,8 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
     repository = os.environ.get("GITHUB_REPOSITORY") or _repo_from_url(url)
     if not token:
         raise InputError("--pr needs GITHUB_TOKEN (or GH_TOKEN) to open the pull request")
-    from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
+    from codegen_ci.publish.github import GitHubPublisher
+    from codegen_ci.publish.github_types import GitHubTarget
     from codegen_ci.redact import REDACTOR
 
     target = GitHubTarget(

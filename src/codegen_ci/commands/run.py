@@ -18,9 +18,17 @@ import click
 
 from codegen_ci import git
 from codegen_ci.agent import Conversation
+from codegen_ci.briefing import Briefing
 from codegen_ci.commands import run_state
+from codegen_ci.commands.run_files import (
+    make_output_dir,
+    read_report,
+    read_run_state,
+    read_transcript,
+)
 from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
+from codegen_ci.instructions import read_instructions
 from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.proc import defer_interrupt
@@ -61,10 +69,13 @@ def run_command(
     push = in_actions if push is None else push
     pr = in_actions if pr is None else pr
     run_id = new_run_id(resolved)
-    out = (output_dir or default_output_dir(root, run_id)).resolve()
+    out = make_output_dir((output_dir or default_output_dir(root, run_id)).resolve())
     register_secrets()
     worktree = prepare_worktree(root, resolved, run_id)
+    # From the base commit, like the code the run starts from: not from the working tree.
+    instructions = read_instructions(root, worktree.base_commit, resolved.instructions)
     report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run,
+                          briefing=Briefing(instructions),
                           sources=run_state.sources(spec, flags))  # fmt: skip
     if dry_run:
         return show_dry_run(report, out)
@@ -85,16 +96,21 @@ def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str |
     state_file = run_dir / "run.json"
     if not state_file.is_file() or not (run_dir / "report.json").is_file():
         raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json/report.json)")
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    spec = run_state.trusted_spec(state, environment_layer(os.environ), spec_file=spec_file,
+    state = read_run_state(run_dir)
+    spec = run_state.trusted_spec(state.spec, state.repo, run_state.recorded(run_dir),
+                                  environment_layer(os.environ), spec_file=spec_file,
                                   base_url=base_url)  # fmt: skip
-    report = Report.read(run_dir)
+    report = read_report(run_dir)
     if report.status == "success":
         raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
-    root = Path(state["repo"])
+    root = state.repo
+    if not root.is_dir():
+        raise InputError(f"{state_file}: the repository {root} is not there any more")
+    conversation = read_transcript(run_dir / "transcript.jsonl",
+                                   lambda p: Conversation.load(p, REDACTOR.redact))  # fmt: skip
     register_secrets()
-    branch = state["branch"]
-    tree_path = Path(report.worktree or state["worktree"])
+    branch = state.branch
+    tree_path = Path(report.worktree) if report.worktree else state.worktree
     if not tree_path.exists():
         # A failed run's worktree was removed; its branch stays only when it holds a commit.
         git.git(["worktree", "prune"], root, check=False)
@@ -102,15 +118,15 @@ def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str |
             git.git(["worktree", "add", "-q", str(tree_path), branch], root)
         else:
             git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
-                     state["base_commit"]], root)  # fmt: skip
-    worktree = Worktree(root, tree_path, branch, state["base_commit"], tuple(spec.protected_paths),
+                     state.base_commit], root)  # fmt: skip
+    worktree = Worktree(root, tree_path, branch, state.base_commit, tuple(spec.protected_paths),
                         artifacts=set(report.artifacts), links=link_dependencies(root, tree_path),
                         named=tuple(spec.outputs))  # fmt: skip
-    conversation = Conversation.load(run_dir / "transcript.jsonl", REDACTOR.redact)
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
-    report = run_pipeline(spec, root, run_dir, state["run_id"], worktree, report=report,
-                          conversation=conversation, sources=state.get("sources"))  # fmt: skip
+    report = run_pipeline(spec, root, run_dir, state.run_id, worktree, report=report,
+                          conversation=conversation,
+                          sources=run_state.recorded(run_dir))  # fmt: skip
     return show_result(report, run_dir)
 
 
@@ -125,6 +141,7 @@ def run_pipeline(
     report: Report | None = None,
     conversation: Conversation | None = None,
     progress: Progress | None = None,
+    briefing: Briefing | None = None,
     sources: Mapping[str, Any] | None = None,
 ) -> Report:
     out.mkdir(parents=True, exist_ok=True)
@@ -135,7 +152,8 @@ def run_pipeline(
     progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
                      report=report or Report(), conversation=conversation,
-                     start_iteration=(report.iterations + 1) if report else 1)  # fmt: skip
+                     start_iteration=(report.iterations + 1) if report else 1,
+                     briefing=briefing or Briefing())  # fmt: skip
     progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
     try:
         with sigterm_as_interrupt():

@@ -10,6 +10,7 @@ that disagrees, unless the user states the setting again on the command line (`-
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,20 @@ def sources(spec_file: Path | None, flags: Mapping[str, Any]) -> dict[str, Any]:
     return {"spec_file": str(spec_file.resolve()) if spec_file else None, "flags": dict(flags)}
 
 
+def recorded(run_dir: Path) -> dict[str, Any]:
+    """The `sources` a run directory's run.json recorded (empty when it has none)."""
+    try:
+        data = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found = data.get("sources") if isinstance(data, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 def trusted_spec(
-    state: Mapping[str, Any],
+    saved: Spec,
+    repo: Path,
+    recorded: Mapping[str, Any],
     environ_layer: Mapping[str, Any],
     *,
     spec_file: Path | None = None,
@@ -35,13 +48,13 @@ def trusted_spec(
 ) -> Spec:
     """The spec to resume with; `InputError` when `run.json` disagrees with its sources on a
     sensitive setting the command line does not restate."""
-    saved = Spec.model_validate(state["spec"])
-    recorded = state.get("sources") or {}
-    flags: dict[str, Any] = dict(recorded.get("flags") or {})
+    raw_flags = recorded.get("flags")
+    flags: dict[str, Any] = dict(raw_flags) if isinstance(raw_flags, dict) else {}
     if base_url:
         flags = deep_merge(flags, {"model": {"base_url": base_url}})
-    repo_layer, _ = load_repo_config(Path(state["repo"]))
-    source = spec_file or (Path(recorded["spec_file"]) if recorded.get("spec_file") else None)
+    repo_layer, _ = load_repo_config(repo)
+    named = recorded.get("spec_file")
+    source = spec_file or (Path(named) if isinstance(named, str) and named else None)
     if source is not None and source.is_file():
         spec_layer = load_layer_file(source, is_spec=True)
         reference = resolve_spec(environ_layer, repo_layer, spec_layer, flags, name=str(source))

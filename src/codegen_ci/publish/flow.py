@@ -22,8 +22,9 @@ from pathlib import Path
 from codegen_ci import git
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
-from codegen_ci.publish.actions import code_span
-from codegen_ci.publish.github import GitHubPublisher, PullInfo, PullRequestsNotPermitted
+from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.github_types import PullInfo, PullRequestsNotPermitted
+from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.pr_body import failure_comment, pr_body, usage_line
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Report

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from codegen_ci.publish.actions import code_span, commands_cell, tokens_text
+from codegen_ci.publish.job_summary import commands_cell, tokens_text
+from codegen_ci.publish.markdown_text import code_span
+from codegen_ci.publish.neutral import defang_links
 from codegen_ci.report import Report, Round
 
 MARKER = "<!-- codegen-ci -->"
@@ -17,7 +19,8 @@ def escape_md(text: str, limit: int = 300) -> str:
     """Prose on one line with every markup character escaped."""
     text = text.replace("\r", " ").replace("\n", " ").strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return re.sub(r"([\\`*_{}\[\]<>|#!~])", r"\\\1", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return defang_links(re.sub(r"([\\`*_{}\[\]|#!~])", r"\\\1", text))
 
 
 def quote(text: str, limit: int = TASK_QUOTED) -> str:

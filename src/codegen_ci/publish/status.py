@@ -15,8 +15,9 @@ from typing import TextIO
 
 from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
-from codegen_ci.publish.actions import code_span
 from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.markdown_text import code_span
+from codegen_ci.publish.pr_body import escape_md
 from codegen_ci.report import CommandResult
 
 UPDATE_EVERY_S = 20.0  # GitHub's secondary limits dislike bursts of edits
@@ -46,12 +47,13 @@ class StatusComment:
         self.run_url = run_url
         self.warn = warn
         self.comment_id: int | None = None
+        self.footer = ""  # kept under every text posted: the run history (run_history)
 
     def post(self, text: str) -> None:
         """Create or edit the status comment; a failure is a warning."""
         try:
             self.comment_id = self.publisher.upsert_status_comment(
-                self.issue_number, text, status_marker(self.issue_number)
+                self.issue_number, text + self.footer, status_marker(self.issue_number)
             )
         except GitHubError as exc:
             self.warn(f"could not update the status comment on #{self.issue_number}: {exc}")
@@ -59,8 +61,10 @@ class StatusComment:
     def run_link(self) -> str:
         return f" ([workflow run]({self.run_url}))" if self.run_url else ""
 
-    def working(self, what: str) -> None:
-        self.post(f"👀 **codegen-ci** is working on {what}…{self.run_link()}")
+    def working(self, what: str, *, notes: tuple[str, ...] = ()) -> None:
+        """`notes`: what the run ignored from the event (settings it may not set)."""
+        text = f"👀 **codegen-ci** is working on {what}…{self.run_link()}"
+        self.post(text + "".join(f"\n\n⚠️ {escape_md(note, 600)}" for note in notes))
 
 
 class StatusProgress(Progress):

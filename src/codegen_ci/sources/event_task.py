@@ -8,11 +8,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from codegen_ci.settings import ActionSettings, bot_key
+from codegen_ci.sources.settings_blocks import SettingsBlock
 
 
 @dataclass(frozen=True)
 class EventTask:
-    kind: Literal["issue", "issue_comment", "pr_comment", "dispatch"]
+    kind: Literal[
+        "issue",
+        "issue_comment",
+        "pr_comment",
+        "dispatch",
+        "review_comment",
+        "review",
+        "ci_failure",
+    ]
     task: str
     title: str
     issue_number: int | None
@@ -24,6 +33,23 @@ class EventTask:
     spec_path: str | None
     delivery_key: str
     notices: tuple[str, ...] = ()  # things the caller should print as notices
+    review_comment_id: int | None = None  # a pull_request_review_comment's comment
+    review_id: int | None = None  # a pull_request_review
+    ci_run: CiRun | None = None  # a failed workflow_run
+    # The actor's settings blocks, unparsed: `parse_settings` reads them after the
+    # permission check, and their overrides join `spec_overrides`.
+    settings: tuple[SettingsBlock, ...] = ()
+
+
+@dataclass(frozen=True)
+class CiRun:
+    """The failed workflow run a `ci_failure` task is about."""
+
+    run_id: int
+    name: str
+    head_branch: str
+    head_sha: str
+    html_url: str
 
 
 @dataclass(frozen=True)
@@ -40,10 +66,11 @@ class TriggerRules:
     task_input: str | None = None  # the action's `task`, when a dispatch payload has none
     spec_input: str | None = None
     actor: str | None = None  # GITHUB_ACTOR: who a schedule run counts as (it has no sender)
+    ci_fix_label: str = ""  # a pull request with this label gets its CI failures fixed too
 
     @classmethod
     def from_settings(cls, s: ActionSettings, *, self_logins: Iterable[str] = ()) -> TriggerRules:
         return cls(
             s.trigger_phrase, s.trigger_label, s.allowed_bots,
-            frozenset(bot_key(x) for x in self_logins), s.task, s.spec, s.actor,
+            frozenset(bot_key(x) for x in self_logins), s.task, s.spec, s.actor, s.ci_fix_label,
         )  # fmt: skip

@@ -1,7 +1,7 @@
 """Reading Markdown the way GitHub renders it, as far as triggers and settings need.
 
-Fenced code (``` or ~~~, CommonMark's rules for opening and closing), quotes and HTML
-comments are not prose: a trigger phrase there does not count.
+Fenced code (``` or ~~~, CommonMark's rules for opening and closing), indented code, quotes
+and HTML comments are not prose: a trigger phrase there does not count.
 """
 
 from __future__ import annotations
@@ -13,15 +13,17 @@ from dataclasses import dataclass
 def find_trigger(body: str, phrase: str) -> str | None:
     """The instruction after `phrase` at the start of a line, or None when no line has it.
 
-    Only prose counts: lines in fenced code (``` or ~~~), in quotes (`> /codegen`) and in HTML
-    comments never trigger; the phrase must end at whitespace (`/codegenx` is not it). The
-    instruction is the rest of that line and everything after it (people write the phrase,
-    then a paragraph); "" when nothing follows, meaning "do what the issue says".
+    Only prose counts: lines in fenced code (``` or ~~~), indented code (four spaces or a
+    tab), quotes (`> /codegen`) and HTML comments never trigger; the phrase must end at
+    whitespace (`/codegenx` is not it). The instruction is the rest of that line and
+    everything after it (people write the phrase, then a paragraph); "" when nothing
+    follows, meaning "do what the issue says".
     """
     text = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), body.replace("\r\n", "\n"))
     lines = text.split("\n")
     in_fence = _fence_lines(lines)
-    start = re.compile(r"[ \t]*" + re.escape(phrase) + r"(?:[ \t]+(.*))?")
+    # Four spaces or a tab of indentation make an indented code block: not prose.
+    start = re.compile(r" {0,3}" + re.escape(phrase) + r"(?:[ \t]+(.*))?")
     for i, line in enumerate(lines):
         match = None if in_fence[i] else start.fullmatch(line)
         if match:

@@ -7,23 +7,33 @@ block of an issue or comment, or a dispatch's spec file). The base commit is our
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from codegen_ci.publish import remote
 from codegen_ci.settings import ActionSettings
 from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.repo_config import default_branch_config
-from codegen_ci.spec import Spec, load_layer_file, resolve_spec, slugify
+from codegen_ci.sources.settings_blocks import clamp_limits
+from codegen_ci.spec import Limits, Spec, deep_merge, load_layer_file, resolve_spec, slugify
 from codegen_ci.untrusted import clean_untrusted
 
 
 def resolve_event_spec(
-    task: EventTask, settings: ActionSettings, root: Path, *, config_commit: str, base: str
+    task: EventTask,
+    settings: ActionSettings,
+    root: Path,
+    *,
+    config_commit: str,
+    base: str,
+    notice: Callable[[str], None] = lambda _: None,
 ) -> Spec:
     """`config_commit`: the default branch's commit whose `.codegen.yml` counts; `base`: the
-    commit the work starts from (the default branch, or a pull request's head)."""
+    commit the work starts from (the default branch, or a pull request's head). The event's
+    own overrides may lower the repository's limits, never raise them (`notice` says so)."""
     layers: list[Mapping[str, Any]] = [
         settings.env_layer(),
         default_branch_config(root, config_commit),
@@ -33,9 +43,20 @@ def resolve_event_spec(
         layers.append({"task": task.task, "title": task.title})
     if task.spec_path:
         layers.append(load_layer_file(root / task.spec_path, is_spec=True))
-    layers += [task.spec_overrides, {"git": {"base": base}}]
+    overrides, notices = clamp_limits(task.spec_overrides, _limits(layers))
+    for text in notices:
+        notice(text)
+    layers += [overrides, {"git": {"base": base}}]
     where = task.spec_path or (f"#{task.issue_number}" if task.issue_number else "the event")
     return resolve_spec(*layers, name=where)
+
+
+def _limits(layers: list[Mapping[str, Any]]) -> Limits:
+    merged = deep_merge(*layers).get("limits") or {}
+    try:
+        return Limits.model_validate(merged)
+    except ValidationError:
+        return Limits()  # resolving the spec reports the problem, with its key
 
 
 def branch_for(task: EventTask, title: str, spec: Spec, root: Path, token: str | None) -> str:

@@ -25,24 +25,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from codegen_ci.testing.github_data import GitHubData
+from codegen_ci.testing.github_reviews import REVIEW_ROUTES
 from codegen_ci.testing.github_routes import ROUTES
+from codegen_ci.testing.github_runs import RUN_ROUTES
 from codegen_ci.testing.github_shapes import error, with_nulls
 from codegen_ci.testing.github_state import (
     DOCS,
     SECONDARY_RATE_LIMIT,
     Canned,
-    Comment,
-    Issue,
     Json,
-    Pull,
     RecordedRequest,
     Reply,
-    Repo,
 )
 
 
-class GitHubDouble:
-    """One base repository (`owner/name`) plus any forks added with `add_fork`."""
+class GitHubDouble(GitHubData):
+    """The data of `GitHubData`, served over HTTP on 127.0.0.1."""
 
     def __init__(
         self,
@@ -54,22 +53,11 @@ class GitHubDouble:
         actor: str = "github-actions[bot]",
         token: str | None = None,
     ) -> None:
-        self.repo = Repo(repository, default_branch)
-        self.repos: dict[str, Repo] = {repository: self.repo}
-        self.server_url = server_url
-        self.api_prefix = api_prefix
-        self.actor = actor  # the token's user: author of what the client creates
-        self.token = token  # when set, other Authorization headers get 401 Bad credentials
-        self.users: dict[str, str] = {actor: "Bot"}  # login -> "User" | "Bot" | "Organization"
-        self.permissions: dict[str, str] = {}  # login -> role name (admin, maintain, write, ...)
-        self.issues: dict[int, Issue] = {}
-        self.comments: dict[int, Comment] = {}
-        self.forbid_pull_creation = False  # the repository setting that blocks GITHUB_TOKEN
+        super().__init__(repository, default_branch=default_branch, server_url=server_url,
+                         api_prefix=api_prefix, actor=actor, token=token)  # fmt: skip
         self.send_nulls = False  # null, not [] or "", for nullable fields without a value
         self.requests: list[RecordedRequest] = []
         self._faults: list[tuple[str, str, Canned, int | None]] = []
-        self._ids = 1000
-        self._lock = threading.RLock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -99,42 +87,7 @@ class GitHubDouble:
     ) -> None:
         self.stop()
 
-    # -- seeding and inspection -----------------------------------------------------------
-
-    def add_user(self, login: str, kind: str = "User", role: str | None = None) -> None:
-        self.users[login] = kind
-        if role is not None:
-            self.permissions[login] = role
-
-    def add_fork(self, full_name: str) -> Repo:
-        self.repos[full_name] = Repo(full_name, self.repo.default_branch, fork=True)
-        return self.repos[full_name]
-
-    def add_issue(self, title: str, body: str | None = "", user: str = "alice") -> Issue:
-        with self._lock:
-            number = len(self.issues) + 1
-            self.users.setdefault(user, "User")
-            self.issues[number] = Issue(number, title, body, user)
-            return self.issues[number]
-
-    def add_pull(
-        self, head: str, title: str = "A change", base: str | None = None, **kw: Any
-    ) -> Issue:
-        """`head` is a branch of the base repository or `fork-owner:branch` of a fork."""
-        issue = self.add_issue(title, kw.pop("body", ""), kw.pop("user", "alice"))
-        owner, _, ref = head.rpartition(":")
-        head_repo = self._head_repo(owner)
-        issue.pull = Pull(ref, base or self.repo.default_branch, head_repo, **kw)
-        return issue
-
-    def add_comment(self, issue_number: int, body: str, user: str = "alice") -> Comment:
-        with self._lock:
-            self._ids += 1
-            self.comments[self._ids] = Comment(self._ids, issue_number, body, user)
-            return self.comments[self._ids]
-
-    def pulls(self) -> list[Issue]:
-        return [i for i in self.issues.values() if i.pull is not None]
+    # -- inspection -----------------------------------------------------------------------
 
     def writes(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.method != "GET"]
@@ -168,12 +121,18 @@ class GitHubDouble:
             canned = self._take_fault(method, path)
             if canned is not None:
                 return canned.status, canned.body, canned.headers
-            if self.token is not None and headers.get("authorization") not in (
-                f"token {self.token}",
-                f"Bearer {self.token}",
+            signed = path.startswith("/_blobs/")  # storage behind a download: a signed URL
+            if (
+                self.token is not None
+                and not signed
+                and headers.get("authorization")
+                not in (
+                    f"token {self.token}",
+                    f"Bearer {self.token}",
+                )
             ):
                 return error(401, "Bad credentials")
-            for verb, pattern, handler in ROUTES:
+            for verb, pattern, handler in [*ROUTES, *REVIEW_ROUTES, *RUN_ROUTES]:
                 match = re.fullmatch(pattern, path)
                 if verb == method and match:
                     args = [urllib.parse.unquote(a) for a in match.groups()]
@@ -194,16 +153,6 @@ class GitHubDouble:
                 return canned
         return None
 
-    def _head_repo(self, owner: str) -> str | None:
-        if not owner or owner == self.repo.full_name.split("/")[0]:
-            return self.repo.full_name
-        name = self.repo.full_name.split("/")[1]
-        return f"{owner}/{name}" if f"{owner}/{name}" in self.repos else None
-
-    def next_id(self) -> int:
-        self._ids += 1
-        return self._ids
-
 
 def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -218,9 +167,12 @@ def _handler_for(double: GitHubDouble) -> type[BaseHTTPRequestHandler]:
             status, payload, extra = double.handle(self.command, self.path, body, headers)
             payload = with_nulls(payload) if double.send_nulls and status < 300 else payload
             # A str payload goes out as is: GitHub's proxies answer some 5xx with HTML.
-            text = payload if isinstance(payload, str) else json.dumps(payload)
-            data = b"" if payload is None else text.encode()
-            kind = "text/html" if isinstance(payload, str) else "application/json"
+            if isinstance(payload, bytes):  # a download: an artifact's zip, a job's log
+                data, kind = payload, "application/octet-stream"
+            else:
+                text = payload if isinstance(payload, str) else json.dumps(payload)
+                data = b"" if payload is None else text.encode()
+                kind = "text/html" if isinstance(payload, str) else "application/json"
             self.send_response(status)
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))

@@ -17,18 +17,18 @@ from codegen_ci.testing.github_state import (
 )
 
 if TYPE_CHECKING:
-    from codegen_ci.testing.github_double import GitHubDouble
+    from codegen_ci.testing.github_data import GitHubData
 
 Args = list[str]
 Query = dict[str, str]
 
 
-def _get_repo(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _get_repo(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     repo = d.repos.get(f"{a[0]}/{a[1]}")
     return (200, shape.repo_json(d, repo), {}) if repo else shape.error(404, "Not Found")
 
 
-def _get_permission(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _get_permission(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     login = a[2]
     if login not in d.users and login not in d.permissions:
         return shape.error(404, f"{login} is not a user")
@@ -37,27 +37,33 @@ def _get_permission(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, {"permission": permission, "role_name": role, "user": shape.user_json(d, login)}, {}
 
 
-def _get_user(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _get_user(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     return (200, shape.user_json(d, a[0]), {}) if a[0] in d.users else shape.error(404, "Not Found")
 
 
-def _find_issue(d: GitHubDouble, number: str) -> Issue | None:
+def _get_authenticated_user(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
+    if d.users.get(d.actor) == "Bot":  # installation tokens, GITHUB_TOKEN among them
+        return shape.error(403, "Resource not accessible by integration")
+    return 200, shape.user_json(d, d.actor), {}
+
+
+def _find_issue(d: GitHubData, number: str) -> Issue | None:
     return d.issues.get(int(number))
 
 
-def _get_issue(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _get_issue(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
     return (200, shape.issue_json(d, issue), {}) if issue else shape.error(404, "Not Found")
 
 
-def _list_comments(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _list_comments(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     if not _find_issue(d, a[2]):
         return shape.error(404, "Not Found")
     found = [shape.comment_json(d, c) for c in d.comments.values() if c.issue_number == int(a[2])]
     return shape.page(d, f"/repos/{a[0]}/{a[1]}/issues/{a[2]}/comments", q, found)
 
 
-def _create_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _create_comment(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     if not _find_issue(d, a[2]):
         return shape.error(404, "Not Found")
     if not isinstance(b.get("body"), str):
@@ -65,12 +71,12 @@ def _create_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 201, shape.comment_json(d, d.add_comment(int(a[2]), b["body"], d.actor)), {}
 
 
-def _get_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _get_comment(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     comment = d.comments.get(int(a[2]))
     return (200, shape.comment_json(d, comment), {}) if comment else shape.error(404, "Not Found")
 
 
-def _edit_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _edit_comment(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     comment = d.comments.get(int(a[2]))
     if not comment:
         return shape.error(404, "Not Found")
@@ -78,7 +84,7 @@ def _edit_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, shape.comment_json(d, comment), {}
 
 
-def _react(d: GitHubDouble, reactions: list[str], content: Any) -> Reply:
+def _react(d: GitHubData, reactions: list[str], content: Any) -> Reply:
     if content not in REACTIONS:
         return shape.error(
             422, "Validation Failed", errors=[{"field": "content", "code": "invalid"}]
@@ -90,19 +96,19 @@ def _react(d: GitHubDouble, reactions: list[str], content: Any) -> Reply:
     return status, {**reaction, "node_id": "RE_1", "created_at": shape.STAMP}, {}
 
 
-def _react_comment(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _react_comment(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     comment = d.comments.get(int(a[2]))
     return (
         _react(d, comment.reactions, b.get("content")) if comment else shape.error(404, "Not Found")
     )
 
 
-def _react_issue(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _react_issue(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
     return _react(d, issue.reactions, b.get("content")) if issue else shape.error(404, "Not Found")
 
 
-def _add_labels(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _add_labels(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
     if not issue:
         return shape.error(404, "Not Found")
@@ -111,7 +117,7 @@ def _add_labels(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, shape.labels_json(d, issue.labels), {}
 
 
-def _list_pulls(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _list_pulls(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     state = q.get("state", "open")
     found = [shape.pull_json(d, i) for i in d.pulls() if state in ("all", i.state)]
     found = [p for p in found if q.get("base", p["base"]["ref"]) == p["base"]["ref"]]
@@ -119,7 +125,7 @@ def _list_pulls(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return shape.page(d, f"/repos/{a[0]}/{a[1]}/pulls", q, found)
 
 
-def _create_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _create_pull(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     if d.forbid_pull_creation:
         return shape.error(403, ACTIONS_FORBIDDEN)
     if not all(isinstance(b.get(k), str) for k in ("title", "head", "base")):
@@ -139,7 +145,7 @@ def _create_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 201, shape.pull_json(d, issue), {}
 
 
-def _get_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _get_pull(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
     return (
         (200, shape.pull_json(d, issue), {})
@@ -148,7 +154,7 @@ def _get_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     )
 
 
-def _edit_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _edit_pull(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
     if not issue or not issue.pull:
         return shape.error(404, "Not Found")
@@ -159,7 +165,7 @@ def _edit_pull(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
     return 200, shape.pull_json(d, issue), {}
 
 
-def _request_reviewers(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
+def _request_reviewers(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     issue = _find_issue(d, a[2])
     if not issue or not issue.pull:
         return shape.error(404, "Not Found")
@@ -177,10 +183,11 @@ def _request_reviewers(d: GitHubDouble, a: Args, q: Query, b: Json) -> Reply:
 
 _SEG = r"/([^/]+)"
 _REPO = rf"/repos{_SEG}{_SEG}"
-ROUTES: list[tuple[str, str, Callable[[GitHubDouble, Args, Query, Json], Reply]]] = [
+ROUTES: list[tuple[str, str, Callable[[GitHubData, Args, Query, Json], Reply]]] = [
     ("GET", _REPO, _get_repo),
     ("GET", rf"{_REPO}/collaborators{_SEG}/permission", _get_permission),
     ("GET", rf"/users{_SEG}", _get_user),
+    ("GET", r"/user", _get_authenticated_user),
     ("GET", rf"{_REPO}/issues/(\d+)", _get_issue),
     ("GET", rf"{_REPO}/issues/(\d+)/comments", _list_comments),
     ("POST", rf"{_REPO}/issues/(\d+)/comments", _create_comment),

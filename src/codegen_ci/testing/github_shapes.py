@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from codegen_ci.testing.github_state import DOCS, Comment, Issue, Json, Reply, Repo
 
 if TYPE_CHECKING:
-    from codegen_ci.testing.github_double import GitHubDouble
+    from codegen_ci.testing.github_data import GitHubData
 
 
 def error(status: int, message: str, **extra: Json) -> Reply:
@@ -45,7 +45,7 @@ def num(name: str) -> int:
     return zlib.crc32(name.encode()) % 10**8
 
 
-def user_json(d: GitHubDouble, login: str) -> Json:
+def user_json(d: GitHubData, login: str) -> Json:
     return {
         "login": login,
         "id": num(login),
@@ -57,7 +57,7 @@ def user_json(d: GitHubDouble, login: str) -> Json:
     }
 
 
-def repo_json(d: GitHubDouble, repo: Repo) -> Json:
+def repo_json(d: GitHubData, repo: Repo) -> Json:
     owner, name = repo.full_name.split("/")
     return {
         "id": num(repo.full_name),
@@ -74,13 +74,13 @@ def repo_json(d: GitHubDouble, repo: Repo) -> Json:
     }
 
 
-def labels_json(d: GitHubDouble, names: list[str]) -> Json:
+def labels_json(d: GitHubData, names: list[str]) -> Json:
     base = f"{d.url}/repos/{d.repo.full_name}/labels"
     return [{"id": num(n), "name": n, "color": "ededed", "url": f"{base}/{n}", "description": ""}
             for n in names]  # fmt: skip
 
 
-def issue_json(d: GitHubDouble, issue: Issue) -> Json:
+def issue_json(d: GitHubData, issue: Issue) -> Json:
     api = f"{d.url}/repos/{d.repo.full_name}"
     kind = "pull" if issue.pull else "issues"
     data = {
@@ -109,7 +109,7 @@ def issue_json(d: GitHubDouble, issue: Issue) -> Json:
     return data
 
 
-def comment_json(d: GitHubDouble, comment: Comment) -> Json:
+def comment_json(d: GitHubData, comment: Comment) -> Json:
     api = f"{d.url}/repos/{d.repo.full_name}"
     issue = d.issues[comment.issue_number]
     kind = "pull" if issue.pull else "issues"
@@ -127,7 +127,7 @@ def comment_json(d: GitHubDouble, comment: Comment) -> Json:
     }
 
 
-def branch_json(d: GitHubDouble, ref: str, sha: str, repo_name: str | None) -> Json:
+def branch_json(d: GitHubData, ref: str, sha: str, repo_name: str | None) -> Json:
     repo = d.repos.get(repo_name or "")
     owner = (repo_name or "ghost/x").split("/")[0]
     return {
@@ -139,7 +139,7 @@ def branch_json(d: GitHubDouble, ref: str, sha: str, repo_name: str | None) -> J
     }
 
 
-def pull_json(d: GitHubDouble, issue: Issue) -> Json:
+def pull_json(d: GitHubData, issue: Issue) -> Json:
     assert issue.pull is not None
     pull = issue.pull
     api = f"{d.url}/repos/{d.repo.full_name}"
@@ -169,7 +169,7 @@ def pull_json(d: GitHubDouble, issue: Issue) -> Json:
     }
 
 
-def page(d: GitHubDouble, path: str, query: dict[str, str], items: list[Json]) -> Reply:
+def page(d: GitHubData, path: str, query: dict[str, str], items: list[Json]) -> Reply:
     """One page of a list with GitHub's Link header, which PaginatedList follows."""
     per_page = min(int(query.get("per_page", 30)), 100)
     page = int(query.get("page", 1))

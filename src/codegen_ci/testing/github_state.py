@@ -70,3 +70,35 @@ class Repo:
     default_branch: str = "main"
     fork: bool = False
     private: bool = False
+
+
+@dataclass
+class ReviewComment:
+    id: int
+    pull_number: int
+    body: str
+    user: str
+    path: str
+    line: int | None
+    diff_hunk: str
+    start_line: int | None = None
+    in_reply_to_id: int | None = None
+    review_id: int | None = None
+    reactions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WorkflowJob:
+    id: int
+    name: str
+    conclusion: str
+    log: bytes = b""
+
+
+@dataclass
+class WorkflowRun:
+    id: int
+    head_branch: str
+    artifacts: dict[str, bytes] = field(default_factory=dict)  # name -> zip archive
+    jobs: list[WorkflowJob] = field(default_factory=list)
+    artifact_ids: dict[int, str] = field(default_factory=dict)  # id -> name

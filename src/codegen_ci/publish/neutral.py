@@ -1,0 +1,43 @@
+"""Text codegen-ci posts (comments, pull request titles and bodies, the job summary) carries
+untrusted pieces: test output, test ids, file names, the model's words, issue text. Two layers
+keep them inert:
+
+* where a piece is placed, it is escaped for its spot (`escape_md`, `escape_cell`, code spans
+  and code blocks): no HTML, no Markdown, and `defang_links` so no link is made of it;
+* the whole body then passes `neutralise` before it is sent: every invisible or control
+  character (bidi overrides such as U+202E, isolates U+2066-2069, zero-width characters, other
+  format and control characters) is shown as `[U+XXXX]` instead of silently reordering or
+  hiding text, and every @mention is broken with a zero-width joiner after the `@`, so no
+  user or team is notified by text the tool relays (`@team` reads the same, pings nobody).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+ZWJ = "\u200d"
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+_CANDIDATE = re.compile(r"[^\t\n\x20-\x7e]")
+# A mention is `@` + a login or org/team, not inside a word (e-mail addresses, URLs).
+_MENTION = re.compile(r"(?<![\w@/.:+-])@(?=[A-Za-z0-9])")
+_LINK = re.compile(r"\b(https?|ftp|file)://|\bwww\.(?=\w)", re.IGNORECASE)
+
+
+def neutralise(body: str) -> str:
+    """A whole body, ready to post: controls made visible, mentions broken."""
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    body = _CANDIDATE.sub(_visible, body)
+    return _MENTION.sub("@" + ZWJ, body)
+
+
+def defang_links(text: str) -> str:
+    """`https://x` -> `https[:]//x`, `www.x` -> `www[.]x`: GitHub makes no link of either."""
+    return _LINK.sub(lambda m: f"{m[1]}[:]//" if m[1] else "www[.]", text)
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match[0]
+    if unicodedata.category(char) in _CONTROL_CATEGORIES:
+        return f"[U+{ord(char):04X}]"
+    return char

@@ -1,0 +1,121 @@
+"""The short history of codegen-ci runs on one issue or pull request, kept in its status
+comment: a few visible lines, and the same records as JSON in a hidden marker that the next
+run reads. It tells a later run what earlier ones did and what failed then (the memory), and
+it counts the CI-fix attempts so they stay bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.github_rest import rest_list
+from codegen_ci.publish.markdown_text import code_span
+from codegen_ci.report import Report
+
+KEEP = 10  # records kept in the marker
+SHOWN = 5  # records listed in the comment
+MAX_IDS = 8
+HISTORY = re.compile(r"<!-- codegen-ci:history (.*?) -->", re.S)
+KINDS = {
+    "issue": "issue", "issue_comment": "comment", "pr_comment": "comment",
+    "review_comment": "review comment", "review": "review", "ci_failure": "CI failure",
+    "dispatch": "dispatch",
+}  # fmt: skip
+
+
+@dataclass
+class RunRecord:
+    kind: str
+    request: str  # the trigger in a few words
+    status: str
+    commit: str = ""
+    files: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # still failing at the end
+    ci_signature: str = ""  # the CI failures a ci_failure run was started for
+    run_url: str = ""
+
+    def line(self, *, posted: bool = False) -> str:
+        """One line; `posted`: for the comment, where the request's words show as code."""
+        request = code_span(self.request) if posted else f"“{self.request}”"
+        what = f"{KINDS.get(self.kind, self.kind)} {request}" if self.request else self.kind
+        text = f"{what}: {self.status}"
+        if self.commit:
+            text += f", commit {self.commit[:12]}"
+        if self.files:
+            text += " changed " + ", ".join(self.files[:MAX_IDS])
+        if self.failures:
+            text += "; failing then: " + ", ".join(self.failures[:MAX_IDS])
+        return text
+
+
+def record_for(report: Report, kind: str, request: str, ci_signature: str = "",
+               run_url: str | None = None) -> RunRecord:  # fmt: skip
+    failing = [f.id for f in report.rounds[-1].failures] if report.rounds else []
+    return RunRecord(
+        kind=kind, request=" ".join(request.split())[:80], status=report.status,
+        commit=report.commit or "" if report.status == "success" else "",
+        files=report.files_changed[:MAX_IDS], failures=failing[:MAX_IDS],
+        ci_signature=ci_signature, run_url=run_url or "",
+    )  # fmt: skip
+
+
+def parse_history(body: str) -> list[RunRecord]:
+    """The records in a status comment; [] when there are none or they do not parse."""
+    match = HISTORY.search(body or "")
+    if not match:
+        return []
+    try:
+        data = json.loads(match.group(1))
+        return [_record(item) for item in data if isinstance(item, dict)][-KEEP:]
+    except (ValueError, TypeError):
+        return []
+
+
+def render_history(records: list[RunRecord]) -> str:
+    """The comment's footer: the last few runs, and the hidden JSON of the last KEEP."""
+    if not records:
+        return ""
+    kept = records = records[-KEEP:]
+    start = len(records) - min(len(records), SHOWN) + 1
+    lines = [f"{i}. {r.line(posted=True)}" for i, r in enumerate(records[-SHOWN:], start=start)]
+    data = json.dumps([asdict(r) for r in kept], separators=(",", ":"))
+    # JSON inside an HTML comment: `-` and `>` escaped so no text can close the comment.
+    data = data.replace("-", "\\u002d").replace(">", "\\u003e")
+    return (
+        "\n\n<details><summary>codegen-ci runs here</summary>\n\n"
+        + "\n".join(lines)
+        + f"\n\n</details>\n<!-- codegen-ci:history {data} -->"
+    )
+
+
+def memory_text(records: list[RunRecord]) -> str:
+    return "\n".join(f"{i}. {r.line()}" for i, r in enumerate(records[-SHOWN:], start=1))
+
+
+def read_history(gh: GitHubPublisher, issue_number: int, marker: str) -> list[RunRecord]:
+    """The history in the status comment. Anyone may paste the marker into a comment, so only
+    one written by the tool's own identity (the token's user; `github-actions[bot]` for the
+    Actions token) counts, as for the status comment itself: the history reaches the model and
+    bounds the CI-fix attempts."""
+    me = gh.own_login().casefold()
+    path = f"/repos/{gh.target.repository}/issues/{issue_number}/comments"
+    for comment in rest_list(gh, f"reading the comments of #{issue_number}", path):
+        body = str(comment.get("body") or "")
+        author = str((comment.get("user") or {}).get("login") or "").casefold()
+        if marker in body and author == me:
+            return parse_history(body)
+    return []
+
+
+def _record(item: dict[str, Any]) -> RunRecord:
+    fields = RunRecord.__dataclass_fields__
+    values = {k: v for k, v in item.items() if k in fields}
+    for key in ("files", "failures"):
+        values[key] = [str(x) for x in values.get(key) or []][:MAX_IDS]
+    for key in ("kind", "request", "status", "commit", "ci_signature", "run_url"):
+        values[key] = str(values.get(key) or "")
+    return RunRecord(**values)
