@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, PYTEST, SampleRepo
 from test_resilience import run_cli, tool_results
@@ -37,8 +39,9 @@ def test_the_old_final_step_rewinds_a_branch_head_was_pointed_at(sample_repo: Sa
 
 
 def test_commands_that_move_head_or_user_branches_are_refused_and_restored(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (read-only .git)
     main, feature = with_feature_branch(sample_repo)
     before = refs(sample_repo)
     moves = [
@@ -76,8 +79,9 @@ def test_commands_that_move_head_or_user_branches_are_refused_and_restored(
 
 
 def test_a_test_command_that_moves_a_user_branch_is_undone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (read-only .git)
     main, feature = with_feature_branch(sample_repo)
     before = refs(sample_repo)
     test = f"git update-ref refs/heads/feature {main} && git symbolic-ref HEAD refs/heads/feature"
