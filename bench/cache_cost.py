@@ -24,7 +24,7 @@ from bench.prompt_growth import FILE_BYTES, _step, _text
 from bench.sliding_window import request_view as sliding_view
 from codegen_ci.context import ContextWindow
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_model import Reply
+from codegen_ci.testing.scripted_steps import Reply
 
 DISCOUNTS = (0.9, 0.5)
 TARGETS = {0.9: 0.6, 0.5: 0.7}  # at TARGET_CALLS, billed input against the append-only loop

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from codegen_ci.proc import run_shell
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
 from test_resilience import run_cli, tool_results
 

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import SampleRepo
 from test_resilience import run_cli
 

@@ -16,7 +16,8 @@ from codegen_ci.cli import cli
 from codegen_ci.context import ContextWindow, size_of
 from codegen_ci.context_compact import SUPERSEDED
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
 
 HEAD = [{"role": "system", "content": "You are a coder."}, {"role": "user", "content": "Task."}]

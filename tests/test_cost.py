@@ -17,7 +17,8 @@ from codegen_ci.llm import OpenAIChatModel
 from codegen_ci.pricing import billed_tokens, cost_usd
 from codegen_ci.spec import ModelPrice, ModelSettings
 from codegen_ci.testing.provider_cache import PromptCache, UsageStyle
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import VERSION_FILE, SampleRepo
 
 MESSAGES = [{"role": "user", "content": "hi"}]

@@ -11,7 +11,8 @@ import pytest
 
 from action_env import ActionWorld, push_branch
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply
 from pr_loop_env import review_comment_payload, seed_comment
 from sample_repo import PYTEST, SampleRepo, fixing_script
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
 
 

@@ -11,7 +11,8 @@ import uuid
 
 import pytest
 
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc is Linux-only")

@@ -24,7 +24,8 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
 
 VERSION = "src/semver/version.py"

@@ -12,7 +12,8 @@ from codegen_ci.junit import parse_files
 from codegen_ci.publish.pr_body import pr_body
 from codegen_ci.reflection import MAX_MESSAGE_CHARS
 from codegen_ci.report import Report
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from gate_repos import (
     BUG_ID,
     HOSTILE_REPORTS,

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci import commit_message, git, output_quota, symlinks
-from codegen_ci.agent import Agent, Budget, Conversation, LimitReached
+from codegen_ci.agent import Agent
 from codegen_ci.baseline import Baseline
 from codegen_ci.briefing import Briefing
+from codegen_ci.budget import Budget, LimitReached
 from codegen_ci.config_check import ConfigError, check_round
+from codegen_ci.conversation import Conversation
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.llm import Model
 from codegen_ci.preflight import note_missing_junit, run_preflight

@@ -1,7 +1,7 @@
 """The six tools the model works through. Names and argument names are fixed by CONTRACT.md;
 the JSON schemas are derived from the pydantic argument models (tools_schema). Every error
 (bad path, malformed arguments, unknown tool, no match) is returned as the tool's result
-text: a tool call never ends the run.
+text: a tool call never ends the run. The read-only tools live in tools_read.py.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from codegen_ci import tools_read
 from codegen_ci.globs import is_test_path
 from codegen_ci.report import Refusal
-from codegen_ci.tools_files import closest, list_tree
+from codegen_ci.tools_files import closest
+from codegen_ci.tools_read import ToolError, read_text
 from codegen_ci.tools_schema import (
     EditFileArgs,
     ListFilesArgs,
@@ -28,19 +30,9 @@ from codegen_ci.tools_schema import (
     WriteFileArgs,
     function_schema,
 )
-from codegen_ci.tools_search import SearchError, search
 from codegen_ci.workspace import PathRefused, Worktree
 
-MAX_READ_LINES = 400
-MAX_READ_CHARS = 24_000
-MAX_FILE_BYTES = 2_000_000
-MAX_LIST_ENTRIES = 400
 MAX_RESULT_CHARS = 30_000  # any tool's result; run_command's is cut much shorter first
-
-
-class ToolError(Exception):
-    """An error the model reads as the tool's result."""
-
 
 CommandRunner = Callable[[str], str]
 
@@ -111,30 +103,10 @@ class Toolbox:
     # --- the tools -----------------------------------------------------------------------
 
     def list_files(self, args: ListFilesArgs) -> str:
-        root = self.worktree.resolve(args.path)
-        if not root.is_dir():
-            raise ToolError(f"'{args.path}' is not a directory")
-        entries = list_tree(root, self.worktree.path, MAX_LIST_ENTRIES)
-        return "\n".join(entries) or "(empty directory)"
+        return tools_read.list_files(self.worktree, args)
 
     def read_file(self, args: ReadFileArgs) -> str:
-        path = self._existing_file(args.path)
-        lines = _read_text(path).splitlines()
-        start = (args.start_line or 1) - 1
-        end = min(len(lines), args.end_line or start + MAX_READ_LINES)
-        if start >= len(lines) and lines:
-            raise ToolError(f"start_line {start + 1} is past the end ({len(lines)} lines)")
-        out, size = [], 0
-        for number in range(start, end):
-            line = f"{number + 1}\t{lines[number]}"
-            size += len(line) + 1
-            if size > MAX_READ_CHARS:
-                end = number
-                break
-            out.append(line)
-        if end < len(lines) or start > 0:
-            out.append(f"[lines {start + 1}-{end} of {len(lines)}; use start_line/end_line]")
-        return "\n".join(out) if out else "(empty file)"
+        return tools_read.read_file(self.worktree, args)
 
     def write_file(self, args: WriteFileArgs) -> str:
         path = self._writable(args.path)
@@ -153,7 +125,7 @@ class Toolbox:
         path = self._writable(args.path)
         if not path.is_file():
             raise ToolError(f"'{args.path}' does not exist; use write_file to create it")
-        text = _read_text(path)
+        text = read_text(path)
         if not args.old_text:
             raise ToolError("old_text is empty")
         count = text.count(args.old_text)
@@ -173,11 +145,7 @@ class Toolbox:
         return f"Edited {self.worktree.relative(path)}."
 
     def search_files(self, args: SearchFilesArgs) -> str:
-        root = self.worktree.resolve(args.path or ".")
-        try:
-            return search(root, args.pattern, self.worktree.relative)
-        except SearchError as exc:
-            raise ToolError(str(exc)) from None
+        return tools_read.search_files(self.worktree, args)
 
     def run_command(self, args: RunCommandArgs) -> str:
         if not args.command.strip():
@@ -185,14 +153,6 @@ class Toolbox:
         return self.run_shell(args.command)
 
     # --- helpers -------------------------------------------------------------------------
-
-    def _existing_file(self, user_path: str) -> Path:
-        path = self.worktree.resolve(user_path)
-        if not path.is_file():
-            raise ToolError(f"'{user_path}' does not exist or is not a file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ToolError(f"'{user_path}' is larger than {MAX_FILE_BYTES} bytes")
-        return path
 
     def _writable(self, user_path: str) -> Path:
         path = self.worktree.resolve(user_path, for_write=True)
@@ -215,10 +175,3 @@ def bounded(text: str, limit: int = MAX_RESULT_CHARS) -> str:
     tail = limit - head
     cut = len(text) - head - tail
     return f"{text[:head]}\n[... {cut} characters of this result cut ...]\n{text[-tail:]}"
-
-
-def _read_text(path: Path) -> str:
-    data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise ToolError(f"'{path.name}' looks binary")
-    return data.decode("utf-8", errors="replace")

@@ -17,7 +17,6 @@ from typing import Any
 import click
 
 from codegen_ci import git
-from codegen_ci.agent import Conversation
 from codegen_ci.briefing import Briefing
 from codegen_ci.commands import run_state
 from codegen_ci.commands.run_files import (
@@ -26,6 +25,7 @@ from codegen_ci.commands.run_files import (
     read_run_state,
     read_transcript,
 )
+from codegen_ci.conversation import Conversation
 from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
 from codegen_ci.instructions import read_instructions

@@ -1,0 +1,66 @@
+"""The conversation with the model: every message, appended to `transcript.jsonl` as it
+happens (redacted), and loaded back from it when a stopped run is resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from codegen_ci.report import Round
+
+
+class Conversation:
+    """All messages, appended to `transcript.jsonl` as they happen (redacted)."""
+
+    def __init__(
+        self,
+        transcript: Path,
+        redact: Callable[[str], str],
+        messages: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        self.messages: list[dict[str, Any]] = list(messages)
+        self._transcript = transcript
+        self._redact = redact
+        transcript.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        line = json.dumps({"ts": round(time.time(), 3), **message}, ensure_ascii=False)
+        with self._transcript.open("a", encoding="utf-8") as f:
+            f.write(self._redact(line) + "\n")
+
+    @classmethod
+    def load(cls, transcript: Path, redact: Callable[[str], str]) -> Conversation:
+        messages = []
+        for line in transcript.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                data = json.loads(line)
+                data.pop("ts", None)
+                messages.append(data)
+        return cls(transcript, redact, _complete_steps(messages))
+
+    def resume_note(self, last_rounds: Sequence[Round] = ()) -> None:
+        """Tell the model the run was stopped, and what the last validation round found."""
+        lines = ["[The run was stopped and is now resumed. The files on disk are current; "
+                 "continue the task.]"]  # fmt: skip
+        for rnd in last_rounds:
+            if not rnd.passed and rnd.failures:
+                lines.append(f"Validation round {rnd.iteration} failed:")
+                lines += [f"- {f.id}: {f.message[:300]}" for f in rnd.failures[:20]]
+        self.add({"role": "user", "content": "\n".join(lines)})
+
+
+def _complete_steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop a trailing assistant step whose tool results were cut off by an interruption."""
+    for i in range(len(messages) - 1, -1, -1):
+        calls = messages[i].get("tool_calls")
+        if messages[i]["role"] == "assistant" and calls:
+            answered = {m.get("tool_call_id") for m in messages[i + 1 :] if m["role"] == "tool"}
+            if not {c["id"] for c in calls} <= answered:
+                return messages[:i]
+            break
+    return messages
