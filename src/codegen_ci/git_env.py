@@ -10,6 +10,7 @@ Per-call config (the push token's header above all) travels in the git process's
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -57,6 +58,7 @@ def _global_config() -> str:
     """Our own global config: only `safe.directory` (a checkout mounted into a container
     belongs to another uid); the user's and the system's config never reach our git."""
     folder = Path(tempfile.mkdtemp(prefix="codegen-git-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     path = folder / "config"
     path.write_text("[safe]\n\tdirectory = *\n", encoding="utf-8")
     return str(path)
