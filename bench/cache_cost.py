@@ -22,7 +22,7 @@ from typing import Any
 from bench.common import NoDelayServer, isolated_env, make_repo, run_codegen
 from bench.prompt_growth import FILE_BYTES, _step, _text
 from bench.sliding_window import request_view as sliding_view
-from codegen_ci.context import ContextWindow
+from codegen_ci.agent.context import ContextWindow
 from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_steps import Reply
 

@@ -1,7 +1,7 @@
 """Benchmark 4: parse time and peak memory for a large JUnit report.
 
 The report is generated (pytest-shaped: mostly passing cases, every 20th failing with a
-traceback, captured output on some) and parsed with `codegen_ci.junit.parse_file` in a fresh
+traceback, captured output on some) and parsed with `gate.junit.parse.parse_file` in a fresh
 subprocess, which reports its own wall time and its peak RSS before and after parsing."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.junit import DEFAULT_MAX_BYTES
+from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES
 
 PROBE = """
 import json, resource, sys, time
 from pathlib import Path
-from codegen_ci.junit import parse_file
+from codegen_ci.gate.junit.parse import parse_file
 traced = sys.argv[2] == "traced"
 if traced:
     import tracemalloc

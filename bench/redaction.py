@@ -1,6 +1,6 @@
 """Benchmark 5 (optional): redaction throughput on a large tool result or log.
 
-A fresh `Redactor` (the class behind `codegen_ci.redact.REDACTOR`, so the process-wide one is
+A fresh `Redactor` (the class behind `security.redact.REDACTOR`, so the process-wide one is
 left alone) with a few registered secrets, over text that holds a handful of secrets and
 token-shaped strings among ordinary log lines."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from codegen_ci.redact import Redactor
+from codegen_ci.security.redact import Redactor
 
 SECRETS = ("sk-bench-registered-secret-0123456789", "hunter2-but-much-longer-than-that")
 LINE = "2024-05-01 12:00:00 INFO worker[42]: processed batch 17 in 0.31s (ok) path=/srv/app\n"

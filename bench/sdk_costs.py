@@ -54,8 +54,8 @@ def adapter_request_cpu_ms(request: dict[str, Any], runs: int) -> float:
     """CPU milliseconds per request of the same body through the harness's own adapter
     (`OpenAIChatModel.complete`: tenacity retries, `client.post` with a typed
     `ChatCompletion` answer, usage and cached-input reading), to set beside the two above."""
-    from codegen_ci.llm import OpenAIChatModel
-    from codegen_ci.spec import ModelSettings
+    from codegen_ci.agent.model import OpenAIChatModel
+    from codegen_ci.spec.model import ModelSettings
 
     settings = ModelSettings(name=str(request.get("model") or "m"))
     with NoDelayServer() as server:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.proc import run_shell
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.workspace.proc import run_shell
 from sample_repo import FIX, SampleRepo
 from test_resilience import run_cli, tool_results
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from codegen_ci.agent.model import OpenAIChatModel
+from codegen_ci.agent.pricing import billed_tokens, cost_usd
 from codegen_ci.cli import cli
-from codegen_ci.llm import OpenAIChatModel
-from codegen_ci.pricing import billed_tokens, cost_usd
-from codegen_ci.spec import ModelPrice, ModelSettings
+from codegen_ci.spec.model import ModelPrice, ModelSettings
 from codegen_ci.testing.provider_cache import PromptCache, UsageStyle
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call

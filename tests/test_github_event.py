@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from codegen_ci.errors import InputError, SpecError
-from codegen_ci.settings import ActionSettings
 from codegen_ci.sources.github_event import (
     EventTask,
     Ignore,
@@ -21,6 +20,7 @@ from codegen_ci.sources.github_event import (
     load_event,
 )
 from codegen_ci.sources.settings_blocks import parse_settings
+from codegen_ci.spec.action_inputs import ActionSettings
 
 EVENTS = Path(__file__).parent / "fixtures" / "github-events"
 OCTOKIT = EVENTS / "octokit-webhooks" / "api.github.com"

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci import __version__, codegen_first, pytest_first
+from codegen_ci import __version__
+from codegen_ci.gate.runners import codegen_first, pytest_first
 from install_env import START_ENV, Installed, clean_env, install_alone, offline, run_tool
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
 
@@ -33,7 +34,7 @@ IMPORT_ALL = textwrap.dedent(
     import codegen_ci
     names = [m.name for m in pkgutil.walk_packages(codegen_ci.__path__, "codegen_ci.")]
     for name in names:
-        if name not in ("codegen_ci.codegen_first", "codegen_ci.__main__"):
+        if name not in ("codegen_ci.gate.runners.codegen_first", "codegen_ci.__main__"):
             importlib.import_module(name)
     print(len(names))
     """

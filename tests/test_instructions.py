@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from action_env import ActionWorld, push_branch
+from codegen_ci.agent.instructions import MAX_BYTES
 from codegen_ci.cli import cli
-from codegen_ci.instructions import MAX_BYTES
 from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from sample_repo import PYTEST, SampleRepo, fixing_script

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from codegen_ci.agent.model import OpenAIChatModel, cost_usd
 from codegen_ci.errors import InputError, ModelServiceError
-from codegen_ci.llm import OpenAIChatModel, cost_usd
-from codegen_ci.spec import ModelPrice, ModelSettings
+from codegen_ci.spec.model import ModelPrice, ModelSettings
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Drop, Hang, HttpError, Raw, Reply, call, error_body
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import codegen_ci
-from codegen_ci.spec import load_layer_file, resolve_spec
+from codegen_ci.spec.model import load_layer_file, resolve_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -431,7 +431,7 @@ class _RecordingEnv(dict[str, str]):
 
 
 def test_the_code_reads_exactly_the_inputs_action_yml_declares() -> None:
-    from codegen_ci.settings import ActionSettings
+    from codegen_ci.spec.action_inputs import ActionSettings
 
     env = _RecordingEnv()
     ActionSettings.from_env(env)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.proc import ProcResult, read_head_tail, run_shell
+from codegen_ci.workspace.proc import ProcResult, read_head_tail, run_shell
 
 
 def alive(pid: int) -> bool:

@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci import codegen_first, pytest_first
-from codegen_ci.junit import JUnitResult, parse_file
-from codegen_ci.pytest_first import FirstStatus, Mode
-from codegen_ci.pytest_ids import junitxml_arg, mentions_pytest, node_id, targeted_command
+from codegen_ci.gate.junit.parse import JUnitResult, parse_file
+from codegen_ci.gate.runners import codegen_first, pytest_first
+from codegen_ci.gate.runners.pytest_first import FirstStatus, Mode
+from codegen_ci.gate.runners.pytest_ids import (
+    junitxml_arg,
+    mentions_pytest,
+    node_id,
+    targeted_command,
+)
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 

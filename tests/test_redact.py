@@ -9,7 +9,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from codegen_ci.redact import REDACTOR, Redactor, redact, redact_obj
+from codegen_ci.security.redact import REDACTOR, Redactor, redact, redact_obj
 
 # Fake tokens are assembled at run time so no token-shaped literal sits in the source.
 GHP = "ghp_" + "A1b2C3d4" * 5

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from codegen_ci.junit import JUnitResult, parse_files
-from codegen_ci.lint_output import lint_errors
-from codegen_ci.reflection import MAX_MESSAGE_CHARS, reflection_message, trim_traceback
+from codegen_ci.gate.junit.parse import JUnitResult, parse_files
+from codegen_ci.gate.lint_output import lint_errors
+from codegen_ci.gate.reflection import MAX_MESSAGE_CHARS, reflection_message, trim_traceback
+from codegen_ci.gate.round_outcome import FailedCommand, RoundOutcome
 from codegen_ci.report import CommandResult, Round
-from codegen_ci.round_outcome import FailedCommand, RoundOutcome
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "junit"
 PYTEST_XUNIT = FIXTURES / "dorny-test-reporter" / "python-xunit-pytest.xml"

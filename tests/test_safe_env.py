@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from codegen_ci.safe_env import is_hard_denied, is_secret_name, removed_names, safe_env
+from codegen_ci.security.safe_env import is_hard_denied, is_secret_name, removed_names, safe_env
 
 # What a Docker action step sees on a GitHub-hosted runner, plus a few user secrets.
 ACTIONS_ENV = {

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from codegen_ci.errors import InputError
-from codegen_ci.settings import ActionSettings
-from codegen_ci.spec import deep_merge, resolve_spec
+from codegen_ci.spec.action_inputs import ActionSettings
+from codegen_ci.spec.model import deep_merge, resolve_spec
 
 RUNNER_ENV = {
     "GITHUB_ACTIONS": "true",

@@ -12,28 +12,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci import commit_message, git, output_quota, symlinks
-from codegen_ci.agent import Agent
-from codegen_ci.baseline import Baseline
-from codegen_ci.briefing import Briefing
-from codegen_ci.budget import Budget, LimitReached
-from codegen_ci.config_check import ConfigError, check_round
-from codegen_ci.conversation import Conversation
+from codegen_ci.agent.briefing import Briefing
+from codegen_ci.agent.budget import Budget, LimitReached
+from codegen_ci.agent.conversation import Conversation
+from codegen_ci.agent.loop import Agent
+from codegen_ci.agent.model import Model
+from codegen_ci.agent.prompt import first_messages
+from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, Interrupted
-from codegen_ci.llm import Model
-from codegen_ci.preflight import note_missing_junit, run_preflight
+from codegen_ci.gate.baseline import Baseline
+from codegen_ci.gate.config_check import ConfigError, check_round
+from codegen_ci.gate.preflight import note_missing_junit, run_preflight
+from codegen_ci.gate.reflection import reflection_message
+from codegen_ci.gate.validation import Validator
 from codegen_ci.progress import Progress
-from codegen_ci.prompt import first_messages
-from codegen_ci.redact import REDACTOR
-from codegen_ci.reflection import reflection_message
 from codegen_ci.report import Refusal, Report
-from codegen_ci.safe_env import safe_env
-from codegen_ci.sandbox import Sandbox, SandboxUnavailable, open_sandbox
-from codegen_ci.spec import Spec
-from codegen_ci.tools import Toolbox
-from codegen_ci.validation import Validator
-from codegen_ci.workspace import Worktree
-from codegen_ci.workspace_shell import AgentShell
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.safe_env import safe_env
+from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
+from codegen_ci.spec.model import Spec
+from codegen_ci.workspace import commit_message, git, output_quota, symlinks
+from codegen_ci.workspace.shell import AgentShell
+from codegen_ci.workspace.worktree import Worktree
 
 ModelFactory = Callable[[Spec], Model]
 REF_MOVED = "git ref moved by a command; restored"

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from codegen_ci.redact import REDACTOR
+from codegen_ci.security.redact import REDACTOR
 
 CommandKind = Literal["setup", "lint", "test"]
 Status = Literal["success", "failed", "error"]

@@ -17,12 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codegen_ci import git
-from codegen_ci.briefing import Briefing
+from codegen_ci.agent.briefing import Briefing
+from codegen_ci.agent.instructions import read_instructions
 from codegen_ci.commands import action_pr_loop as loop
 from codegen_ci.commands.action_state import ActionState
 from codegen_ci.errors import CodegenError, GitHubError
-from codegen_ci.instructions import read_instructions
 from codegen_ci.publish import remote
 from codegen_ci.publish.actions import ActionsIO
 from codegen_ci.publish.flow import Publishing, fork_refusal
@@ -30,14 +29,15 @@ from codegen_ci.publish.github_types import PullInfo
 from codegen_ci.publish.outputs import mask_secrets, untrusted_output
 from codegen_ci.publish.review_threads import react_to_review_comment
 from codegen_ci.publish.run_history import memory_text
-from codegen_ci.redact import REDACTOR
-from codegen_ci.settings import ActionSettings
+from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
 from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, load_event
 from codegen_ci.sources.pr_events import decide_event
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
-from codegen_ci.spec import deep_merge
+from codegen_ci.spec.action_inputs import ActionSettings
+from codegen_ci.spec.model import deep_merge
+from codegen_ci.workspace import git
 
 
 def action_command() -> int:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codegen_ci import git
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.ci_artifacts import failed_run_leftovers
@@ -27,11 +26,12 @@ from codegen_ci.publish.review_threads import (
 from codegen_ci.publish.run_history import RunRecord, read_history, record_for, render_history
 from codegen_ci.publish.status import StatusComment, status_marker
 from codegen_ci.report import Report
-from codegen_ci.settings import ActionSettings
 from codegen_ci.sources.ci_failure_task import CiFailures, branch_prefixes, ci_task_text
 from codegen_ci.sources.event_task import EventTask
 from codegen_ci.sources.repo_config import default_branch_config
 from codegen_ci.sources.review_task import review_thread_task, whole_review_task
+from codegen_ci.spec.action_inputs import ActionSettings
+from codegen_ci.workspace import git
 
 REVIEW_KINDS = ("review_comment", "review")
 

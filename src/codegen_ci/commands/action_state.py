@@ -12,7 +12,6 @@ import os
 import sys
 from pathlib import Path
 
-from codegen_ci import git
 from codegen_ci.commands import action_pr_loop as loop
 from codegen_ci.errors import CodegenError
 from codegen_ci.progress import Progress
@@ -25,9 +24,10 @@ from codegen_ci.publish.outputs import report_path, write_outputs
 from codegen_ci.publish.pr_body import escape_md
 from codegen_ci.publish.run_history import render_history
 from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
-from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Report
-from codegen_ci.settings import ActionSettings
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.spec.action_inputs import ActionSettings
+from codegen_ci.workspace import git
 
 EXIT_FAILED = 1
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import click
 
-from codegen_ci import git
 from codegen_ci.commands.batch_plan import Outcome, Planned, expand, matrix_of, plan
 from codegen_ci.commands.batch_view import SpecProgress, show_summary
 from codegen_ci.commands.run import (
@@ -33,7 +32,8 @@ from codegen_ci.commands.run import (
 from codegen_ci.commands.run_files import make_output_dir
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.report import Report
-from codegen_ci.workspace import Worktree
+from codegen_ci.workspace import git
+from codegen_ci.workspace.worktree import Worktree
 
 EXIT_INTERRUPTED = 3
 

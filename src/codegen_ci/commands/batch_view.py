@@ -13,7 +13,7 @@ import click
 
 from codegen_ci.errors import Interrupted
 from codegen_ci.progress import Progress
-from codegen_ci.redact import REDACTOR
+from codegen_ci.security.redact import REDACTOR
 
 if TYPE_CHECKING:
     from codegen_ci.commands.batch_plan import Outcome

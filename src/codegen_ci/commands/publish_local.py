@@ -6,11 +6,11 @@ import os
 import re
 from pathlib import Path
 
-from codegen_ci import git
 from codegen_ci.errors import InputError
 from codegen_ci.publish.pr_body import pr_body
 from codegen_ci.report import Report
-from codegen_ci.spec import Spec
+from codegen_ci.spec.model import Spec
+from codegen_ci.workspace import git
 
 GITHUB_REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
@@ -29,7 +29,7 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
         raise InputError("--pr needs GITHUB_TOKEN (or GH_TOKEN) to open the pull request")
     from codegen_ci.publish.github import GitHubPublisher
     from codegen_ci.publish.github_types import GitHubTarget
-    from codegen_ci.redact import REDACTOR
+    from codegen_ci.security.redact import REDACTOR
 
     target = GitHubTarget(
         api_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),

@@ -16,8 +16,10 @@ from typing import Any
 
 import click
 
-from codegen_ci import git
-from codegen_ci.briefing import Briefing
+from codegen_ci.agent.briefing import Briefing
+from codegen_ci.agent.conversation import Conversation
+from codegen_ci.agent.instructions import read_instructions
+from codegen_ci.agent.model import Model, OpenAIChatModel
 from codegen_ci.commands import run_state
 from codegen_ci.commands.run_files import (
     make_output_dir,
@@ -25,19 +27,17 @@ from codegen_ci.commands.run_files import (
     read_run_state,
     read_transcript,
 )
-from codegen_ci.conversation import Conversation
-from codegen_ci.dependency_links import link_dependencies
 from codegen_ci.errors import InputError
-from codegen_ci.instructions import read_instructions
-from codegen_ci.llm import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.proc import defer_interrupt
 from codegen_ci.progress import Progress, make_progress
-from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Failure, Report
-from codegen_ci.spec import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
-from codegen_ci.workspace import Worktree
-from codegen_ci.worktrees import create_worktree, unique_branch, worktrees_root
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.spec.model import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
+from codegen_ci.workspace import git
+from codegen_ci.workspace.create import create_worktree, unique_branch, worktrees_root
+from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.proc import defer_interrupt
+from codegen_ci.workspace.worktree import Worktree
 
 EXIT_FAILED = 1
 

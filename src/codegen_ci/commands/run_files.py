@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from codegen_ci.errors import InputError
 from codegen_ci.report import Report
-from codegen_ci.spec import Spec
+from codegen_ci.spec.model import Spec
 
 T = TypeVar("T")
 STATE_KEYS = ("spec", "repo", "run_id", "branch", "base_commit", "worktree")

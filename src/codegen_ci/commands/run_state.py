@@ -1,6 +1,6 @@
 """What `resume` may trust in a run directory's `run.json`.
 
-The run directory lives where confined commands cannot write (sandbox.py), but `run.json` is
+The run directory lives where confined commands cannot write (the sandbox), but `run.json` is
 still only a file: `resume` re-resolves the settings that decide where the API key goes and
 what runs (`SENSITIVE`) from the run's own sources (the spec file it was started with, the
 repository's `.codegen.yml`, the environment and the original flags) and refuses a `run.json`
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.errors import InputError
-from codegen_ci.spec import Spec, deep_merge, load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec, deep_merge, load_layer_file, load_repo_config, resolve_spec
 
 SENSITIVE = ("model.base_url", "validation.setup", "validation.lint", "validation.test",
              "validation.network", "env_passthrough", "protected_paths")  # fmt: skip

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen_ci import git
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.github import GitHubPublisher
@@ -28,7 +27,8 @@ from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.pr_body import failure_comment, pr_body, usage_line
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Report
-from codegen_ci.spec import Spec
+from codegen_ci.spec.model import Spec
+from codegen_ci.workspace import git
 
 
 @dataclass

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from codegen_ci.publish.actions import ActionsIO
-from codegen_ci.redact import REDACTOR
 from codegen_ci.report import Report
+from codegen_ci.security.redact import REDACTOR
 
 OUTPUT_NAMES = (
     "status", "pr-url", "branch", "iterations", "report-path", "prompt-tokens",

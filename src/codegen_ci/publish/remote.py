@@ -11,9 +11,9 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from codegen_ci import git
 from codegen_ci.errors import GitError
-from codegen_ci.redact import REDACTOR
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.workspace import git
 
 _EXTRAHEADER = r"^http\..*\.extraheader$"
 _INCLUDES = r"^include(if\..*)?\.path$"

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from codegen_ci.settings import ActionSettings, bot_key
 from codegen_ci.sources.settings_blocks import SettingsBlock
+from codegen_ci.spec.action_inputs import ActionSettings, bot_key
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.errors import InputError
-from codegen_ci.settings import bot_key
+from codegen_ci.security.fence import fence
+from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
 from codegen_ci.sources.markdown import find_trigger
 from codegen_ci.sources.payload_fields import field, int_field, shown, text_field, user_of
 from codegen_ci.sources.settings_blocks import SettingsBlock, split_settings
-from codegen_ci.untrusted import clean_untrusted
-from codegen_ci.untrusted_fence import fence
+from codegen_ci.spec.action_inputs import bot_key
 
 MARKER = "<!-- codegen-ci"
 ACTIONS_BOT = "github-actions[bot]"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codegen_ci import git
-from codegen_ci.spec import REPO_CONFIG_NAME, parse_layer_text
+from codegen_ci.spec.model import REPO_CONFIG_NAME, parse_layer_text
+from codegen_ci.workspace import git
 
 
 def default_branch_config(root: Path, commit: str) -> dict[str, Any]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from codegen_ci.security.fence import fence
+from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
 from codegen_ci.sources.github_event import MARKER, _is_self, _refuse_bot, _short
 from codegen_ci.sources.markdown import find_trigger
 from codegen_ci.sources.payload_fields import field, int_field, user_of
-from codegen_ci.untrusted import clean_untrusted
-from codegen_ci.untrusted_fence import fence
 
 Comment = Mapping[str, Any]
 

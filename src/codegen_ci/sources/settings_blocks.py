@@ -26,10 +26,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from codegen_ci.errors import SpecError, SpecProblem
-from codegen_ci.settings import bot_key
+from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.markdown import fenced_blocks
-from codegen_ci.spec import Limits, RepoConfig, deep_merge, parse_layer_text
-from codegen_ci.untrusted import clean_untrusted
+from codegen_ci.spec.action_inputs import bot_key
+from codegen_ci.spec.model import Limits, RepoConfig, deep_merge, parse_layer_text
 
 TASK_KEYS = ("version", "title", "context", "outputs", "constraints", "limits")
 MAX_BLOCK_CHARS = 20_000

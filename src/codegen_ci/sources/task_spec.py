@@ -14,12 +14,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from codegen_ci.publish import remote
-from codegen_ci.settings import ActionSettings
+from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.repo_config import default_branch_config
 from codegen_ci.sources.settings_blocks import clamp_limits
-from codegen_ci.spec import Limits, Spec, deep_merge, load_layer_file, resolve_spec, slugify
-from codegen_ci.untrusted import clean_untrusted
+from codegen_ci.spec.action_inputs import ActionSettings
+from codegen_ci.spec.model import Limits, Spec, deep_merge, load_layer_file, resolve_spec, slugify
 
 
 def resolve_event_spec(

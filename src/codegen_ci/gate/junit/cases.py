@@ -1,0 +1,181 @@
+"""One JUnit element -> one `JUnitCase`.
+
+Counting rule (CONTRACT.md): each `<testcase>` element is one case, judged by its worst child
+(error > failure > skipped > passed). Surefire/nextest rerun records (`flakyFailure`,
+`rerunFailure`, `flakyError`, `rerunError`) only mark a case as flaky; a case whose only
+failure records are those passed in the end. One addition: an `<error>`/`<failure>` placed
+directly in a `<testsuite>` (Ant/Jenkins: a class that failed to set up) is a case of its
+own, named after the suite, so a suite that never ran its tests cannot look green.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+from xml.etree.ElementTree import Element
+
+from junitparser import Error, Failure, Skipped, TestCase
+from junitparser.xunit2 import FlakyError, FlakyFailure, RerunError, RerunFailure
+
+from codegen_ci.gate.junit.locate import locate
+
+Outcome = Literal["passed", "failure", "error", "skipped"]
+
+_RANK: dict[str, int] = {Skipped._tag: 1, Failure._tag: 2, Error._tag: 3}
+_OUTCOMES: tuple[Outcome, ...] = ("passed", "skipped", "failure", "error")  # index: rank
+_SUITE_RESULTS = frozenset({Failure._tag, Error._tag})
+_RERUN_TAGS = frozenset(t._tag for t in (FlakyFailure, FlakyError, RerunFailure, RerunError))
+
+
+@dataclass(frozen=True, slots=True)
+class JUnitCase:
+    id: str
+    name: str
+    classname: str
+    file: str | None
+    line: int | None
+    outcome: Outcome
+    message: str
+    details: str
+    time: float | None
+    flaky: bool
+
+
+# node's junit reporter writes classname="test" for every case; only the nesting of its
+# <testsuite> elements (one per `describe`) tells two same-named tests apart.
+NODE_CLASSNAME = "test"
+
+
+class AnonymousCases:
+    """Cases whose classname says nothing (node's reporter), held until the report ends,
+    then named `describe > inner describe > test`. Node marks its suites with `disabled=`;
+    a case inside any other suite (pytest names a root-level `test.py` module "test") keeps
+    its `classname::name` id. Held cases are small values: their elements are cleared as
+    usual."""
+
+    def __init__(self) -> None:
+        self._held: list[JUnitCase] = []
+        self._paths: list[list[str]] = []
+        self._foreign: set[int] = set()  # indexes of cases inside a suite node did not write
+        self._members: dict[int, list[int]] = {}  # element id -> indexes into _held
+
+    def hold(self, elem: Element, case: JUnitCase) -> None:
+        self._members[id(elem)] = [len(self._held)]
+        self._held.append(case)
+        self._paths.append([])
+
+    def close_suite(self, suite: Element) -> None:
+        if not self._members:  # nothing held (every report but node's): nothing to name
+            return
+        inside = [n for child in suite for n in self._members.pop(id(child), [])]
+        name = suite.get("name") or ""
+        if suite.get("disabled") is None:
+            self._foreign.update(inside)
+        for n in inside:
+            if name:
+                self._paths[n].insert(0, name)
+        if inside:
+            self._members[id(suite)] = inside
+
+    def release(self) -> Iterator[JUnitCase]:
+        """The held cases, named; at the end of the report (a mixed report lists them last)."""
+        for n, (case, path) in enumerate(zip(self._held, self._paths, strict=True)):
+            yield case if n in self._foreign else replace(case, id=" > ".join([*path, case.name]))
+
+
+def local_tag(tag: str) -> str:
+    """Tag without an XML namespace (a few generators put JUnit in one)."""
+    return tag.rpartition("}")[2] if "}" in tag else tag
+
+
+def case_of(elem: Element, root: Path | None = None) -> JUnitCase:
+    model = TestCase.fromelem(elem)  # type: ignore[no-untyped-call]  # junitparser: untyped
+    name: str = model.name or ""
+    classname: str = model.classname or ""
+    worst: Element | None = None
+    rank, flaky = 0, False
+    for child in elem:
+        tag = local_tag(child.tag)
+        child_rank = _RANK.get(tag, 0)
+        if child_rank > rank:
+            worst, rank = child, child_rank
+        elif tag in _RERUN_TAGS:
+            flaky = True
+    message, details = _texts(worst)
+    file, line = elem.get("file") or None, _to_int(elem.get("line"))
+    if rank >= _RANK[Failure._tag]:
+        file, line = locate(file, line, details or message, root)
+    return JUnitCase(
+        id=_case_id(name, classname),
+        name=name,
+        classname=classname,
+        file=file,
+        line=line,
+        outcome=_OUTCOMES[rank],
+        message=message,
+        details=details,
+        time=_time(model),
+        flaky=flaky,
+    )
+
+
+def suite_cases(suite: Element, root: Path | None = None) -> Iterator[JUnitCase]:
+    """Ant/Jenkins style: a class that failed to set up reports its error on the suite
+    itself, outside any testcase. Counting it keeps a broken suite from looking green."""
+    for child in suite:
+        if local_tag(child.tag) in _SUITE_RESULTS:
+            yield _suite_case(suite, child, root)
+
+
+def _suite_case(suite: Element, result: Element, root: Path | None) -> JUnitCase:
+    name = suite.get("name") or ""
+    message, details = _texts(result)
+    file, line = locate(suite.get("file"), None, details or message, root)
+    outcome: Outcome = "error" if local_tag(result.tag) == Error._tag else "failure"
+    return JUnitCase(
+        id=name,
+        name=name,
+        classname="",
+        file=file,
+        line=line,
+        outcome=outcome,
+        message=message,
+        details=details,
+        time=None,
+        flaky=False,
+    )
+
+
+def _case_id(name: str, classname: str) -> str:
+    """`classname::name`; just one of them when the other is missing or repeats it (mocha-
+    junit-reporter: name "suite title", classname "title")."""
+    if classname and name and classname != name and not name.endswith(" " + classname):
+        return f"{classname}::{name}"
+    return name or classname
+
+
+def _texts(result: Element | None) -> tuple[str, str]:
+    if result is None:
+        return "", ""
+    details = "".join(result.itertext())  # CDATA and text alike; nested markup flattened
+    message = result.get("message") or ""
+    if not message:
+        message = next((ln.strip() for ln in details.splitlines() if ln.strip()), "")
+    return message, details
+
+
+def _time(model: TestCase) -> float | None:
+    try:
+        value = model.time
+    except ValueError:  # e.g. time="1.2s" or a locale-formatted number
+        return None
+    return float(value) if value is not None else None
+
+
+def _to_int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,199 @@
+"""JUnit XML reports -> test cases and failures, for the reflection step and `codegen-ci junit`.
+
+Reports come from the repository under test, so they are untrusted input: they are streamed
+through defusedxml (no DTDs, no entities, no external references; an entity bomb or an XXE
+file is refused at its `<!DOCTYPE>`), capped in size, and every way a file can be broken
+becomes a `problem` string ("path: message"), never an exception.
+
+How a `<testcase>` is judged is in junit_cases; finding the failure's location in
+junit_locate; rendering results in junit_render.
+
+junitparser supplies the element model (tags, attribute parsing). Its own loaders are not
+used: they read the file with an unhardened parser and build the whole tree, while a report
+can be tens of megabytes, so the file is streamed here and each finished `<testcase>` is
+handed to junitparser and then dropped from memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml.ElementTree as safe_etree
+from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
+from junitparser import TestCase, TestSuite
+
+from codegen_ci.gate.junit.cases import (
+    NODE_CLASSNAME,
+    AnonymousCases,
+    JUnitCase,
+    case_of,
+    local_tag,
+    suite_cases,
+)
+from codegen_ci.gate.junit.go import refine_go
+from codegen_ci.report import Failure as ReportFailure
+from codegen_ci.report import TestTotals
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "JUnitCase",
+    "JUnitResult",
+    "parse_file",
+    "parse_files",
+]
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+_ROOT_TAGS = frozenset({"testsuites", "testsuite"})
+
+
+@dataclass
+class JUnitResult:
+    cases: list[JUnitCase] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def totals(self) -> TestTotals:
+        counts = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
+        for case in self.cases:
+            counts[case.outcome] += 1
+        return TestTotals(
+            total=len(self.cases),
+            passed=counts["passed"],
+            failed=counts["failure"],
+            errors=counts["error"],
+            skipped=counts["skipped"],
+        )
+
+    def failing(self) -> list[JUnitCase]:
+        """Cases that failed or errored, in document order."""
+        return [case for case in self.cases if case.outcome in ("failure", "error")]
+
+    def failures(self) -> list[ReportFailure]:
+        return [
+            ReportFailure(
+                id=case.id,
+                message=case.message,
+                file=case.file,
+                line=case.line,
+                kind="error" if case.outcome == "error" else "failure",
+            )
+            for case in self.failing()
+        ]
+
+    def merge(self, other: JUnitResult) -> JUnitResult:
+        return JUnitResult(
+            cases=self.cases + other.cases,
+            problems=self.problems + other.problems,
+            files=self.files + other.files,
+        )
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _NotJUnit(Exception):
+    pass
+
+
+class _CappedReader:
+    """A binary reader that refuses to deliver more than `limit` bytes (files can grow, and
+    special files have no meaningful size, so checking `stat()` alone is not enough)."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        self._raw = raw
+        self._left = limit
+        self.blank = True  # nothing but whitespace so far: an "empty" report
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self.blank = self.blank and not data.strip()
+        self._left -= len(data)
+        if self._left < 0:
+            raise _TooLarge
+        return data
+
+
+def parse_file(
+    path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
+) -> JUnitResult:
+    """Parse one report. A file that cannot be read or parsed yields no cases and a problem.
+    With `root` (the repository the tests ran in), locations are made relative to it and Go
+    results are refined against its sources (junit_go)."""
+    name = str(path)
+    try:
+        with path.open("rb") as raw:
+            reader = _CappedReader(raw, max_bytes)
+            try:
+                cases = list(_iter_cases(reader, root))
+            except Exception as exc:  # every parser failure becomes a value, not a traceback
+                blank = reader.blank and not isinstance(exc, _TooLarge)
+                problem = "file is empty" if blank else _describe(exc, max_bytes)
+                return JUnitResult(problems=[f"{name}: {problem}"], files=[name])
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        return JUnitResult(problems=[f"{name}: cannot read file: {reason}"], files=[name])
+    return JUnitResult(cases=refine_go(cases, root), files=[name])
+
+
+def parse_files(
+    paths: Iterable[Path], *, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
+) -> JUnitResult:
+    result = JUnitResult()
+    for path in paths:
+        one = parse_file(path, max_bytes=max_bytes, root=root)
+        result.cases.extend(one.cases)
+        result.problems.extend(one.problems)
+        result.files.extend(one.files)
+    return result
+
+
+def _describe(exc: Exception, max_bytes: int) -> str:
+    if isinstance(exc, _TooLarge):
+        return f"file is larger than the limit of {max_bytes} bytes"
+    if isinstance(exc, _NotJUnit):
+        return str(exc)
+    if isinstance(exc, DTDForbidden | EntitiesForbidden):
+        return "refused: the file declares a DTD or entities, which a JUnit report never needs"
+    if isinstance(exc, ExternalReferenceForbidden):
+        return "refused: the file references an external entity"
+    if isinstance(exc, ParseError):
+        line, column = exc.position
+        if str(exc).startswith("no element found"):
+            return f"XML ends early (truncated file?) at line {line}, column {column}"
+        return f"not well-formed XML: {exc}"
+    return f"cannot parse: {type(exc).__name__}: {exc}"
+
+
+def _iter_cases(source: _CappedReader, repo: Path | None) -> Iterator[JUnitCase]:
+    """Cases in document order. Only "end" events are asked for: each one costs a Python
+    round trip, and on a 50 MB report that is most of the parsing time."""
+    events: Any = safe_etree.iterparse(
+        source, events=("end",), forbid_dtd=True, forbid_entities=True
+    )
+    root: Element | None = None
+    anonymous = AnonymousCases()
+    for _, root in events:
+        tag = local_tag(root.tag)
+        if tag == TestCase._tag:
+            case = case_of(root, repo)
+            if case.classname == NODE_CLASSNAME:
+                anonymous.hold(root, case)
+            else:
+                yield case
+            root.clear()  # keeps memory flat on large reports
+        elif tag == TestSuite._tag:
+            anonymous.close_suite(root)
+            yield from suite_cases(root, repo)
+    yield from anonymous.release()
+    # The root closes last; a non-JUnit file is rejected as a whole, so rejecting it only
+    # here costs nothing but time on a file that was wrong anyway.
+    if root is None or local_tag(root.tag) not in _ROOT_TAGS:
+        found = "nothing" if root is None else f"<{local_tag(root.tag)}>"
+        raise _NotJUnit(
+            f"not a JUnit report: the root element is {found}, expected <testsuites> or <testsuite>"
+        )

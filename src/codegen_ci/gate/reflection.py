@@ -1,0 +1,186 @@
+"""Reflection: a failed round becomes the model's next message.
+
+Bounded by construction (every section has a budget, the whole stays under
+`MAX_MESSAGE_CHARS` whatever the suite printed) and useful: the commands and their exit
+codes, test totals, then the failing tests, new ones first, each with its id, `file:line` and
+message, and for the first few a trimmed traceback; pre-existing failures only by name; lint
+output trimmed to the errors; the head and tail of the output of a command that failed
+without JUnit or recognisable lint errors. Paths inside the worktree are shown relative to
+it, as the model passes them to its tools; timings, temp paths and other absolute roots are
+stripped so identical failures read identically; everything the repository's
+commands printed is fenced as untrusted data.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+
+from codegen_ci.gate.junit.parse import JUnitCase
+from codegen_ci.gate.round_outcome import RoundOutcome
+from codegen_ci.report import CommandResult, Failure, Round
+from codegen_ci.security.fence import fence, head_tail
+from codegen_ci.security.output_normalise import strip_ansi, strip_nondeterminism
+
+MAX_MESSAGE_CHARS = 12_000
+MAX_DETAILED = 5  # failures shown with a traceback
+MAX_TRACE_CHARS = 1_200
+MAX_LINE_CHARS = 300
+FAILURES_BUDGET = 5_000
+LINT_BUDGET = 2_000
+OUTPUT_BUDGET = 2_500  # per failed command without JUnit, at most two of them
+MAX_COMMANDS = 12
+SECTION_OVERHEAD = 400  # a title, a fence, a count of what was left out
+FILE_LINE = re.compile(r"[\w./\\<>-]+\.\w+:\d+")
+
+
+def reflection_message(
+    outcome: RoundOutcome,
+    *,
+    iteration: int,
+    max_iterations: int,
+    roots: Sequence[str] = (),
+) -> str:
+    """The next user message after failed round `iteration`; `roots` (worktree first) are
+    absolute paths replaced by placeholders."""
+    rnd = outcome.round
+
+    def clean(text: str) -> str:
+        return strip_nondeterminism(repo_relative(strip_ansi(text), roots[:1]), roots=roots)
+
+    parts = [
+        f"Validation round {iteration} of {max_iterations} failed. The harness ran the "
+        "repository's own commands; fix the code so they pass. Do not delete, skip or weaken "
+        "tests to make them pass.",
+        _commands(rnd.commands),
+    ]
+
+    def room(cap: int) -> int:
+        """A section's budget: its own cap, or what is left of the message's."""
+        used = sum(len(p) + 2 for p in parts) + SECTION_OVERHEAD
+        return max(0, min(cap, MAX_MESSAGE_CHARS - used - SECTION_OVERHEAD))
+
+    t = rnd.tests
+    if t.total:
+        scope = " (only the previously failing tests were re-run)" if _targeted(rnd) else ""
+        parts.append(f"Tests{scope}: {t.total} total, {t.passed} passed, {t.failed} failed, "
+                     f"{t.errors} errors, {t.skipped} skipped.")  # fmt: skip
+    elif rnd.tests_unknown:
+        parts.append("Tests: unknown (the test commands wrote no JUnit report; see their output).")
+    if rnd.baseline_unavailable:
+        parts.append("Baseline unavailable (whether a failure is new is unknown): "
+                     + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS])  # fmt: skip
+    cases = {c.id: c for c in outcome.junit.failing()}
+    tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
+    new = [f for f in tests if f.new is not False]
+    old = [f for f in tests if f.new is False]
+    if new:
+        title = "Failing tests introduced by the change" if old else "Failing tests"
+        parts.append(_failures(title, new, cases, clean, room(FAILURES_BUDGET), MAX_DETAILED))
+    if outcome.lint_errors:
+        listed = "\n".join(clean(e)[:MAX_LINE_CHARS] for e in outcome.lint_errors)
+        parts.append(f"Lint errors ({len(outcome.lint_errors)}):\n"
+                     + fence("lint errors", head_tail(listed, room(LINT_BUDGET))))  # fmt: skip
+    unexplained = [f for f in outcome.failed if not f.explained]
+    for failed in unexplained[:2]:
+        text = head_tail(clean(failed.output), room(OUTPUT_BUDGET))
+        parts.append(f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"
+                     + fence(f"{failed.kind} output", text))  # fmt: skip
+    if len(unexplained) > 2:
+        parts.append(f"({len(unexplained) - 2} more failed commands; see the commands above.)")
+    if old:
+        # Often the very tests the task is about (a bug fix starts from a failing test), so
+        # they keep their tracebacks when no new failure needs the room.
+        title = ("Failing tests that also fail on the base commit (pre-existing; leave them "
+                 "unless the task is about them)")  # fmt: skip
+        budget = room(FAILURES_BUDGET // 3 if new else FAILURES_BUDGET)
+        parts.append(_failures(title, old, cases, clean, budget, MAX_DETAILED - len(new)))
+    if rnd.parse_problems:
+        problems = "\n".join(clean(p)[:200] for p in rnd.parse_problems[:3])
+        parts.append("JUnit reports that could not be read:\n" + fence("parse problems", problems))
+    message = "\n\n".join(parts)
+    # The budgets above keep the message under the bound; this is only the backstop.
+    return head_tail(message, MAX_MESSAGE_CHARS)
+
+
+def repo_relative(text: str, roots: Sequence[str]) -> str:
+    """Paths inside the worktree as the repository-relative paths the model passes to its
+    tools (`calc/calc.go:6`, not `/tmp/.../calc/calc.go:6` nor `<repo>/calc/calc.go:6`)."""
+    for root in roots:
+        for variant in sorted({root.rstrip("/"), os.path.realpath(root)}, key=len, reverse=True):
+            if variant:
+                text = text.replace(f"file://{variant}/", "").replace(f"{variant}/", "")
+    return text
+
+
+def _commands(commands: list[CommandResult]) -> str:
+    lines = []
+    for c in commands[:MAX_COMMANDS]:
+        if c.skipped:
+            state = "skipped (a lint command failed)"
+        elif c.timed_out:
+            state = "timed out"
+        else:
+            state = f"exit {c.exit_code}"
+        note = " [only the previously failing tests]" if c.targeted else ""
+        command = c.command if len(c.command) <= 200 else c.command[:197] + "..."
+        lines.append(f"- {c.kind}: `{command}` -> {state}{note}")
+    if len(commands) > MAX_COMMANDS:
+        lines.append(f"- ... and {len(commands) - MAX_COMMANDS} more")
+    return "Commands:\n" + "\n".join(lines)
+
+
+def _targeted(rnd: Round) -> bool:
+    tests = [c for c in rnd.commands if c.kind == "test" and not c.skipped]
+    return bool(tests) and all(c.targeted for c in tests)
+
+
+def _failures(
+    title: str,
+    failures: list[Failure],
+    cases: dict[str, JUnitCase],
+    clean: Callable[[str], str],
+    budget: int,
+    detailed: int,
+) -> str:
+    """A numbered list within `budget` characters, fenced as data, with a count of the rest;
+    the first `detailed` entries carry a trimmed traceback."""
+    entries: list[str] = []
+    used = 0
+    for n, failure in enumerate(failures, 1):
+        where = f" ({clean(failure.file)}:{failure.line})" if failure.file and failure.line else ""
+        first = next((ln.strip() for ln in clean(failure.message).splitlines() if ln.strip()), "")
+        entry = f"{n}. {clean(failure.id)[:MAX_LINE_CHARS]}{where}: {first[:MAX_LINE_CHARS]}"
+        case = cases.get(failure.id)
+        if n <= detailed and case and case.details.strip():
+            trace = trim_traceback(clean(case.details))
+            entry += "\n" + "\n".join("    " + ln for ln in trace.splitlines())
+        if entries and used + len(entry) > budget:
+            break
+        entries.append(entry)
+        used += len(entry) + 1
+    shown = f" (showing {len(entries)})" if len(entries) < len(failures) else ""
+    text = "\n".join(entries)
+    if len(entries) < len(failures):
+        text += f"\n... and {len(failures) - len(entries)} more not shown"
+    return f"{title}: {len(failures)}{shown}\n" + fence("test failures", text)
+
+
+def trim_traceback(text: str, max_chars: int = MAX_TRACE_CHARS) -> str:
+    """Keep what locates and states the failure within `max_chars`: the test's own first
+    lines, the innermost `file:line` frames, pytest's `E` lines, and the end."""
+    text = text.strip("\n")
+    if len(text) <= max_chars:
+        return text
+    lines = [ln[:MAX_LINE_CHARS] for ln in text.splitlines()]
+    located = [n for n, ln in enumerate(lines) if FILE_LINE.search(ln)][-6:]
+    stated = [n for n, ln in enumerate(lines) if ln.startswith("E ")][:10]
+    keep = sorted({*range(min(3, len(lines))), *located, *stated,
+                   *range(max(0, len(lines) - 4), len(lines))})  # fmt: skip
+    out: list[str] = []
+    for previous, n in zip([-1, *keep], keep, strict=False):
+        if n != previous + 1:
+            out.append("...")
+        out.append(lines[n])
+    return head_tail("\n".join(out), max_chars)

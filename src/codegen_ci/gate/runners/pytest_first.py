@@ -1,0 +1,114 @@
+"""The harness's side of `codegen_first`, the pytest plugin that runs previously failing tests
+first and stops after them when one still fails (see gate/runners/codegen_first.py).
+
+`prepare` copies the plugin out of the package into the run's output directory (the
+repository's pytest may run in another interpreter, where codegen_ci is not importable),
+and returns the environment that loads it: PYTHONPATH gets the plugin's directory, and
+PYTEST_ADDOPTS `-p codegen_first` (`-p` loads a plugin even with
+PYTEST_DISABLE_PLUGIN_AUTOLOAD). `read_status` tells what the plugin did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from codegen_ci.gate.runners import pytest_ids
+
+PLUGIN = "codegen_first"
+# The plugin's file, found beside this one and never imported here: it imports pytest, which
+# the tool's own process does not have (a plain `pip install codegen-ci`). Only the
+# repository's own pytest process loads it. The environment names below are the plugin's.
+PLUGIN_SOURCE = Path(__file__).with_name(f"{PLUGIN}.py")
+IDS_ENV = "CODEGEN_FIRST_IDS"
+MODE_ENV = "CODEGEN_FIRST_MODE"
+STATUS_ENV = "CODEGEN_FIRST_STATUS"
+# xdist on the command line: workers cannot stop early, so the command-rewriting path
+# (re-run only the failing node ids, under xdist too) is cheaper there.
+XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx")
+XDIST_WORD = re.compile(r"-n\S+|--(numprocesses|dist|tx)=\S*")
+
+Mode = Literal["first", "only"]
+
+
+@dataclass(frozen=True)
+class FirstStatus:
+    """What the plugin reported, over every pytest process the command started."""
+
+    loaded: bool = False  # some pytest process loaded the plugin
+    matched: int = 0  # previously failing tests found among the collected ones
+    stopped: bool = False  # a process stopped after them, because one still failed
+
+
+def applies(command: str) -> bool:
+    """Whether a test command should run with the plugin: it runs pytest, not under xdist."""
+    return pytest_ids.mentions_pytest(command) and not any(
+        word in XDIST_OPTIONS or XDIST_WORD.fullmatch(word) for word in command.split()
+    )
+
+
+def prepare(
+    env: Mapping[str, str], junit_ids: list[str], work_dir: Path, tag: str, mode: Mode = "first"
+) -> tuple[dict[str, str], Path]:
+    """The environment for one command run with the plugin, and the status file it writes.
+
+    `work_dir` (the output directory) gets `pytest_plugin/codegen_first.py` and this run's
+    id list and status file."""
+    plugin_dir = work_dir / "pytest_plugin"
+    plugin_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(PLUGIN_SOURCE, plugin_dir / f"{PLUGIN}.py")
+    ids_file = plugin_dir / f"{tag}-ids.txt"
+    ids_file.write_text("".join(f"{i}\n" for i in dict.fromkeys(junit_ids)), encoding="utf-8")
+    status = plugin_dir / f"{tag}-status.jsonl"
+    status.unlink(missing_ok=True)
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
+    out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {PLUGIN}".strip()
+    out[IDS_ENV] = str(ids_file)
+    out[MODE_ENV] = mode
+    out[STATUS_ENV] = str(status)
+    return out, status
+
+
+def keep(scratch: Path, work_dir: Path) -> None:
+    """Copy the plugin, id lists and status files from a (sandbox) scratch directory into the
+    output directory, for inspection; symlinks and other non-files a command left are skipped."""
+    if scratch == work_dir:
+        return
+    target = work_dir / "pytest_plugin"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in (scratch / "pytest_plugin").glob("*"):
+        if path.is_file() and not path.is_symlink():
+            shutil.copyfile(path, target / path.name)
+
+
+def read_status(path: Path) -> FirstStatus:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return FirstStatus()
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a process killed mid-write
+        if isinstance(record, dict):
+            records.append(record)
+    return FirstStatus(
+        loaded=bool(records),
+        matched=sum(int(r.get("matched", 0)) for r in records),
+        stopped=any(r.get("stopped") is True for r in records),
+    )
+
+
+def failed_to_load(status: FirstStatus, output: str) -> bool:
+    """pytest refused the plugin (`-I`, or a tool that passed PYTEST_ADDOPTS on but not
+    PYTHONPATH): the run proves nothing and is repeated without it."""
+    return not status.loaded and f'plugin "{PLUGIN}"' in output

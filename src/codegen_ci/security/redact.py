@@ -1,0 +1,169 @@
+"""One redactor for every text codegen-ci emits: tool results sent to the model, the transcript,
+the report, the PR body, comments, the step summary and logs.
+
+It masks two things with `***`:
+
+* **Registered secrets** (`add_secret`, `add_from_env`) and the forms they take on their way
+  out (`codegen_ci.security.secret_forms`: JSON- and URL-escaped, and base64 at every alignment).
+* **Token-shaped strings** nobody registered (`token_shapes.py`: GitHub, OpenAI, AWS and
+  Slack tokens, private keys, JWTs, auth headers, URL passwords, `x-access-token:` basic auth).
+
+Values shorter than `MIN_SECRET_LENGTH` are ignored: masking `true`, `main` or `admin`
+everywhere would make logs and diffs unreadable while protecting nothing (no real credential is
+that short).
+
+Speed (tool results and logs can be megabytes): registered forms are one alternation, longest
+first so a secret wins over its own prefix, compiled when a secret is added; `redact` first asks
+`form in text` (a C substring search) and runs the alternation of only the forms present, which
+for most texts is none. Token shapes are filtered the same way by literals they must contain.
+Every pass is linear in the size of the text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from codegen_ci.security.safe_env import is_secret_name
+from codegen_ci.security.secret_forms import secret_forms
+from codegen_ci.security.token_shapes import ALL_SHAPES, kept_prefix, shape_pattern, shapes_in
+
+MIN_SECRET_LENGTH = 6
+WHOLE_FILE_BYTES = 16 * 1024 * 1024
+MASK = "***"
+
+# Names whose values are secrets even if the name rule ever changes.
+KNOWN_SECRET_NAMES = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "OPENAI_API_KEY",
+    "INPUT_GITHUB-TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "INPUT_OPENAI-API-KEY",
+    "INPUT_OPENAI_API_KEY",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+)
+
+
+@lru_cache(maxsize=128)
+def _alternation(forms: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, forms)))
+
+
+def _mask_shape(match: re.Match[str]) -> str:
+    return kept_prefix(match) + MASK
+
+
+class Redactor:
+    """Masks registered secrets and token-shaped strings. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secrets: set[str] = set()
+        self._forms: set[str] = set()
+        self._ordered: tuple[str, ...] = ()  # every form, longest first
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The registered values (without their derived forms)."""
+        return frozenset(self._secrets)
+
+    def add_secret(self, value: str) -> None:
+        """Register `value` (and each of its lines, and its stripped form) and its encodings."""
+        candidates = {value, value.strip(), *(line.strip() for line in value.splitlines())}
+        new = {c for c in candidates if len(c) >= MIN_SECRET_LENGTH} - self._secrets
+        if not new:
+            return
+        with self._lock:
+            self._secrets |= new
+            for secret in new:
+                self._forms |= secret_forms(secret)
+            self._ordered = tuple(sorted(self._forms, key=lambda form: (-len(form), form)))
+            _alternation(self._ordered)  # compiled here, not in the first (hot) redact
+
+    def add_from_env(self, env: Mapping[str, str]) -> None:
+        """Register the values of secret-looking and known secret variables, and any
+        `user:password@` password found in a URL-valued variable (PIP_INDEX_URL and the like)."""
+        for name, value in env.items():
+            if name in KNOWN_SECRET_NAMES or is_secret_name(name):
+                self.add_secret(value)
+            for match in shape_pattern(ALL_SHAPES).finditer(value):
+                if match["url"]:  # the whole pattern has every group
+                    self.add_secret(match[0][len(match["url"]) :])
+
+    def redact(self, text: str) -> str:
+        ordered = self._ordered  # one read: a concurrent add_secret swaps in a new tuple
+        present = tuple(form for form in ordered if form in text)
+        if present:
+            text = _alternation(present).sub(MASK, text)
+        shapes = shapes_in(text)
+        return shape_pattern(shapes).sub(_mask_shape, text) if shapes else text
+
+    def redact_file(self, path: Path) -> None:
+        """Rewrite a text file (a command's log) redacted; big ones line by line, in constant
+        memory (a secret never spans lines; a private key block is still masked per line by the
+        registered values, though not by its shape)."""
+        if not path.is_file():
+            return
+        if path.stat().st_size <= WHOLE_FILE_BYTES:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            redacted = self.redact(text)
+            if redacted != text:
+                path.write_text(redacted, encoding="utf-8")
+            return
+        tmp = path.with_name(path.name + ".redacting")
+        with path.open("rb") as src, tmp.open("w", encoding="utf-8") as dst:
+            for line in src:
+                dst.write(self.redact(line.decode("utf-8", errors="replace")))
+        tmp.replace(path)
+
+    def redact_tree(self, root: Path) -> None:
+        """Redact every file under `root` in place (an output directory before upload)."""
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                self.redact_file(path)
+
+    def redact_obj(self, obj: Any) -> Any:
+        """Redact every string inside dicts, lists and tuples (keys too); others unchanged."""
+        if isinstance(obj, str):
+            return self.redact(obj)
+        if isinstance(obj, dict):
+            return {self.redact_obj(key): self.redact_obj(value) for key, value in obj.items()}
+        if isinstance(obj, list | tuple):
+            return type(obj)(self.redact_obj(item) for item in obj)
+        return obj
+
+    def mask_commands(self) -> list[str]:
+        """`::add-mask::` workflow commands for every registered value, one per line of it.
+
+        The runner derives the encoded forms itself. `%`, CR and LF are escaped as the runner
+        expects in command data (it unescapes before registering the mask).
+        """
+        lines = {
+            line
+            for secret in self._secrets
+            for line in secret.splitlines()
+            if len(line.strip()) >= MIN_SECRET_LENGTH
+        }
+        return [f"::add-mask::{_escape_command_data(line)}" for line in sorted(lines)]
+
+
+def _escape_command_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+REDACTOR = Redactor()
+"""The process-wide redactor: register secrets once at start-up, redact everything on output."""
+
+
+def redact(text: str) -> str:
+    return REDACTOR.redact(text)
+
+
+def redact_obj(obj: Any) -> Any:
+    return REDACTOR.redact_obj(obj)

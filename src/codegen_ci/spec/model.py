@@ -1,0 +1,252 @@
+"""The task spec (YAML, `version: 1`) and the repository defaults in `.codegen.yml`.
+
+Every layer (built-in defaults, environment, `.codegen.yml`, action inputs, the spec, command-line
+flags) is a plain dict; `resolve_spec` deep-merges them in precedence order and validates once.
+Each file is also validated on its own so errors can name its file, line and key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from codegen_ci.errors import SpecError
+from codegen_ci.spec.load import parse_yaml_mapping, read_spec_text, validation_problems
+
+REPO_CONFIG_NAME = ".codegen.yml"
+DEFAULT_PROTECTED = [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]
+
+
+def _as_list(value: Any) -> Any:
+    """Accept a single string where a list of strings is expected (`test: pytest -q`)."""
+    return [value] if isinstance(value, str) else value
+
+
+StrList = Annotated[list[str], BeforeValidator(_as_list)]
+# Commands that run repository code, each confined (the sandbox); `run_command` is the model's.
+CommandKindName = Literal["setup", "lint", "test", "run_command"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Validation(_Strict):
+    """The repository's own commands; the harness runs them, not the model."""
+
+    setup: StrList = Field(default=[], description="Run once before the first round.")
+    lint: StrList = Field(default=[], description="Lint commands; every round, before tests.")
+    test: StrList = Field(default=[], description="Test commands; every round.")
+    junit: StrList = Field(
+        default=[],
+        description="Globs of JUnit XML files the test commands write (relative to the repo).",
+    )
+    timeout: int = Field(default=600, gt=0, le=86_400, description="Seconds allowed per command.")
+    allow_preexisting_failures: bool = Field(
+        default=False,
+        description="Succeed when every failing test also fails on the base commit.",
+    )
+    protect_tests: bool = Field(
+        default=False, description="Refuse edits to test files and test configuration."
+    )
+    network: list[CommandKindName] = Field(
+        default=[],
+        description="Kinds of command that may use the network inside the sandbox, e.g. "
+        "[setup] for package installs; none by default (see docs/sandbox.md).",
+    )
+
+
+class Limits(_Strict):
+    """Bounds on one run."""
+
+    max_iterations: int = Field(default=3, ge=1, le=50, description="Validation rounds.")
+    max_tokens: int = Field(
+        default=400_000,
+        gt=0,
+        le=10**12,
+        description="Whole-run token budget: every prompt token (cached or not) plus every "
+        "completion token, as the model service reports them.",
+    )
+    max_billed_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**12,
+        description="Whole-run budget on billed tokens: uncached prompt and completion tokens "
+        "in full, cached prompt tokens at the model's cached-input discount.",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="Whole-run cost budget (US$, as billed: cached input at its price); needs "
+        "the model's prices.",
+    )
+    timeout_minutes: float = Field(
+        default=30, gt=0, le=10_080, description="Whole-run wall clock (at most a week)."
+    )
+    stuck_rounds: int = Field(
+        default=3, ge=2, le=50, description="Stop when the same failures repeat this many rounds."
+    )
+    max_steps: int = Field(
+        default=60, ge=1, le=10_000, description="Tool calls allowed per model turn."
+    )
+
+
+class ModelPrice(_Strict):
+    """US dollars per million tokens."""
+
+    prompt: float = Field(ge=0, description="Price per million prompt tokens.")
+    completion: float = Field(ge=0, description="Price per million completion tokens.")
+    cached: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price per million cached prompt tokens (a cache hit); default: `prompt`.",
+    )
+    cache_write: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price per million prompt tokens written to the cache, where a provider "
+        "bills them apart (Anthropic: 1.25x input); default: `prompt`.",
+    )
+
+
+class ModelSettings(_Strict):
+    """Which OpenAI-compatible model to talk to."""
+
+    name: str = Field(default="gpt-4o-mini", min_length=1, description="Model name.")
+    base_url: str | None = Field(
+        default=None, description="Endpoint; defaults to OPENAI_BASE_URL or OpenAI's."
+    )
+    temperature: float = Field(default=0.2, ge=0, le=2, description="Sampling temperature.")
+    price: ModelPrice | None = Field(
+        default=None, description="Prices, when the built-in table does not know the model."
+    )
+    request_timeout: float = Field(
+        default=120, gt=0, le=3600, description="Seconds per model request."
+    )
+    max_retries: int = Field(default=6, ge=1, le=100, description="Attempts per model request.")
+
+
+class GitSettings(_Strict):
+    branch: str = Field(
+        default="codegen/{slug}", description="Branch to create; `{slug}` is the title's slug."
+    )
+    base: str | None = Field(
+        default=None, description="Commit or branch to start from; default: the current HEAD."
+    )
+
+
+class PRSettings(_Strict):
+    draft: bool = Field(default=False, description="Open the pull request as a draft.")
+    labels: StrList = Field(default=["codegen"], description="Labels for the pull request.")
+    reviewers: StrList = Field(default=[], description="Users asked to review.")
+
+
+class RepoConfig(_Strict):
+    """`.codegen.yml`: the spec's schema minus `task`, used as repository defaults."""
+
+    version: Literal[1] = Field(default=1, description="Schema version.")
+    title: str | None = Field(default=None, description="Used for branch, commit and PR titles.")
+    context: StrList = Field(default=[], description="Files, dirs or globs shown up front.")
+    outputs: StrList = Field(default=[], description="Paths expected to change.")
+    constraints: StrList = Field(default=[], description="Rules the model must follow.")
+    validation: Validation = Field(default_factory=Validation, description="Commands.")
+    limits: Limits = Field(default_factory=Limits, description="Bounds on the run.")
+    model: ModelSettings = Field(default_factory=ModelSettings, description="The model.")
+    git: GitSettings = Field(default_factory=GitSettings, description="Branch settings.")
+    pr: PRSettings = Field(default_factory=PRSettings, description="Pull request settings.")
+    protected_paths: StrList = Field(
+        default=DEFAULT_PROTECTED, description="Globs the model may never change."
+    )
+    env_passthrough: StrList = Field(
+        default=[],
+        description="Secret-looking environment variables the commands may still see.",
+    )
+    instructions: StrList = Field(
+        default=[],
+        description="Maintainers' instruction files, read from the default branch; default: "
+        "AGENTS.md, else CLAUDE.md, else .github/copilot-instructions.md.",
+    )
+
+
+class Spec(RepoConfig):
+    """One task."""
+
+    task: str = Field(min_length=1, description="What to do, in plain words.")
+
+    @property
+    def slug(self) -> str:
+        return slugify(self.title or self.task.strip().splitlines()[0])
+
+
+def slugify(text: str, max_len: int = 40) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:max_len].strip("-") or "task"
+
+
+# --- loading with file/line/key errors (the YAML side is in spec_load) ---------------
+
+
+def validate_layer(data: Mapping[str, Any], name: str, text: str | None, *, is_spec: bool) -> None:
+    """Validate one file's keys on its own, so its problems carry its own lines."""
+    model: type[RepoConfig] = Spec if is_spec else RepoConfig
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(validation_problems(exc, name, text, model)) from None
+
+
+# --- merging ------------------------------------------------------------------------------
+
+
+def deep_merge(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge mappings left to right; later layers win; lists are replaced, not joined."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+                merged[key] = deep_merge(merged[key], value)
+            else:
+                merged[key] = value
+    return merged
+
+
+def load_repo_config(repo: Path) -> tuple[dict[str, Any], str | None]:
+    """The repository's `.codegen.yml` as a validated dict (empty when there is none)."""
+    path = repo / REPO_CONFIG_NAME
+    if not path.is_file():
+        return {}, None
+    return load_layer_file(path, is_spec=False), str(path)
+
+
+def load_layer_file(path: Path, *, is_spec: bool) -> dict[str, Any]:
+    text = read_spec_text(path)
+    data = parse_yaml_mapping(text, str(path))
+    validate_layer(data, str(path), text, is_spec=is_spec)
+    return data
+
+
+def parse_layer_text(text: str, name: str, *, is_spec: bool) -> dict[str, Any]:
+    data = parse_yaml_mapping(text, name)
+    validate_layer(data, name, text, is_spec=is_spec)
+    return data
+
+
+def resolve_spec(*layers: Mapping[str, Any], name: str = "spec") -> Spec:
+    """Merge layers (lowest precedence first) and validate the result as one Spec."""
+    merged = deep_merge(*layers)
+    try:
+        return Spec.model_validate(merged)
+    except ValidationError as exc:
+        raise SpecError(validation_problems(exc, name, None, Spec)) from None
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Spec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "codegen-ci spec"
+    return schema

@@ -1,0 +1,172 @@
+"""Our own git calls: argument lists (never shell strings), hooks disabled, no prompts; the
+binary, config and environment they run with are workspace/git_env.py's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from codegen_ci.errors import GitError, InputError
+from codegen_ci.workspace.git_env import SAFE_CONFIG, config_env, git_binary, git_env
+
+
+def git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+    config: Sequence[str] = (),
+    input_bytes: bytes | None = None,
+    timeout: float = 600,
+) -> str:
+    """Run git with `args` in `cwd` and return stdout; a failure raises `GitError`.
+    `config` (`-c key=value` pairs) reaches git through its environment, not its argv."""
+    cmd = [git_binary(), *SAFE_CONFIG, *args]
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=git_env({**(env or {}), **config_env(config)}),
+            input=input_bytes,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} timed out after {timeout:g}s") from None
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    if check and proc.returncode != 0:
+        stderr = proc.stderr.decode("utf-8", errors="replace").strip()
+        raise GitError(f"git {' '.join(args[:2])} failed: {stderr[-2000:]}")
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+def ok(args: Sequence[str], cwd: Path) -> bool:
+    try:
+        git(args, cwd)
+    except GitError:
+        return False
+    return True
+
+
+def repo_root(path: Path) -> Path:
+    try:
+        out = git(["rev-parse", "--show-toplevel"], path)
+    except GitError:
+        raise InputError(f"{path} is not inside a git repository") from None
+    return Path(out.strip())
+
+
+def common_dir(repo: Path) -> Path:
+    out = git(["rev-parse", "--git-common-dir"], repo).strip()
+    path = Path(out)
+    return path if path.is_absolute() else (repo / path).resolve()
+
+
+def rev_parse(repo: Path, rev: str) -> str:
+    try:
+        return git(["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"], repo).strip()
+    except GitError:
+        raise InputError(f"git base '{rev}' is not a commit in {repo}") from None
+
+
+def check_branch_name(repo: Path, name: str) -> str:
+    """A branch name we can pass to git safely: valid ref, never an option."""
+    if not name or name.startswith("-") or not ok(["check-ref-format", "--branch", name], repo):
+        raise InputError(f"invalid branch name: {name!r}")
+    return name
+
+
+def branch_exists(repo: Path, name: str) -> bool:
+    return ok(["show-ref", "--verify", "--quiet", f"refs/heads/{name}"], repo)
+
+
+def push(
+    repo: Path,
+    branch: str,
+    *,
+    token: str | None = None,
+    force_with_lease: bool = True,
+    remote: str = "origin",
+) -> None:
+    """Push `branch` to `remote`. A token is given to this one call only (an HTTP header in
+    the git process's environment), never written to `.git/config` nor put on a command line."""
+    import base64
+
+    config: list[str] = []
+    if token:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        config = ["-c", f"http.extraheader=AUTHORIZATION: basic {basic}"]
+    args = ["push", "--porcelain"]
+    if force_with_lease:
+        args.append("--force-with-lease")
+    args += ["--", remote, f"refs/heads/{branch}:refs/heads/{branch}"]
+    git(args, repo, config=config)
+
+
+class Entry(NamedTuple):
+    link: str | None  # symlink target, if the path is a symlink
+    content: bytes | None  # the (followed) file content; None: missing or not a file
+
+
+GitState = dict[Path, Entry]
+
+
+def _entry(path: Path) -> Entry:
+    link = str(path.readlink()) if path.is_symlink() else None
+    return Entry(link, path.read_bytes() if path.is_file() else None)
+
+
+@dataclass(frozen=True)
+class GitGuard:
+    """The files through which a command could make git run code or work elsewhere: the
+    repository's config and hooks, the linked worktree's `.git` file and `config.worktree`, and
+    the user's global config. The paths are fixed when the guard is made (a tampered `.git` file
+    must not move them); `state` also lists every entry that is in the hooks directory now."""
+
+    files: tuple[Path, ...]
+    hooks: Path
+
+    @classmethod
+    def for_worktree(cls, worktree: Path) -> GitGuard:
+        common = common_dir(worktree)
+        private = Path(git(["rev-parse", "--absolute-git-dir"], worktree).strip())
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        files = (
+            worktree / ".git", common / "config", common / "info" / "attributes",
+            private / "config.worktree", Path.home() / ".gitconfig", xdg / "git" / "config",
+        )  # fmt: skip
+        return cls(files, common / "hooks")
+
+    def state(self) -> GitState:
+        hooks = sorted(self.hooks.iterdir()) if self.hooks.is_dir() else []
+        return {path: _entry(path) for path in (*self.files, *hooks)}
+
+    def restore(self, trusted: GitState) -> list[Path]:
+        """Put every guarded entry back as in `trusted` (new ones removed); returns what changed."""
+        now = self.state()
+        missing = Entry(None, None)
+        changed = []
+        for path in sorted({*trusted, *now}):
+            want, have = trusted.get(path, missing), now.get(path, missing)
+            if want == have:
+                continue
+            changed.append(path)
+            if want.link != have.link or want.content is None or path.is_dir():
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if want.link is not None:
+                    path.symlink_to(want.link)
+            if want.content is not None:
+                path.write_bytes(want.content)  # through a restored symlink: the user's file
+        return changed

@@ -1,0 +1,85 @@
+"""The output directory's size cap.
+
+Every log is capped as it is written (workspace/output_cap.py), but a run makes many: hundreds of
+commands, JUnit copies of any size. After each command, if the output directory holds more
+than its cap (`CODEGEN_OUTPUT_CAP_MB`, default 200 MB), what that command added is cut down:
+its log to its first and last few KB, its JUnit copies left out (they were parsed already).
+Each cut is a line in `capped.txt` in the output directory, and `report.json` lists them
+(`output_capped`). report.json, the transcript and diff.patch are never cut.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+DEFAULT_CAP_MB = 200
+SHRUNK_LOG_BYTES = 32 * 1024
+NOTES = "capped.txt"
+
+
+def cap_bytes() -> int:
+    raw = os.environ.get("CODEGEN_OUTPUT_CAP_MB", "")
+    try:
+        megabytes = float(raw) if raw else DEFAULT_CAP_MB
+    except ValueError:
+        megabytes = DEFAULT_CAP_MB
+    return int(max(megabytes, 0.1) * 1024 * 1024)
+
+
+def used_bytes(root: Path) -> int:
+    total = 0
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            try:
+                total += (Path(dirpath) / name).lstat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def enforce(output_dir: Path, logs: Iterable[Path], copies: Iterable[Path] = ()) -> list[str]:
+    """Cut what one command added (`logs`, JUnit `copies`) while the directory is over its
+    cap; returns the notes (also appended to `capped.txt`)."""
+    cap, copies = cap_bytes(), list(copies)
+    used = used_bytes(output_dir)
+    notes: list[str] = []
+    for path in [*copies, *logs]:
+        if used <= cap:
+            break
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if path in copies:
+            path.unlink()
+            used -= size
+            notes.append(f"{path.relative_to(output_dir)}: left out ({size} bytes; parsed)")
+        elif size > SHRUNK_LOG_BYTES:
+            used -= size - _shrink(path)
+            notes.append(f"{path.relative_to(output_dir)}: cut to its first and last "
+                         f"{SHRUNK_LOG_BYTES // 2048} KB ({size} bytes)")  # fmt: skip
+    if notes:
+        with (output_dir / NOTES).open("a", encoding="utf-8") as f:
+            f.writelines(f"{note} (output directory over its {cap / 2**20:g} MB cap)\n"
+                         for note in notes)  # fmt: skip
+    return notes
+
+
+def read_notes(output_dir: Path) -> list[str]:
+    path = output_dir / NOTES
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
+def _shrink(path: Path) -> int:
+    half = SHRUNK_LOG_BYTES // 2
+    with path.open("rb") as f:
+        head = f.read(half)
+        f.seek(-half, os.SEEK_END)
+        tail = f.read()
+    size = path.stat().st_size
+    note = (f"\n[codegen-ci: the output directory is over its size cap; {size - 2 * half} "
+            "bytes of this log omitted here]\n").encode()  # fmt: skip
+    path.write_bytes(head + note + tail)
+    return len(head) + len(note) + len(tail)
