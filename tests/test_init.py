@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from codegen_ci.cli import cli
-from codegen_ci.spec.model import load_layer_file
+from codegen_ci.spec.layers import load_layer_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "workflows"

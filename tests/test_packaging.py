@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import codegen_ci
-from codegen_ci.spec.model import load_layer_file, resolve_spec
+from codegen_ci.spec.layers import load_layer_file, resolve_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -6,7 +6,7 @@ import pytest
 
 from codegen_ci.errors import InputError
 from codegen_ci.spec.action_inputs import ActionSettings
-from codegen_ci.spec.model import deep_merge, resolve_spec
+from codegen_ci.spec.layers import deep_merge, resolve_spec
 
 RUNNER_ENV = {
     "GITHUB_ACTIONS": "true",

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.spec.model import deep_merge, resolve_spec
+from codegen_ci.spec.layers import deep_merge, resolve_spec
 
 GOOD = """\
 version: 1

@@ -36,7 +36,7 @@ from codegen_ci.sources.pr_events import decide_event
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
-from codegen_ci.spec.model import deep_merge
+from codegen_ci.spec.layers import deep_merge
 from codegen_ci.workspace import git
 
 

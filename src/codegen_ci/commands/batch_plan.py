@@ -12,13 +12,8 @@ from typing import Any
 from codegen_ci.commands.run import environment_layer
 from codegen_ci.errors import InputError, SpecError, SpecProblem
 from codegen_ci.report import Report
-from codegen_ci.spec.model import (
-    REPO_CONFIG_NAME,
-    Spec,
-    load_layer_file,
-    load_repo_config,
-    resolve_spec,
-)
+from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 
 SPEC_SUFFIXES = (".yaml", ".yml")

@@ -14,7 +14,7 @@ import click
 from codegen_ci.commands.init_detect import Detected, detect
 from codegen_ci.commands.init_workflow import needs_runner_host, render_workflow
 from codegen_ci.errors import InputError
-from codegen_ci.spec.model import REPO_CONFIG_NAME, parse_layer_text
+from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
 
 # --workflows choice -> template file; written as .github/workflows/codegen-<file> so it cannot
 # clash with the repository's own workflows.

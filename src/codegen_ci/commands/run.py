@@ -32,7 +32,8 @@ from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Failure, Report
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.spec.model import Spec, load_layer_file, load_repo_config, resolve_spec, slugify
+from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git
 from codegen_ci.workspace.create import create_worktree, unique_branch, worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies

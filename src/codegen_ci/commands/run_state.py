@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.errors import InputError
-from codegen_ci.spec.model import Spec, deep_merge, load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.layers import deep_merge, load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec
 
 SENSITIVE = ("model.base_url", "validation.setup", "validation.lint", "validation.test",
              "validation.network", "env_passthrough", "protected_paths")  # fmt: skip

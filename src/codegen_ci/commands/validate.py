@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from codegen_ci.errors import SpecError
-from codegen_ci.spec.model import REPO_CONFIG_NAME, json_schema, load_layer_file
+from codegen_ci.spec.layers import REPO_CONFIG_NAME, json_schema, load_layer_file
 
 EXIT_BAD_INPUT = 2
 

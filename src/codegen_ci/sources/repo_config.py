@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.spec.model import REPO_CONFIG_NAME, parse_layer_text
+from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
 from codegen_ci.workspace import git
 
 

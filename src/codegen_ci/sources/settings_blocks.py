@@ -29,7 +29,8 @@ from codegen_ci.errors import SpecError, SpecProblem
 from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.markdown import fenced_blocks
 from codegen_ci.spec.action_inputs import bot_key
-from codegen_ci.spec.model import Limits, RepoConfig, deep_merge, parse_layer_text
+from codegen_ci.spec.layers import deep_merge, parse_layer_text
+from codegen_ci.spec.model import Limits, RepoConfig
 
 TASK_KEYS = ("version", "title", "context", "outputs", "constraints", "limits")
 MAX_BLOCK_CHARS = 20_000

@@ -19,7 +19,8 @@ from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.repo_config import default_branch_config
 from codegen_ci.sources.settings_blocks import clamp_limits
 from codegen_ci.spec.action_inputs import ActionSettings
-from codegen_ci.spec.model import Limits, Spec, deep_merge, load_layer_file, resolve_spec, slugify
+from codegen_ci.spec.layers import deep_merge, load_layer_file, resolve_spec
+from codegen_ci.spec.model import Limits, Spec, slugify
 
 
 def resolve_event_spec(

@@ -4,6 +4,7 @@ Inputs come from `INPUT_<NAME>`: the runner keeps hyphens (`INPUT_OPENAI-API-KEY
 only set the underscore form (`INPUT_OPENAI_API_KEY`); both are read, the hyphen form wins, and an
 empty value counts as unset (the runner passes declared inputs without a default as ""). The
 model service and token also fall back to their plain variables so the same code runs locally.
+How one value is read and checked (lines, lists, numbers, booleans) is in `spec/input_readers.py`.
 
 Only action inputs feed `spec_layer()`; `CODEGEN_MODEL` and `OPENAI_BASE_URL` feed `env_layer()`,
 because the contract ranks `.codegen.yml` between the two.
@@ -12,16 +13,13 @@ because the contract ranks `.codegen.yml` between the two.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.errors import InputError
+from codegen_ci.spec.input_readers import ActionInputs, PlainVariables
 
-_TRUE = {"true", "yes", "1", "on"}
-_FALSE = {"false", "no", "0", "off"}
 _SECRET_FIELDS = {"openai_api_key", "github_token"}
 _BOT_SUFFIX = "[bot]"
 
@@ -77,8 +75,8 @@ class ActionSettings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ActionSettings:
         env = os.environ if environ is None else environ
-        inp = _Inputs(env)
-        plain = _Plain(env)
+        inp = ActionInputs(env)
+        plain = PlainVariables(env)
         return cls(
             task=inp.text("task"),
             spec=inp.text("spec"),
@@ -184,67 +182,3 @@ class ActionSettings:
 
 def _present(**values: str | None) -> dict[str, str]:
     return {key: value for key, value in values.items() if value}
-
-
-class _Plain:
-    """Plain environment variables; empty means unset."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self._env = env
-
-    def text(self, key: str) -> str | None:
-        return self._env.get(key, "").strip() or None
-
-    def label(self, key: str) -> str:
-        return key
-
-    def path(self, key: str) -> Path | None:
-        value = self.text(key)
-        return Path(value) if value else None
-
-    def positive_int(self, key: str) -> int | None:
-        value = self.text(key)
-        if value is None:
-            return None
-        if not re.fullmatch(r"\+?\d+", value) or int(value) < 1:
-            raise InputError(f"{self.label(key)}: expected a positive whole number, got {value!r}")
-        return int(value)
-
-
-class _Inputs(_Plain):
-    """Action inputs by their names in action.yml (`openai-api-key`)."""
-
-    def text(self, key: str) -> str | None:
-        upper = key.upper()
-        hyphen = super().text(f"INPUT_{upper}")
-        return hyphen or super().text(f"INPUT_{upper.replace('-', '_')}")
-
-    def label(self, key: str) -> str:
-        return f"input {key}"
-
-    def lines(self, key: str) -> tuple[str, ...]:
-        """One command per non-empty line."""
-        value = self.text(key) or ""
-        return tuple(line.strip() for line in value.splitlines() if line.strip())
-
-    def items(self, key: str) -> tuple[str, ...]:
-        """A list separated by commas or newlines."""
-        value = self.text(key) or ""
-        return tuple(item.strip() for item in re.split(r"[,\n]", value) if item.strip())
-
-    def count(self, key: str, *, default: int) -> int:
-        """A whole number, 0 or more."""
-        value = self.text(key)
-        if value is not None and not re.fullmatch(r"\+?\d+", value):
-            raise InputError(f"input {key}: expected a whole number (0 or more), got {value!r}")
-        return default if value is None else int(value)
-
-    def boolean(self, key: str, *, default: bool) -> bool:
-        value = self.text(key)
-        if value is None:
-            return default
-        if value.lower() in _TRUE:
-            return True
-        if value.lower() in _FALSE:
-            return False
-        raise InputError(f"input {key}: expected true or false (or yes/no, 1/0), got {value!r}")
