@@ -21,22 +21,24 @@ from codegen_ci.agent.prompt import first_messages
 from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.gate.baseline import Baseline
-from codegen_ci.gate.config_check import ConfigError, check_round
+from codegen_ci.gate.config_check import ConfigError
+from codegen_ci.gate.dry_run import dry_run
 from codegen_ci.gate.preflight import note_missing_junit, run_preflight
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator
 from codegen_ci.progress import Progress
-from codegen_ci.report import Refusal, Report
+from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import commit_message, git, output_quota, symlinks
+from codegen_ci.workspace import git, output_quota
+from codegen_ci.workspace.finalize import finalize
+from codegen_ci.workspace.protected_enforcement import enforce_protected
 from codegen_ci.workspace.shell import AgentShell
 from codegen_ci.workspace.worktree import Worktree
 
 ModelFactory = Callable[[Spec], Model]
-REF_MOVED = "git ref moved by a command; restored"
 
 
 @dataclass
@@ -74,7 +76,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
                         ctx.output_dir / "baseline", env, base_tree, sandbox=sandbox)  # fmt: skip
     try:
         if ctx.dry_run:
-            _dry_run(spec, ctx, validator)
+            dry_run(validator, report, ctx.worktree.path, ctx.output_dir,
+                    lambda: _first_prompt(spec, ctx))  # fmt: skip
         else:
             _loop(spec, ctx, validator, baseline, env)
     except (KeyboardInterrupt, Interrupted):
@@ -95,7 +98,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             git.git(["branch", "-D", ctx.worktree.branch], ctx.repo, check=False)
             report.branch = None
         else:
-            _finalize(spec, ctx, report)
+            finalize(spec, ctx.worktree, ctx.repo, ctx.output_dir, report)
         report.duration_s = round(time.monotonic() - started, 3)
         report.output_capped = output_quota.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)
@@ -118,16 +121,8 @@ def _open_sandbox(ctx: RunContext) -> Sandbox:
         raise
 
 
-def _dry_run(spec: Spec, ctx: RunContext, validator: Validator) -> None:
-    report = ctx.report
-    outcome = validator.run_round(1)
-    report.rounds.append(outcome.round)
-    report.iterations = 0
-    note_missing_junit(report, outcome.round, ctx.worktree.path)
-    check_round(outcome.round)  # a configuration error ends the dry run too (exit 2)
-    prompt = "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
-    (ctx.output_dir / "first-prompt.md").write_text(REDACTOR.redact(prompt), encoding="utf-8")
-    report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
+def _first_prompt(spec: Spec, ctx: RunContext) -> str:
+    return "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
 
 
 def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
@@ -160,7 +155,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
                 report.reason, report.error = exc.reason, exc.detail
                 break
             finally:
-                _enforce_protected(ctx.worktree, toolbox, shell, report)
+                enforce_protected(ctx.worktree, report, toolbox.refusals, shell.refusals)
             outcome = validator.run_round(iteration)
             if not outcome.passed:
                 baseline.classify(outcome)
@@ -193,55 +188,3 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
 def _stuck(signatures: list[frozenset[str]], rounds: int) -> bool:
     recent = signatures[-rounds:]
     return len(recent) == rounds and len(set(recent)) == 1
-
-
-def _enforce_protected(
-    worktree: Worktree, toolbox: Toolbox, shell: AgentShell, report: Report
-) -> None:
-    """Whatever reached a protected path (a shell command can) is restored and reported."""
-    refusals = [*toolbox.refusals, *shell.refusals]
-    refusals += [
-        Refusal(path=p, reason="git hooks/config changed by a command; restored")
-        for p in worktree.git_tampering
-    ]
-    refusals += [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
-    worktree.git_tampering.clear()
-    worktree.ref_moves.clear()
-    for rel in worktree.protected_changes():
-        worktree.restore(rel)
-        refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
-    refusals += [Refusal(path=p, reason=symlinks.REASON) for p in worktree.restore_escaping_links()]
-    toolbox.refusals.clear()
-    shell.refusals.clear()
-    known = {(r.path, r.reason) for r in report.refusals}
-    report.refusals.extend(r for r in refusals if (r.path, r.reason) not in known)
-
-
-def _finalize(spec: Spec, ctx: RunContext, report: Report) -> None:
-    """Commit exactly the agent's changes, write diff.patch, then drop the worktree."""
-    worktree = ctx.worktree
-    if report.reason == "interrupted":
-        return  # keep the worktree for `codegen-ci resume`
-    worktree.restore_escaping_links()
-    for rel in worktree.protected_changes():
-        worktree.restore(rel)
-    changes = worktree.agent_changes()
-    report.files_changed = changes
-    (ctx.output_dir / "diff.patch").write_text(REDACTOR.redact(worktree.diff(changes)),
-                                               encoding="utf-8")  # fmt: skip
-    message = commit_message.build(spec, report, changes)
-    # One commit on top of the base: a resumed run folds its earlier wip commit in.
-    worktree.fold_onto_base()
-    report.commit = worktree.commit(changes, message)
-    report.refusals += [
-        Refusal(path=p, reason="git hooks/config changed by a command; restored")
-        for p in worktree.git_tampering
-    ] + [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
-    report.refusals += [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
-    refused = {path.rstrip("/") for path, _ in worktree.commit_refusals}
-    report.files_changed = [p for p in changes if p.rstrip("/") not in refused]
-    worktree.remove()
-    if report.commit is None:
-        git.git(["branch", "-D", worktree.branch], ctx.repo, check=False)
-        report.branch = None
-    report.worktree = None

@@ -1,0 +1,61 @@
+"""`codegen-ci resume RUN_DIR`: continue a stopped or failed run where it ended."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from codegen_ci.agent.conversation import Conversation
+from codegen_ci.commands import run_state
+from codegen_ci.commands.run import show_result
+from codegen_ci.commands.run_driver import run_pipeline
+from codegen_ci.commands.run_files import read_report, read_run_state, read_transcript
+from codegen_ci.commands.run_prepare import environment_layer, register_secrets
+from codegen_ci.errors import InputError
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.workspace import git
+from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.worktree import Worktree
+
+
+def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str | None = None
+                   ) -> int:  # fmt: skip
+    """Continue a stopped (interrupted) or failed run with its spec, worktree or branch, and
+    transcript. A run that already succeeded has nothing to resume. Sensitive settings in
+    run.json must match the run's sources unless restated (run_state.py)."""
+    run_dir = run_dir.resolve()
+    state_file = run_dir / "run.json"
+    if not state_file.is_file() or not (run_dir / "report.json").is_file():
+        raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json/report.json)")
+    state = read_run_state(run_dir)
+    spec = run_state.trusted_spec(state.spec, state.repo, run_state.recorded(run_dir),
+                                  environment_layer(os.environ), spec_file=spec_file,
+                                  base_url=base_url)  # fmt: skip
+    report = read_report(run_dir)
+    if report.status == "success":
+        raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
+    root = state.repo
+    if not root.is_dir():
+        raise InputError(f"{state_file}: the repository {root} is not there any more")
+    conversation = read_transcript(run_dir / "transcript.jsonl",
+                                   lambda p: Conversation.load(p, REDACTOR.redact))  # fmt: skip
+    register_secrets()
+    branch = state.branch
+    tree_path = Path(report.worktree) if report.worktree else state.worktree
+    if not tree_path.exists():
+        # A failed run's worktree was removed; its branch stays only when it holds a commit.
+        git.git(["worktree", "prune"], root, check=False)
+        if git.branch_exists(root, branch):
+            git.git(["worktree", "add", "-q", str(tree_path), branch], root)
+        else:
+            git.git(["worktree", "add", "-q", "-b", branch, str(tree_path),
+                     state.base_commit], root)  # fmt: skip
+    worktree = Worktree(root, tree_path, branch, state.base_commit, tuple(spec.protected_paths),
+                        artifacts=set(report.artifacts), links=link_dependencies(root, tree_path),
+                        named=tuple(spec.outputs))  # fmt: skip
+    conversation.resume_note(report.rounds[-1:])
+    report.status, report.reason, report.error = "error", None, None
+    report = run_pipeline(spec, root, run_dir, state.run_id, worktree, report=report,
+                          conversation=conversation,
+                          sources=run_state.recorded(run_dir))  # fmt: skip
+    return show_result(report, run_dir)
