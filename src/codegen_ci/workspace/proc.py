@@ -30,7 +30,7 @@ from subprocess import Popen
 from codegen_ci.workspace.output_cap import CappedLog
 
 KILL_GRACE_S = 2.0
-REAPER = Path(__file__).with_name("workspace/process_reaper.py")
+REAPER = Path(__file__).with_name("process_reaper.py")
 READ_BYTES = 1 << 20
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
