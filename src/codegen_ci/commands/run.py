@@ -36,7 +36,7 @@ from codegen_ci.spec.model import Spec, load_layer_file, load_repo_config, resol
 from codegen_ci.workspace import git
 from codegen_ci.workspace.create import create_worktree, unique_branch, worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
-from codegen_ci.workspace.proc import defer_interrupt
+from codegen_ci.workspace.interrupt_deferral import defer_interrupt
 from codegen_ci.workspace.worktree import Worktree
 
 EXIT_FAILED = 1
