@@ -17,12 +17,12 @@ nothing as pre-existing.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci.gate.base_run import base_env, base_record, collected_everything
 from codegen_ci.gate.config_check import base_run_problem
 from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import JUnitResult
@@ -112,7 +112,7 @@ class Baseline:
             result, junit = self._run(command, only=ids)
             if self.plugin_usable:
                 missing = self._take(ids, junit)
-                if missing and self._collected_everything(result):
+                if missing and collected_everything(result):
                     # pytest collected the whole base suite and none of these was in it:
                     # tests the change added, so they cannot fail on the base.
                     self.fails_on_base.update(dict.fromkeys(missing, False))
@@ -131,12 +131,6 @@ class Baseline:
         failing = {c.id for c in junit.failing()}
         self.fails_on_base.update({i: i in failing for i in ids if i in ran})
         return [i for i in ids if i not in ran]
-
-    @staticmethod
-    def _collected_everything(result: ProcResult) -> bool:
-        """A pytest run that ended normally (passed, failed, or nothing selected) collected
-        the whole suite; collection errors end with exit 2, a timeout with none."""
-        return not result.timed_out and result.exit_code in (0, 1, 5)
 
     def _run_suite(self) -> None:
         failing: set[str] = set()
@@ -170,12 +164,7 @@ class Baseline:
         tree = self._worktree()
         self.runs += 1
         tag = f"baseline-{self.runs:02d}"
-        env = dict(self.env)
-        # An editable install (`pip install -e .` in setup) points imports at the agent's
-        # worktree; put the base tree's own code first so the base run tests the base code.
-        paths = [str(tree / "src")] if (tree / "src").is_dir() else []
-        paths += [str(tree), *filter(None, [env.get("PYTHONPATH")])]
-        env["PYTHONPATH"] = os.pathsep.join(paths)
+        env = base_env(self.env, tree)  # the base tree's own code first (base_run.py)
         status = None
         scratch = self.sandbox.scratch if self.sandbox else self.work_dir
         wrap = self.sandbox.prefix(tree, network="test" in self.validation.network) \
@@ -193,7 +182,7 @@ class Baseline:
         ):
             self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
         else:  # (a refused plugin is no verdict on the base; the rewritten command runs next)
-            self._check_usable(_record(command, result, junit), whole_suite)
+            self._check_usable(base_record(command, result, junit), whole_suite)
         return result, junit
 
     def _worktree(self) -> Path:
@@ -209,10 +198,3 @@ class Baseline:
             git.git(["worktree", "remove", "--force", str(self._tree)], self.repo, check=False)
             shutil.rmtree(self._tree, ignore_errors=True)
             self._tree = None
-
-
-def _record(command: str, result: ProcResult, junit: JUnitResult) -> CommandResult:
-    return CommandResult(command=command, kind="test", exit_code=result.exit_code,
-                         duration_s=result.duration_s, timed_out=result.timed_out,
-                         output_path=str(result.output_path),
-                         junit_tests=len(junit.cases) if junit.files else None)  # fmt: skip

@@ -8,7 +8,7 @@ kept, the middle is counted. At the timeout the reaper is told to stop (SIGTERM 
 then SIGKILL after a grace period); the process group is killed too, as a fallback where
 there is no subreaper. An interruption (Ctrl-C, SIGTERM) stops the command the same way; one
 that lands while a child is starting or being killed is deferred until the runner knows the
-group (see `defer_interrupt`, used by the run command's signal handler).
+group (interrupt_deferral.py, used by the run command's signal handler).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
 
+from codegen_ci.workspace.interrupt_deferral import hold_interrupts, resume_interrupts
 from codegen_ci.workspace.output_cap import CappedLog
 
 KILL_GRACE_S = 2.0
@@ -70,13 +70,13 @@ def run_shell(
     with CappedLog(output_path) as log:
         proc = _start(command, cwd, env, wrap)  # returns with interruptions still deferred
         try:
-            _resume_interrupts()  # from here on the finally below stops the command
+            resume_interrupts()  # from here on the finally below stops the command
             timed_out = not _pump(proc, log, start + timeout)
         finally:
             # Runs on timeout, on normal exit (the fallback group kill) and on interruptions.
-            _defer_interrupts()
+            hold_interrupts()
             _stop(proc, log)
-            _resume_interrupts()
+            resume_interrupts()
         log.close(f"\n[codegen-ci: killed after {timeout:g}s timeout]\n" if timed_out else "")
     exit_code = None if timed_out else proc.returncode
     return ProcResult(
@@ -102,29 +102,10 @@ def _pump(proc: Popen[bytes], log: CappedLog, deadline: float) -> bool:
         log.write(data)
 
 
-class _Deferral:
-    """An interruption (Ctrl-C, SIGTERM) that lands while a child is being started or its group
-    killed would leave a process behind; the signal handler defers it to the runner."""
-
-    active = False
-    pending = False
-
-
-_DEFERRAL = _Deferral()
-
-
-def defer_interrupt() -> bool:
-    """For signal handlers (main thread): True when the runner will raise `KeyboardInterrupt`
-    itself as soon as the child it is starting or stopping is taken care of."""
-    if _DEFERRAL.active:
-        _DEFERRAL.pending = True
-    return _DEFERRAL.active
-
-
 def _start(
     command: str, cwd: Path, env: Mapping[str, str], wrap: Sequence[str] = ()
 ) -> Popen[bytes]:
-    _defer_interrupts()
+    hold_interrupts()
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", str(REAPER), *wrap, "/bin/sh", "-c", command],
@@ -137,7 +118,7 @@ def _start(
             start_new_session=True,
         )
     except BaseException:
-        _resume_interrupts()
+        resume_interrupts()
         raise
 
 
@@ -165,20 +146,6 @@ def _subreaper_setup() -> Callable[[], None] | None:
         prctl(deathsig, term, 0, 0, 0)
 
     return setup
-
-
-def _defer_interrupts() -> None:
-    if threading.current_thread() is threading.main_thread():
-        _DEFERRAL.active = True
-
-
-def _resume_interrupts() -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-    _DEFERRAL.active = False
-    if _DEFERRAL.pending:
-        _DEFERRAL.pending = False
-        raise KeyboardInterrupt("interrupted while a command was starting or stopping")
 
 
 def _stop(proc: Popen[bytes], log: CappedLog) -> None:

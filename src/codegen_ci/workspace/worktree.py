@@ -1,9 +1,10 @@
-"""The worktree the agent edits, the path guard, and the commit of exactly the agent's changes.
+"""The worktree the agent edits: its change tracking, and the commit of exactly the agent's changes.
 
 The run never touches the user's checkout: it works in a separate `git worktree` on its own
 branch. Files that validation commands create or change (reports, caches, `.coverage`) are
 tracked as artifacts and left out of the commit; so are protected paths, which are restored.
-`create_worktree` (workspace/create.py) makes one.
+`create_worktree` (workspace/create.py) makes one; its git commands are guarded
+(guarded_git.py) and the paths the model gives are checked by path_guard.py.
 """
 
 from __future__ import annotations
@@ -13,22 +14,20 @@ import hashlib
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from codegen_ci.errors import GitError
 from codegen_ci.workspace import commit_guard, git
 from codegen_ci.workspace.dependency_links import is_linked, unlink_dependencies
-from codegen_ci.workspace.git_refs import RefGuard, RefState, claim_branch
+from codegen_ci.workspace.git_refs import RefGuard, RefState
 from codegen_ci.workspace.globs import ARTIFACT_GLOBS, GENERATED_GLOBS, matches
+from codegen_ci.workspace.guarded_git import GuardedGit
+from codegen_ci.workspace.path_guard import resolve_path
 from codegen_ci.workspace.symlinks import escapes, leaves, link_digest
 
 
-class PathRefused(Exception):
-    """A path the model may not use; the message says why."""
-
-
 @dataclass
-class Worktree:
+class Worktree(GuardedGit):
     """A git worktree on its own branch, created from `base_commit`."""
 
     repo: Path  # the user's repository (main worktree)
@@ -39,10 +38,8 @@ class Worktree:
     artifacts: set[str] = field(default_factory=set)
     links: tuple[str, ...] = ()  # dependency dirs linked from the checkout; never the change
     named: tuple[str, ...] = ()  # globs the task named (`outputs`): kept even if generated
-    # Guarded git files changed outside an agent command (by a validation command) and put
-    # back before one of our own git commands; the caller reports them.
+    # What our git guards put back (guarded_git.py); the caller reports them.
     git_tampering: list[str] = field(default_factory=list)
-    # Refs (and HEADs) a command moved, put back before one of our git commands (git_refs.py).
     ref_moves: list[str] = field(default_factory=list)
     commit_refusals: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     guard: git.GitGuard = field(init=False, repr=False)
@@ -51,77 +48,14 @@ class Worktree:
     _refs_before: RefState | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        claim_branch(self.branch)
-        self.guard = git.GitGuard.for_worktree(self.path)
-        self._trusted_git = self.guard.state()
-        self._refs = RefGuard.for_worktree(self.path, self.branch)
-
-    def before_command(self) -> None:
-        """A command is about to run: remember the refs, to put back whatever it moves.
-        (Refs that move while no command of ours runs are the user's doing, and stay.)"""
-        self.undo_refs()
-        self._refs_before = self._refs.state()
-
-    def undo_refs(self) -> list[str]:
-        """Put back the refs and HEADs the last command moved; returns them (also kept in
-        `ref_moves` for the report)."""
-        before, self._refs_before = self._refs_before, None
-        if before is None or not self.path.is_dir():
-            return []
-        self.git_tampering.extend(self.undo_git_tampering())  # git must be safe to run first
-        moved = self._refs.restore(before)
-        self.ref_moves.extend(moved)
-        return moved
-
-    # --- git integrity -------------------------------------------------------------------
-
-    def undo_git_tampering(self) -> list[str]:
-        """Put the repository's git config and hooks, this worktree's `.git` file and the global
-        git config back as they were when the worktree was made; returns what had changed.
-
-        Commands (the agent's and the repository's tests, which run code the model wrote) can
-        write there; a planted hook, filter driver or `gitdir:` redirect must never run inside
-        our own git commands nor stay behind in the user's repository."""
-        if not self.path.is_dir():
-            return []  # removed: nothing of ours runs here any more
-        return [str(path) for path in self.guard.restore(self._trusted_git)]
-
-    def _git(
-        self, args: Sequence[str], *, check: bool = True, input_bytes: bytes | None = None
-    ) -> str:
-        self.git_tampering.extend(self.undo_git_tampering())
-        self.undo_refs()
-        return git.git(args, self.path, check=check, input_bytes=input_bytes)
-
-    def _git_ok(self, args: Sequence[str]) -> bool:
-        try:
-            self._git(args)
-        except GitError:
-            return False
-        return True
+        self._start_guarding()
 
     # --- the path guard ------------------------------------------------------------------
 
     def resolve(self, user_path: str, *, for_write: bool = False) -> Path:
-        """Resolve a path the model gave, inside the worktree, or raise `PathRefused`."""
-        raw = user_path.strip() or "."
-        if "\x00" in raw:
-            raise PathRefused("path contains a NUL byte")
-        if PurePosixPath(raw).is_absolute() or raw.startswith("~"):
-            raise PathRefused("absolute paths are not allowed; use a path relative to the repo")
-        root = self.path.resolve()
-        try:
-            candidate = (root / raw).resolve()
-        except RuntimeError:  # a loop of symlinks
-            raise PathRefused("path is a loop of symlinks") from None
-        if candidate != root and root not in candidate.parents:
-            raise PathRefused("path resolves outside the repository")
-        rel = candidate.relative_to(root).as_posix() if candidate != root else "."
-        if rel == ".git" or rel.startswith(".git/"):
-            raise PathRefused("git internals are off limits")
-        if for_write and matches(rel, self.protected):
-            raise PathRefused("protected path: changes here are not allowed")
-        return candidate
+        """Resolve a path the model gave, inside the worktree, or raise `PathRefused`
+        (path_guard.py)."""
+        return resolve_path(self.path, user_path, self.protected, for_write=for_write)
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.path.resolve()).as_posix()
