@@ -34,8 +34,9 @@ def test_ci_runs_the_readme_test_command_in_a_fresh_clone_with_nothing_beside_it
 ) -> None:
     checkout = tmp_path / "checkout"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(checkout)], check=True)
-    # a file beside the checkout, as ../shared was on the machines that wrote the tests
-    (tmp_path / "shared").mkdir()
+    # a folder beside the checkout, like the sibling fixtures folder of the machines that wrote
+    # the tests: the fresh clone must not see it
+    (tmp_path / "sibling-fixtures").mkdir()
     # the script under test is this working tree's, whatever the clone's HEAD holds
     (checkout / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text())
     bin_dir = tmp_path / "bin"
