@@ -70,13 +70,8 @@ class Validator:
         """One round. `previous` is not needed: the validator remembers the last failing
         tests itself, also across a round whose tests were skipped."""
         outcome = RoundOutcome(Round(iteration=iteration))
-        if not self.setup_done:
-            for command in self.validation.setup:
-                result, _ = self._run(command, "setup", outcome)
-                if not result.ok:
-                    outcome.failed.append(self._failed(command, "setup", result, False))
-                    return outcome.finish()
-            self.setup_done = True
+        if not self.setup_done and not self._setup(outcome):
+            return outcome.finish()
         for command in self.validation.lint:
             result, _ = self._run(command, "lint", outcome)
             if not result.ok:
@@ -92,17 +87,23 @@ class Validator:
             self._tests(outcome)
         return outcome.finish()
 
+    def _setup(self, outcome: RoundOutcome) -> bool:
+        """Run `setup` into `outcome`; False (and the failure recorded) when a command fails."""
+        for command in self.validation.setup:
+            result, _ = self._run(command, "setup", outcome)
+            if not result.ok:
+                outcome.failed.append(self._failed(command, "setup", result, False))
+                return False
+        self.setup_done = True
+        return True
+
     def preflight(self) -> RoundOutcome:
         """Round 0, on the untouched code before any model call: `setup` (once, as a round
         would) and each test command, to find configuration errors before tokens are spent.
         A pytest command only collects (`--collect-only`), so it costs its start-up."""
         outcome = RoundOutcome(Round(iteration=0))
-        for command in self.validation.setup:
-            result, _ = self._run(command, "setup", outcome)
-            if not result.ok:
-                outcome.failed.append(self._failed(command, "setup", result, False))
-                return outcome.finish()
-        self.setup_done = True
+        if not self._setup(outcome):
+            return outcome.finish()
         for command in self.validation.test:
             collect = pytest_ids.mentions_pytest(command)
             result, junit = self._run(command, "test", outcome, collect_only=collect)
