@@ -6,7 +6,7 @@ scripted server simulating a provider's prompt cache (`codegen_ci.testing.provid
 tokens = bytes/4, byte-identical prefixes of earlier requests cached in 128-token blocks from
 1,024 tokens up). The same conversation (from the transcript) is then replayed offline through
 an append-only loop (every message, nothing masked) and through the previous sliding window
-(`bench/sliding_window.py`, a copy kept for this comparison), with the run's own tool schemas,
+(`bench/sliding_window.py`, kept for this comparison), with the run's own tool schemas,
 through a fresh cache of the same kind. Billed input counts uncached input in full and cached
 input at (1 - discount).
 """
