@@ -2,21 +2,16 @@
 validation `setup`, `lint` and `test` commands, and the re-runs on the base commit.
 
 Two mechanisms, one guarantee (SECURITY.md, docs/sandbox.md):
-- **bwrap** (security/bwrap.py): each command runs under bubblewrap in its own PID, IPC, UTS
-  and network namespaces (no network unless the spec's `validation.network` names its kind),
-  with every capability dropped and `no_new_privs` set (no sudo, no setuid), and a filesystem
-  that is the machine's, read-only, except for the directory the command works in and the
-  run's scratch directory (HOME and TMPDIR point there). A fresh `/proc` shows only the
-  sandbox's own processes. Places that hold secrets or steer later workflow steps are hidden:
-  RUNNER_TEMP and the directories of GITHUB_ENV / GITHUB_PATH / GITHUB_OUTPUT /
-  GITHUB_STEP_SUMMARY, container-engine sockets and credential files in HOME; the
-  repository's git config is shown without credentials, and the worktree's `.git` file is
-  read-only.
+- **bwrap** (security/bwrap.py): own PID, IPC, UTS and network namespaces (network only if
+  `validation.network` names the command's kind), no capability, `no_new_privs`, the
+  machine's files read-only but for the workdir and the run's scratch directory (HOME,
+  TMPDIR); secret places (security/sandbox_places.py) hidden, the repository's git config
+  shown without credentials, the worktree's `.git` file read-only.
 - **user** (security/user_mode.py, user_jail.py): where bwrap cannot create namespaces (a
   container under Docker's default seccomp profile: GitHub's Docker actions) and the tool
-  runs as root, each command runs as a dedicated unprivileged user, with no capability,
-  `no_new_privs`, and a seccomp filter in place of the network namespace; the same places
-  are kept from it by ownership and permission bits.
+  is root, each command runs as an unprivileged user, with no capability, `no_new_privs`
+  and a seccomp filter in place of the network namespace; the same places are kept from it
+  by ownership and permission bits.
 
 `CODEGEN_SANDBOX` (or the action's `sandbox` input) picks one: `auto` (default: bwrap, else
 user mode when root), `bwrap`, `user`, or `off` (unconfined, never the default). When none
@@ -84,8 +79,8 @@ class Sandbox:
                 if name in out:
                     out[name] = str(self.scratch / "cache" / name.lower())
         if self.user is not None:  # the repository belongs to another uid: git must accept it
-            out["GIT_CONFIG_GLOBAL"] = user_mode.git_config(self.scratch / "home",
-                                                            out.get("GIT_CONFIG_GLOBAL"))  # fmt: skip
+            home, original = self.scratch / "home", out.get("GIT_CONFIG_GLOBAL")
+            out["GIT_CONFIG_GLOBAL"] = user_mode.git_config(home, original)
         return out
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
@@ -193,25 +188,13 @@ def _open_user(environ: Mapping[str, str], root: Path, git_dir: Path | None,
                workdirs: Sequence[Path]) -> Sandbox:  # fmt: skip
     if os.geteuid() != 0:
         raise SandboxUnavailable(unavailable("user mode needs codegen-ci to run as root"))
+    places = list(hidden)
+    if git_dir is not None and has_credentials(git_dir / "config"):
+        places.append(git_dir / "config")  # git inside commands then cannot read it
+    owned = [p for p in (git_dir, checkout) if p is not None]
     try:
-        user = user_mode.resolve_user(environ.get(user_mode.USER_ENV))
-        user_mode.check_not_owned(user, [p for p in (git_dir, checkout) if p is not None])
-        hold = user_mode.PermissionHold(user)
-        sandbox = Sandbox("user", root, git_dir, hidden, checkout, user=user, hold=hold)
-        places = list(hidden)
-        if git_dir is not None and has_credentials(git_dir / "config"):
-            places.append(git_dir / "config")  # git inside commands then cannot read it
-        try:
-            for place in places:
-                hold.hide(place, keep_search=any(place in w.parents for w in workdirs))
-            user_mode.make_reachable(root)
-            user_mode.hand_over(user, sandbox.scratch)
-            problem = user_mode.probe(user, sandbox.scratch)
-            if problem is not None:
-                raise user_mode.UserModeError(f"the sandbox user cannot run commands: {problem}")
-        except BaseException:
-            hold.restore()
-            raise
+        user, hold = user_mode.prepare(environ.get(user_mode.USER_ENV), root, places=places,
+                                       not_owned=owned, workdirs=workdirs)  # fmt: skip
     except user_mode.UserModeError as exc:
         raise SandboxUnavailable(unavailable(f"user mode is not available: {exc}")) from None
-    return sandbox
+    return Sandbox("user", root, git_dir, hidden, checkout, user=user, hold=hold)

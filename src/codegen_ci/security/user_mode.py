@@ -159,6 +159,27 @@ def make_reachable(folder: Path) -> None:
     folder.chmod(mode | stat.S_IXOTH)
 
 
+def prepare(wanted: str | None, root: Path, *, places: Sequence[Path], not_owned: Sequence[Path],
+            workdirs: Sequence[Path]) -> tuple[SandboxUser, PermissionHold]:  # fmt: skip
+    """Everything user mode needs before the first command, proven by one: the user, its
+    scratch directory (`root/rw`), and `places` kept from it (bits given back on failure)."""
+    user = resolve_user(wanted)
+    check_not_owned(user, not_owned)
+    hold = PermissionHold(user)
+    try:
+        for place in places:
+            hold.hide(place, keep_search=any(place in w.parents for w in workdirs))
+        make_reachable(root)
+        hand_over(user, root / "rw")
+        problem = probe(user, root / "rw")
+        if problem is not None:
+            raise UserModeError(f"the sandbox user cannot run commands: {problem}")
+    except BaseException:
+        hold.restore()
+        raise
+    return user, hold
+
+
 def probe(user: SandboxUser, cwd: Path) -> str | None:
     """Start one confined command; None when it ran as the user, else what went wrong."""
     script = f'[ "$(id -u)" = {user.uid} ] || {{ echo "still uid $(id -u)" >&2; exit 1; }}'
