@@ -446,9 +446,9 @@ def test_the_image_has_the_sandbox_user_codegen_ci_falls_back_to() -> None:
     runner's uid 1001, and libseccomp for its no-network filter."""
     from codegen_ci.security.user_mode import DEFAULT_USER
 
-    runs = " ".join(args for word, args in dockerfile_instructions() if word == "RUN")
+    runs = " && ".join(args for word, args in dockerfile_instructions() if word == "RUN")
     useradd = re.search(r"useradd ([^&]*)", runs)
-    assert useradd and useradd.group(1).split()[-1] == DEFAULT_USER
+    assert useradd and useradd.group(1).split()[-1] == DEFAULT_USER, useradd
     uid = re.search(r"--uid (\d+)", useradd.group(1))
     assert uid and int(uid.group(1)) not in (0, 1001)
     assert "--shell /usr/sbin/nologin" in useradd.group(1)
