@@ -29,6 +29,7 @@ from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
 from bench.redaction import redaction  # noqa: E402
+from bench.sandbox_cost import sandbox_cost  # noqa: E402
 from bench.startup import startup  # noqa: E402
 from bench.validation_cost import LONG, validation_cost  # noqa: E402
 
@@ -43,6 +44,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "redaction": redaction,
     "caps": command_caps,
     "cache_cost": cache_cost,
+    "sandbox": sandbox_cost,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -54,6 +56,7 @@ FULL: dict[str, dict[str, Any]] = {
     "redaction": {"megabytes": 5},
     "caps": {"calls": 40, "flood_mb": 200},
     "cache_cost": {"calls": (20, 60, 300)},
+    "sandbox": {"calls": 20, "files": 5000},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -65,6 +68,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "redaction": {"megabytes": 1},
     "caps": {"calls": 10, "flood_mb": 20},
     "cache_cost": {"calls": (20, 60)},
+    "sandbox": {"calls": 5, "files": 500},
 }
 
 
@@ -118,6 +122,13 @@ def summary(name: str, r: Result) -> str:
         f"{r['flood_mb']} MB flood: log "
         f"{r['old_flood_log_bytes'] / 1e6:.0f} -> {r['capped_flood_log_bytes'] / 1e6:.2f} MB, "
         f"{r['old_flood_s']:.2f} -> {r['capped_flood_s']:.2f} s"
+    )
+    lines["sandbox"] = lambda: (
+        ", ".join(
+            f"{mode} {r[f'{mode}_ms']:.0f} ms" if r.get(f"{mode}_ms") is not None else f"{mode} n/a"
+            for mode in ("off", "bwrap", "user")
+        )
+        + f" per command in a {r['files']}-file tree"
     )
     lines["validation_long"] = lines["validation"]
     return lines[name]()

@@ -119,18 +119,25 @@ def check_not_owned(user: SandboxUser, paths: Iterable[Path]) -> None:
 
 def hand_over(user: SandboxUser, top: Path, *, keep: Sequence[Path] = ()) -> None:
     """Make everything under `top` the sandbox user's (links themselves, never their targets),
-    except the paths in `keep` (the worktree's `.git` file stays the tool's)."""
-    kept = set(keep)
-    for folder, dirs, files in os.walk(top):
-        base = Path(folder)
-        for name in (".", *dirs, *files):
-            path = base / name if name != "." else base
-            if path in kept:
-                continue
-            with contextlib.suppress(OSError):
-                info = path.lstat()
-                if info.st_uid != user.uid or info.st_gid != user.gid:
-                    os.lchown(path, user.uid, user.gid)
+    except the paths in `keep` (the worktree's `.git` file stays the tool's). No command of
+    the user runs meanwhile, so nothing can be swapped under the walk."""
+    kept, ids = {str(p) for p in keep}, (user.uid, user.gid)
+    _own(str(top), ids)
+    folders = [str(top)]
+    while folders:  # os.scandir: a third of the time a walk with Path objects takes
+        with contextlib.suppress(OSError), os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.path not in kept:
+                    _own(entry.path, ids)
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+
+
+def _own(path: str, ids: tuple[int, int]) -> None:
+    with contextlib.suppress(OSError):
+        info = os.lstat(path)
+        if (info.st_uid, info.st_gid) != ids:
+            os.lchown(path, *ids)
 
 
 def git_config(home: Path, original: str | None) -> str:
