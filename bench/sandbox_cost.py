@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.security.sandbox import SandboxUnavailable, open_sandbox
-from codegen_ci.security.user_mode import hand_over
+from codegen_ci.security.user_access import hand_over
 from codegen_ci.workspace.proc import run_shell
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from codegen_ci.errors import InfraError, InputError
-from codegen_ci.security import user_mode
+from codegen_ci.security import user_access, user_mode
 from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
 from codegen_ci.security.sandbox_places import hidden_places, unavailable
 
@@ -57,8 +57,8 @@ class Sandbox:
     hidden: tuple[Path, ...] = ()
     checkout: Path | None = None  # the user's checkout, read-only (linked dependencies live there)
     bwrap: str | None = None
-    user: user_mode.SandboxUser | None = None
-    hold: user_mode.PermissionHold | None = None  # user mode: permission bits to give back
+    user: user_access.SandboxUser | None = None
+    hold: user_access.PermissionHold | None = None  # user mode: permission bits to give back
 
     @property
     def enabled(self) -> bool:
@@ -80,7 +80,7 @@ class Sandbox:
                     out[name] = str(self.scratch / "cache" / name.lower())
         if self.user is not None:  # the repository belongs to another uid: git must accept it
             home, original = self.scratch / "home", out.get("GIT_CONFIG_GLOBAL")
-            out["GIT_CONFIG_GLOBAL"] = user_mode.git_config(home, original)
+            out["GIT_CONFIG_GLOBAL"] = user_access.git_config(home, original)
         return out
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
@@ -91,8 +91,8 @@ class Sandbox:
                               scratch=self.scratch, checkout=self.checkout, git_dir=self.git_dir,
                               git_config=config if config.is_file() else None)  # fmt: skip
         if self.user is not None:  # what the tool wrote since the last command becomes theirs
-            user_mode.hand_over(self.user, workdir, keep=[workdir / ".git"])
-            user_mode.hand_over(self.user, self.scratch)
+            user_access.hand_over(self.user, workdir, keep=[workdir / ".git"])
+            user_access.hand_over(self.user, self.scratch)
             return self.user.jail(network=network)
         return []
 
@@ -195,6 +195,6 @@ def _open_user(environ: Mapping[str, str], root: Path, git_dir: Path | None,
     try:
         user, hold = user_mode.prepare(environ.get(user_mode.USER_ENV), root, places=places,
                                        not_owned=owned, workdirs=workdirs)  # fmt: skip
-    except user_mode.UserModeError as exc:
+    except user_access.UserModeError as exc:
         raise SandboxUnavailable(unavailable(f"user mode is not available: {exc}")) from None
     return Sandbox("user", root, git_dir, hidden, checkout, user=user, hold=hold)
