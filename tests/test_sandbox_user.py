@@ -288,3 +288,24 @@ def test_the_docker_action_confines_commands_as_the_sandbox_user(
         return
     assert f"unprivileged user {UID}:{UID}" in result.stderr
     assert "denied" in seen and stolen == [] and "pwned" not in result.outputs, seen
+
+
+def test_permission_holds_of_concurrent_runs_give_the_bits_back_after_the_last(
+    tmp_path: Path,
+) -> None:
+    """`codegen-ci batch` runs specs side by side: one run ending must not expose what another
+    still hides."""
+    from codegen_ci.security.user_access import PermissionHold, SandboxUser
+
+    place = tmp_path / "file-commands"
+    place.mkdir(mode=0o755)
+    place.chmod(0o755)
+    user = SandboxUser(UID, UID, "sandbox")
+    first, second = PermissionHold(user), PermissionHold(user)
+    first.hide(place)
+    second.hide(place, keep_search=True)
+    assert stat.S_IMODE(place.stat().st_mode) == 0o750
+    first.restore()
+    assert stat.S_IMODE(place.stat().st_mode) == 0o750  # the second run still holds it
+    second.restore()
+    assert stat.S_IMODE(place.stat().st_mode) == 0o755
