@@ -28,13 +28,19 @@ LABEL org.opencontainers.image.title="codegen-ci" \
 # git does the worktree, commit and push work. The workspace GitHub mounts belongs to the runner
 # user (uid 1001), not to root in here, so git's ownership check would refuse it: trust all
 # directories system-wide. The container is single-purpose and sees only that checkout.
-# bubblewrap confines the repository's and the model's commands (SECURITY.md). Under GitHub's
-# own `docker run` (default seccomp and AppArmor profiles) it cannot create namespaces: the run
-# then fails closed, unless the workflow sets `sandbox: off` or uses the runner-host action.
+# Confinement (SECURITY.md, docs/sandbox.md): bubblewrap where it can start (a container run
+# with --privileged or unconfined seccomp/AppArmor); under GitHub's own `docker run` (Docker's
+# default seccomp profile: no namespaces, not even for root) codegen-ci, root in here, runs
+# every repository and model command as `codegen-sandbox` instead: a system user with no home,
+# no login shell and no sudo (none is installed), and libseccomp for its no-network filter.
+# Its uid is pinned so that it is never the runner's (1001), which owns the mounted files.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap libseccomp2 \
  && rm -rf /var/lib/apt/lists/* \
- && git config --system --add safe.directory '*'
+ && git config --system --add safe.directory '*' \
+ && groupadd --system --gid 64000 codegen-sandbox \
+ && useradd --system --uid 64000 --gid 64000 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin codegen-sandbox
 
 # Only the `codegen-ci` script goes on PATH (a link into the virtualenv); `python` and `pip` stay
 # the image's own, so a project's setup command installs into a Python that codegen-ci's

@@ -98,7 +98,7 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     assert defaults["draft-on-failure"] == "false"
     assert defaults["output-dir"] == ""
     assert defaults["working-directory"] == "."
-    assert defaults["sandbox"] == "on"
+    assert defaults["sandbox"] == "auto"
     assert inputs["openai-api-key"].get("required", False) is False
     assert "secret" in inputs["openai-api-key"]["description"]
     assert list(action["outputs"]) == [
@@ -439,3 +439,18 @@ def test_the_code_reads_exactly_the_inputs_action_yml_declares() -> None:
         k[len("INPUT_") :].lower().replace("_", "-") for k in env.asked if k.startswith("INPUT_")
     }
     assert read == set(load(ROOT / "action.yml")["inputs"])
+
+
+def test_the_image_has_the_sandbox_user_codegen_ci_falls_back_to() -> None:
+    """User mode (docs/sandbox.md) needs the default sandbox user, never root nor the hosted
+    runner's uid 1001, and libseccomp for its no-network filter."""
+    from codegen_ci.security.user_mode import DEFAULT_USER
+
+    runs = " && ".join(args for word, args in dockerfile_instructions() if word == "RUN")
+    useradd = re.search(r"useradd ([^&]*)", runs)
+    assert useradd and useradd.group(1).split()[-1] == DEFAULT_USER, useradd
+    uid = re.search(r"--uid (\d+)", useradd.group(1))
+    assert uid and int(uid.group(1)) not in (0, 1001)
+    assert "--shell /usr/sbin/nologin" in useradd.group(1)
+    assert re.search(r"apt-get install -y --no-install-recommends [^&]*\blibseccomp2\b", runs)
+    assert "sudo" not in runs

@@ -119,7 +119,9 @@ def test_a_test_command_is_confined_too(
 def test_without_bubblewrap_the_run_fails_closed_unless_switched_off(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap")}
+    # (and no sandbox user to fall back to, where the tool is root: tests/test_sandbox_user.py)
+    missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap"),
+               "CODEGEN_SANDBOX_USER": "no-such-user"}  # fmt: skip
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=missing)
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -136,7 +138,7 @@ def test_without_bubblewrap_the_run_fails_closed_unless_switched_off(
                       "exit 1\n")  # fmt: skip
     broken.chmod(0o755)
     proc = launch(sample_repo, model_server, sample_repo.write_spec(),
-                  extra={"CODEGEN_BWRAP": str(broken)})  # fmt: skip
+                  extra={**missing, "CODEGEN_BWRAP": str(broken)})  # fmt: skip
     assert proc.returncode == 3 and "No permissions to create new namespace" in proc.stderr
 
     # the explicit opt-out runs anyway, and says so

@@ -19,7 +19,7 @@ from codegen_ci.agent.loop import Agent
 from codegen_ci.agent.model import Model
 from codegen_ci.agent.prompt import first_messages
 from codegen_ci.agent.tools import Toolbox
-from codegen_ci.errors import CodegenError, Interrupted
+from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.config_check import ConfigError
 from codegen_ci.gate.dry_run import dry_run
@@ -67,11 +67,12 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     if ctx.briefing.instructions is not None:
         report.instructions = ctx.briefing.instructions.name
     started = time.monotonic() - report.duration_s
-    sandbox = _open_sandbox(ctx)
+    base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
+    sandbox = _open_sandbox(ctx, base_tree)
+    report.sandbox = sandbox.kind
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress,
                           sandbox=sandbox)  # fmt: skip
-    base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
     baseline = Baseline(ctx.repo, ctx.worktree.base_commit, spec.validation,
                         ctx.output_dir / "baseline", env, base_tree, sandbox=sandbox)  # fmt: skip
     try:
@@ -107,13 +108,15 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     return report
 
 
-def _open_sandbox(ctx: RunContext) -> Sandbox:
+def _open_sandbox(ctx: RunContext, base_tree: Path) -> Sandbox:
     """Confinement for this run's commands; when it cannot be had, the run ends before any
     command runs (report written, worktree and its new branch removed)."""
     try:
-        return open_sandbox(os.environ, git_dir=git.common_dir(ctx.repo), checkout=ctx.repo)
-    except SandboxUnavailable as exc:
-        ctx.report.status, ctx.report.reason, ctx.report.error = "error", "sandbox", exc.message
+        return open_sandbox(os.environ, git_dir=git.common_dir(ctx.repo), checkout=ctx.repo,
+                            workdirs=(ctx.worktree.path, base_tree))  # fmt: skip
+    except (SandboxUnavailable, InputError) as exc:
+        reason = "sandbox" if isinstance(exc, SandboxUnavailable) else "config"
+        ctx.report.status, ctx.report.reason, ctx.report.error = "error", reason, exc.message
         ctx.report.write(ctx.output_dir)
         if ctx.start_iteration == 1:
             ctx.worktree.remove()

@@ -159,6 +159,11 @@ class Report(BaseModel):
     model: str = ""
     output_dir: str = ""
     worktree: str | None = Field(default=None, description="Kept for inspection or resume.")
+    sandbox: str | None = Field(
+        default=None,
+        description="How commands were confined: bwrap, user (an unprivileged user: "
+        "docs/sandbox.md) or off; null: the run ended before any command.",
+    )
 
     def write(self, output_dir: Path) -> Path:
         output_dir.mkdir(parents=True, exist_ok=True)

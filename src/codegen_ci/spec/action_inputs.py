@@ -52,7 +52,7 @@ class ActionSettings:
     working_directory: Path | None = None
     max_ci_fix_attempts: int = 2
     ci_fix_label: str = ""
-    sandbox: str = "on"  # "off" runs commands unconfined; security/sandbox.py reads the same input
+    sandbox: str = "auto"  # auto, bwrap, user or off; security/sandbox.py reads the same input
     # plain environment, lower in precedence than `.codegen.yml`
     env_model: str | None = None
     env_base_url: str | None = None
@@ -97,7 +97,7 @@ class ActionSettings:
             working_directory=inp.path("working-directory"),
             max_ci_fix_attempts=inp.count("max-ci-fix-attempts", default=2),
             ci_fix_label=inp.text("ci-fix-label") or "",
-            sandbox=inp.text("sandbox") or "on",
+            sandbox=inp.text("sandbox") or "auto",
             env_model=plain.text("CODEGEN_MODEL"),
             env_base_url=plain.text("OPENAI_BASE_URL"),
             in_actions=plain.text("GITHUB_ACTIONS") == "true",

@@ -1,0 +1,45 @@
+"""What every sandbox mode keeps from confined commands (places that hold secrets or steer
+later workflow steps), and what to tell the user when no mode can be set up."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+FILE_COMMAND_VARS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY",
+                     "GITHUB_STATE")  # fmt: skip
+SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/podman",
+           "/run/dbus", "/run/user", "/var/run/dbus")  # fmt: skip
+HOME_SECRETS = (".ssh", ".docker", ".aws", ".azure", ".kube", ".config/gh", ".gnupg",
+                ".netrc", ".git-credentials", ".pypirc", ".npmrc")  # fmt: skip
+
+
+def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """RUNNER_TEMP, the GitHub file-command directories, container-engine sockets and
+    credential files in HOME: resolved, outermost first, none inside another."""
+    places = [Path(p) for p in SOCKETS]
+    if environ.get("RUNNER_TEMP"):
+        places.append(Path(environ["RUNNER_TEMP"]))
+    places += [Path(environ[v]).parent for v in FILE_COMMAND_VARS if environ.get(v)]
+    home = Path(environ.get("HOME") or Path.home())
+    places += [home / name for name in HOME_SECRETS]
+    # bwrap mounts over real paths only: /var/run/dbus is /run/dbus behind a symlink. Parents
+    # come first; what lies inside another hidden (read-only) place is hidden with it.
+    resolved = sorted({p.resolve() for p in places} - {Path("/")}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in resolved:
+        if not any(k in path.parents for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def unavailable(reason: str) -> str:
+    return (
+        f"{reason}. codegen-ci runs repository and model commands only inside a sandbox. "
+        "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap); on Ubuntu 24.04 also "
+        "allow unprivileged user namespaces (sudo sysctl -w "
+        "kernel.apparmor_restrict_unprivileged_userns=0). In a container where bubblewrap "
+        "cannot start, codegen-ci running as root confines commands as an unprivileged user "
+        "instead (CODEGEN_SANDBOX_USER, default codegen-sandbox, which the action's image "
+        "has). To run UNCONFINED anyway, set CODEGEN_SANDBOX=off (see SECURITY.md)."
+    )
