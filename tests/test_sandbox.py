@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import socket
-import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,43 +20,13 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
-
-
-def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
-           extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    """`codegen-ci run` started by a shell that holds LAUNCHER_CANARY (the tool does not: it
-    gets DEPLOY_TOKEN, which the commands' environment never carries)."""
-    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
-           "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}", **(extra or {})}  # fmt: skip
-    if sandbox:
-        env["CODEGEN_SANDBOX"] = sandbox
-    tool = shlex.join(
-        [
-            sys.executable,
-            "-m",
-            "codegen_ci",
-            "run",
-            str(spec),
-            "--repo",
-            str(repo.path),
-            "--output-dir",
-            str(repo.tmp / f"out-{uuid.uuid4().hex}"),
-        ]
-    )
-    # `; exit $?` keeps the shell alive as the tool's parent, with its environment.
-    script = f"env -u LAUNCHER_CANARY DEPLOY_TOKEN=deploy{uuid.uuid4().hex} {tool}; exit $?"
-    return subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True,
-                          timeout=180, check=False)  # fmt: skip
-
-
-def results(server: ScriptedModelServer) -> str:
-    messages = server.requests[-1]["messages"]
-    return "\n".join(m["content"] for m in messages if m["role"] == "tool")
-
-
-PROC_SCAN = (
-    "n=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' "
-    "| grep -c -e '^LAUNCHER_CANARY=' -e '^DEPLOY_TOKEN='); echo found=$n"
+from sandbox_attacks import (
+    PROC_SCAN,
+    connect,
+    launch,
+    loopback_listener,
+    results,
+    write_attempts,
 )
 
 
@@ -76,25 +42,6 @@ def test_run_command_cannot_read_other_processes_environment(
         assert "found=0" not in seen and "found=" in seen
     else:
         assert "found=0" in seen
-
-
-def write_attempts(repo: SampleRepo, tmp: Path) -> tuple[str, list[Path]]:
-    """A command that appends to files outside the worktree, and those files."""
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    targets = [
-        tmp / "runner" / "github_env",
-        tmp / "home" / ".gitconfig",
-        bin_dir / "git",
-        repo.path / ".git" / "config",
-        repo.path / ".git" / "hooks" / "pre-commit",
-    ]
-    for path in targets:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    command = "; ".join(f"echo pwned >> {shlex.quote(str(p))} && echo WROTE-{i}"
-                        for i, p in enumerate(targets))  # fmt: skip
-    return command, targets
 
 
 @pytest.mark.parametrize("sandbox", ["", "off"])
@@ -119,27 +66,8 @@ def test_run_command_cannot_write_outside_the_worktree(
 
 @pytest.fixture
 def listener() -> Iterator[tuple[int, list[bytes]]]:
-    """A loopback TCP server that records what connections send."""
-    server = socket.create_server(("127.0.0.1", 0))
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                received.append(conn.recv(100))
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield server.getsockname()[1], received
-    server.close()
-
-
-def connect(port: int) -> str:
-    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 3).sendall(b'leak')"
-    return f"{sys.executable} -c {shlex.quote(code)} && echo CONNECTED"
+    with loopback_listener() as listening:
+        yield listening
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,9 @@ The commit is built in an index of our own, read from the base commit, so whatev
 staged in the worktree's index (a workflow added with `git update-index`, an entry hidden by
 flags) never rides along. Before committing, every staged entry is checked: a gitlink (a nested
 repository or submodule) is refused, and so is a symlink at, into or above a protected path
-(`.github/workflows -> ../ci` would make `ci/*.yml` workflows).
+(`.github/workflows -> ../ci` would make `ci/*.yml` workflows). A path at or above a gitlink of
+that index never reaches `git add`: add asks the nested repository whether it is dirty (a `git
+status` in there, which runs the filters its config names), whatever our config says.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from codegen_ci.workspace import git
 from codegen_ci.workspace.globs import matches
 
 GITLINK, SYMLINK = "160000", "120000"
+GITLINK_REFUSED = "gitlink (nested repository) refused in the commit"
 Refused = tuple[str, str]  # (path, reason)
 
 
@@ -34,11 +37,14 @@ def commit_paths(
         git.git(["read-tree", base], tree, env=env)
         present = [p for p in paths if (tree / p).is_symlink() or (tree / p).exists()]
         present += _in_base(tree, base, [p for p in paths if p not in present])
+        linked = at_gitlinks(tree, present, env)
+        present = [p for p in present if p not in linked]
         if present:
             git.git(["add", "-A", "--", *present], tree, env=env)
         refused = unsafe_entries(tree, base, protected, env)
         for path, _ in refused:
             _unstage(tree, base, path, env)
+        refused += [(p, GITLINK_REFUSED) for p in linked]
         if not git.git(["diff", "--cached", "--name-only", base], tree, env=env).strip():
             return None, refused
         git.git(["commit", "-q", "--no-verify", "-F", "-"], tree, env=env,
@@ -63,7 +69,7 @@ def unsafe_entries(
             continue
         mode, blob = parts[1], parts[3]
         if mode == GITLINK:
-            refused.append((path, "gitlink (nested repository) refused in the commit"))
+            refused.append((path, GITLINK_REFUSED))
         elif matches(path, protected):
             refused.append((path, "protected path staged in the index; left out of the commit"))
         elif mode == SYMLINK:
@@ -71,6 +77,19 @@ def unsafe_entries(
             if reaches_protected(path, target, protected):
                 refused.append((path, "symlink at or into a protected path; left out"))
     return refused
+
+
+def at_gitlinks(tree: Path, paths: Sequence[str], env: dict[str, str]) -> list[str]:
+    """Those of `paths` at, above or inside a gitlink of the index `env` names."""
+    out = git.git(["ls-files", "-s", "-z"], tree, env=env)
+    links = [e.partition("\t")[2] for e in out.split("\0") if e.startswith(f"{GITLINK} ")]
+    found = []
+    for path in paths:
+        plain = path.rstrip("/")
+        if any(plain == link or link.startswith(f"{plain}/") or plain.startswith(f"{link}/")
+               for link in links):  # fmt: skip
+            found.append(path)
+    return found
 
 
 def reaches_protected(path: str, target: str, protected: Sequence[str]) -> bool:

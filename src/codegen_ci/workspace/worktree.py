@@ -64,12 +64,16 @@ class Worktree(GuardedGit):
 
     def changed_paths(self) -> list[str]:
         """Paths that differ from the base commit (tracked edits, deletions, untracked)."""
-        out = self._git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"])
+        # --ignore-submodules=all on the command line: a `submodule.<name>.ignore` in
+        # `.gitmodules` overrides the config, and a populated submodule's status runs its filters
+        out = self._git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                         "--ignore-submodules=all"])  # fmt: skip
         paths = []
         for entry in out.split("\0"):
             if len(entry) > 3:
                 paths.append(entry[3:])
-        committed = self._git(["diff", "--name-only", "-z", self.base_commit, "HEAD"])
+        committed = self._git(["diff", "--name-only", "-z", "--ignore-submodules=all",
+                               self.base_commit, "HEAD"])  # fmt: skip
         paths.extend(p for p in committed.split("\0") if p)
         return sorted(p for p in set(paths) if not is_linked(p, self.links))
 
@@ -161,9 +165,8 @@ class Worktree(GuardedGit):
         if not paths:
             return ""
         self._git(["add", "-A", "-N", "--", *paths], check=False)
-        return self._git(
-            ["diff", "--binary", "--no-ext-diff", "--no-textconv", self.base_commit, "--", *paths]
-        )
+        args = ["diff", "--binary", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
+        return self._git([*args, self.base_commit, "--", *paths])
 
     def remove(self) -> None:
         self.undo_refs()
