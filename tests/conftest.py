@@ -61,3 +61,12 @@ def model_env(
     monkeypatch.setenv("OPENAI_BASE_URL", model_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000000000")
     return model_server
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A loopback TCP server recording what connections send (sandbox_attacks.py)."""
+    from sandbox_attacks import loopback_listener
+
+    with loopback_listener() as listening:
+        yield listening

@@ -21,9 +21,11 @@ from sample_repo import SampleRepo
 
 
 def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
-           extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+           extra: dict[str, str] | None = None,
+           shell: str = "/bin/sh") -> subprocess.CompletedProcess[str]:  # fmt: skip
     """`codegen-ci run` started by a shell that holds LAUNCHER_CANARY (the tool does not: it
-    gets DEPLOY_TOKEN, which the commands' environment never carries)."""
+    gets DEPLOY_TOKEN, which the commands' environment never carries). `shell`: the program
+    that shell is (a runner's worker, say)."""
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
            "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}", **(extra or {})}  # fmt: skip
     if sandbox:
@@ -43,7 +45,7 @@ def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox
     )
     # `; exit $?` keeps the shell alive as the tool's parent, with its environment.
     script = f"env -u LAUNCHER_CANARY DEPLOY_TOKEN=deploy{uuid.uuid4().hex} {tool}; exit $?"
-    return subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True,
+    return subprocess.run([shell, "-c", script], env=env, capture_output=True, text=True,
                           timeout=180, check=False)  # fmt: skip
 
 

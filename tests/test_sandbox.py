@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,6 @@ from sandbox_attacks import (
     PROC_SCAN,
     connect,
     launch,
-    loopback_listener,
     results,
     write_attempts,
 )
@@ -62,12 +61,6 @@ def test_run_command_cannot_write_outside_the_worktree(
     else:
         assert wrote == []
         assert all(b"pwned" not in p.read_bytes() for p in targets)
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    with loopback_listener() as listening:
-        yield listening
 
 
 @pytest.mark.parametrize(
@@ -196,3 +189,27 @@ def test_credentials_in_the_repository_config_are_out_of_reach(
     assert "r/o/moc.buhtig" in seen  # the config was read (reversed)
     leaked = [t for t in (url_token, header_token) if t[::-1] in seen]
     assert leaked == ([url_token, header_token] if sandbox == "off" else [])
+
+
+@pytest.mark.parametrize("sandbox", ["", "off"])
+def test_the_runners_own_credentials_are_hidden(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+) -> None:
+    """A self-hosted runner keeps what it authenticates to GitHub with beside its programs
+    (`.credentials`, `.credentials_rsaparams`, `.runner`); the tool finds that directory among
+    its ancestors (here a shell installed as `bin/Runner.Worker`)."""
+    runner = tmp_path / "actions-runner"
+    (runner / "bin").mkdir(parents=True)
+    worker = runner / "bin" / "Runner.Worker"
+    shutil.copy(Path("/bin/sh").resolve(), worker)
+    secret = f"rsa{uuid.uuid4().hex}"
+    for name in (".credentials", ".credentials_rsaparams", ".runner"):
+        (runner / name).write_text(f'{{"{name}": "{secret}"}}\n')
+    read = f"cat {runner}/.credentials* {runner}/.runner | rev; ls {runner}/bin"
+    model_server.add(Reply(tool_calls=[call("run_command", command=read), FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
+                  shell=str(worker))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "Runner.Worker" in seen  # the runner's directory itself is there to read
+    assert seen.count(secret[::-1]) == (3 if sandbox == "off" else 0)

@@ -25,9 +25,8 @@ from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, VERSION_FILE, SampleRepo, fixing_script
-from test_sandbox import PROC_SCAN, launch, listener, results, write_attempts
+from sandbox_attacks import PROC_SCAN, launch, results, write_attempts
 
-__all__ = ["listener"]  # a fixture, used by name below
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="user mode needs the tool to be root")
 
 UID = 64123

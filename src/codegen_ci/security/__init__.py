@@ -2,5 +2,6 @@
 environment for commands, re-execution without secrets, untrusted text as data, and the
 sandbox every repository or model command runs in (bubblewrap, or user mode).
 
-Takes text or an environment; returns it cleaned, or the argv prefix that confines a command. Leaf modules: they import nothing above.
+Takes text or an environment; returns it cleaned, or the argv prefix that confines a
+command. Leaf modules: they import nothing above.
 """
