@@ -79,7 +79,9 @@ def test_run_command_runs_as_the_sandbox_user_and_reaches_nothing(
     assert targets[0] == github_env
     # control: the sandbox user alone can write there (the directory is open to anyone)
     assert as_user(f"echo probe >> {shlex.quote(str(github_env))}").returncode == 0
-    hostile = f"{CHECKS}; {PROC_SCAN}; {writes}; {tcp(port)}"
+    repo.tmp.chmod(0o755)  # the run's output directory (out-*) can be found...
+    peek = f'for d in {repo.tmp}/out-*; do ls "$d" >/dev/null && echo LISTED-OUT; done'
+    hostile = f"{CHECKS}; {PROC_SCAN}; {writes}; {tcp(port)}; {peek}"
     # the tool writes the file (as root); the user's next command can still edit it
     touch = f"echo '# touched' >> {VERSION_FILE} && echo EDITED"
     model_server.add(Reply(tool_calls=[call("run_command", command=hostile), FIX,
@@ -92,14 +94,16 @@ def test_run_command_runs_as_the_sandbox_user_and_reaches_nothing(
     assert "EDITED" in seen
     if sandbox == "off":  # control: the launching shell, every target and the network
         assert re.search(r"found=[1-9]", seen) and "CONNECTED" in seen and received
-        assert all(f"WROTE-{i}" in seen for i in range(len(targets)))
+        assert all(f"WROTE-{i}" in seen for i in range(len(targets))) and "LISTED-OUT" in seen
         return
     assert f"{UID}\n" in seen and "NoNewPrivs:\t1" in seen and "CapEff:\t0000000000000000" in seen
     assert "found=0" in seen and "WROTE" not in seen and "CONNECTED" not in seen
     assert not received and all(b"pwned" not in p.read_bytes() for p in targets)
     assert stat.S_IMODE(github_env.parent.stat().st_mode) == 0o777  # given back
-    [report_file] = repo.tmp.glob("out-*/report.json")
-    report = json.loads(report_file.read_text())
+    # ...but not read during the run; afterwards it is as readable as it was made
+    [out_dir] = repo.tmp.glob("out-*")
+    assert "LISTED-OUT" not in seen and as_user(f"ls {out_dir}").returncode == 0
+    report = json.loads((out_dir / "report.json").read_text())
     assert report["sandbox"] == "user"
     assert "# touched" in repo.git("show", f"{report['branch']}:{VERSION_FILE}")
 

@@ -30,7 +30,8 @@ from codegen_ci.progress import Progress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
-from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
+from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.security.sandbox_places import SandboxUnavailable
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git, output_quota
 from codegen_ci.workspace.finalize import finalize
@@ -113,7 +114,8 @@ def _open_sandbox(ctx: RunContext, base_tree: Path) -> Sandbox:
     command runs (report written, worktree and its new branch removed)."""
     try:
         return open_sandbox(os.environ, git_dir=git.common_dir(ctx.repo), checkout=ctx.repo,
-                            workdirs=(ctx.worktree.path, base_tree))  # fmt: skip
+                            workdirs=(ctx.worktree.path, base_tree),
+                            private=(ctx.output_dir,))  # fmt: skip
     except (SandboxUnavailable, InputError) as exc:
         reason = "sandbox" if isinstance(exc, SandboxUnavailable) else "config"
         ctx.report.status, ctx.report.reason, ctx.report.error = "error", reason, exc.message

@@ -13,6 +13,7 @@ Two mechanisms, one guarantee (SECURITY.md, docs/sandbox.md):
   and a seccomp filter in place of the network namespace; the same places are kept from it
   by ownership and permission bits.
 
+Each is set up, and proven by one command, in security/sandbox_setup.py.
 `CODEGEN_SANDBOX` (or the action's `sandbox` input) picks one: `auto` (default: bwrap, else
 user mode when root), `bwrap`, `user`, or `off` (unconfined, never the default). When none
 can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 3).
@@ -20,9 +21,7 @@ can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 3).
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -30,21 +29,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.errors import InfraError, InputError
-from codegen_ci.security import user_access, user_mode
-from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
-from codegen_ci.security.sandbox_places import hidden_places, unavailable
+from codegen_ci.errors import InputError
+from codegen_ci.security import user_access
+from codegen_ci.security.bwrap import bwrap_argv
+from codegen_ci.security.sandbox_places import SandboxUnavailable, hidden_places
+from codegen_ci.security.sandbox_setup import Setup, fall_back, start_bwrap, start_user
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
-BWRAP_ENV = "CODEGEN_BWRAP"  # an explicit bwrap binary; default: `bwrap` on PATH at start-up
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
 AUTO = frozenset({"", "auto", "on", "true", "1", "yes"})
 CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
 Kind = Literal["bwrap", "user", "off"]
-
-
-class SandboxUnavailable(InfraError):
-    """Confinement could not be set up, and nobody switched it off."""
 
 
 @dataclass(frozen=True)
@@ -108,9 +103,11 @@ def open_sandbox(
     git_dir: Path | None,
     checkout: Path | None = None,
     workdirs: Sequence[Path] = (),
+    private: Sequence[Path] = (),
 ) -> Sandbox:
     """Set up confinement for one run and prove it works, or fail closed. `workdirs`: where
-    commands will work (user mode keeps their hidden ancestors enterable)."""
+    commands will work (user mode keeps their hidden ancestors enterable); `private`: the
+    run's own files (its output directory), which user mode also keeps from commands."""
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = (environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or "").strip().lower()
     if mode not in OFF | AUTO | {"bwrap", "user"}:
@@ -123,78 +120,19 @@ def open_sandbox(
         print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
               "tool's user, files and network", file=sys.stderr)  # fmt: skip
         return Sandbox("off", root, git_dir, (), checkout)
-    hidden = hidden_places(environ)
+    setup = Setup(environ, root, git_dir, checkout, hidden_places(environ), workdirs, private)
     try:
-        if mode == "user":
-            return _open_user(environ, root, git_dir, hidden, checkout, workdirs)
-        try:
-            return _open_bwrap(environ, root, git_dir, hidden, checkout)
-        except SandboxUnavailable as exc:
-            if mode == "bwrap":
-                raise
-            return _fall_back(exc, environ, root, git_dir, hidden, checkout, workdirs)
+        if mode != "user":
+            try:
+                bwrap = start_bwrap(setup)
+                return Sandbox("bwrap", root, git_dir, setup.hidden, checkout, bwrap=bwrap)
+            except SandboxUnavailable as exc:
+                if mode == "bwrap":
+                    raise
+                user, hold = fall_back(exc, setup)
+        else:
+            user, hold = start_user(setup)
+        return Sandbox("user", root, git_dir, setup.hidden, checkout, user=user, hold=hold)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-
-
-def _open_bwrap(environ: Mapping[str, str], root: Path, git_dir: Path | None,
-                hidden: tuple[Path, ...], checkout: Path | None) -> Sandbox:  # fmt: skip
-    bwrap = environ.get(BWRAP_ENV) or shutil.which("bwrap") or ""
-    if not bwrap or not os.access(bwrap, os.X_OK) or Path(bwrap).is_dir():
-        raise SandboxUnavailable(unavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed"))
-    config = git_dir / "config" if git_dir else None
-    if config is not None and config.is_file():
-        text = config.read_text(encoding="utf-8", errors="replace")
-        (root / "gitconfig").write_text(without_credentials(text), encoding="utf-8")
-    sandbox = Sandbox("bwrap", root, git_dir, hidden, checkout, bwrap=str(Path(bwrap).absolute()))
-    probe = root / "rw" / "tmp"
-    try:
-        proc = subprocess.run(
-            [*sandbox.prefix(probe, network=False), "/bin/sh", "-c", "exit 0"],
-            capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        problem = proc.stderr.decode("utf-8", errors="replace").strip()[-500:]
-        failed = proc.returncode != 0
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        failed, problem = True, str(exc)
-    if failed:
-        raise SandboxUnavailable(unavailable(f"bubblewrap could not start a sandbox: {problem}"))
-    return sandbox
-
-
-def _fall_back(exc: SandboxUnavailable, environ: Mapping[str, str], root: Path,
-               git_dir: Path | None, hidden: tuple[Path, ...], checkout: Path | None,
-               workdirs: Sequence[Path]) -> Sandbox:  # fmt: skip
-    """bwrap failed in `auto` mode: user mode, when the tool is root."""
-    first = exc.message.split(". codegen-ci runs", 1)[0]
-    if os.geteuid() != 0:
-        raise exc
-    try:
-        sandbox = _open_user(environ, root, git_dir, hidden, checkout, workdirs)
-    except SandboxUnavailable as second:
-        raise SandboxUnavailable(f"{first}; {second.message}") from None
-    assert sandbox.user is not None
-    print(
-        f"codegen-ci: {first}; commands run as the unprivileged user {sandbox.user.name} "
-        f"(uid {sandbox.user.uid}) instead (user mode, docs/sandbox.md)",
-        file=sys.stderr,
-    )
-    return sandbox
-
-
-def _open_user(environ: Mapping[str, str], root: Path, git_dir: Path | None,
-               hidden: tuple[Path, ...], checkout: Path | None,
-               workdirs: Sequence[Path]) -> Sandbox:  # fmt: skip
-    if os.geteuid() != 0:
-        raise SandboxUnavailable(unavailable("user mode needs codegen-ci to run as root"))
-    places = list(hidden)
-    if git_dir is not None and has_credentials(git_dir / "config"):
-        places.append(git_dir / "config")  # git inside commands then cannot read it
-    owned = [p for p in (git_dir, checkout) if p is not None]
-    try:
-        user, hold = user_mode.prepare(environ.get(user_mode.USER_ENV), root, places=places,
-                                       not_owned=owned, workdirs=workdirs)  # fmt: skip
-    except user_access.UserModeError as exc:
-        raise SandboxUnavailable(unavailable(f"user mode is not available: {exc}")) from None
-    return Sandbox("user", root, git_dir, hidden, checkout, user=user, hold=hold)

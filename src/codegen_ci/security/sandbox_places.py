@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from codegen_ci.errors import InfraError
+
 FILE_COMMAND_VARS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY",
                      "GITHUB_STATE")  # fmt: skip
 SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/podman",
@@ -20,6 +22,10 @@ HOME_SECRETS = (".ssh", ".docker", ".aws", ".azure", ".kube", ".config/gh", ".gn
 # runner's registration, hosted runners' too) and its environment file.
 RUNNER_SECRETS = (".credentials", ".credentials_rsaparams", ".runner", ".env", ".path")
 RUNNER_PROGRAMS = ("Runner.Worker", "Runner.Listener")
+
+
+class SandboxUnavailable(InfraError):
+    """Confinement could not be set up, and nobody switched it off (exit 3)."""
 
 
 def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
