@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import PROC_SCAN, connect, launch, loopback_listener, write_attempts
+from sandbox_attacks import PROC_SCAN, connect, launch, write_attempts
 
 PROBE = "tests/test_probe.py"
 HOSTILE_TEST = """\
@@ -35,12 +34,6 @@ def test_probe():
     assert False, "probe on the base:\\n" + out
 """
 HARMLESS_TEST = 'def test_probe():\n    assert False, "still failing, harmlessly"\n'
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    with loopback_listener() as listening:
-        yield listening
 
 
 @pytest.mark.parametrize("sandbox", ["", "off"])
