@@ -79,7 +79,9 @@ class Sandbox:
         return out
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
-        """The argv that runs a command confined, working in (and writing only) `workdir`."""
+        """The argv that runs a command confined, working in (and writing only) `workdir`.
+        Call it right before the command starts: in user mode it also hands `workdir` and the
+        scratch directory to the sandbox user (files the tool wrote since become theirs)."""
         if self.bwrap is not None:
             config = self.root / "gitconfig"
             return bwrap_argv(self.bwrap, workdir, network=network, hidden=self.hidden,
