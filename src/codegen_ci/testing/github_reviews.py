@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Any
 from codegen_ci.testing import github_shapes as shape
 from codegen_ci.testing.github_state import (
     REACTIONS,
+    REPO_PATH,
+    Args,
     Json,
+    Query,
     Reply,
     ReviewComment,
 )
@@ -17,11 +20,7 @@ from codegen_ci.testing.github_state import (
 if TYPE_CHECKING:
     from codegen_ci.testing.github_data import GitHubData
 
-Args = list[str]
-Query = dict[str, str]
 Route = tuple[str, str, Callable[["GitHubData", Args, Query, Json], Reply]]
-_SEG = r"/([^/]+)"
-_REPO = rf"/repos{_SEG}{_SEG}"
 
 
 def add_review_comment(
@@ -147,9 +146,9 @@ def _react(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
 
 
 REVIEW_ROUTES: list[Route] = [
-    ("GET", rf"{_REPO}/pulls/(\d+)/comments", _list),
-    ("GET", rf"{_REPO}/pulls/(\d+)/reviews/(\d+)/comments", _of_review),
-    ("POST", rf"{_REPO}/pulls/(\d+)/comments/(\d+)/replies", _reply),
-    ("PATCH", rf"{_REPO}/pulls/comments/(\d+)", _edit),
-    ("POST", rf"{_REPO}/pulls/comments/(\d+)/reactions", _react),
+    ("GET", rf"{REPO_PATH}/pulls/(\d+)/comments", _list),
+    ("GET", rf"{REPO_PATH}/pulls/(\d+)/reviews/(\d+)/comments", _of_review),
+    ("POST", rf"{REPO_PATH}/pulls/(\d+)/comments/(\d+)/replies", _reply),
+    ("PATCH", rf"{REPO_PATH}/pulls/comments/(\d+)", _edit),
+    ("POST", rf"{REPO_PATH}/pulls/comments/(\d+)/reactions", _react),
 ]

@@ -9,18 +9,19 @@ from codegen_ci.testing import github_shapes as shape
 from codegen_ci.testing.github_state import (
     ACTIONS_FORBIDDEN,
     REACTIONS,
+    REPO_PATH,
     ROLE_TO_PERMISSION,
+    SEG,
+    Args,
     Issue,
     Json,
     Pull,
+    Query,
     Reply,
 )
 
 if TYPE_CHECKING:
     from codegen_ci.testing.github_data import GitHubData
-
-Args = list[str]
-Query = dict[str, str]
 
 
 def _get_repo(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
@@ -181,24 +182,22 @@ def _request_reviewers(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
     return 201, shape.pull_json(d, issue), {}
 
 
-_SEG = r"/([^/]+)"
-_REPO = rf"/repos{_SEG}{_SEG}"
 ROUTES: list[tuple[str, str, Callable[[GitHubData, Args, Query, Json], Reply]]] = [
-    ("GET", _REPO, _get_repo),
-    ("GET", rf"{_REPO}/collaborators{_SEG}/permission", _get_permission),
-    ("GET", rf"/users{_SEG}", _get_user),
+    ("GET", REPO_PATH, _get_repo),
+    ("GET", rf"{REPO_PATH}/collaborators{SEG}/permission", _get_permission),
+    ("GET", rf"/users{SEG}", _get_user),
     ("GET", r"/user", _get_authenticated_user),
-    ("GET", rf"{_REPO}/issues/(\d+)", _get_issue),
-    ("GET", rf"{_REPO}/issues/(\d+)/comments", _list_comments),
-    ("POST", rf"{_REPO}/issues/(\d+)/comments", _create_comment),
-    ("GET", rf"{_REPO}/issues/comments/(\d+)", _get_comment),
-    ("PATCH", rf"{_REPO}/issues/comments/(\d+)", _edit_comment),
-    ("POST", rf"{_REPO}/issues/comments/(\d+)/reactions", _react_comment),
-    ("POST", rf"{_REPO}/issues/(\d+)/reactions", _react_issue),
-    ("POST", rf"{_REPO}/issues/(\d+)/labels", _add_labels),
-    ("GET", rf"{_REPO}/pulls", _list_pulls),
-    ("POST", rf"{_REPO}/pulls", _create_pull),
-    ("GET", rf"{_REPO}/pulls/(\d+)", _get_pull),
-    ("PATCH", rf"{_REPO}/pulls/(\d+)", _edit_pull),
-    ("POST", rf"{_REPO}/pulls/(\d+)/requested_reviewers", _request_reviewers),
+    ("GET", rf"{REPO_PATH}/issues/(\d+)", _get_issue),
+    ("GET", rf"{REPO_PATH}/issues/(\d+)/comments", _list_comments),
+    ("POST", rf"{REPO_PATH}/issues/(\d+)/comments", _create_comment),
+    ("GET", rf"{REPO_PATH}/issues/comments/(\d+)", _get_comment),
+    ("PATCH", rf"{REPO_PATH}/issues/comments/(\d+)", _edit_comment),
+    ("POST", rf"{REPO_PATH}/issues/comments/(\d+)/reactions", _react_comment),
+    ("POST", rf"{REPO_PATH}/issues/(\d+)/reactions", _react_issue),
+    ("POST", rf"{REPO_PATH}/issues/(\d+)/labels", _add_labels),
+    ("GET", rf"{REPO_PATH}/pulls", _list_pulls),
+    ("POST", rf"{REPO_PATH}/pulls", _create_pull),
+    ("GET", rf"{REPO_PATH}/pulls/(\d+)", _get_pull),
+    ("PATCH", rf"{REPO_PATH}/pulls/(\d+)", _edit_pull),
+    ("POST", rf"{REPO_PATH}/pulls/(\d+)/requested_reviewers", _request_reviewers),
 ]

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 from codegen_ci.testing import github_shapes as shape
 from codegen_ci.testing.github_state import (
+    REPO_PATH,
+    Args,
     Json,
+    Query,
     Reply,
     WorkflowJob,
     WorkflowRun,
@@ -19,11 +22,7 @@ from codegen_ci.testing.github_state import (
 if TYPE_CHECKING:
     from codegen_ci.testing.github_data import GitHubData
 
-Args = list[str]
-Query = dict[str, str]
 Route = tuple[str, str, Callable[["GitHubData", Args, Query, Json], Reply]]
-_SEG = r"/([^/]+)"
-_REPO = rf"/repos{_SEG}{_SEG}"
 
 
 def add_workflow_run(
@@ -111,9 +110,9 @@ def _blob(d: GitHubData, a: Args, q: Query, b: Json) -> Reply:
 
 
 RUN_ROUTES: list[Route] = [
-    ("GET", rf"{_REPO}/actions/runs/(\d+)/artifacts", _artifacts),
-    ("GET", rf"{_REPO}/actions/artifacts/(\d+)/zip", _artifact_zip),
-    ("GET", rf"{_REPO}/actions/runs/(\d+)/jobs", _jobs),
-    ("GET", rf"{_REPO}/actions/jobs/(\d+)/logs", _job_logs),
+    ("GET", rf"{REPO_PATH}/actions/runs/(\d+)/artifacts", _artifacts),
+    ("GET", rf"{REPO_PATH}/actions/artifacts/(\d+)/zip", _artifact_zip),
+    ("GET", rf"{REPO_PATH}/actions/runs/(\d+)/jobs", _jobs),
+    ("GET", rf"{REPO_PATH}/actions/jobs/(\d+)/logs", _job_logs),
     ("GET", r"/_blobs/([0-9a-f]+)", _blob),
 ]

@@ -7,6 +7,10 @@ from typing import Any
 
 Json = Any
 Reply = tuple[int, Json, dict[str, str]]
+Args = list[str]  # a route's captured path segments
+Query = dict[str, str]
+SEG = r"/([^/]+)"  # one path segment, captured
+REPO_PATH = rf"/repos{SEG}{SEG}"
 DOCS = "https://docs.github.com/rest"
 ROLE_TO_PERMISSION = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read"}
 REACTIONS = {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
