@@ -1,4 +1,4 @@
-"""What a run leaves behind: `report.json` (the shape CONTRACT.md fixes) and its parts."""
+"""What a run leaves behind: `report.json` (the shape docs/contract.md fixes) and its parts."""
 
 from __future__ import annotations
 

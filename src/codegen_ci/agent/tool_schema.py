@@ -1,4 +1,4 @@
-"""The tools' argument models (names fixed by CONTRACT.md) and the JSON schemas derived from
+"""The tools' argument models (names fixed by docs/contract.md) and the JSON schemas derived from
 them, in the shape of OpenAI function tools."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The six tools the model works through. Names and argument names are fixed by CONTRACT.md;
+"""The six tools the model works through. Names and argument names are fixed by docs/contract.md;
 the JSON schemas are derived from the pydantic argument models (tools_schema). Every error
 (bad path, malformed arguments, unknown tool, no match) is returned as the tool's result
 text: a tool call never ends the run. The read-only tools live in agent/read_tools.py.

@@ -1,6 +1,6 @@
 """One JUnit element -> one `JUnitCase`.
 
-Counting rule (CONTRACT.md): each `<testcase>` element is one case, judged by its worst child
+Counting rule (docs/contract.md): each `<testcase>` element is one case, judged by its worst child
 (error > failure > skipped > passed). Surefire/nextest rerun records (`flakyFailure`,
 `rerunFailure`, `flakyError`, `rerunError`) only mark a case as flaky; a case whose only
 failure records are those passed in the end. One addition: an `<error>`/`<failure>` placed
