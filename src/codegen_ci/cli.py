@@ -109,6 +109,58 @@ def batch(**kwargs: Any) -> None:
     _invoke(batch_command, **kwargs)
 
 
+@cli.command(name="eval")
+@click.option(
+    "--from-history",
+    type=click.IntRange(1, 10_000),
+    required=True,
+    metavar="N",
+    help="Take tasks from the last N first-parent commits of HEAD.",
+)
+@click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    help="Repository whose history is used (default: current directory).",
+)
+@click.option("--model", multiple=True, help="Model to measure; repeat for one row per model.")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint URL.")
+@click.option(
+    "--spec",
+    "spec_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Settings (the .codegen.yml schema) on top of the repository's .codegen.yml.",
+)
+@click.option("--check", "check_only", is_flag=True, help="Only check the tasks (no model call).")
+@click.option("--concurrency", type=click.IntRange(1, 32), default=1, help="Tasks at once.")
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where eval.json, eval.md and every run's report go "
+    "(default: .git/codegen/evals/<eval id>/).",
+)
+def eval_(**kwargs: Any) -> None:
+    """Measure models on the repository's own history.
+
+    Each of the last N first-parent commits that changed both source and test files is a
+    task: start from its parent with its test changes, make its changed tests pass. A task
+    is kept when those tests fail there and pass with the commit's own change (--check runs
+    only that). Never pushes; the checkout and its branches are left alone.
+
+    \b
+    Exit status:
+      2  bad input (nothing ran)
+      3  an infrastructure error (model service, git) or an interruption
+      1  a kept task was not resolved
+      0  every kept task was resolved
+    """
+    from codegen_ci.commands.eval import eval_command
+
+    _invoke(eval_command, **kwargs)
+
+
 @cli.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
 def validate(specs: tuple[Path, ...]) -> None:
@@ -185,7 +237,7 @@ def init(**kwargs: Any) -> None:
 
 # Commands that run a model's shell commands; they re-execute without secrets in their
 # start-up environment (see secret_env).
-MODEL_COMMANDS = {"run", "resume", "batch", "action"}
+MODEL_COMMANDS = {"run", "resume", "batch", "action", "eval"}
 
 
 def main() -> None:

@@ -1,0 +1,400 @@
+"""`codegen-ci eval --from-history N`: how often would a model have solved this repository's
+own past changes, and at what cost.
+
+Tasks come from history (eval/history.py). Every task is checked first: the gate runs on its
+base and on the commit itself, each as a `--dry-run` of the normal pipeline (eval/judge.py
+decides from the JUnit reports). `--check` stops there. Otherwise each configuration (one
+per `--model`) runs every kept task through the same pipeline `run` uses: a worktree on a
+temporary branch, the sandbox, budgets, JUnit, the baseline. Nothing is pushed; the user's
+checkout, index and branches are never touched: each run's worktree is outside the checkout
+and its branch (`codegen-eval/<eval id>/...`) is deleted when the run ends, whatever happened;
+base commits are objects no ref points to.
+
+Exit status: 2 bad input (nothing ran) · 3 an infrastructure error (model service, git) or an
+interruption · 1 a kept task was not resolved · 0 every kept task was resolved.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+import click
+
+from codegen_ci.agent.briefing import Briefing
+from codegen_ci.agent.instructions import read_instructions
+from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
+from codegen_ci.commands.run_files import make_output_dir
+from codegen_ci.commands.run_prepare import (
+    environment_layer,
+    new_run_id,
+    prepare_worktree,
+    register_secrets,
+)
+from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.eval import judge
+from codegen_ci.eval.history import Task, find_tasks, make_base
+from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
+from codegen_ci.gate.config_check import ConfigError
+from codegen_ci.progress import Progress
+from codegen_ci.report import Report
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec, slugify
+from codegen_ci.workspace import git
+from codegen_ci.workspace.worktree import Worktree
+
+EXIT_FAILED, EXIT_INFRA = 1, 3
+BRANCH_ROOT = "codegen-eval"
+T = TypeVar("T")
+
+
+def eval_command(
+    from_history: int,
+    repo: Path,
+    model: tuple[str, ...],
+    base_url: str | None,
+    spec_file: Path | None,
+    check_only: bool,
+    concurrency: int,
+    output_dir: Path | None,
+) -> int:
+    root = git.repo_root(repo.resolve())
+    layers = _settings_layers(root, spec_file, base_url)
+    settings = resolve_spec(
+        *layers, {"task": "(settings check)"}, name=str(spec_file or ".codegen.yml")
+    )
+    if not settings.validation.test:
+        where = str(spec_file) if spec_file else f"{root / '.codegen.yml'}"
+        raise InputError(
+            f"{where}: validation.test is empty; eval judges tasks by the "
+            "repository's test commands (set them in .codegen.yml or --spec)"
+        )
+    models = list(dict.fromkeys(model)) or [settings.model.name]
+    tasks, examined = find_tasks(root, from_history)
+    eval_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+    out = make_output_dir((output_dir or default_eval_dir(root, eval_id)).resolve())
+    register_secrets()
+    with tempfile.TemporaryDirectory(prefix="codegen-eval-") as scratch:
+        for task in tasks:
+            make_base(root, task, Path(scratch))
+    head = git.rev_parse(root, "HEAD")
+    click.echo(
+        f"eval: {len(tasks)} task(s) among the last {examined} first-parent commit(s) of "
+        f"{head[:12]}; output {out}",
+        err=True,
+    )
+    runner = Runner(root, out, eval_id, layers, concurrency)
+    configurations = [Configuration(name, name) for name in ([] if check_only else models)]
+    try:
+        with sigterm_as_interrupt():
+            checks = runner.check_all(tasks)
+            kept = [t for t in tasks if checks[t.commit].kept]
+            for config in configurations:
+                config.runs = runner.run_all(config, kept, checks)
+    finally:
+        runner.sweep_branches()
+    meta = {
+        "eval_id": eval_id,
+        "repo": str(root),
+        "head": head,
+        "from_history": from_history,
+        "commits_examined": examined,
+        "mode": "check" if check_only else "models",
+        "concurrency": concurrency,
+    }
+    doc = document(meta, tasks, checks, configurations)
+    write_json(doc, out)
+    text = REDACTOR.redact(markdown(doc))
+    (out / "eval.md").write_text(text, encoding="utf-8")
+    _job_summary(text)
+    _show(doc, out)
+    return exit_code(doc, configurations)
+
+
+def exit_code(doc: dict[str, Any], configurations: list[Configuration]) -> int:
+    runs = [run for c in configurations for run in c.runs]
+    if any(run.exit_code == EXIT_INFRA for run in runs):
+        return EXIT_INFRA
+    return 0 if all(run.resolved for run in runs) else EXIT_FAILED
+
+
+def default_eval_dir(root: Path, eval_id: str) -> Path:
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    if os.environ.get("GITHUB_ACTIONS") == "true" and runner_temp:
+        return Path(runner_temp) / "codegen" / "evals" / eval_id
+    return git.common_dir(root) / "codegen" / "evals" / eval_id
+
+
+def _settings_layers(
+    root: Path, spec_file: Path | None, base_url: str | None
+) -> list[dict[str, Any]]:
+    """Environment < .codegen.yml < --spec < flags, as for `run`; `--spec` takes the
+    `.codegen.yml` schema (a spec's own `task` is not needed: history gives the tasks)."""
+    repo_layer, _ = load_repo_config(root)
+    spec_layer: dict[str, Any] = {}
+    if spec_file is not None:
+        if not spec_file.is_file():
+            raise InputError(f"--spec {spec_file}: no such file")
+        spec_layer = load_layer_file(spec_file, is_spec=False)
+    flags: dict[str, Any] = {"model": {"base_url": base_url}} if base_url else {}
+    return [environment_layer(os.environ), repo_layer, spec_layer, flags]
+
+
+def _job_summary(text: str) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if os.environ.get("GITHUB_ACTIONS") == "true" and path:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text)
+
+
+def _show(doc: dict[str, Any], out: Path) -> None:
+    kept = doc["kept"]
+    click.echo(f"{kept}/{len(doc['tasks'])} task(s) kept by the check")
+    for c in doc["configurations"]:
+        click.echo(
+            f"{c['name']}: {c['resolved']}/{c['tasks']} resolved; billed tokens "
+            f"{c['billed_tokens']['total']}; rounds {c['rounds']['total']}"
+        )
+    click.echo(f"eval.json and eval.md: {out}")
+
+
+def printable(text: str) -> str:
+    """A commit subject for one terminal line: no control characters or escapes."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+class TaskProgress(Progress):
+    """A run's progress goes to its own log file (`progress.log`), not the terminal, where
+    each task gets one line when it ends; once `stop` is set the run's next step raises
+    `Interrupted` (worker threads get no signals)."""
+
+    def __init__(self, stream: TextIO, stop: threading.Event) -> None:
+        super().__init__(stream, REDACTOR.redact)
+        self.stop = stop
+
+    def _check_stop(self) -> None:
+        if self.stop.is_set():
+            raise Interrupted("the eval was interrupted")
+
+    def round_started(self, iteration: int, max_iterations: int) -> None:
+        self._check_stop()
+        super().round_started(iteration, max_iterations)
+
+    def model_call(self, step: int) -> None:
+        self._check_stop()
+        super().model_call(step)
+
+    def command_started(self, kind: str, command: str) -> None:
+        self._check_stop()
+        super().command_started(kind, command)
+
+
+@dataclass
+class Attempt:
+    report: Report | None
+    error: CodegenError | None
+
+
+class Runner:
+    """Runs tasks through the normal pipeline, `concurrency` at a time, in the user's
+    repository but never on its branches."""
+
+    def __init__(
+        self, root: Path, out: Path, eval_id: str, layers: list[dict[str, Any]], concurrency: int
+    ) -> None:
+        self.root, self.out, self.eval_id = root, out, eval_id
+        self.layers, self.concurrency = layers, concurrency
+        self.git_lock = threading.Lock()
+        self.print_lock = threading.Lock()
+        self.stop = threading.Event()
+
+    # -- the check --------------------------------------------------------------------------
+
+    def check_all(self, tasks: list[Task]) -> dict[str, judge.CheckResult]:
+        total = len(tasks)
+        results = self._map(tasks, lambda i, t: self._check_one(i, total, t))
+        return {t.commit: r for t, r in zip(tasks, results, strict=True)}
+
+    def _check_one(self, index: int, total: int, task: Task) -> judge.CheckResult:
+        started = time.monotonic()
+        where = self.out / "tasks" / task.short
+        before = self._attempt(task, task.base, where / "before", "before", dry_run=True)
+        result = self._judge_check(task, before, where)
+        self._line(
+            f"[{index + 1}/{total}] check {task.short} "
+            + ("kept" if result.kept else f"dropped ({judge.REASON_TEXT[result.reason or '']})")
+            + f", {time.monotonic() - started:.0f}s: {printable(task.subject)[:60]}"
+        )
+        return result
+
+    def _judge_check(self, task: Task, before: Attempt, where: Path) -> judge.CheckResult:
+        if before.error or before.report is None or not before.report.rounds:
+            return judge.CheckResult(False, "setup_failed", "on the base: " + _why(before))
+        after = self._attempt(task, task.commit, where / "after", "after", dry_run=True)
+        if after.error or after.report is None or not after.report.rounds:
+            return judge.CheckResult(False, "setup_failed", "with the commit: " + _why(after))
+        return judge.check(
+            task,
+            judge.last_round(where / "before", before.report),
+            judge.last_round(where / "after", after.report),
+            after.report,
+        )
+
+    # -- model runs ---------------------------------------------------------------------------
+
+    def run_all(
+        self, config: Configuration, kept: list[Task], checks: dict[str, judge.CheckResult]
+    ) -> list[TaskRun]:
+        total = len(kept)
+        return self._map(kept, lambda i, t: self._run_one(i, total, config, t, checks[t.commit]))
+
+    def _run_one(
+        self, index: int, total: int, config: Configuration, task: Task, check: judge.CheckResult
+    ) -> TaskRun:
+        where = self.out / "runs" / slugify(config.name, 40) / task.short
+        attempt = self._attempt(
+            task, task.base, where, slugify(config.name, 20), dry_run=False, model=config.model
+        )
+        report = attempt.report
+        if attempt.error is not None and (report is None or report.status == "error"):
+            run = TaskRun(
+                task,
+                False,
+                f"error: {attempt.error.message[:200]}",
+                report,
+                str(where / "report.json"),
+                attempt.error.message,
+                attempt.error.exit_code,
+            )
+        elif report is None:
+            run = TaskRun(task, False, "no report", None, str(where / "report.json"))
+        else:
+            verdict = judge.resolved(
+                report, judge.last_round(where, report), check.targets, check.passed_before
+            )
+            run = TaskRun(task, verdict.resolved, verdict.why, report, str(where / "report.json"))
+        usage = report.usage if report else None
+        self._line(
+            f"[{index + 1}/{total}] {printable(config.name)} {task.short} "
+            + ("resolved" if run.resolved else "not resolved")
+            + f" ({printable(run.why)[:80]}); {report.iterations if report else 0} "
+            f"round(s), {usage.billed_tokens if usage else 0} billed tokens, "
+            f"{report.duration_s if report else 0:.0f}s"
+        )
+        return run
+
+    # -- one pipeline run --------------------------------------------------------------------
+
+    def _spec(self, task: Task, base: str, phase: str, model: str | None) -> Spec:
+        task_layer: dict[str, Any] = {
+            "title": task.subject[:200] or task.short,
+            "task": task.text or task.subject or f"Make the tests of {task.short} pass.",
+            "git": {"base": base, "branch": f"{BRANCH_ROOT}/{self.eval_id}/{task.short}-{phase}"},
+            # the changed tests decide: the model may not edit tests (eval/judge.py also
+            # refuses a run that did)
+            "validation": {"protect_tests": True},
+        }
+        flags: dict[str, Any] = {"model": {"name": model}} if model else {}
+        return resolve_spec(*self.layers, task_layer, flags, name=f"task {task.short}")
+
+    def _attempt(
+        self,
+        task: Task,
+        base: str,
+        out: Path,
+        phase: str,
+        *,
+        dry_run: bool,
+        model: str | None = None,
+    ) -> Attempt:
+        if self.stop.is_set():
+            return Attempt(None, Interrupted("not started: the eval was interrupted"))
+        spec = self._spec(task, base, phase, model)
+        out.mkdir(parents=True, exist_ok=True)
+        run_id = new_run_id(spec)
+        worktree: Worktree | None = None
+        with (out / "progress.log").open("w", encoding="utf-8") as log:
+            try:
+                with self.git_lock:
+                    worktree = prepare_worktree(self.root, spec, run_id)
+                instructions = read_instructions(self.root, worktree.base_commit, spec.instructions)
+                report = run_pipeline(
+                    spec,
+                    self.root,
+                    out,
+                    run_id,
+                    worktree,
+                    dry_run=dry_run,
+                    progress=TaskProgress(log, self.stop),
+                    briefing=Briefing(instructions),
+                )
+                return Attempt(report, None)
+            except CodegenError as exc:
+                saved = Report.read(out) if (out / "report.json").is_file() else None
+                return Attempt(saved, exc)
+            finally:
+                if worktree is not None:
+                    self._clean(worktree)
+
+    def _clean(self, worktree: Worktree) -> None:
+        """The run's worktree and branch go, whatever happened (an eval keeps nothing for
+        `resume`; its report and diff.patch stay in the output directory)."""
+        with self.git_lock:
+            if worktree.path.exists():
+                worktree.remove()
+            for _ in range(3):
+                ref = f"refs/heads/{worktree.branch}"
+                if not git.ok(["rev-parse", "--verify", "-q", ref], self.root):
+                    return
+                git.git(["update-ref", "-d", ref], self.root, check=False)
+                time.sleep(0.05)
+
+    def sweep_branches(self) -> None:
+        """Last line of defence: no `codegen-eval/<this eval>/` branch survives the eval."""
+        prefix = f"refs/heads/{BRANCH_ROOT}/{self.eval_id}/"
+        with self.git_lock:
+            refs = git.git(["for-each-ref", "--format=%(refname)", prefix], self.root, check=False)
+            for ref in refs.split():
+                git.git(["update-ref", "-d", ref], self.root, check=False)
+            git.git(["worktree", "prune"], self.root, check=False)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _map(self, items: list[Task], func: Callable[[int, Task], T]) -> list[T]:
+        """`func` over `items` on `concurrency` threads; results in the items' order."""
+        futures: list[Future[T]] = []
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="codegen-eval") as pool:
+            try:
+                futures = [pool.submit(func, i, item) for i, item in enumerate(items)]
+                wait(futures)
+            except (KeyboardInterrupt, Interrupted):
+                self.stop.set()
+                click.echo("eval: interrupted; stopping the running tasks", err=True)
+                wait(futures)
+                raise Interrupted("the eval was interrupted") from None
+        return [f.result() for f in futures]
+
+    def _line(self, text: str) -> None:
+        with self.print_lock:
+            click.echo(REDACTOR.redact(text), err=True)
+            sys.stderr.flush()
+
+
+def _why(attempt: Attempt) -> str:
+    if attempt.error is not None:
+        kind = "configuration" if isinstance(attempt.error, ConfigError) else "error"
+        first = (attempt.error.message or "").splitlines()[:1]
+        return f"{kind}: {first[0][:300] if first else ''}"
+    if attempt.report is not None and attempt.report.error:
+        return attempt.report.error[:300]
+    return "no validation round ran"
