@@ -44,6 +44,7 @@ from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.eval import judge
 from codegen_ci.eval.history import Task, find_tasks, make_base
 from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
+from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.config_check import ConfigError
 from codegen_ci.progress import Progress
 from codegen_ci.report import Report
@@ -84,6 +85,9 @@ def eval_command(
     eval_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
     out = make_output_dir((output_dir or default_eval_dir(root, eval_id)).resolve())
     register_secrets()
+    lookup = github_lookup(root)
+    for task in tasks:
+        task.text, task.notes = task_text(task, lookup)
     with tempfile.TemporaryDirectory(prefix="codegen-eval-") as scratch:
         for task in tasks:
             make_base(root, task, Path(scratch))

@@ -16,7 +16,7 @@ they were on the parent (they are part of the historical change, not of the task
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.errors import InputError
@@ -68,6 +68,7 @@ class Task:
     test_files: list[str]
     base: str = ""  # parent + the commit's test changes; made by `make_base`
     text: str = ""  # what the model is told: the message, and a PR's or issue's text if known
+    notes: list[str] = field(default_factory=list)  # GitHub lookups that failed
 
     @property
     def short(self) -> str:

@@ -102,6 +102,8 @@ def task_entry(task: Task, check: CheckResult | None) -> dict[str, Any]:
         "reason": check.reason if check else None,
         "detail": check.detail if check else "not checked",
         "targets": check.targets if check else [],
+        "text": task.text,
+        "text_notes": task.notes,
     }
 
 
