@@ -25,6 +25,7 @@ from codegen_ci.workspace import git
 
 PULL_IN_SUBJECT = re.compile(r"^Merge pull request #(\d+)\b|\(#(\d+)\)\s*$")
 CLOSES = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.IGNORECASE)
+GITHUB_REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 MAX_CHARS = 20_000
 MAX_ISSUES = 3
 
@@ -79,8 +80,6 @@ def github_lookup(root: Path) -> Lookup | None:
     token = next((os.environ[n] for n in names if os.environ.get(n)), "")
     if not token:
         return None
-    from codegen_ci.commands.publish_local import GITHUB_REMOTE
-
     repository = os.environ.get("GITHUB_REPOSITORY", "")
     if not repository:
         url = git.git(["remote", "get-url", "origin"], root, check=False).strip()
