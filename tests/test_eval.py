@@ -382,3 +382,37 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
         assert text in prompt and text in task["text"], text
     assert "delete parse.py" not in prompt
     assert len(task["text_notes"]) == 1 and task["text_notes"][0].startswith("issue #999")
+
+
+def test_an_interrupt_reports_what_finished_and_leaves_no_branch_or_worktree(
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+) -> None:
+    import signal
+    import sys
+    import time
+
+    from codegen_ci.testing.scripted_steps import Hang
+
+    model_env.add(Hang(2.0, Reply("Thinking done.")))
+    before = snapshot(parse_repo)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codegen_ci", "eval", "--repo", str(parse_repo), "--spec",
+         str(parse_repo.parent / "settings.yml"), "--from-history", "11", "--model", "m",
+         "--output-dir", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not model_env.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+
+    assert proc.returncode == 3, output
+    doc = read(out)
+    assert doc["interrupted"] and doc["kept"] == 3  # the check had finished
+    (config,) = doc["configurations"]
+    assert [r["resolved"] for r in config["results"]] == [False, False, False]
+    assert len(model_env.requests) == 1  # the other tasks never started
+    assert "Interrupted" in (out / "eval.md").read_text()
+    assert snapshot(parse_repo) == before

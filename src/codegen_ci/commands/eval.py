@@ -104,6 +104,8 @@ def eval_command(
             checks = runner.check_all(tasks)
             kept = [t for t in tasks if checks[t.commit].kept]
             for config in configurations:
+                if runner.stop.is_set():
+                    break
                 config.runs = runner.run_all(config, kept, checks)
     finally:
         runner.sweep_branches()
@@ -115,6 +117,7 @@ def eval_command(
         "commits_examined": examined,
         "mode": "check" if check_only else "models",
         "concurrency": concurrency,
+        "interrupted": runner.stop.is_set(),
     }
     doc = document(meta, tasks, checks, configurations)
     write_json(doc, out)
@@ -127,7 +130,7 @@ def eval_command(
 
 def exit_code(doc: dict[str, Any], configurations: list[Configuration]) -> int:
     runs = [run for c in configurations for run in c.runs]
-    if any(run.exit_code == EXIT_INFRA for run in runs):
+    if doc["interrupted"] or any(run.exit_code == EXIT_INFRA for run in runs):
         return EXIT_INFRA
     return 0 if all(run.resolved for run in runs) else EXIT_FAILED
 
@@ -234,9 +237,15 @@ class Runner:
         where = self.out / "tasks" / task.short
         before = self._attempt(task, task.base, where / "before", "before", dry_run=True)
         result = self._judge_check(task, before, where)
+        if self.stop.is_set() and not result.kept:
+            result = judge.CheckResult(False, None, "not checked: the eval was interrupted")
         self._line(
             f"[{index + 1}/{total}] check {task.short} "
-            + ("kept" if result.kept else f"dropped ({judge.REASON_TEXT[result.reason or '']})")
+            + (
+                "kept"
+                if result.kept
+                else f"dropped ({judge.REASON_TEXT.get(result.reason or '', 'interrupted')})"
+            )
             + f", {time.monotonic() - started:.0f}s: {printable(task.subject)[:60]}"
         )
         return result
@@ -384,8 +393,7 @@ class Runner:
             except (KeyboardInterrupt, Interrupted):
                 self.stop.set()
                 click.echo("eval: interrupted; stopping the running tasks", err=True)
-                wait(futures)
-                raise Interrupted("the eval was interrupted") from None
+                wait(futures)  # running tasks stop at their next step; what finished counts
         return [f.result() for f in futures]
 
     def _line(self, text: str) -> None:

@@ -137,6 +137,8 @@ def markdown(doc: dict[str, Any]) -> str:
         f"{doc['commits_examined']} commit(s) of {code_span(doc['head'][:12])}, {kept} kept",
         "",
     ]
+    if doc.get("interrupted"):
+        lines += ["**Interrupted**: the tables hold only what finished.", ""]
     if doc["configurations"]:
         lines += [
             "| Configuration | Resolved | Billed tokens (median / total) | "
