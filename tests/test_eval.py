@@ -32,7 +32,7 @@ FORMAT_PROPERTY = "c3aab70b91b62140a8aebefa0b9ac7288e00832d"  # #174
 SUBSECONDS = "eb1d2969a0d85373da06bc1465d2bdc00e26e8ae"  # #178
 HYPHENS = "d02283db5a28b4d85ce871eb0664e53797a0150a"  # #184
 GROUPING = "aaa125c14d8d369c10cbd371df53f773b3a602a2"  # #221
-SETTINGS = {
+SETTINGS: dict[str, Any] = {
     "validation": {"test": ["python -m pytest -q -p no:cacheprovider -o addopts= tests"],
                    "timeout": 120},
     "limits": {"max_iterations": 1},

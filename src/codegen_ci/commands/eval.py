@@ -92,6 +92,13 @@ def eval_command(
         for task in tasks:
             make_base(root, task, Path(scratch))
     head = git.rev_parse(root, "HEAD")
+    shallow = git.git(["rev-parse", "--is-shallow-repository"], root).strip() == "true"
+    if shallow:
+        click.echo(
+            f"eval: warning: {root} is a shallow clone; commits at its edge have no parent and "
+            "make no task (fetch the history: actions/checkout with fetch-depth: 0)",
+            err=True,
+        )
     click.echo(
         f"eval: {len(tasks)} task(s) among the last {examined} first-parent commit(s) of "
         f"{head[:12]}; output {out}",
@@ -118,6 +125,7 @@ def eval_command(
         "mode": "check" if check_only else "models",
         "concurrency": concurrency,
         "interrupted": runner.stop.is_set(),
+        "shallow": shallow,
     }
     doc = document(meta, tasks, checks, configurations)
     write_json(doc, out)
