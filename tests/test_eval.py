@@ -416,3 +416,21 @@ def test_an_interrupt_reports_what_finished_and_leaves_no_branch_or_worktree(
     assert len(model_env.requests) == 1  # the other tasks never started
     assert "Interrupted" in (out / "eval.md").read_text()
     assert snapshot(parse_repo) == before
+
+
+def test_a_model_service_that_stays_down_exits_3_with_the_error_in_the_report(
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+) -> None:
+    from codegen_ci.testing.scripted_steps import HttpError, error_body
+
+    model_env.add(*[HttpError(503, error_body("overloaded"))] * 40)
+    before = snapshot(parse_repo)
+    out = tmp_path / "out"
+
+    result = run_eval(parse_repo, "--from-history", "2", "--model", "m", "--output-dir", str(out))
+
+    assert result.exit_code == 3, result.output
+    (run,) = read(out)["configurations"][0]["results"]
+    assert run["status"] == "error" and not run["resolved"]
+    assert "503" in run["error"] or "overloaded" in run["error"], run
+    assert snapshot(parse_repo) == before
