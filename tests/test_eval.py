@@ -434,3 +434,41 @@ def test_a_model_service_that_stays_down_exits_3_with_the_error_in_the_report(
     assert run["status"] == "error" and not run["resolved"]
     assert "503" in run["error"] or "overloaded" in run["error"], run
     assert snapshot(parse_repo) == before
+
+
+def test_tests_run_from_a_sub_directory_are_judged_by_their_outcome(tmp_path: Path) -> None:
+    """Run from tests/, pytest names the cases `test_calc::...`, not `tests.test_calc::...`:
+    no case maps to the changed file, so the tests that fail before and pass after decide."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "tests" / "conftest.py").write_text(
+        "import pathlib, sys\n\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1]))\n"
+    )
+    (repo / "calc.py").write_text("def double(x):\n    return x + x\n")
+    (repo / "tests" / "test_calc.py").write_text(
+        "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    )
+    from_tests = ["cd tests && python -m pytest -q ."]
+    settings = {**SETTINGS, "validation": {**SETTINGS["validation"], "test": from_tests}}
+    (repo / ".codegen.yml").write_text(yaml.safe_dump(settings))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc")
+    (repo / "calc.py").write_text(
+        "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x // 2\n"
+    )
+    (repo / "tests" / "test_calc.py").write_text(
+        "from calc import double, half\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+        "def test_half():\n    assert half(4) == 2\n"
+    )
+    git(repo, "commit", "-qam", "half")
+    out = tmp_path / "out"
+
+    result = CliRunner().invoke(cli, ["eval", "--repo", str(repo), "--from-history", "5",
+                                      "--check", "--output-dir", str(out)])  # fmt: skip
+
+    assert result.exit_code == 0, result.output
+    (task,) = read(out)["tasks"]
+    assert task["kept"], task
+    assert task["targets"] == ["test_calc::test_double", "test_calc::test_half"]
+    assert "by outcome" in task["detail"]
