@@ -144,7 +144,7 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     summary = tmp_path / "summary.md"
 
     result = run_eval(parse_repo, "--from-history", "11", "--model", "fixer", "--model", "idle",
-                      "--output-dir", str(out))  # fmt: skip
+                      "--output-dir", str(out), "--concurrency", "2")  # fmt: skip
 
     assert result.exit_code == 1, result.output  # not every kept task was resolved
     doc = read(out)
