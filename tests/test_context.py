@@ -226,3 +226,44 @@ def test_a_long_run_keeps_the_task_reflections_last_steps_and_current_text_of_ch
         for number, line in enumerate(text.splitlines(), 1):
             assert json.dumps(f"{number}\t{line}")[1:-1] in later, (rel, number)
     assert '"write_file"' not in later and '"edit_file"' not in later
+
+
+def test_a_read_is_superseded_by_a_later_read_of_its_lines_or_a_change_of_its_file() -> None:
+    lines = "".join(f"line {n}: some code here\n" for n in range(40))
+    messages = [
+        *HEAD,
+        *step(1, "read_file", {"path": "a.py", "start_line": 1, "end_line": 30}, lines),
+        *step(2, "read_file", {"path": "b.py", "start_line": 1, "end_line": 30}, lines),
+        *step(3, "read_file", {"path": "c.py"}, lines),
+        *step(4, "read_file", {"path": "a.py", "start_line": 20, "end_line": 60}, lines),
+        *step(5, "read_file", {"path": "b.py"}, lines),  # covers lines 1-30
+        *step(6, "edit_file", {"path": "c.py", "old_text": "a", "new_text": "b"}, "ok"),
+    ]
+
+    outputs = tool_outputs(ContextWindow(compact_at=2000, compact_to=100_000).view(messages))
+
+    assert outputs["c1"] == lines  # lines 1-19 of a.py are read nowhere else
+    assert outputs["c2"] == SUPERSEDED and outputs["c5"] == lines
+    assert outputs["c3"] == SUPERSEDED  # c.py changed since
+    assert outputs["c4"] == lines
+
+
+def test_the_first_request_shows_context_files_within_a_budget(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    big = "".join(f"def function_{n}():\n    return {n}\n\n" for n in range(2000))
+    sample_repo.commit({"src/semver/big.py": big})
+    model_env.add(Reply("nothing to do"))
+    spec = sample_repo.write_spec(
+        context=["src/semver/big.py", "src/semver/version.py"], limits={"max_iterations": 1}
+    )
+
+    run(sample_repo, spec)
+
+    task = model_env.tool_requests[0]["messages"][1]["content"]
+    assert len(task) < 20_000 < len(big)
+    assert "def function_0():" in task and "def function_1999():" not in task
+    shown = task.count("def function_")
+    assert f"[lines 1-{3 * shown} of {3 * 2000} shown; read the rest with read_file" in task
+    assert f"start_line={3 * shown + 1}]" in task
+    assert "def bump_minor" in task  # the next context file still comes
