@@ -1,8 +1,11 @@
 """The one subprocess runner for every command the harness or the model starts.
 
-Each command runs under `process_reaper.py` (a child subreaper: whatever the command leaves
-behind, `setsid` and double-forked daemons included, stays below it and is killed when the
-command ends) in its own process group, with stdin from /dev/null. Its output (stdout and
+Each command runs under its own reaper (`process_reaper.py`: a child subreaper, so whatever the
+command leaves behind, `setsid` and double-forked daemons included, stays below it and is
+killed when the command ends) in its own session and process group, with stdin from
+/dev/null. The reapers are forks of one long-lived reaper server per process (`ReaperServer`),
+started at the first command: no interpreter starts per command. Where the server cannot run,
+each command gets a reaper interpreter of its own, as before. Its output (stdout and
 stderr) is read as it comes into a `CappedLog` (workspace/output_cap.py): the head and the tail are
 kept, the middle is counted. At the timeout the reaper is told to stop (SIGTERM to everything,
 then SIGKILL after a grace period); the process group is killed too, as a fallback where
@@ -15,16 +18,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from subprocess import Popen
+from typing import IO, Protocol
 
 from codegen_ci.workspace.interrupt_deferral import hold_interrupts, resume_interrupts
 from codegen_ci.workspace.output_cap import CappedLog
@@ -84,7 +90,19 @@ def run_shell(
     )
 
 
-def _pump(proc: Popen[bytes], log: CappedLog, deadline: float) -> bool:
+class Running(Protocol):
+    """What the runner needs of a started command: a `Popen`, or a `ServedCommand`."""
+
+    pid: int
+    stdout: IO[bytes] | None
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+    def send_signal(self, sig: int) -> None: ...
+    def wait(self) -> int: ...
+
+
+def _pump(proc: Running, log: CappedLog, deadline: float) -> bool:
     """Copy the command's output into `log` until it ends (True) or `deadline` passes."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
@@ -102,13 +120,15 @@ def _pump(proc: Popen[bytes], log: CappedLog, deadline: float) -> bool:
         log.write(data)
 
 
-def _start(
-    command: str, cwd: Path, env: Mapping[str, str], wrap: Sequence[str] = ()
-) -> Popen[bytes]:
+def _start(command: str, cwd: Path, env: Mapping[str, str], wrap: Sequence[str] = ()) -> Running:
     hold_interrupts()
     try:
+        argv = [*wrap, "/bin/sh", "-c", command]
+        server = ReaperServer.shared()
+        if server is not None:
+            return server.start(argv, cwd, env)
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", str(REAPER), *wrap, "/bin/sh", "-c", command],
+            [sys.executable, "-I", "-S", str(REAPER), *argv],
             preexec_fn=_subreaper_setup(),  # one prepared C call: see there
             cwd=cwd,
             env=dict(env),
@@ -148,18 +168,160 @@ def _subreaper_setup() -> Callable[[], None] | None:
     return setup
 
 
-def _stop(proc: Popen[bytes], log: CappedLog) -> None:
+def _stop(proc: Running, log: CappedLog) -> None:
     """Make sure the command is over: ask the reaper to stop everything (it waits for the
     grace period), then kill the whole group; the output meanwhile still goes to `log`."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
         _pump(proc, log, time.monotonic() + KILL_GRACE_S + 1.0)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # the reaper (group leader) is not reaped yet
+    if not isinstance(proc, ServedCommand) or proc.poll() is None or proc.swept is False:
+        # (a served reaper that reported has swept already and may be gone, its pid free)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the reaper (group leader) is not reaped yet
     proc.wait()
     assert proc.stdout is not None
     proc.stdout.close()
+
+
+class ServedCommand:
+    """A command under a reaper forked by the `ReaperServer`: the `Popen` surface the runner
+    uses, over the reaper's status socket (`R <pid>` or `E <errno> <message>`, then
+    `S <status>`)."""
+
+    def __init__(self, sock: socket.socket, stdout: IO[bytes]) -> None:
+        self._sock = sock
+        self._buffer = b""
+        self.stdout: IO[bytes] | None = stdout
+        self.returncode: int | None = None
+        self.swept: bool | None = None  # True: the reaper reported; False: it died unreported
+        self.pid = 0
+
+    def start(self, request: dict[str, object]) -> None:
+        """Send the request; return once the command runs (OSError if `cwd` is no use)."""
+        self._sock.sendall(json.dumps(request).encode())
+        self._sock.shutdown(socket.SHUT_WR)
+        line = self._line(block=True) or ""
+        if line.startswith("E "):
+            number, _, message = line[2:].partition(" ")
+            self._finish(None)
+            raise OSError(int(number), message)
+        if not line.startswith("R "):
+            self._finish(None)
+            raise OSError("the reaper server started no reaper")
+        self.pid = int(line[2:])
+
+    def poll(self) -> int | None:
+        if self.swept is None:
+            line = self._line(block=False)
+            if line is not None or self.swept is False:
+                self._finish(line)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.swept is None:
+            self._finish(self._line(block=True))
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.swept is None:
+            os.kill(self.pid, sig)
+
+    def _finish(self, line: str | None) -> None:
+        if line is not None and line.startswith("S "):
+            self.returncode, self.swept = int(line[2:]), True
+        else:  # the reaper was killed before it could report
+            self.returncode, self.swept = -signal.SIGKILL, False
+        self._sock.close()
+
+    def _line(self, *, block: bool) -> str | None:
+        """The next line from the reaper; None at its end (or, not blocking, for now)."""
+        while b"\n" not in self._buffer:
+            try:
+                chunk = self._sock.recv(256, 0 if block else socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return None
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.swept = False if self.swept is None else self.swept
+                return None
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode()
+
+
+class ReaperServer:
+    """The long-lived `process_reaper.py --serve` of this process: it forks one reaper per
+    command. Started at the first command; started again should it have died."""
+
+    _lock = threading.Lock()
+    _shared: ReaperServer | None = None
+    _unavailable = False
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # nothing of the runner's environment (its credentials) reaches the server
+        env = {k: os.environ[k] for k in ("PATH", "LD_LIBRARY_PATH") if k in os.environ}
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER), "--serve", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a ^C at the terminal is the runner's to handle
+            )
+        self.control = ours
+
+    @classmethod
+    def shared(cls) -> ReaperServer | None:
+        """This process's server; None where there is none to be had (not Linux)."""
+        if cls._unavailable:
+            return None
+        with cls._lock:
+            if cls._shared is None or cls._shared.process.poll() is not None:
+                if not sys.platform.startswith("linux") or _subreaper_setup() is None:
+                    cls._unavailable = True
+                    return None
+                cls._shared = ReaperServer()
+            return cls._shared
+
+    def start(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> ServedCommand:
+        """Start `argv` under a new reaper; returns once it runs (or raises OSError, like
+        `Popen`, for a `cwd` that cannot be entered)."""
+        read_end, write_end = os.pipe()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with theirs:
+                try:
+                    socket.send_fds(self.control, [b"R"], [write_end, theirs.fileno()])
+                except OSError:  # the server died: start another, once
+                    with self._lock:
+                        if ReaperServer._shared is self:
+                            ReaperServer._shared = None
+                    server = ReaperServer.shared()
+                    if server is None:
+                        raise
+                    socket.send_fds(server.control, [b"R"], [write_end, theirs.fileno()])
+            os.close(write_end)
+            write_end = -1
+        except BaseException:
+            os.close(read_end)
+            if write_end >= 0:
+                os.close(write_end)
+            ours.close()
+            raise
+        stdout = os.fdopen(read_end, "rb", buffering=0)
+        command = ServedCommand(ours, stdout)
+        try:
+            command.start({"argv": argv, "cwd": str(cwd), "env": dict(env)})
+        except BaseException:
+            stdout.close()
+            raise
+        return command
 
 
 def read_head_tail(path: Path, max_chars: int) -> str:
