@@ -93,9 +93,11 @@ def run_shell(
 class Running(Protocol):
     """What the runner needs of a started command: a `Popen`, or a `ServedCommand`."""
 
-    pid: int
     stdout: IO[bytes] | None
     returncode: int | None
+
+    @property
+    def pid(self) -> int: ...
 
     def poll(self) -> int | None: ...
     def send_signal(self, sig: int) -> None: ...
@@ -186,70 +188,78 @@ def _stop(proc: Running, log: CappedLog) -> None:
 
 class ServedCommand:
     """A command under a reaper forked by the `ReaperServer`: the `Popen` surface the runner
-    uses, over the reaper's status socket (`R <pid>` or `E <errno> <message>`, then
-    `S <status>`)."""
+    uses, over the reaper's status socket, read as needed: `R <pid>` once it runs the command
+    (or `E <errno> <message>`: the working directory cannot be entered, raised as `OSError`),
+    then `S <status>` once the command and everything it left are gone."""
 
-    def __init__(self, sock: socket.socket, stdout: IO[bytes]) -> None:
+    def __init__(self, sock: socket.socket, stdout: IO[bytes], request: dict[str, object]):
         self._sock = sock
         self._buffer = b""
+        self._pid: int | None = None
+        self._error: OSError | None = None
         self.stdout: IO[bytes] | None = stdout
         self.returncode: int | None = None
         self.swept: bool | None = None  # True: the reaper reported; False: it died unreported
-        self.pid = 0
+        sock.sendall(json.dumps(request).encode())  # the reaper reads it whole, then starts
+        sock.shutdown(socket.SHUT_WR)
 
-    def start(self, request: dict[str, object]) -> None:
-        """Send the request; return once the command runs (OSError if `cwd` is no use)."""
-        self._sock.sendall(json.dumps(request).encode())
-        self._sock.shutdown(socket.SHUT_WR)
-        line = self._line(block=True) or ""
-        if line.startswith("E "):
-            number, _, message = line[2:].partition(" ")
-            self._finish(None)
-            raise OSError(int(number), message)
-        if not line.startswith("R "):
-            self._finish(None)
-            raise OSError("the reaper server started no reaper")
-        self.pid = int(line[2:])
+    @property
+    def pid(self) -> int:
+        """The reaper's pid (its process group's too)."""
+        while self._pid is None and self.swept is None:
+            self._advance(block=True)
+        self._raise()
+        if self._pid is None:
+            raise ProcessLookupError("the reaper ended before it started the command")
+        return self._pid
 
     def poll(self) -> int | None:
-        if self.swept is None:
-            line = self._line(block=False)
-            if line is not None or self.swept is False:
-                self._finish(line)
+        while self.swept is None and self._advance(block=False):
+            pass
+        self._raise()
         return self.returncode
 
     def wait(self) -> int:
-        if self.swept is None:
-            self._finish(self._line(block=True))
+        while self.swept is None:
+            self._advance(block=True)
+        self._raise()
         assert self.returncode is not None
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
-        if self.swept is None:
+        if self.poll() is None:
             os.kill(self.pid, sig)
 
-    def _finish(self, line: str | None) -> None:
-        if line is not None and line.startswith("S "):
-            self.returncode, self.swept = int(line[2:]), True
-        else:  # the reaper was killed before it could report
-            self.returncode, self.swept = -signal.SIGKILL, False
-        self._sock.close()
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
-    def _line(self, *, block: bool) -> str | None:
-        """The next line from the reaper; None at its end (or, not blocking, for now)."""
+    def _advance(self, *, block: bool) -> bool:
+        """Read one line from the reaper; False when none is there (yet)."""
         while b"\n" not in self._buffer:
             try:
                 chunk = self._sock.recv(256, 0 if block else socket.MSG_DONTWAIT)
             except BlockingIOError:
-                return None
+                return False
             except OSError:
                 chunk = b""
-            if not chunk:
-                self.swept = False if self.swept is None else self.swept
-                return None
+            if not chunk:  # the reaper ended without a report: killed
+                self.returncode, self.swept = -signal.SIGKILL, False
+                self._sock.close()
+                return False
             self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode()
+        raw, _, self._buffer = self._buffer.partition(b"\n")
+        kind, _, rest = raw.decode().partition(" ")
+        if kind == "R":
+            self._pid = int(rest)
+        elif kind == "S":
+            self.returncode, self.swept = int(rest), True
+            self._sock.close()
+        elif kind == "E":
+            number, _, message = rest.partition(" ")
+            self._error = OSError(int(number), message)
+        return True
 
 
 class ReaperServer:
@@ -290,8 +300,8 @@ class ReaperServer:
             return cls._shared
 
     def start(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> ServedCommand:
-        """Start `argv` under a new reaper; returns once it runs (or raises OSError, like
-        `Popen`, for a `cwd` that cannot be entered)."""
+        """Start `argv` under a new reaper; returns as soon as the request is sent (a `cwd`
+        that cannot be entered raises OSError from the command's first `poll` or `wait`)."""
         read_end, write_end = os.pipe()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -315,13 +325,12 @@ class ReaperServer:
             ours.close()
             raise
         stdout = os.fdopen(read_end, "rb", buffering=0)
-        command = ServedCommand(ours, stdout)
         try:
-            command.start({"argv": argv, "cwd": str(cwd), "env": dict(env)})
+            return ServedCommand(ours, stdout, {"argv": argv, "cwd": str(cwd), "env": dict(env)})
         except BaseException:
             stdout.close()
+            ours.close()
             raise
-        return command
 
 
 def read_head_tail(path: Path, max_chars: int) -> str:

@@ -17,7 +17,7 @@ socket, the command's output pipe and a socket of its own; the server forks (a m
 and the fork becomes that command's reaper: a new session, subreaper, parent-death signal,
 stdin from /dev/null, stdout and stderr to the pipe; it reads the request (argv, cwd,
 environment) from its socket, answers `R <its pid>` once in the command's working directory
-(or `E <errno> <message>`), runs the command and answers `S <status>` (the exit
+(or `E <errno> <message>`, and ends), runs the command and answers `S <status>` (the exit
 code, or minus the signal) once everything below it is gone. The server holds nothing of the
 runner's environment; it ends when the runner closes the control socket (the runner's exit or
 death), SIGTERMing every reaper still running first.
