@@ -117,8 +117,8 @@ def summary(name: str, r: Result) -> str:
                 for n, s in r["sessions"].items()
             )
             + (
-                f"; ordinary run: {o['vs_append_only']['0.9']:.2f}x/{o['vs_append_only']['0.5']:.2f}x"
-                f" append-only, {o['compactions']} compactions, first request "
+                f"; ordinary run: {o['vs_append_only']['0.9']:.2f}x/"
+                f"{o['vs_append_only']['0.5']:.2f}x append-only, {o['compactions']} compactions, first request "
                 f"{o['first_request_bytes'] / 1e3:.0f} KB"
                 if (o := r.get("ordinary"))
                 else ""
