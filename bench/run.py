@@ -118,8 +118,9 @@ def summary(name: str, r: Result) -> str:
             )
             + (
                 f"; ordinary run: {o['vs_append_only']['0.9']:.2f}x/"
-                f"{o['vs_append_only']['0.5']:.2f}x append-only, {o['compactions']} compactions, first request "
-                f"{o['first_request_bytes'] / 1e3:.0f} KB"
+                f"{o['vs_append_only']['0.5']:.2f}x append-only, "
+                f"{o['compactions']} compactions, "
+                f"first request {o['first_request_bytes'] / 1e3:.0f} KB"
                 if (o := r.get("ordinary"))
                 else ""
             )
