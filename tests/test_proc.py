@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -188,3 +189,34 @@ def test_a_working_directory_that_cannot_be_entered_is_an_error(tmp_path: Path) 
                   output_path=tmp_path / "out.log")  # fmt: skip
     result, text = run("echo fine", tmp_path)  # the runner is still fine
     assert result.ok and text == "fine\n"
+
+
+RUNNER = """
+import os, sys
+from pathlib import Path
+from codegen_ci.workspace.proc import ReaperServer, run_shell
+tmp = Path(sys.argv[1])
+command = (f"setsid sleep 300 > /dev/null 2>&1 & echo $! > {tmp}/daemon.pid; "
+           f"echo $PPID > {tmp}/reaper.pid; sleep 300")
+ReaperServer.shared()
+(tmp / "server.pid").write_text(str(ReaperServer.shared().process.pid))
+run_shell(command, cwd=tmp, env=dict(os.environ), timeout=600, output_path=tmp / "out.log")
+"""
+
+
+def test_when_the_runner_dies_its_commands_and_their_leftovers_die_too(tmp_path: Path) -> None:
+    """SIGKILL to the runner: the server sees its control socket close, stops every reaper,
+    each reaper its whole tree, and the server ends."""
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path)])
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "daemon.pid").exists() or not (tmp_path / "reaper.pid").exists():
+        assert time.monotonic() < deadline and runner.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.2)
+    pids = [int((tmp_path / f"{n}.pid").read_text()) for n in ("daemon", "reaper", "server")]
+    assert all(alive(pid) for pid in pids)
+
+    runner.kill()
+    runner.wait()
+
+    assert all(wait_gone(pid, 10) for pid in pids)
