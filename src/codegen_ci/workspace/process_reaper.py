@@ -13,12 +13,14 @@ falls back to killing the process group).
 Reapers are not started as interpreters, one per command (a Python start-up, ~50-80 ms, on
 every command). `proc.run_shell` starts this file once per process as a *reaper server*
 (`python -I -S process_reaper.py --serve FD`), and for each command sends it, over that
-socket, the command's output pipe and a socket of its own; the server forks (a millisecond),
-and the fork becomes that command's reaper: a new session, subreaper, parent-death signal,
-stdin from /dev/null, stdout and stderr to the pipe; it reads the request (argv, cwd,
-environment) from its socket, answers `R <its pid>` once in the command's working directory
-(or `E <errno> <message>`, and ends), runs the command and answers `S <status>` (the exit
-code, or minus the signal) once everything below it is gone. The server holds nothing of the
+socket, the command's output pipe and a socket of its own. The server keeps `SPARES` forks of
+itself waiting on that socket, each already set up as a reaper (a new session, subreaper,
+parent-death signal); the kernel hands the request to one of them, and the server forks the
+next spare meanwhile. The spare that took it sets stdin from /dev/null, stdout and stderr to
+the pipe, reads the request (argv, cwd, environment) from its socket, answers `R <its pid>`
+once in the command's working directory (or `E <errno> <message>`, and ends), runs the
+command and answers `S <status>` (the exit code, or minus the signal) once everything below it
+is gone. The server holds nothing of the
 runner's environment; it ends when the runner closes the control socket (the runner's exit or
 death), SIGTERMing every reaper still running first.
 
@@ -45,6 +47,7 @@ GRACE_S = 2.0
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 POLL_S = 0.25  # how often the server collects its ended reapers
+SPARES = 2  # reapers forked ahead, waiting for a command
 
 
 def descendants(root: int) -> list[int]:
@@ -168,7 +171,9 @@ def main(argv: list[str]) -> int:
 
 
 def serve(control_fd: int) -> None:
-    """Fork one reaper per request on `control_fd` (a SOCK_SEQPACKET socket) until it closes."""
+    """Keep `SPARES` reapers forked and waiting for a request on `control_fd` (a
+    SOCK_SEQPACKET socket; the kernel hands each request to one of them), fork another as each
+    takes one, until the runner closes its end."""
     import ctypes  # loaded once, by the server only
     import json  # noqa: F401 - for the forks: loaded here once, not in each
     import select
@@ -183,30 +188,33 @@ def serve(control_fd: int) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides; a ^C reaches it
     me = os.getpid()
-    reapers: set[int] = set()
+    taken_r, taken_w = os.pipe()  # a spare that takes a request writes a byte here
+    children: set[int] = set()
+
+    def fork_spare() -> None:
+        pid = os.fork()
+        if pid == 0:
+            os.close(taken_r)
+            os._exit(_spare(control, taken_w, me, prctl))
+        children.add(pid)
+
     poller = select.poll()
-    poller.register(control_fd, select.POLLIN)
+    poller.register(control_fd, 0)  # its hang-up only: requests are the spares' to read
+    poller.register(taken_r, select.POLLIN)
     try:
+        for _ in range(SPARES):
+            fork_spare()
         while True:
-            if poller.poll(POLL_S * 1000):
-                message, fds, _, _ = socket.recv_fds(control, 16, 2)
-                if not message:
-                    break  # the runner is gone
-                if len(fds) != 2:
-                    for fd in fds:
-                        os.close(fd)
-                    continue
-                pid = os.fork()
-                if pid == 0:
-                    control.close()
-                    os._exit(_reaper_child(fds[0], fds[1], me, prctl))
-                reapers.add(pid)
-                for fd in fds:
-                    os.close(fd)
-            reapers -= _ended()
+            for fd, events in poller.poll(POLL_S * 1000):
+                if fd == control_fd and events & (select.POLLHUP | select.POLLERR):
+                    raise _Terminated  # the runner is gone
+                if fd == taken_r:
+                    for _ in os.read(taken_r, 64):
+                        fork_spare()
+            children -= _ended()
     except (_Terminated, OSError):
         pass
-    for pid in reapers:  # each sweeps what is below it, with the grace period
+    for pid in children:  # spares end, reapers sweep what is below them (grace period)
         try:  # noqa: SIM105
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
@@ -214,6 +222,35 @@ def serve(control_fd: int) -> None:
     deadline = time.monotonic() + 3 * GRACE_S
     while _reap() and time.monotonic() < deadline:
         time.sleep(0.02)
+
+
+def _spare(control: object, taken_w: int, server: int, prctl: object) -> int:
+    """A reaper in waiting: set up, then take one request and serve it."""
+    import socket
+
+    assert isinstance(control, socket.socket)
+    try:
+        os.setsid()
+        if prctl is not None:
+            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # type: ignore[operator]
+            prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # type: ignore[operator]
+        if os.getppid() != server:  # the server died before the parent-death signal was set
+            return 1
+        signal.signal(signal.SIGTERM, _terminate)
+        message, fds, _, _ = socket.recv_fds(control, 16, 2)
+    except (_Terminated, OSError):
+        return 0
+    try:  # noqa: SIM105
+        os.write(taken_w, b"x")  # the server forks the next spare
+    except OSError:
+        pass
+    os.close(taken_w)
+    control.close()
+    if not message or len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        return 0
+    return _reaper_child(fds[0], fds[1])
 
 
 def _ended() -> set[int]:
@@ -228,17 +265,10 @@ def _ended() -> set[int]:
         ended.add(pid)
 
 
-def _reaper_child(out_fd: int, sock_fd: int, server: int, prctl: object) -> int:
-    """In the fork: become the command's reaper, run it, report. Returns the exit status of
-    this process (its report went over the socket)."""
+def _reaper_child(out_fd: int, sock_fd: int) -> int:
+    """In a spare that took a request: run the command as its reaper, report. Returns the exit
+    status of this process (its report went over the socket)."""
     try:
-        os.setsid()
-        if prctl is not None:
-            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # type: ignore[operator]
-            prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # type: ignore[operator]
-        if os.getppid() != server:  # the server died before the parent-death signal was set
-            return 1
-        signal.signal(signal.SIGTERM, _terminate)
         os.set_inheritable(sock_fd, False)
         request = _read_all(sock_fd)
         null = os.open("/dev/null", os.O_RDONLY)
