@@ -1,11 +1,11 @@
-"""Benchmark 6: what the bounds on commands cost (issue 17).
+"""Benchmark 7: what the bounds on commands cost (issues 17 and 27).
 
-Per command: the capped runner with its subreaper parent (`proc.run_shell` ->
-`process_reaper.py`, the sweep of leftovers, the output read through a pipe into a
+Per command: the capped runner with its subreaper parent (`proc.run_shell`: a reaper forked
+by the long-lived reaper server, the sweep of leftovers, the output read through a pipe into a
 `CappedLog`) against the runner it replaced (the shell straight to a log file in its own
-process group, killed as a group), both on `true`; and the ref guard's two `git
-for-each-ref` around a command (`RefGuard.state`). For scale, a bare `python -I -S -c pass`
-(the reaper's floor: it is one such interpreter). Per flood: a command printing `flood_mb` MB,
+process group, killed as a group), both on `true`; and the ref guard's two checks around a
+command (`RefGuard.state`). For scale, a bare `python -I -S -c pass` (what each command paid
+when its reaper was an interpreter of its own). Per flood: a command printing `flood_mb` MB,
 through each runner: time and the log's size."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from codegen_ci.workspace.git_refs import RefGuard
 from codegen_ci.workspace.proc import run_shell
 
 TARGET_EXTRA_MS = 40.0  # a tenth of a bare `python -m pytest --version` (~400 ms here)
+TARGET_REAPER_MS = 10.0  # what the reaper and its sweep add to one command (issue 27)
 
 
 def command_caps(calls: int = 40, flood_mb: int = 50) -> dict[str, Any]:
@@ -57,13 +58,15 @@ def command_caps(calls: int = 40, flood_mb: int = 50) -> dict[str, Any]:
             "ref_guard_ms": round(refs_ms, 1),
             "python_start_ms": round(python_ms, 1),  # the reaper's floor: one interpreter
             "extra_ms_per_command": round(extra, 1),
+            "reaper_ms": round(new_ms - old_ms, 1),
             "flood_mb": flood_mb,
             "old_flood_s": round(old_flood / 1000, 2),
             "capped_flood_s": round(new_flood / 1000, 2),
             "old_flood_log_bytes": (root / "old-flood.log").stat().st_size,
             "capped_flood_log_bytes": (root / "new-flood.log").stat().st_size,
-            "target": f"extra per command (reaper, sweep, 2 ref checks) <= {TARGET_EXTRA_MS:g} ms",
-            "holds": extra <= TARGET_EXTRA_MS,
+            "target": f"extra per command (reaper, sweep, 2 ref checks) <= {TARGET_EXTRA_MS:g} "
+            f"ms; the reaper and sweep alone <= {TARGET_REAPER_MS:g} ms",
+            "holds": extra <= TARGET_EXTRA_MS and new_ms - old_ms <= TARGET_REAPER_MS,
         }
 
 

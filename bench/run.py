@@ -108,16 +108,27 @@ def summary(name: str, r: Result) -> str:
         "redaction": lambda: (
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"
         ),
-        "cache_cost": lambda: "; ".join(
-            f"{n} calls: {s['vs_append_only']['0.9']:.2f}x/{s['vs_append_only']['0.5']:.2f}x "
-            f"append-only (90%/50% off; old window {s['sliding_vs_append_only']['0.9']:.2f}x/"
-            f"{s['sliding_vs_append_only']['0.5']:.2f}x), {s['compactions']} compactions, max "
-            f"{s['max_request_bytes']['compacting'] / 1e3:.0f} KB"
-            for n, s in r["sessions"].items()
+        "cache_cost": lambda: (
+            "; ".join(
+                f"{n} calls: {s['vs_append_only']['0.9']:.2f}x/{s['vs_append_only']['0.5']:.2f}x "
+                f"append-only (90%/50% off; old window {s['sliding_vs_append_only']['0.9']:.2f}x/"
+                f"{s['sliding_vs_append_only']['0.5']:.2f}x), {s['compactions']} compactions, max "
+                f"{s['max_request_bytes']['compacting'] / 1e3:.0f} KB"
+                for n, s in r["sessions"].items()
+            )
+            + (
+                f"; ordinary run: {o['vs_append_only']['0.9']:.2f}x/"
+                f"{o['vs_append_only']['0.5']:.2f}x append-only, "
+                f"{o['compactions']} compactions, "
+                f"first request {o['first_request_bytes'] / 1e3:.0f} KB"
+                if (o := r.get("ordinary"))
+                else ""
+            )
         ),
     }
     lines["caps"] = lambda: (
-        f"per command {r['old_runner_ms']:.0f} -> {r['capped_runner_ms']:.0f} ms (+ref guard "
+        f"per command {r['old_runner_ms']:.0f} -> {r['capped_runner_ms']:.0f} ms (reaper "
+        f"+{r['reaper_ms']:.1f} ms; +ref guard "
         f"{r['ref_guard_ms']:.0f} ms x2; python start {r['python_start_ms']:.0f} ms); "
         f"{r['flood_mb']} MB flood: log "
         f"{r['old_flood_log_bytes'] / 1e6:.0f} -> {r['capped_flood_log_bytes'] / 1e6:.2f} MB, "

@@ -52,7 +52,10 @@ def test_prompt_growth_records_every_request() -> None:
 
 
 def test_cache_cost_compares_three_policies_on_one_session() -> None:
-    r = cache_cost(calls=(8,))
+    r = cache_cost(calls=(8,), ordinary_calls=6)
+    o = r["ordinary"]  # a real repository explored: reads, greps, one edit
+    assert o["tool_calls"] == 7 and o["requests"] == 8 and o["run_cached_tokens"] > 0
+    assert 15_000 < o["first_request_bytes"] < 40_000
     s = r["sessions"]["8"]
     assert s["requests"] == 9 and s["run_cached_tokens"] > 0
     assert set(s["billed_input_tokens"]) == {"append_only", "sliding_window", "compacting"}

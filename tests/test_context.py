@@ -18,7 +18,7 @@ from codegen_ci.cli import cli
 from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_PY, SampleRepo
 
 HEAD = [{"role": "system", "content": "You are a coder."}, {"role": "user", "content": "Task."}]
 MAX_REQUEST_BYTES = 150_000
@@ -177,3 +177,93 @@ def test_big_file_reads_come_in_windows(
     assert len(result) < 30_000 and "line 1 " in result and "line 20000 " not in result
     assert "of 20000; use start_line/end_line" in result  # it says how to read on
     assert Path(sample_repo.path / "big.txt").read_text() == big
+
+
+def test_a_long_run_keeps_the_task_reflections_last_steps_and_current_text_of_changed_files(
+    sample_repo: SampleRepo, caching_model: ScriptedModelServer
+) -> None:
+    """Two rounds of many steps, each compacted several times, through `codegen-ci run`: the
+    last request still holds the task, the reflection, the latest steps whole and the text of
+    every file the model changed as it is on disk, though the changes happened long before."""
+    sample_repo.commit({f"data/file_{n:02d}.txt": data_file(n) for n in range(30)})
+    plan = "".join(f"- step {n}: look at data file {n} and note what it says\n" for n in range(12))
+    write = call("write_file", path="notes/plan.md", content=plan)
+    edit = call(
+        "edit_file", path="notes/plan.md", old_text="- step 3:", new_text="- step 3 (done):"
+    )
+    reads = [
+        Reply(tool_calls=[call("read_file", path=f"data/file_{n:02d}.txt")]) for n in range(30)
+    ]
+    greps = [Reply(tool_calls=[call("run_command", command=f"grep -c 'line {n}:' data/*.txt")])
+             for n in range(30)]  # fmt: skip
+    # round 1 writes the plan, looks around and fixes nothing (a reflection follows);
+    # round 2 fixes the bug first, then looks around again before answering
+    caching_model.add(Reply(tool_calls=[write]), Reply(tool_calls=[edit]), *reads,
+                      Reply("looked around"), Reply(tool_calls=[FIX]), *greps, *reads[:10],
+                      Reply("fixed"))  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 2, "max_steps": 60, "max_tokens": 10**8}
+    )
+
+    report = run(sample_repo, spec)
+
+    assert report["status"] == "success"
+    assert report["usage"]["compactions"] >= 4
+    requests = [r["messages"] for r in caching_model.tool_requests]
+    last = requests[-1]
+    assert last[:2] == requests[0][:2]  # the system prompt and the task, word for word
+    later = json.dumps(last[2:])
+    assert "Validation round 1" in later and "test_bump_minor_resets_patch" in later
+    newest = [m["content"] for m in last if m["role"] == "tool"][-3:]
+    assert all("lorem ipsum" in c and not c.startswith("[") for c in newest)
+    # the text of each changed file as it is now, line by line as read_file shows it (the
+    # steps that changed them were dropped from the request long ago)
+    changed = {
+        "notes/plan.md": plan.replace("- step 3:", "- step 3 (done):"),
+        "src/semver/version.py": VERSION_PY.replace(FIXED_LINE_OLD, FIXED_LINE_NEW),
+    }
+    for rel, text in changed.items():
+        for number, line in enumerate(text.splitlines(), 1):
+            assert json.dumps(f"{number}\t{line}")[1:-1] in later, (rel, number)
+    assert '"write_file"' not in later and '"edit_file"' not in later
+
+
+def test_a_read_is_superseded_by_a_later_read_of_its_lines_or_a_change_of_its_file() -> None:
+    lines = "".join(f"line {n}: some code here\n" for n in range(40))
+    messages = [
+        *HEAD,
+        *step(1, "read_file", {"path": "a.py", "start_line": 1, "end_line": 30}, lines),
+        *step(2, "read_file", {"path": "b.py", "start_line": 1, "end_line": 30}, lines),
+        *step(3, "read_file", {"path": "c.py"}, lines),
+        *step(4, "read_file", {"path": "a.py", "start_line": 20, "end_line": 60}, lines),
+        *step(5, "read_file", {"path": "b.py"}, lines),  # covers lines 1-30
+        *step(6, "edit_file", {"path": "c.py", "old_text": "a", "new_text": "b"}, "ok"),
+    ]
+
+    outputs = tool_outputs(ContextWindow(compact_at=2000, compact_to=100_000).view(messages))
+
+    assert outputs["c1"] == lines  # lines 1-19 of a.py are read nowhere else
+    assert outputs["c2"] == SUPERSEDED and outputs["c5"] == lines
+    assert outputs["c3"] == SUPERSEDED  # c.py changed since
+    assert outputs["c4"] == lines
+
+
+def test_the_first_request_shows_context_files_within_a_budget(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    big = "".join(f"def function_{n}():\n    return {n}\n\n" for n in range(2000))
+    sample_repo.commit({"src/semver/big.py": big})
+    model_env.add(Reply("nothing to do"))
+    spec = sample_repo.write_spec(
+        context=["src/semver/big.py", "src/semver/version.py"], limits={"max_iterations": 1}
+    )
+
+    run(sample_repo, spec)
+
+    task = model_env.tool_requests[0]["messages"][1]["content"]
+    assert len(task) < 20_000 < len(big)
+    assert "def function_0():" in task and "def function_1999():" not in task
+    shown = task.count("def function_")
+    assert f"[lines 1-{3 * shown} of {3 * 2000} shown; read the rest with read_file" in task
+    assert f"start_line={3 * shown + 1}]" in task
+    assert "def bump_minor" in task  # the next context file still comes

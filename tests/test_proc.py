@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.workspace.proc import ProcResult, read_head_tail, run_shell
+from codegen_ci.workspace.proc import ProcResult, ReaperServer, read_head_tail, run_shell
 
 
 def alive(pid: int) -> bool:
@@ -133,3 +134,89 @@ def test_commands_get_default_sigpipe(tmp_path: Path) -> None:
     result, text = run("yes | head -n 1; echo done", tmp_path)
 
     assert result.ok and text == "y\ndone\n"
+
+
+def test_reapers_are_forks_of_one_server_that_holds_none_of_the_runners_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No interpreter starts per command: each command's reaper (its shell's parent) is a
+    fork of the same long-lived server, which got none of the runner's variables."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-runner-secret-0000000000000000")
+    reapers, servers = [], []
+    for _ in range(2):
+        result, text = run("echo $PPID; sleep 0.2", tmp_path)
+        assert result.ok
+        reapers.append(int(text.split()[0]))
+    # the reapers are gone (each ended with its command); their parent is still there
+    server = ReaperServer.shared()
+    assert server is not None
+    servers.append(server.process.pid)
+    assert reapers[0] != reapers[1] and not alive(reapers[0]) and not alive(reapers[1])
+    assert alive(servers[0])
+    assert b"--serve" in Path(f"/proc/{servers[0]}/cmdline").read_bytes()
+    assert b"sk-runner-secret" not in Path(f"/proc/{servers[0]}/environ").read_bytes()
+    # while a command runs, its reaper is the server's child, and the command sees its env
+    result, text = run("echo $PPID; echo $OPENAI_API_KEY; cat /proc/$PPID/stat", tmp_path)
+    _, key, stat = text.splitlines()[:3]
+    assert key == "sk-runner-secret-0000000000000000"
+    assert int(stat.rsplit(")", 1)[1].split()[1]) == servers[0]
+
+
+def test_concurrent_commands_each_take_their_own_leftovers(tmp_path: Path) -> None:
+    pids: dict[int, int] = {}
+
+    def one(n: int) -> None:
+        pid_file = tmp_path / f"bg{n}.pid"
+        result, _ = run(f"setsid sleep 60 > /dev/null 2>&1 & echo $! > {pid_file}; sleep 0.3",
+                        tmp_path / f"d{n}")  # fmt: skip
+        assert result.ok
+        pids[n] = int(pid_file.read_text())
+
+    for n in range(4):
+        (tmp_path / f"d{n}").mkdir()
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(pids) == 4 and all(wait_gone(pid) for pid in pids.values())
+
+
+def test_a_working_directory_that_cannot_be_entered_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        run_shell("true", cwd=tmp_path / "missing", env=dict(os.environ), timeout=5,
+                  output_path=tmp_path / "out.log")  # fmt: skip
+    result, text = run("echo fine", tmp_path)  # the runner is still fine
+    assert result.ok and text == "fine\n"
+
+
+RUNNER = """
+import os, sys
+from pathlib import Path
+from codegen_ci.workspace.proc import ReaperServer, run_shell
+tmp = Path(sys.argv[1])
+command = (f"setsid sleep 300 > /dev/null 2>&1 & echo $! > {tmp}/daemon.pid; "
+           f"echo $PPID > {tmp}/reaper.pid; sleep 300")
+ReaperServer.shared()
+(tmp / "server.pid").write_text(str(ReaperServer.shared().process.pid))
+run_shell(command, cwd=tmp, env=dict(os.environ), timeout=600, output_path=tmp / "out.log")
+"""
+
+
+def test_when_the_runner_dies_its_commands_and_their_leftovers_die_too(tmp_path: Path) -> None:
+    """SIGKILL to the runner: the server sees its control socket close, stops every reaper,
+    each reaper its whole tree, and the server ends."""
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path)])
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "daemon.pid").exists() or not (tmp_path / "reaper.pid").exists():
+        assert time.monotonic() < deadline and runner.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.2)
+    pids = [int((tmp_path / f"{n}.pid").read_text()) for n in ("daemon", "reaper", "server")]
+    assert all(alive(pid) for pid in pids)
+
+    runner.kill()
+    runner.wait()
+
+    assert all(wait_gone(pid, 10) for pid in pids)

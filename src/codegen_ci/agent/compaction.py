@@ -1,7 +1,10 @@
 """How a compaction shrinks the conversation: the system prompt and the task stay, every
 harness message (reflections, notes) stays word for word, the most recent steps stay whole
-(except outputs a later identical call or a later write superseded), older steps keep their
-calls with arguments and outputs elided, and steps older still become a one-line note.
+(except outputs a later call superseded: the same call again, a later read of the same file
+that covers the same lines, or a write or edit of that file), older steps keep their calls
+with arguments and outputs elided, and steps older still become a one-line note. An earlier
+note of the changed files' current text (`current_files_note`, which the agent adds after
+every compaction) is reduced to one line: a fresh one follows.
 
 Used only when `context.ContextWindow` compacts; between compactions requests only append.
 """
@@ -12,9 +15,16 @@ import json
 from typing import Any
 
 ELIDE_OVER_CHARS = 300
-SUPERSEDED = "[output superseded by a later identical call or a later write; see the newer one]"
+SUPERSEDED = (
+    "[output superseded by a later identical call, a later read of the same lines or a later "
+    "change of the file; see the newer one]"
+)
 # Calls whose output a later identical call makes stale.
 REPEATABLE = {"read_file", "list_files", "search_files", "run_command"}
+WRITES = {"write_file", "edit_file"}
+READ_WINDOW = 400  # lines a read_file without end_line shows (read_tools.MAX_READ_LINES)
+CURRENT_FILES = "[The files you changed, as they are now"
+OLD_CURRENT_FILES = CURRENT_FILES + ": an older copy, replaced by a newer one below]"
 
 Message = dict[str, Any]
 
@@ -32,7 +42,9 @@ def compact(messages: list[Message], keep_full: int, keep_masked: int) -> list[M
     if dropped:
         out.append({"role": "user", "content": _dropped_note(dropped)})
     for i, group in enumerate(groups):
-        if i in full or group[0]["role"] != "assistant":
+        if _is_current_files(group[0]) and i < len(groups) - 1:
+            out.append({**group[0], "content": OLD_CURRENT_FILES})
+        elif i in full or group[0]["role"] != "assistant":
             out.extend(_mark_stale(group, stale))
         elif i in masked:
             out.extend(_mask(group))
@@ -52,24 +64,70 @@ def _groups(messages: list[Message]) -> tuple[list[Message], list[list[Message]]
 
 
 def _superseded(groups: list[list[Message]]) -> set[str]:
-    """Ids of tool calls repeated later with the same arguments, and reads of a file that a
-    later write_file replaced."""
+    """Ids of tool calls repeated later with the same arguments, reads of a file that a later
+    read of it covers (the same lines or more), and reads of a file written or edited later."""
     latest: dict[str, str] = {}
+    reads: dict[str, list[tuple[str, int, int]]] = {}  # path -> (call id, first, last line)
     stale: set[str] = set()
     for group in groups:
         for tool_call in group[0].get("tool_calls") or []:
             function = tool_call.get("function") or {}
             name = function.get("name", "")
             args = _arguments(function.get("arguments"))
-            keys = [_key(name, args)] if name in REPEATABLE else []
-            if name == "write_file" and isinstance(args, dict):
-                keys.append(_key("read_file", {"path": args.get("path")}))
-            for key in keys:
+            if name in REPEATABLE:
+                key = _key(name, args)
                 if key in latest:
                     stale.add(latest.pop(key))
-            if name in REPEATABLE:
-                latest[keys[0]] = tool_call["id"]
+                latest[key] = tool_call["id"]
+            if not isinstance(args, dict) or not isinstance(args.get("path"), str):
+                continue
+            path = args["path"]
+            earlier = reads.pop(path, [])
+            if name in WRITES:
+                stale.update(call_id for call_id, _, _ in earlier)
+            elif name == "read_file":
+                first, last = _lines(args)
+                covered = [r for r in earlier if first <= r[1] and r[2] <= last]
+                stale.update(call_id for call_id, _, _ in covered)
+                reads[path] = [r for r in earlier if r not in covered]
+                reads[path].append((tool_call["id"], first, last))
+            else:
+                reads[path] = earlier
     return stale
+
+
+def _lines(args: dict[str, Any]) -> tuple[int, int]:
+    """The lines a read_file call asks for (without end_line: one window)."""
+    first, last = args.get("start_line"), args.get("end_line")
+    first = first if isinstance(first, int) and first > 0 else 1
+    last = last if isinstance(last, int) and last >= first else first + READ_WINDOW - 1
+    return first, last
+
+
+def _is_current_files(message: Message) -> bool:
+    return message.get("role") == "user" and str(message.get("content") or "").startswith(
+        CURRENT_FILES
+    )
+
+
+def changed_paths(messages: list[Message]) -> list[str]:
+    """Paths the model wrote or edited with the file tools, in the order first changed."""
+    paths: dict[str, None] = {}
+    for message in messages:
+        for tool_call in message.get("tool_calls") or []:
+            function = tool_call.get("function") or {}
+            if function.get("name") in WRITES:
+                args = _arguments(function.get("arguments"))
+                if isinstance(args, dict) and isinstance(args.get("path"), str):
+                    paths[args["path"]] = None
+    return list(paths)
+
+
+def current_files_note(texts: dict[str, str]) -> str:
+    """The harness note of the changed files' current text (`texts`: path -> the text as a
+    read_file shows it, already fenced as data)."""
+    body = "\n\n".join(f"{path}:\n{text}" for path, text in texts.items())
+    return f"{CURRENT_FILES} (older reads of them were elided to save space)]\n\n{body}"
 
 
 def _arguments(raw: str | None) -> object:

@@ -23,10 +23,15 @@ from typing import Any
 
 from codegen_ci.agent.compaction import compact
 
-COMPACT_AT = 56_000  # chars of messages beyond the head that trigger a compaction
-COMPACT_TO = 20_000  # what a compaction aims to leave beyond the head
-KEEP_FULL_STEPS = 6
-KEEP_MASKED_STEPS = 24
+COMPACT_AT = 56_000  # at most: chars of messages beyond the head that trigger a compaction
+COMPACT_TO = 20_000  # at most: what a compaction aims to leave beyond the head
+# Both scale with the conversation's growth per step (chars per model step beyond the head):
+# a compaction pays once to re-send what it leaves, a longer tail pays on every request.
+STEPS_TO_COMPACT_AT = 12  # 42,000 for steps of 3.5 KB, 13,200 for steps of 1.1 KB
+MIN_COMPACT_AT = 12_000
+# (whole steps, masked steps) kept, tried in turn until the compacted form fits; the last
+# rung applies whatever the size (a huge latest step or reflection)
+KEEP_LADDER = ((6, 24), (6, 12), (4, 8), (3, 4), (1, 4))
 CHARS_PER_TOKEN = 4  # rough, on the safe side for code and English
 MAX_REQUEST_CHARS = 360_000  # ~90k tokens: fits every current tool-calling model's window
 HEAD = 2  # system prompt and task
@@ -79,13 +84,23 @@ class ContextWindow:
         # after a compaction that could not get down to `compact_to` (a huge latest step or
         # reflection), allow the same growth again rather than compacting on every step
         left = self._tail_size(self._cut) if self._cut else 0
-        if self._tail_size(end) <= max(self.compact_at, left + self.compact_at - self.compact_to):
+        at, to = self._thresholds(messages, end)
+        if self._tail_size(end) <= max(at, left + at - to):
             return False
-        self._base = self._compacted(messages[:end])
+        self._base = self._compacted(messages[:end], to)
         self._base_size = _joined(len(json.dumps(m, ensure_ascii=False)) for m in self._base)
         self._cut = end
         self.compactions += 1
         return True
+
+    def _thresholds(self, messages: list[Message], end: int) -> tuple[int, int]:
+        """(compact at, compact to) for messages[:end]: `STEPS_TO_COMPACT_AT` steps of the
+        average growth so far, within [`MIN_COMPACT_AT`, `compact_at`], and `compact_to`
+        scaled alike."""
+        steps = sum(1 for m in messages[HEAD:end] if m.get("role") == "assistant")
+        growth = sum(self._sizes[HEAD:end]) / max(1, steps)
+        at = min(self.compact_at, max(MIN_COMPACT_AT, round(STEPS_TO_COMPACT_AT * growth)))
+        return at, round(self.compact_to * at / self.compact_at)
 
     def _tail_size(self, end: int) -> int:
         """Chars of the view of messages[:end] beyond the head (separators included)."""
@@ -96,17 +111,15 @@ class ContextWindow:
             base, rest = 0, self._sizes[:end]
         return base + sum(rest) + 2 * len(rest) - sum(self._sizes[:HEAD]) - 2 * HEAD
 
-    def _compacted(self, messages: list[Message]) -> list[Message]:
+    def _compacted(self, messages: list[Message], compact_to: int) -> list[Message]:
         """`compact` with ever fewer whole steps until it fits `compact_to` beyond the head
         (the latest step always stays whole)."""
         head = sum(self._sizes[:HEAD]) + 2 * HEAD
-        keep_full, keep_masked = KEEP_FULL_STEPS, KEEP_MASKED_STEPS
-        while True:
+        for keep_full, keep_masked in KEEP_LADDER:
             view = compact(messages, keep_full, keep_masked)
-            if keep_full == 1 or size_of(view) - head <= self.compact_to:
+            if size_of(view) - head <= compact_to:
                 return view
-            keep_full = max(1, keep_full // 2)  # 6 -> 3 -> 1
-            keep_masked = max(4, keep_masked // 2)
+        return view
 
 
 def _joined(sizes: Iterable[int]) -> int:

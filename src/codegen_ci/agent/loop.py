@@ -11,10 +11,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from codegen_ci.agent.budget import Budget, LimitReached
+from codegen_ci.agent.compaction import changed_paths, current_files_note
 from codegen_ci.agent.context import MAX_REQUEST_CHARS, ContextWindow, size_of
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, ModelReply
+from codegen_ci.agent.read_tools import ToolError
+from codegen_ci.agent.tool_schema import ReadFileArgs
 from codegen_ci.agent.tools import Toolbox
+from codegen_ci.security.fence import fence
+from codegen_ci.workspace.path_guard import PathRefused
 
 
 class AgentObserver(Protocol):
@@ -42,14 +47,17 @@ class Agent:
         while steps < self.max_steps:
             requests += 1
             view = self.window.view(self.conversation.messages)
+            compacted = self.window.compacted_now
+            if compacted and self._note_current_files():
+                view = self.window.view(self.conversation.messages)
             size = size_of(view)
             if size > MAX_REQUEST_CHARS:
                 detail = f"the next request ({size} chars) would not fit the context window"
                 raise LimitReached("budget", detail + ", even with old outputs elided")
             # between compactions the request starts with the previous one, byte for byte
-            reused = 0 if self.window.compacted_now else self._last_size
+            reused = 0 if compacted else self._last_size
             self.budget.check(size, reused)
-            if self.window.compacted_now:
+            if compacted:
                 self.budget.usage.compactions += 1
             self._last_size = size
             self.observer.model_call(requests)
@@ -70,6 +78,24 @@ class Agent:
             }
         )
         return steps
+
+    def _note_current_files(self) -> bool:
+        """After a compaction (which elides older reads of changed files), add the current
+        text of every file the model changed, so that it never works from a stale copy.
+        False when there is nothing to add."""
+        messages = self.conversation.messages
+        paths = changed_paths(messages)
+        if not paths:
+            return False
+        texts: dict[str, str] = {}
+        for path in paths:
+            try:
+                text = self.toolbox.read_file(ReadFileArgs(path=path))
+            except (ToolError, PathRefused, OSError) as exc:
+                text = f"(cannot be read now: {exc})"
+            texts[path] = fence(f"file {path}", self.redact(text))
+        self.conversation.add({"role": "user", "content": current_files_note(texts)})
+        return True
 
     def _run_tools(self, reply: ModelReply, steps: int) -> int:
         """Run the reply's tool calls while the step and wall-clock budgets allow; every call

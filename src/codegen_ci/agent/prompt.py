@@ -15,9 +15,12 @@ from codegen_ci.workspace import git
 from codegen_ci.workspace.globs import matches
 from codegen_ci.workspace.worktree import Worktree
 
-MAX_CONTEXT_CHARS = 60_000
-MAX_FILE_CHARS = 20_000
-MAX_MAP_CHARS = 6_000
+# The first request is in every later request: each character of it is paid again (cached, at
+# a fraction) on every step. Context files and the map therefore come within a budget; the
+# model reads on with read_file where a file is cut (docs/cost.md).
+MAX_CONTEXT_CHARS = 16_000  # all context entries together
+MAX_FILE_CHARS = 8_000  # one context file
+MAX_MAP_CHARS = 4_000
 SYMBOL = {
     ".py": re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.M),
     ".js": re.compile(r"^(?:export\s+)?(?:async\s+)?(?:function\*?|class)\s+(\w+)", re.M),
@@ -102,12 +105,28 @@ def context_section(entries: list[str], worktree: Worktree) -> str:
                 tree = "\n".join(_files_under(path, root)[:200])
                 blocks.append(f"Directory {rel}/:\n{tree}")
             elif path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")[:MAX_FILE_CHARS]
-                blocks.append(f"File {rel}:\n" + fence(f"file {rel}", text))
+                text = path.read_text(encoding="utf-8", errors="replace")
+                text, note = _within(text, min(MAX_FILE_CHARS, budget))
+                blocks.append(f"File {rel}:\n" + fence(f"file {rel}", text) + note)
             else:
                 blocks.append(f"(context entry {entry!r} matched nothing)")
             budget -= len(blocks[-1])
     return "Context:\n\n" + "\n\n".join(blocks) if blocks else ""
+
+
+def _within(text: str, limit: int) -> tuple[str, str]:
+    """`text` cut at a line end within `limit` chars, and a note saying how to read on."""
+    if len(text) <= limit:
+        return text, ""
+    lines = text.splitlines(keepends=True)
+    kept, size = 0, 0
+    while kept < len(lines) and size + len(lines[kept]) <= limit:
+        size += len(lines[kept])
+        kept += 1
+    return "".join(lines[:kept]), (
+        f"\n[lines 1-{kept} of {len(lines)} shown; read the rest with read_file "
+        f"start_line={kept + 1}]"
+    )
 
 
 def repo_map(worktree: Worktree, max_chars: int = MAX_MAP_CHARS) -> str:

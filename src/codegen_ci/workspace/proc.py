@@ -1,8 +1,11 @@
 """The one subprocess runner for every command the harness or the model starts.
 
-Each command runs under `process_reaper.py` (a child subreaper: whatever the command leaves
-behind, `setsid` and double-forked daemons included, stays below it and is killed when the
-command ends) in its own process group, with stdin from /dev/null. Its output (stdout and
+Each command runs under its own reaper (`process_reaper.py`: a child subreaper, so whatever the
+command leaves behind, `setsid` and double-forked daemons included, stays below it and is
+killed when the command ends) in its own session and process group, with stdin from
+/dev/null. The reapers are forks of one long-lived reaper server per process (`ReaperServer`),
+started at the first command: no interpreter starts per command. Where the server cannot run,
+each command gets a reaper interpreter of its own, as before. Its output (stdout and
 stderr) is read as it comes into a `CappedLog` (workspace/output_cap.py): the head and the tail are
 kept, the middle is counted. At the timeout the reaper is told to stop (SIGTERM to everything,
 then SIGKILL after a grace period); the process group is killed too, as a fallback where
@@ -15,16 +18,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from subprocess import Popen
+from typing import IO, Protocol
 
 from codegen_ci.workspace.interrupt_deferral import hold_interrupts, resume_interrupts
 from codegen_ci.workspace.output_cap import CappedLog
@@ -84,7 +90,21 @@ def run_shell(
     )
 
 
-def _pump(proc: Popen[bytes], log: CappedLog, deadline: float) -> bool:
+class Running(Protocol):
+    """What the runner needs of a started command: a `Popen`, or a `ServedCommand`."""
+
+    stdout: IO[bytes] | None
+    returncode: int | None
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+    def send_signal(self, sig: int) -> None: ...
+    def wait(self) -> int: ...
+
+
+def _pump(proc: Running, log: CappedLog, deadline: float) -> bool:
     """Copy the command's output into `log` until it ends (True) or `deadline` passes."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
@@ -102,13 +122,15 @@ def _pump(proc: Popen[bytes], log: CappedLog, deadline: float) -> bool:
         log.write(data)
 
 
-def _start(
-    command: str, cwd: Path, env: Mapping[str, str], wrap: Sequence[str] = ()
-) -> Popen[bytes]:
+def _start(command: str, cwd: Path, env: Mapping[str, str], wrap: Sequence[str] = ()) -> Running:
     hold_interrupts()
     try:
+        argv = [*wrap, "/bin/sh", "-c", command]
+        server = ReaperServer.shared()
+        if server is not None:
+            return server.start(argv, cwd, env)
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", str(REAPER), *wrap, "/bin/sh", "-c", command],
+            [sys.executable, "-I", "-S", str(REAPER), *argv],
             preexec_fn=_subreaper_setup(),  # one prepared C call: see there
             cwd=cwd,
             env=dict(env),
@@ -148,18 +170,167 @@ def _subreaper_setup() -> Callable[[], None] | None:
     return setup
 
 
-def _stop(proc: Popen[bytes], log: CappedLog) -> None:
+def _stop(proc: Running, log: CappedLog) -> None:
     """Make sure the command is over: ask the reaper to stop everything (it waits for the
     grace period), then kill the whole group; the output meanwhile still goes to `log`."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
         _pump(proc, log, time.monotonic() + KILL_GRACE_S + 1.0)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # the reaper (group leader) is not reaped yet
+    if not isinstance(proc, ServedCommand) or proc.poll() is None or proc.swept is False:
+        # (a served reaper that reported has swept already and may be gone, its pid free)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the reaper (group leader) is not reaped yet
     proc.wait()
     assert proc.stdout is not None
     proc.stdout.close()
+
+
+class ServedCommand:
+    """A command under a reaper forked by the `ReaperServer`: the `Popen` surface the runner
+    uses, over the reaper's status socket, read as needed: `R <pid>` once it runs the command
+    (or `E <errno> <message>`: the working directory cannot be entered, raised as `OSError`),
+    then `S <status>` once the command and everything it left are gone."""
+
+    def __init__(self, sock: socket.socket, stdout: IO[bytes], request: dict[str, object]):
+        self._sock = sock
+        self._buffer = b""
+        self._pid: int | None = None
+        self._error: OSError | None = None
+        self.stdout: IO[bytes] | None = stdout
+        self.returncode: int | None = None
+        self.swept: bool | None = None  # True: the reaper reported; False: it died unreported
+        sock.sendall(json.dumps(request).encode())  # the reaper reads it whole, then starts
+        sock.shutdown(socket.SHUT_WR)
+
+    @property
+    def pid(self) -> int:
+        """The reaper's pid (its process group's too)."""
+        while self._pid is None and self.swept is None:
+            self._advance(block=True)
+        self._raise()
+        if self._pid is None:
+            raise ProcessLookupError("the reaper ended before it started the command")
+        return self._pid
+
+    def poll(self) -> int | None:
+        while self.swept is None and self._advance(block=False):
+            pass
+        self._raise()
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.swept is None:
+            self._advance(block=True)
+        self._raise()
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _advance(self, *, block: bool) -> bool:
+        """Read one line from the reaper; False when none is there (yet)."""
+        while b"\n" not in self._buffer:
+            try:
+                chunk = self._sock.recv(256, 0 if block else socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return False
+            except OSError:
+                chunk = b""
+            if not chunk:  # the reaper ended without a report: killed
+                self.returncode, self.swept = -signal.SIGKILL, False
+                self._sock.close()
+                return False
+            self._buffer += chunk
+        raw, _, self._buffer = self._buffer.partition(b"\n")
+        kind, _, rest = raw.decode().partition(" ")
+        if kind == "R":
+            self._pid = int(rest)
+        elif kind == "S":
+            self.returncode, self.swept = int(rest), True
+            self._sock.close()
+        elif kind == "E":
+            number, _, message = rest.partition(" ")
+            self._error = OSError(int(number), message)
+        return True
+
+
+class ReaperServer:
+    """The long-lived `process_reaper.py --serve` of this process: it forks one reaper per
+    command. Started at the first command; started again should it have died."""
+
+    _lock = threading.Lock()
+    _shared: ReaperServer | None = None
+    _unavailable = False
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # nothing of the runner's environment (its credentials) reaches the server
+        env = {k: os.environ[k] for k in ("PATH", "LD_LIBRARY_PATH") if k in os.environ}
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER), "--serve", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a ^C at the terminal is the runner's to handle
+            )
+        self.control = ours
+
+    @classmethod
+    def shared(cls) -> ReaperServer | None:
+        """This process's server; None where there is none to be had (not Linux)."""
+        if cls._unavailable:
+            return None
+        with cls._lock:
+            if cls._shared is None or cls._shared.process.poll() is not None:
+                if not sys.platform.startswith("linux") or _subreaper_setup() is None:
+                    cls._unavailable = True
+                    return None
+                cls._shared = ReaperServer()
+            return cls._shared
+
+    def start(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> ServedCommand:
+        """Start `argv` under a new reaper; returns as soon as the request is sent (a `cwd`
+        that cannot be entered raises OSError from the command's first `poll` or `wait`)."""
+        read_end, write_end = os.pipe()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with theirs:
+                try:
+                    socket.send_fds(self.control, [b"R"], [write_end, theirs.fileno()])
+                except OSError:  # the server died: start another, once
+                    with self._lock:
+                        if ReaperServer._shared is self:
+                            ReaperServer._shared = None
+                    server = ReaperServer.shared()
+                    if server is None:
+                        raise
+                    socket.send_fds(server.control, [b"R"], [write_end, theirs.fileno()])
+            os.close(write_end)
+            write_end = -1
+        except BaseException:
+            os.close(read_end)
+            if write_end >= 0:
+                os.close(write_end)
+            ours.close()
+            raise
+        stdout = os.fdopen(read_end, "rb", buffering=0)
+        try:
+            return ServedCommand(ours, stdout, {"argv": argv, "cwd": str(cwd), "env": dict(env)})
+        except BaseException:
+            stdout.close()
+            ours.close()
+            raise
 
 
 def read_head_tail(path: Path, max_chars: int) -> str:
