@@ -161,4 +161,3 @@ def test_names_like_options_or_exclusions_are_committed_as_files(
     if name.startswith(":!"):
         listed = sh(["git", "ls-files", "--", name], sample_repo.path)
         assert "src/semver/version.py" in listed
-
