@@ -205,4 +205,5 @@ def test_our_git_accepts_exact_directories_only(
     named = {e.partition("=")[2].strip().strip('"') for e in entries}
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert str(sample_repo.path) in named and report["commit"]
+    assert not list(tmp_path.glob("codegen-ci-*"))  # the run's private folder is gone
     assert all(Path(p) == sample_repo.path or p.startswith(str(tmp_path)) for p in named), named
