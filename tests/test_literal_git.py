@@ -10,6 +10,7 @@ a control: plain git, given the same names in the same state, runs the filter.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -161,3 +162,32 @@ def test_names_like_options_or_exclusions_are_committed_as_files(
     if name.startswith(":!"):
         listed = sh(["git", "ls-files", "--", name], sample_repo.path)
         assert "src/semver/version.py" in listed
+
+
+def test_git_settings_in_the_tools_environment_never_reach_our_git(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A job that exports git config (`GIT_CONFIG_COUNT`...): our git takes none of it, so a
+    filter so defined never runs on the files `.gitattributes` names."""
+    marker = tmp_path / "filter-ran"
+    clean = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
+    hostile = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "filter.evil.clean",
+               "GIT_CONFIG_VALUE_0": clean}  # fmt: skip
+    script = "echo '*.py filter=evil' > .gitattributes && echo ARMED"
+    # control: plain git with that environment, in that state, runs the filter
+    copy = tmp_path / "copy"
+    sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
+    subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
+    (copy / "src" / "semver" / "version.py").write_text("changed = 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=copy, check=True, capture_output=True,
+                   env={**os.environ, **hostile})  # fmt: skip
+    assert "config=" in marker.read_text()
+    marker.unlink()
+    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
+
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=hostile)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ARMED" in results(model_server)
+    assert not marker.exists(), marker.read_text()
+    assert ".gitattributes" in sample_repo.git("ls-tree", "-r", "--name-only", BRANCH)
