@@ -14,7 +14,10 @@ from codegen_ci.commands.run_prepare import environment_layer, register_secrets
 from codegen_ci.errors import InputError
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.workspace import git
+from codegen_ci.workspace.create import worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.git_env import trust_directory
+from codegen_ci.workspace.private_dir import check_private
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -34,16 +37,26 @@ def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str |
     report = read_report(run_dir)
     if report.status == "success":
         raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
+    if not state.repo.is_dir():
+        raise InputError(f"{state_file}: the repository {state.repo} is not there any more")
     root = state.repo
-    if not root.is_dir():
-        raise InputError(f"{state_file}: the repository {root} is not there any more")
+    trust_directory(root)  # the repository the run was started on (git_env.py)
     conversation = read_transcript(run_dir / "transcript.jsonl",
                                    lambda p: Conversation.load(p, REDACTOR.redact))  # fmt: skip
     register_secrets()
     branch = state.branch
     tree_path = Path(report.worktree) if report.worktree else state.worktree
-    if not tree_path.exists():
-        # A failed run's worktree was removed; its branch stays only when it holds a commit.
+    if tree_path.exists() or tree_path.is_symlink():
+        # An interrupted run's worktree: still in the run's private folder, and still ours.
+        check_private(tree_path.parent)
+        if tree_path.is_symlink() or not tree_path.is_dir():
+            raise InputError(f"{tree_path} is not the run's worktree (not a directory)")
+        trust_directory(tree_path)
+    else:
+        # A failed run's worktree was removed (its folder too, or reused by someone else):
+        # a new private folder; its branch stays only when it holds a commit.
+        tree_path = worktrees_root(root) / tree_path.name
+        trust_directory(tree_path)
         git.git(["worktree", "prune"], root, check=False)
         if git.branch_exists(root, branch):
             git.git(["worktree", "add", "-q", str(tree_path), branch], root)

@@ -3,6 +3,7 @@ environment gives, and the secrets the redactor must know."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
@@ -47,7 +48,12 @@ def prepare_worktree(
     wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
     name = wanted if reset else unique_branch(root, wanted)
     path = worktrees_root(root) / run_id
-    worktree = create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
-                               protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+    try:
+        worktree = create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
+                                   protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
+    except BaseException:
+        with contextlib.suppress(OSError):  # the run's private folder, still empty
+            path.parent.rmdir()
+        raise
     worktree.named = tuple(spec.outputs)
     return worktree

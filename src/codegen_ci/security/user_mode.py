@@ -67,6 +67,8 @@ def prepare(wanted: str | None, root: Path, *, places: Sequence[Path], not_owned
         for place in places:
             hold.hide(place, keep_search=any(place in w.parents for w in workdirs))
         make_reachable(root)
+        for folder in {w.parent for w in workdirs}:  # the run's private folder (0700): entered
+            make_reachable(folder)  # by the sandbox user to reach its worktree, never listed
         hand_over(user, root / "rw")
         problem = probe(user, root / "rw")
         if problem is not None:

@@ -6,12 +6,15 @@ staged in the worktree's index (a workflow added with `git update-index`, an ent
 flags) never rides along. Before committing, every staged entry is checked: a gitlink (a nested
 repository or submodule) is refused, and so is a symlink at, into or above a protected path
 (`.github/workflows -> ../ci` would make `ci/*.yml` workflows). A path at or above a gitlink of
-that index never reaches `git add`: add asks the nested repository whether it is dirty (a `git
-status` in there, which runs the filters its config names), whatever our config says.
+that index, of the base or of a nested repository on disk never reaches `git add`: add asks the
+nested repository whether it is dirty (a `git status` in there, which runs the filters its
+config names), whatever our config says. Paths are literal (git_env.py): a changed file named
+`:(glob)**` is that file, never a pattern that reaches the gitlink.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import shutil
 import tempfile
@@ -37,7 +40,7 @@ def commit_paths(
         git.git(["read-tree", base], tree, env=env)
         present = [p for p in paths if (tree / p).is_symlink() or (tree / p).exists()]
         present += _in_base(tree, base, [p for p in paths if p not in present])
-        linked = at_gitlinks(tree, present, env)
+        linked = at_gitlinks(tree, present, env, base)
         present = [p for p in present if p not in linked]
         if present:
             git.git(["add", "-A", "--", *present], tree, env=env)
@@ -79,17 +82,39 @@ def unsafe_entries(
     return refused
 
 
-def at_gitlinks(tree: Path, paths: Sequence[str], env: dict[str, str]) -> list[str]:
-    """Those of `paths` at, above or inside a gitlink of the index `env` names."""
+def at_gitlinks(tree: Path, paths: Sequence[str], env: dict[str, str] | None = None,
+                base: str | None = None) -> list[str]:  # fmt: skip
+    """Those of `paths` at, above or inside a gitlink of the index `env` names (default: the
+    worktree's own), of the `base` commit, or of a nested repository on disk (a directory of
+    the worktree holding a `.git`, which `git add` would make a gitlink)."""
     out = git.git(["ls-files", "-s", "-z"], tree, env=env)
-    links = [e.partition("\t")[2] for e in out.split("\0") if e.startswith(f"{GITLINK} ")]
+    links = {e.partition("\t")[2] for e in out.split("\0") if e.startswith(f"{GITLINK} ")}
+    if base is not None:
+        out = git.git(["ls-tree", "-r", "-z", "--full-tree", base], tree)
+        links |= {e.partition("\t")[2] for e in out.split("\0") if e.startswith(f"{GITLINK} ")}
     found = []
     for path in paths:
         plain = path.rstrip("/")
         if any(plain == link or link.startswith(f"{plain}/") or plain.startswith(f"{link}/")
-               for link in links):  # fmt: skip
+               for link in links) or nested_repository(tree, plain):  # fmt: skip
             found.append(path)
     return found
+
+
+def nested_repository(tree: Path, rel: str) -> bool:
+    """Whether `rel`, one of the folders above it, or (for a folder) anything below it holds a
+    `.git` (a file or a folder: a repository of its own). Symlinks are never followed."""
+    parts = [p for p in rel.split("/") if p]
+    for n in range(1, len(parts) + 1):
+        if os.path.lexists(tree.joinpath(*parts[:n], ".git")):
+            return True
+        if not tree.joinpath(*parts[:n]).is_dir() or tree.joinpath(*parts[:n]).is_symlink():
+            return False
+    top = tree.joinpath(*parts)
+    if not parts or top.is_symlink() or not top.is_dir():
+        return False
+    # os.walk follows no symlink by default
+    return any(".git" in folders or ".git" in files for _, folders, files in os.walk(top))
 
 
 def reaches_protected(path: str, target: str, protected: Sequence[str]) -> bool:

@@ -2,35 +2,34 @@
 
 Both live outside the repository's `.git` directory (see `worktrees_root`): jest, vitest and
 every tool built on watchman or haste maps ignore each path containing `/.git/`, so a
-worktree under `.git/` has no tests for them. Dependencies installed in the checkout are
-linked in (workspace/dependency_links.py).
+worktree under `.git/` has no tests for them. They live in a fresh private folder of the run's
+own (workspace/private_dir.py), never at a path another user could guess and make first.
+Dependencies installed in the checkout are linked in (workspace/dependency_links.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.git_env import trust_directory
 from codegen_ci.workspace.git_refs import claim_branch
+from codegen_ci.workspace.private_dir import check_private, private_folder
 from codegen_ci.workspace.worktree import Worktree
 
 
 def worktrees_root(repo: Path, environ: Mapping[str, str] | None = None) -> Path:
-    """Where a repository's run worktrees go: `$RUNNER_TEMP/codegen/worktrees` in GitHub
-    Actions, else `<temp dir>/codegen-ci/<repo name>-<hash of its path>`; never under `.git`
-    and never inside the checkout (nothing of ours may show up in its `git status`)."""
+    """A new private folder (mkdtemp: 0700, ours, an unpredictable name) for one run's
+    worktrees: under `$RUNNER_TEMP` in GitHub Actions, else under the temporary directory;
+    never under `.git` and never inside the checkout (nothing of ours may show up in its
+    `git status`). Its path is recorded in run.json (`resume` finds the worktree there)."""
     env = os.environ if environ is None else environ
     runner_temp = env.get("RUNNER_TEMP")
-    if env.get("GITHUB_ACTIONS") == "true" and runner_temp:
-        return Path(runner_temp) / "codegen" / "worktrees"
-    resolved = repo.resolve()
-    digest = hashlib.sha1(str(resolved).encode(), usedforsecurity=False).hexdigest()[:8]
-    return Path(tempfile.gettempdir()) / "codegen-ci" / f"{resolved.name}-{digest}"
+    base = Path(runner_temp) if env.get("GITHUB_ACTIONS") == "true" and runner_temp else None
+    return private_folder(base, name=repo.resolve().name)
 
 
 def create_worktree(
@@ -46,7 +45,8 @@ def create_worktree(
     base_commit = git.rev_parse(repo, base)
     git.check_branch_name(repo, branch)
     claim_branch(branch)  # before it exists: a concurrent run's ref guard must leave it be
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_private(path.parent)
+    trust_directory(path)
     flag = "-B" if reset_branch else "-b"
     git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
     links = link_dependencies(repo, path)
@@ -55,7 +55,8 @@ def create_worktree(
 
 def attach_worktree(repo: Path, path: Path, *, commit: str) -> tuple[Path, tuple[str, ...]]:
     """A detached worktree at `commit` (used for baseline runs) and its dependency links."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_private(path.parent)
+    trust_directory(path)
     git.git(["worktree", "add", "-q", "--detach", str(path), commit], repo)
     return path, link_dependencies(repo, path)
 

@@ -19,7 +19,7 @@ def finalize(spec: Spec, worktree: Worktree, repo: Path, output_dir: Path, repor
     worktree.restore_escaping_links()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
-    changes = worktree.agent_changes()
+    changes = worktree.refuse_gitlinks(worktree.agent_changes())
     report.files_changed = changes
     (output_dir / "diff.patch").write_text(REDACTOR.redact(worktree.diff(changes)),
                                            encoding="utf-8")  # fmt: skip

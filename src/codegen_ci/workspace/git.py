@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from codegen_ci.errors import GitError, InputError
-from codegen_ci.workspace.git_env import SAFE_CONFIG, config_env, git_binary, git_env
+from codegen_ci.workspace.git_env import (
+    SAFE_CONFIG,
+    config_pairs,
+    git_binary,
+    git_env,
+    pairs_env,
+    trust_directory,
+)
 
 
 def git(
@@ -26,13 +33,17 @@ def git(
     timeout: float = 600,
 ) -> str:
     """Run git with `args` in `cwd` and return stdout; a failure raises `GitError`.
-    `config` (`-c key=value` pairs) reaches git through its environment, not its argv."""
+    `config` (`-c key=value` pairs) reaches git through its environment, not its argv.
+    No filter driver runs: each one the config defines is blanked for this call."""
     cmd = [git_binary(), *SAFE_CONFIG, *args]
+    pairs = config_pairs(config)
+    if not args or args[0] not in NO_CONTENT:
+        pairs = [*filters_off(cwd, env), *pairs]
     try:
         proc = subprocess.run(
             cmd,
             cwd=cwd,
-            env=git_env({**(env or {}), **config_env(config)}),
+            env=git_env({**(env or {}), **pairs_env(pairs)}),
             input=input_bytes,
             capture_output=True,
             timeout=timeout,
@@ -48,6 +59,35 @@ def git(
     return proc.stdout.decode("utf-8", errors="replace")
 
 
+def filters_off(cwd: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """Config that switches off every filter driver git would find in `cwd`'s config (the
+    repository's, its worktree's, what they include): clean, smudge and process emptied (git
+    then runs none) and none required. A filter runs whatever command it names, on content
+    the model wrote, wherever `.gitattributes` (the model's, in the worktree) points it."""
+    cmd = [git_binary(), *SAFE_CONFIG, "config", "-z", "--name-only", "--get-regexp",
+           r"^filter\."]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=git_env(env), capture_output=True, timeout=60,
+                              check=False)  # fmt: skip
+    except (subprocess.TimeoutExpired, FileNotFoundError, NotADirectoryError):
+        return []
+    names = {key.decode("utf-8", "surrogateescape").rpartition(".")[0]
+             for key in proc.stdout.split(b"\0") if key.count(b".") >= 2}  # fmt: skip
+    return [(f"{name}.{key}", value) for name in sorted(names)
+            for key, value in FILTER_OFF]  # fmt: skip
+
+
+FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+# Commands that never read or write a worktree file's content (where filters run), so need no
+# `filters_off` (one `git config` call less). Anything else gets it: status and `rm --cached`
+# hash files, `worktree add`, checkout and reset write them.
+NO_CONTENT = frozenset({
+    "rev-parse", "update-ref", "for-each-ref", "show-ref", "symbolic-ref", "config", "fetch",
+    "push", "ls-remote", "branch", "check-ref-format", "cat-file", "ls-tree", "ls-files",
+    "remote", "log", "rev-list", "merge-base", "commit-tree", "write-tree", "--version",
+})  # fmt: skip
+
+
 def ok(args: Sequence[str], cwd: Path) -> bool:
     try:
         git(args, cwd)
@@ -57,6 +97,12 @@ def ok(args: Sequence[str], cwd: Path) -> bool:
 
 
 def repo_root(path: Path) -> Path:
+    """The top of the repository `path` is in; that directory (the one the user named, or
+    the first above it holding `.git`) is one our git accepts even if another uid owns it."""
+    for folder in (path.absolute(), *path.absolute().parents):
+        if (folder / ".git").exists():
+            trust_directory(folder)
+            break
     try:
         out = git(["rev-parse", "--show-toplevel"], path)
     except GitError:

@@ -2,8 +2,10 @@
 
 The git binary is resolved once, by absolute path, from the system's own directories first
 (a `git` planted in a PATH directory later never runs). System and global config are ignored
-(`GIT_CONFIG_NOSYSTEM`, and a global config of our own that only sets `safe.directory`), so
-are replace refs (`GIT_NO_REPLACE_OBJECTS`), and nested repositories are never entered.
+(`GIT_CONFIG_NOSYSTEM`, and a global config of our own that only names, in `safe.directory`,
+the exact directories git must accept: the user's repository and our own worktrees), so are
+system and global attributes and replace refs, and nested repositories are never entered.
+Pathspecs are literal (`GIT_LITERAL_PATHSPECS`): a file named `:(glob)**` or `*` is that file.
 Per-call config (the push token's header above all) travels in the git process's environment
 (`GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`), never on its command line.
 """
@@ -15,6 +17,7 @@ import functools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -23,9 +26,11 @@ from codegen_ci.security.safe_env import is_hard_denied, is_secret_name
 
 # Our calls never run the repository's hooks or ask for credentials; fsmonitor and other
 # config-driven helpers are switched off because the repository's config is not ours to trust.
-# The `ext::` transport runs an arbitrary command; no remote of ours ever needs it.
-# Filter drivers stay on (git-lfs is one); `GitGuard` keeps a command from planting new ones.
+# The `ext::` transport runs an arbitrary command; no remote of ours ever needs it. Filter
+# drivers never run either: git.py blanks every `filter.<name>` the config defines, since the
+# worktree's `.gitattributes` (the model's) chooses which file goes through which driver.
 SAFE_CONFIG = (
+    "--literal-pathspecs",
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.fsmonitor=false",
     "-c", "credential.helper=",
@@ -35,6 +40,10 @@ SAFE_CONFIG = (
     "-c", "submodule.recurse=false",
     "-c", "diff.ignoreSubmodules=all",
     "-c", "status.submoduleSummary=false",
+    "-c", "push.recurseSubmodules=no",
+    "-c", "fetch.recurseSubmodules=false",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.untrackedCache=false",
 )  # fmt: skip
 GIT_ENV = "CODEGEN_GIT"  # an explicit git binary; default: the system's, resolved at start-up
 SYSTEM_GIT = ("/usr/bin/git", "/bin/git")
@@ -53,15 +62,42 @@ def git_binary() -> str:
     return str(Path(found).absolute())
 
 
+_TRUSTED: set[str] = set()
+_TRUST_LOCK = threading.Lock()
+
+
 @functools.cache
 def _global_config() -> str:
-    """Our own global config: only `safe.directory` (a checkout mounted into a container
-    belongs to another uid); the user's and the system's config never reach our git."""
+    """Our own global config: only `safe.directory`, naming each directory `trust_directory`
+    was given; the user's and the system's config never reach our git."""
     folder = Path(tempfile.mkdtemp(prefix="codegen-git-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     path = folder / "config"
-    path.write_text("[safe]\n\tdirectory = *\n", encoding="utf-8")
+    path.write_text("", encoding="utf-8")
     return str(path)
+
+
+def trust_directory(path: Path) -> None:
+    """Let our git work in `path` (exactly that directory) even when another uid owns it: the
+    repository the user named (a checkout mounted into a container belongs to another uid) and
+    the worktrees we make (user mode hands them to the sandbox user). Never a blanket `*`: a
+    repository someone else planted elsewhere stays refused by git."""
+    entry = str(path.absolute())
+    if "\n" in entry:
+        return  # not expressible in a config file; git keeps its own ownership check
+    with _TRUST_LOCK:
+        if entry in _TRUSTED:
+            return
+        _TRUSTED.add(entry)
+        lines = "".join(f"\tdirectory = {_quoted(d)}\n" for d in sorted(_TRUSTED))
+        target = Path(_global_config())
+        fresh = target.with_name("config.new")
+        fresh.write_text(f"[safe]\n{lines}", encoding="utf-8")
+        fresh.replace(target)  # concurrent git calls read the old or the new file, whole
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -76,7 +112,8 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="", LC_ALL="C",
                GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=_global_config(),
-               GIT_NO_REPLACE_OBJECTS="1")  # fmt: skip
+               GIT_ATTR_NOSYSTEM="1", GIT_NO_REPLACE_OBJECTS="1",
+               GIT_LITERAL_PATHSPECS="1")  # fmt: skip
     env.setdefault("GIT_AUTHOR_NAME", BOT_NAME)
     env.setdefault("GIT_AUTHOR_EMAIL", BOT_EMAIL)
     env.setdefault("GIT_COMMITTER_NAME", BOT_NAME)
@@ -86,13 +123,19 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def config_env(config: Sequence[str]) -> dict[str, str]:
-    """`["-c", "k=v", ...]` as GIT_CONFIG_COUNT/KEY/VALUE variables (git 2.31+)."""
-    pairs = [item.partition("=") for flag, item in zip(config[::2], config[1::2], strict=True)
-             if flag == "-c"]  # fmt: skip
+def config_pairs(config: Sequence[str]) -> list[tuple[str, str]]:
+    """`["-c", "k=v", ...]` as (key, value) pairs."""
+    return [(key, value) for key, _, value in (
+        item.partition("=") for flag, item in zip(config[::2], config[1::2], strict=True)
+        if flag == "-c")]  # fmt: skip
+
+
+def pairs_env(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """(key, value) pairs as GIT_CONFIG_COUNT/KEY/VALUE variables: a key may hold any
+    character (a filter's name from the config), no parsing on git's side."""
     if not pairs:
         return {}
     env = {"GIT_CONFIG_COUNT": str(len(pairs))}
-    for n, (key, _, value) in enumerate(pairs):
+    for n, (key, value) in enumerate(pairs):
         env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
     return env

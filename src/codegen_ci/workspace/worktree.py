@@ -139,6 +139,15 @@ class Worktree(GuardedGit):
 
     # --- result --------------------------------------------------------------------------
 
+    def refuse_gitlinks(self, paths: Sequence[str]) -> list[str]:
+        """`paths` less those at, above or inside a gitlink (of the base, of the worktree's
+        index, or a nested repository on disk), which are refused (`commit_refusals`): no git
+        command of ours is ever pointed at another repository."""
+        self.git_tampering.extend(self.undo_git_tampering())
+        linked = set(commit_guard.at_gitlinks(self.path, paths, base=self.base_commit))
+        self.commit_refusals.extend((p, commit_guard.GITLINK_REFUSED) for p in sorted(linked))
+        return [p for p in paths if p not in linked]
+
     def commit(self, paths: Sequence[str], message: str) -> str | None:
         """Commit exactly `paths` on the branch; returns the commit id (None: nothing to do).
         Gitlinks and symlinks into protected paths are left out (`commit_refusals`)."""
@@ -161,7 +170,11 @@ class Worktree(GuardedGit):
 
     def diff(self, paths: Sequence[str]) -> str:
         """The change as a patch (binary-safe), base commit to working tree. Raw content: no
-        external diff program and no textconv (both run commands, and neither output applies)."""
+        external diff program and no textconv (both run commands, and neither output applies);
+        nothing at or in a gitlink (`add -N` there would ask the nested repository)."""
+        self.git_tampering.extend(self.undo_git_tampering())
+        linked = set(commit_guard.at_gitlinks(self.path, paths, base=self.base_commit))
+        paths = [p for p in paths if p not in linked]  # (refused by `refuse_gitlinks`)
         if not paths:
             return ""
         self._git(["add", "-A", "-N", "--", *paths], check=False)
