@@ -169,7 +169,9 @@ class Report(BaseModel):
         output_dir.mkdir(parents=True, exist_ok=True)
         path = output_dir / "report.json"
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(REDACTOR.redact(self.model_dump_json(indent=2)) + "\n", encoding="utf-8")
+        # Strings are redacted before serialisation, so the file always parses.
+        text = REDACTOR.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        tmp.write_text(text + "\n", encoding="utf-8")
         tmp.replace(path)
         return path
 
