@@ -91,6 +91,13 @@ class JUnitMissing(BaseModel):
     hint: str = Field(description="How to make this runner write JUnit XML.")
 
 
+class PreexistingLint(BaseModel):
+    command: str
+    errors: list[str] = Field(
+        default=[], description="Its errors on the base commit (`path:line: message`), if read."
+    )
+
+
 class Usage(BaseModel):
     prompt_tokens: int = Field(default=0, description="All input tokens, cached or not.")
     cached_tokens: int = Field(
@@ -134,6 +141,11 @@ class Report(BaseModel):
     rounds: list[Round] = []
     junit_missing: list[JUnitMissing] = Field(
         default=[], description="Test commands that wrote no JUnit report, with how to get one."
+    )
+    preexisting_lint: list[PreexistingLint] = Field(
+        default=[],
+        description="Lint commands that already fail on the base commit: left to the user; in "
+        "the rounds only lint errors the change adds count.",
     )
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
