@@ -92,7 +92,9 @@ def test_jest_finds_the_tests_and_the_bug_is_fixed_in_one_round(
     assert report["status"] == "success" and report["iterations"] == 1
     # jest found the tests in the agent's worktree (none under /.git/) and in the pre-flight
     assert report["preflight"]["tests"]["total"] == 2
-    assert report["preflight"]["failures"][0]["id"].endswith("multiplies cents by quantity")
+    first = report["preflight"]["failures"][0]
+    assert first["id"].endswith("multiplies cents by quantity")
+    assert (first["file"], first["line"]) == ("src/price.test.ts", 6)  # from jest's stack
     assert report["rounds"][0]["tests"] == {"total": 2, "passed": 2, "failed": 0,
                                             "errors": 0, "skipped": 0}  # fmt: skip
     run_state = json.loads((out / "run.json").read_text())
