@@ -52,8 +52,11 @@ class RoundOutcome:
         rnd.failures = [
             *self.junit.failures(),
             *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
-            *(Failure(id=e, message=e, kind="lint", new=False)  # the pre-flight's: the base's
-              for errors in self.preexisting_lint.values() for e in errors),
+            *(
+                Failure(id=e, message=e, kind="lint", new=False)  # the pre-flight's: the base's
+                for errors in self.preexisting_lint.values()
+                for e in errors
+            ),
             *(
                 Failure(id=f"{f.kind}: {f.command}", message=summary_line(f.output), kind="command")
                 for f in self.failed

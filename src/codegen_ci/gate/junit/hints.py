@@ -55,8 +55,10 @@ def junit_hint(command: str, cwd: Path) -> str:
         written = JUNIT_FILE.search(text)
         target = f"`{written[1]}`" if written else "the file it writes"
         default = " (jest-junit's default is junit.xml)" if "jest-junit" in text else ""
-        return (f"the command already asks for JUnit; list {target}{default} in "
-                "`validation.junit` (a glob relative to the repository) so the gate reads it")
+        return (
+            f"the command already asks for JUnit; list {target}{default} in "
+            "`validation.junit` (a glob relative to the repository) so the gate reads it"
+        )
     for pattern, hint in HINTS:
         if pattern.search(text):
             return hint
