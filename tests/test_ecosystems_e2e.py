@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from eco_projects import (
     GO_BUG,
     GO_FILE,
@@ -274,3 +275,23 @@ def test_init_on_the_go_module(tmp_path: Path) -> None:
     config = repo.path / ".codegen.yml"
     assert "go" in config.read_text()
     assert CliRunner().invoke(cli, ["validate", str(config)]).exit_code == 0
+
+
+@needs_go
+def test_a_round_whose_go_tests_were_emptied_is_not_a_success(
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+) -> None:
+    """The model empties the test file: `go test` passes with nothing to run and gotestsum's
+    JUnit lists no test. No test, no success."""
+    repo = make_go_repo(tmp_path)
+    emptied = call("write_file", path="store_test.go", content="package inventory\n")
+    model_env.add(Reply(tool_calls=[emptied]), Reply("Removed the failing test."))
+    spec = write_spec(repo, task=GO_TASK, limits={"max_iterations": 1},
+                      validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})  # fmt: skip
+
+    code, output, _, report = run(repo, spec)
+
+    assert code == 1, output
+    rnd = report["rounds"][0]
+    assert rnd["commands"][0]["exit_code"] == 0 and rnd["tests"]["total"] == 0
+    assert any("ran no test" in f["message"] for f in rnd["failures"])
