@@ -142,12 +142,13 @@ def test_a_command_without_junit_reads_tests_unknown(
     check = f"{sys.executable} -c \"import sys; sys.path.insert(0, 'src'); "
     check += "from semver.version import Version as V; "
     check += "sys.exit(str(V.parse('3.4.5').bump_minor()) != '3.5.0')\""
-    spec = sample_repo.write_spec(validation={"test": [check], "junit": ["reports/*.xml"]})
+    spec = sample_repo.write_spec(validation={"test": [check]})
 
     code, output, out, report = run_cli(sample_repo, spec)
 
     assert code == 0, output
     assert [m["command"] for m in report["junit_missing"]] == [check]
+    assert [r["tests"] for r in report["rounds"]] == [None]  # unknown, never 0/0
     body = pr_body(Report.read(out), task="t", issue_number=None, run_url=None)
     assert "No JUnit report" in body and "unknown (no JUnit)" in body and "0/0" not in body
     message = sample_repo.git("log", "-1", "--format=%B", report["branch"])
