@@ -8,19 +8,30 @@ keep them inert:
   character (bidi overrides such as U+202E, isolates U+2066-2069, zero-width characters, other
   format and control characters) is shown as `[U+XXXX]` instead of silently reordering or
   hiding text, and every @mention is broken with a zero-width joiner after the `@`, so no
-  user or team is notified by text the tool relays (`@team` reads the same, pings nobody).
+  user or team is notified by text the tool relays (`@team` reads the same, pings nobody);
+  and every `<!--` is broken the same way (`<!` + zero-width joiner + `--`), in code spans
+  too: it reads the same and opens no HTML comment, so no text the tool relays can hide
+  anything or carry one of the tool's own hidden markers (`<!-- codegen-ci:... -->`).
+
+The tool's markers are attached after `neutralise`, by `with_markers`, which accepts only
+their fixed shape: they are the only `<!--` in anything the tool posts.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 ZWJ = "\u200d"
 _CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
 _CANDIDATE = re.compile(r"[^\t\n\x20-\x7e]")
 # A mention is `@` + a login or org/team, not inside a word (e-mail addresses, URLs).
 _MENTION = re.compile(r"(?<![\w@/.:+-])@(?=[A-Za-z0-9])")
+_COMMENT_OPEN = "<!--"
+# The tool's own hidden markers: `<!-- codegen-ci -->`, `<!-- codegen-ci:status issue=3 -->`,
+# `<!-- codegen-ci:history [JSON] -->` (the JSON has `-` and `>` escaped).
+OWN_MARKER = re.compile(r"<!-- codegen-ci(?::[a-z]+(?: [^\n>-][^\n>]*?)?)? -->")
 _LINK = re.compile(r"\b(https?|ftp|file)://|\bwww\.(?=\w)", re.IGNORECASE)
 
 
@@ -28,7 +39,18 @@ def neutralise(body: str) -> str:
     """A whole body, ready to post: controls made visible, mentions broken."""
     body = body.replace("\r\n", "\n").replace("\r", "\n")
     body = _CANDIDATE.sub(_visible, body)
+    body = body.replace(_COMMENT_OPEN, "<!" + ZWJ + "--")
     return _MENTION.sub("@" + ZWJ, body)
+
+
+def with_markers(body: str, head: Sequence[str] = (), tail: Sequence[str] = ()) -> str:
+    """A neutralised `body` with the tool's own hidden markers before (`head`) and after it
+    (`tail`). A marker must have the fixed shape of one (ValueError otherwise): whatever
+    the text between, these are the only HTML comments in the post."""
+    for marker in (*head, *tail):
+        if not OWN_MARKER.fullmatch(marker):
+            raise ValueError(f"not a codegen-ci marker: {marker[:80]!r}")
+    return "\n".join([*head, body, *tail])
 
 
 def defang_links(text: str) -> str:

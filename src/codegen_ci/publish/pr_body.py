@@ -10,7 +10,6 @@ from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.neutral import defang_links
 from codegen_ci.report import Report, Round
 
-MARKER = "<!-- codegen-ci -->"
 MAX_FAILURES = 15
 TASK_QUOTED = 3000
 
@@ -96,7 +95,7 @@ def _rounds(report: Report) -> str:
 
 
 def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str | None) -> str:
-    parts = [MARKER]
+    parts: list[str] = []  # the publisher puts its marker first (open_or_update_pr)
     if issue_number:
         parts.append(f"Closes #{issue_number}")
     parts.append("## Task\n" + quote(task))
@@ -133,7 +132,7 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
     else:
         ran = escape_md(report.error, 500) if report.error else ""
     why = report.reason or report.status
-    parts = [MARKER, f"### codegen-ci could not complete this task ({why})", ran]
+    parts = [f"### codegen-ci could not complete this task ({why})", ran]
     failures = failures_list(report)
     if failures:
         parts.append("Failing tests and lint errors:\n" + failures)
