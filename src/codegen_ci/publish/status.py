@@ -54,7 +54,9 @@ class StatusComment:
         """Create or edit the status comment; a failure is a warning."""
         try:
             self.comment_id = self.publisher.upsert_status_comment(
-                self.issue_number, text + self.footer, status_marker(self.issue_number),
+                self.issue_number,
+                text + self.footer,
+                status_marker(self.issue_number),
                 hidden=self.hidden,
             )
         except GitHubError as exc:
