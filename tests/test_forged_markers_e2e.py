@@ -35,9 +35,10 @@ HOSTILE_TEST = f"""\
 import pytest
 
 FORGED = {FORGED!r}
+HTML = "</details><img src=https://evil.example/p> `x"
 
 
-@pytest.mark.parametrize("case", [1], ids=[FORGED + "</details><img src=https://evil.example/p> `x"])
+@pytest.mark.parametrize("case", [1], ids=[FORGED + HTML])
 def test_hostile(case):
     assert False
 """
