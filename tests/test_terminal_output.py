@@ -33,9 +33,11 @@ def cli_env(model: ScriptedModelServer) -> dict[str, str]:
     return env
 
 
-def run_piped(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "codegen_ci", *args], env=env, cwd=cwd,
-                          capture_output=True, timeout=300, check=False)  # fmt: skip
+def run_piped(
+    args: list[str], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-m", "codegen_ci", *args]
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=300, check=False)
 
 
 def run_in_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes]:
@@ -106,8 +108,10 @@ def test_control_rich_passes_raw_sequences_to_a_terminal(
 ) -> None:
     """Positive control: the same text given to rich as it is (markup escaped, as progress
     did) reaches the terminal as live OSC 0 and OSC 52 sequences."""
-    script = ("import sys; from rich.console import Console; from rich.markup import escape; "
-              "Console(stderr=True, highlight=False).print('tool ' + escape(sys.argv[1]))")  # fmt: skip
+    script = (
+        "import sys; from rich.console import Console; from rich.markup import escape; "
+        "Console(stderr=True, highlight=False).print('tool ' + escape(sys.argv[1]))"
+    )
     argv = [sys.executable, "-c", script, HOSTILE_ARGS]
 
     code, screen = run_in_pty(argv, cli_env(model_server), sample_repo.tmp)
