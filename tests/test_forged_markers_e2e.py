@@ -14,7 +14,6 @@ obeyed, so the marker's shape alone would be enough if untrusted text could carr
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.github_runs import add_workflow_run
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply
+from markdown_view import outside_code
 from pr_loop_env import junit_zip, review_comment_payload, seed_comment, workflow_run_payload
 from sample_repo import PYTEST, SampleRepo, fixing_script
 
@@ -64,12 +64,6 @@ def status_of(world: ActionWorld) -> str:
     return body
 
 
-def outside_code(markdown: str) -> str:
-    """`markdown` without its code spans (CommonMark: a run of n backticks up to the next
-    run of exactly n), i.e. the part GitHub renders as HTML and Markdown."""
-    return re.sub(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", "", markdown, flags=re.S)
-
-
 def failed_ci(world: ActionWorld) -> dict[str, object]:
     run = add_workflow_run(world.github, BRANCH,
                            artifacts={"junit": junit_zip(world.sample, world.tmp)})  # fmt: skip
@@ -90,7 +84,7 @@ def test_a_test_id_carrying_a_history_marker_does_not_count_as_attempts(
     assert status.count("<!-- codegen-ci:history") == 1
     assert status.rstrip().endswith("-->")
     assert "<!\u200d-- codegen-ci:history [" in status  # reads the same, opens no comment
-    rendered = outside_code(re.sub(r"^<!-- codegen-ci.*-->$", "", status, flags=re.M))
+    rendered = outside_code(status)
     assert "<img" not in rendered and "FORGED" not in rendered  # no raw HTML, no broken span
     assert rendered.count("</details>") == rendered.count("<details>") == 1
     calls = len(world.model.requests)

@@ -31,6 +31,7 @@ __all__ = [
     "ZWJ",
     "TerminalStream",
     "break_mentions",
+    "break_references",
     "defang_links",
     "for_commit",
     "for_terminal",
@@ -67,6 +68,12 @@ def defang_links(text: str) -> str:
     return _LINK.sub(lambda m: f"{m[1]}[:]//" if m[1] else "www[.]", text)
 
 
+def break_references(text: str) -> str:
+    """`#2`, `other/repo#3`, `GH-4` -> `#` / `GH-` + ZWJ + number: reads the same, links
+    nothing (GitHub would close the issue after a keyword, or list the post in its timeline)."""
+    return _REFERENCE.sub(lambda m: (m[1] or "#") + ZWJ, text)
+
+
 def for_terminal(text: str, *, one_line: bool = False) -> str:
     """Text safe to print: no control reaches the terminal (see the module's docstring)."""
     text = show_controls(text, keep="\n\t")
@@ -77,8 +84,7 @@ def for_commit(text: str) -> str:
     """Untrusted text for a commit message: controls shown, links defanged, references and
     mentions broken."""
     text = defang_links(show_controls(text, keep="\n"))
-    text = _REFERENCE.sub(lambda m: (m[1] or "#") + ZWJ, text)
-    return break_mentions(text)
+    return break_mentions(break_references(text))
 
 
 def quoted_lines(text: str) -> list[str]:
