@@ -34,6 +34,7 @@ CLOSING = re.compile(
     r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+(?:[\w.-]+/[\w.-]+)?#\d+", re.I
 )
 REFERENCE = re.compile(r"(?:^|[^\w])(?:[\w.-]+/[\w.-]+)?#\d+|\bGH-\d+|https?://", re.I)
+ZWJ = "\u200d"
 MENTION = re.compile(r"(?<![\w@/.:+-])@[A-Za-z0-9]")
 
 
@@ -72,3 +73,6 @@ def test_a_commit_message_closes_mentions_and_signs_nothing_from_the_issue(
     assert MENTION.search(message) is None
     assert not re.search(r"^(signed-off-by|co-authored-by):", message, re.I | re.M)
     assert trailers(message, cwd) == ["Generated-by: codegen-ci"]
+    # the pull request's title is the issue's too: it reads the same and links nothing
+    (pull,) = world.github.pulls()
+    assert pull.title == f"Fixes #{ZWJ}2: reset the patch in bump_minor"

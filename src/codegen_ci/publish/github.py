@@ -16,6 +16,7 @@ from codegen_ci.publish.github_pulls import (
 )
 from codegen_ci.publish.github_types import PullInfo
 from codegen_ci.publish.neutral import with_markers
+from codegen_ci.security.inert_text import break_references
 
 PR_MARKER = "<!-- codegen-ci -->"  # on every pull request body the tool writes
 
@@ -81,7 +82,8 @@ class GitHubPublisher(GitHubClient):
         """Open a PR from `head` into `base`, or adopt the open one for `head` and update its
         title and body. Reviewers named `org/team` are requested as teams. A draft flag is
         applied only on creation (the REST API cannot convert an existing PR)."""
-        title = self._clean(title)
+        # The title is the issue's: no reference in it links another issue's timeline.
+        title = break_references(self._clean(title))
         body = with_markers(self._clean(body), head=[PR_MARKER])
 
         def run() -> PullInfo:
