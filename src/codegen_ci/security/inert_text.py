@@ -20,6 +20,7 @@ tool-call arguments) carries controls meant for whatever shows it:
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import unicodedata
@@ -102,15 +103,38 @@ class TerminalStream:
     """A text stream that passes everything written through `for_terminal`: installed over
     `sys.stdout` and `sys.stderr` while a command runs (`guarded_streams`), so no print,
     echo, log line or error message of the process can carry a control to the terminal.
-    Only rich's console writes to the stream beneath (`raw`): its own styling is ours, and
-    the text we give it has passed `for_terminal` already (progress)."""
+    Only rich's console and the Actions workflow commands (`ActionsIO`) write to the stream
+    beneath (`raw`): their syntax is ours, and the text they carry has passed `for_terminal`.
 
-    def __init__(self, raw: TextIO) -> None:
+    Under GitHub Actions (`GITHUB_ACTIONS=true`) the runner reads a line that starts with `::`
+    as a workflow command; there a line written through this stream that starts so (after
+    blanks) has its first `:` shown as `[U+003A]`, so no text from outside (a test id, a
+    task in dry-run output) can annotate, mask or set anything."""
+
+    def __init__(self, raw: TextIO, *, workflow_commands: bool | None = None) -> None:
         self.raw = raw
+        if workflow_commands is None:
+            workflow_commands = os.environ.get("GITHUB_ACTIONS") == "true"
+        self.workflow_commands = workflow_commands
+        self._line_start = True
 
     def write(self, text: str) -> int:
-        self.raw.write(for_terminal(text))
+        shown = for_terminal(text)
+        if self.workflow_commands:
+            shown = self._defuse_commands(shown)
+        self.raw.write(shown)
         return len(text)
+
+    def _defuse_commands(self, text: str) -> str:
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if i == 0 and not self._line_start:
+                continue
+            body = line.lstrip(" \t")
+            if body.startswith("::"):
+                lines[i] = line[: len(line) - len(body)] + "[U+003A]" + body[1:]
+        self._line_start = text.endswith("\n") or (self._line_start and not text)
+        return "\n".join(lines)
 
     def writelines(self, lines: list[str]) -> None:
         for line in lines:
