@@ -17,6 +17,7 @@ from codegen_ci.report import (
     TestTotals,
     Usage,
 )
+from markdown_view import outside_code
 
 
 def parse_outputs(text: str) -> dict[str, str]:
@@ -202,7 +203,7 @@ def test_summary_of_a_failed_run() -> None:
     assert "3 passed, 2 failed, 0 errors, 0 skipped" in md
     assert "test: `pytest` → timed out<br>test: `npm test` → skipped" in md
     assert "### Failing in round 2" in md
-    assert "| `tests/test_x.py::test_pipe[a\\|b]` | assert 1 == 2 |" in md
+    assert "| `tests/test_x.py::test_pipe[a\\|b]` | `assert 1 == 2` |" in md
     assert "… and 7 more (see report.json)." in md
     assert "- `src/semver/version.py`" in md
     assert "| `.github/workflows/ci.yml` | protected \\| path |" in md
@@ -210,7 +211,8 @@ def test_summary_of_a_failed_run() -> None:
 
 def test_summary_escapes_untrusted_text() -> None:
     md = summary_markdown(failed_report(), run_url=None)
-    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt; \\`code\\`" in md
+    # test output shows as code: its HTML is text there, and nowhere outside a code span
+    assert "<img" not in outside_code(md) and "`` <img src=x onerror=alert(1)> `code` ``" in md
     assert "logs and artifacts" not in md
     table_rows = [line for line in md.splitlines() if line.startswith("| `tests/")]
     assert all(line.count(" | ") == 1 for line in table_rows)  # no cell broke out

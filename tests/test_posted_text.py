@@ -14,6 +14,7 @@ import pytest
 from action_env import ActionWorld
 from action_world import action_world, labeled
 from codegen_ci.testing.scripted_steps import Reply, call
+from markdown_view import outside_code
 from sample_repo import FIX, SampleRepo
 
 BIDI_NAME = "invoice\u202etxt.exe"
@@ -67,12 +68,14 @@ def test_mentions_html_links_and_bidi_from_untrusted_text_are_inert(world: Actio
     assert pull.pull is not None and pull.pull.draft
     assert any("/pulls" in where for where in texts) and any("/comments" in w for w in texts)
     for where, text in texts.items():
+        rendered = outside_code(text)  # inside code spans, HTML and links show as text
         for piece in RAW:
             if piece == "</details>":  # the tool's own markup has it: only ever balanced
-                assert text.count("</details>") == text.count("<details>"), where
+                assert rendered.count("</details>") == rendered.count("<details>"), where
                 continue
-            assert piece not in text, f"{piece!r} posted raw in {where}:\n{text}"
+            shown = rendered if piece in ("<img", "https://evil.example") else text
+            assert piece not in shown, f"{piece!r} posted raw in {where}:\n{text}"
     failure = "\n".join(t for w, t in texts.items() if "/comments" in w)
     assert "@\u200dteam" in failure  # still readable, pings nobody
-    assert "&lt;img src=x" in failure and "https[:]//evil.example" in failure
+    assert "<img src=x" in failure and "<img" not in outside_code(failure)  # shown as code
     assert "invoice[U+202E]txt.exe" in (pull.body or "") and "[U+202E]" in result.summary

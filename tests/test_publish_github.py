@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from codegen_ci.errors import GitHubError, InputError
-from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.github import PR_MARKER, GitHubPublisher
 from codegen_ci.publish.github_types import GitHubTarget, PullRequestsNotPermitted
 from codegen_ci.testing.github_double import GitHubDouble
 
@@ -148,7 +148,7 @@ def test_status_comment_is_created_once_then_edited(gh: GitHubDouble) -> None:
     for n in range(40):  # the status comment lands on the second page
         gh.add_comment(1, f"chatter {n}")
     pub = publisher(gh)
-    first = pub.upsert_status_comment(1, f"{MARKER}\nRunning…", MARKER)
+    first = pub.upsert_status_comment(1, "Running…", MARKER)
     second = pub.upsert_status_comment(1, "Failed: 2 tests", MARKER)
     assert first == second
     status = [c for c in gh.comments.values() if MARKER in c.body]
@@ -192,7 +192,7 @@ def test_open_pr_twice_updates_the_same_pr(gh: GitHubDouble) -> None:
         )
         assert (pull.number, pull.title) == (1, title)
     (issue,) = gh.pulls()
-    assert (issue.title, issue.body) == ("Second", "two")
+    assert (issue.title, issue.body) == ("Second", f"{PR_MARKER}\ntwo")
     creations = [
         r for r in gh.requests if (r.method, r.path) == ("POST", "/repos/octo-org/hello/pulls")
     ]
@@ -240,7 +240,7 @@ def test_pr_title_and_body_are_redacted(gh: GitHubDouble) -> None:
     pub = publisher(gh, redact=lambda text: text.replace("hunter2", "[redacted]"))
     pub.open_or_update_pr(head="codegen/x", base="main", title="hunter2", body="pw hunter2")
     (issue,) = gh.pulls()
-    assert (issue.title, issue.body) == ("[redacted]", "pw [redacted]")
+    assert (issue.title, issue.body) == ("[redacted]", f"{PR_MARKER}\npw [redacted]")
     assert all("hunter2" not in str(r.body) for r in gh.requests)
 
 

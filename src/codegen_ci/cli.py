@@ -20,14 +20,19 @@ EXIT_BAD_INPUT = 2
 
 
 def _invoke(func: Callable[..., int], **kwargs: Any) -> None:
-    try:
-        code = func(**kwargs)
-    except CodegenError as exc:
-        click.echo(f"codegen-ci: error: {exc.message}", err=True)
-        code = exc.exit_code
-    except KeyboardInterrupt:
-        click.echo("codegen-ci: interrupted", err=True)
-        code = 130
+    """Run a command; everything it prints (progress, echoes, logs, the error message)
+    passes `for_terminal`: text from outside carries no control to the terminal."""
+    from codegen_ci.security.inert_text import guarded_streams
+
+    with guarded_streams():
+        try:
+            code = func(**kwargs)
+        except CodegenError as exc:
+            click.echo(f"codegen-ci: error: {exc.message}", err=True)
+            code = exc.exit_code
+        except KeyboardInterrupt:
+            click.echo("codegen-ci: interrupted", err=True)
+            code = 130
     sys.exit(code)
 
 

@@ -1,5 +1,7 @@
 """What a person watching the run sees: a rich live status line in a terminal, plain
-timestamped lines when output is not a TTY or `CI=true`. Everything shown is redacted."""
+timestamped lines when output is not a TTY or `CI=true`. Everything shown is redacted, and
+passes `for_terminal` (one line each): a tool call's arguments, a command or a test id carry
+no escape sequence or other control to the terminal, and cannot start a line of their own."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TextIO
 
 from rich.markup import escape
 
 from codegen_ci.report import CommandResult, Report
+from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 
 
 class Progress:
@@ -25,8 +29,12 @@ class Progress:
 
     def line(self, text: str) -> None:
         elapsed = time.monotonic() - self.started
-        self.stream.write(f"[{elapsed:6.1f}s] {self.redact(text)}\n")
+        self.stream.write(f"[{elapsed:6.1f}s] {self.shown(text)}\n")
         self.stream.flush()
+
+    def shown(self, text: str) -> str:
+        """`text` as it may be shown: redacted, no control, on one line."""
+        return for_terminal(self.redact(text), one_line=True)
 
     # --- events ----------------------------------------------------------------------------
 
@@ -76,19 +84,27 @@ class RichProgress(Progress):
         super().__init__(sys.stderr, redact)
         from rich.console import Console
 
-        self.console = Console(stderr=True, highlight=False)
+        # rich's own styling goes to the terminal as it is; all our text in it is `shown`.
+        self.console = Console(file=raw_stream(sys.stderr), highlight=False)
         self._status = self.console.status("starting", spinner="dots")
         self._status.start()
+        # While it runs, rich puts a proxy that prints through its console over sys.stdout
+        # and sys.stderr: guard the proxies too, so a print meanwhile is shown like ours.
+        self._guard: AbstractContextManager[None] | None = guarded_streams()
+        self._guard.__enter__()
 
     def line(self, text: str) -> None:
         elapsed = time.monotonic() - self.started
-        self.console.print(f"[dim]{elapsed:6.1f}s[/dim] {escape(self.redact(text))}", markup=True)
+        self.console.print(f"[dim]{elapsed:6.1f}s[/dim] {escape(self.shown(text))}", markup=True)
 
     def status(self, text: str) -> None:
         elapsed = time.monotonic() - self.started
-        self._status.update(f"{escape(self.redact(text))} [dim]({elapsed:.0f}s)[/dim]")
+        self._status.update(f"{escape(self.shown(text))} [dim]({elapsed:.0f}s)[/dim]")
 
     def close(self) -> None:
+        if self._guard is not None:
+            self._guard.__exit__(None, None, None)
+            self._guard = None
         self._status.stop()
 
 

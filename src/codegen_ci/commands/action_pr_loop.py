@@ -23,7 +23,13 @@ from codegen_ci.publish.review_threads import (
     reply_in_thread,
     review_comments,
 )
-from codegen_ci.publish.run_history import RunRecord, read_history, record_for, render_history
+from codegen_ci.publish.run_history import (
+    RunRecord,
+    history_marker,
+    read_history,
+    record_for,
+    render_history,
+)
 from codegen_ci.publish.status import StatusComment, status_marker
 from codegen_ci.report import Report
 from codegen_ci.sources.ci_failure_task import CiFailures, branch_prefixes, ci_task_text
@@ -133,6 +139,7 @@ def remember(status: StatusComment | None, loop: PullLoop, report: Report, task:
         return
     loop.history.append(record_for(report, task.kind, task.title, loop.ci_signature, run_url))
     status.footer = render_history(loop.history)
+    status.hidden = history_marker(loop.history)
 
 
 def reply(gh: GitHubPublisher, task: EventTask, loop: PullLoop, report: Report,

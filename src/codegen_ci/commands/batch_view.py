@@ -13,6 +13,7 @@ import click
 
 from codegen_ci.errors import Interrupted
 from codegen_ci.progress import Progress
+from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
 if TYPE_CHECKING:
@@ -81,12 +82,14 @@ def show_summary(outcomes: Sequence[Outcome], out: Path) -> None:
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(*COLUMNS, title="codegen-ci batch")
         for row in rows:
             style = "green" if row[1] == "success" else "red"
-            table.add_row(*row, style=style)
-        Console(highlight=False).print(table)
+            table.add_row(*(Text(for_terminal(v, one_line=True)) for v in row), style=style)
+        # rich's styling is ours; the cells are plain text (no markup) with no control
+        Console(file=raw_stream(sys.stdout), highlight=False).print(table)
     else:
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
         for row in [COLUMNS, *rows]:

@@ -3,6 +3,8 @@
 
 Formats follow actions/toolkit (`core.setOutput`, `core.notice`, `core.summary`). Everything
 written passes through `redact`, except `add_mask`, whose whole point is the secret itself.
+Workflow commands go to the stream beneath the CLI's `TerminalStream` (which would defuse a
+line starting with `::`); the text they carry passes `for_terminal` here instead.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from codegen_ci.publish.neutral import neutralise
+from codegen_ci.security.inert_text import for_terminal, raw_stream
 
 __all__ = ["SUMMARY_LIMIT", "ActionsIO", "escape_data", "escape_property"]
 
@@ -44,7 +47,7 @@ class ActionsIO:
     ) -> None:
         self.output_file = output_file
         self.summary_file = summary_file
-        self.stream = stream if stream is not None else sys.stdout
+        self.stream = stream if stream is not None else raw_stream(sys.stdout)
         self.redact = redact
 
     def set_output(self, name: str, value: str) -> None:
@@ -97,7 +100,7 @@ class ActionsIO:
 
     def untrusted_block(self, text: str) -> None:
         """Print text that must not run workflow commands (model output, test logs)."""
-        text = self.redact(text)
+        text = for_terminal(self.redact(text))
         token = _token("", text)
         self._command("stop-commands", {}, token)
         self.stream.write(text if text.endswith("\n") or not text else text + "\n")
@@ -113,7 +116,7 @@ class ActionsIO:
 
     def log(self, message: str) -> None:
         """A plain log line (ours, so it may contain workflow commands on purpose)."""
-        self.stream.write(self.redact(message) + "\n")
+        self.stream.write(for_terminal(self.redact(message)) + "\n")
         self.stream.flush()
 
     def _annotate(
@@ -124,10 +127,12 @@ class ActionsIO:
 
     def _command(self, name: str, props: dict[str, str | None], message: str) -> None:
         shown = ",".join(
-            f"{key}={escape_property(self.redact(value))}" for key, value in props.items() if value
+            f"{key}={for_terminal(escape_property(self.redact(value)))}"
+            for key, value in props.items()
+            if value
         )
         head = f"::{name} {shown}" if shown else f"::{name}"
-        self.stream.write(f"{head}::{escape_data(self.redact(message))}\n")
+        self.stream.write(f"{head}::{for_terminal(escape_data(self.redact(message)))}\n")
         self.stream.flush()
 
 

@@ -15,6 +15,10 @@ from codegen_ci.publish.github_pulls import (
     request_reviewers,
 )
 from codegen_ci.publish.github_types import PullInfo
+from codegen_ci.publish.neutral import with_markers
+from codegen_ci.security.inert_text import break_references
+
+PR_MARKER = "<!-- codegen-ci -->"  # on every pull request body the tool writes
 
 __all__ = ["GitHubPublisher"]
 
@@ -38,12 +42,17 @@ class GitHubPublisher(GitHubClient):
             f"commenting on #{issue_number}", lambda: issue.create_comment(text).html_url
         )
 
-    def upsert_status_comment(self, issue_number: int, body: str, marker: str) -> int:
+    def upsert_status_comment(self, issue_number: int, body: str, marker: str,
+                              hidden: str = "") -> int:  # fmt: skip
         """Edit the comment that carries `marker` (a hidden `<!-- codegen-ci:... -->`), or
         create it, so re-runs keep one status comment; returns its id. Only a comment the
-        token's own user wrote counts: anyone can paste the marker into a comment."""
-        text = self._clean(body)
-        text = text if marker in text else f"{marker}\n{text}"
+        token's own user wrote counts: anyone can paste the marker into a comment. `hidden`:
+        one more marker of the tool's, put last (the run history's records).
+
+        `body` is neutralised (no `<!--` of its own survives), then the markers are attached:
+        text the body relays can never carry a marker into the comment."""
+        tail = [self._redact(hidden)] if hidden else []
+        text = with_markers(self._clean(body), head=[marker], tail=tail)
         issue = self._repo.get_issue(issue_number)
         me = self.own_login().casefold()
 
@@ -73,7 +82,9 @@ class GitHubPublisher(GitHubClient):
         """Open a PR from `head` into `base`, or adopt the open one for `head` and update its
         title and body. Reviewers named `org/team` are requested as teams. A draft flag is
         applied only on creation (the REST API cannot convert an existing PR)."""
-        title, body = self._clean(title), self._clean(body)
+        # The title is the issue's: no reference in it links another issue's timeline.
+        title = break_references(self._clean(title))
+        body = with_markers(self._clean(body), head=[PR_MARKER])
 
         def run() -> PullInfo:
             pull = open_pull(self._repo, self.target, head) or create_pull(

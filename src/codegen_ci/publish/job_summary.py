@@ -86,7 +86,7 @@ def _failures(last: Round) -> list[str]:
     lines = ["", f"### Failing in round {last.iteration}", "", "| Test | Message |", "|---|---|"]
     for failure in last.failures[:FAILURES_SHOWN]:
         message = (failure.message.strip().splitlines() or [""])[0]
-        lines.append(f"| {code_span(failure.id)} | {escape_cell(_clip(message, 200))} |")
+        lines.append(f"| {code_span(failure.id)} | {code_span(_clip(message, 200))} |")
     if len(last.failures) > FAILURES_SHOWN:
         lines += ["", f"… and {len(last.failures) - FAILURES_SHOWN} more (see report.json)."]
     return lines

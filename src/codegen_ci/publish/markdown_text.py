@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from codegen_ci.publish.neutral import defang_links
+from codegen_ci.security.inert_text import break_references
 
 __all__ = ["code_span", "escape_cell"]
 
@@ -14,11 +15,11 @@ _MARKDOWN_SPECIALS = "\\`*_[]|~"
 
 def escape_cell(text: str, *, links: bool = False) -> str:
     """Plain text for a Markdown table cell: no HTML, no formatting, no cell breaks, and no
-    links unless `links` (for the tool's own URLs)."""
+    links or issue references unless `links` (for the tool's own URLs)."""
     text = " ".join(text.split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = "".join("\\" + ch if ch in _MARKDOWN_SPECIALS else ch for ch in text)
-    return text if links else defang_links(text)
+    return text if links else break_references(defang_links(text))
 
 
 def code_span(text: str) -> str:

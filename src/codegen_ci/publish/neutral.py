@@ -8,36 +8,41 @@ keep them inert:
   character (bidi overrides such as U+202E, isolates U+2066-2069, zero-width characters, other
   format and control characters) is shown as `[U+XXXX]` instead of silently reordering or
   hiding text, and every @mention is broken with a zero-width joiner after the `@`, so no
-  user or team is notified by text the tool relays (`@team` reads the same, pings nobody).
+  user or team is notified by text the tool relays (`@team` reads the same, pings nobody);
+  and every `<!--` is broken the same way (`<!` + zero-width joiner + `--`), in code spans
+  too: it reads the same and opens no HTML comment, so no text the tool relays can hide
+  anything or carry one of the tool's own hidden markers (`<!-- codegen-ci:... -->`).
+
+The tool's markers are attached after `neutralise`, by `with_markers`, which accepts only
+their fixed shape: they are the only `<!--` in anything the tool posts.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from collections.abc import Sequence
 
-ZWJ = "\u200d"
-_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
-_CANDIDATE = re.compile(r"[^\t\n\x20-\x7e]")
-# A mention is `@` + a login or org/team, not inside a word (e-mail addresses, URLs).
-_MENTION = re.compile(r"(?<![\w@/.:+-])@(?=[A-Za-z0-9])")
-_LINK = re.compile(r"\b(https?|ftp|file)://|\bwww\.(?=\w)", re.IGNORECASE)
+from codegen_ci.security.inert_text import ZWJ, break_mentions, defang_links, show_controls
+
+__all__ = ["OWN_MARKER", "ZWJ", "defang_links", "neutralise", "with_markers"]
+
+_COMMENT_OPEN = "<!--"
+# The tool's own hidden markers: `<!-- codegen-ci -->`, `<!-- codegen-ci:status issue=3 -->`,
+# `<!-- codegen-ci:history [JSON] -->` (the JSON has `-`, `<` and `>` escaped).
+OWN_MARKER = re.compile(r"<!-- codegen-ci(?::[a-z]+(?: [^\n>-][^\n>]*?)?)? -->")
 
 
 def neutralise(body: str) -> str:
-    """A whole body, ready to post: controls made visible, mentions broken."""
-    body = body.replace("\r\n", "\n").replace("\r", "\n")
-    body = _CANDIDATE.sub(_visible, body)
-    return _MENTION.sub("@" + ZWJ, body)
+    """A whole body, ready to post: controls made visible, mentions and `<!--` broken."""
+    body = show_controls(body, keep="\n\t").replace(_COMMENT_OPEN, "<!" + ZWJ + "--")
+    return break_mentions(body)
 
 
-def defang_links(text: str) -> str:
-    """`https://x` -> `https[:]//x`, `www.x` -> `www[.]x`: GitHub makes no link of either."""
-    return _LINK.sub(lambda m: f"{m[1]}[:]//" if m[1] else "www[.]", text)
-
-
-def _visible(match: re.Match[str]) -> str:
-    char = match[0]
-    if unicodedata.category(char) in _CONTROL_CATEGORIES:
-        return f"[U+{ord(char):04X}]"
-    return char
+def with_markers(body: str, head: Sequence[str] = (), tail: Sequence[str] = ()) -> str:
+    """A neutralised `body` with the tool's own hidden markers before (`head`) and after it
+    (`tail`). A marker must have the fixed shape of one (ValueError otherwise): whatever
+    the text between, these are the only HTML comments in the post."""
+    for marker in (*head, *tail):
+        if not OWN_MARKER.fullmatch(marker):
+            raise ValueError(f"not a codegen-ci marker: {marker[:80]!r}")
+    return "\n".join([*head, body, *tail])

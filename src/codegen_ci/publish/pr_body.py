@@ -9,18 +9,19 @@ from codegen_ci.publish.job_summary import commands_cell, tokens_text
 from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.neutral import defang_links
 from codegen_ci.report import Report, Round
+from codegen_ci.security.inert_text import break_references
 
-MARKER = "<!-- codegen-ci -->"
 MAX_FAILURES = 15
 TASK_QUOTED = 3000
 
 
 def escape_md(text: str, limit: int = 300) -> str:
-    """Prose on one line with every markup character escaped."""
+    """Prose on one line with every markup character escaped, and no link or issue
+    reference made of it."""
     text = text.replace("\r", " ").replace("\n", " ").strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return defang_links(re.sub(r"([\\`*_{}\[\]|#!~])", r"\\\1", text))
+    return break_references(defang_links(re.sub(r"([\\`*_{}\[\]|#!~])", r"\\\1", text)))
 
 
 def quote(text: str, limit: int = TASK_QUOTED) -> str:
@@ -28,6 +29,10 @@ def quote(text: str, limit: int = TASK_QUOTED) -> str:
     text = text.strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return "\n".join("> " + escape_md(line, limit) for line in text.splitlines())
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _first_line(text: str) -> str:
@@ -54,7 +59,7 @@ def failures_list(report: Report) -> str:
     lines = []
     for f in last.failures[:MAX_FAILURES]:
         tag = " (also fails on the base commit)" if f.new is False else ""
-        message = escape_md(_first_line(f.message), 200)
+        message = code_span(_clip(_first_line(f.message), 200))
         lines.append(f"- {code_span(f.id)}{tag}: {message}")
     if len(last.failures) > MAX_FAILURES:
         lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more (see report.json)")
@@ -96,7 +101,7 @@ def _rounds(report: Report) -> str:
 
 
 def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str | None) -> str:
-    parts = [MARKER]
+    parts: list[str] = []  # the publisher puts its marker first (open_or_update_pr)
     if issue_number:
         parts.append(f"Closes #{issue_number}")
     parts.append("## Task\n" + quote(task))
@@ -133,7 +138,7 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
     else:
         ran = escape_md(report.error, 500) if report.error else ""
     why = report.reason or report.status
-    parts = [MARKER, f"### codegen-ci could not complete this task ({why})", ran]
+    parts = [f"### codegen-ci could not complete this task ({why})", ran]
     failures = failures_list(report)
     if failures:
         parts.append("Failing tests and lint errors:\n" + failures)

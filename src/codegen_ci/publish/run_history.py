@@ -16,10 +16,11 @@ from codegen_ci.publish.github_rest import rest_list
 from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.report import Report
 
+STATUSES = ("success", "failed", "error")
 KEEP = 10  # records kept in the marker
 SHOWN = 5  # records listed in the comment
 MAX_IDS = 8
-HISTORY = re.compile(r"<!-- codegen-ci:history (.*?) -->", re.S)
+HISTORY = re.compile(r"<!-- codegen-ci:history (.*?) -->")
 KINDS = {
     "issue": "issue", "issue_comment": "comment", "pr_comment": "comment",
     "review_comment": "review comment", "review": "review", "ci_failure": "CI failure",
@@ -39,16 +40,19 @@ class RunRecord:
     run_url: str = ""
 
     def line(self, *, posted: bool = False) -> str:
-        """One line; `posted`: for the comment, where the request's words show as code."""
+        """One line; `posted`: for the comment, where every untrusted piece (the request's
+        words, file names, test ids) shows as a code span: no HTML, no Markdown."""
+        shown = code_span if posted else _plain
         request = code_span(self.request) if posted else f"“{self.request}”"
-        what = f"{KINDS.get(self.kind, self.kind)} {request}" if self.request else self.kind
-        text = f"{what}: {self.status}"
+        kind = KINDS.get(self.kind) or shown(self.kind)
+        what = f"{kind} {request}" if self.request else kind
+        text = f"{what}: {shown(self.status) if self.status not in STATUSES else self.status}"
         if self.commit:
-            text += f", commit {self.commit[:12]}"
+            text += f", commit {shown(self.commit[:12])}"
         if self.files:
-            text += " changed " + ", ".join(self.files[:MAX_IDS])
+            text += " changed " + ", ".join(shown(f) for f in self.files[:MAX_IDS])
         if self.failures:
-            text += "; failing then: " + ", ".join(self.failures[:MAX_IDS])
+            text += "; failing then: " + ", ".join(shown(f) for f in self.failures[:MAX_IDS])
         return text
 
 
@@ -64,32 +68,43 @@ def record_for(report: Report, kind: str, request: str, ci_signature: str = "",
 
 
 def parse_history(body: str) -> list[RunRecord]:
-    """The records in a status comment; [] when there are none or they do not parse."""
-    match = HISTORY.search(body or "")
-    if not match:
+    """The records in a status comment; [] when there are none or they do not parse. The
+    tool puts its marker last (and no text it relays can carry one: `neutralise` breaks every
+    `<!--`), so the last marker is the one that counts."""
+    found = HISTORY.findall(body or "")
+    if not found:
         return []
     try:
-        data = json.loads(match.group(1))
+        data = json.loads(found[-1])
         return [_record(item) for item in data if isinstance(item, dict)][-KEEP:]
     except (ValueError, TypeError):
         return []
 
 
 def render_history(records: list[RunRecord]) -> str:
-    """The comment's footer: the last few runs, and the hidden JSON of the last KEEP."""
+    """The comment's visible footer: the last few runs."""
     if not records:
         return ""
-    kept = records = records[-KEEP:]
+    records = records[-KEEP:]
     start = len(records) - min(len(records), SHOWN) + 1
     lines = [f"{i}. {r.line(posted=True)}" for i, r in enumerate(records[-SHOWN:], start=start)]
-    data = json.dumps([asdict(r) for r in kept], separators=(",", ":"))
-    # JSON inside an HTML comment: `-` and `>` escaped so no text can close the comment.
-    data = data.replace("-", "\\u002d").replace(">", "\\u003e")
     return (
         "\n\n<details><summary>codegen-ci runs here</summary>\n\n"
         + "\n".join(lines)
-        + f"\n\n</details>\n<!-- codegen-ci:history {data} -->"
+        + "\n\n</details>"
     )
+
+
+def history_marker(records: list[RunRecord]) -> str:
+    """The hidden JSON of the last KEEP records, a marker the publisher attaches after the
+    text (`upsert_status_comment(hidden=...)`); "" when there are none."""
+    if not records:
+        return ""
+    data = json.dumps([asdict(r) for r in records[-KEEP:]], separators=(",", ":"))
+    # JSON inside an HTML comment, on one line: `-`, `>`, `<` escaped so no text can close
+    # the comment or open another (json.dumps has escaped the line breaks).
+    data = data.replace("-", "\\u002d").replace(">", "\\u003e").replace("<", "\\u003c")
+    return f"<!-- codegen-ci:history {data} -->"
 
 
 def memory_text(records: list[RunRecord]) -> str:
@@ -109,6 +124,10 @@ def read_history(gh: GitHubPublisher, issue_number: int, marker: str) -> list[Ru
         if marker in body and author == me:
             return parse_history(body)
     return []
+
+
+def _plain(text: str) -> str:
+    return text
 
 
 def _record(item: dict[str, Any]) -> RunRecord:

@@ -48,12 +48,16 @@ class StatusComment:
         self.warn = warn
         self.comment_id: int | None = None
         self.footer = ""  # kept under every text posted: the run history (run_history)
+        self.hidden = ""  # the history's records, a marker put last (run_history)
 
     def post(self, text: str) -> None:
         """Create or edit the status comment; a failure is a warning."""
         try:
             self.comment_id = self.publisher.upsert_status_comment(
-                self.issue_number, text + self.footer, status_marker(self.issue_number)
+                self.issue_number,
+                text + self.footer,
+                status_marker(self.issue_number),
+                hidden=self.hidden,
             )
         except GitHubError as exc:
             self.warn(f"could not update the status comment on #{self.issue_number}: {exc}")

@@ -1,4 +1,10 @@
-"""Conventional-commit messages (`fix(scope): subject`) derived from the spec's title."""
+"""Conventional-commit messages (`fix(scope): subject`) derived from the spec's title.
+
+The title and the task are untrusted (an issue's words): they pass `for_commit`, so the
+message closes, references and mentions nothing when it lands (`Fixes #2` reads the same and
+does nothing), and the task's lines are quoted (`> `), so none of them is a trailer
+(`Signed-off-by:`, `Co-authored-by:`). The only trailer is ours: `Generated-by: codegen-ci`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from collections import Counter
 from pathlib import PurePosixPath
 
 from codegen_ci.report import Report
+from codegen_ci.security.inert_text import for_commit, quoted_lines
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace.globs import is_test_path
 
@@ -33,11 +40,11 @@ def build(spec: Spec, report: Report, changes: list[str]) -> str:
     title = (spec.title or spec.task.strip().splitlines()[0]).strip()
     kind = commit_type(title)
     scope = commit_scope(changes)
-    subject = _without_type_word(re.sub(r"\s+", " ", title).rstrip("."), kind)
+    subject = _without_type_word(for_commit(re.sub(r"\s+", " ", title)).rstrip("."), kind)
     subject = subject[0].lower() + subject[1:] if subject[:2] != subject[:2].upper() else subject
     prefix = "wip" if report.status != "success" else kind
     header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"
-    body = [f"Task: {spec.task.strip()[:1000]}", ""]
+    body = ["Task:", *quoted_lines(spec.task.strip()[:1000]), ""]
     for rnd in report.rounds:
         state = "passed" if rnd.passed else "failed"
         body.append(f"Round {rnd.iteration}: {state}; tests: {rnd.tests_text()}")
