@@ -67,10 +67,16 @@ def test_run_command_cannot_write_outside_the_worktree(
         assert all(b"pwned" not in p.read_bytes() for p in targets)
 
 
+NETWORK_CASES = [
+    *((b, [], False) for b in BACKENDS),
+    *((b, ["run_command"], True) for b in BACKENDS),
+    ("off", [], True),
+]
+
+
 @pytest.mark.parametrize(
     ("sandbox", "network", "reached"),
-    [*((b, [], False) for b in BACKENDS), *((b, ["run_command"], True) for b in BACKENDS),
-     ("off", [], True)],  # fmt: skip
+    NETWORK_CASES,
 )
 def test_run_command_has_no_network_unless_the_spec_allows_it(
     sample_repo: SampleRepo, model_server: ScriptedModelServer,
