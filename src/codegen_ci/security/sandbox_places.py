@@ -92,10 +92,10 @@ def toolchain_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
     for path in found:
         try:
             real = path.resolve()
-        except (OSError, RuntimeError):
+            if real.is_dir() and real not in (Path("/"), home.resolve()):
+                places.append(real)
+        except (OSError, RuntimeError):  # a place this user cannot reach holds nothing for it
             continue
-        if real.is_dir() and real not in (Path("/"), home.resolve()):
-            places.append(real)
     return tuple(sorted(set(places)))
 
 
@@ -105,10 +105,13 @@ def _path_entry(entry: Path, home: Path) -> list[Path]:
     found = [entry]
     if entry.name == "bin" and entry.parent not in (Path("/"), home):
         prefix = entry.parent
-        if prefix == home / ".local":
-            found += sorted((home / ".local" / "lib").glob("python*"))
-        elif (prefix / "pyvenv.cfg").is_file() or (prefix / "lib").is_dir():
-            found.append(prefix)
+        try:
+            if prefix == home / ".local":
+                found += sorted((home / ".local" / "lib").glob("python*"))
+            elif (prefix / "pyvenv.cfg").is_file() or (prefix / "lib").is_dir():
+                found.append(prefix)
+        except OSError:
+            pass
     return found
 
 
