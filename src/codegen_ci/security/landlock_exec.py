@@ -34,7 +34,6 @@ import ctypes
 import errno
 import json
 import os
-import platform
 import stat
 import struct
 import sys
@@ -186,7 +185,7 @@ def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
 
 def seccomp_program(*, network: bool, abi: int, unix_stream: bool) -> list[tuple[int, ...]]:
     """Step 4 of the module docstring, as BPF instructions (code, jt, jf, k)."""
-    arch, sys_socket, x32 = ARCHES[platform.machine()]
+    arch, sys_socket, x32 = ARCHES[os.uname().machine]
     allow = (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
     refuse = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)
     prog: list[tuple[int, ...]] = [
@@ -235,8 +234,8 @@ def load_seccomp(libc: ctypes.CDLL, program: list[tuple[int, ...]]) -> None:
 
 
 def confine(policy: dict[str, object]) -> None:
-    if platform.machine() not in ARCHES:
-        raise ConfineError(f"unsupported architecture {platform.machine()}")
+    if os.uname().machine not in ARCHES:
+        raise ConfineError(f"unsupported architecture {os.uname().machine}")
     libc = _libc()
     abi = abi_version(libc)
     if abi < 1:
