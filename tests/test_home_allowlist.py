@@ -75,3 +75,35 @@ def test_no_credential_file_in_home_is_readable_but_toolchains_run(
         assert read == list(CREDENTIAL_FILES)
     else:
         assert read == [] and secret[::-1] not in seen
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+def test_of_the_runners_work_directory_only_the_tool_cache_is_shown(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+) -> None:
+    """A runner's work directory holds other actions' code and state (`_actions`, `_temp`,
+    `_diag`) beside the tool cache (`_tool`); commands get the tool cache only."""
+    work = tmp_path / "_work"
+    secret = f"act{uuid.uuid4().hex}"
+    for name in (
+        "_actions/some/action/state.json",
+        "_diag/Worker.log",
+        "_temp/_runner_file_commands/set_env",
+    ):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(f"{secret}\n")
+    tool = work / "_tool" / "node" / "20.0.0" / "x64" / "bin"
+    tool.mkdir(parents=True)
+    (tool / "probe-tool-cache").write_text("#!/bin/sh\necho TOOL-CACHE-OK\n")
+    (tool / "probe-tool-cache").chmod(0o755)
+    files = f"{work}/_actions/some/action/state.json {work}/_diag/Worker.log"
+    command = f"probe-tool-cache; cat {files} | rev; echo DONE"
+    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    extra = {"RUNNER_WORKSPACE": str(work / "repo"), "RUNNER_TOOL_CACHE": str(work / "_tool"),
+             "PATH": os.pathsep.join([str(tool), os.environ["PATH"]])}  # fmt: skip
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
+                  extra=extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "DONE" in seen and "TOOL-CACHE-OK" in seen
+    assert seen.count(secret[::-1]) == (2 if sandbox == "off" else 0)
