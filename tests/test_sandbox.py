@@ -169,6 +169,10 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
                   through=no_landlock)  # fmt: skip
     assert proc.returncode == 3 and "no Landlock" in proc.stderr, proc.stdout + proc.stderr
 
+    # the retired user mode is an unknown value (exit 2), never a silent fallback
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="user")
+    assert proc.returncode == 2 and "landlock" in proc.stderr, proc.stdout + proc.stderr
+
     # the explicit opt-out runs anyway, and says so
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="off",
                   extra=missing, through=no_landlock)  # fmt: skip
@@ -251,3 +255,18 @@ def test_the_runners_own_credentials_are_hidden(
     seen = results(model_server)
     assert ("Runner.Worker" in seen) is (sandbox == "off")  # the runner's own files: none
     assert seen.count(secret[::-1]) == (3 if sandbox == "off" else 0)
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+def test_the_runs_own_output_directory_is_out_of_reach(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+) -> None:
+    """The output directory holds the transcript and the pre-flight's logs while commands run:
+    nothing of it is visible to them (bubblewrap shows it empty, Landlock refuses it)."""
+    look = f"ls -R {sample_repo.tmp}/out-* 2>&1; echo LOOKED"
+    model_server.add(Reply(tool_calls=[call("run_command", command=look), FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "LOOKED" in seen
+    assert (".log" in seen) is (sandbox == "off"), seen

@@ -22,16 +22,15 @@ def bwrap_argv(bwrap: str, confinement: Confinement) -> list[str]:
             "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
             "--tmpfs", "/dev/shm"]  # fmt: skip  # noqa: S108 - inside the sandbox
-    read_only = []  # empty and read-only: no message can be left there for later steps
-    for path in c.hidden:
-        if path.is_dir():
-            argv += ["--tmpfs", str(path)]
-            read_only += ["--remount-ro", str(path)]
-        elif path.exists():
-            argv += ["--ro-bind", "/dev/null", str(path)]
+    read_only: list[str] = []  # empty and read-only: no message can be left there
+    # A hidden place inside a place shown again (the run's output directory in the git
+    # directory) is hidden after that place is mounted.
+    inner = [h for h in c.hidden if any(p in h.parents for p in c.read_only)]
+    argv += _hide([h for h in c.hidden if h not in inner], read_only)
     for path in c.read_only:  # only what a hidden place covers: the rest is the read-only /
         if path.exists() and any(h == path or h in path.parents for h in c.hidden):
             argv += ["--ro-bind", str(path), str(path)]
+    argv += _hide(inner, read_only)
     for source, target in c.replaced:
         if source.exists() and target.exists():
             argv += ["--ro-bind", str(source), str(target)]
@@ -41,6 +40,17 @@ def bwrap_argv(bwrap: str, confinement: Confinement) -> list[str]:
         if path.is_file():
             argv += ["--ro-bind", str(path), str(path)]
     return [*argv, *read_only, "--chdir", str(c.workdir), "--"]
+
+
+def _hide(places: list[Path], read_only: list[str]) -> list[str]:
+    argv = []
+    for path in places:
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+            read_only += ["--remount-ro", str(path)]
+        elif path.exists():
+            argv += ["--ro-bind", "/dev/null", str(path)]
+    return argv
 
 
 def without_credentials(text: str) -> str:
