@@ -63,8 +63,10 @@ def test_no_credential_file_in_home_is_readable_but_toolchains_run(
     hunt = f"grep -rh {secret[:8]} {home} 2>/dev/null | rev"  # whatever the name
     command = f"probe-9.9; probe-.cargo; {reads}; {hunt}; echo DONE"
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    # HOME and a folder above it on PATH too: neither may bring HOME back whole
+    path = [*map(str, bins), str(home), str(tmp_path), os.environ["PATH"]]
     extra = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-             "PATH": os.pathsep.join([*map(str, bins), os.environ["PATH"]])}  # fmt: skip
+             "PATH": os.pathsep.join(path)}  # fmt: skip
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
                   extra=extra)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -163,8 +163,11 @@ def open_sandbox(
               "tool's user, files and network", file=sys.stderr)  # fmt: skip
         return Sandbox("off", root, git_dir, (), checkout)
     hidden = outermost([*hidden_places(environ), *private])
-    setup = Setup(environ, root, git_dir, checkout, hidden,
-                  toolchain_places(environ), tuple(dependencies))  # fmt: skip
+    # a toolchain never shows a hidden place whole (a PATH entry that is HOME or above it)
+    toolchains = tuple(t for t in toolchain_places(environ)
+                       if not any(t == h or t in h.parents for h in hidden))  # fmt: skip
+    setup = Setup(environ, root, git_dir, checkout, hidden, toolchains,
+                  tuple(dependencies))  # fmt: skip
     base = Sandbox("off", root, git_dir, setup.hidden, checkout, setup.toolchains,
                    tuple(dependencies))  # fmt: skip
     try:
