@@ -201,6 +201,7 @@ def _path_without_bwrap(into: Path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # a fresh `pip install -e '.[test]'` on a loaded machine
 def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root() -> None:
     """README's first command, exactly as written, in a fresh clone, on a machine without
     bubblewrap (not on PATH), as an unprivileged user when the tests run as root: it installs,
@@ -224,7 +225,7 @@ def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root
             subprocess.run(["chown", "-R", "65534:65534", str(top)], check=True)
             argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
         proc = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True,
-                              timeout=900)  # fmt: skip
+                              timeout=1100)  # fmt: skip
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert "confined with Landlock" in proc.stderr
         [report_path] = (clone / ".git" / "codegen" / "runs").glob("*/report.json")
@@ -236,6 +237,7 @@ def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_the_documented_pinned_git_install_works(tmp_path: Path) -> None:
     """docs/install.md's `pip install git+https://github.com/...@<tag>`, with a local clone's
     file:// URL in place of GitHub's (same pip, same git, same build from the tag)."""
