@@ -107,3 +107,27 @@ def test_a_policy_it_cannot_apply_never_runs_the_command(tmp_path: Path) -> None
                           text=True, timeout=60, check=False)  # fmt: skip
     assert proc.returncode == 126 and "cannot confine" in proc.stderr
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("unix_stream", [False, True])
+def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
+    tmp_path: Path, unix_stream: bool
+) -> None:
+    """Landlock cannot stop a connect() to a named socket (`/var/run/docker.sock` in GitHub's
+    action containers): with `unix_stream=False` no stream Unix socket can be made, while
+    socketpair() (pipes between a command's own processes) still works. Control: with
+    `unix_stream=True` the same listener is reached."""
+    path = tmp_path / "engine.sock"
+    work = tmp_path / "work"
+    work.mkdir()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen(1)
+        connect = f"socket.socket(socket.AF_UNIX).connect({str(path)!r})"
+        code = attempt(f"socket.socketpair(); print('PAIR'); {connect}")
+        confinement = Confinement(work, (work,), toolchain_places(os.environ))
+        prefix = landlock_argv(confinement, unix_stream=unix_stream)
+        proc = subprocess.run([*prefix, sys.executable, "-c", code], cwd=work, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+    assert "PAIR" in proc.stdout, proc.stdout + proc.stderr
+    assert ("WORKED" in proc.stdout) is unix_stream, proc.stdout + proc.stderr
