@@ -28,19 +28,16 @@ LABEL org.opencontainers.image.title="codegen-ci" \
 # git does the worktree, commit and push work. The workspace GitHub mounts belongs to the runner
 # user (uid 1001), not to root in here, so git's ownership check would refuse it: trust all
 # directories system-wide. The container is single-purpose and sees only that checkout.
-# Confinement (SECURITY.md, docs/sandbox.md): bubblewrap where it can start (a container run
-# with --privileged or unconfined seccomp/AppArmor); under GitHub's own `docker run` (Docker's
-# default seccomp profile: no namespaces, not even for root) codegen-ci, root in here, runs
-# every repository and model command as `codegen-sandbox` instead: a system user with no home,
-# no login shell and no sudo (none is installed), and libseccomp for its no-network filter.
-# Its uid is pinned so that it is never the runner's (1001), which owns the mounted files.
+# Confinement (SECURITY.md, docs/sandbox.md): under GitHub's own `docker run` (Docker's
+# default seccomp and AppArmor profiles: no namespaces, so no bubblewrap, not even for root)
+# codegen-ci confines every repository and model command with Landlock and a seccomp filter,
+# which need no package, no user and no privilege (Docker's default seccomp profile allows the
+# Landlock system calls since Docker 23.0, moby/moby#43199). The launcher also empties the
+# capability bounding set, so the commands of root in here run with no capability.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates bubblewrap libseccomp2 \
+ && apt-get install -y --no-install-recommends git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
- && git config --system --add safe.directory '*' \
- && groupadd --system --gid 64000 codegen-sandbox \
- && useradd --system --uid 64000 --gid 64000 --no-create-home --home-dir /nonexistent \
-      --shell /usr/sbin/nologin codegen-sandbox
+ && git config --system --add safe.directory '*'
 
 # Only the `codegen-ci` script goes on PATH (a link into the virtualenv); `python` and `pip` stay
 # the image's own, so a project's setup command installs into a Python that codegen-ci's

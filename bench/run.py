@@ -137,7 +137,7 @@ def summary(name: str, r: Result) -> str:
     lines["sandbox"] = lambda: (
         ", ".join(
             f"{mode} {r[f'{mode}_ms']:.0f} ms" if r.get(f"{mode}_ms") is not None else f"{mode} n/a"
-            for mode in ("off", "bwrap", "user")
+            for mode in ("off", "bwrap", "landlock")
         )
         + f" per command in a {r['files']}-file tree"
     )

@@ -1,9 +1,9 @@
-"""Benchmark 8: what confinement costs per command (issue 16).
+"""Benchmark 8: what confinement costs per command.
 
 `true` through the real runner (`proc.run_shell`, with its reaper) in a worktree-sized folder
-of `files` files, unconfined, under bubblewrap, and in user mode (the jail's interpreter start-up
-plus handing the folder to the sandbox user, which walks it). Modes that cannot be set up on
-this machine (user mode needs root) are reported as unavailable."""
+of `files` files, unconfined, under bubblewrap, and under Landlock (the launcher's interpreter
+start-up, the ruleset and the seccomp filter). Backends that cannot be set up on this machine
+are reported as unavailable."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 
 from codegen_ci.security.sandbox import open_sandbox
 from codegen_ci.security.sandbox_places import SandboxUnavailable
-from codegen_ci.security.user_access import hand_over
 from codegen_ci.workspace.proc import run_shell
 
 
@@ -27,11 +26,9 @@ def sandbox_cost(calls: int = 20, files: int = 2000) -> dict[str, Any]:
             path = tree / f"pkg{n % 40}" / f"mod{n}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("x = 1\n")
-        Path(tmp).chmod(0o755)  # the sandbox user must reach the tree
         result: dict[str, Any] = {"calls": calls, "files": files}
-        for mode in ("off", "bwrap", "user"):
-            user = os.environ.get("CODEGEN_SANDBOX_USER", "64123:64123")
-            env = {**os.environ, "CODEGEN_SANDBOX": mode, "CODEGEN_SANDBOX_USER": user}
+        for mode in ("off", "bwrap", "landlock"):
+            env = {**os.environ, "CODEGEN_SANDBOX": mode}
             try:
                 sandbox = open_sandbox(env, git_dir=None)
             except SandboxUnavailable as exc:
@@ -47,10 +44,8 @@ def sandbox_cost(calls: int = 20, files: int = 2000) -> dict[str, Any]:
                               wrap=sandbox.prefix(tree, network=False))  # fmt: skip
                     times.append((time.perf_counter() - started) * 1000)
                 result[f"{mode}_ms"] = round(statistics.median(times), 1)
-                if sandbox.user is not None:  # the walk alone, with nothing left to change
-                    started = time.perf_counter()
-                    hand_over(sandbox.user, tree, keep=())
-                    result["user_hand_over_ms"] = round((time.perf_counter() - started) * 1000, 1)
+                if sandbox.landlock_abi is not None:
+                    result["landlock_abi"] = sandbox.landlock_abi
             finally:
                 sandbox.close()
         return result

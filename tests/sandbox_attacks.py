@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,16 +22,18 @@ from sample_repo import SampleRepo
 
 def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
            extra: dict[str, str] | None = None,
-           shell: str = "/bin/sh") -> subprocess.CompletedProcess[str]:  # fmt: skip
+           shell: str = "/bin/sh", through: Sequence[str] = ()
+           ) -> subprocess.CompletedProcess[str]:  # fmt: skip
     """`codegen-ci run` started by a shell that holds LAUNCHER_CANARY (the tool does not: it
     gets DEPLOY_TOKEN, which the commands' environment never carries). `shell`: the program
-    that shell is (a runner's worker, say)."""
+    that shell is (a runner's worker, say); `through`: a program the tool is started by."""
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
            "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}", **(extra or {})}  # fmt: skip
     if sandbox:
         env["CODEGEN_SANDBOX"] = sandbox
     tool = shlex.join(
         [
+            *through,
             sys.executable,
             "-m",
             "codegen_ci",
@@ -105,3 +107,32 @@ def loopback_listener() -> Iterator[tuple[int, list[bytes]]]:
 def connect(port: int) -> str:
     code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 3).sendall(b'leak')"
     return f"{sys.executable} -c {shlex.quote(code)} && echo CONNECTED"
+
+
+# Every attack runs under each backend (`CODEGEN_SANDBOX=bwrap` / `landlock`) and, as its
+# positive control, with the sandbox off.
+BACKENDS = ["bwrap", "landlock"]
+BACKENDS_AND_OFF = [*BACKENDS, "off"]
+
+NO_LANDLOCK = """
+import ctypes, os, struct, sys
+# seccomp: landlock_create_ruleset (444) fails with ENOSYS, as on a kernel without Landlock or
+# under a container profile that predates it; everything else is allowed. Then exec argv.
+arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[os.uname().machine]
+prog = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, 0x7FFF0000), (0x20, 0, 0, 0),
+        (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38), (0x06, 0, 0, 0x7FFF0000)]
+raw = b"".join(struct.pack("=HBBI", *i) for i in prog)
+buf = ctypes.create_string_buffer(raw, len(raw))
+fprog = struct.pack("=HxxxxxxQ", len(prog), ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, fprog, 0, 0) == 0
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+def without_landlock(tmp: Path) -> Path:
+    """A program that runs its arguments on what looks like a kernel without Landlock."""
+    script = tmp / "no-landlock"
+    script.write_text(f"#!{sys.executable}\n{NO_LANDLOCK}")
+    script.chmod(0o755)
+    return script

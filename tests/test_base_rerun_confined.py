@@ -1,4 +1,4 @@
-"""Issue 16, point 1: the re-run of failing tests on the base commit runs confined too.
+"""The re-run of failing tests on the base commit runs confined too, under each backend.
 
 When a round's tests fail, the baseline (gate/baseline.py) re-runs the failing test ids on the
 base commit, in a separate detached worktree. A pytest pre-flight only collects, so it never
@@ -20,7 +20,7 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import PROC_SCAN, connect, launch, write_attempts
+from sandbox_attacks import BACKENDS_AND_OFF, PROC_SCAN, connect, launch, write_attempts
 
 PROBE = "tests/test_probe.py"
 HOSTILE_TEST = """\
@@ -36,7 +36,7 @@ def test_probe():
 HARMLESS_TEST = 'def test_probe():\n    assert False, "still failing, harmlessly"\n'
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_the_base_commit_rerun_is_confined(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path,
     listener: tuple[int, list[bytes]],

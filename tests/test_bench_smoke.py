@@ -106,10 +106,10 @@ def test_command_caps_times_both_runners() -> None:
     assert isinstance(r["holds"], bool)
 
 
-def test_sandbox_cost_times_each_mode_it_can_set_up() -> None:
+def test_sandbox_cost_times_each_backend_it_can_set_up() -> None:
     from bench.sandbox_cost import sandbox_cost
 
     r = sandbox_cost(calls=1, files=20)
     assert r["off_ms"] > 0
-    for mode in ("bwrap", "user"):  # a mode this machine cannot set up says why
+    for mode in ("bwrap", "landlock"):  # a backend this machine cannot set up says why
         assert r[f"{mode}_ms"] is not None or r[f"{mode}_unavailable"]

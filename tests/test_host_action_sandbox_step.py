@@ -81,7 +81,7 @@ def test_a_missing_bwrap_is_installed_and_an_open_kernel_is_left_alone(tmp_path:
     assert os.access(tmp_path / "bin" / "bwrap", os.X_OK)
 
 
-@pytest.mark.parametrize("sandbox", ["off", "user"])
+@pytest.mark.parametrize("sandbox", ["off", "landlock"])
 def test_nothing_is_touched_when_bubblewrap_is_not_wanted(tmp_path: Path, sandbox: str) -> None:
     calls, profile = run_step(tmp_path, sandbox=sandbox, has_bwrap=False)
     assert calls == [] and not profile.exists()

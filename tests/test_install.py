@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -161,10 +163,96 @@ def test_pipx_install_of_the_wheel_runs_a_dry_run(
 
 
 def test_readme_and_docs_say_how_to_install_for_use_and_for_development() -> None:
+    """Nothing is published on PyPI: the docs say so and give the installs that work."""
     readme = (ROOT / "README.md").read_text()
     quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     guide = (ROOT / "docs" / "install.md").read_text()
+    pinned = f"pip install git+https://github.com/codegen-ci/codegen-ci@v{__version__}"
     for text in (quick_start, guide):
-        assert "pip install codegen-ci" in text and "pipx install codegen-ci" in text
-        assert "pip install -e '.[test]'" in text
+        assert "No release is published on PyPI yet" in " ".join(text.split())
+        assert "`pip install codegen-ci`" in text
+        assert pinned in text and "pipx install dist/codegen_ci-" in text
+    assert "pip install -e '.[test]'" in quick_start and "pip install -e '.[test]'" in guide
     assert "docs/install.md" in quick_start
+
+
+def _first_block(text: str) -> str:
+    return text.split("```bash\n", 1)[1].split("```", 1)[0].strip()
+
+
+def _clone(into: Path) -> Path:
+    """A clone of this repository's committed state, as a user gets it."""
+    clone = into / "codegen-ci"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True,
+                   capture_output=True)  # fmt: skip
+    return clone
+
+
+def _path_without_bwrap(into: Path) -> str:
+    """PATH as this machine's, with `bwrap` taken out (every other program of /usr/bin kept)."""
+    bin_dir = into / "bin"
+    bin_dir.mkdir()
+    for program in Path("/usr/bin").iterdir():
+        if program.name != "bwrap":
+            (bin_dir / program.name).symlink_to(program)
+    kept = [p for p in os.environ["PATH"].split(os.pathsep)
+            if p and not (Path(p) / "bwrap").exists()]  # fmt: skip
+    return os.pathsep.join([str(bin_dir), *kept])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # a fresh `pip install -e '.[test]'` on a loaded machine
+def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root() -> None:
+    """README's first command, exactly as written, in a fresh clone, on a machine without
+    bubblewrap (not on PATH), as an unprivileged user when the tests run as root: it installs,
+    and the dry run confines its commands with Landlock (report.json says so)."""
+    command = _first_block((ROOT / "README.md").read_text())
+    assert command.startswith("python3 -m venv .venv") and "--dry-run" in command
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("no system python3 an unprivileged user can run")
+    top = Path(tempfile.mkdtemp(prefix="codegen-readme-"))  # reachable by another user
+    try:
+        top.chmod(0o755)
+        clone, home, tmp = _clone(top), top / "home", top / "tmp"
+        home.mkdir()
+        tmp.mkdir()  # a fresh machine's: nothing another user left in a shared /tmp
+        env = {**clean_env(START_ENV), "HOME": str(home), "TMPDIR": str(tmp),
+               "PATH": _path_without_bwrap(top)}  # fmt: skip
+        for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "CODEGEN_SANDBOX", "CODEGEN_BWRAP"):
+            env.pop(name, None)
+        argv = ["/bin/sh", "-c", command]
+        if os.geteuid() == 0:  # nobody: no capability, no sudo, no namespace tricks
+            subprocess.run(["chown", "-R", "65534:65534", str(top)], check=True)
+            argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+        proc = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True,
+                              timeout=1100)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert "confined with Landlock" in proc.stderr
+        [report_path] = (clone / ".git" / "codegen" / "runs").glob("*/report.json")
+        report = json.loads(report_path.read_text())
+        assert report["sandbox"] == "landlock" and report["landlock_abi"] >= 1
+        assert report["rounds"][0]["commands"], report  # its commands ran, confined
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_documented_pinned_git_install_works(tmp_path: Path) -> None:
+    """docs/install.md's `pip install git+https://github.com/...@<tag>`, with a local clone's
+    file:// URL in place of GitHub's (same pip, same git, same build from the tag)."""
+    guide = (ROOT / "docs" / "install.md").read_text()
+    [line] = [ln.strip() for ln in guide.splitlines() if ln.strip().startswith("pip install git+")]
+    url, tag = line.split("git+", 1)[1].split()[0].rsplit("@", 1)
+    assert url.startswith("https://github.com/") and tag == f"v{__version__}"
+    clone = _clone(tmp_path)
+    subprocess.run(["git", "-C", str(clone), "tag", tag], check=True)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean_env(START_ENV))
+    pinned = line.replace(url, f"file://{clone}").split("#", 1)[0].split()
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", *pinned], capture_output=True,
+                          text=True, env=clean_env(START_ENV), timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    version = subprocess.run([str(venv / "bin" / "codegen-ci"), "--version"], capture_output=True,
+                             text=True, env=clean_env())  # fmt: skip
+    assert version.stdout.strip() == f"codegen-ci, version {__version__}"

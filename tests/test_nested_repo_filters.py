@@ -1,4 +1,4 @@
-"""Issue 16, point 2: the tool's own git never recurses into a nested repository.
+"""The tool's own git never recurses into a nested repository, under each sandbox backend.
 
 A populated submodule (a gitlink in the index whose directory holds a repository) is asked
 whether it is dirty by a plain `git status`: git runs a `git status` inside it, and that runs
@@ -23,7 +23,7 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import launch, results
+from sandbox_attacks import BACKENDS, launch, results
 
 BRANCH = "codegen/reset-patch-in-bump-minor"
 IDENT = (
@@ -81,10 +81,12 @@ def naive(repo: SampleRepo, script: str, marker: Path, *git_args: str) -> str:
     return text
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 @pytest.mark.parametrize("ignore_none", ["", "base", "model"])
 def test_a_nested_repositorys_filter_never_runs_in_our_git(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, ignore_none: str
-) -> None:
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, ignore_none: str,
+    sandbox: str,
+) -> None:  # fmt: skip
     """`ignore_none`: where a `.gitmodules` with `ignore = none` comes from (the repository's
     base commit, or the model), if anywhere."""
     marker = tmp_path / "filter-ran"
@@ -100,7 +102,7 @@ def test_a_nested_repositorys_filter_never_runs_in_our_git(
                                   "status")  # fmt: skip
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec())
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"HEAD={sha}" in results(model_server) and "ARMED" in results(model_server)

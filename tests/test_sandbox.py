@@ -1,8 +1,9 @@
-"""Issue 16, point 1: commands that run repository code are confined (sandbox.py).
+"""Commands that run repository code are confined (security/sandbox.py), under each backend.
 
 Each attack runs as a real `codegen-ci run` process, launched from a real shell that holds a
-secret of its own, with the scripted model over HTTP. Each has a positive control: the same run
-with `CODEGEN_SANDBOX=off` (the documented opt-out) shows the attack working.
+secret of its own, with the scripted model over HTTP, once with bubblewrap and once with
+Landlock. Each has a positive control: the same run with `CODEGEN_SANDBOX=off` (the documented
+opt-out) shows the attack working.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
 from sandbox_attacks import (
+    BACKENDS,
+    BACKENDS_AND_OFF,
     PROC_SCAN,
     connect,
     launch,
     results,
+    without_landlock,
     write_attempts,
 )
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_run_command_cannot_read_other_processes_environment(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
 ) -> None:
@@ -43,7 +47,7 @@ def test_run_command_cannot_read_other_processes_environment(
         assert "found=0" in seen
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_run_command_cannot_write_outside_the_worktree(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
@@ -63,9 +67,16 @@ def test_run_command_cannot_write_outside_the_worktree(
         assert all(b"pwned" not in p.read_bytes() for p in targets)
 
 
+NETWORK_CASES = [
+    *((b, [], False) for b in BACKENDS),
+    *((b, ["run_command"], True) for b in BACKENDS),
+    ("off", [], True),
+]
+
+
 @pytest.mark.parametrize(
     ("sandbox", "network", "reached"),
-    [("", [], False), ("", ["run_command"], True), ("off", [], True)],
+    NETWORK_CASES,
 )
 def test_run_command_has_no_network_unless_the_spec_allows_it(
     sample_repo: SampleRepo, model_server: ScriptedModelServer,
@@ -83,7 +94,7 @@ def test_run_command_has_no_network_unless_the_spec_allows_it(
     assert ("CONNECTED" in results(model_server)) is reached
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_a_test_command_is_confined_too(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path,
     listener: tuple[int, list[bytes]],
@@ -109,40 +120,68 @@ def test_a_test_command_is_confined_too(
         assert not received and all(b"pwned" not in p.read_bytes() for p in targets)
 
 
-def test_without_bubblewrap_the_run_fails_closed_unless_switched_off(
+def test_without_bubblewrap_auto_confines_with_landlock(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    # (and no sandbox user to fall back to, where the tool is root: tests/test_sandbox_user.py)
-    missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap"),
-               "CODEGEN_SANDBOX_USER": "no-such-user"}  # fmt: skip
+    """No bwrap (and one that cannot create namespaces, as under AppArmor or Docker's seccomp
+    profile): `auto` confines with Landlock, says so, and the report names it and its ABI."""
+    broken = tmp_path / "bwrap"
+    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\n"
+                      "exit 1\n")  # fmt: skip
+    broken.chmod(0o755)
+    for bwrap in (tmp_path / "no-such-bwrap", broken):
+        model_server.add(Reply(tool_calls=[call("run_command", command=PROC_SCAN), FIX]),
+                         Reply("ok"))  # fmt: skip
+        proc = launch(sample_repo, model_server, sample_repo.write_spec(),
+                      extra={"CODEGEN_BWRAP": str(bwrap)})  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "confined with Landlock" in proc.stderr and "found=0" in results(model_server)
+        out_dir = max(sample_repo.tmp.glob("out-*"), key=lambda p: p.stat().st_mtime)
+        report = json.loads((out_dir / "report.json").read_text())
+        assert report["sandbox"] == "landlock" and report["landlock_abi"] >= 1
+
+
+def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """No bwrap and a kernel without Landlock (a seccomp filter makes its system calls fail
+    with ENOSYS, as on Linux < 5.13 or under a container profile that predates them)."""
+    missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap")}
+    no_landlock = [str(without_landlock(tmp_path))]
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=missing)
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=missing,
+                  through=no_landlock)  # fmt: skip
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert "bubblewrap" in proc.stderr and "CODEGEN_SANDBOX=off" in proc.stderr
+    assert "bubblewrap" in proc.stderr and "no Landlock" in proc.stderr
+    assert "apt-get install bubblewrap" in proc.stderr and "lsm=landlock" in proc.stderr
+    assert "CODEGEN_SANDBOX=off" in proc.stderr
     assert "Traceback" not in proc.stderr and not model_server.requests  # no model call
     [out_dir] = sample_repo.tmp.glob("out-*")
     report = json.loads((out_dir / "report.json").read_text())
     assert (report["status"], report["reason"]) == ("error", "sandbox")
     assert "codegen/" not in sample_repo.git("branch", "--list")  # nothing left behind
 
-    # a bwrap that cannot create namespaces (AppArmor, a default Docker seccomp profile)
-    broken = tmp_path / "bwrap"
-    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\n"
-                      "exit 1\n")  # fmt: skip
-    broken.chmod(0o755)
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(),
-                  extra={**missing, "CODEGEN_BWRAP": str(broken)})  # fmt: skip
-    assert proc.returncode == 3 and "No permissions to create new namespace" in proc.stderr
+    # asking for one backend by name: no falling back to the other
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="bwrap",
+                  extra=missing)  # fmt: skip
+    assert proc.returncode == 3 and "bubblewrap" in proc.stderr, proc.stdout + proc.stderr
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="landlock",
+                  through=no_landlock)  # fmt: skip
+    assert proc.returncode == 3 and "no Landlock" in proc.stderr, proc.stdout + proc.stderr
+
+    # the retired user mode is an unknown value (exit 2), never a silent fallback
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="user")
+    assert proc.returncode == 2 and "landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the explicit opt-out runs anyway, and says so
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="off",
-                  extra=missing)  # fmt: skip
+                  extra=missing, through=no_landlock)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "UNCONFINED" in proc.stderr
     # ... and so does the action's `sandbox: off` input
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
     proc = launch(sample_repo, model_server, sample_repo.write_spec(),
-                  extra={**missing, "INPUT_SANDBOX": "off"})  # fmt: skip
+                  extra={**missing, "INPUT_SANDBOX": "off"}, through=no_landlock)  # fmt: skip
     assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr
 
 
@@ -170,7 +209,7 @@ def _holds(cmdline: Path, marker: str) -> bool:
         return False
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_credentials_in_the_repository_config_are_out_of_reach(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
 ) -> None:
@@ -186,18 +225,21 @@ def test_credentials_in_the_repository_config_are_out_of_reach(
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
-    assert "r/o/moc.buhtig" in seen  # the config was read (reversed)
+    if sandbox == "landlock":  # it cannot show another file in its place: it keeps it whole
+        assert "Permission denied" in seen
+    else:
+        assert "r/o/moc.buhtig" in seen  # the config was read (reversed)
     leaked = [t for t in (url_token, header_token) if t[::-1] in seen]
     assert leaked == ([url_token, header_token] if sandbox == "off" else [])
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_the_runners_own_credentials_are_hidden(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
     """A self-hosted runner keeps what it authenticates to GitHub with beside its programs
     (`.credentials`, `.credentials_rsaparams`, `.runner`); the tool finds that directory among
-    its ancestors (here a shell installed as `bin/Runner.Worker`)."""
+    its ancestors (here a shell installed as `bin/Runner.Worker`) and keeps it whole."""
     runner = tmp_path / "actions-runner"
     (runner / "bin").mkdir(parents=True)
     worker = runner / "bin" / "Runner.Worker"
@@ -211,5 +253,20 @@ def test_the_runners_own_credentials_are_hidden(
                   shell=str(worker))  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
-    assert "Runner.Worker" in seen  # the runner's directory itself is there to read
+    assert ("Runner.Worker" in seen) is (sandbox == "off")  # the runner's own files: none
     assert seen.count(secret[::-1]) == (3 if sandbox == "off" else 0)
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+def test_the_runs_own_output_directory_is_out_of_reach(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+) -> None:
+    """The output directory holds the transcript and the pre-flight's logs while commands run:
+    nothing of it is visible to them (bubblewrap shows it empty, Landlock refuses it)."""
+    look = f"ls -R {sample_repo.tmp}/out-* 2>&1; echo LOOKED"
+    model_server.add(Reply(tool_calls=[call("run_command", command=look), FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "LOOKED" in seen
+    assert (".log" in seen) is (sandbox == "off"), seen

@@ -69,8 +69,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         report.instructions = ctx.briefing.instructions.name
     started = time.monotonic() - report.duration_s
     base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
-    sandbox = _open_sandbox(ctx, base_tree)
-    report.sandbox = sandbox.kind
+    sandbox = _open_sandbox(ctx)
+    report.sandbox, report.landlock_abi = sandbox.kind, sandbox.landlock_abi
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress,
                           sandbox=sandbox)  # fmt: skip
@@ -109,12 +109,11 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     return report
 
 
-def _open_sandbox(ctx: RunContext, base_tree: Path) -> Sandbox:
+def _open_sandbox(ctx: RunContext) -> Sandbox:
     """Confinement for this run's commands; when it cannot be had, the run ends before any
     command runs (report written, worktree and its new branch removed)."""
     try:
         return open_sandbox(os.environ, git_dir=git.common_dir(ctx.repo), checkout=ctx.repo,
-                            workdirs=(ctx.worktree.path, base_tree),
                             private=(ctx.output_dir,))  # fmt: skip
     except (SandboxUnavailable, InputError) as exc:
         reason = "sandbox" if isinstance(exc, SandboxUnavailable) else "config"

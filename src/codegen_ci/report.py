@@ -209,8 +209,11 @@ class Report(BaseModel):
     worktree: str | None = Field(default=None, description="Kept for inspection or resume.")
     sandbox: str | None = Field(
         default=None,
-        description="How commands were confined: bwrap, user (an unprivileged user: "
+        description="How commands were confined: bwrap, landlock (Landlock and seccomp: "
         "docs/sandbox.md) or off; null: the run ended before any command.",
+    )
+    landlock_abi: int | None = Field(
+        default=None, description="The kernel's Landlock ABI, when `sandbox` is landlock."
     )
 
     def write(self, output_dir: Path) -> Path:

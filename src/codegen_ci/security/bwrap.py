@@ -1,50 +1,56 @@
-"""Bubblewrap mode: the argv that runs one command under `bwrap` (security/sandbox.py says
+"""Bubblewrap backend: the argv that runs one command under `bwrap` (security/sandbox.py says
 what it confines), and the repository's git config as a confined command may see it."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
+
+from codegen_ci.security.confinement import Confinement
 
 _CREDENTIALS = re.compile(r"^\s*extraheader\s*=.*$", re.IGNORECASE | re.MULTILINE)
 _USERINFO = re.compile(r"(://)[^/@\s]+@")
 
 
-def bwrap_argv(
-    bwrap: str,
-    workdir: Path,
-    *,
-    network: bool,
-    hidden: Sequence[Path],
-    scratch: Path,
-    checkout: Path | None,
-    git_dir: Path | None,
-    git_config: Path | None,
-) -> list[str]:
-    """Work in (and write only) `workdir` and `scratch`; `git_config` (credentials removed)
-    is shown in place of the repository's own."""
-    argv = [bwrap, "--unshare-all", *(["--share-net"] if network else []),
+def bwrap_argv(bwrap: str, confinement: Confinement) -> list[str]:
+    """The machine read-only; each hidden place an empty read-only tmpfs (or /dev/null for a
+    file), with the read-only places shown again inside; the writable places bound
+    read-write; replaced and frozen files read-only on top; own namespaces (network only if
+    allowed), no capability, a new session."""
+    c = confinement
+    argv = [bwrap, "--unshare-all", *(["--share-net"] if c.network else []),
             "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
             "--tmpfs", "/dev/shm"]  # fmt: skip  # noqa: S108 - inside the sandbox
-    read_only = []  # empty and read-only: no message can be left there for later steps
-    for path in hidden:
+    read_only: list[str] = []  # empty and read-only: no message can be left there
+    # A hidden place inside a place shown again (the run's output directory in the git
+    # directory) is hidden after that place is mounted.
+    inner = [h for h in c.hidden if any(p in h.parents for p in c.read_only)]
+    argv += _hide([h for h in c.hidden if h not in inner], read_only)
+    for path in c.read_only:  # only what a hidden place covers: the rest is the read-only /
+        if path.exists() and any(h == path or h in path.parents for h in c.hidden):
+            argv += ["--ro-bind", str(path), str(path)]
+    argv += _hide(inner, read_only)
+    for source, target in c.replaced:
+        if source.exists() and target.exists():
+            argv += ["--ro-bind", str(source), str(target)]
+    for path in c.writable:
+        argv += ["--bind", str(path), str(path)]
+    for path in c.frozen:
+        if path.is_file():
+            argv += ["--ro-bind", str(path), str(path)]
+    return [*argv, *read_only, "--chdir", str(c.workdir), "--"]
+
+
+def _hide(places: list[Path], read_only: list[str]) -> list[str]:
+    argv = []
+    for path in places:
         if path.is_dir():
             argv += ["--tmpfs", str(path)]
             read_only += ["--remount-ro", str(path)]
         elif path.exists():
             argv += ["--ro-bind", "/dev/null", str(path)]
-    if checkout is not None and checkout.is_dir():
-        argv += ["--ro-bind", str(checkout), str(checkout)]
-    if git_dir is not None and git_dir.is_dir():
-        argv += ["--ro-bind", str(git_dir), str(git_dir)]
-        if git_config is not None:
-            argv += ["--ro-bind", str(git_config), str(git_dir / "config")]
-    argv += ["--bind", str(workdir), str(workdir), "--bind", str(scratch), str(scratch)]
-    if (workdir / ".git").is_file():
-        argv += ["--ro-bind", str(workdir / ".git"), str(workdir / ".git")]
-    return [*argv, *read_only, "--chdir", str(workdir), "--"]
+    return argv
 
 
 def without_credentials(text: str) -> str:

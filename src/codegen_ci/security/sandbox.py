@@ -1,22 +1,26 @@
 """Confinement for every command that runs repository code: the model's `run_command`, the
 validation `setup`, `lint` and `test` commands, and the re-runs on the base commit.
 
-Two mechanisms, one guarantee (SECURITY.md, docs/sandbox.md):
+Two backends, one guarantee (SECURITY.md, docs/sandbox.md), both built from one
+`Confinement` (security/confinement.py: explicit lists of writable, read-only and hidden
+places, and the network):
 - **bwrap** (security/bwrap.py): own PID, IPC, UTS and network namespaces (network only if
   `validation.network` names the command's kind), no capability, `no_new_privs`, the
   machine's files read-only but for the workdir and the run's scratch directory (HOME,
-  TMPDIR); secret places (security/sandbox_places.py) hidden, the repository's git config
-  shown without credentials, the worktree's `.git` file read-only.
-- **user** (security/user_mode.py, user_jail.py): where bwrap cannot create namespaces (a
-  container under Docker's default seccomp profile: GitHub's Docker actions) and the tool
-  is root, each command runs as an unprivileged user, with no capability, `no_new_privs`
-  and a seccomp filter in place of the network namespace; the same places are kept from it
-  by ownership and permission bits.
+  TMPDIR); HOME and the other hidden places (security/sandbox_places.py) empty, with the
+  toolchains in them shown read-only; the repository's git config shown without credentials,
+  the worktree's `.git` file read-only.
+- **landlock** (security/landlock.py, landlock_exec.py): where bubblewrap cannot start (no
+  package, Ubuntu's AppArmor rule, a Docker container), the kernel's Landlock and a seccomp
+  filter applied by a launcher before exec: reads beneath an allowlist (system directories,
+  toolchains, the checkout, git directory and dependency folders), writes beneath the workdir
+  and the scratch directory only, no network, no ptrace of and (ABI 6) no signal to anything
+  outside, `no_new_privs`, no capability.
 
 Each is set up, and proven by one command, in security/sandbox_setup.py.
-`CODEGEN_SANDBOX` (or the action's `sandbox` input) picks one: `auto` (default: bwrap, else
-user mode when root), `bwrap`, `user`, or `off` (unconfined, never the default). When none
-can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 3).
+`CODEGEN_SANDBOX` (or the action's `sandbox` input) picks one: `auto` (default: bwrap where it
+starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the default). When
+none can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 3).
 """
 
 from __future__ import annotations
@@ -25,21 +29,35 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from codegen_ci.errors import InputError
-from codegen_ci.security import user_access
 from codegen_ci.security.bwrap import bwrap_argv
-from codegen_ci.security.sandbox_places import SandboxUnavailable, hidden_places
-from codegen_ci.security.sandbox_setup import Setup, fall_back, start_bwrap, start_user
+from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.landlock import landlock_argv
+from codegen_ci.security.sandbox_places import (
+    SandboxUnavailable,
+    hidden_places,
+    outermost,
+    reachable_engine_socket,
+    toolchain_places,
+)
+from codegen_ci.security.sandbox_setup import (
+    Setup,
+    fail_closed,
+    sanitise_git_config,
+    start_bwrap,
+    start_landlock,
+)
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
 AUTO = frozenset({"", "auto", "on", "true", "1", "yes"})
 CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
-Kind = Literal["bwrap", "user", "off"]
+HOME_FILES = ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")  # dropped when hidden: HOME's are used
+Kind = Literal["bwrap", "landlock", "off"]
 
 
 @dataclass(frozen=True)
@@ -47,13 +65,15 @@ class Sandbox:
     """How this run confines its commands (`kind`), and what it needs to do so."""
 
     kind: Kind
-    root: Path  # private: the sanitized git config; `root/rw` is the writable scratch
+    root: Path  # private: the sanitised git config; `root/rw` is the writable scratch
     git_dir: Path | None  # the repository's common git dir, shown read-only
     hidden: tuple[Path, ...] = ()
     checkout: Path | None = None  # the user's checkout, read-only (linked dependencies live there)
+    toolchains: tuple[Path, ...] = ()  # shown read-only inside the hidden places
+    dependencies: tuple[Path, ...] = ()  # the repository's dependency folders, read-only
     bwrap: str | None = None
-    user: user_access.SandboxUser | None = None
-    hold: user_access.PermissionHold | None = None  # user mode: permission bits to give back
+    landlock_abi: int | None = None  # the kernel's, when kind is landlock
+    unix_stream: bool = True  # landlock: False where a container engine's socket is reachable
 
     @property
     def enabled(self) -> bool:
@@ -73,29 +93,49 @@ class Sandbox:
             for name in CACHE_VARS:  # a build cache elsewhere is read-only: one per run instead
                 if name in out:
                     out[name] = str(self.scratch / "cache" / name.lower())
-        if self.user is not None:  # the repository belongs to another uid: git must accept it
-            home, original = self.scratch / "home", out.get("GIT_CONFIG_GLOBAL")
-            out["GIT_CONFIG_GLOBAL"] = user_access.git_config(home, original)
+            for name in HOME_FILES:  # the user's git config (tokens in insteadOf) stays hidden
+                if name in out and self._hides(Path(out[name])):
+                    del out[name]
         return out
 
+    def _hides(self, path: Path) -> bool:
+        real = path.resolve()
+        return any(h == real or h in real.parents for h in self.hidden)
+
+    def confinement(
+        self,
+        workdir: Path,
+        *,
+        network: bool,
+        writable: Sequence[Path] = (),
+        read_only: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
+    ) -> Confinement:
+        """What a command working in `workdir` may touch: the workdir and the scratch
+        directory writable (plus `writable`), the toolchains, checkout, git directory and
+        dependency folders read-only (plus `read_only`), the run's hidden places (plus
+        `hidden`) kept."""
+        shown = [*self.toolchains, *self.dependencies, *read_only]
+        shown += [p for p in (self.checkout, self.git_dir) if p is not None]
+        config = self.root / "gitconfig"
+        replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
+        return Confinement(workdir, (workdir, self.scratch, *writable), tuple(shown),
+                           (*self.hidden, *hidden), replaced, (workdir / ".git",),
+                           network)  # fmt: skip
+
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
-        """The argv that runs a command confined, working in (and writing only) `workdir`.
-        Call it right before the command starts: in user mode it also hands `workdir` and the
-        scratch directory to the sandbox user (files the tool wrote since become theirs)."""
-        if self.bwrap is not None:
-            config = self.root / "gitconfig"
-            return bwrap_argv(self.bwrap, workdir, network=network, hidden=self.hidden,
-                              scratch=self.scratch, checkout=self.checkout, git_dir=self.git_dir,
-                              git_config=config if config.is_file() else None)  # fmt: skip
-        if self.user is not None:  # what the tool wrote since the last command becomes theirs
-            user_access.hand_over(self.user, workdir, keep=[workdir / ".git"])
-            user_access.hand_over(self.user, self.scratch)
-            return self.user.jail(network=network)
+        """The argv that runs a command confined, working in (and writing only) `workdir`."""
+        return self.wrap(self.confinement(workdir, network=network))
+
+    def wrap(self, confinement: Confinement) -> list[str]:
+        """The argv prefix of this run's backend for `confinement` ([] when off)."""
+        if self.kind == "bwrap" and self.bwrap is not None:
+            return bwrap_argv(self.bwrap, confinement)
+        if self.kind == "landlock":
+            return landlock_argv(confinement, unix_stream=self.unix_stream)
         return []
 
     def close(self) -> None:
-        if self.hold is not None:
-            self.hold.restore()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -104,17 +144,17 @@ def open_sandbox(
     *,
     git_dir: Path | None,
     checkout: Path | None = None,
-    workdirs: Sequence[Path] = (),
+    dependencies: Sequence[Path] = (),
     private: Sequence[Path] = (),
 ) -> Sandbox:
-    """Set up confinement for one run and prove it works, or fail closed. `workdirs`: where
-    commands will work (user mode keeps their hidden ancestors enterable); `private`: the
-    run's own files (its output directory), which user mode also keeps from commands."""
+    """Set up confinement for one run and prove it works, or fail closed. `dependencies`: the
+    repository's dependency folders commands may read (beside the checkout); `private`: the
+    run's own files (its output directory), hidden like HOME."""
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = (environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or "").strip().lower()
-    if mode not in OFF | AUTO | {"bwrap", "user"}:
+    if mode not in OFF | AUTO | {"bwrap", "landlock"}:
         raise InputError(f"{SANDBOX_ENV} / sandbox input: unknown value {mode!r} "
-                          "(auto, bwrap, user or off)")  # fmt: skip
+                          "(auto, bwrap, landlock or off)")  # fmt: skip
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
     for sub in ("rw/home", "rw/tmp", "rw/runner-temp"):
         (root / sub).mkdir(parents=True)
@@ -122,19 +162,37 @@ def open_sandbox(
         print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
               "tool's user, files and network", file=sys.stderr)  # fmt: skip
         return Sandbox("off", root, git_dir, (), checkout)
-    setup = Setup(environ, root, git_dir, checkout, hidden_places(environ), workdirs, private)
+    hidden = outermost([*hidden_places(environ), *private])
+    # a toolchain never shows a hidden place whole (a PATH entry that is HOME or above it)
+    toolchains = tuple(t for t in toolchain_places(environ)
+                       if not any(t == h or t in h.parents for h in hidden))  # fmt: skip
+    setup = Setup(environ, root, git_dir, checkout, hidden, toolchains,
+                  tuple(dependencies))  # fmt: skip
+    base = Sandbox("off", root, git_dir, setup.hidden, checkout, setup.toolchains,
+                   tuple(dependencies))  # fmt: skip
     try:
-        if mode != "user":
-            try:
-                bwrap = start_bwrap(setup)
-                return Sandbox("bwrap", root, git_dir, setup.hidden, checkout, bwrap=bwrap)
-            except SandboxUnavailable as exc:
-                if mode == "bwrap":
-                    raise
-                user, hold = fall_back(exc, setup)
-        else:
-            user, hold = start_user(setup)
-        return Sandbox("user", root, git_dir, setup.hidden, checkout, user=user, hold=hold)
+        sanitise_git_config(setup)
+        return _start(mode, setup, base)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
+
+
+def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
+    problems = []
+    if mode != "landlock":
+        try:
+            return replace(base, kind="bwrap", bwrap=start_bwrap(setup))
+        except SandboxUnavailable as exc:
+            if mode == "bwrap":
+                raise fail_closed([exc.message]) from None
+            problems.append(exc.message)
+    unix_stream = reachable_engine_socket() is None
+    try:
+        abi = start_landlock(setup, unix_stream=unix_stream)
+    except SandboxUnavailable as exc:
+        raise fail_closed([*problems, exc.message]) from None
+    if problems:
+        print(f"codegen-ci: {problems[0]}; commands are confined with Landlock (ABI {abi}) "
+              "instead (docs/sandbox.md)", file=sys.stderr)  # fmt: skip
+    return replace(base, kind="landlock", landlock_abi=abi, unix_stream=unix_stream)

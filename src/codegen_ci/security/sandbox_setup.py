@@ -1,22 +1,20 @@
-"""Setting up each sandbox mode for one run (security/sandbox.py picks the mode): bubblewrap,
-proven by one command started the way every command will be; user mode, with the places its
-user must not read held and one command proven to run as that user; and the fall-back from
-the first to the second in `auto` mode, which only root can take."""
+"""Setting up a sandbox backend for one run (security/sandbox.py picks it): bubblewrap or
+Landlock, each proven by one command started the way every command will be, and what `auto`
+says when it passes from the first to the second."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen_ci.security import user_mode
 from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
+from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.landlock import kernel_abi, landlock_argv
 from codegen_ci.security.sandbox_places import SandboxUnavailable, unavailable
-from codegen_ci.security.user_access import PermissionHold, SandboxUser, UserModeError
 
 BWRAP_ENV = "CODEGEN_BWRAP"  # an explicit bwrap binary; default: `bwrap` on PATH at start-up
 
@@ -30,69 +28,63 @@ class Setup:
     git_dir: Path | None
     checkout: Path | None
     hidden: tuple[Path, ...]
-    workdirs: Sequence[Path]
-    private: Sequence[Path]
+    toolchains: tuple[Path, ...]
+    dependencies: Sequence[Path] = ()
+
+    def probe(self) -> Confinement:
+        """A confinement like a command's, working in the scratch directory."""
+        read_only = [*self.toolchains, *self.dependencies]
+        read_only += [p for p in (self.checkout, self.git_dir) if p is not None]
+        config = self.root / "gitconfig"
+        replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
+        return Confinement(self.root / "rw" / "tmp", (self.root / "rw",), tuple(read_only),
+                           self.hidden, replaced)  # fmt: skip
+
+
+def sanitise_git_config(setup: Setup) -> None:
+    """The repository's config without credentials, for commands to see in its place; none
+    when it holds none (then commands read the real one)."""
+    config = setup.git_dir / "config" if setup.git_dir else None
+    if config is not None and has_credentials(config):
+        text = config.read_text(encoding="utf-8", errors="replace")
+        (setup.root / "gitconfig").write_text(without_credentials(text), encoding="utf-8")
 
 
 def start_bwrap(setup: Setup) -> str:
     """The bwrap binary, proven to start a sandbox like the commands' here."""
     bwrap = setup.environ.get(BWRAP_ENV) or shutil.which("bwrap") or ""
     if not bwrap or not os.access(bwrap, os.X_OK) or Path(bwrap).is_dir():
-        raise SandboxUnavailable(unavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed"))
-    config = setup.git_dir / "config" if setup.git_dir else None
-    if config is not None and config.is_file():
-        text = config.read_text(encoding="utf-8", errors="replace")
-        (setup.root / "gitconfig").write_text(without_credentials(text), encoding="utf-8")
+        raise SandboxUnavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed")
     bwrap = str(Path(bwrap).absolute())
-    probe = setup.root / "rw" / "tmp"
-    config = setup.root / "gitconfig"
-    argv = bwrap_argv(bwrap, probe, network=False, hidden=setup.hidden, scratch=setup.root / "rw",
-                      checkout=setup.checkout, git_dir=setup.git_dir,
-                      git_config=config if config.is_file() else None)  # fmt: skip
-    try:
-        proc = subprocess.run(
-            [*argv, "/bin/sh", "-c", "exit 0"],
-            capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        problem = proc.stderr.decode("utf-8", errors="replace").strip()[-500:]
-        failed = proc.returncode != 0
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        failed, problem = True, str(exc)
-    if failed:
-        raise SandboxUnavailable(unavailable(f"bubblewrap could not start a sandbox: {problem}"))
+    problem = _prove(bwrap_argv(bwrap, setup.probe()))
+    if problem is not None:
+        raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {problem}")
     return bwrap
 
 
-def fall_back(exc: SandboxUnavailable, setup: Setup) -> tuple[SandboxUser, PermissionHold]:
-    """bwrap failed in `auto` mode: user mode, when the tool is root."""
-    first = exc.message.split(". codegen-ci runs", 1)[0]
-    if os.geteuid() != 0:
-        raise exc
-    try:
-        user, hold = start_user(setup)
-    except SandboxUnavailable as second:
-        raise SandboxUnavailable(f"{first}; {second.message}") from None
-    print(
-        f"codegen-ci: {first}; commands run as the unprivileged user {user.name} "
-        f"(uid {user.uid}) instead (user mode, docs/sandbox.md)",
-        file=sys.stderr,
-    )
-    return user, hold
+def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
+    """The kernel's Landlock ABI, proven by one command confined with it."""
+    abi = kernel_abi()
+    if abi < 1:
+        raise SandboxUnavailable("this kernel has no Landlock (Linux 5.13 or later, with "
+                                 "`landlock` in /sys/kernel/security/lsm)")  # fmt: skip
+    problem = _prove(landlock_argv(setup.probe(), unix_stream=unix_stream))
+    if problem is not None:
+        raise SandboxUnavailable(f"Landlock could not confine a command: {problem}")
+    return abi
 
 
-def start_user(setup: Setup) -> tuple[SandboxUser, PermissionHold]:
-    """The sandbox user, with the places it must not read held, proven by one command."""
-    if os.geteuid() != 0:
-        raise SandboxUnavailable(unavailable("user mode needs codegen-ci to run as root"))
-    git_dir = setup.git_dir
-    places = [*setup.hidden, *setup.private]
-    if git_dir is not None and has_credentials(git_dir / "config"):
-        places.append(git_dir / "config")  # git inside commands then cannot read it
-    owned = [p for p in (git_dir, setup.checkout) if p is not None]
+def _prove(argv: list[str]) -> str | None:
+    """None when `/bin/sh -c 'exit 0'` ran under `argv`, else what went wrong."""
     try:
-        user, hold = user_mode.prepare(setup.environ.get(user_mode.USER_ENV), setup.root,
-                                       places=places, not_owned=owned,
-                                       workdirs=setup.workdirs)  # fmt: skip
-    except UserModeError as exc:
-        raise SandboxUnavailable(unavailable(f"user mode is not available: {exc}")) from None
-    return user, hold
+        proc = subprocess.run([*argv, "/bin/sh", "-c", "exit 0"], capture_output=True,
+                              timeout=60, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        return None
+    return proc.stderr.decode("utf-8", errors="replace").strip()[-500:] or f"exit {proc.returncode}"
+
+
+def fail_closed(problems: Sequence[str]) -> SandboxUnavailable:
+    return SandboxUnavailable(unavailable("; ".join(problems)))

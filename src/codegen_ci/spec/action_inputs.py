@@ -52,7 +52,7 @@ class ActionSettings:
     working_directory: Path | None = None
     max_ci_fix_attempts: int = 2
     ci_fix_label: str = ""
-    sandbox: str = "auto"  # auto, bwrap, user or off; security/sandbox.py reads the same input
+    sandbox: str = "auto"  # auto, bwrap, landlock or off; security/sandbox.py reads the same input
     # plain environment, lower in precedence than `.codegen.yml`
     env_model: str | None = None
     env_base_url: str | None = None

@@ -1,0 +1,133 @@
+"""The Landlock launcher (security/landlock_exec.py) confines what it starts: each probe runs
+once through the argv prefix `landlock_argv` builds and once directly (the positive control:
+the same probe works unconfined). What the full runs cover (other processes' environment,
+writes outside the worktree, TCP, HOME) is in test_sandbox.py and test_home_allowlist.py; this
+is the rest: UDP, abstract Unix sockets, signals, capabilities, shared memory, /tmp, and a
+launcher that cannot confine never running the command."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.landlock import kernel_abi, landlock_argv
+from codegen_ci.security.sandbox_places import toolchain_places
+
+pytestmark = pytest.mark.skipif(kernel_abi() < 1, reason="the kernel has no Landlock")
+
+
+def run(code: str, tmp: Path, *, confined: bool, network: bool = False) -> str:
+    work = tmp / "work"
+    work.mkdir(exist_ok=True)
+    confinement = Confinement(work, (work,), toolchain_places(os.environ), network=network)
+    prefix = landlock_argv(confinement) if confined else []
+    proc = subprocess.run([*prefix, sys.executable, "-c", code], cwd=work, capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    return proc.stdout + proc.stderr
+
+
+def attempt(statement: str) -> str:
+    return f"""
+import os, socket, signal
+try:
+    {statement}
+    print("WORKED")
+except OSError as exc:
+    print("REFUSED", exc)
+"""
+
+
+@pytest.mark.parametrize("confined", [True, False])
+def test_udp_is_refused_without_the_network(tmp_path: Path, confined: bool) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.settimeout(2)
+        port = server.getsockname()[1]
+        udp = "socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+        send = f"{udp}.sendto(b'leak', ('127.0.0.1', {port}))"
+        out = run(attempt(send), tmp_path, confined=confined)
+        assert ("WORKED" in out) is not confined, out
+        if not confined:
+            assert server.recv(10) == b"leak"
+
+
+def test_with_the_network_udp_and_tcp_work(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        out = run(attempt(f"socket.create_connection(('127.0.0.1', {port}), 3)"), tmp_path,
+                  confined=True, network=True)  # fmt: skip
+    assert "WORKED" in out, out
+
+
+@pytest.mark.skipif(kernel_abi() < 6, reason="scoping needs Landlock ABI 6 (Linux 6.12)")
+@pytest.mark.parametrize("confined", [True, False])
+def test_abstract_unix_sockets_and_signals_outside_are_out_of_reach(
+    tmp_path: Path, confined: bool
+) -> None:
+    name = f"\0codegen-test-{uuid.uuid4().hex}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(name)
+        server.listen(1)
+        connect = f"socket.socket(socket.AF_UNIX).connect({name!r})"
+        out = run(attempt(connect), tmp_path, confined=confined)
+        assert ("WORKED" in out) is not confined, out
+    out = run(attempt(f"os.kill({os.getpid()}, 0)"), tmp_path, confined=confined)
+    assert ("WORKED" in out) is not confined, out
+
+
+@pytest.mark.parametrize("confined", [True, False])
+def test_shared_memory_tmp_and_capabilities(tmp_path: Path, confined: bool) -> None:
+    shm, tmp = f"/dev/shm/codegen-{uuid.uuid4().hex}", f"/tmp/codegen-{uuid.uuid4().hex}"
+    try:
+        out = run(attempt(f"open({shm!r}, 'w').write('x'); open({tmp!r}, 'w').write('x')"),
+                  tmp_path, confined=confined)  # fmt: skip
+        assert ("WORKED" in out) is not confined, out
+    finally:
+        for path in (shm, tmp):
+            Path(path).unlink(missing_ok=True)
+    status = run("print(open('/proc/self/status').read())", tmp_path, confined=confined)
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    assert (fields["NoNewPrivs"].strip() == "1") is confined
+    if os.geteuid() == 0:  # root's commands hold no capability
+        assert (int(fields["CapBnd"], 16) == 0) is confined
+
+
+def test_a_policy_it_cannot_apply_never_runs_the_command(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    prefix = landlock_argv(Confinement(tmp_path, (tmp_path,)))
+    prefix[-2] = '{"read": "not a list"}'
+    proc = subprocess.run([*prefix, "/bin/sh", "-c", f"touch {marker}"], capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert proc.returncode == 126 and "cannot confine" in proc.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("unix_stream", [False, True])
+def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
+    tmp_path: Path, unix_stream: bool
+) -> None:
+    """Landlock cannot stop a connect() to a named socket (`/var/run/docker.sock` in GitHub's
+    action containers): with `unix_stream=False` no stream Unix socket can be made, while
+    socketpair() (pipes between a command's own processes) still works. Control: with
+    `unix_stream=True` the same listener is reached."""
+    path = tmp_path / "engine.sock"
+    work = tmp_path / "work"
+    work.mkdir()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen(1)
+        connect = f"socket.socket(socket.AF_UNIX).connect({str(path)!r})"
+        code = attempt(f"socket.socketpair(); print('PAIR'); {connect}")
+        confinement = Confinement(work, (work,), toolchain_places(os.environ))
+        prefix = landlock_argv(confinement, unix_stream=unix_stream)
+        proc = subprocess.run([*prefix, sys.executable, "-c", code], cwd=work, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+    assert "PAIR" in proc.stdout, proc.stdout + proc.stderr
+    assert ("WORKED" in proc.stdout) is unix_stream, proc.stdout + proc.stderr
