@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.gate.base_run import base_env, base_record, collected_everything
+from codegen_ci.gate.command_places import command_places
 from codegen_ci.gate.config_check import base_run_problem
 from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import JUnitResult
@@ -65,6 +66,8 @@ class Baseline:
         failed_tests = [f for f in outcome.failed if f.kind == "test"]
         if not failed_tests:
             return
+        if self.sandbox is not None:  # nothing the model's commands left in HOME runs here
+            self.sandbox.new_phase()
         unknown = [i for i in outcome.failing_ids() if i not in self.fails_on_base]
         if unknown and not self.unavailable:
             self._answer(unknown)
@@ -166,20 +169,19 @@ class Baseline:
         tag = f"baseline-{self.runs:02d}"
         env = base_env(self.env, tree)  # the base tree's own code first (base_run.py)
         status = None
-        scratch = self.sandbox.scratch if self.sandbox else self.work_dir
         wrap = self.sandbox.prefix(tree, network="test" in self.validation.network) \
             if self.sandbox else []  # fmt: skip
+        places = command_places(self.sandbox, self.work_dir, tag)
         if only:
-            env, status = pytest_first.prepare(env, only, scratch, tag, mode="only")
+            env, status = pytest_first.prepare(env, only, places.tool_dir, tag, mode="only",
+                                               io_dir=places.io_dir)  # fmt: skip
         result, junit = run_test_command(command, tree, env, self.validation,
                                          self.work_dir / "junit", tag,
                                          self.work_dir / "logs" / f"{tag}.log", wrap=wrap,
-                                         drop_dir=scratch / "junit")  # fmt: skip
-        if status:
-            pytest_first.keep(scratch, self.work_dir)
-        if status and pytest_first.failed_to_load(
-            pytest_first.read_status(status), result.excerpt(4000)
-        ):
+                                         drop_dir=places.io_dir,
+                                         anchors=places.anchors)  # fmt: skip
+        first = pytest_first.keep(status, places.tool_dir, self.work_dir) if status else None
+        if first and pytest_first.failed_to_load(first, result.excerpt(4000)):
             self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
         else:  # (a refused plugin is no verdict on the base; the rewritten command runs next)
             self._check_usable(base_record(command, result, junit), whole_suite)

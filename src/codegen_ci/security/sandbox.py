@@ -21,16 +21,19 @@ can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 3).
 
 from __future__ import annotations
 
+import itertools
+import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from codegen_ci.errors import InputError
-from codegen_ci.security import user_access
+from codegen_ci.security import guarded_read, user_access
 from codegen_ci.security.bwrap import bwrap_argv
 from codegen_ci.security.sandbox_places import SandboxUnavailable, hidden_places
 from codegen_ci.security.sandbox_setup import Setup, fall_back, start_bwrap, start_user
@@ -39,6 +42,10 @@ SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
 AUTO = frozenset({"", "auto", "on", "true", "1", "yes"})
 CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
+SCRATCH_DIRS = ("home", "tmp", "runner-temp")
+# Per-user package folders outside HOME that interpreters load code from at start-up: off for
+# every command (HOME itself is fresh per phase; see `new_phase`).
+NO_USER_SITE = {"PYTHONNOUSERSITE": "1"}
 Kind = Literal["bwrap", "user", "off"]
 
 
@@ -54,6 +61,7 @@ class Sandbox:
     bwrap: str | None = None
     user: user_access.SandboxUser | None = None
     hold: user_access.PermissionHold | None = None  # user mode: permission bits to give back
+    _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
     def enabled(self) -> bool:
@@ -61,11 +69,55 @@ class Sandbox:
 
     @property
     def scratch(self) -> Path:
-        """Writable inside the sandbox: HOME, TMPDIR, JUnit and plugin files."""
+        """Writable inside the sandbox: HOME, TMPDIR, caches and each command's JUnit folder.
+        The tool never reads it but through the guarded reader (security/guarded_read.py),
+        and never writes into it but to make a fresh folder (`command_folder`)."""
         return self.root / "rw"
 
+    @property
+    def tool_dir(self) -> Path:
+        """The tool's own files that commands need to read, never write: the pytest plugin and
+        each run's list of test ids. Outside the scratch, so read-only in every mode (bwrap
+        binds only the workdir and the scratch writable; user mode leaves it root's, 0755).
+        A backend that allowlists what commands may read must let them read it."""
+        return self.root / "tool"
+
+    def command_folder(self, tag: str) -> Path:
+        """A new, empty folder in the scratch for one command to write (its JUnit report and
+        plugin status), made without following anything a command left there."""
+        return guarded_read.make_fresh_dir(self.scratch, f"{tag}-{secrets.token_hex(4)}")
+
+    def new_phase(self) -> None:
+        """Start a phase (the pre-flight, a validation round, the base-commit re-runs) with a
+        fresh scratch: HOME, TMPDIR and caches start over, so nothing an earlier command left
+        there (a `.pth`, a `usercustomize`, a shell profile, a poisoned cache) runs again. What
+        `setup` installed during the pre-flight, on the untouched code, is the one thing kept:
+        each phase starts from a copy of it (`keep_setup_state`)."""
+        n = next(self._phases)
+        old = self.scratch
+        if old.exists():
+            gone = self.root / f"old-{n}"
+            old.rename(gone)
+            shutil.rmtree(gone, ignore_errors=True)
+        seed = self.root / "seed"
+        if seed.is_dir():  # cp -a copies symlinks as symlinks: nothing is followed
+            subprocess.run(["cp", "-a", "--reflink=auto", "--", str(seed), str(old)],
+                           check=True, capture_output=True)  # fmt: skip
+        else:
+            old.mkdir()
+        for sub in SCRATCH_DIRS:
+            (old / sub).mkdir(exist_ok=True)
+
+    def keep_setup_state(self) -> None:
+        """Keep what `setup` left in the scratch (on the untouched code, before any model
+        command ran) as the start of every later phase."""
+        seed = self.root / "seed"
+        if not seed.exists():
+            subprocess.run(["cp", "-a", "--reflink=auto", "--", str(self.scratch), str(seed)],
+                           check=True, capture_output=True)  # fmt: skip
+
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        out = dict(env)
+        out = {**dict(env), **NO_USER_SITE}
         if self.enabled:
             out.update(HOME=str(self.scratch / "home"), TMPDIR=str(self.scratch / "tmp"))
             if "RUNNER_TEMP" in out:  # the real one is hidden; reports written there still count
@@ -116,8 +168,9 @@ def open_sandbox(
         raise InputError(f"{SANDBOX_ENV} / sandbox input: unknown value {mode!r} "
                           "(auto, bwrap, user or off)")  # fmt: skip
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
-    for sub in ("rw/home", "rw/tmp", "rw/runner-temp"):
+    for sub in (*(f"rw/{d}" for d in SCRATCH_DIRS), "tool"):
         (root / sub).mkdir(parents=True)
+    (root / "tool").chmod(0o755)
     if mode in OFF:
         print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
               "tool's user, files and network", file=sys.stderr)  # fmt: skip
