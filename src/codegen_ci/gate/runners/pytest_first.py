@@ -96,8 +96,9 @@ def keep(status: Path, tool_dir: Path, work_dir: Path) -> FirstStatus:
     target = work_dir / "pytest_plugin"
     target.mkdir(parents=True, exist_ok=True)
     ids = tool_dir / "pytest_plugin" / status.name.replace("-status.jsonl", "-ids.txt")
-    if ids.is_file():
-        shutil.copyfile(ids, target / ids.name)
+    for path in (ids, tool_dir / "pytest_plugin" / f"{PLUGIN}.py"):  # the tool's own files
+        if path.is_file() and tool_dir != work_dir:
+            shutil.copyfile(path, target / path.name)
     copy = target / status.name
     try:
         guarded_read.copy_file(status.parent.parent, f"{status.parent.name}/{status.name}",
