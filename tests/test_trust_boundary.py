@@ -10,26 +10,35 @@ run with the defence undone).
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import shutil
 import sys
 import sysconfig
 import uuid
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from action_env import TOKEN, ActionWorld, push_branch
+from codegen_ci.publish import ci_artifacts
 from codegen_ci.security import guarded_read
+from codegen_ci.testing.github_double import GitHubDouble
+from codegen_ci.testing.github_runs import add_workflow_run
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
-from sample_repo import FIX, VERSION_FILE, SampleRepo
+from pr_loop_env import junit_zip, workflow_run_payload
+from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
 from sandbox_attacks import launch, results
 
 BACKENDS = ["bwrap"]  # the landlock backend joins here
 # An interpreter outside any virtualenv (a venv turns user site-packages off by itself), with
 # pytest from ours on its path: a repository tested with the system Python.
 SYSTEM_PYTHON = "/usr/bin/python3"
+CI_BRANCH = "codegen/3-speed-up-parse"
 SYSTEM_PYTEST = (f'env PYTHONPATH="$PYTHONPATH:{sysconfig.get_paths()["purelib"]}" '
                  f"{SYSTEM_PYTHON} -m pytest -q -p no:cacheprovider tests")  # fmt: skip
 
@@ -321,3 +330,45 @@ def test_the_guarded_reader_refuses_what_a_plain_read_follows(tmp_path: Path) ->
     dest = tmp_path / "copy"
     shutil.copyfile(root / "a" / "link.xml", dest)
     assert dest.read_text() == "secret"
+
+
+ZIP_MEMBERS, MEMBER_BYTES = 40, 20 * 1024 * 1024 - 1
+
+
+@pytest.fixture
+def ci_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
+    with GitHubDouble("octo-org/hello", token=TOKEN) as github, ScriptedModelServer() as model:
+        github.add_user("alice", role="write")
+        world = ActionWorld(sample_repo, github, model)
+        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
+                        "model": "scripted-model"}  # fmt: skip
+        head = push_branch(sample_repo, CI_BRANCH, {"NOTES.md": "faster parse\n"}, "speed up")
+        world.github.add_pull(CI_BRANCH, title="Speed up parse", user="github-actions[bot]",
+                              head_sha=head)  # fmt: skip
+        yield world
+
+
+def test_a_ci_artifact_is_bounded_in_total_not_only_per_member(ci_world: ActionWorld) -> None:
+    """A CI artifact of well under a megabyte whose 40 members each decompress to just under
+    the per-member cap (20 MB): the run takes the real report and writes a bounded total."""
+    report = zipfile.ZipFile(io.BytesIO(junit_zip(ci_world.sample, ci_world.tmp)))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("reports/junit.xml", report.read("reports/junit.xml"))
+        for n in range(ZIP_MEMBERS):
+            archive.writestr(f"reports/bulk-{n}.xml", b"\0" * MEMBER_BYTES)
+    data = buffer.getvalue()
+    # control: small to download, 800 MB written by a per-member cap alone
+    infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    assert len(data) < 2 << 20 and all(i.file_size <= ci_artifacts.MAX_XML_BYTES for i in infos)
+    assert sum(i.file_size for i in infos) > 800 * 1024 * 1024
+    ci_world.model.add(*fixing_script())
+    run = add_workflow_run(ci_world.github, CI_BRANCH, artifacts={"junit": data})
+
+    result = ci_world.run("workflow_run", workflow_run_payload(ci_world, run.id, CI_BRANCH, 1))
+
+    assert result.code == 0, result.log
+    assert "test_bump_minor_resets_patch" in ci_world.model.requests[0]["messages"][1]["content"]
+    written = ci_world.sample.path / ".git" / "codegen" / "ci-artifacts"
+    total = sum(p.stat().st_size for p in written.rglob("*") if p.is_file())
+    assert total <= ci_artifacts.MAX_TOTAL_XML_BYTES
