@@ -28,6 +28,8 @@ from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
 
 OUTPUT_SCAN_CHARS = 400_000
+MAX_REPORT_FILES = 100  # reports copied per command (a glob may match a million files)
+MAX_REPORT_BYTES = 256 * 1024 * 1024  # their total, per command
 
 
 def run_test_command(
@@ -68,7 +70,14 @@ def run_test_command(
               missing_ok=True)  # fmt: skip
     after = _report_candidates(command, places, globs)
     written = [key for key, stamp in after.items() if before.get(key) != stamp]
+    total = 0
     for n, (root, rel) in enumerate(written):
+        size = after[(root, rel)][1]
+        if len(copies) >= MAX_REPORT_FILES or total + size > MAX_REPORT_BYTES:
+            problems.append(f"{root / rel}: not read: more than {MAX_REPORT_FILES} reports or "
+                            f"{MAX_REPORT_BYTES} bytes of them from one command")  # fmt: skip
+            continue
+        total += size
         _copy(root, rel, junit_dir / f"{tag}-{n}-{PurePosixPath(rel).name}", copies, problems)
     junit = parse_files(copies, root=cwd)
     junit.problems[:0] = problems
