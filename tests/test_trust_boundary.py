@@ -221,6 +221,10 @@ big = os.path.join(os.environ["TMPDIR"], "big.xml")
 with open(big, "wb") as f:
     f.truncate(4 << 30)
 print("APPARENT", os.stat(big).st_size)
+# a 1 TiB sparse file in the worktree: a generated file the tool's change detection must not
+# read whole
+with open("huge.bin", "wb") as f:
+    f.truncate(1 << 40)
 # a report folder that is a link to a hidden directory
 if not os.path.islink("validation.junit"):
     os.symlink(secret, "validation.junit")
@@ -236,8 +240,9 @@ def test_reports_are_read_bounded_and_without_links(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
     """The spec's JUnit globs meet a 4 GiB sparse file, a folder turned into a link to a
-    hidden directory and a FIFO: each is refused with its reason, nothing is copied whole,
-    nothing hangs, and the run ends normally."""
+    hidden directory and a FIFO, and the worktree a 1 TiB sparse file: each is refused with
+    its reason or left unread, nothing is copied whole, nothing hangs, and the run ends
+    normally (well within the launcher's timeout)."""
     home, secret_dir, token = secret_home(tmp_path)
     (secret_dir / "hosts.xml").write_text(f"<x>{token}</x>")
     script = tmp_path / "hostile.py"
