@@ -58,6 +58,7 @@ class Baseline:
     sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
     unavailable: str | None = None  # why the base runs cannot answer (then nothing is judged)
     _tree: Path | None = None
+    _fresh: bool = False  # this round's base runs have their own fresh scratch already
     _links: tuple[str, ...] = ()
 
     def classify(self, outcome: RoundOutcome) -> None:
@@ -66,8 +67,7 @@ class Baseline:
         failed_tests = [f for f in outcome.failed if f.kind == "test"]
         if not failed_tests:
             return
-        if self.sandbox is not None:  # nothing the model's commands left in HOME runs here
-            self.sandbox.new_phase()
+        self._fresh = False  # the base runs this round makes start a phase of their own
         unknown = [i for i in outcome.failing_ids() if i not in self.fails_on_base]
         if unknown and not self.unavailable:
             self._answer(unknown)
@@ -165,6 +165,9 @@ class Baseline:
              ) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
         """Run a test command on the base; `only`: run just these tests, through the plugin."""
         tree = self._worktree()
+        if self.sandbox is not None and not self._fresh:
+            self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
+            self._fresh = True
         self.runs += 1
         tag = f"baseline-{self.runs:02d}"
         env = base_env(self.env, tree)  # the base tree's own code first (base_run.py)

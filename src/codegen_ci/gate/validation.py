@@ -1,7 +1,9 @@
 """Validation: the repository's own commands, run by the harness, decide.
 
-A round runs `setup` (until it has passed once), then every `lint` command, then `test`; a
-lint failure skips the tests. Success means every command exited 0.
+A round runs `setup` (until it has passed once; the pre-flight normally has, on the untouched
+code, and what it left in the scratch starts every later phase. A resumed run has no
+pre-flight: its setup runs on the model's code, so it is not kept and runs in every round),
+then every `lint` command, then `test`; a lint failure skips the tests. Success means every command exited 0.
 
 Targeted re-runs: when the last round that ran tests had failing tests and there is one test
 command, which runs pytest, the round runs it with the `codegen_first` plugin
@@ -72,8 +74,12 @@ class Validator:
         tests itself, also across a round whose tests were skipped."""
         outcome = RoundOutcome(Round(iteration=iteration))
         self._new_phase()
-        if not self.setup_done and not self._setup(outcome):
-            return outcome.finish()
+        if not self.setup_done:
+            if not self._setup(outcome):
+                return outcome.finish()
+            # Run on the model's code (a resumed run has no pre-flight): what it left in the
+            # scratch is not kept for later phases, so it runs again in the next round.
+            self.setup_done = self.sandbox is None
         for command in self.validation.lint:
             result, _ = self._run(command, "lint", outcome)
             if not result.ok:
