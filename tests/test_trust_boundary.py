@@ -377,3 +377,37 @@ def test_a_ci_artifact_is_bounded_in_total_not_only_per_member(ci_world: ActionW
     written = ci_world.sample.path / ".git" / "codegen" / "ci-artifacts"
     total = sum(p.stat().st_size for p in written.rglob("*") if p.is_file())
     assert total <= ci_artifacts.MAX_TOTAL_XML_BYTES
+
+
+GO_FIFO = """\
+import os
+if not os.path.exists("go.mod"):
+    os.mkfifo("go.mod")  # reading it would block the reader for ever
+    print("FIFO-MADE")
+with open("report.xml", "w") as report:
+    report.write('<testsuite name="m" tests="1" failures="1"><testcase classname="example.com/m"'
+                 ' name="TestParse"><failure message="Failed">panic: boom</failure>'
+                 "</testcase></testsuite>")
+raise SystemExit(1)
+"""
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+) -> None:
+    """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
+    command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
+    script = tmp_path / "fifo.py"
+    script.write_text(GO_FIFO)
+    model_server.add(Reply("Nothing to do."))
+    spec = sample_repo.write_spec(limits={"max_iterations": 1},
+                                  validation={"test": [f"{sys.executable} {script}"],
+                                              "junit": ["report.xml"]})  # fmt: skip
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    logs = "".join(p.read_text() for p in (out_dir / "logs").glob("*.log"))
+    assert "FIFO-MADE" in logs  # control: the FIFO was there when the tool read the report
+    assert "TestParse" in (out_dir / "report.json").read_text()
