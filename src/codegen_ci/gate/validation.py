@@ -3,7 +3,8 @@
 A round runs `setup` (until it has passed once; the pre-flight normally has, on the untouched
 code, and what it left in the scratch starts every later phase. A resumed run has no
 pre-flight: its setup runs on the model's code, so it is not kept and runs in every round),
-then every `lint` command, then `test`; a lint failure skips the tests. Success means every command exited 0.
+then every `lint` command, then `test`; a lint failure skips the tests. Success means every
+command exited 0.
 
 Targeted re-runs: when the last round that ran tests had failing tests and there is one test
 command, which runs pytest, the round runs it with the `codegen_first` plugin

@@ -126,8 +126,10 @@ class Sandbox:
                 if name in out:
                     out[name] = str(self.scratch / "cache" / name.lower())
         if self.user is not None:  # the repository belongs to another uid: git must accept it
-            home, original = self.scratch / "home", out.get("GIT_CONFIG_GLOBAL")
-            out["GIT_CONFIG_GLOBAL"] = user_access.git_config(home, original)
+            # In the private root (reachable, not writable, by the sandbox user), not in the
+            # scratch HOME: it outlives each phase's fresh scratch and no command changes it.
+            original = out.get("GIT_CONFIG_GLOBAL")
+            out["GIT_CONFIG_GLOBAL"] = user_access.git_config(self.root, original)
         return out
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:

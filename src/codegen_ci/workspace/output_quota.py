@@ -79,8 +79,8 @@ def enforce(output_dir: Path, logs: Iterable[Path], copies: Iterable[Path] = ())
                          f"{SHRUNK_LOG_BYTES // 2048} KB ({size} bytes)")  # fmt: skip
     if notes:
         with (output_dir / NOTES).open("a", encoding="utf-8") as f:
-            f.writelines(f"{note} (output directory over its {cap / 2**20:g} MB or "
-                         f"{most} files cap)\n" for note in notes)  # fmt: skip
+            f.writelines(f"{note} (output directory over its {cap / 2**20:g} MB cap or "
+                         f"{most} files)\n" for note in notes)  # fmt: skip
     return notes
 
 
