@@ -69,17 +69,17 @@ BREAK_PARSE = call("edit_file", path=VERSION_FILE, old_text='text.split(".")',
                    new_text='text.split(",")')  # fmt: skip
 
 
-def plant_user_site(python: str) -> str:
+def plant_user_site(python: str, hook: str = HOOK, use: str = 'Version.parse("1.2.3")',
+                    folder: str = "probe-base") -> str:  # fmt: skip
     """A command that leaves a `.pth` in its user site-packages (under its HOME), then shows
     it working (the control) when user site-packages are on, from a folder named like the
     base tree; `PLANTED-OFF` is what it prints with them off, as codegen-ci runs commands."""
     site = f'"$(env -u PYTHONNOUSERSITE {python} -m site --user-site)"'
-    probe = (f"{python} -c 'from semver.version import Version; Version.parse(\"1.2.3\")' "
-             "2>&1 | tail -1")  # fmt: skip
+    probe = f"{python} -c 'from semver.version import Version; {use}' 2>&1 | tail -1"
     return (
-        f"src=$PWD/src; mkdir -p {site} && printf %s {shlex.quote(HOOK)} > {site}/planted_hook.py"
+        f"src=$PWD/src; mkdir -p {site} && printf %s {shlex.quote(hook)} > {site}/planted_hook.py"
         f" && echo 'import planted_hook' > {site}/planted.pth"
-        f' && mkdir -p "$TMPDIR/probe-base" && cd "$TMPDIR/probe-base"'
+        f' && mkdir -p "$TMPDIR/{folder}" && cd "$TMPDIR/{folder}"'
         f' && echo "PLANTED-ON: $(env -u PYTHONNOUSERSITE PYTHONPATH=$src {probe})"'
         f' && echo "PLANTED-OFF: $(PYTHONPATH=$src {probe}) ok"'
     )
@@ -115,6 +115,39 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_base_commit_rerun(
     assert base and "planted" not in base
     report = (out_dir / "report.json").read_text()
     assert '"status": "failed"' in report and '"new": true' in report
+
+
+# Planted in the model's user site-packages: `bump_minor` made right in every later Python,
+# so the round's tests pass with the bug still in the code.
+FAKE_FIX_HOOK = HOOK.replace('if os.getcwd().endswith("-base"):', "if True:").replace(
+    """                def parse(cls, text):
+                    raise ValueError("planted")
+                module.Version.parse = classmethod(parse)""",
+    """                def bump_minor(self):
+                    return module.Version(self.major, self.minor + 1, 0)
+                module.Version.bump_minor = bump_minor""",
+)
+
+
+@pytest.mark.skipif(not os.access(SYSTEM_PYTHON, os.X_OK), reason="needs a system Python")
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_what_the_model_leaves_in_home_does_not_run_in_the_validation_round(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+) -> None:
+    """The gate stays honest: a `.pth` the model plants instead of fixing the code would make
+    the round's tests pass; the round starts with a fresh HOME and user site-packages off."""
+    plant = plant_user_site(SYSTEM_PYTHON, FAKE_FIX_HOOK,
+                            "print(Version(1, 2, 3).bump_minor())", "probe")  # fmt: skip
+    model_server.add(Reply(tool_calls=[call("run_command", command=plant)]), Reply("Done."))
+    spec = sample_repo.write_spec(limits={"max_iterations": 1},
+                                  validation={"test": [SYSTEM_PYTEST], "timeout": 120})  # fmt: skip
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+
+    seen = results(model_server)
+    assert "PLANTED-ON: 1.3.0" in seen, seen  # control: the planted fix works with user site on
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the bug is still there
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    assert '"status": "failed"' in (out_dir / "report.json").read_text()
 
 
 HOSTILE_CONFTEST = """\
