@@ -362,6 +362,13 @@ def test_the_guarded_reader_refuses_what_a_plain_read_follows(tmp_path: Path) ->
                 guarded_read.read_bytes(root, rel, max_bytes=1 << 20)
         assert guarded_read.glob(root, "**/*.xml") == ["a/b/ok.xml", "a/sparse.xml"]
     guarded_read._openat2_works = None
+    (root / "a" / "b" / "two.xml").write_text("x" * 100)
+    done = guarded_read.copy_tree(root, "a", tmp_path / "tree", max_files=5, max_bytes=50,
+                                  max_file_bytes=1 << 20)  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "tree").rglob("*") if p.is_file()) == ["ok.xml"]
+    assert done.files == 1 and len(done.left_out) == 2  # two.xml over the total, sparse.xml
+    with pytest.raises(guarded_read.Refused, match="already exists"):
+        guarded_read.make_fresh_dir(root, "dirlink")  # a name taken in advance
     # control: the plain reads follow every one of these links
     assert (root / "a" / "link.xml").read_text() == "secret"
     assert (root / "dirlink" / "b" / "ok.xml").read_text() == "fine"

@@ -364,8 +364,8 @@ def copy_tree(root: Path, rel: str, dest: Path, *, max_files: int, max_bytes: in
         if done.files >= max_files:
             done.left_out.append(f"{info.rel}: more than {max_files} files")
             continue
-        size = max(info.size, info.allocated)
-        if size > max_file_bytes or done.bytes + size > max_bytes:
+        too_big = info.size > max_file_bytes or info.allocated > max_file_bytes + CHUNK
+        if too_big or done.bytes + info.size > max_bytes:
             done.left_out.append(f"{info.rel}: too large ({info.size} bytes)")
             continue
         target = dest / info.rel[start:]
