@@ -100,11 +100,10 @@ class Sandbox:
             old.rename(gone)
             shutil.rmtree(gone, ignore_errors=True)
         seed = self.root / "seed"
-        if seed.is_dir():  # cp -a copies symlinks as symlinks: nothing is followed
-            subprocess.run(["cp", "-a", "--reflink=auto", "--", str(seed), str(old)],
-                           check=True, capture_output=True)  # fmt: skip
-        else:
-            old.mkdir()
+        if seed.is_dir() and not _copy(seed, old):
+            print("codegen-ci: WARNING: could not copy what setup installed into this phase's "
+                  "fresh HOME; it starts empty", file=sys.stderr)  # fmt: skip
+        old.mkdir(exist_ok=True)
         for sub in SCRATCH_DIRS:
             (old / sub).mkdir(exist_ok=True)
 
@@ -112,9 +111,9 @@ class Sandbox:
         """Keep what `setup` left in the scratch (on the untouched code, before any model
         command ran) as the start of every later phase."""
         seed = self.root / "seed"
-        if not seed.exists():
-            subprocess.run(["cp", "-a", "--reflink=auto", "--", str(self.scratch), str(seed)],
-                           check=True, capture_output=True)  # fmt: skip
+        # Owned by the tool (not by user mode's sandbox user, who could then change it).
+        if not seed.exists() and not _copy(self.scratch, seed, "--no-preserve=ownership"):
+            shutil.rmtree(seed, ignore_errors=True)  # later phases start empty instead
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         out = {**dict(env), **NO_USER_SITE}
@@ -151,6 +150,19 @@ class Sandbox:
         if self.hold is not None:
             self.hold.restore()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _copy(source: Path, target: Path, *options: str) -> bool:
+    """`cp -a`: symlinks copied as symlinks (nothing followed), modes (and owners) kept."""
+    try:
+        proc = subprocess.run(["cp", "-a", "--reflink=auto", *options, "--", str(source),
+                               str(target)],
+                              capture_output=True, check=False, timeout=600)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if proc.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+    return proc.returncode == 0
 
 
 def open_sandbox(
