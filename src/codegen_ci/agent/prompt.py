@@ -3,11 +3,14 @@ and a tree for directories) and a compact repository map (files with top-level s
 
 from __future__ import annotations
 
+import contextlib
 import re
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
 
 from codegen_ci.agent.briefing import Briefing
+from codegen_ci.security import guarded_read
 from codegen_ci.security.fence import fence
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
@@ -15,12 +18,14 @@ from codegen_ci.workspace import git
 from codegen_ci.workspace.globs import matches
 from codegen_ci.workspace.worktree import Worktree
 
+T = TypeVar("T")
 # The first request is in every later request: each character of it is paid again (cached, at
 # a fraction) on every step. Context files and the map therefore come within a budget; the
 # model reads on with read_file where a file is cut (docs/cost.md).
 MAX_CONTEXT_CHARS = 16_000  # all context entries together
 MAX_FILE_CHARS = 8_000  # one context file
 MAX_MAP_CHARS = 4_000
+MAX_CONTEXT_READ_BYTES = 4_000_000  # larger context files are named, not shown
 SYMBOL = {
     ".py": re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.M),
     ".js": re.compile(r"^(?:export\s+)?(?:async\s+)?(?:function\*?|class)\s+(\w+)", re.M),
@@ -92,24 +97,30 @@ def context_section(entries: list[str], worktree: Worktree) -> str:
     root = worktree.path
     blocks: list[str] = []
     budget = MAX_CONTEXT_CHARS
+    # The worktree is read through the guarded reader: a context entry that is (or passes
+    # through) a symlink, a FIFO or a huge file is not shown, whoever put it there.
     for entry in entries:
-        paths = sorted(root.glob(entry)) if any(c in entry for c in "*?[") else [root / entry]
-        for path in paths:
+        if any(c in entry for c in "*?["):
+            rels = _glob(root, entry.strip("/"))
+        else:
+            rels = [PurePosixPath(entry.strip("/")).as_posix()]
+        for rel in rels:
             if budget <= 0:
                 blocks.append("[context budget reached; read further files with read_file]")
                 return "Context:\n\n" + "\n\n".join(blocks)
-            rel = _rel(path, root)
-            if rel is None or rel.startswith(".git/") or matches(rel, worktree.protected):
+            if rel.startswith(".git/") or rel == ".git" or matches(rel, worktree.protected):
                 continue
-            if path.is_dir():
-                tree = "\n".join(_files_under(path, root)[:200])
+            if guarded_read.is_dir(root, rel):
+                tree = "\n".join(_files_under(root, rel)[:200])
                 blocks.append(f"Directory {rel}/:\n{tree}")
-            elif path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")
-                text, note = _within(text, min(MAX_FILE_CHARS, budget))
-                blocks.append(f"File {rel}:\n" + fence(f"file {rel}", text) + note)
             else:
-                blocks.append(f"(context entry {entry!r} matched nothing)")
+                try:
+                    data = guarded_read.read_text(root, rel, max_bytes=MAX_CONTEXT_READ_BYTES)
+                    text, note = _within(data, min(MAX_FILE_CHARS, budget))
+                    blocks.append(f"File {rel}:\n" + fence(f"file {rel}", text) + note)
+                except guarded_read.Refused as exc:
+                    why = "matched nothing" if exc.reason == "does not exist" else exc.reason
+                    blocks.append(f"(context entry {entry!r}: {why})")
             budget -= len(blocks[-1])
     return "Context:\n\n" + "\n\n".join(blocks) if blocks else ""
 
@@ -136,9 +147,11 @@ def repo_map(worktree: Worktree, max_chars: int = MAX_MAP_CHARS) -> str:
     for rel in sorted(p for p in listed if p):
         line = rel
         pattern = SYMBOL.get(Path(rel).suffix)
-        full = worktree.path / rel
-        if pattern and full.is_file() and full.stat().st_size < 200_000:
-            text = full.read_text(encoding="utf-8", errors="replace")
+        text = ""
+        if pattern:  # a link, a FIFO, a large file: listed by name only
+            with contextlib.suppress(guarded_read.Refused):
+                text = guarded_read.read_text(worktree.path, rel, max_bytes=200_000)
+        if pattern and text:
             names = [n for n in pattern.findall(text) if not n.startswith("_")]
             if names:
                 line += ": " + ", ".join(dict.fromkeys(names[:12]))
@@ -150,16 +163,17 @@ def repo_map(worktree: Worktree, max_chars: int = MAX_MAP_CHARS) -> str:
     return "\n".join(lines) or "(no tracked files)"
 
 
-def _files_under(path: Path, root: Path) -> list[str]:
-    return sorted(
-        p.relative_to(root).as_posix()
-        for p in path.rglob("*")
-        if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts
-    )
+def _files_under(root: Path, rel: str) -> list[str]:
+    skip = frozenset({".git", "__pycache__"})
+    return sorted(info.rel for info in _safe(lambda: list(guarded_read.walk(root, rel, skip=skip))))
 
 
-def _rel(path: Path, root: Path) -> str | None:
+def _glob(root: Path, pattern: str) -> list[str]:
+    return _safe(lambda: guarded_read.glob(root, pattern))
+
+
+def _safe(read: Callable[[], list[T]]) -> list[T]:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return None
+        return read()
+    except guarded_read.Refused:
+        return []

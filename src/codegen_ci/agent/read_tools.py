@@ -10,6 +10,7 @@ from pathlib import Path
 from codegen_ci.agent.file_tools import list_tree
 from codegen_ci.agent.search_tool import SearchError, search
 from codegen_ci.agent.tool_schema import ListFilesArgs, ReadFileArgs, SearchFilesArgs
+from codegen_ci.security import guarded_read
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_READ_LINES = 400
@@ -32,7 +33,7 @@ def list_files(worktree: Worktree, args: ListFilesArgs) -> str:
 
 def read_file(worktree: Worktree, args: ReadFileArgs) -> str:
     path = existing_file(worktree, args.path)
-    lines = read_text(path).splitlines()
+    lines = read_text(path, worktree.path).splitlines()
     start = (args.start_line or 1) - 1
     end = min(len(lines), args.end_line or start + MAX_READ_LINES)
     if start >= len(lines) and lines:
@@ -67,8 +68,15 @@ def existing_file(worktree: Worktree, user_path: str) -> Path:
     return path
 
 
-def read_text(path: Path) -> str:
-    data = path.read_bytes()
+def read_text(path: Path, root: Path) -> str:
+    """The file at `path` (resolved inside the worktree `root`), read through the guarded
+    reader: a link or FIFO swapped in since the path was checked is refused, not followed."""
+    real_root = root.resolve()
+    try:
+        data = guarded_read.read_bytes(real_root, path.relative_to(real_root).as_posix(),
+                                       max_bytes=MAX_FILE_BYTES)  # fmt: skip
+    except (guarded_read.Refused, ValueError) as exc:
+        raise ToolError(f"'{path.name}' cannot be read: {getattr(exc, 'reason', exc)}") from None
     if b"\x00" in data[:8192]:
         raise ToolError(f"'{path.name}' looks binary")
     return data.decode("utf-8", errors="replace")

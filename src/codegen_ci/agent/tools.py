@@ -126,7 +126,7 @@ class Toolbox:
         path = self._writable(args.path)
         if not path.is_file():
             raise ToolError(f"'{args.path}' does not exist; use write_file to create it")
-        text = read_text(path)
+        text = read_text(path, self.worktree.path)
         if not args.old_text:
             raise ToolError("old_text is empty")
         count = text.count(args.old_text)

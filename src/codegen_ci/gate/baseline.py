@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.gate.base_run import base_env, base_record, collected_everything
+from codegen_ci.gate.command_places import command_places
 from codegen_ci.gate.config_check import base_run_problem
 from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import JUnitResult
@@ -57,6 +58,7 @@ class Baseline:
     sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
     unavailable: str | None = None  # why the base runs cannot answer (then nothing is judged)
     _tree: Path | None = None
+    _fresh: bool = False  # this round's base runs have their own fresh scratch already
     _links: tuple[str, ...] = ()
 
     def classify(self, outcome: RoundOutcome) -> None:
@@ -65,6 +67,7 @@ class Baseline:
         failed_tests = [f for f in outcome.failed if f.kind == "test"]
         if not failed_tests:
             return
+        self._fresh = False  # the base runs this round makes start a phase of their own
         unknown = [i for i in outcome.failing_ids() if i not in self.fails_on_base]
         if unknown and not self.unavailable:
             self._answer(unknown)
@@ -162,24 +165,26 @@ class Baseline:
              ) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
         """Run a test command on the base; `only`: run just these tests, through the plugin."""
         tree = self._worktree()
+        if self.sandbox is not None and not self._fresh:
+            self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
+            self._fresh = True
         self.runs += 1
         tag = f"baseline-{self.runs:02d}"
         env = base_env(self.env, tree)  # the base tree's own code first (base_run.py)
         status = None
-        scratch = self.sandbox.scratch if self.sandbox else self.work_dir
         wrap = self.sandbox.prefix(tree, network="test" in self.validation.network) \
             if self.sandbox else []  # fmt: skip
+        places = command_places(self.sandbox, self.work_dir, tag)
         if only:
-            env, status = pytest_first.prepare(env, only, scratch, tag, mode="only")
+            env, status = pytest_first.prepare(env, only, places.tool_dir, tag, mode="only",
+                                               io_dir=places.io_dir)  # fmt: skip
         result, junit = run_test_command(command, tree, env, self.validation,
                                          self.work_dir / "junit", tag,
                                          self.work_dir / "logs" / f"{tag}.log", wrap=wrap,
-                                         drop_dir=scratch / "junit")  # fmt: skip
-        if status:
-            pytest_first.keep(scratch, self.work_dir)
-        if status and pytest_first.failed_to_load(
-            pytest_first.read_status(status), result.excerpt(4000)
-        ):
+                                         drop_dir=places.io_dir,
+                                         anchors=places.anchors)  # fmt: skip
+        first = pytest_first.keep(status, places.tool_dir, self.work_dir) if status else None
+        if first and pytest_first.failed_to_load(first, result.excerpt(4000)):
             self.plugin_usable = False  # pytest refused the plugin: rewrite commands from now on
         else:  # (a refused plugin is no verdict on the base; the rewritten command runs next)
             self._check_usable(base_record(command, result, junit), whole_suite)

@@ -1,9 +1,11 @@
 """Validation: the repository's own commands, run by the harness, decide.
 
-A round runs `setup` (until it has passed once), then every `lint` command, then `test`; a
-lint failure skips the tests. Success means every command exited 0, and some test ran (unless
-`validation.allow_no_tests`): a round whose test commands all wrote JUnit listing no test
-fails.
+A round runs `setup` (until it has passed once; the pre-flight normally has, on the untouched
+code, and what it left in the scratch starts every later phase. A resumed run has no
+pre-flight: its setup runs on the model's code, so it is not kept and runs in every round),
+then every `lint` command, then `test`; a lint failure skips the tests. Success means every
+command exited 0, and some test ran (unless `validation.allow_no_tests`): a round whose test
+commands all wrote JUnit listing no test fails.
 
 Lint gets the same baseline as tests: the pre-flight runs each lint command on the untouched
 code. One that fails there is *pre-existing*: the report lists it (`preexisting_lint`), it is
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from codegen_ci.gate.command_places import command_places
 from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.lint_output import lint_errors, lint_key
@@ -80,8 +83,13 @@ class Validator:
         """One round. `previous` is not needed: the validator remembers the last failing
         tests itself, also across a round whose tests were skipped."""
         outcome = RoundOutcome(Round(iteration=iteration))
-        if not self.setup_done and not self._setup(outcome):
-            return outcome.finish()
+        self._new_phase()
+        if not self.setup_done:
+            if not self._setup(outcome):
+                return outcome.finish()
+            # Run on the model's code (a resumed run has no pre-flight): what it left in the
+            # scratch is not kept for later phases, so it runs again in the next round.
+            self.setup_done = self.sandbox is None
         for command in self.validation.lint:
             result, _ = self._run(command, "lint", outcome)
             if not result.ok:
@@ -117,8 +125,11 @@ class Validator:
         command, to find configuration errors before tokens are spent. A pytest command only
         collects (`--collect-only`), so it costs its start-up; `full` (the dry run) runs it."""
         outcome = RoundOutcome(Round(iteration=0))
+        self._new_phase()
         if not self._setup(outcome):
             return outcome.finish()
+        if self.sandbox is not None:  # on the untouched code: the start of every later phase
+            self.sandbox.keep_setup_state()
         for command in self.validation.lint:
             result, _ = self._run(command, "lint", outcome)
             if not result.ok:
@@ -224,19 +235,26 @@ class Validator:
                                timeout=self.validation.timeout, output_path=log,
                                wrap=self._wrap("test"))  # fmt: skip
             return result, JUnitResult(), FirstStatus()
-        scratch = self.sandbox.scratch if self.sandbox else self.output_dir
+        places = command_places(self.sandbox, self.output_dir, tag)
         if first:
-            env, status_file = pytest_first.prepare(self.env, first, scratch, tag)
+            env, status_file = pytest_first.prepare(self.env, first, places.tool_dir, tag,
+                                                    io_dir=places.io_dir)  # fmt: skip
         result, junit = run_test_command(command, self.worktree.path, env, self.validation,
                                          self.output_dir / "junit", tag, log,
-                                         wrap=self._wrap("test"),
-                                         drop_dir=scratch / "junit")  # fmt: skip
-        status = pytest_first.read_status(status_file) if status_file else FirstStatus()
+                                         wrap=self._wrap("test"), drop_dir=places.io_dir,
+                                         anchors=places.anchors)  # fmt: skip
+        status = FirstStatus()
         if status_file:
-            pytest_first.keep(scratch, self.output_dir)
+            status = pytest_first.keep(status_file, places.tool_dir, self.output_dir)
         if status_file and pytest_first.failed_to_load(status, result.excerpt(4000)):
             self.plugin_usable = False
         return result, junit, status
+
+    def _new_phase(self) -> None:
+        """A fresh scratch HOME, TMPDIR and caches: nothing the model's commands (or an
+        earlier round's) left there runs in this round (Sandbox.new_phase)."""
+        if self.sandbox is not None:
+            self.sandbox.new_phase()
 
     def _wrap(self, kind: CommandKind) -> list[str]:
         if self.sandbox is None:

@@ -2,7 +2,9 @@
 artifacts (each artifact a zip), else the tails of its failed jobs' logs.
 
 Artifacts are written by the code under test: members are read by name into a directory of
-ours (never extracted along their own paths), and every size is capped.
+ours (never extracted along their own paths), as a stream, and every size is capped: each
+download, each member, the number of members looked at and of reports taken, and the bytes
+written over the whole run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from codegen_ci.publish.github_rest import download, rest_list
 from codegen_ci.security.output_normalise import strip_ansi
 
 MAX_ZIP_BYTES = 100 * 1024 * 1024
-MAX_XML_BYTES = 20 * 1024 * 1024
+MAX_XML_BYTES = 20 * 1024 * 1024  # one member
+MAX_TOTAL_XML_BYTES = 64 * 1024 * 1024  # every member of every artifact of a run, together
+MAX_MEMBERS = 200  # members looked at, per artifact (a zip may list millions)
+MAX_XML_FILES = 50  # reports taken, per run
 MAX_LOG_BYTES = 20 * 1024 * 1024
 MAX_ARTIFACTS = 20
 MAX_JOBS = 3
@@ -44,6 +49,7 @@ def failed_run_leftovers(gh: GitHubPublisher, run_id: int, workdir: Path) -> Run
     )
     workdir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
+    budget = _Budget()
     for artifact in [a for a in artifacts if not a.get("expired")][:MAX_ARTIFACTS]:
         data = download(
             gh,
@@ -51,7 +57,7 @@ def failed_run_leftovers(gh: GitHubPublisher, run_id: int, workdir: Path) -> Run
             f"/repos/{repo}/actions/artifacts/{artifact['id']}/zip",
             MAX_ZIP_BYTES,
         )
-        paths += _junit_members(data, workdir, f"{artifact['id']}")
+        paths += _junit_members(data, workdir, f"{artifact['id']}", budget)
     result = parse_files(paths)
     found.junit_files = [p.name for p in paths]
     found.tests = [(f.id, f.message or "") for f in result.failures()]
@@ -74,21 +80,54 @@ def failed_run_leftovers(gh: GitHubPublisher, run_id: int, workdir: Path) -> Run
     return found
 
 
-def _junit_members(data: bytes, workdir: Path, prefix: str) -> list[Path]:
+@dataclass
+class _Budget:
+    """What is left to write, over every artifact of one run."""
+
+    files: int = MAX_XML_FILES
+    bytes: int = MAX_TOTAL_XML_BYTES
+
+
+def _junit_members(data: bytes, workdir: Path, prefix: str, budget: _Budget) -> list[Path]:
+    """The `.xml` members of one artifact, written as `<prefix>-<n>-<name>` in `workdir`.
+    Bounded by member count, per member and in total by the bytes actually decompressed (the
+    sizes a zip declares are the attacker's word), read as a stream."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
+        infos = archive.infolist()[:MAX_MEMBERS]
+    except (zipfile.BadZipFile, OSError, ValueError):
         return []
     paths = []
-    for n, info in enumerate(archive.infolist()):
+    for n, info in enumerate(infos):
         name = PurePosixPath(info.filename).name
         if info.is_dir() or not name.endswith(".xml") or info.file_size > MAX_XML_BYTES:
             continue
+        if budget.files <= 0 or info.file_size > budget.bytes:
+            break
         path = workdir / f"{prefix}-{n}-{name}"
-        with archive.open(info) as member:
-            path.write_bytes(member.read(MAX_XML_BYTES))
+        try:
+            written = _extract(archive, info, path, min(MAX_XML_BYTES, budget.bytes))
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+            path.unlink(missing_ok=True)
+            continue
+        budget.files -= 1
+        budget.bytes -= written
         paths.append(path)
     return paths
+
+
+def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limit: int) -> int:
+    """Stream one member into `path`, at most `limit` bytes (a longer member is cut there and
+    then fails to parse, as a truncated report should)."""
+    written = 0
+    with archive.open(info) as member, path.open("wb") as out:
+        while written < limit:
+            chunk = member.read(min(1 << 16, limit - written))
+            if not chunk:
+                break
+            out.write(chunk)
+            written += len(chunk)
+    return written
 
 
 def _tail(log: bytes) -> str:

@@ -25,15 +25,19 @@ none can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 
 
 from __future__ import annotations
 
+import itertools
+import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from codegen_ci.errors import InputError
+from codegen_ci.security import guarded_read
 from codegen_ci.security.bwrap import bwrap_argv
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import landlock_argv
@@ -57,6 +61,10 @@ OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
 AUTO = frozenset({"", "auto", "on", "true", "1", "yes"})
 CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
 HOME_FILES = ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")  # dropped when hidden: HOME's are used
+SCRATCH_DIRS = ("home", "tmp", "runner-temp")
+# Per-user package folders outside HOME that interpreters load code from at start-up: off for
+# every command (HOME itself is fresh per phase; see `new_phase`).
+NO_USER_SITE = {"PYTHONNOUSERSITE": "1"}
 Kind = Literal["bwrap", "landlock", "off"]
 
 
@@ -74,6 +82,7 @@ class Sandbox:
     bwrap: str | None = None
     landlock_abi: int | None = None  # the kernel's, when kind is landlock
     unix_stream: bool = True  # landlock: False where a container engine's socket is reachable
+    _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
     def enabled(self) -> bool:
@@ -81,11 +90,53 @@ class Sandbox:
 
     @property
     def scratch(self) -> Path:
-        """Writable inside the sandbox: HOME, TMPDIR, JUnit and plugin files."""
+        """Writable inside the sandbox: HOME, TMPDIR, caches and each command's JUnit folder.
+        The tool never reads it but through the guarded reader (security/guarded_read.py),
+        and never writes into it but to make a fresh folder (`command_folder`)."""
         return self.root / "rw"
 
+    @property
+    def tool_dir(self) -> Path:
+        """The tool's own files that commands need to read, never write: the pytest plugin and
+        each run's list of test ids. Outside the scratch, so read-only in every mode (bwrap
+        binds only the workdir and the scratch writable; Landlock lists it among the
+        read-only places in `confinement`)."""
+        return self.root / "tool"
+
+    def command_folder(self, tag: str) -> Path:
+        """A new, empty folder in the scratch for one command to write (its JUnit report and
+        plugin status), made without following anything a command left there."""
+        return guarded_read.make_fresh_dir(self.scratch, f"{tag}-{secrets.token_hex(4)}")
+
+    def new_phase(self) -> None:
+        """Start a phase (the pre-flight, a validation round, the base-commit re-runs) with a
+        fresh scratch: HOME, TMPDIR and caches start over, so nothing an earlier command left
+        there (a `.pth`, a `usercustomize`, a shell profile, a poisoned cache) runs again. What
+        `setup` installed during the pre-flight, on the untouched code, is the one thing kept:
+        each phase starts from a copy of it (`keep_setup_state`)."""
+        n = next(self._phases)
+        old = self.scratch
+        if old.exists():
+            gone = self.root / f"old-{n}"
+            old.rename(gone)
+            shutil.rmtree(gone, ignore_errors=True)
+        seed = self.root / "seed"
+        if seed.is_dir() and not _copy(seed, old):
+            print("codegen-ci: WARNING: could not copy what setup installed into this phase's "
+                  "fresh HOME; it starts empty", file=sys.stderr)  # fmt: skip
+        old.mkdir(exist_ok=True)
+        for sub in SCRATCH_DIRS:
+            (old / sub).mkdir(exist_ok=True)
+
+    def keep_setup_state(self) -> None:
+        """Keep what `setup` left in the scratch (on the untouched code, before any model
+        command ran) as the start of every later phase."""
+        seed = self.root / "seed"
+        if not seed.exists() and not _copy(self.scratch, seed, "--no-preserve=ownership"):
+            shutil.rmtree(seed, ignore_errors=True)  # later phases start empty instead
+
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        out = dict(env)
+        out = {**dict(env), **NO_USER_SITE}
         if self.enabled:
             out.update(HOME=str(self.scratch / "home"), TMPDIR=str(self.scratch / "tmp"))
             if "RUNNER_TEMP" in out:  # the real one is hidden; reports written there still count
@@ -115,7 +166,7 @@ class Sandbox:
         directory writable (plus `writable`), the toolchains, checkout, git directory and
         dependency folders read-only (plus `read_only`), the run's hidden places (plus
         `hidden`) kept."""
-        shown = [*self.toolchains, *self.dependencies, *read_only]
+        shown = [*self.toolchains, *self.dependencies, self.tool_dir, *read_only]
         shown += [p for p in (self.checkout, self.git_dir) if p is not None]
         config = self.root / "gitconfig"
         replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
@@ -139,6 +190,19 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def _copy(source: Path, target: Path, *options: str) -> bool:
+    """`cp -a`: symlinks copied as symlinks (nothing followed), modes (and owners) kept."""
+    try:
+        proc = subprocess.run(["cp", "-a", "--reflink=auto", *options, "--", str(source),
+                               str(target)],
+                              capture_output=True, check=False, timeout=600)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if proc.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+    return proc.returncode == 0
+
+
 def open_sandbox(
     environ: Mapping[str, str],
     *,
@@ -156,8 +220,9 @@ def open_sandbox(
         raise InputError(f"{SANDBOX_ENV} / sandbox input: unknown value {mode!r} "
                           "(auto, bwrap, landlock or off)")  # fmt: skip
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
-    for sub in ("rw/home", "rw/tmp", "rw/runner-temp"):
+    for sub in (*(f"rw/{d}" for d in SCRATCH_DIRS), "tool"):
         (root / sub).mkdir(parents=True)
+    (root / "tool").chmod(0o755)
     if mode in OFF:
         print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
               "tool's user, files and network", file=sys.stderr)  # fmt: skip

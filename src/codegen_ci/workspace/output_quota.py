@@ -2,7 +2,9 @@
 
 Every log is capped as it is written (workspace/output_cap.py), but a run makes many: hundreds of
 commands, JUnit copies of any size. After each command, if the output directory holds more
-than its cap (`CODEGEN_OUTPUT_CAP_MB`, default 200 MB), what that command added is cut down:
+than its cap (`CODEGEN_OUTPUT_CAP_MB`, default 200 MB, counting each file's apparent or
+allocated size, whichever is larger) or more files (`CODEGEN_OUTPUT_MAX_FILES`, default
+10,000), what that command added is cut down:
 its log to its first and last few KB, its JUnit copies left out (they were parsed already).
 Each cut is a line in `capped.txt` in the output directory, and `report.json` lists them
 (`output_capped`). report.json, the transcript and diff.patch are never cut.
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 DEFAULT_CAP_MB = 200
+DEFAULT_MAX_FILES = 10_000  # CODEGEN_OUTPUT_MAX_FILES
 SHRUNK_LOG_BYTES = 32 * 1024
 NOTES = "capped.txt"
 
@@ -28,25 +31,37 @@ def cap_bytes() -> int:
     return int(max(megabytes, 0.1) * 1024 * 1024)
 
 
+def max_files() -> int:
+    raw = os.environ.get("CODEGEN_OUTPUT_MAX_FILES", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_FILES
+
+
 def used_bytes(root: Path) -> int:
-    total = 0
+    return usage(root)[0]
+
+
+def usage(root: Path) -> tuple[int, int]:
+    """Bytes (apparent or allocated, the larger) and files under `root`."""
+    total = files = 0
     for dirpath, _, filenames in os.walk(root):
         for name in filenames:
             try:
-                total += (Path(dirpath) / name).lstat().st_size
+                st = (Path(dirpath) / name).lstat()
             except OSError:
                 continue
-    return total
+            total += max(st.st_size, st.st_blocks * 512)
+            files += 1
+    return total, files
 
 
 def enforce(output_dir: Path, logs: Iterable[Path], copies: Iterable[Path] = ()) -> list[str]:
     """Cut what one command added (`logs`, JUnit `copies`) while the directory is over its
     cap; returns the notes (also appended to `capped.txt`)."""
-    cap, copies = cap_bytes(), list(copies)
-    used = used_bytes(output_dir)
+    cap, most, copies = cap_bytes(), max_files(), list(copies)
+    used, files = usage(output_dir)
     notes: list[str] = []
     for path in [*copies, *logs]:
-        if used <= cap:
+        if used <= cap and files <= most:
             break
         try:
             size = path.stat().st_size
@@ -54,16 +69,18 @@ def enforce(output_dir: Path, logs: Iterable[Path], copies: Iterable[Path] = ())
             continue
         if path in copies:
             path.unlink()
-            used -= size
+            used, files = used - size, files - 1
             notes.append(f"{path.relative_to(output_dir)}: left out ({size} bytes; parsed)")
+        elif used <= cap:
+            continue  # over the file count only: a log is one file either way
         elif size > SHRUNK_LOG_BYTES:
             used -= size - _shrink(path)
             notes.append(f"{path.relative_to(output_dir)}: cut to its first and last "
                          f"{SHRUNK_LOG_BYTES // 2048} KB ({size} bytes)")  # fmt: skip
     if notes:
         with (output_dir / NOTES).open("a", encoding="utf-8") as f:
-            f.writelines(f"{note} (output directory over its {cap / 2**20:g} MB cap)\n"
-                         for note in notes)  # fmt: skip
+            f.writelines(f"{note} (output directory over its {cap / 2**20:g} MB cap or "
+                         f"{most} files)\n" for note in notes)  # fmt: skip
     return notes
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,9 +196,24 @@ class Worktree(GuardedGit):
             self.path.parent.rmdir()
 
 
+HASH_LIMIT = 64 * 1024 * 1024
+
+
 def _hash(path: Path) -> str:
-    digest = hashlib.sha1(usedforsecurity=False)
-    with path.open("rb") as f:
+    """The content's digest; for a file past HASH_LIMIT (a command can make a sparse file of
+    terabytes in an instant) its size, time and inode instead. Opened without following a
+    link or blocking on a FIFO swapped in since the caller looked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"special:{st.st_mode:o}"
+        if max(st.st_size, st.st_blocks * 512) > HASH_LIMIT:
+            return f"large:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+        digest = hashlib.sha1(usedforsecurity=False)
         for chunk in iter(lambda: f.read(1 << 16), b""):
             digest.update(chunk)
     return digest.hexdigest()

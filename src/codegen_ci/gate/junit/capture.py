@@ -4,29 +4,32 @@ Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
 the reports it wrote (new or changed during the run) are copied there. Locations are made
 relative to the repository, and Go packages that did not compile (which gotestsum's JUnit
-leaves out) become error cases from the command's output. A sandboxed command cannot write the
-output directory: its `--junitxml` goes to `drop_dir` (writable inside the sandbox) and is
-copied out only when it is a regular file.
+leaves out) become error cases from the command's output. A command cannot write the output
+directory: its `--junitxml` goes to a fresh folder of its own (`drop_dir`), and every report is
+copied out through the guarded reader (security/guarded_read.py: no symlink followed, regular
+files only, size checked first); what it refuses is a JUnit problem with its reason.
 """
 
 from __future__ import annotations
 
-import glob
+import os
 import re
 import shlex
-import shutil
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import is_go_case
 from codegen_ci.gate.junit.go_build import BUILD_FAILED, build_failures
-from codegen_ci.gate.junit.parse import JUnitResult, parse_files
+from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
 from codegen_ci.gate.runners import pytest_ids
+from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
 
 OUTPUT_SCAN_CHARS = 400_000
+MAX_REPORT_FILES = 100  # reports copied per command (a glob may match a million files)
+MAX_REPORT_BYTES = 256 * 1024 * 1024  # their total, per command
 
 
 def run_test_command(
@@ -39,34 +42,102 @@ def run_test_command(
     log: Path,
     *,
     wrap: Sequence[str] = (),
-    drop_dir: Path | None = None,
+    drop_dir: Path,
+    anchors: Sequence[Path] = (),
 ) -> tuple[ProcResult, JUnitResult]:
-    """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`."""
+    """Run a test command and parse the JUnit reports it wrote, copied into `junit_dir`.
+
+    `drop_dir`: a fresh folder this command may write (its `--junitxml` goes there), made in
+    a directory the command cannot replace. `anchors`: the other places a command may write
+    (the scratch), beside `cwd`; a report in any of them is read through the guarded reader
+    (security/guarded_read.py), relative to that place."""
     env = dict(env)
-    drop = (drop_dir or junit_dir) / f"{tag}.xml"
+    drop = drop_dir / f"{tag}.xml"
     auto = junit_dir / f"{tag}.xml"
+    junit_dir.mkdir(parents=True, exist_ok=True)
     if not validation.junit:
-        junit_dir.mkdir(parents=True, exist_ok=True)
-        drop.parent.mkdir(parents=True, exist_ok=True)
-        drop.unlink(missing_ok=True)
         addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(drop))}"
         env["PYTEST_ADDOPTS"] = addopts.strip()
+    places = [cwd, *anchors]
     globs = [expand_glob(pattern, env) for pattern in validation.junit]
-    before = {p: _stamp(p) for p in _report_candidates(command, cwd, globs)}
+    before = _report_candidates(command, places, globs)
     result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log,
                        wrap=wrap)  # fmt: skip
-    if drop != auto and drop.is_file() and not drop.is_symlink():
-        shutil.copyfile(drop, auto)
-    written = [p for p in _report_candidates(command, cwd, globs) if _stamp(p) != before.get(p)]
-    copies = [auto] if auto.is_file() else []
-    for n, path in enumerate(written):
-        copies.append(junit_dir / f"{tag}-{n}-{path.name}")
-        junit_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, copies[-1])
+    problems: list[str] = []
+    copies: list[Path] = []
+    if not validation.junit:
+        _copy(drop_dir.parent, f"{drop_dir.name}/{drop.name}", auto, copies, problems,
+              missing_ok=True)  # fmt: skip
+    after = _report_candidates(command, places, globs)
+    written = [key for key, stamp in after.items() if before.get(key) != stamp]
+    total = 0
+    for n, (root, rel) in enumerate(written):
+        size = after[(root, rel)][1]
+        too_many = len(copies) >= MAX_REPORT_FILES or total + size > MAX_REPORT_BYTES
+        if too_many and size <= DEFAULT_MAX_BYTES:  # a larger one is refused by its own size
+            problems.append(f"{root / rel}: not read: more than {MAX_REPORT_FILES} reports or "
+                            f"{MAX_REPORT_BYTES} bytes of them from one command")  # fmt: skip
+            continue
+        total += size
+        _copy(root, rel, junit_dir / f"{tag}-{n}-{PurePosixPath(rel).name}", copies, problems)
     junit = parse_files(copies, root=cwd)
+    junit.problems[:0] = problems
     if copies:
         junit.cases.extend(_go_build_failures(result, junit))
     return result, junit
+
+
+def _copy(root: Path, rel: str, dest: Path, copies: list[Path], problems: list[str], *,
+          missing_ok: bool = False) -> None:  # fmt: skip
+    """Copy one report the command wrote into the output, through the guarded reader: no
+    symlink followed, regular files only, its size checked before a byte is read."""
+    try:
+        guarded_read.copy_file(root, rel, dest, max_bytes=DEFAULT_MAX_BYTES)
+    except guarded_read.Refused as exc:
+        if not (missing_ok and exc.reason == "does not exist"):
+            problems.append(f"{root / rel}: not read: {exc.reason}")
+        return
+    copies.append(dest)
+
+
+Stamp = tuple[int, int]
+
+
+def _report_candidates(command: str, places: Sequence[Path],
+                       globs: list[str]) -> dict[tuple[Path, str], Stamp]:  # fmt: skip
+    """Report files a command may write, found without following a symlink: the spec's globs,
+    and a `--junitxml` the command passes itself (a command-line option beats PYTEST_ADDOPTS).
+    Each as (the place it lies under, its path there) with its modification time and size."""
+    patterns = list(globs)
+    if explicit := pytest_ids.junitxml_arg(command):
+        patterns.append(explicit)
+    found: dict[tuple[Path, str], Stamp] = {}
+    for pattern in patterns:
+        root, rel = _anchor(pattern, places)
+        if root is None:
+            continue
+        for info in guarded_read.glob_files(root, rel):
+            found[(root, info.rel)] = (info.mtime_ns, info.size)
+    return found
+
+
+def _anchor(pattern: str, places: Sequence[Path]) -> tuple[Path | None, str]:
+    """The directory a pattern is read under, and the pattern relative to it: the worktree
+    for a relative pattern; for an absolute one, the place commands may write that holds it,
+    else (a folder commands cannot write) the pattern's fixed leading folders."""
+    path = PurePosixPath(pattern)
+    if not path.is_absolute():
+        return places[0], pattern
+    for place in places:
+        for base in dict.fromkeys([str(place), os.path.realpath(place)]):
+            if pattern.startswith(base.rstrip("/") + "/"):
+                return Path(base), pattern[len(base.rstrip("/")) + 1 :]
+    parts = path.parts[1:]
+    fixed = 0
+    while fixed < len(parts) - 1 and not any(c in parts[fixed] for c in "*?["):
+        fixed += 1
+    folder = Path("/", *parts[:fixed])
+    return (folder, "/".join(parts[fixed:])) if folder.is_dir() else (None, "")
 
 
 def _go_build_failures(result: ProcResult, junit: JUnitResult) -> list[JUnitCase]:
@@ -79,15 +150,6 @@ def _go_build_failures(result: ProcResult, junit: JUnitResult) -> list[JUnitCase
     return build_failures(output, {case.classname for case in junit.cases})
 
 
-def _report_candidates(command: str, root: Path, globs: list[str]) -> list[Path]:
-    """Report files in `root` a command may write: the spec's globs, and a `--junitxml` the
-    command passes itself (a command-line option beats PYTEST_ADDOPTS)."""
-    found = {p for pattern in globs for p in _glob(root, pattern)}
-    if explicit := pytest_ids.junitxml_arg(command):
-        found.add(root / explicit)
-    return sorted(p for p in found if not p.is_symlink())
-
-
 def expand_glob(pattern: str, env: Mapping[str, str]) -> str:
     """`$NAME`, `${NAME}` and a leading `~` expanded from the commands' environment (so
     `$RUNNER_TEMP/reports/*.xml` works); an unknown variable is left as written."""
@@ -97,18 +159,3 @@ def expand_glob(pattern: str, env: Mapping[str, str]) -> str:
 
     expanded = re.sub(r"\$(?:\{(\w+)\}|(\w+))", value, pattern)
     return str(Path(expanded).expanduser()) if expanded.startswith("~") else expanded
-
-
-def _glob(root: Path, pattern: str) -> list[Path]:
-    """Relative patterns from `root`; absolute ones (outside the worktree) as they are."""
-    if Path(pattern).is_absolute():  # Path.glob takes relative patterns only
-        return [Path(p) for p in glob.glob(pattern, recursive=True)]  # noqa: PTH207
-    return list(root.glob(pattern))
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_mtime_ns, stat.st_size) if path.is_file() else None

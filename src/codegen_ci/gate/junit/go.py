@@ -19,7 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from codegen_ci.gate.junit.cases import JUnitCase
-from codegen_ci.gate.junit.go_build import module_dirs, package_dir
+from codegen_ci.gate.junit.go_build import MAX_SOURCE_BYTES, module_dirs, package_dir
+from codegen_ci.security import guarded_read
 
 GO_MARKERS = ("=== RUN", "--- FAIL:", "\npanic: ", "\ngoroutine ")
 _LOG_LINE = re.compile(r"^\s+([\w.-]+\.go):(\d+): (.*)$", re.MULTILINE)
@@ -57,7 +58,7 @@ def refine_go(cases: list[JUnitCase], root: Path | None) -> list[JUnitCase]:
         file, line = _location(case, pkg_dir, root)
         better = replace(case, message=_message(case), file=file, line=line)
         if pkg_dir is not None and _panicked(case):
-            better = replace(better, message=better.message + _not_run(case, cases, pkg_dir))
+            better = replace(better, message=better.message + _not_run(case, cases, pkg_dir, root))
         refined[id(case)] = better
     return [refined.get(id(c), c) for c in cases if id(c) not in folded]
 
@@ -101,13 +102,17 @@ def _location(
     return file, line
 
 
-def _not_run(case: JUnitCase, cases: list[JUnitCase], pkg_dir: Path) -> str:
+def _not_run(case: JUnitCase, cases: list[JUnitCase], pkg_dir: Path, root: Path | None) -> str:
     declared: list[str] = []
-    for source in sorted(pkg_dir.glob("*_test.go")):
+    base = root if root is not None and pkg_dir.is_relative_to(root) else pkg_dir
+    folder = pkg_dir.relative_to(base).as_posix()
+    pattern = f"{folder}/*_test.go" if folder != "." else "*_test.go"
+    for rel in guarded_read.glob(base, pattern):  # the tree the tests ran in
         try:
-            declared += _TEST_FUNC.findall(source.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+            text = guarded_read.read_text(base, rel, max_bytes=MAX_SOURCE_BYTES)
+        except guarded_read.Refused:
             continue
+        declared += _TEST_FUNC.findall(text)
     ran = {c.name.split("/")[0] for c in cases if c.classname == case.classname}
     missing = [name for name in dict.fromkeys(declared) if name not in ran]
     if not missing:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from codegen_ci.gate.junit.cases import JUnitCase
+from codegen_ci.security import guarded_read
 
 _MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 # `# example.com/demo/broken [example.com/demo/broken.test]` heads a package's compiler or
@@ -16,21 +17,26 @@ _PACKAGE_HEADER = re.compile(r"^# ([\w.~-]+(?:/[\w.~-]+)*)(?: \[[^\]]+\])?$")
 _ERROR_LINE = re.compile(r"^(?:vet: )?(?:\./)?([^\s:]+\.go):(\d+)(?::\d+)?: (.+)$")
 BUILD_FAILED = "[build failed]"
 _SKIP_DIRS = ("vendor", "node_modules", "testdata")
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
 def module_dirs(root: Path) -> list[tuple[str, Path]]:
     """(module path, directory) of `go.mod` at the root and one or two levels below,
     longest module path first (a nested module wins over its parent)."""
     found: list[tuple[str, Path]] = []
-    for go_mod in [root / "go.mod", *root.glob("*/go.mod"), *root.glob("*/*/go.mod")]:
-        if any(part in _SKIP_DIRS for part in go_mod.relative_to(root).parts):
+    # The tree the tests ran in: read through the guarded reader (a go.mod that is a link to
+    # /dev/zero, or a FIFO, would otherwise hang or fill the tool's memory).
+    mods = [m for pattern in ("go.mod", "*/go.mod", "*/*/go.mod")
+            for m in guarded_read.glob(root, pattern)]  # fmt: skip
+    for rel in mods:
+        if any(part in _SKIP_DIRS for part in Path(rel).parts):
             continue
         try:
-            match = _MODULE.search(go_mod.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+            text = guarded_read.read_text(root, rel, max_bytes=MAX_SOURCE_BYTES)
+        except guarded_read.Refused:
             continue
-        if match:
-            found.append((match[1].strip('"'), go_mod.parent))
+        if match := _MODULE.search(text):
+            found.append((match[1].strip('"'), (root / rel).parent))
     return sorted(found, key=lambda item: len(item[0]), reverse=True)
 
 

@@ -11,6 +11,8 @@ import json
 import re
 from pathlib import Path
 
+from codegen_ci.security import guarded_read
+
 SCRIPT = re.compile(r"^\s*(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)")
 HINTS = (
     (re.compile(r"\bvitest\b"), "vitest: add `--reporter=default --reporter=junit "
@@ -71,8 +73,9 @@ def _script(command: str, cwd: Path) -> str:
     if not match:
         return ""
     try:
-        scripts = json.loads((cwd / "package.json").read_text(encoding="utf-8")).get("scripts")
-    except (OSError, ValueError, AttributeError):
+        text = guarded_read.read_text(cwd, "package.json", max_bytes=1024 * 1024)
+        scripts = json.loads(text).get("scripts")
+    except (guarded_read.Refused, ValueError, AttributeError):
         return ""
     value = scripts.get(match.group(1)) if isinstance(scripts, dict) else None
     return value if isinstance(value, str) else ""

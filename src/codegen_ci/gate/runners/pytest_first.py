@@ -1,8 +1,9 @@
 """The harness's side of `codegen_first`, the pytest plugin that runs previously failing tests
 first and stops after them when one still fails (see gate/runners/codegen_first.py).
 
-`prepare` copies the plugin out of the package into the run's output directory (the
-repository's pytest may run in another interpreter, where codegen_ci is not importable),
+`prepare` copies the plugin out of the package into a folder of the tool's own that commands
+can read and not write (`Sandbox.tool_dir`: the repository's pytest may run in another
+interpreter, where codegen_ci is not importable),
 and returns the environment that loads it: PYTHONPATH gets the plugin's directory, and
 PYTEST_ADDOPTS `-p codegen_first` (`-p` loads a plugin even with
 PYTEST_DISABLE_PLUGIN_AUTOLOAD). `read_status` tells what the plugin did.
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from codegen_ci.gate.runners import pytest_ids
+from codegen_ci.security import guarded_read
 
 PLUGIN = "codegen_first"
 # The plugin's file, found beside this one and never imported here: it imports pytest, which
@@ -29,6 +31,7 @@ PLUGIN_SOURCE = Path(__file__).with_name(f"{PLUGIN}.py")
 IDS_ENV = "CODEGEN_FIRST_IDS"
 MODE_ENV = "CODEGEN_FIRST_MODE"
 STATUS_ENV = "CODEGEN_FIRST_STATUS"
+MAX_STATUS_BYTES = 1024 * 1024  # one short JSON line per pytest process
 # xdist on the command line: workers cannot stop early, so the command-rewriting path
 # (re-run only the failing node ids, under xdist too) is cheaper there.
 XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx")
@@ -54,19 +57,28 @@ def applies(command: str) -> bool:
 
 
 def prepare(
-    env: Mapping[str, str], junit_ids: list[str], work_dir: Path, tag: str, mode: Mode = "first"
+    env: Mapping[str, str],
+    junit_ids: list[str],
+    tool_dir: Path,
+    tag: str,
+    mode: Mode = "first",
+    *,
+    io_dir: Path | None = None,
 ) -> tuple[dict[str, str], Path]:
     """The environment for one command run with the plugin, and the status file it writes.
 
-    `work_dir` (the output directory) gets `pytest_plugin/codegen_first.py` and this run's
-    id list and status file."""
-    plugin_dir = work_dir / "pytest_plugin"
+    `tool_dir` (the tool's own, read-only to commands: `Sandbox.tool_dir`) gets
+    `pytest_plugin/codegen_first.py` and this command's id list; the plugin writes its status
+    into `io_dir` (the command's fresh writable folder; default: `tool_dir`, for callers that
+    run pytest unconfined)."""
+    plugin_dir = tool_dir / "pytest_plugin"
     plugin_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(PLUGIN_SOURCE, plugin_dir / f"{PLUGIN}.py")
+    plugin = plugin_dir / f"{PLUGIN}.py"
+    if not plugin.is_file():
+        shutil.copyfile(PLUGIN_SOURCE, plugin)
     ids_file = plugin_dir / f"{tag}-ids.txt"
     ids_file.write_text("".join(f"{i}\n" for i in dict.fromkeys(junit_ids)), encoding="utf-8")
-    status = plugin_dir / f"{tag}-status.jsonl"
-    status.unlink(missing_ok=True)
+    status = (io_dir or plugin_dir) / f"{tag}-status.jsonl"
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {PLUGIN}".strip()
@@ -76,25 +88,33 @@ def prepare(
     return out, status
 
 
-def keep(scratch: Path, work_dir: Path) -> None:
-    """Copy the plugin, id lists and status files from a (sandbox) scratch directory into the
-    output directory, for inspection; symlinks and other non-files a command left are skipped."""
-    if scratch == work_dir:
-        return
+def keep(status: Path, tool_dir: Path, work_dir: Path) -> FirstStatus:
+    """Copy this command's id list and the plugin's status file into the output directory, for
+    inspection, and say what the plugin did. The status file lies in a folder the command
+    could write: it is read through the guarded reader (a symlink, a FIFO or a huge file there
+    reads as no status)."""
     target = work_dir / "pytest_plugin"
     target.mkdir(parents=True, exist_ok=True)
-    for path in (scratch / "pytest_plugin").glob("*"):
-        if path.is_file() and not path.is_symlink():
+    ids = tool_dir / "pytest_plugin" / status.name.replace("-status.jsonl", "-ids.txt")
+    for path in (ids, tool_dir / "pytest_plugin" / f"{PLUGIN}.py"):  # the tool's own files
+        if path.is_file() and tool_dir != work_dir:
             shutil.copyfile(path, target / path.name)
+    copy = target / status.name
+    try:
+        guarded_read.copy_file(status.parent.parent, f"{status.parent.name}/{status.name}",
+                               copy, max_bytes=MAX_STATUS_BYTES)  # fmt: skip
+    except guarded_read.Refused:
+        copy.unlink(missing_ok=True)
+    return read_status(copy)
 
 
 def read_status(path: Path) -> FirstStatus:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        text = guarded_read.read_text(path.parent, path.name, max_bytes=MAX_STATUS_BYTES)
+    except guarded_read.Refused:
         return FirstStatus()
     records = []
-    for line in lines:
+    for line in text.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
@@ -103,9 +123,13 @@ def read_status(path: Path) -> FirstStatus:
             records.append(record)
     return FirstStatus(
         loaded=bool(records),
-        matched=sum(int(r.get("matched", 0)) for r in records),
+        matched=sum(_count(r.get("matched")) for r in records),
         stopped=any(r.get("stopped") is True for r in records),
     )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def failed_to_load(status: FirstStatus, output: str) -> bool:
