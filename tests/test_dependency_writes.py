@@ -147,6 +147,8 @@ def test_vitest_typecheck_writes_its_build_info_and_the_checkout_stays_unchanged
     failing = {f["id"] for f in dry["failures"]}
     assert any("should fill in values that are null" in f for f in failing), failing
     assert not any("EROFS" in f["message"] for f in dry["failures"])
+    test_log = Path(dry["commands"][-1]["output_path"]).read_text()
+    assert "EROFS" not in test_log and "Unhandled Errors" not in test_log
     assert files_under(checkout_modules, "*.tsbuildinfo") == []  # theirs: untouched
     assert not (checkout_modules / ".vite-temp").exists()
     assert defu.git("status", "--porcelain", "--ignored") == status_before
@@ -240,6 +242,22 @@ def test_a_passing_test_that_logs_a_permission_error_is_not_the_cause(tmp_path: 
     assert find_problem(_round(tmp_path, log, failures=failures), places) is None
     failures.append(Failure(id="tests/test_a.py::test_cache", message=log.splitlines()[0]))
     assert find_problem(_round(tmp_path, log, failures=failures), places) is not None
+
+
+def test_a_tool_that_cannot_write_its_dependency_folder_is_found_beside_failing_tests(
+    tmp_path: Path,
+) -> None:
+    """vitest with a real failing test and an unwritable build-info file (the pre-flight of
+    the issue's run): the test failure is the code's, the EROFS is the environment's."""
+    tree = tmp_path / "tree"
+    failures = [Failure(id="test/defu.test.ts > defu > fills null", message="expected 1 to be 2")]
+    places = Places(tree, ("node_modules",), (tmp_path / "scratch",))
+
+    problem = find_problem(_round(tmp_path, VITEST_EROFS.format(tree=tree), failures=failures),
+                           places)  # fmt: skip
+
+    assert problem is not None and problem.errno.startswith("EROFS")
+    assert problem.path is not None and "node_modules/.pnpm/vitest" in problem.path
 
 
 WRITES_OUTSIDE = """\

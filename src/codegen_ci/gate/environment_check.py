@@ -12,10 +12,11 @@ TMPDIR), or inside a dependency folder the run copied in (`node_modules`, `.venv
 the worktree's `.git`; never a path the model changed (a test that the model's change made
 write somewhere is the model's failure). A disk-full error counts wherever it happened.
 
-Where it looks: the JUnit failure messages of the round when it has any (so a passing test
-that logs a permission error on purpose is not mistaken for the cause), else the output of
-each command that failed (vitest, which writes its build info into `node_modules`, reports
-the error after every test passed: the JUnit has no failure, the exit code is 1).
+Where it looks: the output of each command that failed (vitest, which writes its build info
+into `node_modules`, reports the error after the tests: the exit code is 1 even when every
+test passed). When the round also has failing JUnit cases, their messages are read first, and
+the output then counts only for errors inside a dependency folder or `.git` (a passing test
+that logs a permission error about the rest of the machine on purpose is not the cause).
 """
 
 from __future__ import annotations
@@ -82,13 +83,17 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
         return None
     junit = [f for f in rnd.failures if f.kind in ("failure", "error")]
     for record in failed:
+        log = output_tail(record, SCAN_CHARS)
         if record.kind == "test" and junit:
-            texts: Iterable[str] = (f.message for f in junit)
-        else:
-            texts = [output_tail(record, SCAN_CHARS)]
-        for text in texts:
-            if found := _scan(text, record, places):
+            for failure in junit:
+                if found := _scan(failure.message, record, places):
+                    return found
+            # tests failed too: the log counts only for the tools' own places (a dependency
+            # folder, .git), never for what a test may print about the rest of the machine
+            if found := _scan(log, record, places, tools_only=True):
                 return found
+        elif found := _scan(log, record, places):
+            return found
     return None
 
 
@@ -96,23 +101,24 @@ def _failed(record: CommandResult) -> bool:
     return not record.skipped and record.exit_code not in (None, 0)
 
 
-def _scan(text: str, record: CommandResult, places: Places) -> EnvironmentProblem | None:
+def _scan(text: str, record: CommandResult, places: Places, *,
+          tools_only: bool = False) -> EnvironmentProblem | None:  # fmt: skip
     for line in text.splitlines():
         match = ERRNO.search(line)
         if not match:
             continue
         kind = match.lastgroup or "full"
         paths = [m.group("q") or m.group("a") for m in PATH.finditer(line)]
-        path = next((p for p in paths if _outside_the_code(p, places)), None)
-        if kind == "full" or path is not None:
+        path = next((p for p in paths if _outside_the_code(p, places, tools_only)), None)
+        if (kind == "full" and not tools_only) or path is not None:
             short = line.strip()[:300]
             return EnvironmentProblem(record.command, record.kind, NAMES[kind], short, path)
     return None
 
 
-def _outside_the_code(raw: str, places: Places) -> bool:
+def _outside_the_code(raw: str, places: Places, tools_only: bool = False) -> bool:
     """Whether an error on `raw` is the environment's: not a place the tests may write, nor
-    one the model changed."""
+    one the model changed (`tools_only`: and inside a dependency folder or `.git`)."""
     path = Path(raw) if Path(raw).is_absolute() else places.worktree / raw
     path = Path(os.path.normpath(path))
     top = Path(os.path.normpath(places.worktree))
@@ -121,6 +127,8 @@ def _outside_the_code(raw: str, places: Places) -> bool:
         if _under(rel, places.changed):
             return False
         return _under(rel, (*places.dependency_dirs, ".git"))
+    if tools_only:
+        return False
     return not any(path == top or top in path.parents for top in places.writable)
 
 
