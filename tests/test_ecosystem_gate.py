@@ -142,7 +142,7 @@ def test_a_command_without_junit_reads_tests_unknown(
     check = f"{sys.executable} -c \"import sys; sys.path.insert(0, 'src'); "
     check += "from semver.version import Version as V; "
     check += "sys.exit(str(V.parse('3.4.5').bump_minor()) != '3.5.0')\""
-    spec = sample_repo.write_spec(validation={"test": [check], "junit": ["reports/*.xml"]})
+    spec = sample_repo.write_spec(validation={"test": [check]})
 
     code, output, out, report = run_cli(sample_repo, spec)
 

@@ -159,6 +159,9 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
     [
         ("npm run test:unit", "Missing script"),
         ("npm test -- --testPathPattern=no-such-file", "No tests found"),
+        # a reporter the workflow did not install: jest cannot start, nothing to fix in code
+        ("npx jest --ci --reporters=default --reporters=jest-junit-not-installed",
+         "a test reporter is not installed"),
     ],
 )
 def test_jest_that_cannot_run_is_a_config_error_before_any_model_call(

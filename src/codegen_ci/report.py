@@ -91,6 +91,13 @@ class JUnitMissing(BaseModel):
     hint: str = Field(description="How to make this runner write JUnit XML.")
 
 
+class PreexistingLint(BaseModel):
+    command: str
+    errors: list[str] = Field(
+        default=[], description="Its errors on the base commit (`path:line: message`), if read."
+    )
+
+
 class Usage(BaseModel):
     prompt_tokens: int = Field(default=0, description="All input tokens, cached or not.")
     cached_tokens: int = Field(
@@ -136,6 +143,11 @@ class Report(BaseModel):
     junit_missing: list[JUnitMissing] = Field(
         default=[], description="Test commands that wrote no JUnit report, with how to get one."
     )
+    preexisting_lint: list[PreexistingLint] = Field(
+        default=[],
+        description="Lint commands that already fail on the base commit: left to the user; in "
+        "the rounds only lint errors the change adds count.",
+    )
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
     artifacts: list[str] = Field(
@@ -170,7 +182,9 @@ class Report(BaseModel):
         output_dir.mkdir(parents=True, exist_ok=True)
         path = output_dir / "report.json"
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(REDACTOR.redact(self.model_dump_json(indent=2)) + "\n", encoding="utf-8")
+        # Strings are redacted before serialisation, so the file always parses.
+        text = REDACTOR.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        tmp.write_text(text + "\n", encoding="utf-8")
         tmp.replace(path)
         return path
 

@@ -29,9 +29,12 @@ class Conversation:
 
     def add(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
-        line = json.dumps({"ts": round(time.time(), 3), **message}, ensure_ascii=False)
+        # Redact each string, then serialise: masking the serialised line could cut an
+        # escape sequence and leave a line that no longer parses (and `resume` could not load).
+        line = json.dumps(_redact_strings({"ts": round(time.time(), 3), **message}, self._redact),
+                          ensure_ascii=False)  # fmt: skip
         with self._transcript.open("a", encoding="utf-8") as f:
-            f.write(self._redact(line) + "\n")
+            f.write(line + "\n")
 
     @classmethod
     def load(cls, transcript: Path, redact: Callable[[str], str]) -> Conversation:
@@ -52,6 +55,16 @@ class Conversation:
                 lines.append(f"Validation round {rnd.iteration} failed:")
                 lines += [f"- {f.id}: {f.message[:300]}" for f in rnd.failures[:20]]
         self.add({"role": "user", "content": "\n".join(lines)})
+
+
+def _redact_strings(obj: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {key: _redact_strings(value, redact) for key, value in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_redact_strings(item, redact) for item in obj]
+    return obj
 
 
 def _complete_steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

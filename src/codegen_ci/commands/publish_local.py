@@ -15,18 +15,33 @@ from codegen_ci.workspace import git
 GITHUB_REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 
+def check_prerequisites(root: Path, *, open_pr: bool) -> str | None:
+    """What `--push`/`--pr` need, checked before the first model call so a missing remote or
+    token costs no tokens: a remote `origin`; for `--pr` also a token and the GitHub
+    repository (GITHUB_REPOSITORY or origin's URL). Returns that repository (`--pr`)."""
+    flag = "--pr" if open_pr else "--push"
+    result = git.git(["remote", "get-url", "origin"], root, check=False)
+    url = result.strip()
+    if not url:
+        raise InputError(f"{flag} needs a git remote named origin to push to; this repository "
+                         "has none (add one with: git remote add origin URL)")  # fmt: skip
+    if not open_pr:
+        return None
+    if not (os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
+        raise InputError("--pr needs GITHUB_TOKEN (or GH_TOKEN) to open the pull request; "
+                         "set it, or use --push alone")  # fmt: skip
+    return os.environ.get("GITHUB_REPOSITORY") or _repo_from_url(url)
+
+
 def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> None:
     assert report.branch
+    repository = check_prerequisites(root, open_pr=open_pr)
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     git.push(root, report.branch, token=token, force_with_lease=True)
-    if not open_pr:
+    if not open_pr or repository is None or token is None:
         return
     if report.status != "success" and not spec.pr.draft:
         return  # never a ready-for-review PR for a failed run
-    url = git.git(["remote", "get-url", "origin"], root).strip()
-    repository = os.environ.get("GITHUB_REPOSITORY") or _repo_from_url(url)
-    if not token:
-        raise InputError("--pr needs GITHUB_TOKEN (or GH_TOKEN) to open the pull request")
     from codegen_ci.publish.github import GitHubPublisher
     from codegen_ci.publish.github_types import GitHubTarget
     from codegen_ci.security.redact import REDACTOR
@@ -54,6 +69,6 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
 def _repo_from_url(url: str) -> str:
     match = GITHUB_REMOTE.search(url)
     if not match:
-        raise InputError(f"cannot tell the GitHub repository from origin {url!r}; "
+        raise InputError(f"--pr: cannot tell the GitHub repository from origin {url!r}; "
                          "set GITHUB_REPOSITORY=owner/name")  # fmt: skip
     return match["repo"]

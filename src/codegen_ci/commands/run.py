@@ -12,6 +12,7 @@ import click
 from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.instructions import read_instructions
 from codegen_ci.commands import run_state
+from codegen_ci.commands.publish_local import check_prerequisites
 from codegen_ci.commands.run_driver import run_pipeline
 from codegen_ci.commands.run_files import make_output_dir
 from codegen_ci.commands.run_prepare import (
@@ -55,6 +56,9 @@ def run_command(
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     push = in_actions if push is None else push
     pr = in_actions if pr is None else pr
+    if push or pr:
+        # Before the worktree and the first model call: a missing remote or token costs nothing.
+        check_prerequisites(root, open_pr=bool(pr))
     run_id = new_run_id(resolved)
     out = make_output_dir((output_dir or default_output_dir(root, run_id)).resolve())
     register_secrets()

@@ -3,7 +3,6 @@ display, the model adapter, and SIGTERM/SIGINT turned into an interrupt."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -42,7 +41,7 @@ def run_pipeline(
     state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
              "branch": worktree.branch, "base_commit": worktree.base_commit,
              "worktree": str(worktree.path), "sources": dict(sources or {})}  # fmt: skip
-    (out / "run.json").write_text(REDACTOR.redact(json.dumps(state, indent=2)), encoding="utf-8")
+    (out / "run.json").write_text(REDACTOR.dumps(state, indent=2), encoding="utf-8")
     progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
                      report=report or Report(), conversation=conversation,

@@ -13,7 +13,8 @@ from typing import Any
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git
-from codegen_ci.workspace.create import create_worktree, unique_branch, worktrees_root
+from codegen_ci.workspace.commit_message import GENERATED_BY, task_trailer
+from codegen_ci.workspace.create import create_worktree, worktrees_root
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -45,9 +46,36 @@ def prepare_worktree(
     root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
 ) -> Worktree:
     wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
-    name = wanted if reset else unique_branch(root, wanted)
+    name = wanted if reset else _branch_for(root, wanted, spec)
+    reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
     path = worktrees_root(root) / run_id
     worktree = create_worktree(root, path, branch=name, base=spec.git.base or "HEAD",
                                protected=spec.protected_paths, reset_branch=reset)  # fmt: skip
     worktree.named = tuple(spec.outputs)
     return worktree
+
+
+def _branch_for(root: Path, wanted: str, spec: Spec) -> str:
+    """`wanted`, `wanted-2`, ...: the first that an earlier run of this task left (to update)
+    or that does not exist yet."""
+    name, n = wanted, 1
+    while git.branch_exists(root, name) and not rerun_branch(root, name, spec):
+        n += 1
+        name = f"{wanted}-{n}"
+    return name
+
+
+def rerun_branch(root: Path, name: str, spec: Spec) -> bool:
+    """True when `name` is a branch an earlier run of the same task left (its tip is a
+    codegen-ci commit whose `Codegen-task` trailer matches this task) and no worktree has it
+    checked out: a re-run replaces it (the old tip stays in the branch's reflog) instead of
+    adding `-2`, `-3`... A branch with anyone's own commit on top, or in use, is left alone
+    and the run takes a suffixed name."""
+    if not git.branch_exists(root, name):
+        return False
+    message = git.git(["log", "-1", "--format=%B", f"refs/heads/{name}", "--"], root, check=False)
+    lines = message.splitlines()
+    if GENERATED_BY not in lines or task_trailer(spec) not in lines:
+        return False
+    listing = git.git(["worktree", "list", "--porcelain"], root, check=False)
+    return f"branch refs/heads/{name}" not in listing.splitlines()

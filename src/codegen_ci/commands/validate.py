@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from codegen_ci.errors import SpecError
-from codegen_ci.spec.layers import REPO_CONFIG_NAME, json_schema, load_layer_file
+from codegen_ci.spec.layers import REPO_CONFIG_NAME, deep_merge, json_schema, load_layer_file
 
 EXIT_BAD_INPUT = 2
 
@@ -19,17 +20,58 @@ def validate_command(specs: tuple[Path, ...]) -> int:
     for path in specs:
         is_config = path.name in (REPO_CONFIG_NAME, ".codegen.yaml")
         try:
-            load_layer_file(path, is_spec=not is_config)
+            layer = load_layer_file(path, is_spec=not is_config)
         except SpecError as exc:
             bad += 1
             for problem in exc.problems:
                 click.echo(f"error: {problem}", err=True)
             continue
+        if missing := _no_tests(path, layer, is_config):
+            fatal, text = missing
+            click.echo(f"{'error' if fatal else 'warning'}: {text}", err=True)
+            if fatal:
+                bad += 1
+                continue
         click.echo(f"ok: {path}")
     if bad:
         click.echo(f"{bad} of {len(specs)} file(s) invalid", err=True)
         return EXIT_BAD_INPUT
     return 0
+
+
+def _no_tests(path: Path, layer: dict[str, Any], is_config: bool) -> tuple[bool, str] | None:
+    """No test command where a run needs one ("no test, no success"): an error in a
+    `.codegen.yml`, and in a spec whose repository's `.codegen.yml` has none either; a warning
+    for a spec outside any repository with a `.codegen.yml` (the repository it runs on may
+    supply the tests)."""
+    layers = [layer]
+    repo_config = None if is_config else _repo_config_for(path)
+    if repo_config is not None:
+        try:
+            layers.insert(0, load_layer_file(repo_config, is_spec=False))
+        except SpecError:
+            return None  # reported when that file is validated itself
+    validation = deep_merge(*layers).get("validation") or {}
+    if validation.get("test") or validation.get("allow_no_tests"):
+        return None
+    fatal = is_config or repo_config is not None
+    where = f" (nor in {repo_config})" if repo_config else ""
+    then = "a run ends" if fatal else "unless the repository's .codegen.yml has one, a run ends"
+    return fatal, (f"{path}: validation.test: no test command{where}; {then} as a "
+                   "configuration error (exit 2): a gate that runs no test cannot tell a fix "
+                   "from a break. Add the repository's test command, or set "
+                   "validation.allow_no_tests: true")
+
+
+def _repo_config_for(spec: Path) -> Path | None:
+    """The `.codegen.yml` of the git repository `spec` sits in, if any."""
+    for folder in spec.resolve().parents:
+        for name in (REPO_CONFIG_NAME, ".codegen.yaml"):
+            if (folder / name).is_file():
+                return folder / name
+        if (folder / ".git").exists():
+            return None
+    return None
 
 
 def schema_command() -> int:

@@ -1,32 +1,54 @@
 """Telling a configuration error from a failing test.
 
-A setup command that fails, or a test command that cannot start (exit 126/127, "command not
-found", a missing npm script, no tests collected at all), is not something the model can fix
-by editing code: the run ends as a configuration error (status `error`, reason `config`,
-exit 2) with the command and the tail of its output. The same test, on a base-commit run,
-makes the baseline unavailable instead of "also fails on the base commit" (gate/baseline.py).
+A setup command that fails, or a test or lint command that cannot start (exit 126/127,
+"command not found", a missing npm script, a test reporter that is not installed, a package
+manager that tries to download itself with no network), a test command that ran no test (no
+tests collected at all), a spec with no test command, or `validation.junit` globs that matched
+nothing after the tests ran, is not something the model can fix by editing code: the run ends
+as a configuration error (status `error`, reason `config`, exit 2) before any model call, with
+the command and the tail of its output. The same test, on a base-commit run, makes the
+baseline unavailable instead of "also fails on the base commit" (gate/baseline.py).
+
+"No test, no success": a gate that runs no test cannot tell a fix from a break, so no test
+command, or one that ran none, is an error unless `validation.allow_no_tests` says otherwise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 from pathlib import Path
 
 from codegen_ci.errors import InputError
 from codegen_ci.report import CommandResult, Round
 from codegen_ci.security.output_normalise import strip_ansi
+from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import read_head_tail
 
 TAIL_CHARS = 1500
+NO_TESTS = "no tests found"
 NOT_STARTED = (
     (re.compile(r"^(?:\S+: )?(?:line \d+: )?\S+: command not found$", re.M), "command not found"),
     (re.compile(r"npm (?:ERR!|error) Missing script"), "no such npm script"),
     (re.compile(r"(?:ERR_PNPM_NO_SCRIPT|Command \"[\w:-]+\" not found)"), "no such script"),
     (re.compile(r"Cannot find module '[^']*node_modules[^']*'|Cannot find module '(?:jest|"
                 r"vitest|mocha|ts-jest)'"), "the test runner is not installed"),
-    (re.compile(r"No tests found, exiting with code|No test files found"), "no tests found"),
-    (re.compile(r"^Error: No test files found", re.M), "no tests found"),
-    (re.compile(r"^(?:# |ℹ )tests 0$", re.M), "no tests found"),  # node --test
+    (re.compile(r"ERR_MOCHA_INVALID_REPORTER|Error: invalid reporter", re.I),
+     "a test reporter is not installed"),
+    (re.compile(r"Could not resolve a module for a custom reporter|Failed to load custom "
+                r"Reporter|Cannot find module '[^']*reporter[^']*'", re.I),
+     "a test reporter is not installed"),
+    (re.compile(r"Corepack is about to download|Error when performing the request to "
+                r"https?://\S*(?:pnpm|yarn|yarnpkg)|UsageError: This project is configured to "
+                r"use (?:pnpm|yarn)|ERR_PNPM_(?:META_FETCH|FETCH)_FAIL\b.*(?:pnpm|yarn)|"
+                r"Internal Error: .*(?:getaddrinfo|ENOTFOUND|EAI_AGAIN).*(?:pnpm|yarn)"),
+     "the package manager tried to download itself (no network for commands: install it "
+     "in the workflow, e.g. pnpm/action-setup, or `corepack enable` with its version cached)"),
+    (re.compile(r"No tests found, exiting with code|No test files found"), NO_TESTS),
+    (re.compile(r"^Error: No test files found", re.M), NO_TESTS),
+    (re.compile(r"^(?:# |ℹ )tests 0$", re.M), NO_TESTS),  # node --test
+    (re.compile(r"^Ran 0 tests in ", re.M), NO_TESTS),  # unittest
 )  # fmt: skip
 GO_NO_TESTS = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 GO_RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
@@ -53,6 +75,8 @@ def not_started(record: CommandResult) -> str | None:
     text = output_tail(record, 20_000)
     if record.exit_code == 5 and "pytest" in record.command + text:
         return "no tests collected (pytest exit 5)"
+    if record.kind == "lint":
+        return _not_started_lint(record, text)
     if record.exit_code != 0 or not collect_only:
         for pattern, reason in NOT_STARTED:
             if pattern.search(text) and not record.junit_tests:
@@ -62,6 +86,37 @@ def not_started(record: CommandResult) -> str | None:
     if not collect_only and record.junit_tests == 0 and record.exit_code == 0:
         return "its JUnit report lists no tests"
     return None
+
+
+def _not_started_lint(record: CommandResult, text: str) -> str | None:
+    if record.exit_code == 0:
+        return None
+    for pattern, reason in NOT_STARTED:
+        if reason != NO_TESTS and "reporter" not in reason and pattern.search(text):
+            return f"{reason} (exit {record.exit_code})"
+    return None
+
+
+def ran_no_tests(reason: str) -> bool:
+    """A `not_started` reason that means "ran, found nothing" (allowed by allow_no_tests)."""
+    return any(key in reason for key in (NO_TESTS, "no tests collected", "lists no tests",
+                                         "no test files"))  # fmt: skip
+
+
+def check_tests_configured(validation: Validation) -> None:
+    """No test command at all: a configuration error unless the spec allows it explicitly."""
+    if validation.test or validation.allow_no_tests:
+        return
+    raise ConfigError(NO_TEST_COMMAND)
+
+
+NO_TEST_COMMAND = (
+    "configuration error: no test command (validation.test is empty). A gate that runs no "
+    "test cannot tell a fix from a break, so the run would end as a success whatever the model "
+    "changed. Add the repository's test command to validation.test in the spec or "
+    ".codegen.yml (`codegen-ci init` looks for it), or set `validation.allow_no_tests: true` to "
+    "let lint and exit codes alone decide; the model is not asked to fix this."
+)
 
 
 def base_run_problem(record: CommandResult, expects_junit: bool, whole_suite: bool) -> str | None:
@@ -77,17 +132,62 @@ def base_run_problem(record: CommandResult, expects_junit: bool, whole_suite: bo
     return None
 
 
-def check_round(rnd: Round) -> None:
-    """Raise `ConfigError` when setup failed or a test command could not start."""
+def check_round(rnd: Round, validation: Validation, cwd: Path) -> None:
+    """Raise `ConfigError` when setup failed, a lint or test command could not start, a test
+    command ran no test (unless allowed), or the JUnit globs matched nothing."""
     for record in rnd.commands:
         if record.kind == "setup" and (record.timed_out or record.exit_code != 0):
             raise ConfigError(_message(record, f"setup failed ({record.state})"))
-        if record.kind == "test" and (reason := not_started(record)):
-            raise ConfigError(_message(record, f"the test command could not run: {reason}"))
+        reason = not_started(record) if record.kind in ("lint", "test") else None
+        if reason and not (validation.allow_no_tests and ran_no_tests(reason)):
+            raise ConfigError(_message(record, f"the {record.kind} command could not run: "
+                                               f"{reason}"))  # fmt: skip
+    _check_junit_globs(rnd, validation, cwd)
 
 
-def _message(record: CommandResult, what: str) -> str:
-    key = "validation.setup" if record.kind == "setup" else "validation.test"
+def _check_junit_globs(rnd: Round, validation: Validation, cwd: Path) -> None:
+    """`validation.junit` set, every test command ran in full, and none wrote a file the
+    globs match: the gate would go by exit codes while the spec asked for JUnit."""
+    tests = [c for c in rnd.commands if c.kind == "test"]
+    ran = [c for c in tests if not (c.skipped or c.collect_only or c.timed_out)]
+    if not validation.junit or not ran or len(ran) != len(tests):
+        return
+    if any(c.junit_tests is not None for c in ran):
+        return
+    found = sorted({f for c in ran for f in junit_files_written(c, cwd)})
+    where = (f"; the command did write {', '.join(found)}: add it to validation.junit"
+             if found else "; no JUnit file from it was found either")  # fmt: skip
+    globs = ", ".join(validation.junit)
+    raise ConfigError(_message(ran[0], f"validation.junit ({globs}) matched no file after the "
+                                       f"test command ran{where}", key="validation.junit"))
+
+
+XML_PATH = re.compile(r"[\w./@~+-]*[\w-]\.xml\b")
+JUNIT_NAMES = ("**/*junit*.xml", "**/TEST-*.xml", "reports/**/*.xml", "test-results/**/*.xml")
+
+
+def junit_files_written(record: CommandResult, cwd: Path) -> list[str]:
+    """JUnit-looking files the command wrote: `.xml` paths its output names that exist, and
+    files by the usual names changed while it ran (outside dependency folders)."""
+    found: set[str] = set()
+    for match in XML_PATH.findall(output_tail(record, 200_000)):
+        path = (cwd / match).resolve()
+        if path.is_file() and path.is_relative_to(cwd.resolve()):
+            found.add(path.relative_to(cwd.resolve()).as_posix())
+    since = time.time() - record.duration_s - 5
+    for pattern in JUNIT_NAMES:
+        for path in cwd.glob(pattern):
+            rel = path.relative_to(cwd).as_posix()
+            if "node_modules/" in rel or rel.startswith((".git/", ".venv/")):
+                continue
+            with contextlib.suppress(OSError):
+                if path.is_file() and path.stat().st_mtime >= since:
+                    found.add(rel)
+    return sorted(found)[:5]
+
+
+def _message(record: CommandResult, what: str, key: str | None = None) -> str:
+    key = key or f"validation.{record.kind}"
     tail = output_tail(record) or "(no output)"
     return (f"configuration error: {what}\n  command: {record.command}\n"
             f"Fix {key} in the spec or .codegen.yml (and install what it needs in "

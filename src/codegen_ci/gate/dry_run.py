@@ -1,13 +1,14 @@
-"""`--dry-run`: one validation round on the untouched code and the first prompt the model
-would get, written to first-prompt.md; no model call, no commit."""
+"""`--dry-run`: the pre-flight on the untouched code with every test command run in full (no
+collect-only), and the first prompt the model would get, written to first-prompt.md; no model
+call, no commit. A configuration error ends it as it would end a run (exit 2)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from codegen_ci.gate.config_check import check_round
-from codegen_ci.gate.preflight import note_missing_junit
+from codegen_ci.gate.config_check import check_round, check_tests_configured
+from codegen_ci.gate.preflight import note_missing_junit, note_preexisting_lint
 from codegen_ci.gate.validation import Validator
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
@@ -15,10 +16,12 @@ from codegen_ci.security.redact import REDACTOR
 
 def dry_run(validator: Validator, report: Report, worktree_path: Path, output_dir: Path,
             first_prompt: Callable[[], str]) -> None:  # fmt: skip
-    outcome = validator.run_round(1)
+    check_tests_configured(validator.validation)
+    outcome = validator.preflight(full=True)
     report.rounds.append(outcome.round)
     report.iterations = 0
+    note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, worktree_path)
-    check_round(outcome.round)  # a configuration error ends the dry run too (exit 2)
+    check_round(outcome.round, validator.validation, worktree_path)
     (output_dir / "first-prompt.md").write_text(REDACTOR.redact(first_prompt()), encoding="utf-8")
     report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"

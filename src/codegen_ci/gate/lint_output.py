@@ -33,3 +33,9 @@ def lint_errors(output: str) -> list[str]:
         if len(errors) >= MAX_LINT_ERRORS:
             break
     return errors
+
+
+def lint_key(error: str) -> str:
+    """An error without its line number (`path: message`), to compare runs of a linter on
+    code whose lines moved: the base commit's errors against a round's."""
+    return re.sub(r"^([^:]+):\d+(?::\d+)?:", r"\1:", error)

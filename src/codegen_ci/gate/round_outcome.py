@@ -26,6 +26,7 @@ class RoundOutcome:
     junit: JUnitResult = field(default_factory=JUnitResult)
     lint_errors: list[str] = field(default_factory=list)
     failed: list[FailedCommand] = field(default_factory=list)
+    preexisting_lint: dict[str, list[str]] = field(default_factory=dict)  # pre-flight only
 
     @property
     def passed(self) -> bool:

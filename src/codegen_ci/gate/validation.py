@@ -1,7 +1,15 @@
 """Validation: the repository's own commands, run by the harness, decide.
 
 A round runs `setup` (until it has passed once), then every `lint` command, then `test`; a
-lint failure skips the tests. Success means every command exited 0.
+lint failure skips the tests. Success means every command exited 0, and some test ran (unless
+`validation.allow_no_tests`): a round whose test commands all wrote JUnit listing no test
+fails.
+
+Lint gets the same baseline as tests: the pre-flight runs each lint command on the untouched
+code. One that fails there is *pre-existing*: the report lists it (`preexisting_lint`), it is
+left to the user, and in the rounds it neither skips the tests nor fails the round, unless the
+change adds lint errors of its own (an error is `path: message`, line numbers aside, that the
+base run did not print). So no round is spent on lint the model did not break.
 
 Targeted re-runs: when the last round that ran tests had failing tests and there is one test
 command, which runs pytest, the round runs it with the `codegen_first` plugin
@@ -26,7 +34,7 @@ from typing import Protocol
 
 from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import JUnitResult
-from codegen_ci.gate.lint_output import lint_errors
+from codegen_ci.gate.lint_output import lint_errors, lint_key
 from codegen_ci.gate.round_outcome import FailedCommand, RoundOutcome
 from codegen_ci.gate.runners import pytest_first, pytest_ids
 from codegen_ci.gate.runners.pytest_first import FirstStatus
@@ -64,6 +72,8 @@ class Validator:
     targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
     plugin_usable: bool = True  # False once pytest could not load codegen_first
     sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
+    # lint command -> its errors (`path: message`) on the untouched code, when it failed there
+    base_lint: dict[str, frozenset[str]] = field(default_factory=dict)
     _seq: int = 0
 
     def run_round(self, iteration: int, previous: RoundOutcome | None = None) -> RoundOutcome:
@@ -76,6 +86,10 @@ class Validator:
             result, _ = self._run(command, "lint", outcome)
             if not result.ok:
                 errors = lint_errors(strip_ansi(result.excerpt(200_000)))
+                if command in self.base_lint:
+                    errors = [e for e in errors if lint_key(e) not in self.base_lint[command]]
+                    if not errors:
+                        continue  # only what the base commit already had: not the change's
                 outcome.lint_errors.extend(errors)
                 outcome.failed.append(self._failed(command, "lint", result, bool(errors)))
         if outcome.failed:
@@ -97,18 +111,26 @@ class Validator:
         self.setup_done = True
         return True
 
-    def preflight(self) -> RoundOutcome:
+    def preflight(self, *, full: bool = False) -> RoundOutcome:
         """Round 0, on the untouched code before any model call: `setup` (once, as a round
-        would) and each test command, to find configuration errors before tokens are spent.
-        A pytest command only collects (`--collect-only`), so it costs its start-up."""
+        would), each lint command (a failure here is pre-existing: `base_lint`) and each test
+        command, to find configuration errors before tokens are spent. A pytest command only
+        collects (`--collect-only`), so it costs its start-up; `full` (the dry run) runs it."""
         outcome = RoundOutcome(Round(iteration=0))
         if not self._setup(outcome):
             return outcome.finish()
+        for command in self.validation.lint:
+            result, _ = self._run(command, "lint", outcome)
+            if not result.ok:
+                errors = lint_errors(strip_ansi(result.excerpt(200_000)))
+                self.base_lint[command] = frozenset(map(lint_key, errors))
+                outcome.preexisting_lint[command] = errors
         for command in self.validation.test:
-            collect = pytest_ids.mentions_pytest(command)
+            collect = not full and pytest_ids.mentions_pytest(command)
             result, junit = self._run(command, "test", outcome, collect_only=collect)
             if not collect:
                 self._take(outcome, command, result, junit)
+        self._require_tests(outcome)
         return outcome.finish()
 
     def _tests(self, outcome: RoundOutcome) -> None:
@@ -116,7 +138,18 @@ class Validator:
             for command in self.validation.test:
                 result, junit = self._run(command, "test", outcome)
                 self._take(outcome, command, result, junit)
+        self._require_tests(outcome)
         self.targets = outcome.failing_ids()
+
+    def _require_tests(self, outcome: RoundOutcome) -> None:
+        """No test, no success: test commands that all wrote JUnit listing no test fail the
+        round (the model deleted or disabled the tests, or they never existed)."""
+        ran = [c for c in outcome.round.commands if c.kind == "test" and not c.collect_only]
+        if self.validation.allow_no_tests or not ran or outcome.failed:
+            return
+        if all(c.junit_tests == 0 for c in ran):
+            note = "ran no test (its JUnit report lists none): no test, no success"
+            outcome.failed.append(FailedCommand(ran[-1].command, "test", note, False))
 
     def _targeted(self, outcome: RoundOutcome) -> bool:
         """Start from the previously failing tests; True when that answered the round."""

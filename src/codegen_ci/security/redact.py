@@ -21,6 +21,7 @@ Every pass is linear in the size of the text.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Mapping
@@ -107,8 +108,15 @@ class Redactor:
     def redact_file(self, path: Path) -> None:
         """Rewrite a text file (a command's log) redacted; big ones line by line, in constant
         memory (a secret never spans lines; a private key block is still masked per line by the
-        registered values, though not by its shape)."""
+        registered values, though not by its shape). JSON and JSON Lines files are redacted
+        value by value (`redact_json_text`), so they still parse afterwards."""
         if not path.is_file():
+            return
+        if path.suffix in (".json", ".jsonl") and path.stat().st_size <= WHOLE_FILE_BYTES:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            redacted = self.redact_json_text(text, lines=path.suffix == ".jsonl")
+            if redacted != text:
+                path.write_text(redacted, encoding="utf-8")
             return
         if path.stat().st_size <= WHOLE_FILE_BYTES:
             text = path.read_bytes().decode("utf-8", errors="replace")
@@ -137,6 +145,29 @@ class Redactor:
         if isinstance(obj, list | tuple):
             return type(obj)(self.redact_obj(item) for item in obj)
         return obj
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        """`json.dumps` of `obj` with every string redacted first: masking the serialised text
+        could cut an escape sequence (`\\"` after a token) and leave invalid JSON."""
+        return json.dumps(self.redact_obj(obj), **kwargs)
+
+    def redact_json_text(self, text: str, *, lines: bool = False) -> str:
+        """Redact a JSON document (or JSON Lines) value by value; text that does not parse
+        is redacted as plain text."""
+        if not lines:
+            try:
+                return self.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+            except ValueError:
+                return self.redact(text)
+        out = []
+        for line in text.splitlines(keepends=True):
+            try:
+                data = json.loads(line) if line.strip() else None
+            except ValueError:
+                out.append(self.redact(line))
+                continue
+            out.append(line if data is None else self.dumps(data, ensure_ascii=False) + "\n")
+        return "".join(out)
 
     def mask_commands(self) -> list[str]:
         """`::add-mask::` workflow commands for every registered value, one per line of it.

@@ -43,6 +43,12 @@ class Validation(_Strict):
         default=False,
         description="Succeed when every failing test also fails on the base commit.",
     )
+    allow_no_tests: bool = Field(
+        default=False,
+        description="Let a run succeed although no test runs (no test command, or test "
+        "commands that collect nothing): lint and exit codes alone decide. Off by default: "
+        "a gate without tests cannot tell a fix from a break.",
+    )
     protect_tests: bool = Field(
         default=False, description="Refuse edits to test files and test configuration."
     )

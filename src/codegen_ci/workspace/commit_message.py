@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from pathlib import PurePosixPath
@@ -18,7 +19,11 @@ TYPES = (
     ("perf", ("speed", "faster", "performance", "optimize", "optimise")),
     ("chore", ("bump", "upgrade", "update", "dependency", "dependencies")),
 )
+GENERATED_BY = "Generated-by: codegen-ci"  # the trailer of every commit a run makes
+TASK_TRAILER = "Codegen-task"
 GENERIC_DIRS = {"src", "lib", "app", "pkg", "internal", "cmd", "tests", "test", "."}
+TYPE_WORDS = {"fix": ("fix", "fixes", "fixed", "bugfix"), "docs": ("docs", "doc"),
+              "test": ("test", "tests"), "refactor": ("refactor",)}  # fmt: skip
 SOURCE_SUFFIXES = {".py", ".pyi", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".go", ".rs", ".java",
                    ".kt", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift",
                    ".scala", ".ex", ".exs", ".sh"}  # fmt: skip
@@ -28,7 +33,7 @@ def build(spec: Spec, report: Report, changes: list[str]) -> str:
     title = (spec.title or spec.task.strip().splitlines()[0]).strip()
     kind = commit_type(title)
     scope = commit_scope(changes)
-    subject = re.sub(r"\s+", " ", title).rstrip(".")
+    subject = _without_type_word(re.sub(r"\s+", " ", title).rstrip("."), kind)
     subject = subject[0].lower() + subject[1:] if subject[:2] != subject[:2].upper() else subject
     prefix = "wip" if report.status != "success" else kind
     header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"
@@ -39,8 +44,25 @@ def build(spec: Spec, report: Report, changes: list[str]) -> str:
     if report.status != "success":
         body.append(f"Validation did not pass ({report.reason}); kept for inspection.")
     body.append("")
-    body.append("Generated-by: codegen-ci")
+    body.append(GENERATED_BY)
+    body.append(task_trailer(spec))
     return header[:100] + "\n\n" + "\n".join(body) + "\n"
+
+
+def task_trailer(spec: Spec) -> str:
+    """`Codegen-task: <digest of the task>`: how a re-run knows the branch is its own."""
+    digest = hashlib.sha256(spec.task.strip().encode()).hexdigest()[:16]
+    return f"{TASK_TRAILER}: {digest}"
+
+
+def _without_type_word(subject: str, kind: str) -> str:
+    """`Fix the off-by-one in paginate` says `fix` twice as `fix(utils): fix the off-by-one
+    ...`: the type already says it, so the subject keeps what changed (`the off-by-one ...`).
+    Only a verb that is the type itself goes (`add` stays after `feat:`)."""
+    first, _, rest = subject.partition(" ")
+    if rest and first.lower().rstrip(":") in TYPE_WORDS.get(kind, ()):
+        return rest.strip()
+    return subject
 
 
 def commit_type(title: str) -> str:
