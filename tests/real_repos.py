@@ -77,16 +77,21 @@ def pnpm_bin(shared: Path) -> Path:
     return root / "node_modules" / ".bin"
 
 
-def npm_install_shared(shared: Path, name: str) -> Path:
-    """`npm install` of a fixture's package.json, once; returns its node_modules."""
+def npm_install_shared(shared: Path, name: str, *extra: str) -> Path:
+    """`npm install` of a fixture's package.json, once, then `npm install --no-save` of
+    `extra` packages (what `init`'s install line adds: a JUnit reporter); returns its
+    node_modules."""
     package = FIXTURES / name / "package.json"
-    root = shared / f"npm-{name}-{_key(package)}"
+    root = shared / f"npm-{name}-{_key(package, *extra)}"
     with _installing(root) as needed:
         if needed:
             shutil.copy(package, root / "package.json")
             argv = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
                     "--no-package-lock", "--cache", npm_cache()]  # fmt: skip
             subprocess.run(argv, cwd=root, check=True, capture_output=True, timeout=NPM_TIMEOUT)
+            if extra:
+                subprocess.run([*argv, "--no-save", *extra], cwd=root, check=True,
+                               capture_output=True, timeout=NPM_TIMEOUT)  # fmt: skip
     return root / "node_modules"
 
 

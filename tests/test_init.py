@@ -329,6 +329,11 @@ def test_workflows_accept_the_comma_form_and_repeats(tmp_path: Path) -> None:
             "npx mocha 'dist/**/*.spec.js' --reporter mocha-junit-reporter "
             "--reporter-options mochaFile=reports/junit-mocha.xml",
         ),
+        (  # mocha takes a single reporter: JUnit's replaces the script's
+            "mocha --reporter spec --check-leaks",
+            "npx mocha --check-leaks --reporter mocha-junit-reporter "
+            "--reporter-options mochaFile=reports/junit-mocha.xml",
+        ),
         (  # the build step stays: the options go to the script's last command, mocha
             "tsc -p . && mocha 'dist/**/*.spec.js'",
             "npm run test -- --reporter mocha-junit-reporter "

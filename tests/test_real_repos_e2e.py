@@ -47,6 +47,7 @@ SLUGIFY_BUG = ("slugify/slugify.py", _DEDUP + ".strip(DEFAULT_SEPARATOR)", _DEDU
 SLUGIFY_TASK = "slugify() must not leave separators at the start or end: '___a b---' -> 'a-b'."
 RANGE_BUG = ("index.js", "    if (end > size - 1) {", "    if (end > size) {")
 RANGE_LINT_BREAK = ("README.md", "<!-- eslint-disable no-unused-vars -->\n\n", "")
+MOCHA_JUNIT = "mocha-junit-reporter@2.2.1"
 RANGE_TASK = "parseRange() must cap the end of a range at size - 1 (bytes=0-1000 of 200 -> 0-199)."
 
 
@@ -195,12 +196,13 @@ def test_unittest_project_dry_run_does_not_say_success_without_tests(
 
 @pytest.fixture
 def range_parser(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleRepo:
-    node_modules = npm_install_shared(shared(tmp_path_factory), "range-parser")
+    # installed as init's install line says (`npm install` + the JUnit reporter, not saved)
+    node_modules = npm_install_shared(shared(tmp_path_factory), "range-parser", MOCHA_JUNIT)
     repo = checkout(tmp_path, "range-parser", bug=RANGE_BUG,
                     extra={RANGE_LINT_BREAK[0]: RANGE_LINT_BREAK[1:]})  # fmt: skip
     link_node_modules(repo, node_modules)
     config = codegen_init(repo)
-    assert "npm run lint" in config
+    assert "npm run lint" in config and "mocha-junit-reporter" in config
     return repo
 
 
@@ -214,12 +216,13 @@ def test_mocha_project_lint_failing_on_base_is_not_charged_to_the_model(
 
     heard = user_messages(model_env)
     assert "no-unused-vars" not in heard and "is assigned a value but never used" not in heard
-    if code == 2:  # the lint failure on base is a configuration error, before any model call
-        assert report["reason"] == "config" and "lint" in report["error"]
-        assert model_env.tool_requests == []
-    else:  # pre-existing: reported, the tests decide
-        assert code == 0, output
-        assert report["status"] == "success"
-        tests = report["rounds"][-1]["tests"]
-        assert tests["total"] >= 30 and tests["failed"] == tests["errors"] == 0
-        assert changed(range_parser, report) == [RANGE_BUG[0]]
+    # pre-existing: reported to the user, left alone; the tests decide
+    assert code == 0, output
+    assert report["status"] == "success" and report["iterations"] == 1
+    assert [p["command"] for p in report["preexisting_lint"]] == ["npm run lint"]
+    assert any("no-unused-vars" in e for e in report["preexisting_lint"][0]["errors"])
+    tests = report["rounds"][-1]["tests"]
+    assert tests["total"] >= 30 and tests["failed"] == tests["errors"] == 0
+    assert changed(range_parser, report) == [RANGE_BUG[0]]
+    pre = report["preflight"]  # the model was shown the test its change had to fix
+    assert any("should cap end at size" in f["id"] for f in pre["failures"]), pre["failures"]
