@@ -45,10 +45,14 @@ DEFU_TASK = "defu() must treat null in the object like undefined: the default va
 _DEDUP = "text = DUPLICATE_DASH_PATTERN.sub(DEFAULT_SEPARATOR, text)"
 SLUGIFY_BUG = ("slugify/slugify.py", _DEDUP + ".strip(DEFAULT_SEPARATOR)", _DEDUP)
 SLUGIFY_TASK = "slugify() must not leave separators at the start or end: '___a b---' -> 'a-b'."
-RANGE_BUG = ("index.js", "    if (end > size - 1) {", "    if (end > size) {")
+RANGE_BUG = ("index.js", "if (start > end || start < 0) {\n      valid = true\n",
+             "if (start > end || start < 0) {\n")  # fmt: skip
 RANGE_LINT_BREAK = ("README.md", "<!-- eslint-disable no-unused-vars -->\n\n", "")
 MOCHA_JUNIT = "mocha-junit-reporter@2.2.1"
-RANGE_TASK = "parseRange() must cap the end of a range at size - 1 (bytes=0-1000 of 200 -> 0-199)."
+RANGE_TASK = (
+    "parseRange() must return -1 (unsatisfiable), not -2 (malformed), when every "
+    "range is well formed but lies beyond the size: bytes=500-600 of 200 -> -1."
+)
 
 
 def shared(factory: pytest.TempPathFactory) -> Path:
@@ -210,7 +214,7 @@ def range_parser(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Sa
 def test_mocha_project_lint_failing_on_base_is_not_charged_to_the_model(
     range_parser: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    model_env.add(*edit_turn(RANGE_BUG[0], RANGE_BUG[2], RANGE_BUG[1], "cap end at size - 1"))
+    model_env.add(*edit_turn(RANGE_BUG[0], RANGE_BUG[2], RANGE_BUG[1], "-1 for unsatisfiable"))
 
     code, output, report = run(range_parser, RANGE_TASK)
 
@@ -225,4 +229,4 @@ def test_mocha_project_lint_failing_on_base_is_not_charged_to_the_model(
     assert tests["total"] >= 30 and tests["failed"] == tests["errors"] == 0
     assert changed(range_parser, report) == [RANGE_BUG[0]]
     pre = report["preflight"]  # the model was shown the test its change had to fix
-    assert any("should cap end at size" in f["id"] for f in pre["failures"]), pre["failures"]
+    assert any("unsatisfiable range" in f["id"] for f in pre["failures"]), pre["failures"]
