@@ -148,6 +148,7 @@ def test_a_command_without_junit_reads_tests_unknown(
 
     assert code == 0, output
     assert [m["command"] for m in report["junit_missing"]] == [check]
+    assert [r["tests"] for r in report["rounds"]] == [None]  # unknown, never 0/0
     body = pr_body(Report.read(out), task="t", issue_number=None, run_url=None)
     assert "No JUnit report" in body and "unknown (no JUnit)" in body and "0/0" not in body
     message = sample_repo.git("log", "-1", "--format=%B", report["branch"])

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_steps import Reply, call
 from eco_projects import (
     GO_BUG,
     GO_FILE,
@@ -92,7 +93,9 @@ def test_jest_finds_the_tests_and_the_bug_is_fixed_in_one_round(
     assert report["status"] == "success" and report["iterations"] == 1
     # jest found the tests in the agent's worktree (none under /.git/) and in the pre-flight
     assert report["preflight"]["tests"]["total"] == 2
-    assert report["preflight"]["failures"][0]["id"].endswith("multiplies cents by quantity")
+    first = report["preflight"]["failures"][0]
+    assert first["id"].endswith("multiplies cents by quantity")
+    assert (first["file"], first["line"]) == ("src/price.test.ts", 6)  # from jest's stack
     assert report["rounds"][0]["tests"] == {"total": 2, "passed": 2, "failed": 0,
                                             "errors": 0, "skipped": 0}  # fmt: skip
     run_state = json.loads((out / "run.json").read_text())
@@ -160,8 +163,10 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
         ("npm run test:unit", "Missing script"),
         ("npm test -- --testPathPattern=no-such-file", "No tests found"),
         # a reporter the workflow did not install: jest cannot start, nothing to fix in code
-        ("npx jest --ci --reporters=default --reporters=jest-junit-not-installed",
-         "a test reporter is not installed"),
+        (
+            "npx jest --ci --reporters=default --reporters=jest-junit-not-installed",
+            "a test reporter is not installed",
+        ),
     ],
 )
 def test_jest_that_cannot_run_is_a_config_error_before_any_model_call(
@@ -270,3 +275,23 @@ def test_init_on_the_go_module(tmp_path: Path) -> None:
     config = repo.path / ".codegen.yml"
     assert "go" in config.read_text()
     assert CliRunner().invoke(cli, ["validate", str(config)]).exit_code == 0
+
+
+@needs_go
+def test_a_round_whose_go_tests_were_emptied_is_not_a_success(
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+) -> None:
+    """The model empties the test file: `go test` passes with nothing to run and gotestsum's
+    JUnit lists no test. No test, no success."""
+    repo = make_go_repo(tmp_path)
+    emptied = call("write_file", path="store_test.go", content="package inventory\n")
+    model_env.add(Reply(tool_calls=[emptied]), Reply("Removed the failing test."))
+    spec = write_spec(repo, task=GO_TASK, limits={"max_iterations": 1},
+                      validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})  # fmt: skip
+
+    code, output, _, report = run(repo, spec)
+
+    assert code == 1, output
+    rnd = report["rounds"][0]
+    assert rnd["commands"][0]["exit_code"] == 0 and rnd["tests"]["total"] == 0
+    assert any("ran no test" in f["message"] for f in rnd["failures"])

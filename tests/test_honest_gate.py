@@ -221,3 +221,104 @@ def test_a_lint_command_that_is_not_installed_is_a_config_error(
     assert code == 2, output
     assert "the lint command could not run" in report["error"]
     assert model_env.requests == []
+
+
+# --- what people and the model read ---------------------------------------------------------
+
+CRASH_JS = """\
+function total(items) {
+  return items.reduce((sum, item) => sum + item.price.cents, 0);
+}
+console.log(total([{ price: null }]));
+"""
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node")
+def test_the_failure_summary_is_the_error_line_and_unknown_totals_are_null(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """node prints the source line, a caret, the error, its stack and `Node.js v20...` last:
+    the summary is the error, the totals are unknown (null, not 0/0)."""
+    sample_repo.commit({"js/check.js": CRASH_JS}, "a node check")
+    spec = sample_repo.write_spec(validation={"test": ["node js/check.js"]},
+                                  limits={"max_iterations": 1})  # fmt: skip
+    model_env.add(Reply("Nothing to change."))
+
+    dry_code, dry_output = dry_run(sample_repo, spec)
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert dry_code == 0, dry_output
+    assert "command logs: " + str(sample_repo.tmp / "dry" / "logs") in dry_output
+    assert "tests: unknown (no JUnit report)" in dry_output
+    assert code == 1, output
+    [failure] = report["rounds"][0]["failures"]
+    assert failure["message"].startswith("TypeError: Cannot read properties of null")
+    assert "FAIL test: node js/check.js: TypeError: Cannot read" in output
+    assert report["rounds"][0]["tests"] is None
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node")
+def test_the_junit_hint_does_not_repeat_flags_the_command_already_has(
+    sample_repo: SampleRepo,
+) -> None:
+    sample_repo.commit({"js/sum.test.js": NODE_TEST}, "a node test")
+    command = (
+        "mkdir -p build && node --test --test-reporter=spec --test-reporter-destination="
+        "stdout --test-reporter=junit --test-reporter-destination=build/junit.xml js/"
+    )
+    spec = sample_repo.write_spec(validation={"test": [command]})
+
+    code, output = dry_run(sample_repo, spec)
+
+    assert code == 0, output
+    hint = next(line for line in output.splitlines() if "to get JUnit:" in line)
+    assert "already asks for JUnit" in hint and "`build/junit.xml`" in hint
+    assert "add `--test-reporter" not in hint
+
+
+# --- init alone, on a unittest project --------------------------------------------------------
+
+CALC = "def add(a, b):\n    return a - b\n"
+CALC_TEST = """\
+import unittest
+
+from calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+
+
+def test_init_on_a_unittest_project_gives_a_gate_that_catches_a_broken_module(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Configured by `init` alone: the unittest suite runs (through pytest, with JUnit), so
+    a change that destroys the module fails instead of ending as "success"."""
+    from sample_repo import sh
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests" / "test_calc.py").write_text(CALC_TEST)
+    (repo / "setup.py").write_text("from setuptools import setup\nsetup(name='calc')\n")
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{__import__('os').environ['PATH']}")
+    assert CliRunner().invoke(cli, ["init", "--repo", str(repo)]).exit_code == 0
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "calc"], repo)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("version: 1\ntask: add() must add.\nlimits: {max_iterations: 1}\n")
+    model_env.add(Reply(tool_calls=[call("write_file", path="calc.py", content="not python\n")]),
+                  Reply("Done."))  # fmt: skip
+
+    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo), "--output-dir",
+                                      str(tmp_path / "out")])  # fmt: skip
+
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["status"] == "failed"
+    assert report["rounds"][0]["tests"]["total"] == 1  # JUnit from pytest
+    assert report["preflight"]["commands"][0]["command"] == "python -m pytest -q tests"

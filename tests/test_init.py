@@ -27,6 +27,14 @@ def init(repo: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, ["init", "--repo", str(repo), *args])
 
 
+def as_written(example: str) -> str:
+    """An example workflow as `init` writes it in place: without its "copy me" line."""
+    return example.replace(
+        "# Copy to .github/workflows/ and add an OPENAI_API_KEY repository secret.",
+        "# Written by `codegen-ci init`; needs an OPENAI_API_KEY repository secret.",
+    )
+
+
 def validation_of(repo: Path) -> dict[str, list[str]]:
     """The written file, loaded and validated as users' runs load it."""
     layer = load_layer_file(repo / ".codegen.yml", is_spec=False)
@@ -128,7 +136,9 @@ def test_workflows_are_written_from_the_templates(tmp_path: Path) -> None:
         "codegen-issue-labeled.yml",
     ]
     for name in ("comment.yml", "issue-labeled.yml"):
-        assert (workflows / f"codegen-{name}").read_text() == (EXAMPLES / name).read_text()
+        written = (workflows / f"codegen-{name}").read_text()
+        assert written == as_written((EXAMPLES / name).read_text())
+        assert "Copy to" not in written  # it is in place already
         assert f"wrote .github/workflows/codegen-{name}" in result.output
 
 
@@ -138,7 +148,7 @@ def test_templates_stay_identical_to_the_examples() -> None:
     assert templates == examples
 
 
-@pytest.mark.parametrize("existing", [".codegen.yml", ".github/workflows/codegen-nightly.yml"])
+@pytest.mark.parametrize("existing", [".github/workflows/codegen-nightly.yml"])
 def test_existing_files_are_kept_unless_forced(tmp_path: Path, existing: str) -> None:
     target = tmp_path / existing
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -284,7 +294,7 @@ def test_a_python_repository_keeps_the_docker_action(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     assert init(tmp_path, "--workflows", "issue").exit_code == 0
     written = (tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text()
-    assert written == (EXAMPLES / "issue-labeled.yml").read_text()
+    assert written == as_written((EXAMPLES / "issue-labeled.yml").read_text())
     assert "junit" not in validation_of(tmp_path)  # pytest gets --junitxml automatically
 
 
@@ -298,7 +308,7 @@ def test_the_node_and_go_examples_are_what_init_writes(tmp_path: Path, ecosystem
     assert init(tmp_path, "--workflows", "issue").exit_code == 0
 
     written = (tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text()
-    assert written == (EXAMPLES / f"issue-labeled-{ecosystem}.yml").read_text()
+    assert written == as_written((EXAMPLES / f"issue-labeled-{ecosystem}.yml").read_text())
 
 
 def test_workflows_accept_the_comma_form_and_repeats(tmp_path: Path) -> None:
@@ -349,3 +359,96 @@ def test_the_test_scripts_own_arguments_and_variables_are_kept(
     assert init(tmp_path).exit_code == 0
     assert validation_of(tmp_path)["test"] == [command]
     assert ("junit" in validation_of(tmp_path)) == (command != "npm run test")
+
+
+# --- repositories that already have things -------------------------------------------------
+
+CI_WORKFLOW = """\
+name: Build and test
+on:
+  push:
+    branches: [main]
+  pull_request:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install -r requirements-dev.txt
+      - run: |
+          python -m unittest discover -s checks -p "check_*.py"
+"""
+
+
+def test_workflows_are_added_beside_an_existing_codegen_yml(tmp_path: Path) -> None:
+    (tmp_path / ".codegen.yml").write_text("version: 1\nvalidation:\n  test: [make check]\n")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "build.yml").write_text(CI_WORKFLOW)
+
+    result = init(tmp_path, "--workflows", "ci-fix,issue")
+
+    assert result.exit_code == 0, result.output
+    assert "kept .codegen.yml" in result.output
+    assert (tmp_path / ".codegen.yml").read_text().endswith("test: [make check]\n")
+    ci_fix = yaml.safe_load((tmp_path / ".github/workflows/codegen-ci-fix.yml").read_text())
+    assert ci_fix[True]["workflow_run"]["workflows"] == ["Build and test"]  # YAML 1.1 `on`
+    for name in ("codegen-ci-fix.yml", "codegen-issue-labeled.yml"):
+        assert "Copy to" not in (tmp_path / ".github/workflows" / name).read_text()
+
+
+def test_tests_are_found_in_the_repositorys_ci_steps(tmp_path: Path) -> None:
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "build.yml").write_text(CI_WORKFLOW)
+
+    assert init(tmp_path).exit_code == 0
+
+    assert validation_of(tmp_path)["test"] == [
+        'python -m unittest discover -s checks -p "check_*.py"'
+    ]
+
+
+def test_a_unittest_suite_runs_through_pytest_for_junit(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='demo')\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_core.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+        "        self.assertTrue(True)\n"
+    )
+
+    result = init(tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert validation_of(tmp_path)["test"] == ["python -m pytest -q tests"]
+    assert "unittest suite, run through pytest" in (tmp_path / ".codegen.yml").read_text()
+    assert "python -m pip install pytest" in (tmp_path / ".codegen.yml").read_text()
+
+
+def test_tox_and_makefile_check_targets_are_test_commands(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenvlist = py3\n[testenv]\ndeps = pytest\ncommands = pytest {posargs} tests\n"
+    )
+    assert init(tmp_path).exit_code == 0
+    assert validation_of(tmp_path)["test"] == ["python -m pytest tests"]
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Makefile").write_text("check:\n\t./run-checks\n")
+    assert init(other).exit_code == 0
+    assert validation_of(other)["test"] == ["make check"]
+
+
+def test_a_test_script_that_lints_first_is_not_linted_twice(tmp_path: Path) -> None:
+    package = {
+        "name": "demo",
+        "scripts": {"test": "eslint . && mocha"},
+        "devDependencies": {"mocha": "^10", "eslint": "^8"},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(package))
+    (tmp_path / "package-lock.json").write_text("{}\n")
+
+    assert init(tmp_path).exit_code == 0
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == ["npx eslint ."]
+    [test] = validation["test"]
+    assert test.startswith("npx mocha --reporter mocha-junit-reporter") and "eslint" not in test

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer, field_validator
 
 from codegen_ci.security.redact import REDACTOR
 
 CommandKind = Literal["setup", "lint", "test"]
 Status = Literal["success", "failed", "error"]
+DEPENDENCY_PARTS = ("node_modules/", "site-packages/", "dist-packages/", "/pkg/mod/", "vendor/")
 
 
 class CommandResult(BaseModel):
@@ -60,11 +61,29 @@ class Failure(BaseModel):
     kind: Literal["failure", "error", "lint", "command"] = "failure"
     new: bool | None = Field(default=None, description="False: also fails on the base commit.")
 
+    @property
+    def where(self) -> str:
+        """`path:line`, marked when outside the repository's own code; "" when unknown."""
+        return location(self.file, self.line)
+
+
+def location(file: str | None, line: int | None) -> str:
+    """`path:line` (paths are repository-relative), marked when it lies in a dependency folder
+    or outside the repository; "" when unknown."""
+    if not (file and line):
+        return ""
+    outside = file.startswith("/") or any(part in file for part in DEPENDENCY_PARTS)
+    return f"{file}:{line}" + (" (in a dependency, not the repository's code)" if outside else "")
+
 
 class Round(BaseModel):
     iteration: int
     commands: list[CommandResult] = []
-    tests: TestTotals = Field(default_factory=TestTotals)
+    tests: TestTotals = Field(
+        default_factory=TestTotals,
+        description="Totals from JUnit; null when unknown (no test command wrote JUnit, or "
+        "none ran), never a misleading 0/0.",
+    )
     failures: list[Failure] = []
     parse_problems: list[str] = []
     passed: bool = False
@@ -79,11 +98,28 @@ class Round(BaseModel):
         ran = [c for c in self.commands if c.kind == "test" and not c.skipped]
         return bool(ran) and not self.tests.total and any(c.junit_tests is None for c in ran)
 
+    @property
+    def tests_known(self) -> bool:
+        """Some test command wrote JUnit (even one listing no test): the totals are real."""
+        wrote = any(c.kind == "test" and c.junit_tests is not None for c in self.commands)
+        return wrote or self.tests.total > 0
+
     def tests_text(self) -> str:
-        """`3/4 passed`, or `unknown (no JUnit)`: never a misleading `0/0`."""
+        """`3/4 passed`, `unknown (no JUnit)` or `not run`: never a misleading `0/0`."""
         if self.tests_unknown:
             return "unknown (no JUnit)"
+        if not self.tests_known:
+            return "not run"
         return f"{self.tests.passed}/{self.tests.total} passed"
+
+    @field_serializer("tests")
+    def _totals_or_null(self, tests: TestTotals) -> dict[str, int] | None:
+        return tests.model_dump() if self.tests_known else None
+
+    @field_validator("tests", mode="before")
+    @classmethod
+    def _null_totals(cls, value: object) -> object:
+        return TestTotals() if value is None else value
 
 
 class JUnitMissing(BaseModel):

@@ -6,12 +6,14 @@ templates shipped in the package (`codegen_ci/templates/workflows`, kept identic
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
 import click
 
 from codegen_ci.commands.init_detect import Detected, detect
+from codegen_ci.commands.init_sources import ci_workflows
 from codegen_ci.commands.init_workflow import needs_runner_host, render_workflow
 from codegen_ci.errors import InputError
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
@@ -50,9 +52,14 @@ def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
     # The starter must load as it is written; a failure here is our bug, not the user's input.
     parse_layer_text(config, REPO_CONFIG_NAME, is_spec=False)
     files = {root / REPO_CONFIG_NAME: config}
+    if workflows and (root / REPO_CONFIG_NAME).exists() and not force:
+        # Workflows beside the repository's own configuration: keep it, add what was asked.
+        del files[root / REPO_CONFIG_NAME]
+        click.echo(f"kept {REPO_CONFIG_NAME} (use --force to replace it)")
+    ci_names = [name for name, _ in ci_workflows(root)]
     for choice in dict.fromkeys(workflows):
         name = WORKFLOW_TEMPLATES[choice]
-        text = render_workflow(workflow_template(name), detected)
+        text = in_place(render_workflow(workflow_template(name), detected), ci_names)
         files[root / ".github" / "workflows" / f"codegen-{name}"] = text
     existing = [path.relative_to(root).as_posix() for path in files if path.exists()]
     if existing and not force:
@@ -63,6 +70,29 @@ def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
         click.echo(f"wrote {path.relative_to(root).as_posix()}")
     show_next_steps(detected, workflows)
     return 0
+
+
+COPY_NOTE = re.compile(
+    r"^# Copy to \.github/workflows/(?:, name your CI workflow below,)? and add an "
+    r"OPENAI_API_KEY (?:repository )?secret\.$",
+    re.M,
+)
+CI_TRIGGER = "    workflows: [CI]\n"
+
+
+def in_place(text: str, ci_names: list[str]) -> str:
+    """A template as written into the repository: no "copy me" line (it is in place), and the
+    CI-fix trigger names the repository's own CI workflows (`name:`), when it has any."""
+    note = "# Written by `codegen-ci init`; needs an OPENAI_API_KEY repository secret."
+    if CI_TRIGGER in text:
+        if ci_names:
+            text = text.replace(CI_TRIGGER, f"    workflows: {json.dumps(ci_names)}\n")
+            note = ("# Written by `codegen-ci init` for the CI workflow(s) named below; needs an "
+                    "OPENAI_API_KEY secret.")  # fmt: skip
+        else:
+            note = ("# Written by `codegen-ci init`: name your CI workflow below (no workflow on "
+                    "push or pull_request was found); needs an OPENAI_API_KEY secret.")  # fmt: skip
+    return COPY_NOTE.sub(note, text)
 
 
 def workflow_template(name: str) -> str:

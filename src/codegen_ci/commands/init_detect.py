@@ -17,12 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.commands.init_node import NodeProject, node_project
+from codegen_ci.commands.init_sources import (
+    ci_test_commands,
+    nox_commands,
+    tox_commands,
+    unittest_suite,
+)
 
 # gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
 GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
 GO_REPORT = "reports/junit-go.xml"
 PYTEST_REPORT = "reports/junit-pytest.xml"
-MAKE_TARGET = re.compile(r"^(test|lint)\s*::?(?!=)", re.M)
+MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -69,6 +75,8 @@ def detect(root: Path) -> Detected:
         )
         found.ecosystems.append("rust")
     _makefile(root, found)
+    if not found.test:
+        _elsewhere(root, found)
     if found.junit and "python" in found.ecosystems:
         # Explicit JUnit globs turn off pytest's automatic report: name it.
         pytest = "python -m pytest -q"
@@ -83,7 +91,8 @@ def _python(root: Path, found: Detected) -> None:
     tool = pyproject.get("tool", {})
     ini = _ini_sections(root, "setup.cfg", "tox.ini", "pytest.ini", "mypy.ini", ".flake8")
     deps = _python_requirements(root, pyproject)
-    if not (pyproject or ini or (root / "setup.py").is_file() or deps):
+    suite = unittest_suite(root)
+    if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite):
         return
     tools, test, lint = [], [], []
     if (
@@ -94,6 +103,16 @@ def _python(root: Path, found: Detected) -> None:
     ):
         tools.append("pytest")
         test.append("python -m pytest -q")
+    elif suite:
+        command, through_pytest = suite
+        tools.append("unittest suite, run through pytest" if through_pytest else "unittest")
+        test.append(command)
+    elif tox := tox_commands(root):
+        tools.append("tox.ini's test command")
+        test.extend(tox)
+    elif nox := nox_commands(root):
+        tools.append("noxfile's pytest session")
+        test.extend(nox)
     if (
         "ruff" in tool
         or "ruff" in deps
@@ -110,6 +129,8 @@ def _python(root: Path, found: Detected) -> None:
     extras = pyproject.get("project", {}).get("optional-dependencies", {})
     extra = next((e for e in ("test", "tests", "dev") if e in extras), None)
     setup = [f"python -m pip install -e '.[{extra}]'" if extra else "python -m pip install -e ."]
+    if any("pytest" in t for t in test) and "pytest" not in deps:
+        setup.append("python -m pip install pytest")  # runs the unittest suite, writes JUnit
     source = "pyproject.toml" if pyproject else "Python project"
     found.add(source, tools, test=test, lint=lint, setup=setup, install=setup)
     found.ecosystems.append("python")
@@ -182,6 +203,12 @@ def _node(root: Path, found: Detected) -> None:
     found.node = project
 
 
+def _elsewhere(root: Path, found: Detected) -> None:
+    """No build file named a test runner: the repository's CI workflow steps may."""
+    if commands := ci_test_commands(root):
+        found.add(".github/workflows (its CI's test steps)", [], test=commands)
+
+
 def _makefile(root: Path, found: Detected) -> None:
     path = next(
         (root / n for n in ("GNUmakefile", "makefile", "Makefile") if (root / n).is_file()), None
@@ -189,7 +216,9 @@ def _makefile(root: Path, found: Detected) -> None:
     if path is None:
         return
     targets = set(MAKE_TARGET.findall(path.read_text(encoding="utf-8", errors="replace")))
-    test = ["make test"] if "test" in targets and not found.test else []
-    lint = ["make lint"] if "lint" in targets and not found.lint else []
+    test_target = next((t for t in ("test", "tests", "check", "unittest") if t in targets), None)
+    lint_target = next((t for t in ("lint", "style") if t in targets), None)
+    test = [f"make {test_target}"] if test_target and not found.test else []
+    lint = [f"make {lint_target}"] if lint_target and not found.lint else []
     if test or lint:
         found.add(path.name, [c.split()[1] + " target" for c in test + lint], test=test, lint=lint)

@@ -22,6 +22,10 @@ _RUNNER = re.compile(
 )
 
 _SEPARATOR = re.compile(r"&&|;|\|\|")
+LINTER = re.compile(
+    r"^(?:npx\s+)?(?:eslint|standard|xo|biome\s+(?:check|lint)|tslint|"
+    r"prettier\s+(?:--check|-c)|(?:npm|pnpm|yarn)\s+(?:run\s+)?lint)\b"
+)
 _REPORTER_OPTIONS = {
     "jest": "--ci --reporters=default --reporters=jest-junit",
     "vitest": "--reporter=default --reporter=junit --outputFile.junit={report}",
@@ -58,12 +62,29 @@ def node_project(root: Path) -> NodeProject | None:
     scripts = scripts if isinstance(scripts, dict) else {}
     deps = _dependencies(package)
     test = scripts.get("test")
+    lint_in_test: list[str] = []
     if isinstance(test, str) and NPM_PLACEHOLDER not in test:
+        test, lint_in_test = _split_lint(test)
         _test_command(project, test, deps)
     if isinstance(scripts.get("lint"), str):
         project.lint.append(f"{project.manager} run lint")
         project.tools.append("lint script")
+    elif lint_in_test:
+        # The test script lints first ("eslint . && mocha"): that is the lint command, run
+        # once, with its own baseline, and the runner is called on its own.
+        project.lint.extend(_exec(project, part) for part in lint_in_test)
+        project.tools.append("lint from the test script")
     return project
+
+
+def _split_lint(script: str) -> tuple[str, list[str]]:
+    """`eslint . && mocha` -> (`mocha`, [`eslint .`]): leading lint steps of a test script
+    (joined by `&&`) taken apart from the runner; the script unchanged when none."""
+    parts = [part.strip() for part in script.split("&&")]
+    lint = []
+    while len(parts) > 1 and LINTER.match(parts[0]):
+        lint.append(re.sub(r"^npx\s+", "", parts.pop(0)))
+    return " && ".join(parts), lint
 
 
 def _manager(root: Path, package: dict[str, Any]) -> NodeProject:

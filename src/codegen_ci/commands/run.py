@@ -87,6 +87,8 @@ def show_dry_run(report: Report, out: Path) -> int:
         t = rnd.tests
         if rnd.tests_unknown:
             click.echo("  tests: unknown (no JUnit report)")
+        elif not rnd.tests_known:
+            click.echo("  tests: not run")
         else:
             click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
                        f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
@@ -99,14 +101,20 @@ def show_dry_run(report: Report, out: Path) -> int:
     if prompt.exists():
         click.echo("\nFirst prompt the model would get:\n")
         click.echo(prompt.read_text(encoding="utf-8"))
-    click.echo(f"\nDry run done; report: {out / 'report.json'}")
+    for lint in report.preexisting_lint:
+        click.echo(f"  lint already fails on the untouched code: `{lint.command}` (pre-existing: "
+                   "left to you; the tests decide)")  # fmt: skip
+    click.echo(f"\nDry run done; report: {out / 'report.json'}; command logs: {out / 'logs'}")
     return 0
 
 
 def describe(failure: Failure) -> str:
-    if failure.message and failure.message != failure.id:
-        return REDACTOR.redact(f"{failure.id}: {failure.message[:200]}")
-    return REDACTOR.redact(failure.id)
+    """`id (file:line): first line of the message`, as far as they are known."""
+    text = failure.id + (f" ({failure.where})" if failure.where else "")
+    first = next((ln.strip() for ln in failure.message.splitlines() if ln.strip()), "")
+    if first and failure.message != failure.id:
+        text += f": {first[:200]}"
+    return REDACTOR.redact(text)
 
 
 def show_result(report: Report, out: Path) -> int:

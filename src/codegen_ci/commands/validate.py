@@ -57,10 +57,12 @@ def _no_tests(path: Path, layer: dict[str, Any], is_config: bool) -> tuple[bool,
     fatal = is_config or repo_config is not None
     where = f" (nor in {repo_config})" if repo_config else ""
     then = "a run ends" if fatal else "unless the repository's .codegen.yml has one, a run ends"
-    return fatal, (f"{path}: validation.test: no test command{where}; {then} as a "
-                   "configuration error (exit 2): a gate that runs no test cannot tell a fix "
-                   "from a break. Add the repository's test command, or set "
-                   "validation.allow_no_tests: true")
+    return fatal, (
+        f"{path}: validation.test: no test command{where}; {then} as a "
+        "configuration error (exit 2): a gate that runs no test cannot tell a fix "
+        "from a break. Add the repository's test command, or set "
+        "validation.allow_no_tests: true"
+    )
 
 
 def _repo_config_for(spec: Path) -> Path | None:

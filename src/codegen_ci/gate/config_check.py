@@ -158,8 +158,13 @@ def _check_junit_globs(rnd: Round, validation: Validation, cwd: Path) -> None:
     where = (f"; the command did write {', '.join(found)}: add it to validation.junit"
              if found else "; no JUnit file from it was found either")  # fmt: skip
     globs = ", ".join(validation.junit)
-    raise ConfigError(_message(ran[0], f"validation.junit ({globs}) matched no file after the "
-                                       f"test command ran{where}", key="validation.junit"))
+    raise ConfigError(
+        _message(
+            ran[0],
+            f"validation.junit ({globs}) matched no file after the test command ran{where}",
+            key="validation.junit",
+        )
+    )
 
 
 XML_PATH = re.compile(r"[\w./@~+-]*[\w-]\.xml\b")

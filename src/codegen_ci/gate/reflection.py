@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from codegen_ci.gate.junit.parse import JUnitCase
 from codegen_ci.gate.round_outcome import RoundOutcome
-from codegen_ci.report import CommandResult, Failure, Round
+from codegen_ci.report import CommandResult, Failure, Round, location
 from codegen_ci.security.fence import fence, head_tail
 from codegen_ci.security.output_normalise import strip_ansi, strip_nondeterminism
 
@@ -149,7 +149,8 @@ def _failures(
     entries: list[str] = []
     used = 0
     for n, failure in enumerate(failures, 1):
-        where = f" ({clean(failure.file)}:{failure.line})" if failure.file and failure.line else ""
+        loc = location(clean(failure.file), failure.line) if failure.file else ""
+        where = f" ({loc})" if loc else ""
         first = next((ln.strip() for ln in clean(failure.message).splitlines() if ln.strip()), "")
         entry = f"{n}. {clean(failure.id)[:MAX_LINE_CHARS]}{where}: {first[:MAX_LINE_CHARS]}"
         case = cases.get(failure.id)

@@ -3,6 +3,7 @@ need (the JUnit results, the lint errors, the commands that failed)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from codegen_ci.gate.junit.parse import JUnitResult
@@ -52,7 +53,12 @@ class RoundOutcome:
             *self.junit.failures(),
             *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
             *(
-                Failure(id=f"{f.kind}: {f.command}", message=_last_line(f.output), kind="command")
+                Failure(id=e, message=e, kind="lint", new=False)  # the pre-flight's: the base's
+                for errors in self.preexisting_lint.values()
+                for e in errors
+            ),
+            *(
+                Failure(id=f"{f.kind}: {f.command}", message=summary_line(f.output), kind="command")
                 for f in self.failed
                 if not f.explained
             ),
@@ -61,6 +67,38 @@ class RoundOutcome:
         return self
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in strip_ansi(text).strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(no output)"
+# Lines that say nothing about what failed: closing brackets of a printed object, package
+# managers' epilogues, runtime banners, stack frames (in dependency folders or anywhere).
+NOISE = re.compile(
+    r"^\s*(?:[\]})>,;]+|[\[{(]+|at .*|\.\.\. \d+ lines? .*|\^+|"
+    r"(?:npm|pnpm|yarn) (?:ERR!|error|ERROR|WARN).*|.*ELIFECYCLE.*|.*See above for more.*|"
+    r"Node\.js v[\d.]+|error Command failed with exit code \d+\.?|"
+    r"info Visit https://yarnpkg.*|Traceback \(most recent call last\):|"
+    r"make(?:\[\d+\])?: \*\*\*.*|exit status \d+|FAIL(?:ED)?|"
+    r"\d+ (?:passing|failing|pending).*|Tests?:? .*\d+ (?:failed|passed).*|"
+    r"(?:ERROR|error): (?:Test failed|command failed|Recipe for target).*)\s*$"
+)
+ERROR_LINE = re.compile(
+    r"\b(?:[A-Z]\w*(?:Error|Exception)|Error|ERR_[A-Z_]+|FAIL|AssertionError|panic|"
+    r"not ok|fatal|failed|cannot|Cannot|No such|not found)\b|[✗✕×]"
+)
+
+
+# A line that starts by stating an error: `TypeError: ...`, `Error: ...`, `E   assert ...`,
+# `FAIL src/x.test.ts > adds`, `not ok 1 - adds`, `panic: ...`, `error[E0308]: ...`.
+STATES_ERROR = re.compile(
+    r"(?:\w*(?:Error|Exception)\b(?: \[\w+\])?:|E\s{2,}\S|FAIL\s+\S|not ok\b|panic:|"
+    r"error(?:\[\w+\])?:|fatal:|ERROR:?\s)"
+)
+
+
+def summary_line(text: str) -> str:
+    """One line that says what went wrong: the first line that reads as an error (not a
+    stack frame, a lone bracket or a package manager's `ELIFECYCLE ... See above`), else the
+    last line that is not noise, else the last line."""
+    lines = [ln.strip() for ln in strip_ansi(text).splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not NOISE.fullmatch(ln) and "node_modules/" not in ln]
+    chosen = next((ln for ln in useful if STATES_ERROR.match(ln)), None)
+    chosen = chosen or next((ln for ln in useful if ERROR_LINE.search(ln)), None)
+    chosen = chosen or (useful[-1] if useful else lines[-1] if lines else "(no output)")
+    return chosen[:300]

@@ -35,9 +35,30 @@ GENERIC = ("make the command write a JUnit XML report and list the file in `vali
            "(pytest gets one automatically)")  # fmt: skip
 
 
+# The command (or the script it runs) already asks its runner for JUnit: suggesting the same
+# flags again would be no help; what is missing is the file in `validation.junit`.
+ASKS_FOR_JUNIT = re.compile(
+    r"--reporters?[= ](?:default,)?(?:junit|jest-junit)\b|mocha-junit-reporter|"
+    r"--test-reporter=junit|--junitfile\b|--junit(?:xml)?\b|--reporter[= ]junit"
+)
+JUNIT_FILE = re.compile(
+    r"(?:--outputFile(?:\.junit)?[= ]|mochaFile=|--test-reporter-destination=|--junitfile[= ]|"
+    r"JEST_JUNIT_OUTPUT_FILE=|--junitxml[= ])([^\s'\"]+\.xml)"
+)
+
+
 def junit_hint(command: str, cwd: Path) -> str:
-    """The way to get JUnit from the runner `command` uses."""
+    """The way to get JUnit from the runner `command` uses; when it already asks for JUnit,
+    where the report goes instead (what `validation.junit` must match)."""
     text = command + " " + _script(command, cwd)
+    if ASKS_FOR_JUNIT.search(text):
+        written = JUNIT_FILE.search(text)
+        target = f"`{written[1]}`" if written else "the file it writes"
+        default = " (jest-junit's default is junit.xml)" if "jest-junit" in text else ""
+        return (
+            f"the command already asks for JUnit; list {target}{default} in "
+            "`validation.junit` (a glob relative to the repository) so the gate reads it"
+        )
     for pattern, hint in HINTS:
         if pattern.search(text):
             return hint
