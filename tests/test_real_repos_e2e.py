@@ -171,15 +171,10 @@ def test_unittest_project_never_succeeds_with_broken_code(
 
     code, output, report = run(slugify_repo, SLUGIFY_TASK)
 
-    assert report["status"] != "success", output
-    assert code in (1, 2)
-    if code == 2:  # no test command: a configuration error, before any model call
-        assert report["reason"] == "config" and model_env.tool_requests == []
-    else:
-        assert (
-            report["rounds"]
-            and report["rounds"][0]["tests"]["errors"] + report["rounds"][0]["tests"]["failed"] >= 1
-        )
+    assert report["status"] == "failed" and code == 1, output
+    assert report["rounds"], "the tests ran"
+    last = report["rounds"][-1]["tests"]
+    assert last["total"] is not None and last["errors"] + last["failed"] >= 1
 
 
 def test_unittest_project_dry_run_does_not_say_success_without_tests(
@@ -188,11 +183,10 @@ def test_unittest_project_dry_run_does_not_say_success_without_tests(
     code, output, report = run(slugify_repo, SLUGIFY_TASK, "--dry-run")
 
     assert "success after 0 round" not in output
-    if code == 0:  # it found the tests: the bug shows
-        (dry,) = report["rounds"]
-        assert dry["tests"]["total"] >= 80 and dry["tests"]["failed"] >= 1
-    else:
-        assert code == 2 and report["reason"] == "config"
+    assert code == 0, output  # init found the unittest module: the bug shows
+    (dry,) = report["rounds"]
+    assert dry["tests"]["total"] >= 80 and dry["tests"]["failed"] >= 1
+    assert any("test_extraneous_seperators" in f["id"] for f in dry["failures"])
 
 
 # --- jshttp/range-parser: mocha, eslint failing on the default branch -------------------------
