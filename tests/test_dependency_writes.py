@@ -258,6 +258,13 @@ def test_a_tool_that_cannot_write_its_dependency_folder_is_found_beside_failing_
 
     assert problem is not None and problem.errno.startswith("EROFS")
     assert problem.path is not None and "node_modules/.pnpm/vitest" in problem.path
+    # the same through a link to the checkout's folder (when no copy could be made)
+    checkout_dir = tmp_path / "checkout"
+    linked = Places(tree, ("node_modules",), (tmp_path / "scratch",), checkout=checkout_dir)
+    text = VITEST_EROFS.format(tree=checkout_dir)
+    assert find_problem(_round(tmp_path, text, failures=failures), linked) is not None
+    assert find_problem(_round(tmp_path, text.replace("node_modules", "src"),
+                               failures=failures), linked) is None  # fmt: skip
 
 
 WRITES_OUTSIDE = """\

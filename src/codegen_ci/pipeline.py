@@ -136,7 +136,7 @@ def _places(ctx: RunContext, sandbox: Sandbox | None) -> Places:
     """Where the run's commands may write (gate/environment_check.py)."""
     tree = ctx.worktree
     writable = sandbox.scratch if sandbox and sandbox.enabled else Path(tempfile.gettempdir())
-    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()))
+    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), ctx.repo)
 
 
 def _first_prompt(spec: Spec, ctx: RunContext) -> str:

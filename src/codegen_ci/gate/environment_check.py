@@ -54,6 +54,7 @@ class Places:
     dependency_dirs: tuple[str, ...] = ()  # relative to the worktree: copies of the checkout's
     writable: tuple[Path, ...] = ()  # the sandbox's scratch (HOME, TMPDIR), or the temp dir
     changed: frozenset[str] = frozenset()  # relative paths the model (or its commands) changed
+    checkout: Path | None = None  # the user's checkout: its dependency folders count as tools'
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,11 @@ def _outside_the_code(raw: str, places: Places, tools_only: bool = False) -> boo
         if _under(rel, places.changed):
             return False
         return _under(rel, (*places.dependency_dirs, ".git"))
+    if places.checkout is not None:  # the checkout's own copy (a link, when no copy was made)
+        source = Path(os.path.normpath(places.checkout))
+        inside = path.relative_to(source).as_posix() if source in path.parents else None
+        if inside is not None and _under(inside, (*places.dependency_dirs, ".git")):
+            return True
     if tools_only:
         return False
     return not any(path == top or top in path.parents for top in places.writable)
