@@ -93,6 +93,7 @@ def _not_started_lint(record: CommandResult, text: str) -> str | None:
         return None
     for pattern, reason in NOT_STARTED:
         if reason != NO_TESTS and "reporter" not in reason and pattern.search(text):
+            reason = reason.replace("the test runner", "the linter")
             return f"{reason} (exit {record.exit_code})"
     return None
 
