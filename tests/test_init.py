@@ -339,6 +339,11 @@ def test_workflows_accept_the_comma_form_and_repeats(tmp_path: Path) -> None:
             "npx mocha 'dist/**/*.spec.js' --reporter mocha-junit-reporter "
             "--reporter-options mochaFile=reports/junit-mocha.xml",
         ),
+        (  # mocha takes a single reporter: JUnit's replaces the script's
+            "mocha --reporter spec --check-leaks",
+            "npx mocha --check-leaks --reporter mocha-junit-reporter "
+            "--reporter-options mochaFile=reports/junit-mocha.xml",
+        ),
         (  # the build step stays: the options go to the script's last command, mocha
             "tsc -p . && mocha 'dist/**/*.spec.js'",
             "npm run test -- --reporter mocha-junit-reporter "
@@ -416,6 +421,20 @@ def test_a_unittest_suite_runs_through_pytest_for_junit(tmp_path: Path) -> None:
     assert validation_of(tmp_path)["test"] == ["python -m pytest -q tests"]
     assert "unittest suite, run through pytest" in (tmp_path / ".codegen.yml").read_text()
     assert "python -m pip install pytest" in (tmp_path / ".codegen.yml").read_text()
+
+
+def test_a_unittest_module_at_the_top_runs_through_pytest(tmp_path: Path) -> None:
+    """python-slugify's layout: `test.py` beside `setup.py`, run as `coverage run test.py`."""
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='demo')\n")
+    (tmp_path / "test.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+        "        self.assertTrue(True)\n\n\nif __name__ == '__main__':\n    unittest.main()\n"
+    )
+
+    result = init(tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert validation_of(tmp_path)["test"] == ["python -m pytest -q test.py"]
 
 
 def test_tox_and_makefile_check_targets_are_test_commands(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ reflection]* -> commit + diff + report. Publishing (push, PR, comments) is the c
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.config_check import ConfigError
 from codegen_ci.gate.dry_run import dry_run
+from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
 from codegen_ci.gate.preflight import note_missing_junit, run_preflight
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator
@@ -78,8 +80,11 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
                         ctx.output_dir / "baseline", env, base_tree, sandbox=sandbox)  # fmt: skip
     try:
         if ctx.dry_run:
-            dry_run(validator, report, ctx.worktree.path, ctx.output_dir,
-                    lambda: _first_prompt(spec, ctx))  # fmt: skip
+            try:
+                dry_run(validator, report, ctx.worktree.path, ctx.output_dir,
+                        lambda: _first_prompt(spec, ctx))  # fmt: skip
+            finally:  # a round that failed for the environment's sake says so, dry or not
+                check_environment(report.rounds, _places(ctx, sandbox))
         else:
             _loop(spec, ctx, validator, baseline, env)
     except (KeyboardInterrupt, Interrupted):
@@ -89,7 +94,8 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             "interrupted; resume with: codegen-ci resume " + str(ctx.output_dir)
         ) from None
     except CodegenError as exc:
-        reason = "config" if isinstance(exc, ConfigError) else "error"
+        reason = ("config" if isinstance(exc, ConfigError) else
+                  "environment" if isinstance(exc, EnvironmentFailure) else "error")  # fmt: skip
         report.status, report.reason, report.error = "error", reason, REDACTOR.redact(exc.message)
         raise
     finally:
@@ -125,6 +131,13 @@ def _open_sandbox(ctx: RunContext) -> Sandbox:
         raise
 
 
+def _places(ctx: RunContext, sandbox: Sandbox | None) -> Places:
+    """Where the run's commands may write (gate/environment_check.py)."""
+    tree = ctx.worktree
+    writable = sandbox.scratch if sandbox and sandbox.enabled else Path(tempfile.gettempdir())
+    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), ctx.repo)
+
+
 def _first_prompt(spec: Spec, ctx: RunContext) -> str:
     return "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
 
@@ -133,7 +146,10 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
           env: dict[str, str]) -> None:  # fmt: skip
     report, limits = ctx.report, spec.limits
     if ctx.start_iteration == 1 and ctx.conversation is None:
-        run_preflight(validator, baseline, report, ctx.worktree.path)
+        try:
+            run_preflight(validator, baseline, report, ctx.worktree.path)
+        finally:  # an environment failure is named as such, before a "setup failed"
+            check_environment([report.preflight], _places(ctx, validator.sandbox))
     conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl",
                                                     REDACTOR.redact)  # fmt: skip
     if not conversation.messages:
@@ -162,6 +178,12 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
                 enforce_protected(ctx.worktree, report, toolbox.refusals, shell.refusals)
             outcome = validator.run_round(iteration)
             if not outcome.passed:
+                try:  # never handed to the model as its failure
+                    check_environment([outcome.round], _places(ctx, validator.sandbox))
+                except EnvironmentFailure:
+                    report.rounds.append(outcome.round)
+                    report.iterations = iteration
+                    raise
                 baseline.classify(outcome)
             report.rounds.append(outcome.round)
             note_missing_junit(report, outcome.round, ctx.worktree.path)

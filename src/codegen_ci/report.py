@@ -168,7 +168,8 @@ class Report(BaseModel):
     reason: str | None = Field(
         default=None,
         description="Why a run did not succeed: tests, stuck, budget, max_iterations, "
-        "interrupted, config, error, sandbox (confinement could not be set up).",
+        "interrupted, config, environment (a command could not write outside the code), error, "
+        "sandbox (confinement could not be set up).",
     )
     iterations: int = 0
     preflight: Round | None = Field(

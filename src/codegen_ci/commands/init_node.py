@@ -34,6 +34,8 @@ _REPORTER_OPTIONS = {
     "--test-reporter=junit --test-reporter-destination={report}",
 }
 _REPORTER_PACKAGES = {"jest": "jest-junit", "mocha": "mocha-junit-reporter"}
+# mocha takes one reporter: the script's own (`mocha --reporter spec`) gives way to JUnit's
+_MOCHA_REPORTER = re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+")
 
 
 @dataclass
@@ -157,6 +159,7 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
     else:
         base = "vitest run" if runner == "vitest" else runner
         args = args.removeprefix("run").strip() if runner == "vitest" else args
+        args = _MOCHA_REPORTER.sub("", args).strip() if runner == "mocha" else args
         # Variables the script sets (NODE_OPTIONS=--experimental-vm-modules) stay.
         command = match["env"] + env + _exec(project, _join(base, args, options))
     if runner in _REPORTER_PACKAGES:

@@ -29,7 +29,7 @@ SUBSTITUTION = re.compile(r"\s*\{[^}]*\}")  # tox's {posargs}, {toxinidir}
 def unittest_suite(root: Path) -> tuple[str, bool] | None:
     """(test command, through pytest) for a unittest suite under a test folder: pytest when
     every unittest file is one pytest collects (it then writes JUnit), else unittest's own
-    discovery (exit codes only)."""
+    discovery (exit codes only); else unittest modules at the top (`test.py`), through pytest."""
     for folder in TEST_DIRS:
         base = root / folder
         if not base.is_dir():
@@ -41,6 +41,12 @@ def unittest_suite(root: Path) -> tuple[str, bool] | None:
         if all(PYTEST_FILE.match(p.name) for p in suites):
             return f"python -m pytest -q {folder}", True
         return f"python -m unittest discover -s {folder} -t .", False
+    # a unittest module at the top (`test.py`, run as `python test.py` or by coverage): pytest
+    # collects a file it is given by name, whatever its name, and writes JUnit for it
+    top = [p.name for p in sorted(root.glob("test*.py")) if p.is_file()
+           and UNITTEST_IMPORT.search(_text(p))]  # fmt: skip
+    if top:
+        return "python -m pytest -q " + " ".join(top[:20]), True
     return None
 
 

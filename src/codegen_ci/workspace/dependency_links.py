@@ -1,20 +1,34 @@
-"""Dependencies installed in the checkout, made usable in the run's worktrees.
+"""Dependencies installed in the checkout, made usable, and writable, in the run's worktrees.
 
 A new `git worktree` holds only tracked files: `node_modules`, an in-repo `.venv` or an
 untracked `vendor/` that the workflow installed before the run are missing there, and
 `npm test` or `.venv/bin/python -m pytest` would fail. Each such directory (found among the
 checkout's untracked and ignored entries, at any depth, so monorepo packages count too) is
-linked into the worktree as a symlink to the checkout's copy: nothing is copied or
-reinstalled. The links are ours, not the change: `Worktree` leaves them out of every list
-of changed paths, and they are removed before the worktree is.
+given to the worktree as its own **copy** of the checkout's, made copy-on-write where the
+file system can (`cp --reflink=auto`: btrfs, XFS, bcachefs, APFS share the blocks until a
+file is written), a plain copy elsewhere. Nothing is reinstalled.
 
-The model's file tools cannot write through them (a path that resolves outside the worktree
-is refused); a shell command can, and then changes the checkout's copy, unless the commands
-run confined (the checkout read-only). See docs/ecosystems.md.
+Why a copy and not a link: the repository's tools write inside their dependency folders
+while they run (vitest's `--typecheck` writes `tsconfig.tmp.tsbuildinfo` into
+`node_modules/vitest/dist`, bundlers keep `node_modules/.cache` and `.vite`, Python writes
+`__pycache__` into a venv). Under confinement the checkout is read-only, so a link made such
+a command fail (EROFS) for a reason the model cannot fix; unconfined, it changed the user's
+copy. The copy is per worktree, so every backend (bwrap, landlock, off) gets the same
+answer: the tools write where they need to, the checkout stays exactly as it was, and the
+copy goes with the worktree. A Python venv is made to work from its new place: scripts whose
+shebang names the checkout's venv, and `.pth`/editable-install files that point into the
+checkout, are rewritten to the worktree's paths. Cost: docs/ecosystems.md.
+
+The copies are ours, not the change: `Worktree` leaves them out of every list of changed
+paths, and they are removed before the worktree is. When a copy cannot be made (a full disk),
+the directory is linked instead, as before, and the run says so on stderr.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from codegen_ci.workspace import git
@@ -23,6 +37,8 @@ DEPENDENCY_DIRS = frozenset(
     {"node_modules", "bower_components", ".venv", "venv", ".yarn", "vendor", ".bundle"}
 )
 DEPENDENCY_FILES = frozenset({".pnp.cjs", ".pnp.loader.mjs"})  # yarn plug'n'play
+VENV_MARK = "pyvenv.cfg"
+_SHEBANG_MAX = 4096  # only the first line of a script is read for its shebang
 
 
 def installed_dependencies(checkout: Path) -> list[str]:
@@ -40,30 +56,104 @@ def installed_dependencies(checkout: Path) -> list[str]:
 
 
 def link_dependencies(checkout: Path, tree: Path) -> tuple[str, ...]:
-    """Symlink the checkout's installed dependencies into `tree`; returns the links (relative
-    paths). An existing link to the same place counts (a resumed run); anything else already
-    at that path (a tracked `vendor/`) is left alone."""
-    links = []
+    """Give `tree` its own copy of each of the checkout's installed dependencies; returns
+    their relative paths. A copy (or link) already there from an earlier run of the same
+    worktree counts (a resumed run); anything else at that path (a tracked `vendor/`) is
+    left alone."""
+    placed = []
     for rel in installed_dependencies(checkout):
         source, target = checkout / rel, tree / rel
         if target.is_symlink() and target.readlink() == source:
-            links.append(rel)
+            placed.append(rel)
             continue
         if target.exists() or target.is_symlink() or not target.parent.is_dir():
+            if target.is_dir() and not target.is_symlink() and not _holds_tracked(tree, rel):
+                placed.append(rel)  # our copy, from before an interruption
             continue
-        target.symlink_to(source, target_is_directory=source.is_dir())
-        links.append(rel)
-    return tuple(links)
+        if copy_dependency(source, target):
+            if (target / VENV_MARK).is_file():
+                relocate_venv(target, old=source, new=target)
+        else:
+            target.symlink_to(source, target_is_directory=source.is_dir())
+        placed.append(rel)
+    return tuple(placed)
+
+
+def copy_dependency(source: Path, target: Path) -> bool:
+    """Copy `source` to `target` (links stay links, modes and times kept), copy-on-write
+    where the file system can; False (and nothing left behind) when it cannot be done."""
+    if shutil.which("cp"):
+        argv = ["cp", "-a", "--reflink=auto", str(source), str(target)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            return True
+        problem = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+    else:  # no GNU cp (never on the supported runners): the same copy, byte by byte
+        try:
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True)
+            else:
+                shutil.copy2(source, target, follow_symlinks=False)
+            return True
+        except OSError as exc:
+            problem = [str(exc)]
+    remove_dependency(target)
+    print(f"codegen-ci: warning: could not copy {source} into the worktree ({problem[0]}); "
+          "linked it instead: tools cannot write inside it", file=sys.stderr)  # fmt: skip
+    return False
+
+
+def relocate_venv(venv: Path, *, old: Path, new: Path) -> None:
+    """Make a copied virtualenv use itself: script shebangs and `.pth`/editable-install files
+    that name the checkout (`old` venv, or the checkout's tree above it) name `new` instead."""
+    old_root, new_root = str(old.parent), str(new.parent)
+    old_bin = (str(old / "bin") + "/").encode()
+    for script in (venv / "bin").iterdir() if (venv / "bin").is_dir() else ():
+        if script.is_symlink() or not script.is_file():
+            continue
+        with script.open("rb") as handle:
+            head = handle.read(_SHEBANG_MAX)
+        if head.startswith(b"#!") and old_bin in head.split(b"\n", 1)[0]:
+            _replace_in(script, str(old), str(new))
+    for site in venv.glob("lib*/python*/site-packages"):
+        for entry in site.iterdir():
+            if (
+                entry.is_file()
+                and not entry.is_symlink()
+                and (entry.suffix == ".pth" or entry.name.startswith("__editable__"))
+            ):
+                _replace_in(entry, old_root, new_root)
+
+
+def _replace_in(path: Path, old: str, new: str) -> None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    changed = data.replace(old.encode(), new.encode())
+    if changed != data:
+        mode = path.stat().st_mode
+        path.write_bytes(changed)
+        path.chmod(mode)
+
+
+def _holds_tracked(tree: Path, rel: str) -> bool:
+    return bool(git.git(["ls-files", "-z", "--", rel], tree, check=False).strip("\0"))
+
+
+def remove_dependency(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def unlink_dependencies(tree: Path, links: tuple[str, ...]) -> None:
-    """Remove our links (never what they point to) before the worktree goes."""
+    """Remove our copies and links (never what a link points to) before the worktree goes."""
     for rel in links:
-        path = tree / rel
-        if path.is_symlink():
-            path.unlink()
+        remove_dependency(tree / rel)
 
 
 def is_linked(rel: str, links: tuple[str, ...]) -> bool:
-    """`rel` is one of the links or a path through one."""
+    """`rel` is one of the copies/links or a path through one."""
     return any(rel == link or rel.startswith(link + "/") for link in links)
