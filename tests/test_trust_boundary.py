@@ -42,6 +42,15 @@ SYSTEM_PYTEST = (f'env PYTHONPATH="$PYTHONPATH:{sysconfig.get_paths()["purelib"]
                  f"{SYSTEM_PYTHON} -m pytest -q -p no:cacheprovider tests")  # fmt: skip
 
 
+def hostile_script(repo: SampleRepo, name: str, text: str) -> Path:
+    """A script the test command runs, kept where every backend lets commands read it (the
+    repository's git directory, read-only inside) yet outside the worktree and its diff."""
+    path = repo.path / ".git" / f"hostile-{name}"
+    path.write_text(text)
+    return path
+
+
+
 # Planted in the model's user site-packages: on the base-commit tree only, `Version.parse`
 # raises, so every test the model broke also "fails on the base".
 HOOK = """\
@@ -273,12 +282,11 @@ def test_reports_are_read_bounded_and_without_links(
 ) -> None:
     """The spec's JUnit globs meet a 4 GiB sparse file, a folder turned into a link to a
     hidden directory and a FIFO, and the worktree a 1 TiB sparse file: each is refused with
-    its reason or left unread, nothing is copied whole, nothing hangs, and the run ends
-    normally (well within the launcher's timeout)."""
+    its reason or left unread, nothing is copied whole, nothing hangs, and the run ends with
+    a clear message (well within the launcher's timeout)."""
     home, secret_dir, token = secret_home(tmp_path)
     (secret_dir / "hosts.xml").write_text(f"<x>{token}</x>")
-    script = tmp_path / "hostile.py"
-    script.write_text(SPARSE_AND_SWAPS)
+    script = hostile_script(sample_repo, "hostile.py", SPARSE_AND_SWAPS)
     command = f"{sys.executable} {script} {secret_dir}"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
@@ -287,7 +295,10 @@ def test_reports_are_read_bounded_and_without_links(
                                                         "pipe.xml"]})  # fmt: skip
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox, extra={"HOME": str(home)})
 
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    # The hostile test is on the base commit: the pre-flight finds that nothing the globs
+    # matched can be read, a configuration error before any model call.
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "matched only reports that could not be read" in proc.stderr
     assert "Traceback" not in proc.stderr
     [out_dir] = sample_repo.tmp.glob("out-*")
     logs = "".join(p.read_text() for p in (out_dir / "logs").glob("*.log"))
@@ -321,8 +332,7 @@ raise SystemExit(1)
 def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
-    script = tmp_path / "swap.py"
-    script.write_text(FOLDER_TO_FILE)
+    script = hostile_script(sample_repo, "swap.py", FOLDER_TO_FILE)
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
                                   validation={"test": [f"{sys.executable} {script}"]})  # fmt: skip
@@ -437,8 +447,7 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
 ) -> None:
     """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
     command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
-    script = tmp_path / "fifo.py"
-    script.write_text(GO_FIFO)
+    script = hostile_script(sample_repo, "fifo.py", GO_FIFO)
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
                                   validation={"test": [f"{sys.executable} {script}"],

@@ -155,10 +155,20 @@ def _check_junit_globs(rnd: Round, validation: Validation, cwd: Path) -> None:
         return
     if any(c.junit_tests is not None for c in ran):
         return
+    globs = ", ".join(validation.junit)
+    refused = [p for p in rnd.parse_problems if ": not read: " in p]
+    if refused:  # the globs matched, but nothing they matched could be read safely
+        raise ConfigError(
+            _message(
+                ran[0],
+                f"validation.junit ({globs}) matched only reports that could not be read: "
+                + "; ".join(refused[:5]),
+                key="validation.junit",
+            )
+        )
     found = sorted({f for c in ran for f in junit_files_written(c, cwd)})
     where = (f"; the command did write {', '.join(found)}: add it to validation.junit"
              if found else "; no JUnit file from it was found either")  # fmt: skip
-    globs = ", ".join(validation.junit)
     raise ConfigError(
         _message(
             ran[0],

@@ -3,7 +3,8 @@
 The title and the task are untrusted (an issue's words): they pass `for_commit`, so the
 message closes, references and mentions nothing when it lands (`Fixes #2` reads the same and
 does nothing), and the task's lines are quoted (`> `), so none of them is a trailer
-(`Signed-off-by:`, `Co-authored-by:`). The only trailer is ours: `Generated-by: codegen-ci`.
+(`Signed-off-by:`, `Co-authored-by:`). The only trailers are ours: `Generated-by: codegen-ci`
+and `Codegen-task: <digest>` (how a re-run finds its branch).
 """
 
 from __future__ import annotations
