@@ -112,3 +112,33 @@ def test_a_loop_of_symlinks_is_refused_not_a_crash(
     assert results[0] == "Error: refused 'loop-a': path is a loop of symlinks."
     assert {"loop-c", "loop-d"} <= {r["path"] for r in report["refusals"]}
     assert report["files_changed"] == [VERSION]
+
+
+def test_search_files_never_reads_through_a_link(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The model links a file outside the repository (and a folder holding it) into the
+    worktree, then searches for what the file holds: the search, run by the tool's own
+    unconfined process, follows neither link; the ordinary file it also planted is found."""
+    secret = tmp_path / "outside" / "hosts.yml"
+    secret.parent.mkdir()
+    secret.write_text("oauth_token: LEAKED-TOKEN-91f3\n")
+    plant = (f"ln -s {secret} leak.yml && ln -s {secret.parent} leakdir && "
+             "echo 'LEAKED-TOKEN-91f3 is a plain line' > plain.txt")  # fmt: skip
+    model_env.add(
+        Reply(tool_calls=[call("run_command", command=plant)]),
+        Reply(tool_calls=[call("search_files", pattern="LEAKED-TOKEN")]),
+        Reply(tool_calls=[FIX]),
+        Reply("Done."),
+    )
+
+    run(sample_repo)
+
+    results = [m["content"] for m in model_env.requests[2]["messages"] if m["role"] == "tool"]
+    searched = results[-1]
+    assert "plain.txt:1:" in searched  # the search ran and found the ordinary file
+    assert "oauth_token" not in searched and "hosts.yml" not in searched
+    # control: an ordinary read through such a link reaches the file
+    link = tmp_path / "leak.yml"
+    link.symlink_to(secret)
+    assert "oauth_token" in link.read_text()

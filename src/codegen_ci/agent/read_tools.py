@@ -54,7 +54,7 @@ def read_file(worktree: Worktree, args: ReadFileArgs) -> str:
 def search_files(worktree: Worktree, args: SearchFilesArgs) -> str:
     root = worktree.resolve(args.path or ".")
     try:
-        return search(root, args.pattern, worktree.relative)
+        return search(worktree.path, root, args.pattern)
     except SearchError as exc:
         raise ToolError(str(exc)) from None
 

@@ -6,21 +6,21 @@ a pattern that backtracks catastrophically (`(a|aa)+$` over a long line) ends wi
 the model can read instead of holding the run forever; `re` cannot be interrupted at all.
 (`regex` counts that timeout in CPU time: on a crowded machine the wall time is longer, but
 bounded all the same.)
-Special files (FIFOs, sockets, devices) are never opened: a named pipe would block the open,
-a device could stream without end. The walk itself has the same deadline.
+Files are found and read through the guarded reader (security/guarded_read.py): no symlink
+is followed at any level, and special files (FIFOs, sockets, devices) are never read: a named
+pipe would block, a device could stream without end.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import regex
 
 from codegen_ci.agent.file_tools import SKIP_DIRS
+from codegen_ci.security import guarded_read
 
 SEARCH_TIME_LIMIT_S = 5.0
 MAX_FILE_BYTES = 2_000_000
@@ -31,22 +31,17 @@ class SearchError(Exception):
     """The search could not run or finish; the message is for the model."""
 
 
-def search(root: Path, pattern: str, relative: Callable[[Path], str],
+def search(repo: Path, start: Path, pattern: str,
            time_limit: float = SEARCH_TIME_LIMIT_S) -> str:  # fmt: skip
+    """Lines matching `pattern` in the files under `start` (a path inside the worktree
+    `repo`), read through the guarded reader: no symlink followed, regular files only."""
     try:
         compiled = regex.compile(pattern)
     except (regex.error, OverflowError, RecursionError) as exc:
         raise SearchError(f"invalid regular expression: {exc}") from None
     deadline = time.monotonic() + time_limit
     hits: list[str] = []
-    for file in _files(root, deadline):
-        try:
-            rel = relative(file)
-        except ValueError:
-            continue  # a symlink out of the repository
-        text = _read_regular(file)
-        if text is None:
-            continue
+    for rel, text in _texts(repo.resolve(), start, deadline):
         for number, line in enumerate(text.splitlines(), 1):
             left = deadline - time.monotonic()
             try:
@@ -67,32 +62,26 @@ def search(root: Path, pattern: str, relative: Callable[[Path], str],
     return "\n".join(hits) or "No matches."
 
 
-def _files(root: Path, deadline: float) -> Iterator[Path]:
-    if not root.is_dir():
-        yield root
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
+def _texts(root: Path, start: Path, deadline: float) -> Iterator[tuple[str, str]]:
+    """(path, text) of each UTF-8 regular file of sane size under `start`, in name order."""
+    try:
+        rel = start.relative_to(root).as_posix()
+    except ValueError:
+        return  # outside the repository
+    rel = "" if rel == "." else rel
+    if rel == "" or guarded_read.is_dir(root, rel):
+        infos = guarded_read.walk(root, rel, skip=frozenset(SKIP_DIRS))
+        files = sorted(i.rel for i in infos if i.size <= MAX_FILE_BYTES)
+    else:
+        files = [rel]
+    for name in files:
         if time.monotonic() > deadline:
             return  # the line loop reports the timeout
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        yield from (Path(dirpath) / n for n in sorted(filenames))
-
-
-def _read_regular(path: Path) -> str | None:
-    """The text of a regular file of sane size; None for anything else (never opened)."""
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return None
-        # O_NONBLOCK: were it swapped for a FIFO after the check, the open still returns.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        data = f.read(MAX_FILE_BYTES + 1)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        try:
+            data = guarded_read.read_bytes(root, name, max_bytes=MAX_FILE_BYTES)
+        except guarded_read.Refused:
+            continue  # a link, a FIFO, too large: never followed nor opened
+        try:
+            yield name, data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
