@@ -322,3 +322,36 @@ def test_init_on_a_unittest_project_gives_a_gate_that_catches_a_broken_module(
     assert report["status"] == "failed"
     assert report["rounds"][0]["tests"]["total"] == 1  # JUnit from pytest
     assert report["preflight"]["commands"][0]["command"] == "python -m pytest -q tests"
+
+
+# --- a base commit whose suite cannot even be collected ---------------------------------------
+
+
+def test_a_base_run_stopped_by_collection_errors_calls_no_failure_new(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkout's code is imported through PYTHONPATH (as an editable install made in the
+    checkout does) and needs a generated, untracked module (hatch-vcs's `_version.py`). On the
+    base tree, whose own `src/` comes first, every test module fails to import: pytest stops
+    at collection (exit 2) and runs none of the failing tests. That run cannot say whether
+    they are new; the failure is the bug itself, there before the change."""
+    repo = sample_repo
+    init = "from semver._build import BUILD as BUILD\n"
+    repo.commit({"pytest.ini": "[pytest]\n", ".gitignore": "__pycache__/\nsrc/semver/_build.py\n",
+                 "src/semver/__init__.py": init})  # fmt: skip
+    (repo.path / "src" / "semver" / "_build.py").write_text("BUILD = 1\n")
+    monkeypatch.setenv("PYTHONPATH", str(repo.path / "src"))
+    model_env.add(Reply("Nothing to change."), Reply("Still nothing."))
+    spec = repo.write_spec(limits={"max_iterations": 2})
+
+    code, output, out, report = run_cli(repo, spec)
+
+    assert code == 1, output
+    base_logs = "".join(p.read_text() for p in (out / "baseline" / "logs").glob("*.log"))
+    assert "No module named 'semver._build'" in base_logs  # the base run could not collect
+    last = report["rounds"][-1]
+    [failure] = last["failures"]
+    assert failure["id"].endswith("test_bump_minor_resets_patch")
+    assert failure["new"] is None  # unknown, never "new" (it fails on the base too)
+    assert "collection" in last["baseline_unavailable"]
+    assert "Baseline unavailable" in reflections(model_env)[-1]  # the model is told so

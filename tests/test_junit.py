@@ -474,3 +474,25 @@ def test_a_pytest_module_named_test_keeps_its_pytest_id(tmp_path: Path) -> None:
         "</testsuites>"
     )
     assert [c.id for c in parse_file(report).cases] == ["test::test_a"]
+
+
+def test_colour_codes_a_coloured_pytest_run_writes_are_dropped(tmp_path: Path) -> None:
+    """A repository with `addopts = --color=yes` (python-humanize) makes pytest colour its
+    assertion diffs; its JUnit writer escapes each ESC as the text `#x1B`. The failure the
+    model and the report get is the plain diff, not `#x1B[0m#x1B[91m- 1,000...`."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_colour.py").write_text(
+        "def test_diff():\n    assert 'a\\nb\\nc' == 'a\\nB\\nc'\n"
+    )
+    report = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "--color=yes", f"--junitxml={report}", "test_colour.py"],
+                   cwd=tmp_path, capture_output=True, check=False)  # fmt: skip
+    assert "#x1B[" in report.read_text()  # control: the escaped colour codes are there
+
+    [case] = parse_file(report).failing()
+
+    assert "#x1B" not in case.message + case.details and "\x1b" not in case.details
+    assert "- B\n" in case.details and "+ b\n" in case.details

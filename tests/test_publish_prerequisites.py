@@ -81,3 +81,23 @@ def test_pr_with_everything_in_place_opens_the_pull_request(
         assert code == 0, output
         assert len(gh.pulls()) == 1
     assert model_env.requests
+
+
+def test_a_dry_run_in_actions_needs_no_token_but_an_explicit_pr_is_still_checked(
+    sample_repo: SampleRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dry run publishes nothing: under Actions, where --push/--pr are the defaults, it runs
+    without GITHUB_TOKEN (the maintainer's pre-flight, a nightly check). Asked for explicitly,
+    `--dry-run --pr` still checks what the real run would need."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo-org/hello")
+
+    code, output = run(sample_repo, "--dry-run")
+    explicit, explicit_output = run(sample_repo, "--dry-run", "--pr")
+
+    assert code == 0, output
+    assert (sample_repo.tmp / "out" / "report.json").is_file()
+    assert explicit == 2 and "--pr needs GITHUB_TOKEN" in explicit_output
+    assert branches(sample_repo) == ["main"]

@@ -17,6 +17,8 @@ from rich.markup import escape
 from codegen_ci.report import CommandResult, Report
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 
+MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs keep it whole
+
 
 class Progress:
     """Plain line logs (CI, pipes). Subclasses change how a line is shown."""
@@ -57,7 +59,11 @@ class Progress:
         self.status(f"round {self.round}: {kind}: {command}")
 
     def command_finished(self, result: CommandResult) -> None:
-        self.line(f"  {result.kind}: {result.command} -> {result.state} ({result.duration_s:.1f}s)")
+        command = self.redact(result.command)  # before cutting: a cut secret could slip by
+        if len(command) > MAX_COMMAND_CHARS:  # a re-run of the failing tests names every id
+            left = len(command) - MAX_COMMAND_CHARS
+            command = f"{command[:MAX_COMMAND_CHARS]}... ({left} more characters)"
+        self.line(f"  {result.kind}: {command} -> {result.state} ({result.duration_s:.1f}s)")
 
     def status(self, text: str) -> None:
         """Transient status; plain logs show only lines that matter."""

@@ -160,6 +160,9 @@ def _junit(globs: list[str]) -> list[str]:
 def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
     if not found.test:
         click.echo("warning: no test command detected; add one under validation.test", err=True)
+    for install in found.node.reporters if found.node else []:
+        click.echo(f"next: {install} (the test command's JUnit reporter; package.json "
+                   "does not declare it)")  # fmt: skip
     click.echo("next: codegen-ci run SPEC --dry-run runs these commands once, with no model call")
     if workflows:
         click.echo("next: add an OPENAI_API_KEY repository secret for the workflows")

@@ -195,7 +195,7 @@ def _node(root: Path, found: Detected) -> None:
         [project.manager, *project.tools],
         test=project.test,
         lint=project.lint,
-        setup=project.install[:1],
+        setup=project.install,
         install=project.install,
         junit=project.junit,
     )

@@ -47,6 +47,7 @@ class NodeProject:
     lint: list[str] = field(default_factory=list)
     junit: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
+    reporters: list[str] = field(default_factory=list)  # installs of undeclared JUnit reporters
     pinned_manager: bool = False  # package.json's "packageManager" names the version
 
 
@@ -132,6 +133,7 @@ def _add_package(project: NodeProject, name: str, deps: set[str]) -> None:
         "bun": "bun add --dev",
     }[project.manager]
     project.install.append(f"{add} {name}")
+    project.reporters.append(f"{add} {name}")
 
 
 def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:

@@ -54,9 +54,10 @@ def run_command(
     resolved = resolve_spec(environment_layer(os.environ), repo_layer, spec_layer, flags,
                             name=str(spec))  # fmt: skip
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    asked = bool(push or pr)  # on the command line, not Actions' default
     push = in_actions if push is None else push
     pr = in_actions if pr is None else pr
-    if push or pr:
+    if (push or pr) and (asked or not dry_run):  # a dry run publishes nothing by default
         # Before the worktree and the first model call: a missing remote or token costs nothing.
         check_prerequisites(root, open_pr=bool(pr))
     run_id = new_run_id(resolved)

@@ -12,7 +12,8 @@ and after a full run on the base every id is answered from it.
 Conservative by design, because `allow_preexisting_failures` turns "pre-existing" into
 success: a test counts as pre-existing only when a JUnit report from the base run shows it
 failing. A base run that produced no report (the suite could not even start there) marks
-nothing as pre-existing.
+nothing as pre-existing, and a full pytest run there that stopped at collection errors makes
+the baseline unavailable: a test it never ran is not thereby passing on the base.
 """
 
 from __future__ import annotations
@@ -141,6 +142,13 @@ class Baseline:
             result, junit = self._run(command, whole_suite=True)
             failing |= {c.id for c in junit.failing()}
             self.command_failed[command] = not result.ok
+            if (not self.unavailable and pytest_ids.mentions_pytest(command)
+                    and not collected_everything(result)):  # fmt: skip
+                # pytest stopped before running the suite (collection errors, exit 2; a usage
+                # error, 4): a test it never ran is not thereby passing on the base.
+                self.unavailable = (f"`{command}` on the base commit: pytest stopped before "
+                                    f"running the tests (exit {result.exit_code}; collection "
+                                    "errors?), see baseline/logs")  # fmt: skip
         self.suite_failing = failing
 
     def seed(self, preflight: Round) -> None:

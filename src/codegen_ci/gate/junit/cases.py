@@ -10,6 +10,7 @@ own, named after the suite, so a suite that never ran its tests cannot look gree
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -156,11 +157,17 @@ def _case_id(name: str, classname: str) -> str:
     return name or classname
 
 
+# Terminal colour codes (`--color=yes`, FORCE_COLOR): raw, or as pytest's JUnit writer escapes
+# the ESC byte XML cannot hold (`#x1B[91m`). Noise for the model and the report alike.
+_COLOUR = re.compile(r"(?:\x1b|#x1B)\[[0-?]*[ -/]*[@-~]")
+
+
 def _texts(result: Element | None) -> tuple[str, str]:
     if result is None:
         return "", ""
-    details = "".join(result.itertext())  # CDATA and text alike; nested markup flattened
-    message = result.get("message") or ""
+    # CDATA and text alike; nested markup flattened
+    details = _COLOUR.sub("", "".join(result.itertext()))
+    message = _COLOUR.sub("", result.get("message") or "")
     if not message:
         message = next((ln.strip() for ln in details.splitlines() if ln.strip()), "")
     return message, details

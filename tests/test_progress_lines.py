@@ -1,0 +1,29 @@
+"""The plain progress lines a run prints (CI logs, pipes): one short line per command."""
+
+from __future__ import annotations
+
+import io
+
+from codegen_ci.progress import Progress
+from codegen_ci.report import CommandResult
+
+
+def test_a_command_rewritten_to_many_test_ids_prints_a_bounded_line() -> None:
+    """A round that re-runs only the failing tests names each id on the command line (48 for
+    python-humanize, 4 kB); the progress line keeps the start and says how much it left out.
+    The report and the logs keep the whole command."""
+    ids = " ".join(f"'tests/test_number.py::test_intcomma[test_args{i}-1,000]'" for i in range(48))
+    command = f"PYTHONPATH=src python -m pytest -q {ids}"
+    out = io.StringIO()
+    progress = Progress(out)
+
+    progress.command_finished(CommandResult(command=command, kind="test", exit_code=1,
+                                            duration_s=7.7, targeted=True))  # fmt: skip
+    progress.command_finished(CommandResult(command="ruff check .", kind="lint", exit_code=0,
+                                            duration_s=0.1))  # fmt: skip
+
+    first, second = out.getvalue().splitlines()
+    assert len(first) < 300, first
+    assert "PYTHONPATH=src python -m pytest -q 'tests/test_number.py::" in first
+    assert first.endswith("-> exit 1 (7.7s)") and "more characters" in first
+    assert second.endswith("  lint: ruff check . -> exit 0 (0.1s)")
