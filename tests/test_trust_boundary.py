@@ -459,3 +459,28 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
     logs = "".join(p.read_text() for p in (out_dir / "logs").glob("*.log"))
     assert "FIFO-MADE" in logs  # control: the FIFO was there when the tool read the report
     assert "TestParse" in (out_dir / "report.json").read_text()
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_fifo_in_place_of_the_git_file_neither_hangs_nor_is_written_through(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+) -> None:
+    """Where the worktree's `.git` file is writable (Landlock), the model swaps it for a FIFO:
+    the tool's git guard notices without reading it (a FIFO would block the read), puts the
+    `.git` file back without writing through the FIFO, and the run ends normally."""
+    swap = "rm -f .git 2>/dev/null && mkfifo .git && echo SWAPPED; true"
+    model_server.add(
+        Reply(tool_calls=[call("run_command", command=swap)]),
+        Reply(tool_calls=[FIX]),
+        Reply("Done."),
+    )
+    spec = sample_repo.write_spec(limits={"max_iterations": 1},
+                                  validation={"test": [PYTEST], "timeout": 120})  # fmt: skip
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    swapped = "SWAPPED" in results(model_server)
+    # bubblewrap shows the `.git` file read-only, so the swap fails there; Landlock lets it happen
+    assert swapped == (sandbox == "landlock")
+    report = (sample_repo.tmp.glob("out-*").__next__() / "report.json").read_text()
+    assert '"status": "success"' in report

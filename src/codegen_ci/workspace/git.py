@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from codegen_ci.errors import GitError, InputError
+from codegen_ci.security import guarded_read
 from codegen_ci.workspace.git_env import (
     SAFE_CONFIG,
     config_pairs,
@@ -158,16 +160,34 @@ def push(
 
 
 class Entry(NamedTuple):
-    link: str | None  # symlink target, if the path is a symlink
-    content: bytes | None  # the (followed) file content; None: missing or not a file
+    link: str | None  # symlink target, if the path is a symlink (never followed)
+    content: bytes | None  # a regular file's content; None: missing or a link
+    exact: bool = True  # False: `content` describes what is there (a FIFO, a huge file)
 
 
 GitState = dict[Path, Entry]
 
 
+MAX_GUARDED_BYTES = 4 << 20  # a config, hook or `.git` file; larger is recorded by size
+
+
 def _entry(path: Path) -> Entry:
-    link = str(path.readlink()) if path.is_symlink() else None
-    return Entry(link, path.read_bytes() if path.is_file() else None)
+    """What `path` is now, read without following it (a command may have swapped in a link,
+    a FIFO or a huge sparse file): a link's target, or a regular file's bytes."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return Entry(None, None)
+    if stat.S_ISLNK(info.st_mode):
+        return Entry(str(path.readlink()), None)
+    if not stat.S_ISREG(info.st_mode):
+        return Entry(None, f"not a regular file ({stat.filemode(info.st_mode)})".encode(), False)
+    try:
+        return Entry(None, guarded_read.read_bytes(path.parent, path.name,
+                                                   max_bytes=MAX_GUARDED_BYTES))  # fmt: skip
+    except guarded_read.Refused as exc:
+        what = f"unread: {exc.reason}; {info.st_size} bytes, {info.st_mtime_ns}"
+        return Entry(None, what.encode(), False)
 
 
 @dataclass(frozen=True)
@@ -205,7 +225,10 @@ class GitGuard:
             if want == have:
                 continue
             changed.append(path)
-            if want.link != have.link or want.content is None or path.is_dir():
+            if not want.exact:
+                continue  # reported, but there is nothing exact to put back
+            # a link, folder, FIFO or device where a file was: removed first, never written through
+            if want.link != have.link or want.content is None or not have.exact:
                 if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)
                 else:
@@ -213,6 +236,6 @@ class GitGuard:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 if want.link is not None:
                     path.symlink_to(want.link)
-            if want.content is not None:
-                path.write_bytes(want.content)  # through a restored symlink: the user's file
+            if want.content is not None and want.link is None:
+                path.write_bytes(want.content)
         return changed
