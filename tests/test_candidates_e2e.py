@@ -231,3 +231,28 @@ def test_dry_run_shows_the_candidate_plan_without_calling_the_model(
     assert code == 0, output
     assert "candidates: up to 3, race" in output and "models: a, b, b" in output
     assert cached_model.requests == []
+
+
+def test_batch_candidates_flag_gives_each_spec_its_attempts(
+    sample_repo: SampleRepo, cached_model: ScriptedModelServer
+) -> None:
+    cached_model.add_for("cheap", *turn(WRONG))
+    cached_model.add_for("strong", *turn(FIX))
+    specs = sample_repo.tmp / "specs"
+    specs.mkdir()
+    sample_repo.write_spec(
+        "specs/fix.yaml", limits={"max_iterations": 1}, candidates={"models": ["cheap", "strong"]}
+    )
+    out = sample_repo.tmp / "batch-out"
+
+    result = CliRunner().invoke(
+        cli,
+        ["batch", str(specs), "--candidates", "2", "--repo", str(sample_repo.path),
+         "--output-dir", str(out)],
+    )  # fmt: skip
+
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "fix" / "report.json").read_text())
+    assert [c["model"] for c in report["candidates"]] == ["cheap", "strong"]
+    assert report["chosen"] == 1 and report["status"] == "success"
+    assert FIXED_LINE_NEW in sample_repo.git("show", f"{BRANCH}:{VERSION_FILE}")

@@ -100,6 +100,12 @@ def run(**kwargs: Any) -> None:
     help="Repository to work on (default: current directory).",
 )
 @click.option("--matrix", is_flag=True, help="Print a GitHub Actions matrix and run nothing.")
+@click.option(
+    "--candidates",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="Attempts at most per spec (`candidates.count`); the repository's tests choose.",
+)
 def batch(**kwargs: Any) -> None:
     """Run many specs (directories or globs); one branch and one report per spec.
 

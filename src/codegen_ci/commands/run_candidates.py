@@ -33,7 +33,7 @@ from codegen_ci.candidates import (
 from codegen_ci.commands.run_driver import run_pipeline
 from codegen_ci.commands.run_prepare import branch_for, prepare_worktree
 from codegen_ci.errors import CodegenError, InputError, Interrupted
-from codegen_ci.progress import make_progress
+from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
@@ -56,6 +56,9 @@ class Plan:
     done: list[Candidate] = field(default_factory=list)
     elapsed_s: float = 0.0
     note: str | None = None
+    # Held around `git worktree add` and branch moves (a batch shares one per repository).
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    progress: Progress | None = None  # default: a display of its own per candidate
 
     def model(self, index: int) -> str:
         return self.spec.candidates.model_for(index, self.spec.model.name)
@@ -99,11 +102,16 @@ def is_multi(out: Path) -> bool:
 
 
 def start(spec: Spec, root: Path, out: Path, run_id: str, *, briefing: Briefing,
-          sources: Mapping[str, Any]) -> Report:  # fmt: skip
+          sources: Mapping[str, Any], lock: threading.Lock | None = None,
+          progress: Progress | None = None) -> Report:  # fmt: skip
+    lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"],
                    root).strip()  # fmt: skip
     wanted = spec.git.branch.replace("{slug}", spec.slug)
-    plan = Plan(spec, root, out, run_id, branch_for(root, wanted, spec), base, dict(sources))
+    with lock:
+        branch = branch_for(root, wanted, spec)
+    plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock,
+                progress=progress)  # fmt: skip
     plan.save()
     return drive(plan, briefing)
 
@@ -112,8 +120,7 @@ def drive(plan: Plan, briefing: Briefing,
           resume_one: Callable[[Path], Report] | None = None) -> Report:  # fmt: skip
     """Run (or go on running) the candidates, then choose and put the winner on the branch.
     `resume_one` continues an attempt an interruption left unfinished."""
-    progress = make_progress(REDACTOR.redact)
-    progress.stage(plan.describe())
+    (plan.progress or make_progress(REDACTOR.redact)).stage(plan.describe())
     if plan.spec.candidates.strategy == "race":
         _race(plan, briefing, resume_one)
     else:
@@ -139,7 +146,8 @@ def _escalate(plan: Plan, briefing: Briefing,
                                            time.monotonic() - began)  # fmt: skip
             if limits is None:
                 plan.note = f"#{index} and later not started: {why}"
-                make_progress(REDACTOR.redact).stage(f"candidate #{index}: not started ({why})")
+                shown = plan.progress or make_progress(REDACTOR.redact)
+                shown.stage(f"candidate #{index}: not started ({why})")
                 return
             carry = carry_note(plan.done) if cfg.carry == "summary" else None
             candidate = _run_one(plan, index, limits, briefing, carry)
@@ -157,7 +165,7 @@ def _race(plan: Plan, briefing: Briefing,
     limits = race_limits(plan.spec.limits, cfg.count)
     finished = {c.index for c in plan.done}
     todo = [i for i in range(cfg.count) if i not in finished]
-    lock = threading.Lock()
+    lock = threading.Lock()  # for the plan's own state
 
     def one(index: int) -> None:
         cand_out = plan.out / "candidates" / str(index)
@@ -165,7 +173,7 @@ def _race(plan: Plan, briefing: Briefing,
             candidate = summarize(index, plan.model(index), resume_one(cand_out), cand_out,
                                   time.time())  # fmt: skip
         else:
-            candidate = _run_one(plan, index, limits, briefing, None, lock)
+            candidate = _run_one(plan, index, limits, briefing, None)
         with lock:
             plan.done.append(candidate)
             plan.done.sort(key=lambda c: c.index)
@@ -180,8 +188,8 @@ def _race(plan: Plan, briefing: Briefing,
             raise exc
 
 
-def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing, carry: str | None,
-             lock: threading.Lock | None = None) -> Candidate:  # fmt: skip
+def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
+             carry: str | None) -> Candidate:  # fmt: skip
     model = plan.model(index)
     spec = plan.spec.model_copy(update={
         "limits": limits,
@@ -190,14 +198,10 @@ def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing, carry: 
     })  # fmt: skip
     out = plan.out / "candidates" / str(index)
     run_id = f"{plan.run_id}-c{index}"
-    progress = make_progress(REDACTOR.redact)
+    progress = plan.progress or make_progress(REDACTOR.redact)
     progress.stage(f"candidate #{index} of {plan.spec.candidates.count}: model {model}")
     started_at = time.time()
-    if lock is not None:
-        with lock:  # `git worktree add` takes the repository's locks: one at a time
-            worktree = prepare_worktree(plan.root, spec, run_id,
-                                        branch=f"{plan.branch}-candidate-{index}")  # fmt: skip
-    else:
+    with plan.lock:  # `git worktree add` takes the repository's locks: one at a time
         worktree = prepare_worktree(plan.root, spec, run_id,
                                     branch=f"{plan.branch}-candidate-{index}")  # fmt: skip
     try:
@@ -221,13 +225,15 @@ def _finish(plan: Plan) -> Report:
     best, why = picked
     best_out = Path(best.output_dir)
     report = Report.read(best_out)
-    for c in plan.done:
-        git.git(["branch", "-D", f"{plan.branch}-candidate-{c.index}"], plan.root, check=False)
-    if best.commit:
-        git.git(["branch", "-f", plan.branch, best.commit], plan.root)
-        report.branch, report.commit = plan.branch, best.commit
-    else:
-        report.branch, report.commit = None, None
+    with plan.lock:
+        for c in plan.done:
+            git.git(["branch", "-D", f"{plan.branch}-candidate-{c.index}"], plan.root,
+                    check=False)  # fmt: skip
+        if best.commit:
+            git.git(["branch", "-f", plan.branch, best.commit], plan.root)
+            report.branch, report.commit = plan.branch, best.commit
+        else:
+            report.branch, report.commit = None, None
     for name in ("diff.patch", "transcript.jsonl"):
         if (best_out / name).is_file():
             shutil.copyfile(best_out / name, plan.out / name)
