@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +18,7 @@ from click.testing import CliRunner
 from codegen_ci.cli import cli
 from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_steps import Hang, Reply, call
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_FILE, SampleRepo
 
 WRONG_LINE = "return Version(self.major, self.minor + 1, self.patch * 1)"
@@ -256,3 +260,43 @@ def test_batch_candidates_flag_gives_each_spec_its_attempts(
     assert [c["model"] for c in report["candidates"]] == ["cheap", "strong"]
     assert report["chosen"] == 1 and report["status"] == "success"
     assert FIXED_LINE_NEW in sample_repo.git("show", f"{BRANCH}:{VERSION_FILE}")
+
+
+def test_resume_continues_an_interrupted_escalation_and_then_chooses(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add_for("cheap", *turn(WRONG))
+    model_env.add_for("strong", Hang(1.0, Reply("Thinking.")), *turn(FIX))
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 2},
+        candidates={"count": 3, "models": ["cheap", "strong"]},
+    )
+    out = sample_repo.tmp / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codegen_ci", "run", str(spec), "--repo", str(sample_repo.path),
+         "--output-dir", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90
+    while not model_env.requests_for("strong") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=60)
+
+    assert proc.returncode == 3, output
+    stopped = json.loads((out / "report.json").read_text())
+    assert (stopped["status"], stopped["reason"]) == ("error", "interrupted")
+    assert [c["model"] for c in stopped["candidates"]] == ["cheap"]
+    assert "resume" in output
+
+    resumed = CliRunner().invoke(cli, ["resume", str(out)])
+
+    assert resumed.exit_code == 0, resumed.output
+    report = json.loads((out / "report.json").read_text())
+    assert [(c["model"], c["status"]) for c in report["candidates"]] == [
+        ("cheap", "failed"),
+        ("strong", "success"),
+    ]
+    assert report["chosen"] == 1
+    assert FIXED_LINE_NEW in sample_repo.git("show", f"{BRANCH}:{VERSION_FILE}")
+    assert "candidate" not in sample_repo.git("branch", "--list")

@@ -121,10 +121,18 @@ def drive(plan: Plan, briefing: Briefing,
     """Run (or go on running) the candidates, then choose and put the winner on the branch.
     `resume_one` continues an attempt an interruption left unfinished."""
     (plan.progress or make_progress(REDACTOR.redact)).stage(plan.describe())
-    if plan.spec.candidates.strategy == "race":
-        _race(plan, briefing, resume_one)
-    else:
-        _escalate(plan, briefing, resume_one)
+    try:
+        if plan.spec.candidates.strategy == "race":
+            _race(plan, briefing, resume_one)
+        else:
+            _escalate(plan, briefing, resume_one)
+    except Interrupted:
+        stopped = Report(status="error", reason="interrupted", error="interrupted",
+                         run_id=plan.run_id, output_dir=str(plan.out),
+                         base_commit=plan.base_commit, candidates=list(plan.done),
+                         usage=total_usage(plan.done))  # fmt: skip
+        stopped.write(plan.out)
+        raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
     return _finish(plan)
 
 
