@@ -111,7 +111,7 @@ def test_escalate_cheap_model_fails_then_strong_model_fixes_and_only_its_commit_
     carry = strong_first[2]
     assert "did not pass" in carry and WRONG_LINE in carry
     assert "test_bump_minor_resets_patch" in carry
-    assert "candidates ran; chosen #1 (strong): passed the gate" in output
+    assert "candidates ran; chosen candidate 1 (strong): passed the gate" in output
 
 
 def test_carry_none_starts_the_next_attempt_afresh_and_its_prefix_is_served_from_cache(
@@ -159,7 +159,8 @@ def test_budget_for_the_whole_run_stops_the_third_candidate_and_none_passing_exi
     used = [c["usage"]["prompt_tokens"] + c["usage"]["completion_tokens"]
             for c in report["candidates"]]  # fmt: skip
     assert used == [2040, 2040]
-    assert "#2 and later not started: token budget: 920 left of 5000" in (report["candidates_note"])
+    note = report["candidates_note"]
+    assert "candidate 2 and later not started: token budget: 920 left of 5000" in note
     assert len(model_env.requests_for("cheap")) == 4  # the third never asked the model
     assert not (out / "candidates" / "2").exists()
     # none passed: the best of them is on the branch (as a failed run's is), exit code 1
@@ -216,7 +217,7 @@ def test_race_runs_candidates_at_once_and_chooses_the_smaller_passing_diff(
     assert [(c["model"], c["status"]) for c in ran] == [("wordy", "success"), ("terse", "success")]
     assert ran[0]["lines_changed"] == 3 and ran[1]["lines_changed"] == 2
     assert report["chosen"] == 1
-    assert report["chosen_why"] == "passed the gate; fewer lines changed (2 vs 3), over #0"
+    assert report["chosen_why"] == "passed the gate; fewer lines changed (2 vs 3), over candidate 0"
     assert sample_repo.git("rev-list", "--count", f"{head}..{BRANCH}").strip() == "1"
     assert "# A minor release" not in sample_repo.git("show", f"{BRANCH}:{VERSION_FILE}")
     # the two attempts' test runs overlapped in time, each in its own worktree

@@ -98,7 +98,7 @@ def _why(best: Candidate, rest: Sequence[Candidate]) -> str:
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if x != y:
             prefix = "passed the gate; " if best.passed and i else ""
-            return prefix + reasons[i] + f", over #{runner_up.index}"
+            return prefix + reasons[i] + f", over candidate {runner_up.index}"
     return "earlier"
 
 
@@ -196,3 +196,17 @@ def carry_note(earlier: Sequence[Candidate]) -> str | None:
                 parts.append("Its diff:\n```diff\n" + diff.rstrip() + "\n```")
     parts.append("Take a different approach where theirs failed.")
     return "\n\n".join(parts)
+
+
+def summary_line(report: Report) -> str | None:
+    """`3 candidates ran; chosen #2 (gpt-4.1): passed the gate, over #1`: the one line the
+    terminal, the PR body, the status comment and the job summary show (each escapes it for
+    its place). None for a single run."""
+    if not report.candidates or report.chosen is None:
+        return None
+    best = next(c for c in report.candidates if c.index == report.chosen)
+    text = (f"{len(report.candidates)} candidates ran; chosen candidate {best.index} "
+            f"({best.model}): {report.chosen_why}")  # fmt: skip
+    if report.candidates_note:
+        text += f" ({report.candidates_note})"
+    return text

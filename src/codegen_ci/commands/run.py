@@ -155,10 +155,10 @@ def describe(failure: Failure) -> str:
 
 
 def show_result(report: Report, out: Path) -> int:
-    from codegen_ci.commands.run_candidates import summary_line
+    from codegen_ci.candidates import summary_line
 
     if line := summary_line(report):
-        click.echo(f"candidates: {line}")
+        click.echo(f"candidates: {REDACTOR.redact(line)}")
     click.echo(f"status: {report.status}" + (f" ({report.reason})" if report.reason else ""))
     if report.branch:
         click.echo(f"branch: {report.branch} (commit {(report.commit or '')[:12]})")

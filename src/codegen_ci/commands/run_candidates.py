@@ -103,13 +103,14 @@ def is_multi(out: Path) -> bool:
 
 def start(spec: Spec, root: Path, out: Path, run_id: str, *, briefing: Briefing,
           sources: Mapping[str, Any], lock: threading.Lock | None = None,
-          progress: Progress | None = None) -> Report:  # fmt: skip
+          progress: Progress | None = None, branch: str | None = None) -> Report:  # fmt: skip
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"],
                    root).strip()  # fmt: skip
     wanted = spec.git.branch.replace("{slug}", spec.slug)
-    with lock:
-        branch = branch_for(root, wanted, spec)
+    if branch is None:  # the action names its own branch (and replaces it)
+        with lock:
+            branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock,
                 progress=progress)  # fmt: skip
     plan.save()
@@ -143,7 +144,7 @@ def _escalate(plan: Plan, briefing: Briefing,
     for index in range(len(plan.done), cfg.count):
         if plan.done and plan.done[-1].passed:
             if index < cfg.count:
-                plan.note = f"stopped after #{plan.done[-1].index}: it passed the gate"
+                plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
             return
         cand_out = plan.out / "candidates" / str(index)
         if resume_one is not None and (cand_out / "run.json").is_file():
@@ -153,9 +154,9 @@ def _escalate(plan: Plan, briefing: Briefing,
             limits, why = remaining_limits(plan.spec.limits, plan.done,
                                            time.monotonic() - began)  # fmt: skip
             if limits is None:
-                plan.note = f"#{index} and later not started: {why}"
+                plan.note = f"candidate {index} and later not started: {why}"
                 shown = plan.progress or make_progress(REDACTOR.redact)
-                shown.stage(f"candidate #{index}: not started ({why})")
+                shown.stage(f"candidate {index}: not started ({why})")
                 return
             carry = carry_note(plan.done) if cfg.carry == "summary" else None
             candidate = _run_one(plan, index, limits, briefing, carry)
@@ -163,7 +164,7 @@ def _escalate(plan: Plan, briefing: Briefing,
         plan.elapsed_s = time.monotonic() - began
         plan.save()
     if plan.done and plan.done[-1].passed and len(plan.done) < cfg.count:
-        plan.note = f"stopped after #{plan.done[-1].index}: it passed the gate"
+        plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
 
 
 def _race(plan: Plan, briefing: Briefing,
@@ -207,7 +208,7 @@ def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
     out = plan.out / "candidates" / str(index)
     run_id = f"{plan.run_id}-c{index}"
     progress = plan.progress or make_progress(REDACTOR.redact)
-    progress.stage(f"candidate #{index} of {plan.spec.candidates.count}: model {model}")
+    progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
     with plan.lock:  # `git worktree add` takes the repository's locks: one at a time
         worktree = prepare_worktree(plan.root, spec, run_id,
@@ -255,21 +256,8 @@ def _finish(plan: Plan) -> Report:
     return report
 
 
-def summary_line(report: Report) -> str | None:
-    """`3 candidates ran (escalate); chosen #2 (gpt-4.1): passed the gate, over #1`: the
-    one line the terminal, the PR body, the status comment and the job summary show."""
-    if not report.candidates or report.chosen is None:
-        return None
-    best = next(c for c in report.candidates if c.index == report.chosen)
-    text = (f"{len(report.candidates)} candidates ran; chosen #{best.index} ({best.model}): "
-            f"{report.chosen_why}")  # fmt: skip
-    if report.candidates_note:
-        text += f" ({report.candidates_note})"
-    return REDACTOR.redact(text)
-
-
 def exit_code(report: Report) -> int:
     return 0 if report.status == "success" else 1
 
 
-__all__ = ["Plan", "drive", "exit_code", "is_multi", "start", "summary_line", "total_usage"]
+__all__ = ["Plan", "drive", "exit_code", "is_multi", "start"]
