@@ -84,7 +84,8 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     assert list(inputs) == [
         "task", "spec", "model", "openai-api-key", "openai-base-url", "github-token",
         "trigger-phrase", "trigger-label", "max-iterations", "candidates", "test-command",
-        "lint-command", "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough", "output-dir",
+        "lint-command", "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough",
+        "output-dir",
         "working-directory",
         "max-ci-fix-attempts",
         "ci-fix-label", "sandbox",
