@@ -301,3 +301,35 @@ def test_resume_continues_an_interrupted_escalation_and_then_chooses(
     assert report["chosen"] == 1
     assert FIXED_LINE_NEW in sample_repo.git("show", f"{BRANCH}:{VERSION_FILE}")
     assert "candidate" not in sample_repo.git("branch", "--list")
+
+
+def _stubborn(body: dict[str, object]) -> Reply:
+    """A model that makes its first idea (the wrong edit) unless its first messages say that
+    edit already failed the gate; then it makes the right one. One step per request."""
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    tools = [m for m in messages if m.get("role") == "tool"]
+    if tools:
+        return Reply("done")
+    told = any("did not pass" in str(m.get("content")) and WRONG_LINE in str(m.get("content"))
+               for m in messages)  # fmt: skip
+    return Reply(tool_calls=[FIX if told else WRONG])
+
+
+@pytest.mark.parametrize(("carry", "attempts", "status"),
+                         [("summary", 2, "success"), ("none", 3, "failed")])  # fmt: skip
+def test_carry_lets_the_next_attempt_avoid_an_edit_that_failed(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, carry: str, attempts: int,
+    status: str,
+) -> None:  # fmt: skip
+    model_env.add_for("stubborn", *[_stubborn] * 12)
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1},
+        candidates={"count": 3, "models": ["stubborn"], "carry": carry},
+    )
+
+    code, output, out = run_cli(sample_repo, str(spec))
+
+    report = json.loads((out / "report.json").read_text())
+    assert len(report["candidates"]) == attempts and report["status"] == status, output
+    assert code == (0 if status == "success" else 1)
