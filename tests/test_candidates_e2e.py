@@ -333,3 +333,46 @@ def test_carry_lets_the_next_attempt_avoid_an_edit_that_failed(
     report = json.loads((out / "report.json").read_text())
     assert len(report["candidates"]) == attempts and report["status"] == status, output
     assert code == (0 if status == "success" else 1)
+
+
+def test_an_interrupted_race_stops_every_attempt_and_resume_finishes_them(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add_for("wordy", Hang(1.5, Reply("Thinking.")), *turn(WORDY))
+    model_env.add_for("terse", Hang(1.5, Reply("Thinking.")), *turn(FIX))
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 2},
+        candidates={"count": 2, "strategy": "race", "models": ["wordy", "terse"],
+                    "concurrency": 2},
+    )  # fmt: skip
+    out = sample_repo.tmp / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codegen_ci", "run", str(spec), "--repo", str(sample_repo.path),
+         "--output-dir", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not (
+        model_env.requests_for("wordy") and model_env.requests_for("terse")
+    ):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=60)
+
+    assert proc.returncode == 3, output
+    stopped = json.loads((out / "report.json").read_text())
+    assert (stopped["status"], stopped["reason"]) == ("error", "interrupted")
+    for i in (0, 1):
+        attempt = json.loads((out / "candidates" / str(i) / "report.json").read_text())
+        assert attempt["reason"] == "interrupted" and Path(attempt["worktree"]).is_dir()
+
+    resumed = CliRunner().invoke(cli, ["resume", str(out)])
+
+    assert resumed.exit_code == 0, resumed.output
+    report = json.loads((out / "report.json").read_text())
+    assert [(c["model"], c["status"]) for c in report["candidates"]] == [
+        ("wordy", "success"),
+        ("terse", "success"),
+    ]
+    assert report["chosen"] == 1
+    assert "candidate" not in sample_repo.git("branch", "--list")

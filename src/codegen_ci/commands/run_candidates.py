@@ -16,7 +16,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,8 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.run_driver import run_pipeline
+from codegen_ci.commands.batch_view import SpecProgress
+from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
 from codegen_ci.commands.run_prepare import branch_for, prepare_worktree
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
@@ -169,36 +170,52 @@ def _escalate(plan: Plan, briefing: Briefing,
 
 def _race(plan: Plan, briefing: Briefing,
           resume_one: Callable[[Path], Report] | None) -> None:  # fmt: skip
+    """Run the attempts at once. Signals reach only the main thread: on Ctrl-C or SIGTERM it
+    sets `stop`, and each running attempt stops at its next step (as a batch's specs do),
+    keeping its worktree for `resume`."""
     cfg = plan.spec.candidates
     began = time.monotonic() - plan.elapsed_s
     limits = race_limits(plan.spec.limits, cfg.count)
     finished = {c.index for c in plan.done}
     todo = [i for i in range(cfg.count) if i not in finished]
-    lock = threading.Lock()  # for the plan's own state
+    state_lock = threading.Lock()
+    stop = threading.Event()
 
     def one(index: int) -> None:
+        progress = plan.progress or SpecProgress(f"candidate {index}", 11, stop)
         cand_out = plan.out / "candidates" / str(index)
         if resume_one is not None and (cand_out / "run.json").is_file():
             candidate = summarize(index, plan.model(index), resume_one(cand_out), cand_out,
                                   time.time())  # fmt: skip
         else:
-            candidate = _run_one(plan, index, limits, briefing, None)
-        with lock:
+            candidate = _run_one(plan, index, limits, briefing, None, progress)
+        with state_lock:
             plan.done.append(candidate)
             plan.done.sort(key=lambda c: c.index)
             plan.elapsed_s = time.monotonic() - began
             plan.save()
 
-    with ThreadPoolExecutor(plan.concurrency(), thread_name_prefix="codegen-candidate") as pool:
+    interrupted = False
+    with (
+        sigterm_as_interrupt(),
+        ThreadPoolExecutor(plan.concurrency(), thread_name_prefix="codegen-candidate") as pool,
+    ):
         futures = [pool.submit(one, i) for i in todo]
-        errors = [f.exception() for f in futures]
+        try:
+            wait(futures)
+        except (KeyboardInterrupt, Interrupted):
+            interrupted = True
+            stop.set()
+            wait(futures)
+    errors = [exc for f in futures if (exc := f.exception()) is not None]
+    if interrupted or any(isinstance(exc, Interrupted) for exc in errors):
+        raise Interrupted("interrupted")
     for exc in errors:
-        if exc is not None:
-            raise exc
+        raise exc
 
 
 def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
-             carry: str | None) -> Candidate:  # fmt: skip
+             carry: str | None, progress: Progress | None = None) -> Candidate:  # fmt: skip
     model = plan.model(index)
     spec = plan.spec.model_copy(update={
         "limits": limits,
@@ -207,7 +224,7 @@ def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
     })  # fmt: skip
     out = plan.out / "candidates" / str(index)
     run_id = f"{plan.run_id}-c{index}"
-    progress = plan.progress or make_progress(REDACTOR.redact)
+    progress = progress or plan.progress or make_progress(REDACTOR.redact)
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
     with plan.lock:  # `git worktree add` takes the repository's locks: one at a time
