@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as a script: make `bench` importable
 
 from bench.cache_cost import cache_cost  # noqa: E402
+from bench.candidates import candidates_tradeoff  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
@@ -45,6 +46,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "caps": command_caps,
     "cache_cost": cache_cost,
     "sandbox": sandbox_cost,
+    "candidates": candidates_tradeoff,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -57,6 +59,7 @@ FULL: dict[str, dict[str, Any]] = {
     "caps": {"calls": 40, "flood_mb": 200},
     "cache_cost": {"calls": (20, 60, 300)},
     "sandbox": {"calls": 20, "files": 5000},
+    "candidates": {"test_sleep_s": 1.0, "repeats": 2},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -69,6 +72,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "caps": {"calls": 10, "flood_mb": 20},
     "cache_cost": {"calls": (20, 60)},
     "sandbox": {"calls": 5, "files": 500},
+    "candidates": {"test_sleep_s": 0.2},
 }
 
 
@@ -107,6 +111,11 @@ def summary(name: str, r: Result) -> str:
         ),
         "redaction": lambda: (
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"
+        ),
+        "candidates": lambda: "; ".join(
+            f"{name}: {row['wall_s']:.1f} s, {row['billed_tokens']:,} billed tokens, "
+            f"{row['attempts']} attempt(s), {row['status']}"
+            for name, row in r["rows"].items()
         ),
         "cache_cost": lambda: (
             "; ".join(

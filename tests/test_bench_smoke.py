@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import run  # noqa: E402
 from bench.cache_cost import cache_cost  # noqa: E402
+from bench.candidates import candidates_tradeoff  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
@@ -113,3 +114,14 @@ def test_sandbox_cost_times_each_backend_it_can_set_up() -> None:
     assert r["off_ms"] > 0
     for mode in ("bwrap", "landlock"):  # a backend this machine cannot set up says why
         assert r[f"{mode}_ms"] is not None or r[f"{mode}_unavailable"]
+
+
+def test_candidates_tradeoff_runs_one_escalate_and_race() -> None:
+    r = candidates_tradeoff(test_sleep_s=0.0)
+    rows = r["rows"]
+    assert [rows[k]["status"] for k in ("1", "escalate-3", "race-3")] == [
+        "failed", "success", "success"]  # fmt: skip
+    assert [rows[k]["attempts"] for k in ("1", "escalate-3", "race-3")] == [1, 2, 3]
+    assert rows["1"]["billed_tokens"] < rows["escalate-3"]["billed_tokens"]
+    assert rows["escalate-3"]["billed_tokens"] < rows["race-3"]["billed_tokens"]
+    assert all(row["wall_s"] > 0 and row["cached_tokens"] > 0 for row in rows.values())

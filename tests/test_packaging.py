@@ -83,8 +83,9 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     inputs = action["inputs"]
     assert list(inputs) == [
         "task", "spec", "model", "openai-api-key", "openai-base-url", "github-token",
-        "trigger-phrase", "trigger-label", "max-iterations", "test-command", "lint-command",
-        "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough", "output-dir",
+        "trigger-phrase", "trigger-label", "max-iterations", "candidates", "test-command",
+        "lint-command", "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough",
+        "output-dir",
         "working-directory",
         "max-ci-fix-attempts",
         "ci-fix-label", "sandbox",

@@ -67,6 +67,12 @@ def cli() -> None:
 @click.option("--push", is_flag=True, default=None, help="Push the branch to origin.")
 @click.option("--pr", is_flag=True, default=None, help="Push and open a pull request.")
 @click.option(
+    "--candidates",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="Attempts at most (spec `candidates.count`); the repository's tests choose.",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Run the checks once and show the first prompt; no model call, no commit.",
@@ -94,6 +100,12 @@ def run(**kwargs: Any) -> None:
     help="Repository to work on (default: current directory).",
 )
 @click.option("--matrix", is_flag=True, help="Print a GitHub Actions matrix and run nothing.")
+@click.option(
+    "--candidates",
+    type=click.IntRange(1, 16),
+    default=None,
+    help="Attempts at most per spec (`candidates.count`); the repository's tests choose.",
+)
 def batch(**kwargs: Any) -> None:
     """Run many specs (directories or globs); one branch and one report per spec.
 

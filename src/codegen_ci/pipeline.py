@@ -58,6 +58,8 @@ class RunContext:
     start_iteration: int = 1
     conversation: Conversation | None = None  # set when resuming
     briefing: Briefing = field(default_factory=Briefing)
+    # What earlier candidates tried (escalate): a message after the shared, cache-stable prefix.
+    carry: str | None = None
     report: Report = field(default_factory=Report)
 
 
@@ -155,6 +157,8 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
     if not conversation.messages:
         for message in first_messages(spec, ctx.worktree, ctx.briefing):
             conversation.add(message)
+        if ctx.carry:
+            conversation.add({"role": "user", "content": REDACTOR.redact(ctx.carry)})
     budget = Budget(limits, spec.model, usage=report.usage)
     shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
                        protect_tests=spec.validation.protect_tests,

@@ -163,6 +163,37 @@ class Refusal(BaseModel):
     tool: str | None = None
 
 
+class Candidate(BaseModel):
+    """One attempt of a multi-candidate run (`candidates.count` > 1): a whole run of its own."""
+
+    index: int = Field(description="0-based, in the order the attempts started.")
+    model: str
+    status: Status = "error"
+    reason: str | None = None
+    rounds: int = Field(default=0, description="Validation rounds it ran.")
+    failing_tests: list[str] = Field(default=[], description="Failing after its last round.")
+    new_failures: int = Field(
+        default=0, description="Of those, failures that do not also fail on the base commit."
+    )
+    lint_passed: bool = Field(default=False, description="Every lint command passed, last round.")
+    lines_changed: int = Field(default=0, description="Added plus removed lines of its diff.")
+    files_changed: list[str] = []
+    usage: Usage = Field(default_factory=Usage, description="Its own usage (cached tokens too).")
+    cost_usd: float | None = None
+    duration_s: float = 0.0
+    started_at: float | None = Field(default=None, description="Unix time it started.")
+    commit: str | None = Field(default=None, description="Its commit (only the chosen one's "
+                               "stays on a branch).")  # fmt: skip
+    output_dir: str = Field(default="", description="Its own report.json and logs.")
+    diff_path: str | None = None
+    transcript_path: str | None = None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "success"
+
+
 class Report(BaseModel):
     status: Status = "error"
     reason: str | None = Field(
@@ -215,6 +246,17 @@ class Report(BaseModel):
     )
     landlock_abi: int | None = Field(
         default=None, description="The kernel's Landlock ABI, when `sandbox` is landlock."
+    )
+    candidates: list[Candidate] = Field(
+        default=[], description="Every attempt of a multi-candidate run; empty for one run."
+    )
+    chosen: int | None = Field(
+        default=None, description="The index of the candidate whose commit is on the branch."
+    )
+    chosen_why: str | None = Field(default=None, description="Why the gate chose it, in one line.")
+    candidates_note: str | None = Field(
+        default=None,
+        description="Why fewer candidates ran than `count` (a passing one, or the budget).",
     )
 
     def write(self, output_dir: Path) -> Path:

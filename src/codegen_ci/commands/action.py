@@ -130,13 +130,19 @@ class ActionRun(ActionState):
         else:
             branch = branch_for(task, title, spec, root, token)
         self.out = make_output_dir(self.output_dir(root, run_id))
-        worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
         progress = self.progress()
         briefing = Briefing(read_instructions(root, default_sha, spec.instructions),
                             memory_text(self.loop.history))  # fmt: skip
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
-            self.report = run_pipeline(spec, root, self.out, run_id, worktree, progress=progress,
-                                       briefing=briefing)  # fmt: skip
+            if spec.candidates.count > 1:
+                from codegen_ci.commands.run_candidates import start
+
+                self.report = start(spec, root, self.out, run_id, briefing=briefing, sources={},
+                                    progress=progress, branch=branch)  # fmt: skip
+            else:
+                worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
+                self.report = run_pipeline(spec, root, self.out, run_id, worktree,
+                                           progress=progress, briefing=briefing)  # fmt: skip
         loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:

@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -34,11 +35,20 @@ EXIT_INTERRUPTED = 3
 
 
 def batch_command(
-    specs: tuple[str, ...], concurrency: int, output_dir: Path | None, repo: Path, matrix: bool
+    specs: tuple[str, ...],
+    concurrency: int,
+    output_dir: Path | None,
+    repo: Path,
+    matrix: bool,
+    candidates: int | None = None,
 ) -> int:
     paths = expand(specs)
     root = git.repo_root(repo.resolve())
     plans = plan(paths, root, check_git=not matrix)
+    if candidates:  # `--candidates N` sets every spec's candidates.count
+        plans = [replace(p, spec=p.spec.model_copy(update={
+            "candidates": p.spec.candidates.model_copy(update={"count": candidates})}))
+            for p in plans]  # fmt: skip
     if matrix:
         click.echo(json.dumps(matrix_of(plans, root), separators=(",", ":")))
         return 0
@@ -100,6 +110,15 @@ def run_one(
     run_id = new_run_id(spec)
     worktree: Worktree | None = None
     try:
+        if spec.candidates.count > 1:
+            from codegen_ci.agent.briefing import Briefing
+            from codegen_ci.commands.run_candidates import start
+
+            out.mkdir(parents=True, exist_ok=True)
+            report = start(spec, root, out, run_id, briefing=Briefing(), sources={},
+                           lock=git_lock, progress=progress)  # fmt: skip
+            progress.line(f"report: {out / 'report.json'}")
+            return Outcome(planned, 0 if report.status == "success" else 1, report)
         # Branch names are chosen and created under one lock, so two specs never pick the
         # same name and concurrent `git worktree add` calls never race for the repo's locks.
         with git_lock:

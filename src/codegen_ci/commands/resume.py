@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.commands import run_state
 from codegen_ci.commands.run import show_result
@@ -12,6 +13,7 @@ from codegen_ci.commands.run_driver import run_pipeline
 from codegen_ci.commands.run_files import read_report, read_run_state, read_transcript
 from codegen_ci.commands.run_prepare import environment_layer, register_secrets
 from codegen_ci.errors import InputError
+from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.workspace import git
 from codegen_ci.workspace.create import worktrees_root
@@ -25,8 +27,25 @@ def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str |
                    ) -> int:  # fmt: skip
     """Continue a stopped (interrupted) or failed run with its spec, worktree or branch, and
     transcript. A run that already succeeded has nothing to resume. Sensitive settings in
-    run.json must match the run's sources unless restated (run_state.py)."""
+    run.json must match the run's sources unless restated (run_state.py). A multi-candidate
+    run (OUT/candidates.json) goes on where it stopped: the interrupted attempt resumes, the
+    ones not started yet run, then the gate chooses."""
+    from codegen_ci.commands import run_candidates
+
     run_dir = run_dir.resolve()
+    if run_candidates.is_multi(run_dir):
+        register_secrets()
+        plan = run_candidates.Plan.load(run_dir)
+        trust_directory(plan.root)
+        report = run_candidates.drive(
+            plan, Briefing(), resume_one=lambda d: resume_run(d, spec_file, base_url)
+        )
+        return show_result(report, run_dir)
+    return show_result(resume_run(run_dir, spec_file, base_url), run_dir)
+
+
+def resume_run(run_dir: Path, spec_file: Path | None, base_url: str | None) -> Report:
+    """Continue one run (a whole run, or one attempt of a multi-candidate run)."""
     state_file = run_dir / "run.json"
     if not state_file.is_file() or not (run_dir / "report.json").is_file():
         raise InputError(f"{run_dir} is not a codegen-ci run directory (no run.json/report.json)")
@@ -34,6 +53,10 @@ def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str |
     spec = run_state.trusted_spec(state.spec, state.repo, run_state.recorded(run_dir),
                                   environment_layer(os.environ), spec_file=spec_file,
                                   base_url=base_url)  # fmt: skip
+    if (run_dir.parent.parent / "candidates.json").is_file():
+        # One attempt of a multi-candidate run: its model is the attempt's own.
+        spec = spec.model_copy(update={"model": spec.model.model_copy(
+            update={"name": state.spec.model.name})})  # fmt: skip
     report = read_report(run_dir)
     if report.status == "success":
         raise InputError(f"the run in {run_dir} already succeeded; nothing to resume")
@@ -68,7 +91,6 @@ def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str |
                         named=tuple(spec.outputs))  # fmt: skip
     conversation.resume_note(report.rounds[-1:])
     report.status, report.reason, report.error = "error", None, None
-    report = run_pipeline(spec, root, run_dir, state.run_id, worktree, report=report,
-                          conversation=conversation,
-                          sources=run_state.recorded(run_dir))  # fmt: skip
-    return show_result(report, run_dir)
+    return run_pipeline(spec, root, run_dir, state.run_id, worktree, report=report,
+                        conversation=conversation,
+                        sources=run_state.recorded(run_dir))  # fmt: skip

@@ -25,6 +25,7 @@ from codegen_ci.commands.run_prepare import (
 from codegen_ci.report import Failure, Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 
 EXIT_FAILED = 1
@@ -40,6 +41,7 @@ def run_command(
     push: bool | None,
     pr: bool | None,
     dry_run: bool,
+    candidates: int | None = None,
 ) -> int:
     spec_layer = load_layer_file(spec, is_spec=True)
     root = git.repo_root(repo.resolve())
@@ -51,6 +53,8 @@ def run_command(
         flags.setdefault("model", {})["base_url"] = base_url
     if max_iterations:
         flags.setdefault("limits", {})["max_iterations"] = max_iterations
+    if candidates:
+        flags.setdefault("candidates", {})["count"] = candidates
     resolved = resolve_spec(environment_layer(os.environ), repo_layer, spec_layer, flags,
                             name=str(spec))  # fmt: skip
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -63,6 +67,10 @@ def run_command(
     run_id = new_run_id(resolved)
     out = make_output_dir((output_dir or default_output_dir(root, run_id)).resolve())
     register_secrets()
+    multi = resolved.candidates.count > 1
+    if multi and not dry_run:
+        return _run_candidates(resolved, root, out, run_id, spec, flags, push=bool(push),
+                               pr=bool(pr))  # fmt: skip
     worktree = prepare_worktree(root, resolved, run_id)
     # From the base commit, like the code the run starts from: not from the working tree.
     instructions = read_instructions(root, worktree.base_commit, resolved.instructions)
@@ -70,11 +78,40 @@ def run_command(
                           briefing=Briefing(instructions),
                           sources=run_state.sources(spec, flags))  # fmt: skip
     if dry_run:
+        if multi:
+            from codegen_ci.commands.run_candidates import Plan
+
+            plan = Plan(resolved, root, out, run_id, worktree.branch, worktree.base_commit)
+            click.echo(plan.describe())
+            click.echo(f"  each candidate: a whole run from {worktree.base_commit[:12]}, in "
+                       f"{out / 'candidates'}/<i>/; the chosen one's commit goes on "
+                       f"{resolved.git.branch.replace('{slug}', resolved.slug)}")  # fmt: skip
+            click.echo("  budgets are for all candidates together; choice: passes the gate, "
+                       "fewer new failures, passes lint, fewer lines changed, lower billed "
+                       "cost, earlier\n")  # fmt: skip
         return show_dry_run(report, out)
     if report.branch and (push or pr):
         from codegen_ci.commands.publish_local import publish_branch
 
         publish_branch(root, report, resolved, open_pr=bool(pr))
+        report.write(out)
+    return show_result(report, out)
+
+
+def _run_candidates(resolved: Spec, root: Path, out: Path, run_id: str, spec: Path,
+                    flags: dict[str, Any], *, push: bool, pr: bool) -> int:  # fmt: skip
+    from codegen_ci.commands import run_candidates
+
+    # From the base commit, like the code the run starts from: not from the working tree.
+    base = git.git(["rev-parse", "--verify", f"{resolved.git.base or 'HEAD'}^{{commit}}"],
+                   root).strip()  # fmt: skip
+    instructions = read_instructions(root, base, resolved.instructions)
+    report = run_candidates.start(resolved, root, out, run_id, briefing=Briefing(instructions),
+                                  sources=run_state.sources(spec, flags))  # fmt: skip
+    if report.branch and (push or pr):
+        from codegen_ci.commands.publish_local import publish_branch
+
+        publish_branch(root, report, resolved, open_pr=pr)
         report.write(out)
     return show_result(report, out)
 
@@ -119,6 +156,10 @@ def describe(failure: Failure) -> str:
 
 
 def show_result(report: Report, out: Path) -> int:
+    from codegen_ci.candidates import summary_line
+
+    if line := summary_line(report):
+        click.echo(f"candidates: {REDACTOR.redact(line)}")
     click.echo(f"status: {report.status}" + (f" ({report.reason})" if report.reason else ""))
     if report.branch:
         click.echo(f"branch: {report.branch} (commit {(report.commit or '')[:12]})")

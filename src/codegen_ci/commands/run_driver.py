@@ -36,6 +36,7 @@ def run_pipeline(
     progress: Progress | None = None,
     briefing: Briefing | None = None,
     sources: Mapping[str, Any] | None = None,
+    carry: str | None = None,
 ) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
@@ -43,7 +44,8 @@ def run_pipeline(
              "worktree": str(worktree.path), "sources": dict(sources or {})}  # fmt: skip
     (out / "run.json").write_text(REDACTOR.dumps(state, indent=2), encoding="utf-8")
     progress = progress or make_progress(REDACTOR.redact)
-    ctx = RunContext(root, out, run_id, worktree, progress, model_factory, dry_run=dry_run,
+    ctx = RunContext(root, out, run_id, worktree, progress, model_factory,
+                     dry_run=dry_run, carry=carry,
                      report=report or Report(), conversation=conversation,
                      start_iteration=(report.iterations + 1) if report else 1,
                      briefing=briefing or Briefing())  # fmt: skip

@@ -47,7 +47,7 @@ def prepare_worktree(
     root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
 ) -> Worktree:
     wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
-    name = wanted if reset else _branch_for(root, wanted, spec)
+    name = wanted if reset else branch_for(root, wanted, spec)
     reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
     path = worktrees_root(root) / run_id
     try:
@@ -61,7 +61,7 @@ def prepare_worktree(
     return worktree
 
 
-def _branch_for(root: Path, wanted: str, spec: Spec) -> str:
+def branch_for(root: Path, wanted: str, spec: Spec) -> str:
     """`wanted`, `wanted-2`, ...: the first that an earlier run of this task left (to update)
     or that does not exist yet."""
     name, n = wanted, 1

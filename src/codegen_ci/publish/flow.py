@@ -24,7 +24,7 @@ from codegen_ci.publish import remote
 from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.github_types import PullInfo, PullRequestsNotPermitted
 from codegen_ci.publish.markdown_text import code_span
-from codegen_ci.publish.pr_body import failure_comment, pr_body, usage_line
+from codegen_ci.publish.pr_body import candidates_text, failure_comment, pr_body, usage_line
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Report
 from codegen_ci.spec.model import Spec
@@ -91,6 +91,7 @@ def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch)
     p.say(
         f"✅ **codegen-ci** {verb} {pull.html_url}: "
         f"validation passed after {_rounds(report)}; {usage_line(report)}.{p.run_link()}"
+        + candidates_text(report)
     )
     return Published(pr_url=pull.html_url, branch=to.name)
 
@@ -149,6 +150,7 @@ def publish_on_pull(p: Publishing, report: Report, pull: PullInfo, local: str) -
     p.say(
         f"✅ **codegen-ci** pushed {report.commit[:12]} to {code_span(pull.head_ref)}: "
         f"validation passed after {_rounds(report)}; {usage_line(report)}.{p.run_link()}"
+        + candidates_text(report)
     )
     return Published(pr_url=pull.html_url, branch=pull.head_ref)
 

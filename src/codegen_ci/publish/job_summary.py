@@ -3,6 +3,7 @@ cells that PR bodies share); `ActionsIO.append_summary` writes it."""
 
 from __future__ import annotations
 
+from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown_text import code_span, escape_cell
 from codegen_ci.report import Report, Round, Usage
 
@@ -41,6 +42,7 @@ def _facts(report: Report, run_url: str | None) -> list[tuple[str, str]]:
         ("Branch", code_span(report.branch) if report.branch else ""),
         ("Pull request", _link(report.pr_url, report.pr_url) if report.pr_url else ""),
         ("Files changed", str(len(report.files_changed))),
+        ("Candidates", escape_cell(line) if (line := summary_line(report)) else ""),
         ("Tokens", f"{tokens_text(usage)} + {usage.completion_tokens:,} completion"),
         ("Cost", f"${usage.cost_usd:.4f} as billed" if usage.cost_usd is not None else "unknown"),
         ("Duration", _duration(report.duration_s)),

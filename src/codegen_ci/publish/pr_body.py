@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from codegen_ci.candidates import summary_line
 from codegen_ci.publish.job_summary import commands_cell, tokens_text
 from codegen_ci.publish.markdown_text import code_span
 from codegen_ci.publish.neutral import defang_links
@@ -100,6 +101,12 @@ def _rounds(report: Report) -> str:
     return "1 round" if report.iterations == 1 else f"{report.iterations} rounds"
 
 
+def candidates_text(report: Report) -> str:
+    """`\n\nCandidates: 3 candidates ran; chosen #1 ...` for a multi-candidate run, else ""."""
+    line = summary_line(report)
+    return f"\n\nCandidates: {escape_md(line, 500)}" if line else ""
+
+
 def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str | None) -> str:
     parts: list[str] = []  # the publisher puts its marker first (open_or_update_pr)
     if issue_number:
@@ -126,6 +133,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
     if report.refusals:
         parts.append(f"🛡️ {len(report.refusals)} tool call(s) refused for safety (see report).")
     parts.append(f"Usage: {usage_line(report)}; {report.duration_s:.0f}s.")
+    if line := candidates_text(report):
+        parts.append(line.strip())
     if run_url:
         parts.append(f"[Workflow run]({run_url}) (report, transcript and diff are its artifacts)")
     parts.append("_Opened by codegen-ci. The repository's own lint and tests ran as the gate._")
@@ -147,6 +156,8 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
     if report.junit_missing:
         parts.append(junit_missing_note(report))
     parts.append(f"Usage: {usage_line(report)}.")
+    if line := candidates_text(report):
+        parts.append(line.strip())
     if run_url:
         parts.append(
             f"Report, transcript, diff and JUnit files: [workflow run artifacts]({run_url})"

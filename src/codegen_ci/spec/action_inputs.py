@@ -42,6 +42,7 @@ class ActionSettings:
     trigger_phrase: str = "/codegen"
     trigger_label: str = "codegen"
     max_iterations: int | None = None
+    candidates: int | None = None
     test_command: tuple[str, ...] = ()
     lint_command: tuple[str, ...] = ()
     setup_command: tuple[str, ...] = ()
@@ -87,6 +88,7 @@ class ActionSettings:
             trigger_phrase=inp.text("trigger-phrase") or "/codegen",
             trigger_label=inp.text("trigger-label") or "codegen",
             max_iterations=inp.positive_int("max-iterations"),
+            candidates=inp.positive_int("candidates"),
             test_command=inp.lines("test-command"),
             lint_command=inp.lines("lint-command"),
             setup_command=inp.lines("setup-command"),
@@ -167,6 +169,8 @@ class ActionSettings:
             layer["validation"] = validation
         if self.max_iterations is not None:
             layer["limits"] = {"max_iterations": self.max_iterations}
+        if self.candidates is not None:
+            layer["candidates"] = {"count": self.candidates}
         model = _present(name=self.model, base_url=self.openai_base_url)
         if model:
             layer["model"] = model

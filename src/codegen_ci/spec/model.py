@@ -145,6 +145,39 @@ class PRSettings(_Strict):
     reviewers: StrList = Field(default=[], description="Users asked to review.")
 
 
+class Candidates(_Strict):
+    """Several attempts at the task, each a whole run from the same base; the gate chooses."""
+
+    count: int = Field(
+        default=1, ge=1, le=16, description="Attempts at most (1: a single run, as before)."
+    )
+    strategy: Literal["escalate", "race"] = Field(
+        default="escalate",
+        description="escalate: one after another, stop at the first that passes the gate; "
+        "race: run them concurrently (up to `concurrency`), then choose.",
+    )
+    models: StrList = Field(
+        default=[],
+        description="Model per attempt: attempt i uses models[min(i, len-1)]; default: "
+        "`model.name` for every attempt.",
+    )
+    carry: Literal["summary", "none"] = Field(
+        default="summary",
+        description="escalate: tell the next attempt, after the shared task prefix, what "
+        "earlier attempts changed and how the gate judged them; none: start each afresh.",
+    )
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=16,
+        description="race: attempts at once; default: the CPU count (at most `count`).",
+    )
+
+    def model_for(self, index: int, default: str) -> str:
+        """The model attempt `index` (0-based) uses."""
+        return self.models[min(index, len(self.models) - 1)] if self.models else default
+
+
 class RepoConfig(_Strict):
     """`.codegen.yml`: the spec's schema minus `task`, used as repository defaults."""
 
@@ -164,6 +197,10 @@ class RepoConfig(_Strict):
     env_passthrough: StrList = Field(
         default=[],
         description="Secret-looking environment variables the commands may still see.",
+    )
+    candidates: Candidates = Field(
+        default_factory=Candidates,
+        description="Several attempts, chosen by the gate (docs/contract.md, Candidates).",
     )
     instructions: StrList = Field(
         default=[],

@@ -3,7 +3,9 @@
 Tests, benchmarks and newcomers drive the real openai SDK against it: each request to
 `POST /v1/chat/completions` takes the next step of the script (the steps are in `scripted_steps`
 and re-exported here). Every request body is recorded. When the script runs out the server
-answers with plain text and no tool calls, which ends the model's turn.
+answers with plain text and no tool calls, which ends the model's turn. `add_for(model, ...)`
+gives one model name its own script (several candidates, each with its own model, can then
+talk to one server at once); requests for other models take the shared script.
 
 With `cache=PromptCache()` the server reports usage as a caching provider does (prompt tokens
 from the request's size, cached tokens from the longest block-aligned prefix shared with an
@@ -64,6 +66,7 @@ class ScriptedModelServer:
         usage_style: UsageStyle = "openai",
     ) -> None:
         self.script: list[Step] = list(script)
+        self.scripts: dict[str, list[Step]] = {}  # per model name (`add_for`)
         self.cache = cache
         self.usage_style: UsageStyle = usage_style
         self.usages: list[dict[str, Any]] = []  # the usage of every completion sent
@@ -91,6 +94,15 @@ class ScriptedModelServer:
         with self._lock:
             self.script.extend(steps)
 
+    def add_for(self, model: str, *steps: Step) -> None:
+        """Steps only requests naming `model` take (its own script)."""
+        with self._lock:
+            self.scripts.setdefault(model, []).extend(steps)
+
+    def requests_for(self, model: str) -> list[dict[str, Any]]:
+        """Requests that named `model` and offered tools: that model's conversation steps."""
+        return [r for r in self.tool_requests if r.get("model") == model]
+
     @property
     def tool_requests(self) -> list[dict[str, Any]]:
         """Requests that offered tools: the conversation's model steps."""
@@ -100,7 +112,9 @@ class ScriptedModelServer:
         with self._lock:
             self.requests.append(body)
             self.request_sizes.append(size)
-            step: Any = self.script.pop(0) if self.script else Reply("(script exhausted)")
+            own = self.scripts.get(str(body.get("model")))
+            script = own if own is not None else self.script
+            step: Any = script.pop(0) if script else Reply("(script exhausted)")
         while callable(step) and not isinstance(step, Reply | HttpError | Raw | Hang | Drop):
             step = step(body)
         return step  # type: ignore[no-any-return]

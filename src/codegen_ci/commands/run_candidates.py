@@ -1,0 +1,280 @@
+"""A multi-candidate run (`candidates.count` > 1): each attempt a whole run of the usual loop
+(its own worktree, branch, conversation, rounds, sandbox and output directory
+`OUT/candidates/<i>/`) from the same base commit; the gate's verdicts choose (`candidates.py`),
+and only the chosen attempt's one commit ends up on the run's branch.
+
+escalate runs them one after another and stops at the first that passes; race runs them at
+once (at most `concurrency`) and chooses when all have finished. `OUT/candidates.json` records
+the plan and every finished attempt, so `resume OUT` continues an interrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codegen_ci.agent.briefing import Briefing
+from codegen_ci.candidates import (
+    carry_note,
+    choose,
+    race_limits,
+    remaining_limits,
+    summarize,
+    total_usage,
+)
+from codegen_ci.commands.batch_view import SpecProgress
+from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
+from codegen_ci.commands.run_prepare import branch_for, prepare_worktree
+from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.progress import Progress, make_progress
+from codegen_ci.report import Candidate, Report
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.spec.model import Limits, Spec
+from codegen_ci.workspace import git
+
+STATE = "candidates.json"
+
+
+@dataclass
+class Plan:
+    """What a multi-candidate run is, fixed when it starts (and read back by `resume`)."""
+
+    spec: Spec
+    root: Path
+    out: Path
+    run_id: str
+    branch: str
+    base_commit: str
+    sources: dict[str, Any] = field(default_factory=dict)
+    done: list[Candidate] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    note: str | None = None
+    # Held around `git worktree add` and branch moves (a batch shares one per repository).
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    progress: Progress | None = None  # default: a display of its own per candidate
+
+    def model(self, index: int) -> str:
+        return self.spec.candidates.model_for(index, self.spec.model.name)
+
+    def describe(self) -> str:
+        c = self.spec.candidates
+        models = ", ".join(self.model(i) for i in range(c.count))
+        extra = (f"concurrency {self.concurrency()}" if c.strategy == "race"
+                 else f"carry {c.carry}")  # fmt: skip
+        return f"candidates: up to {c.count}, {c.strategy} ({extra}); models: {models}"
+
+    def concurrency(self) -> int:
+        c = self.spec.candidates
+        return max(1, min(c.count, c.concurrency or os.cpu_count() or 1))
+
+    def save(self) -> None:
+        data = {"spec": self.spec.model_dump(mode="json"), "repo": str(self.root),
+                "run_id": self.run_id, "branch": self.branch, "base_commit": self.base_commit,
+                "sources": self.sources, "elapsed_s": self.elapsed_s,
+                "done": [c.model_dump(mode="json") for c in self.done]}  # fmt: skip
+        tmp = self.out / (STATE + ".tmp")
+        tmp.write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
+        tmp.replace(self.out / STATE)
+
+    @classmethod
+    def load(cls, out: Path) -> Plan:
+        path = out / STATE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(Spec.model_validate(data["spec"]), Path(data["repo"]), out,
+                       data["run_id"], data["branch"], data["base_commit"],
+                       dict(data.get("sources") or {}),
+                       [Candidate.model_validate(c) for c in data["done"]],
+                       float(data.get("elapsed_s", 0.0)))  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{path} is corrupt: {type(exc).__name__}: {exc}"[:500]) from None
+
+
+def is_multi(out: Path) -> bool:
+    return (out / STATE).is_file()
+
+
+def start(spec: Spec, root: Path, out: Path, run_id: str, *, briefing: Briefing,
+          sources: Mapping[str, Any], lock: threading.Lock | None = None,
+          progress: Progress | None = None, branch: str | None = None) -> Report:  # fmt: skip
+    lock = lock or threading.Lock()
+    base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"],
+                   root).strip()  # fmt: skip
+    wanted = spec.git.branch.replace("{slug}", spec.slug)
+    if branch is None:  # the action names its own branch (and replaces it)
+        with lock:
+            branch = branch_for(root, wanted, spec)
+    plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock,
+                progress=progress)  # fmt: skip
+    plan.save()
+    return drive(plan, briefing)
+
+
+def drive(plan: Plan, briefing: Briefing,
+          resume_one: Callable[[Path], Report] | None = None) -> Report:  # fmt: skip
+    """Run (or go on running) the candidates, then choose and put the winner on the branch.
+    `resume_one` continues an attempt an interruption left unfinished."""
+    (plan.progress or make_progress(REDACTOR.redact)).stage(plan.describe())
+    try:
+        if plan.spec.candidates.strategy == "race":
+            _race(plan, briefing, resume_one)
+        else:
+            _escalate(plan, briefing, resume_one)
+    except Interrupted:
+        stopped = Report(status="error", reason="interrupted", error="interrupted",
+                         run_id=plan.run_id, output_dir=str(plan.out),
+                         base_commit=plan.base_commit, candidates=list(plan.done),
+                         usage=total_usage(plan.done))  # fmt: skip
+        stopped.write(plan.out)
+        raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
+    return _finish(plan)
+
+
+def _escalate(plan: Plan, briefing: Briefing,
+              resume_one: Callable[[Path], Report] | None) -> None:  # fmt: skip
+    cfg = plan.spec.candidates
+    began = time.monotonic() - plan.elapsed_s
+    for index in range(len(plan.done), cfg.count):
+        if plan.done and plan.done[-1].passed:
+            if index < cfg.count:
+                plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
+            return
+        cand_out = plan.out / "candidates" / str(index)
+        if resume_one is not None and (cand_out / "run.json").is_file():
+            report = resume_one(cand_out)
+            candidate = summarize(index, plan.model(index), report, cand_out, time.time())
+        else:
+            limits, why = remaining_limits(plan.spec.limits, plan.done,
+                                           time.monotonic() - began)  # fmt: skip
+            if limits is None:
+                plan.note = f"candidate {index} and later not started: {why}"
+                shown = plan.progress or make_progress(REDACTOR.redact)
+                shown.stage(f"candidate {index}: not started ({why})")
+                return
+            carry = carry_note(plan.done) if cfg.carry == "summary" else None
+            candidate = _run_one(plan, index, limits, briefing, carry)
+        plan.done.append(candidate)
+        plan.elapsed_s = time.monotonic() - began
+        plan.save()
+    if plan.done and plan.done[-1].passed and len(plan.done) < cfg.count:
+        plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
+
+
+def _race(plan: Plan, briefing: Briefing,
+          resume_one: Callable[[Path], Report] | None) -> None:  # fmt: skip
+    """Run the attempts at once. Signals reach only the main thread: on Ctrl-C or SIGTERM it
+    sets `stop`, and each running attempt stops at its next step (as a batch's specs do),
+    keeping its worktree for `resume`."""
+    cfg = plan.spec.candidates
+    began = time.monotonic() - plan.elapsed_s
+    limits = race_limits(plan.spec.limits, cfg.count)
+    finished = {c.index for c in plan.done}
+    todo = [i for i in range(cfg.count) if i not in finished]
+    state_lock = threading.Lock()
+    stop = threading.Event()
+
+    def one(index: int) -> None:
+        progress = plan.progress or SpecProgress(f"candidate {index}", 11, stop)
+        cand_out = plan.out / "candidates" / str(index)
+        if resume_one is not None and (cand_out / "run.json").is_file():
+            candidate = summarize(index, plan.model(index), resume_one(cand_out), cand_out,
+                                  time.time())  # fmt: skip
+        else:
+            candidate = _run_one(plan, index, limits, briefing, None, progress)
+        with state_lock:
+            plan.done.append(candidate)
+            plan.done.sort(key=lambda c: c.index)
+            plan.elapsed_s = time.monotonic() - began
+            plan.save()
+
+    interrupted = False
+    with (
+        sigterm_as_interrupt(),
+        ThreadPoolExecutor(plan.concurrency(), thread_name_prefix="codegen-candidate") as pool,
+    ):
+        futures = [pool.submit(one, i) for i in todo]
+        try:
+            wait(futures)
+        except (KeyboardInterrupt, Interrupted):
+            interrupted = True
+            stop.set()
+            wait(futures)
+    errors = [exc for f in futures if (exc := f.exception()) is not None]
+    if interrupted or any(isinstance(exc, Interrupted) for exc in errors):
+        raise Interrupted("interrupted")
+    for exc in errors:
+        raise exc
+
+
+def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
+             carry: str | None, progress: Progress | None = None) -> Candidate:  # fmt: skip
+    model = plan.model(index)
+    spec = plan.spec.model_copy(update={
+        "limits": limits,
+        "model": plan.spec.model.model_copy(update={"name": model}),
+        "git": plan.spec.git.model_copy(update={"base": plan.base_commit}),
+    })  # fmt: skip
+    out = plan.out / "candidates" / str(index)
+    run_id = f"{plan.run_id}-c{index}"
+    progress = progress or plan.progress or make_progress(REDACTOR.redact)
+    progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
+    started_at = time.time()
+    with plan.lock:  # `git worktree add` takes the repository's locks: one at a time
+        worktree = prepare_worktree(plan.root, spec, run_id,
+                                    branch=f"{plan.branch}-candidate-{index}")  # fmt: skip
+    try:
+        report = run_pipeline(spec, plan.root, out, run_id, worktree, briefing=briefing,
+                              sources=plan.sources, carry=carry, progress=progress)  # fmt: skip
+    except Interrupted:
+        raise
+    except CodegenError as exc:
+        report = Report.read(out) if (out / "report.json").is_file() else Report()
+        report.status, report.error = "error", REDACTOR.redact(exc.message)
+        report.reason = report.reason or "error"
+    return summarize(index, model, report, out, started_at)
+
+
+def _finish(plan: Plan) -> Report:
+    """Choose, put the chosen commit alone on the run's branch, drop the other attempts'
+    branches (their diffs and reports stay in OUT/candidates/<i>/), write OUT/report.json."""
+    picked = choose(plan.done)
+    if picked is None:
+        raise CodegenError(plan.note or "no candidate ran")
+    best, why = picked
+    best_out = Path(best.output_dir)
+    report = Report.read(best_out)
+    with plan.lock:
+        for c in plan.done:
+            git.git(["branch", "-D", f"{plan.branch}-candidate-{c.index}"], plan.root,
+                    check=False)  # fmt: skip
+        if best.commit:
+            git.git(["branch", "-f", plan.branch, best.commit], plan.root)
+            report.branch, report.commit = plan.branch, best.commit
+        else:
+            report.branch, report.commit = None, None
+    for name in ("diff.patch", "transcript.jsonl"):
+        if (best_out / name).is_file():
+            shutil.copyfile(best_out / name, plan.out / name)
+    report.run_id, report.output_dir = plan.run_id, str(plan.out)
+    report.candidates, report.chosen, report.chosen_why = list(plan.done), best.index, why
+    report.candidates_note = plan.note
+    report.usage = total_usage(plan.done)
+    report.duration_s = round(plan.elapsed_s, 3)
+    report.write(plan.out)
+    REDACTOR.redact_tree(plan.out)
+    return report
+
+
+def exit_code(report: Report) -> int:
+    return 0 if report.status == "success" else 1
+
+
+__all__ = ["Plan", "drive", "exit_code", "is_multi", "start"]
