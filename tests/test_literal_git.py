@@ -191,8 +191,9 @@ def test_git_settings_in_the_tools_environment_never_reach_our_git(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
-                  extra=hostile)
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=hostile
+    )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ARMED" in results(model_server)
