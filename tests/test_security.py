@@ -27,6 +27,7 @@ from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
+from sandbox_attacks import BACKENDS
 
 VERSION = "src/semver/version.py"
 
@@ -183,9 +184,12 @@ def test_a_test_that_prints_secrets_is_redacted_or_sees_none(
     assert_no_leak(traffic, "model", registered, deploy)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_passthrough_lets_a_test_see_a_secret_that_stays_redacted(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch,
+    sandbox: str,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     deploy = canary("deploy")
     monkeypatch.setenv("DEPLOY_TOKEN", deploy)
     monkeypatch.setenv("CANARY_FILE", "/dev/null")
@@ -289,9 +293,12 @@ def test_file_tools_cannot_escape_the_repository(
     assert "pre-commit" not in common_hooks(sample_repo)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_workflow_files_never_reach_the_commit(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     model_env.add(
         Reply(
             tool_calls=[
@@ -367,11 +374,14 @@ def test_config_and_hooks_planted_by_the_agent_are_undone(
     _control_planted_config_would_run(sample_repo, marker)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_config_and_hooks_planted_by_model_written_tests_are_undone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
     """The repository's test command runs code the model wrote (a conftest.py): it plants
     the same things while validation runs; our commit and diff must still run nothing."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
     hooks_before = common_hooks(sample_repo)
     conftest = (
