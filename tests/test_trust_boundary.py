@@ -31,9 +31,8 @@ from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from pr_loop_env import junit_zip, workflow_run_payload
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
-from sandbox_attacks import launch, results
+from sandbox_attacks import BACKENDS, launch, results
 
-BACKENDS = ["bwrap", "landlock"]
 # An interpreter outside any virtualenv (a venv turns user site-packages off by itself), with
 # pytest from ours on its path: a repository tested with the system Python.
 SYSTEM_PYTHON = "/usr/bin/python3"
