@@ -136,3 +136,16 @@ def without_landlock(tmp: Path) -> Path:
     script.write_text(f"#!{sys.executable}\n{NO_LANDLOCK}")
     script.chmod(0o755)
     return script
+
+
+def path_without_bwrap(into: Path) -> str:
+    """PATH as this machine's, with `bwrap` taken out (every other program of /usr/bin kept,
+    through links in `into/bin`): a machine without bubblewrap, as in GitHub's containers."""
+    bin_dir = into / "bin"
+    bin_dir.mkdir(parents=True)
+    for program in Path("/usr/bin").iterdir():
+        if program.name != "bwrap":
+            (bin_dir / program.name).symlink_to(program)
+    kept = [p for p in os.environ["PATH"].split(os.pathsep)
+            if p and not (Path(p) / "bwrap").exists()]  # fmt: skip
+    return os.pathsep.join([str(bin_dir), *kept])
