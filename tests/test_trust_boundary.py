@@ -41,6 +41,12 @@ SYSTEM_PYTEST = (f'env PYTHONPATH="$PYTHONPATH:{sysconfig.get_paths()["purelib"]
                  f"{SYSTEM_PYTHON} -m pytest -q -p no:cacheprovider tests")  # fmt: skip
 
 
+def inline(code: str) -> str:
+    """A test command running `code` with our interpreter. Inline, not a file in `tmp_path`:
+    under Landlock a command reads nothing outside its allowlist, the test's folder included."""
+    return f"{sys.executable} -c {shlex.quote(code)}"
+
+
 # Planted in the model's user site-packages: on the base-commit tree only, `Version.parse`
 # raises, so every test the model broke also "fails on the base".
 HOOK = """\
@@ -276,9 +282,7 @@ def test_reports_are_read_bounded_and_without_links(
     normally (well within the launcher's timeout)."""
     home, secret_dir, token = secret_home(tmp_path)
     (secret_dir / "hosts.xml").write_text(f"<x>{token}</x>")
-    script = tmp_path / "hostile.py"
-    script.write_text(SPARSE_AND_SWAPS)
-    command = f"{sys.executable} {script} {secret_dir}"
+    command = f"{inline(SPARSE_AND_SWAPS)} {secret_dir}"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
                                   validation={"test": [command], "timeout": 60,
@@ -320,11 +324,9 @@ raise SystemExit(1)
 def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
-    script = tmp_path / "swap.py"
-    script.write_text(FOLDER_TO_FILE)
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [f"{sys.executable} {script}"]})  # fmt: skip
+                                  validation={"test": [inline(FOLDER_TO_FILE)]})  # fmt: skip
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -436,11 +438,9 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
 ) -> None:
     """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
     command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
-    script = tmp_path / "fifo.py"
-    script.write_text(GO_FIFO)
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [f"{sys.executable} {script}"],
+                                  validation={"test": [inline(GO_FIFO)],
                                               "junit": ["report.xml"]})  # fmt: skip
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 

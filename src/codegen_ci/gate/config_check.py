@@ -148,10 +148,12 @@ def check_round(rnd: Round, validation: Validation, cwd: Path) -> None:
 
 def _check_junit_globs(rnd: Round, validation: Validation, cwd: Path) -> None:
     """`validation.junit` set, every test command ran in full, and none wrote a file the
-    globs match: the gate would go by exit codes while the spec asked for JUnit."""
+    globs match: the gate would go by exit codes while the spec asked for JUnit. Globs that
+    matched only what the tool refused to read or could not parse (a link, a FIFO, a report
+    over the size cap: the round's parse problems) did match: those problems are the answer."""
     tests = [c for c in rnd.commands if c.kind == "test"]
     ran = [c for c in tests if not (c.skipped or c.collect_only or c.timed_out)]
-    if not validation.junit or not ran or len(ran) != len(tests):
+    if not validation.junit or not ran or len(ran) != len(tests) or rnd.parse_problems:
         return
     if any(c.junit_tests is not None for c in ran):
         return
