@@ -57,6 +57,13 @@ def results(server: ScriptedModelServer) -> str:
     return "\n".join(m["content"] for m in messages if m["role"] == "tool")
 
 
+# The environment of every ancestor of a command, one variable a line: its parent is a reaper
+# (whose environment is PATH alone), the reaper's parent codegen-ci itself, and so on up.
+ANCESTORS_ENVIRON = (
+    "p=$PPID; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ; "
+    "p=$(cut -d' ' -f4 /proc/$p/stat); done"
+)
+
 PROC_SCAN = (
     "n=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' "
     "| grep -c -e '^LAUNCHER_CANARY=' -e '^DEPLOY_TOKEN='); echo found=$n"

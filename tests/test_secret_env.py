@@ -20,16 +20,9 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
-from sandbox_attacks import BACKENDS_AND_OFF
+from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS_AND_OFF
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc is Linux-only")
-
-# The environment of every ancestor of the command, reversed: its parent is a reaper (whose
-# environment is PATH alone), the reaper's is codegen-ci itself, and so on up.
-ANCESTORS = (
-    "p=$PPID; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ | rev; "
-    "p=$(cut -d' ' -f4 /proc/$p/stat); done"
-)
 
 
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
@@ -39,7 +32,7 @@ def test_parent_environment_read_by_a_command_holds_no_secret(
     secret = f"sk-canary-{uuid.uuid4().hex}"
     plain = f"plainvalue{uuid.uuid4().hex[:12]}"
     model_server.add(
-        Reply(tool_calls=[call("run_command", command=ANCESTORS)]),
+        Reply(tool_calls=[call("run_command", command=f"({ANCESTORS_ENVIRON}) | rev")]),
         Reply(tool_calls=[call("edit_file", path="src/semver/version.py",
                                old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)]),
         Reply("done"),

@@ -27,7 +27,7 @@ from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS
+from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS
 
 VERSION = "src/semver/version.py"
 
@@ -95,9 +95,9 @@ def common_hooks(repo: SampleRepo) -> set[str]:
 def test_secrets_in_env_and_git_config_never_leave(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """A model dumps the environment, the parent's environment and the git config (with the
-    basic-auth header actions/checkout leaves behind). Run as a real process, so
-    /proc/$PPID/environ really holds the secrets."""
+    """A model dumps the environment, its ancestors' environments (codegen-ci's among them)
+    and the git config (with the basic-auth header actions/checkout leaves behind). Run as a
+    real process, so those `/proc/<pid>/environ` are codegen-ci's real ones."""
     openai_key, gh_token, service = canary("openai"), canary("github"), canary("service")
     passed, stray = canary("passed"), canary("stray")  # stray: registered nowhere
     plain = f"visible-{uuid.uuid4().hex}"
@@ -116,8 +116,8 @@ def test_secrets_in_env_and_git_config_never_leave(
         "git config --list --show-origin",
         "git config --get-regexp extraheader | awk '{print $4}' | while read -r b; do "
         'echo "$b"; echo "$b" | base64 -d; echo; done',
-        "tr '\\0' '\\n' < /proc/$PPID/environ",
-        "grep -q PLAIN_CANARY /proc/$PPID/environ && echo PROC-ENV-READABLE",
+        ANCESTORS_ENVIRON,  # codegen-ci's own environment among them
+        f"({ANCESTORS_ENVIRON}) | grep -q PLAIN_CANARY && echo PROC-ENV-READABLE",
         'printf %s "$PASSED_SERVICE_TOKEN" | sha256sum',
         '[ -z "$GITHUB_TOKEN$OPENAI_API_KEY$MY_SERVICE_TOKEN" ] && echo CREDENTIALS-ABSENT',
     ]  # fmt: skip
