@@ -401,6 +401,45 @@ def test_config_and_hooks_planted_by_model_written_tests_are_undone(
     _control_planted_config_would_run(sample_repo, marker)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_worktree_git_file_a_command_redirects_is_put_back(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Under Landlock the worktree's `.git` file is writable (SECURITY.md, guarantee 13's
+    table, row "git"): a confined command can point it at a git directory of its own, whose
+    config names a filter. The git guard puts it back before our git runs, and lists it; under
+    bubblewrap the file is read-only and the write fails."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
+    redirect = (
+        f"git init -q evil && git config --file evil/.git/config filter.pwn.clean "
+        f"'touch {marker}; cat' && printf '* filter=pwn\\n' > .gitattributes && "
+        "printf 'gitdir: evil/.git\\n' > .git && echo REDIRECTED"
+    )
+    model_env.add(Reply(tool_calls=[call("run_command", command=redirect), FIX]), Reply("Done."))
+
+    code, output, out = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 0, output
+    shown = tool_results(model_env, last_step=True)[0]
+    redirected = {Path(r["path"]).name for r in refusals(out) if r["tool"] == "run_command"}
+    if sandbox == "landlock":  # the gap: the write went through, and was undone
+        assert "REDIRECTED" in shown and ".git" in redirected, (shown, redirected)
+    else:
+        assert "REDIRECTED" not in shown and ".git" not in redirected, (shown, redirected)
+    assert not marker.exists(), "our own git ran a filter of the redirected git directory"
+    report = json.loads((out / "report.json").read_text())
+    assert report["commit"] and VERSION in report["files_changed"]
+    # control: in a plain worktree the same command does redirect git, and its filter runs
+    plain = tmp_path / "plain"
+    sample_repo.git("worktree", "add", "-q", str(plain))
+    subprocess.run(["/bin/sh", "-c", redirect], cwd=plain, check=True, capture_output=True)
+    (plain / "README.md").write_text("changed\n")
+    subprocess.run(["git", "add", "README.md"], cwd=plain, check=True, capture_output=True)
+    assert marker.exists()
+
+
 def _control_planted_config_would_run(repo: SampleRepo, marker: Path) -> None:
     """The same planted filter, left in place, does run on `git add`: the attack is real."""
     repo.git("config", "filter.pwn.clean", f"touch {marker}; cat")
