@@ -199,11 +199,9 @@ def test_output_directory_has_a_size_cap(
     0.5 MB cap they are cut, listed in the report, and the run still counts every test."""
     if cap_mb:
         monkeypatch.setenv("CODEGEN_OUTPUT_CAP_MB", cap_mb)
-    script = sample_repo.tmp / "big_junit.py"
-    script.write_text(BIG_JUNIT)
-    spec = sample_repo.write_spec(
-        validation={"test": [f"{sys.executable} {script}"], "junit": ["reports/*.xml"]}
-    )
+    # inline, not a file beside the repository: under Landlock a command reads nothing there
+    command = f"{sys.executable} -c {shlex.quote(BIG_JUNIT)}"
+    spec = sample_repo.write_spec(validation={"test": [command], "junit": ["reports/*.xml"]})
     model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
 
     code, output, report = run_cli(sample_repo, spec)
