@@ -57,6 +57,13 @@ def results(server: ScriptedModelServer) -> str:
     return "\n".join(m["content"] for m in messages if m["role"] == "tool")
 
 
+# The environment of every ancestor of a command, one variable a line: its parent is a reaper
+# (whose environment is PATH alone), the reaper's parent codegen-ci itself, and so on up.
+ANCESTORS_ENVIRON = (
+    "p=$PPID; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ; "
+    "p=$(cut -d' ' -f4 /proc/$p/stat); done"
+)
+
 PROC_SCAN = (
     "n=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' "
     "| grep -c -e '^LAUNCHER_CANARY=' -e '^DEPLOY_TOKEN='); echo found=$n"
@@ -136,3 +143,16 @@ def without_landlock(tmp: Path) -> Path:
     script.write_text(f"#!{sys.executable}\n{NO_LANDLOCK}")
     script.chmod(0o755)
     return script
+
+
+def path_without_bwrap(into: Path) -> str:
+    """PATH as this machine's, with `bwrap` taken out (every other program of /usr/bin kept,
+    through links in `into/bin`): a machine without bubblewrap, as in GitHub's containers."""
+    bin_dir = into / "bin"
+    bin_dir.mkdir(parents=True)
+    for program in Path("/usr/bin").iterdir():
+        if program.name != "bwrap":
+            (bin_dir / program.name).symlink_to(program)
+    kept = [p for p in os.environ["PATH"].split(os.pathsep)
+            if p and not (Path(p) / "bwrap").exists()]  # fmt: skip
+    return os.pathsep.join([str(bin_dir), *kept])

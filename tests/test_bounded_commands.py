@@ -5,6 +5,7 @@ Each case has its positive control: the same command outside the tool does flood
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from codegen_ci.workspace.proc import run_shell
 from sample_repo import FIX, SampleRepo
+from sandbox_attacks import BACKENDS
 from test_resilience import run_cli, tool_results
 
 DAEMON = """
@@ -66,21 +68,20 @@ def marker() -> Iterator[str]:
         os.kill(pid, signal.SIGKILL)
 
 
-def escaping_command(tmp: Path, marker: str) -> str:
+def escaping_command(marker: str) -> str:
     """A `setsid` background sleeper and a classic double-forked daemon, both marked."""
-    daemon = tmp / "daemon.py"
-    daemon.write_text(DAEMON)
     py = sys.executable
+    # inline, not a file: a command under Landlock reads nothing outside its allowlist
     return (
         f"setsid {py} -c 'import time; time.sleep(300)' {marker}-setsid > /dev/null 2>&1 & "
-        f"{py} {daemon} {marker}-daemon; echo started"
+        f"{py} -c {shlex.quote(DAEMON)} {marker}-daemon; echo started"
     )
 
 
 def test_setsid_and_double_forked_daemons_die_with_their_command(
     tmp_path: Path, marker: str
 ) -> None:
-    command = escaping_command(tmp_path, marker)
+    command = escaping_command(marker)
     # Positive control: run plainly (its own session, as the tool's runner did before), both
     # processes outlive the command and escape its process group.
     subprocess.run(command, shell=True, cwd=tmp_path, start_new_session=True, check=True,
@@ -100,7 +101,7 @@ def test_setsid_and_double_forked_daemons_die_with_their_command(
 
 
 def test_a_timed_out_command_takes_its_daemons_with_it(tmp_path: Path, marker: str) -> None:
-    command = escaping_command(tmp_path, marker) + "; sleep 60"
+    command = escaping_command(marker) + "; sleep 60"
     started = time.monotonic()
 
     result = run_shell(command, cwd=tmp_path, env=dict(os.environ), timeout=1,
@@ -150,11 +151,14 @@ def test_endless_output_as_agent_command_and_as_test_command(
     assert "timed out" in tool_results(model_env.requests[1])
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_orphans_of_agent_and_test_commands_do_not_survive_the_run(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, marker: str
-) -> None:
-    agent_cmd = escaping_command(sample_repo.tmp, marker + "-agent")
-    test_cmd = escaping_command(sample_repo.tmp, marker + "-test") + f"; {sys.executable} -m " \
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, marker: str, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    agent_cmd = escaping_command(marker + "-agent")
+    test_cmd = escaping_command(marker + "-test") + f"; {sys.executable} -m " \
         "pytest -q -p no:cacheprovider tests"  # fmt: skip
     spec = sample_repo.write_spec(validation={"test": [test_cmd], "timeout": 60})
     # Counted right after the first command ended, by a pattern that does not match itself.
@@ -195,11 +199,9 @@ def test_output_directory_has_a_size_cap(
     0.5 MB cap they are cut, listed in the report, and the run still counts every test."""
     if cap_mb:
         monkeypatch.setenv("CODEGEN_OUTPUT_CAP_MB", cap_mb)
-    script = sample_repo.tmp / "big_junit.py"
-    script.write_text(BIG_JUNIT)
-    spec = sample_repo.write_spec(
-        validation={"test": [f"{sys.executable} {script}"], "junit": ["reports/*.xml"]}
-    )
+    # inline, not a file beside the repository: under Landlock a command reads nothing there
+    command = f"{sys.executable} -c {shlex.quote(BIG_JUNIT)}"
+    spec = sample_repo.write_spec(validation={"test": [command], "junit": ["reports/*.xml"]})
     model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
 
     code, output, report = run_cli(sample_repo, spec)

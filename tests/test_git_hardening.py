@@ -16,6 +16,7 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo, sh
+from sandbox_attacks import BACKENDS_AND_OFF
 
 BRANCH = "codegen/reset-patch-in-bump-minor"
 
@@ -111,7 +112,7 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
     assert "src/semver/version.py" in files and ".github/workflows/evil.yml" not in files
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:

@@ -20,6 +20,7 @@ from codegen_ci import __version__
 from codegen_ci.gate.runners import codegen_first, pytest_first
 from install_env import START_ENV, Installed, clean_env, install_alone, offline, run_tool
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
+from sandbox_attacks import path_without_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
 WRONG_LINE = "return Version(self.major, self.minor + 1, self.patch * 1)"
@@ -188,18 +189,6 @@ def _clone(into: Path) -> Path:
     return clone
 
 
-def _path_without_bwrap(into: Path) -> str:
-    """PATH as this machine's, with `bwrap` taken out (every other program of /usr/bin kept)."""
-    bin_dir = into / "bin"
-    bin_dir.mkdir()
-    for program in Path("/usr/bin").iterdir():
-        if program.name != "bwrap":
-            (bin_dir / program.name).symlink_to(program)
-    kept = [p for p in os.environ["PATH"].split(os.pathsep)
-            if p and not (Path(p) / "bwrap").exists()]  # fmt: skip
-    return os.pathsep.join([str(bin_dir), *kept])
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(1200)  # a fresh `pip install -e '.[test]'` on a loaded machine
 def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root() -> None:
@@ -217,7 +206,7 @@ def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root
         home.mkdir()
         tmp.mkdir()  # a fresh machine's: nothing another user left in a shared /tmp
         env = {**clean_env(START_ENV), "HOME": str(home), "TMPDIR": str(tmp),
-               "PATH": _path_without_bwrap(top)}  # fmt: skip
+               "PATH": path_without_bwrap(top)}  # fmt: skip
         for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "CODEGEN_SANDBOX", "CODEGEN_BWRAP"):
             env.pop(name, None)
         argv = ["/bin/sh", "-c", command]

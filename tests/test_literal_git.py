@@ -20,7 +20,7 @@ import pytest
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import launch, results
+from sandbox_attacks import BACKENDS, launch, results
 from test_nested_repo_filters import BRANCH, GITMODULES, POPULATE, add_gitlink, arm, naive
 
 GITLINK_REFUSED = "gitlink (nested repository) refused in the commit"
@@ -41,10 +41,12 @@ def report_of(repo: SampleRepo) -> dict[str, object]:
     return report
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 @pytest.mark.parametrize("name", sorted(set(MAGIC) - {"prefix"}))
 def test_a_file_named_like_pathspec_magic_is_only_a_name(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, name: str
-) -> None:
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, name: str,
+    sandbox: str,
+) -> None:  # fmt: skip
     marker = tmp_path / "filter-ran"
     sha = add_gitlink(sample_repo, GITMODULES)
     magic = MAGIC[name]
@@ -57,7 +59,7 @@ def test_a_file_named_like_pathspec_magic_is_only_a_name(
         assert "config=" in ran, add
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec())
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
@@ -70,8 +72,9 @@ def test_a_file_named_like_pathspec_magic_is_only_a_name(
     assert report_of(sample_repo)["status"] == "success"
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
     """A repository of the model's own (no gitlink in the base), with a filter in its config
     and changed files in it; a file named `*` would widen any pathspec to reach it."""
@@ -95,7 +98,7 @@ def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec())
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ARMED" in results(model_server)
@@ -108,8 +111,9 @@ def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     assert "nested/repo/" not in report["files_changed"]  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
     """The repository's own config defines a clean filter running a script of the checkout
     (a formatter, say); the model rewrites that script in its worktree and points
@@ -132,7 +136,7 @@ def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec())
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ARMED" in results(model_server)
@@ -142,14 +146,15 @@ def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     assert report_of(sample_repo)["status"] == "success"
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 @pytest.mark.parametrize("name", ["-A", "--pathspec-from-file=list", ":!README.md"])
 def test_names_like_options_or_exclusions_are_committed_as_files(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, name: str
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, name: str, sandbox: str
 ) -> None:
     script = f"printf x > ./{shlex.quote(name)} && echo list > list && echo MADE"
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec())
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "MADE" in results(model_server)
@@ -164,8 +169,9 @@ def test_names_like_options_or_exclusions_are_committed_as_files(
         assert "src/semver/version.py" in listed
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_git_settings_in_the_tools_environment_never_reach_our_git(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
     """A job that exports git config (`GIT_CONFIG_COUNT`...): our git takes none of it, so a
     filter so defined never runs on the files `.gitattributes` names."""
@@ -185,7 +191,9 @@ def test_git_settings_in_the_tools_environment_never_reach_our_git(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=hostile)
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=hostile
+    )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ARMED" in results(model_server)

@@ -15,6 +15,7 @@ from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
+from sandbox_attacks import BACKENDS_AND_OFF
 
 
 def failed_run(repo: SampleRepo, out: Path) -> None:
@@ -73,7 +74,7 @@ def test_resume_refuses_commands_run_json_was_given_and_resumes_a_clean_one(
     assert resumed.exit_code == 0, resumed.output
 
 
-@pytest.mark.parametrize("sandbox", ["", "off"])
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_the_run_directory_is_read_only_to_commands(
     sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
     monkeypatch: pytest.MonkeyPatch,

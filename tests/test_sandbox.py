@@ -185,8 +185,9 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_a_confined_command_that_hangs_leaves_no_process_behind(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
 ) -> None:
     marker = f"codegen-marker-{uuid.uuid4().hex}"
     sleeper = f"{sys.executable} -c 'import time; time.sleep(60)' {marker}"
@@ -195,7 +196,7 @@ def test_a_confined_command_that_hangs_leaves_no_process_behind(
     spec = sample_repo.write_spec(validation={"test": [hanging], "timeout": 2},
                                   limits={"max_iterations": 1})  # fmt: skip
     started = time.monotonic()
-    proc = launch(sample_repo, model_server, spec)
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert time.monotonic() - started < 60
     left = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _holds(p, marker)]

@@ -27,6 +27,7 @@ from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo
+from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS
 
 VERSION = "src/semver/version.py"
 
@@ -94,9 +95,9 @@ def common_hooks(repo: SampleRepo) -> set[str]:
 def test_secrets_in_env_and_git_config_never_leave(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """A model dumps the environment, the parent's environment and the git config (with the
-    basic-auth header actions/checkout leaves behind). Run as a real process, so
-    /proc/$PPID/environ really holds the secrets."""
+    """A model dumps the environment, its ancestors' environments (codegen-ci's among them)
+    and the git config (with the basic-auth header actions/checkout leaves behind). Run as a
+    real process, so those `/proc/<pid>/environ` are codegen-ci's real ones."""
     openai_key, gh_token, service = canary("openai"), canary("github"), canary("service")
     passed, stray = canary("passed"), canary("stray")  # stray: registered nowhere
     plain = f"visible-{uuid.uuid4().hex}"
@@ -115,8 +116,8 @@ def test_secrets_in_env_and_git_config_never_leave(
         "git config --list --show-origin",
         "git config --get-regexp extraheader | awk '{print $4}' | while read -r b; do "
         'echo "$b"; echo "$b" | base64 -d; echo; done',
-        "tr '\\0' '\\n' < /proc/$PPID/environ",
-        "grep -q PLAIN_CANARY /proc/$PPID/environ && echo PROC-ENV-READABLE",
+        ANCESTORS_ENVIRON,  # codegen-ci's own environment among them
+        f"({ANCESTORS_ENVIRON}) | grep -q PLAIN_CANARY && echo PROC-ENV-READABLE",
         'printf %s "$PASSED_SERVICE_TOKEN" | sha256sum',
         '[ -z "$GITHUB_TOKEN$OPENAI_API_KEY$MY_SERVICE_TOKEN" ] && echo CREDENTIALS-ABSENT',
     ]  # fmt: skip
@@ -183,9 +184,12 @@ def test_a_test_that_prints_secrets_is_redacted_or_sees_none(
     assert_no_leak(traffic, "model", registered, deploy)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_passthrough_lets_a_test_see_a_secret_that_stays_redacted(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch,
+    sandbox: str,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     deploy = canary("deploy")
     monkeypatch.setenv("DEPLOY_TOKEN", deploy)
     monkeypatch.setenv("CANARY_FILE", "/dev/null")
@@ -289,9 +293,12 @@ def test_file_tools_cannot_escape_the_repository(
     assert "pre-commit" not in common_hooks(sample_repo)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_workflow_files_never_reach_the_commit(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     model_env.add(
         Reply(
             tool_calls=[
@@ -367,11 +374,14 @@ def test_config_and_hooks_planted_by_the_agent_are_undone(
     _control_planted_config_would_run(sample_repo, marker)
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_config_and_hooks_planted_by_model_written_tests_are_undone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
     """The repository's test command runs code the model wrote (a conftest.py): it plants
     the same things while validation runs; our commit and diff must still run nothing."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
     hooks_before = common_hooks(sample_repo)
     conftest = (
@@ -389,6 +399,45 @@ def test_config_and_hooks_planted_by_model_written_tests_are_undone(
     report = json.loads((out / "report.json").read_text())
     assert report["commit"] and "conftest.py" in report["files_changed"]
     _control_planted_config_would_run(sample_repo, marker)
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_worktree_git_file_a_command_redirects_is_put_back(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Under Landlock the worktree's `.git` file is writable (SECURITY.md, guarantee 13's
+    table, row "git"): a confined command can point it at a git directory of its own, whose
+    config names a filter. The git guard puts it back before our git runs, and lists it; under
+    bubblewrap the file is read-only and the write fails."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
+    redirect = (
+        f"git init -q evil && git config --file evil/.git/config filter.pwn.clean "
+        f"'touch {marker}; cat' && printf '* filter=pwn\\n' > .gitattributes && "
+        "printf 'gitdir: evil/.git\\n' > .git && echo REDIRECTED"
+    )
+    model_env.add(Reply(tool_calls=[call("run_command", command=redirect), FIX]), Reply("Done."))
+
+    code, output, out = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 0, output
+    shown = tool_results(model_env, last_step=True)[0]
+    redirected = {Path(r["path"]).name for r in refusals(out) if r["tool"] == "run_command"}
+    if sandbox == "landlock":  # the gap: the write went through, and was undone
+        assert "REDIRECTED" in shown and ".git" in redirected, (shown, redirected)
+    else:
+        assert "REDIRECTED" not in shown and ".git" not in redirected, (shown, redirected)
+    assert not marker.exists(), "our own git ran a filter of the redirected git directory"
+    report = json.loads((out / "report.json").read_text())
+    assert report["commit"] and VERSION in report["files_changed"]
+    # control: in a plain worktree the same command does redirect git, and its filter runs
+    plain = tmp_path / "plain"
+    sample_repo.git("worktree", "add", "-q", str(plain))
+    subprocess.run(["/bin/sh", "-c", redirect], cwd=plain, check=True, capture_output=True)
+    (plain / "README.md").write_text("changed\n")
+    subprocess.run(["git", "add", "README.md"], cwd=plain, check=True, capture_output=True)
+    assert marker.exists()
 
 
 def _control_planted_config_would_run(repo: SampleRepo, marker: Path) -> None:

@@ -10,12 +10,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from sample_repo import FIX, SampleRepo, sh
+from sandbox_attacks import BACKENDS
 
 VERSION = "src/semver/version.py"
 ESCAPING = {
@@ -39,9 +41,12 @@ def link_commands(links: dict[str, str]) -> str:
                        for path, target in links.items())  # fmt: skip
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_symlinks_out_of_the_repository_are_not_committed(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     base = sample_repo.head()
     readme = sample_repo.git("show", "HEAD:README.md")
     model_env.add(
@@ -92,9 +97,12 @@ def test_without_the_tool_git_commits_the_same_link(
     assert "120000 blob" in tree and "\tetc-link" in tree and "\tsrc/semver/data/up" in tree
 
 
+@pytest.mark.parametrize("sandbox", BACKENDS)
 def test_a_loop_of_symlinks_is_refused_not_a_crash(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     (sample_repo.path / "loop-a").symlink_to("loop-b")
     (sample_repo.path / "loop-b").symlink_to("loop-a")
     sample_repo.commit({}, "a loop in the base")

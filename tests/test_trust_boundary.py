@@ -31,9 +31,8 @@ from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call
 from pr_loop_env import junit_zip, workflow_run_payload
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
-from sandbox_attacks import launch, results
+from sandbox_attacks import BACKENDS, launch, results
 
-BACKENDS = ["bwrap", "landlock"]
 # An interpreter outside any virtualenv (a venv turns user site-packages off by itself), with
 # pytest from ours on its path: a repository tested with the system Python.
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -42,13 +41,10 @@ SYSTEM_PYTEST = (f'env PYTHONPATH="$PYTHONPATH:{sysconfig.get_paths()["purelib"]
                  f"{SYSTEM_PYTHON} -m pytest -q -p no:cacheprovider tests")  # fmt: skip
 
 
-def hostile_script(repo: SampleRepo, name: str, text: str) -> Path:
-    """A script the test command runs, kept where every backend lets commands read it (the
-    repository's git directory, read-only inside) yet outside the worktree and its diff."""
-    path = repo.path / ".git" / f"hostile-{name}"
-    path.write_text(text)
-    return path
-
+def inline(code: str) -> str:
+    """A test command running `code` with our interpreter. Inline, not a file in `tmp_path`:
+    under Landlock a command reads nothing outside its allowlist, the test's folder included."""
+    return f"{sys.executable} -c {shlex.quote(code)}"
 
 
 # Planted in the model's user site-packages: on the base-commit tree only, `Version.parse`
@@ -286,8 +282,7 @@ def test_reports_are_read_bounded_and_without_links(
     a clear message (well within the launcher's timeout)."""
     home, secret_dir, token = secret_home(tmp_path)
     (secret_dir / "hosts.xml").write_text(f"<x>{token}</x>")
-    script = hostile_script(sample_repo, "hostile.py", SPARSE_AND_SWAPS)
-    command = f"{sys.executable} {script} {secret_dir}"
+    command = f"{inline(SPARSE_AND_SWAPS)} {secret_dir}"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
                                   validation={"test": [command], "timeout": 60,
@@ -332,10 +327,9 @@ raise SystemExit(1)
 def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
-    script = hostile_script(sample_repo, "swap.py", FOLDER_TO_FILE)
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [f"{sys.executable} {script}"]})  # fmt: skip
+                                  validation={"test": [inline(FOLDER_TO_FILE)]})  # fmt: skip
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -447,10 +441,9 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
 ) -> None:
     """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
     command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
-    script = hostile_script(sample_repo, "fifo.py", GO_FIFO)
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [f"{sys.executable} {script}"],
+                                  validation={"test": [inline(GO_FIFO)],
                                               "junit": ["report.xml"]})  # fmt: skip
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
