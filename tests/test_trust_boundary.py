@@ -10,6 +10,7 @@ the defence is not in its way (done directly, or in the same run with the defenc
 from __future__ import annotations
 
 import io
+import json
 import os
 import shlex
 import shutil
@@ -477,3 +478,29 @@ def test_a_fifo_in_place_of_the_git_file_neither_hangs_nor_is_written_through(
     assert swapped == (sandbox == "landlock")
     report = (sample_repo.tmp.glob("out-*").__next__() / "report.json").read_text()
     assert '"status": "success"' in report
+
+
+def test_a_huge_sparse_file_the_model_makes_is_refused_not_hashed(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer
+) -> None:
+    """The model makes a 1 TiB sparse file beside its fix: our git would read it whole to hash
+    it (for the diff and the commit). It is refused and reported; the fix is committed."""
+    make = "python3 -c \"open('huge.bin', 'wb').truncate(1 << 40)\" && ls -ls huge.bin"
+    model_server.add(
+        Reply(tool_calls=[call("run_command", command=make), FIX]),
+        Reply("Done."),
+    )
+    spec = sample_repo.write_spec(limits={"max_iterations": 1},
+                                  validation={"test": [PYTEST], "timeout": 120})  # fmt: skip
+    proc = launch(sample_repo, model_server, spec)
+
+    # control: the command did make it, 1 TiB apparent
+    assert "1099511627776" in results(model_server)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    report = json.loads((out_dir / "report.json").read_text())
+    refused = {r["path"]: r["reason"] for r in report["refusals"]}
+    assert "over 100 MB" in refused["huge.bin"]
+    committed = sample_repo.git("diff", "--name-only", f"{report['branch']}~1",
+                                report["branch"]).split()  # fmt: skip
+    assert committed == [VERSION_FILE]

@@ -26,6 +26,9 @@ from codegen_ci.workspace.globs import matches
 
 GITLINK, SYMLINK = "160000", "120000"
 GITLINK_REFUSED = "gitlink (nested repository) refused in the commit"
+# GitHub refuses a pushed file over 100 MB; our own git would read it whole to hash or diff it.
+MAX_COMMIT_FILE_BYTES = 100 * 1000 * 1000
+OVERSIZED_REFUSED = "file over 100 MB (apparent or allocated size) refused in the commit"
 Refused = tuple[str, str]  # (path, reason)
 
 

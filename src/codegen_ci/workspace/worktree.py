@@ -148,7 +148,23 @@ class Worktree(GuardedGit):
         self.git_tampering.extend(self.undo_git_tampering())
         linked = set(commit_guard.at_gitlinks(self.path, paths, base=self.base_commit))
         self.commit_refusals.extend((p, commit_guard.GITLINK_REFUSED) for p in sorted(linked))
-        return [p for p in paths if p not in linked]
+        big = set(self.oversized(paths))
+        self.commit_refusals.extend((p, commit_guard.OVERSIZED_REFUSED) for p in sorted(big))
+        return [p for p in paths if p not in linked | big]
+
+    def oversized(self, paths: Sequence[str]) -> list[str]:
+        """Paths (not followed) whose apparent or allocated size is over the commit limit: a
+        command can make a sparse terabyte in a moment, which git would read whole."""
+        out = []
+        for rel in paths:
+            try:
+                info = (self.path / rel).lstat()
+            except OSError:
+                continue
+            size = max(info.st_size, info.st_blocks * 512)
+            if stat.S_ISREG(info.st_mode) and size > commit_guard.MAX_COMMIT_FILE_BYTES:
+                out.append(rel)
+        return out
 
     def commit(self, paths: Sequence[str], message: str) -> str | None:
         """Commit exactly `paths` on the branch; returns the commit id (None: nothing to do).
@@ -176,7 +192,8 @@ class Worktree(GuardedGit):
         nothing at or in a gitlink (`add -N` there would ask the nested repository)."""
         self.git_tampering.extend(self.undo_git_tampering())
         linked = set(commit_guard.at_gitlinks(self.path, paths, base=self.base_commit))
-        paths = [p for p in paths if p not in linked]  # (refused by `refuse_gitlinks`)
+        linked |= set(self.oversized(paths))  # (both refused by `refuse_gitlinks`)
+        paths = [p for p in paths if p not in linked]
         if not paths:
             return ""
         self._git(["add", "-A", "-N", "--", *paths], check=False)
