@@ -1,11 +1,11 @@
 """Which tests a task is about, whether a task is kept, and whether a run resolved it.
 
 Everything is judged from the JUnit reports the gate copied into a run's output directory
-(`junit/round-<i>-<nn>-test*.xml`), by test id, so no test result is taken from the model or
-from text it could shape: a kept task's *targets* are the tests of the commit's changed test
-files that fail (or cannot even be collected) on the base and pass with the commit's own
-change; a run resolves the task when its gate passed, every target passed in its last round,
-and no test that passed on the base failed there.
+(`junit/round-<i>-<nn>-test*.xml`; `junit/preflight-<nn>-test*.xml` for a dry run), by test id,
+so no test result is taken from the model or from text it could shape: a kept task's *targets*
+are the tests of the commit's changed test files that fail (or cannot even be collected) on the
+base and pass with the commit's own change; a run resolves the task when its gate passed, every
+target passed in its last round, and no test that passed on the base failed there.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Literal
 
 from codegen_ci.eval.history import Task, test_modules
 from codegen_ci.gate.junit.parse import JUnitCase, parse_files
+from codegen_ci.gate.validation import round_tag
 from codegen_ci.report import Report
 
 DropReason = Literal["setup_failed", "tests_did_not_fail_before", "did_not_pass_after"]
@@ -43,7 +44,7 @@ class Outcomes:
 
 
 def round_outcomes(output_dir: Path, iteration: int) -> Outcomes:
-    paths = sorted((output_dir / "junit").glob(f"round-{iteration}-*-test*.xml"))
+    paths = sorted((output_dir / "junit").glob(f"{round_tag(iteration)}-*-test*.xml"))
     result = parse_files(paths)
     outcomes = Outcomes(files=len(result.files))
     for case in result.cases:

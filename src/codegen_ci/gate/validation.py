@@ -63,6 +63,11 @@ class QuietObserver:
         pass
 
 
+def round_tag(iteration: int) -> str:
+    """How a round's logs and JUnit copies are named: `round-<i>`, or `preflight` (round 0)."""
+    return f"round-{iteration}" if iteration else "preflight"
+
+
 @dataclass
 class Validator:
     validation: Validation
@@ -201,7 +206,7 @@ class Validator:
         iteration = outcome.round.iteration
         self._seq += 1 if iteration else 0  # pre-flight logs do not shift the rounds' names
         n = self._seq if iteration else len(outcome.round.commands) + 1
-        tag = f"round-{iteration}-{n:02d}-{kind}" if iteration else f"preflight-{n:02d}-{kind}"
+        tag = f"{round_tag(iteration)}-{n:02d}-{kind}"
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
