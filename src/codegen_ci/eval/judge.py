@@ -43,7 +43,9 @@ class Outcomes:
 
 
 def round_outcomes(output_dir: Path, iteration: int) -> Outcomes:
-    paths = sorted((output_dir / "junit").glob(f"round-{iteration}-*-test*.xml"))
+    # a dry run's only round is the pre-flight (iteration 0): its copies are `preflight-NN-…`
+    pattern = f"round-{iteration}-*-test*.xml" if iteration else "preflight-*-test*.xml"
+    paths = sorted((output_dir / "junit").glob(pattern))
     result = parse_files(paths)
     outcomes = Outcomes(files=len(result.files))
     for case in result.cases:
