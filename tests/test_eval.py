@@ -231,9 +231,10 @@ def test_candidates_give_one_row_per_model_and_count_judged_by_the_chosen_attemp
     assert hyphens["billed_tokens"] > wrong["billed_tokens"] > 0
     # a task neither attempt solves stays unresolved with both attempts counted
     assert not grouping["resolved"] and grouping["candidates"] == 2 and grouping["rounds"] == 2
-    assert two["rounds"]["total"] == 4 and two["billed_tokens"]["total"] > one["billed_tokens"][
-        "total"
-    ]
+    assert (
+        two["rounds"]["total"] == 4
+        and two["billed_tokens"]["total"] > one["billed_tokens"]["total"]
+    )
     assert two["duration_s"]["median"] > 0
     md = (out / "eval.md").read_text()
     assert "| stubborn, 1 candidate | 0/2 |" in md and "| stubborn, 2 candidates | 1/2 |" in md

@@ -325,7 +325,9 @@ class Runner:
             run = TaskRun(task, False, "no report", None, str(where / "report.json"))
         else:
             verdict = judge.resolved(
-                report, judge.last_round(chosen_dir(where, report), report), check.targets,
+                report,
+                judge.last_round(chosen_dir(where, report), report),
+                check.targets,
                 check.passed_before,
             )
             run = TaskRun(task, verdict.resolved, verdict.why, report, str(where / "report.json"))
