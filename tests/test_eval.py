@@ -176,6 +176,75 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     assert not summary.exists()
 
 
+def second_candidate_fixes_hyphens(base_parse_py: str, historical_parse_py: str) -> Any:
+    """The model "stubborn" (its own script) makes a wrong edit to parse.py in a first attempt
+    at the #184 task; told an earlier attempt failed the gate (the candidates' carry note), it
+    writes that commit's own parse.py. Any other task: a text answer, nothing changed."""
+
+    def step(request: dict[str, Any]) -> Reply:
+        messages = request["messages"]
+        task = next(m["content"] for m in messages if m["role"] == "user")
+        if "allow hyphen in field name" not in task:
+            return Reply("I looked and changed nothing.")
+        if messages[-1]["role"] == "tool":
+            return Reply("Done.")
+        told = any("Earlier attempts at this same task" in str(m.get("content")) for m in messages)
+        content = historical_parse_py if told else base_parse_py + "\n# hyphens: looked at\n"
+        return Reply(tool_calls=[call("write_file", path="parse.py", content=content)])
+
+    return step
+
+
+def test_candidates_give_one_row_per_model_and_count_judged_by_the_chosen_attempt(
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+) -> None:
+    fixed = git(parse_repo, "show", f"{HYPHENS}:parse.py")
+    step = second_candidate_fixes_hyphens(git(parse_repo, "show", f"{HYPHENS}^:parse.py"), fixed)
+    model_env.add_for("stubborn", *[step] * 40)
+    before = snapshot(parse_repo)
+    out = tmp_path / "out"
+
+    result = run_eval(parse_repo, "--from-history", "9", "--model", "stubborn", "--candidates",
+                      "1", "--candidates", "2", "--output-dir", str(out))  # fmt: skip
+
+    assert result.exit_code == 1, result.output  # the K=1 row resolves nothing
+    doc = read(out)
+    assert [t["commit"] for t in doc["tasks"] if t["kept"]] == [HYPHENS, GROUPING]
+    one, two = doc["configurations"]
+    assert (one["name"], one["model"], one["candidates"]) == ("stubborn, 1 candidate",
+                                                              "stubborn", 1)  # fmt: skip
+    assert (two["name"], two["model"], two["candidates"]) == ("stubborn, 2 candidates",
+                                                              "stubborn", 2)  # fmt: skip
+    # one attempt: the wrong edit, not resolved
+    assert one["resolved"] == 0 and one["resolved_commits"] == []
+    wrong = one["results"][0]
+    assert wrong["files_changed"] == ["parse.py"] and wrong["candidates"] == 1
+    assert wrong["chosen"] is None and wrong["rounds"] == 1
+    # two attempts (escalate): the second, told the first failed, resolves it and is chosen
+    assert two["resolved"] == 1 and two["resolved_commits"] == [HYPHENS]
+    hyphens, grouping = two["results"]
+    assert hyphens["resolved"] and hyphens["chosen"] == 1 and hyphens["candidates"] == 2
+    assert hyphens["rounds"] == 2 and hyphens["files_changed"] == ["parse.py"]
+    report = json.loads(Path(hyphens["report"]).read_text())
+    assert [c["status"] for c in report["candidates"]] == ["failed", "success"]
+    assert report["usage"]["billed_tokens"] == hyphens["billed_tokens"]
+    assert hyphens["billed_tokens"] > wrong["billed_tokens"] > 0
+    # a task neither attempt solves stays unresolved with both attempts counted
+    assert not grouping["resolved"] and grouping["candidates"] == 2 and grouping["rounds"] == 2
+    assert (
+        two["rounds"]["total"] == 4
+        and two["billed_tokens"]["total"] > one["billed_tokens"]["total"]
+    )
+    assert two["duration_s"]["median"] > 0
+    md = (out / "eval.md").read_text()
+    assert "| stubborn, 1 candidate | 0/2 |" in md and "| stubborn, 2 candidates | 1/2 |" in md
+    assert f"[1/2] stubborn, 2 candidates {HYPHENS[:12]} resolved" in result.output
+    assert "2 candidate(s)" in result.output
+    assert "stubborn, 2 candidates: 1/2 resolved" in result.output
+    # the checkout, index and refs exactly as they were; no branch or worktree left over
+    assert snapshot(parse_repo) == before
+
+
 def test_with_the_historical_change_every_kept_task_resolves_and_exit_is_0(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
 ) -> None:

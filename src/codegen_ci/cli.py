@@ -141,6 +141,14 @@ def batch(**kwargs: Any) -> None:
     help="Repository whose history is used (default: current directory).",
 )
 @click.option("--model", multiple=True, help="Model to measure; repeat for one row per model.")
+@click.option(
+    "--candidates",
+    type=click.IntRange(1, 16),
+    multiple=True,
+    metavar="K",
+    help="Attempts per task (escalate: the next only when the gate failed); repeat for one "
+    "row per model and K (default: the settings' candidates.count).",
+)
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint URL.")
 @click.option(
     "--spec",

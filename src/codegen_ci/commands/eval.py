@@ -16,6 +16,7 @@ interruption · 1 a kept task was not resolved · 0 every kept task was resolved
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
@@ -63,6 +64,7 @@ def eval_command(
     from_history: int,
     repo: Path,
     model: tuple[str, ...],
+    candidates: tuple[int, ...],
     base_url: str | None,
     spec_file: Path | None,
     check_only: bool,
@@ -81,6 +83,7 @@ def eval_command(
             "repository's test commands (set them in .codegen.yml or --spec)"
         )
     models = list(dict.fromkeys(model)) or [settings.model.name]
+    counts = list(dict.fromkeys(candidates)) or [settings.candidates.count]
     tasks, examined = find_tasks(root, from_history)
     eval_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
     out = make_output_dir((output_dir or default_eval_dir(root, eval_id)).resolve())
@@ -105,7 +108,15 @@ def eval_command(
         err=True,
     )
     runner = Runner(root, out, eval_id, layers, concurrency)
-    configurations = [Configuration(name, name) for name in ([] if check_only else models)]
+    configurations = (
+        []
+        if check_only
+        else [
+            Configuration(config_name(name, k, counts), name, k, pinned=bool(model))
+            for name in models
+            for k in counts
+        ]
+    )
     try:
         with sigterm_as_interrupt():
             checks = runner.check_all(tasks)
@@ -134,6 +145,12 @@ def eval_command(
     _job_summary(text)
     _show(doc, out)
     return exit_code(doc, configurations)
+
+
+def config_name(model: str, count: int, counts: list[int]) -> str:
+    """A row's name: the model, and the attempts per task when any configuration has more
+    than one."""
+    return model if counts == [1] else f"{model}, {count} candidate{'s' if count > 1 else ''}"
 
 
 def exit_code(doc: dict[str, Any], configurations: list[Configuration]) -> int:
@@ -284,7 +301,14 @@ class Runner:
     ) -> TaskRun:
         where = self.out / "runs" / slugify(config.name, 40) / task.short
         attempt = self._attempt(
-            task, task.base, where, slugify(config.name, 20), dry_run=False, model=config.model
+            task,
+            task.base,
+            where,
+            slugify(config.name, 30),
+            dry_run=False,
+            model=config.model,
+            candidates=config.candidates,
+            pinned=config.pinned,
         )
         report = attempt.report
         if attempt.error is not None and (report is None or report.status == "error"):
@@ -301,22 +325,28 @@ class Runner:
             run = TaskRun(task, False, "no report", None, str(where / "report.json"))
         else:
             verdict = judge.resolved(
-                report, judge.last_round(where, report), check.targets, check.passed_before
+                report,
+                judge.last_round(chosen_dir(where, report), report),
+                check.targets,
+                check.passed_before,
             )
             run = TaskRun(task, verdict.resolved, verdict.why, report, str(where / "report.json"))
         usage = report.usage if report else None
         self._line(
             f"[{index + 1}/{total}] {printable(config.name)} {task.short} "
             + ("resolved" if run.resolved else "not resolved")
-            + f" ({printable(run.why)[:80]}); {report.iterations if report else 0} "
-            f"round(s), {usage.billed_tokens if usage else 0} billed tokens, "
+            + f" ({printable(run.why)[:80]}); {run.rounds()} round(s), "
+            + (f"{run.candidates_ran()} candidate(s), " if config.candidates > 1 else "")
+            + f"{usage.billed_tokens if usage else 0} billed tokens, "
             f"{report.duration_s if report else 0:.0f}s"
         )
         return run
 
     # -- one pipeline run --------------------------------------------------------------------
 
-    def _spec(self, task: Task, base: str, phase: str, model: str | None) -> Spec:
+    def _spec(
+        self, task: Task, base: str, phase: str, model: str | None, candidates: int, pinned: bool
+    ) -> Spec:
         task_layer: dict[str, Any] = {
             "title": task.subject[:200] or task.short,
             "task": task.text or task.subject or f"Make the tests of {task.short} pass.",
@@ -326,6 +356,9 @@ class Runner:
             "validation": {"protect_tests": True},
         }
         flags: dict[str, Any] = {"model": {"name": model}} if model else {}
+        # the configuration's K, whatever the settings say; a --model row is that model only
+        # (not the settings' candidates.models cascade)
+        flags["candidates"] = {"count": candidates, **({"models": []} if pinned else {})}
         return resolve_spec(*self.layers, task_layer, flags, name=f"task {task.short}")
 
     def _attempt(
@@ -337,14 +370,18 @@ class Runner:
         *,
         dry_run: bool,
         model: str | None = None,
+        candidates: int = 1,
+        pinned: bool = False,
     ) -> Attempt:
         if self.stop.is_set():
             return Attempt(None, Interrupted("not started: the eval was interrupted"))
-        spec = self._spec(task, base, phase, model)
+        spec = self._spec(task, base, phase, model, candidates, pinned)
         out.mkdir(parents=True, exist_ok=True)
         run_id = new_run_id(spec)
         worktree: Worktree | None = None
         with (out / "progress.log").open("w", encoding="utf-8") as log:
+            if candidates > 1 and not dry_run:
+                return self._candidates(spec, out, run_id, TaskProgress(log, self.stop))
             try:
                 with self.git_lock:
                     worktree = prepare_worktree(self.root, spec, run_id)
@@ -366,6 +403,42 @@ class Runner:
             finally:
                 if worktree is not None:
                     self._clean(worktree)
+
+    def _candidates(self, spec: Spec, out: Path, run_id: str, progress: Progress) -> Attempt:
+        """K attempts through the candidates machinery `run` uses (run_candidates.start):
+        the chosen attempt's report is the task's; every attempt's worktree and branch go."""
+        from codegen_ci.commands import run_candidates
+
+        branch = spec.git.branch
+        try:
+            instructions = read_instructions(self.root, spec.git.base or "HEAD", spec.instructions)
+            report = run_candidates.start(
+                spec, self.root, out, run_id, briefing=Briefing(instructions), sources={},
+                lock=self.git_lock, progress=progress, branch=branch,
+            )  # fmt: skip
+            return Attempt(report, None)
+        except CodegenError as exc:
+            saved = Report.read(out) if (out / "report.json").is_file() else None
+            return Attempt(saved, exc)
+        finally:
+            self._clean_candidates(branch)
+
+    def _clean_candidates(self, branch: str) -> None:
+        """Every attempt's worktree (an interrupted or failed one keeps its own) and branch."""
+        ours = (f"refs/heads/{branch}", f"refs/heads/{branch}-candidate-")
+        with self.git_lock:
+            listing = git.git(["worktree", "list", "--porcelain"], self.root, check=False)
+            for entry in listing.split("\n\n"):
+                fields = dict(line.partition(" ")[::2] for line in entry.splitlines())
+                if fields.get("branch", "").startswith(ours) and fields.get("worktree"):
+                    path = Path(fields["worktree"])
+                    git.git(["worktree", "remove", "--force", str(path)], self.root, check=False)
+                    with contextlib.suppress(OSError):
+                        path.parent.rmdir()  # its private folder, when empty
+            refs = git.git(["for-each-ref", "--format=%(refname)", ours[0], ours[0] + "-*"],
+                           self.root, check=False)  # fmt: skip
+            for ref in refs.split():
+                git.git(["update-ref", "-d", ref], self.root, check=False)
 
     def _clean(self, worktree: Worktree) -> None:
         """The run's worktree and branch go, whatever happened (an eval keeps nothing for
@@ -408,6 +481,16 @@ class Runner:
         with self.print_lock:
             click.echo(REDACTOR.redact(text), err=True)
             sys.stderr.flush()
+
+
+def chosen_dir(where: Path, report: Report) -> Path:
+    """Where the JUnit copies of the report's rounds are: the run's own output directory, or
+    with candidates the chosen attempt's (`OUT/candidates/<i>/`)."""
+    if report.chosen is not None:
+        for c in report.candidates:
+            if c.index == report.chosen and c.output_dir:
+                return Path(c.output_dir)
+    return where
 
 
 def _why(attempt: Attempt) -> str:

@@ -30,6 +30,17 @@ class TaskRun:
     error: str | None = None
     exit_code: int = 0  # what the run alone would exit with (3: infrastructure)
 
+    def rounds(self) -> int:
+        """Validation rounds, over every candidate when there were several."""
+        r = self.report
+        if r is None:
+            return 0
+        return sum(c.rounds for c in r.candidates) if r.candidates else r.iterations
+
+    def candidates_ran(self) -> int:
+        r = self.report
+        return len(r.candidates) if r and r.candidates else (1 if r else 0)
+
     def row(self) -> dict[str, Any]:
         r = self.report
         usage = r.usage if r else None
@@ -40,7 +51,9 @@ class TaskRun:
             "status": r.status if r else "error",
             "reason": r.reason if r else None,
             "error": self.error,
-            "rounds": r.iterations if r else 0,
+            "rounds": self.rounds(),
+            "candidates": self.candidates_ran(),
+            "chosen": r.chosen if r else None,
             "billed_tokens": usage.billed_tokens if usage else 0,
             "total_tokens": (usage.prompt_tokens + usage.completion_tokens) if usage else 0,
             "cost_usd": usage.cost_usd if usage else None,
@@ -54,6 +67,8 @@ class TaskRun:
 class Configuration:
     name: str
     model: str
+    candidates: int = 1  # attempts per task at most (escalate)
+    pinned: bool = False  # the model came from --model: no candidates.models cascade
     runs: list[TaskRun] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
@@ -65,6 +80,7 @@ class Configuration:
         return {
             "name": self.name,
             "model": self.model,
+            "candidates": self.candidates,
             "tasks": len(rows),
             "resolved": sum(row["resolved"] for row in rows),
             "resolved_commits": [row["commit"] for row in rows if row["resolved"]],
