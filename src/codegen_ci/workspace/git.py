@@ -160,8 +160,8 @@ def push(
 
 
 class Entry(NamedTuple):
-    link: str | None  # symlink target, if the path is a symlink (never followed)
-    content: bytes | None  # a regular file's content; None: missing or a link
+    link: str | None  # symlink target, if the path is a symlink
+    content: bytes | None  # a regular file's content (a link's: its target's); None: missing
     exact: bool = True  # False: `content` describes what is there (a FIFO, a huge file)
 
 
@@ -172,14 +172,15 @@ MAX_GUARDED_BYTES = 4 << 20  # a config, hook or `.git` file; larger is recorded
 
 
 def _entry(path: Path) -> Entry:
-    """What `path` is now, read without following it (a command may have swapped in a link,
-    a FIFO or a huge sparse file): a link's target, or a regular file's bytes."""
+    """What `path` is now, read without blocking or reading without bound (a command may
+    have swapped in a link, a FIFO or a huge sparse file): a link's target (and the bytes of
+    the regular file it names), a regular file's bytes, or a description of anything else."""
     try:
         info = path.lstat()
     except OSError:
         return Entry(None, None)
-    if stat.S_ISLNK(info.st_mode):
-        return Entry(str(path.readlink()), None)
+    if stat.S_ISLNK(info.st_mode):  # a dotfiles link (`~/.gitconfig`): its target counts too
+        return Entry(str(path.readlink()), _target_bytes(path))
     if not stat.S_ISREG(info.st_mode):
         return Entry(None, f"not a regular file ({stat.filemode(info.st_mode)})".encode(), False)
     try:
@@ -188,6 +189,22 @@ def _entry(path: Path) -> Entry:
     except guarded_read.Refused as exc:
         what = f"unread: {exc.reason}; {info.st_size} bytes, {info.st_mtime_ns}"
         return Entry(None, what.encode(), False)
+
+
+def _target_bytes(link: Path) -> bytes | None:
+    """The bytes of the regular file a link points to, opened without blocking (a FIFO there)
+    and read only up to the cap; None for anything else."""
+    try:
+        fd = os.open(link, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_GUARDED_BYTES:
+            return None
+        return os.read(fd, MAX_GUARDED_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -236,6 +253,6 @@ class GitGuard:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 if want.link is not None:
                     path.symlink_to(want.link)
-            if want.content is not None and want.link is None:
-                path.write_bytes(want.content)
+            if want.content is not None:
+                path.write_bytes(want.content)  # through a restored symlink: the user's file
         return changed
