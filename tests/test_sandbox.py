@@ -101,7 +101,9 @@ def test_a_test_command_is_confined_too(
 ) -> None:  # fmt: skip
     port, received = listener
     writes, targets = write_attempts(sample_repo, tmp_path)
-    hostile = f"{PROC_SCAN}; {writes}; {connect(port)}; exit 1"
+    # the refused writes' messages are silenced: printed, they would make the gate stop at the
+    # pre-flight with an environment error (exit 3), before the round this test also watches
+    hostile = f"{PROC_SCAN}; ( {writes} ) 2>/dev/null; {connect(port)}; exit 1"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(validation={"test": [hostile]}, limits={"max_iterations": 1})
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)

@@ -109,7 +109,11 @@ def _scan(text: str, record: CommandResult, places: Places, *,
         if not match:
             continue
         kind = match.lastgroup or "full"
-        paths = [m.group("q") or m.group("a") for m in PATH.finditer(line)]
+        # nearest first: in `/bin/sh: 1: cannot create /x/y: Read-only file system` the place
+        # is `/x/y`, not the shell that printed it
+        found = list(PATH.finditer(line))
+        before = [m for m in found if m.start() < match.start()]
+        paths = [m.group("q") or m.group("a") for m in (before[::-1] or found)]
         path = next((p for p in paths if _outside_the_code(p, places, tools_only)), None)
         if (kind == "full" and not tools_only) or path is not None:
             short = line.strip()[:300]
