@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import click
 
-from codegen_ci.errors import Interrupted
-from codegen_ci.progress import Progress
+from codegen_ci.progress import StoppableProgress
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 COLUMNS = ("spec", "status", "rounds", "branch", "tokens", "time")
 
 
-class SpecProgress(Progress):
+class SpecProgress(StoppableProgress):
     """Plain lines for one spec of a batch (a live display per thread would fight over the
     terminal). Once `stop` is set, the next step of the run raises `Interrupted`: worker
     threads get no signals, so this is where they learn the batch is stopping."""
@@ -30,30 +29,14 @@ class SpecProgress(Progress):
     _write_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, name: str, width: int, stop: threading.Event) -> None:
-        super().__init__(sys.stderr, REDACTOR.redact)
+        super().__init__(sys.stderr, REDACTOR.redact, stop, "batch")
         self.prefix = name.ljust(width)
-        self.stop = stop
 
     def line(self, text: str) -> None:
         with self._write_lock:
             for part in text.splitlines() or [""]:
                 super().line(f"{self.prefix} | {part}")
 
-    def _check_stop(self) -> None:
-        if self.stop.is_set():
-            raise Interrupted("the batch was interrupted")
-
-    def round_started(self, iteration: int, max_iterations: int) -> None:
-        self._check_stop()
-        super().round_started(iteration, max_iterations)
-
-    def model_call(self, step: int) -> None:
-        self._check_stop()
-        super().model_call(step)
-
-    def command_started(self, kind: str, command: str) -> None:
-        self._check_stop()
-        super().command_started(kind, command)
 
 
 def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, ...]]:

@@ -47,7 +47,7 @@ from codegen_ci.eval.history import Task, find_tasks, make_base
 from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
 from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.config_check import ConfigError
-from codegen_ci.progress import Progress
+from codegen_ci.progress import Progress, StoppableProgress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
@@ -205,30 +205,14 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-class TaskProgress(Progress):
+class TaskProgress(StoppableProgress):
     """A run's progress goes to its own log file (`progress.log`), not the terminal, where
     each task gets one line when it ends; once `stop` is set the run's next step raises
     `Interrupted` (worker threads get no signals)."""
 
     def __init__(self, stream: TextIO, stop: threading.Event) -> None:
-        super().__init__(stream, REDACTOR.redact)
-        self.stop = stop
+        super().__init__(stream, REDACTOR.redact, stop, "eval")
 
-    def _check_stop(self) -> None:
-        if self.stop.is_set():
-            raise Interrupted("the eval was interrupted")
-
-    def round_started(self, iteration: int, max_iterations: int) -> None:
-        self._check_stop()
-        super().round_started(iteration, max_iterations)
-
-    def model_call(self, step: int) -> None:
-        self._check_stop()
-        super().model_call(step)
-
-    def command_started(self, kind: str, command: str) -> None:
-        self._check_stop()
-        super().command_started(kind, command)
 
 
 @dataclass
