@@ -92,9 +92,9 @@ def test_a_catastrophic_regex_ends_with_an_error_result(
 def test_wall_clock_budget_holds_between_and_inside_tool_calls(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    # Six `sleep 4` in one reply are 24 s of commands; the budget is 3 s.
+    # Six `sleep 20` in one reply are 120 s of commands; the budget is 3 s.
     spec = sample_repo.write_spec(limits={"timeout_minutes": 0.05})
-    model_env.add(Reply(tool_calls=[call("run_command", command="sleep 4")] * 6), Reply("Done."))
+    model_env.add(Reply(tool_calls=[call("run_command", command="sleep 20")] * 6), Reply("Done."))
     started = time.monotonic()
 
     code, output, report = run_cli(sample_repo, spec)
@@ -103,7 +103,7 @@ def test_wall_clock_budget_holds_between_and_inside_tool_calls(
     assert code == 1, output
     assert report["status"] == "failed" and report["reason"] == "budget"
     assert "wall clock limit of 0.05 min" in report["error"]
-    assert elapsed < 12, elapsed  # the budget, a command's kill grace and the run's own work
+    assert elapsed < 60, elapsed  # far less than the commands' 120 s: the budget cut them short
     results = transcript_tool_results(sample_repo)
     assert len(results) == 6
     assert results[0].startswith("[timed out: the run's time budget ran out]")

@@ -86,13 +86,13 @@ def test_unfixable_errors_fail_fast(model_server: ScriptedModelServer, error: Ht
 
 
 def test_a_request_that_hangs_times_out_and_is_retried(model_server: ScriptedModelServer) -> None:
-    model_server.add(Hang(3), Reply("second try"))
+    model_server.add(Hang(30), Reply("second try"))
     started = time.monotonic()
 
     reply = model(model_server, request_timeout=0.5).complete(MESSAGES, None)
 
     assert reply.content == "second try"
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 20  # far less than the hang: it was cut short
 
 
 def test_timeouts_forever_name_the_timeout(model_server: ScriptedModelServer) -> None:

