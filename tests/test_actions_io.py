@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codegen_ci.publish.actions import ActionsIO
-from codegen_ci.publish.job_summary import summary_markdown
+from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.report import (
     CommandResult,
     Failure,

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.publish.pr_body import failure_comment, pr_body
+from codegen_ci.publish.report_text import failure_comment, pr_body
 from codegen_ci.report import Report
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from action_env import ActionWorld
-from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.github_types import GitHubTarget
+from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
 from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from sample_repo import PYTEST, SampleRepo, fixing_script

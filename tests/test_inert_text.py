@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen_ci.publish.markdown_text import code_span
-from codegen_ci.publish.neutral import neutralise, with_markers
+from codegen_ci.publish.markdown import code_span, neutralise, with_markers
 from codegen_ci.security.inert_text import for_commit, for_terminal, quoted_lines
 
 ZWJ = "\u200d"

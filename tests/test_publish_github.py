@@ -11,8 +11,12 @@ from typing import Any
 import pytest
 
 from codegen_ci.errors import GitHubError, InputError
-from codegen_ci.publish.github import PR_MARKER, GitHubPublisher
-from codegen_ci.publish.github_types import GitHubTarget, PullRequestsNotPermitted
+from codegen_ci.publish.github import (
+    PR_MARKER,
+    GitHubPublisher,
+    GitHubTarget,
+    PullRequestsNotPermitted,
+)
 from codegen_ci.testing.github_double import GitHubDouble
 
 SERVER = "https://github.example"

@@ -10,7 +10,7 @@ import pytest
 from codegen_ci.gate.junit.parse import parse_files
 from codegen_ci.gate.reflection import MAX_MESSAGE_CHARS
 from codegen_ci.gate.runners import pytest_first
-from codegen_ci.publish.pr_body import pr_body
+from codegen_ci.publish.report_text import pr_body
 from codegen_ci.report import Report
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply, call

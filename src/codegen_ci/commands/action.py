@@ -23,11 +23,9 @@ from codegen_ci.commands import action_pr_loop as loop
 from codegen_ci.commands.action_state import ActionState
 from codegen_ci.errors import CodegenError, GitHubError
 from codegen_ci.publish import remote
-from codegen_ci.publish.actions import ActionsIO
+from codegen_ci.publish.actions import ActionsIO, mask_secrets, untrusted_output
 from codegen_ci.publish.flow import Publishing, fork_refusal
-from codegen_ci.publish.github_types import PullInfo
-from codegen_ci.publish.outputs import mask_secrets, untrusted_output
-from codegen_ci.publish.review_threads import react_to_review_comment
+from codegen_ci.publish.github import PullInfo
 from codegen_ci.publish.run_history import memory_text
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
@@ -171,7 +169,7 @@ class ActionRun(ActionState):
             if task.comment_id is not None:
                 self.github().react(task.comment_id, "eyes")
             elif task.review_comment_id is not None:
-                react_to_review_comment(self.github(), task.review_comment_id)
+                self.github().react_to_review_comment(task.review_comment_id)
             else:
                 self.github().react_to_issue(task.issue_number, "eyes")
         except GitHubError as exc:

@@ -15,14 +15,8 @@ from typing import Any
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.ci_artifacts import failed_run_leftovers
-from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.github_types import PullInfo
-from codegen_ci.publish.markdown_text import code_span
-from codegen_ci.publish.review_threads import (
-    pull_review_comments,
-    reply_in_thread,
-    review_comments,
-)
+from codegen_ci.publish.github import GitHubPublisher, PullInfo
+from codegen_ci.publish.markdown import code_span
 from codegen_ci.publish.run_history import (
     RunRecord,
     history_marker,
@@ -74,12 +68,12 @@ def prepare(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop
     """The full task, or why there is none (a skip notice)."""
     where = f"pull request #{pull.number} ({pull.title})"
     if task.kind == "review_comment" and task.review_comment_id is not None:
-        loop.review_comments = pull_review_comments(gh, pull.number)
+        loop.review_comments = gh.pull_review_comments(pull.number)
         loop.reply_to = [task.review_comment_id]
         return replace(task, task=review_thread_task(task, loop.review_comments, where))
     if task.kind == "review" and task.review_id is not None:
-        loop.review_comments = pull_review_comments(gh, pull.number)
-        own = review_comments(gh, pull.number, task.review_id)
+        loop.review_comments = gh.pull_review_comments(pull.number)
+        own = gh.review_comments(pull.number, task.review_id)
         loop.reply_to = [int(c["id"]) for c in own]
         return replace(task, task=whole_review_task(task, own, loop.review_comments, where))
     if task.kind == "ci_failure":
@@ -150,7 +144,7 @@ def reply(gh: GitHubPublisher, task: EventTask, loop: PullLoop, report: Report,
     text = _reply_text(report, pull) + run_link
     for comment_id in loop.reply_to:
         try:
-            reply_in_thread(gh, pull.number, comment_id, text, loop.review_comments)
+            gh.reply_in_thread(pull.number, comment_id, text, loop.review_comments)
         except GitHubError as exc:
             warn(f"could not reply in the review thread of comment {comment_id}: {exc.message}")
 

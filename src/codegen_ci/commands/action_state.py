@@ -15,15 +15,13 @@ from pathlib import Path
 from codegen_ci.commands import action_pr_loop as loop
 from codegen_ci.errors import CodegenError
 from codegen_ci.progress import Progress
-from codegen_ci.publish.actions import ActionsIO
+from codegen_ci.publish.actions import ActionsIO, report_path, write_outputs
 from codegen_ci.publish.flow import Published
-from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.github_types import GitHubTarget
-from codegen_ci.publish.job_summary import summary_markdown
-from codegen_ci.publish.outputs import report_path, write_outputs
-from codegen_ci.publish.pr_body import escape_md
+from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
+from codegen_ci.publish.markdown import code_block, escape_md
+from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.publish.run_history import render_history
-from codegen_ci.publish.status import StatusComment, StatusProgress, code_block
+from codegen_ci.publish.status import StatusComment, StatusProgress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.action_inputs import ActionSettings

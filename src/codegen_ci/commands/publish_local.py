@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from codegen_ci.errors import InputError
-from codegen_ci.publish.pr_body import pr_body
+from codegen_ci.publish.report_text import pr_body
 from codegen_ci.report import Report
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
@@ -42,8 +42,7 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
         return
     if report.status != "success" and not spec.pr.draft:
         return  # never a ready-for-review PR for a failed run
-    from codegen_ci.publish.github import GitHubPublisher
-    from codegen_ci.publish.github_types import GitHubTarget
+    from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
     from codegen_ci.security.redact import REDACTOR
 
     target = GitHubTarget(

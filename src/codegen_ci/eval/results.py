@@ -12,7 +12,7 @@ from typing import Any
 
 from codegen_ci.eval.history import Task
 from codegen_ci.eval.judge import REASON_TEXT, CheckResult
-from codegen_ci.publish.markdown_text import code_span, escape_cell
+from codegen_ci.publish.markdown import code_span, escape_cell
 from codegen_ci.report import Report
 
 SCHEMA_VERSION = 1

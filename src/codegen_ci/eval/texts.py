@@ -4,7 +4,7 @@ with GITHUB_TOKEN / GH_TOKEN), the pull request the commit came from and the iss
 The pull request is the one GitHub's own merge messages name (`Merge pull request #N from ...`
 or a squash merge's `Subject (#N)`); the issues are those the commit message or the pull
 request's body closes (`closes #N`, `fixes #N`, `resolves #N`; at most three). They are read
-through the normal GitHub client (publish/github_client.py: retried, exit 3 when GitHub stays
+through the normal GitHub client (publish/github.py: retried, exit 3 when GitHub stays
 down); a number GitHub does not know, or any lookup that fails, leaves the commit message alone
 as the text, with a note. All of it is the repository's and its contributors' text: cleaned of
 hidden content and fenced as data (security/untrusted.py, security/fence.py).
@@ -87,8 +87,7 @@ def github_lookup(root: Path) -> Lookup | None:
         if not match:
             return None
         repository = match["repo"]
-    from codegen_ci.publish.github_client import GitHubClient
-    from codegen_ci.publish.github_types import GitHubTarget
+    from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
     from codegen_ci.security.redact import REDACTOR
 
     target = GitHubTarget(
@@ -98,7 +97,7 @@ def github_lookup(root: Path) -> Lookup | None:
         server_url=os.environ.get("GITHUB_SERVER_URL") or "https://github.com",
     )
     backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0"))
-    client = GitHubClient(target, redact=REDACTOR.redact, backoff=backoff, retries=2)
+    client = GitHubPublisher(target, redact=REDACTOR.redact, backoff=backoff, retries=2)
 
     def lookup(number: int) -> tuple[str, str]:
         issue = client.get_issue(number)  # a pull request is an issue too

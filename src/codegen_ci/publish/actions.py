@@ -1,5 +1,7 @@
 """The GitHub Actions runner's I/O: workflow commands on stdout, `GITHUB_OUTPUT`, the job summary
-(whose Markdown job_summary renders).
+(whose Markdown report_text renders); and what `codegen-ci action` leaves for the workflow
+through it: the step outputs of action.yml, the masks it asks for, and the stop-commands fence
+around output it does not control.
 
 Formats follow actions/toolkit (`core.setOutput`, `core.notice`, `core.summary`). Everything
 written passes through `redact`, except `add_mask`, whose whole point is the secret itself.
@@ -16,12 +18,35 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from codegen_ci.publish.neutral import neutralise
+from codegen_ci.publish.markdown import neutralise
+from codegen_ci.report import Report
 from codegen_ci.security.inert_text import for_terminal, raw_stream
+from codegen_ci.security.redact import REDACTOR
 
-__all__ = ["SUMMARY_LIMIT", "ActionsIO", "escape_data", "escape_property"]
+__all__ = [
+    "OUTPUT_NAMES",
+    "SUMMARY_LIMIT",
+    "ActionsIO",
+    "escape_data",
+    "escape_property",
+    "mask_secrets",
+    "report_path",
+    "untrusted_output",
+    "write_outputs",
+]
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary above 1 MiB
+OUTPUT_NAMES = (
+    "status",
+    "pr-url",
+    "branch",
+    "iterations",
+    "report-path",
+    "prompt-tokens",
+    "completion-tokens",
+    "cost-usd",
+    "cached-tokens",
+)
 
 
 def _identity(text: str) -> str:
@@ -72,21 +97,33 @@ class ActionsIO:
             out.write(text if text.endswith("\n") else text + "\n")
 
     def notice(
-        self, message: str, *, file: str | None = None, line: int | None = None,
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
         title: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._annotate("notice", message, file, line, title)
 
     def warning(
-        self, message: str, *, file: str | None = None, line: int | None = None,
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
         title: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._annotate("warning", message, file, line, title)
 
     def error(
-        self, message: str, *, file: str | None = None, line: int | None = None,
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
         title: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._annotate("error", message, file, line, title)
 
     @contextmanager
@@ -134,6 +171,66 @@ class ActionsIO:
         head = f"::{name} {shown}" if shown else f"::{name}"
         self.stream.write(f"{head}::{for_terminal(escape_data(self.redact(message)))}\n")
         self.stream.flush()
+
+
+# -- what `codegen-ci action` leaves for the workflow ------------------------------------
+
+
+def write_outputs(
+    io: ActionsIO,
+    status: str,
+    report: Report | None,
+    *,
+    pr_url: str,
+    branch: str,
+    report_path: str,
+) -> None:
+    """Every output of action.yml, each once (empty or 0 when there is nothing to say)."""
+    usage = report.usage if report else None
+    cost = usage.cost_usd if usage else None
+    values = {
+        "status": status,
+        "pr-url": pr_url,
+        "branch": branch,
+        "iterations": str(report.iterations if report else 0),
+        "report-path": report_path,
+        "prompt-tokens": str(usage.prompt_tokens if usage else 0),
+        "completion-tokens": str(usage.completion_tokens if usage else 0),
+        "cost-usd": f"{cost:.6f}" if cost is not None else "",
+        "cached-tokens": str(usage.cached_tokens if usage else 0),
+    }
+    for name in OUTPUT_NAMES:
+        io.set_output(name, values[name])
+
+
+def report_path(out: Path | None, workspace: Path | None) -> str:
+    """The output directory as the workflow's next step can use it: relative to the
+    workspace when inside it (a Docker action's paths differ from the runner's)."""
+    if out is None:
+        return ""
+    if workspace and out.is_relative_to(workspace):
+        return str(out.relative_to(workspace))
+    return str(out)
+
+
+def mask_secrets(io: ActionsIO) -> None:
+    """`::add-mask::` for every registered secret, before anything else is printed."""
+    for line in REDACTOR.mask_commands():
+        io.stream.write(line + "\n")
+    io.stream.flush()
+
+
+@contextmanager
+def untrusted_output(io: ActionsIO) -> Iterator[None]:
+    """Model and test output between stop-commands, so it cannot issue workflow commands."""
+    token = f"codegen-{uuid.uuid4()}"
+    io.stream.write(f"::stop-commands::{token}\n")
+    io.stream.flush()
+    try:
+        yield
+    finally:
+        io.stream.write(f"::{token}::\n")
+        io.stream.flush()
 
 
 def _token(prefix: str, text: str) -> str:

@@ -16,7 +16,6 @@ from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate.junit.parse import parse_files
 from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.github_rest import download, rest_list
 from codegen_ci.security.output_normalise import strip_ansi
 
 MAX_ZIP_BYTES = 100 * 1024 * 1024
@@ -39,43 +38,22 @@ class RunLeftovers:
 
 
 def failed_run_leftovers(gh: GitHubPublisher, run_id: int, workdir: Path) -> RunLeftovers:
-    repo = gh.target.repository
     found = RunLeftovers()
-    artifacts = rest_list(
-        gh,
-        f"listing the artifacts of run {run_id}",
-        f"/repos/{repo}/actions/runs/{run_id}/artifacts",
-        key="artifacts",
-    )
+    artifacts = gh.run_artifacts(run_id)
     workdir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     budget = _Budget()
     for artifact in [a for a in artifacts if not a.get("expired")][:MAX_ARTIFACTS]:
-        data = download(
-            gh,
-            f"downloading artifact {artifact.get('name')}",
-            f"/repos/{repo}/actions/artifacts/{artifact['id']}/zip",
-            MAX_ZIP_BYTES,
-        )
+        data = gh.artifact_zip(artifact, MAX_ZIP_BYTES)
         paths += _junit_members(data, workdir, f"{artifact['id']}", budget)
     result = parse_files(paths)
     found.junit_files = [p.name for p in paths]
     found.tests = [(f.id, f.message or "") for f in result.failures()]
     if found.tests:
         return found
-    jobs = rest_list(
-        gh,
-        f"listing the jobs of run {run_id}",
-        f"/repos/{repo}/actions/runs/{run_id}/jobs",
-        key="jobs",
-    )
+    jobs = gh.run_jobs(run_id)
     for job in [j for j in jobs if j.get("conclusion") == "failure"][:MAX_JOBS]:
-        log = download(
-            gh,
-            f"downloading the log of job {job.get('name')}",
-            f"/repos/{repo}/actions/jobs/{job['id']}/logs",
-            MAX_LOG_BYTES,
-        )
+        log = gh.job_log(job, MAX_LOG_BYTES)
         found.logs.append((str(job.get("name") or job["id"]), _tail(log)))
     return found
 

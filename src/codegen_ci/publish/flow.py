@@ -21,10 +21,14 @@ from pathlib import Path
 
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
-from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.github_types import PullInfo, PullRequestsNotPermitted
-from codegen_ci.publish.markdown_text import code_span
-from codegen_ci.publish.pr_body import candidates_text, failure_comment, pr_body, usage_line
+from codegen_ci.publish.github import GitHubPublisher, PullInfo, PullRequestsNotPermitted
+from codegen_ci.publish.markdown import code_span
+from codegen_ci.publish.report_text import (
+    candidates_text,
+    failure_comment,
+    pr_body,
+    usage_line,
+)
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Report
 from codegen_ci.spec.model import Spec
@@ -77,9 +81,14 @@ def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch)
     verb = "updated" if p.publisher.find_open_pr(to.name) else "opened"
     try:
         pull = p.publisher.open_or_update_pr(
-            head=to.name, base=to.base, title=to.title, body=body, draft=spec.pr.draft,
-            labels=spec.pr.labels, reviewers=spec.pr.reviewers,
-        )  # fmt: skip
+            head=to.name,
+            base=to.base,
+            title=to.title,
+            body=body,
+            draft=spec.pr.draft,
+            labels=spec.pr.labels,
+            reviewers=spec.pr.reviewers,
+        )
     except PullRequestsNotPermitted as exc:
         p.warn(exc.message)
         p.say(
@@ -120,9 +129,13 @@ def _draft(p: Publishing, report: Report, spec: Spec, to: NewBranch) -> Publishe
     body = pr_body(report, task=spec.task, issue_number=None, run_url=p.run_url)
     try:
         pull = p.publisher.open_or_update_pr(
-            head=to.name, base=to.base, title=f"[failed] {to.title}", body=body, draft=True,
+            head=to.name,
+            base=to.base,
+            title=f"[failed] {to.title}",
+            body=body,
+            draft=True,
             labels=spec.pr.labels,
-        )  # fmt: skip
+        )
     except GitHubError as exc:
         if not existed:  # a failed attempt on a branch without a pull request helps nobody
             remote.delete_branch(p.root, to.name, p.token)

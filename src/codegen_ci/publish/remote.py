@@ -79,15 +79,19 @@ def fetch_branch(root: Path, branch: str, token: str | None) -> str | None:
     ref = f"refs/remotes/origin/{branch}"
     if not remote_branches(root, branch, token):
         return None
-    git.git(["fetch", "--quiet", "--no-tags", "origin", f"+refs/heads/{branch}:{ref}"], root,
-            config=auth_config(token))  # fmt: skip
+    git.git(
+        ["fetch", "--quiet", "--no-tags", "origin", f"+refs/heads/{branch}:{ref}"],
+        root,
+        config=auth_config(token),
+    )
     return git.git(["rev-parse", "--verify", ref], root).strip()
 
 
 def remote_branches(root: Path, pattern: str, token: str | None) -> dict[str, str]:
     """Branches of origin matching `pattern` (a glob over the name) -> their commits."""
-    out = git.git(["ls-remote", "--heads", "origin", f"refs/heads/{pattern}"], root,
-                  config=auth_config(token))  # fmt: skip
+    out = git.git(
+        ["ls-remote", "--heads", "origin", f"refs/heads/{pattern}"], root, config=auth_config(token)
+    )
     found: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, ref = line.partition("\t")
@@ -111,5 +115,9 @@ def push_on_top(root: Path, local: str, remote_branch: str, token: str | None) -
 
 
 def delete_branch(root: Path, branch: str, token: str | None) -> None:
-    git.git(["push", "--porcelain", "--", "origin", f":refs/heads/{branch}"], root,
-            config=auth_config(token), check=False)  # fmt: skip
+    git.git(
+        ["push", "--porcelain", "--", "origin", f":refs/heads/{branch}"],
+        root,
+        config=auth_config(token),
+        check=False,
+    )

@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.github_rest import rest_list
-from codegen_ci.publish.markdown_text import code_span
+from codegen_ci.publish.markdown import code_span
 from codegen_ci.report import Report
 
 STATUSES = ("success", "failed", "error")
@@ -22,10 +21,14 @@ SHOWN = 5  # records listed in the comment
 MAX_IDS = 8
 HISTORY = re.compile(r"<!-- codegen-ci:history (.*?) -->")
 KINDS = {
-    "issue": "issue", "issue_comment": "comment", "pr_comment": "comment",
-    "review_comment": "review comment", "review": "review", "ci_failure": "CI failure",
+    "issue": "issue",
+    "issue_comment": "comment",
+    "pr_comment": "comment",
+    "review_comment": "review comment",
+    "review": "review",
+    "ci_failure": "CI failure",
     "dispatch": "dispatch",
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -56,15 +59,20 @@ class RunRecord:
         return text
 
 
-def record_for(report: Report, kind: str, request: str, ci_signature: str = "",
-               run_url: str | None = None) -> RunRecord:  # fmt: skip
+def record_for(
+    report: Report, kind: str, request: str, ci_signature: str = "", run_url: str | None = None
+) -> RunRecord:
     failing = [f.id for f in report.rounds[-1].failures] if report.rounds else []
     return RunRecord(
-        kind=kind, request=" ".join(request.split())[:80], status=report.status,
+        kind=kind,
+        request=" ".join(request.split())[:80],
+        status=report.status,
         commit=report.commit or "" if report.status == "success" else "",
-        files=report.files_changed[:MAX_IDS], failures=failing[:MAX_IDS],
-        ci_signature=ci_signature, run_url=run_url or "",
-    )  # fmt: skip
+        files=report.files_changed[:MAX_IDS],
+        failures=failing[:MAX_IDS],
+        ci_signature=ci_signature,
+        run_url=run_url or "",
+    )
 
 
 def parse_history(body: str) -> list[RunRecord]:
@@ -116,14 +124,8 @@ def read_history(gh: GitHubPublisher, issue_number: int, marker: str) -> list[Ru
     one written by the tool's own identity (the token's user; `github-actions[bot]` for the
     Actions token) counts, as for the status comment itself: the history reaches the model and
     bounds the CI-fix attempts."""
-    me = gh.own_login().casefold()
-    path = f"/repos/{gh.target.repository}/issues/{issue_number}/comments"
-    for comment in rest_list(gh, f"reading the comments of #{issue_number}", path):
-        body = str(comment.get("body") or "")
-        author = str((comment.get("user") or {}).get("login") or "").casefold()
-        if marker in body and author == me:
-            return parse_history(body)
-    return []
+    body = gh.own_comment_with(issue_number, marker)
+    return parse_history(body) if body is not None else []
 
 
 def _plain(text: str) -> str:

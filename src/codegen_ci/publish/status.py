@@ -8,7 +8,6 @@ comment is a courtesy, the outputs and the job summary are the record.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -16,18 +15,10 @@ from typing import TextIO
 from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
 from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.publish.markdown_text import code_span
-from codegen_ci.publish.pr_body import escape_md
+from codegen_ci.publish.markdown import code_span, escape_md
 from codegen_ci.report import CommandResult
 
 UPDATE_EVERY_S = 20.0  # GitHub's secondary limits dislike bursts of edits
-
-
-def code_block(text: str) -> str:
-    """`text` fenced so that no backticks inside it can close the block."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
 
 
 def status_marker(issue_number: int) -> str:

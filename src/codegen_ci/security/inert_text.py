@@ -1,4 +1,4 @@
-"""Untrusted text made inert where the tool puts it besides a post (`publish.neutral` does
+"""Untrusted text made inert where the tool puts it besides a post (`publish.markdown` does
 posts): a commit message and a terminal or log.
 
 Text from outside (issue and comment words, test ids and output, file names, the model's

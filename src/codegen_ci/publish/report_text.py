@@ -1,28 +1,30 @@
-"""Pull request and failure-comment texts, built from the report (markdown; untrusted text
-such as test ids and messages is escaped so it cannot inject markup)."""
+"""A run's report as Markdown: the pull request body, the failure comment and the job summary
+(for `$GITHUB_STEP_SUMMARY`, which `ActionsIO.append_summary` writes). Untrusted text such as
+test ids and messages is escaped for its spot (markdown) so it cannot inject markup."""
 
 from __future__ import annotations
 
-import re
-
 from codegen_ci.candidates import summary_line
-from codegen_ci.publish.job_summary import commands_cell, tokens_text
-from codegen_ci.publish.markdown_text import code_span
-from codegen_ci.publish.neutral import defang_links
-from codegen_ci.report import Report, Round
-from codegen_ci.security.inert_text import break_references
+from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
+from codegen_ci.report import Report, Round, Usage
 
-MAX_FAILURES = 15
+__all__ = [
+    "FAILURES_SHOWN",
+    "candidates_text",
+    "commands_cell",
+    "failure_comment",
+    "pr_body",
+    "summary_markdown",
+    "tokens_text",
+    "usage_line",
+]
+
+MAX_FAILURES = 15  # in a pull request body or a failure comment
+FAILURES_SHOWN = 20  # in the job summary
 TASK_QUOTED = 3000
+_ICONS = {"success": "✅", "failed": "❌", "error": "⚠️"}
 
-
-def escape_md(text: str, limit: int = 300) -> str:
-    """Prose on one line with every markup character escaped, and no link or issue
-    reference made of it."""
-    text = text.replace("\r", " ").replace("\n", " ").strip()
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return break_references(defang_links(re.sub(r"([\\`*_{}\[\]|#!~])", r"\\\1", text)))
+# -- the pull request body and the failure comment ---------------------------------------
 
 
 def quote(text: str, limit: int = TASK_QUOTED) -> str:
@@ -65,8 +67,10 @@ def failures_list(report: Report) -> str:
     if len(last.failures) > MAX_FAILURES:
         lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more (see report.json)")
     if last.baseline_unavailable:
-        lines.append("- Baseline unavailable (whether these are new is unknown): "
-                     + escape_md(last.baseline_unavailable, 300))  # fmt: skip
+        lines.append(
+            "- Baseline unavailable (whether these are new is unknown): "
+            + escape_md(last.baseline_unavailable, 300)
+        )
     return "\n".join(lines)
 
 
@@ -123,8 +127,10 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         parts.append(junit_missing_note(report))
     fixed = fixed_tests(report)
     if fixed:
-        parts.append("Failures fixed along the way:\n" + "\n".join(
-            f"- {code_span(t)}" for t in fixed[:MAX_FAILURES]))  # fmt: skip
+        parts.append(
+            "Failures fixed along the way:\n"
+            + "\n".join(f"- {code_span(t)}" for t in fixed[:MAX_FAILURES])
+        )
     if report.tests_touched:
         parts.append(
             "⚠️ **Test files or test configuration were edited:** "
@@ -163,3 +169,96 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
             f"Report, transcript, diff and JUnit files: [workflow run artifacts]({run_url})"
         )
     return "\n\n".join(p for p in parts if p)
+
+
+# -- the job summary ---------------------------------------------------------------------
+
+
+def summary_markdown(report: Report, *, run_url: str | None) -> str:
+    """The run as Markdown for `$GITHUB_STEP_SUMMARY`; untrusted text is escaped."""
+    title = f": {escape_cell(report.title)}" if report.title else ""
+    parts = [f"## {_ICONS.get(report.status, '')} codegen-ci {report.status}{title}", ""]
+    parts += ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in _facts(report, run_url))]
+    if report.error:
+        parts += ["", f"**Error:** {escape_cell(report.error)}"]
+    if report.rounds:
+        parts += ["", "### Rounds", "", "| Round | Commands | Tests |", "|---|---|---|"]
+        parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
+        parts += _failures(report.rounds[-1])
+    if report.files_changed:
+        parts += ["", "### Files changed", ""]
+        parts += [f"- {code_span(path)}" for path in report.files_changed]
+    if report.refusals:
+        parts += ["", "### Refused for safety", "", "| Path | Reason |", "|---|---|"]
+        parts += [f"| {code_span(r.path)} | {escape_cell(r.reason)} |" for r in report.refusals]
+    return "\n".join(parts) + "\n"
+
+
+def _facts(report: Report, run_url: str | None) -> list[tuple[str, str]]:
+    usage = report.usage
+    facts = [
+        ("Status", report.status),
+        ("Reason", escape_cell(report.reason) if report.reason else ""),
+        ("Iterations", str(report.iterations)),
+        ("Branch", code_span(report.branch) if report.branch else ""),
+        ("Pull request", _link(report.pr_url, report.pr_url) if report.pr_url else ""),
+        ("Files changed", str(len(report.files_changed))),
+        ("Candidates", escape_cell(line) if (line := summary_line(report)) else ""),
+        ("Tokens", f"{tokens_text(usage)} + {usage.completion_tokens:,} completion"),
+        ("Cost", f"${usage.cost_usd:.4f} as billed" if usage.cost_usd is not None else "unknown"),
+        ("Duration", _duration(report.duration_s)),
+        ("Run", _link(run_url, "logs and artifacts") if run_url else ""),
+    ]
+    return [(key, value) for key, value in facts if value]
+
+
+def tokens_text(usage: Usage) -> str:
+    """`12,345 prompt (10,240 cached)`: the cached part is billed at its discount."""
+    cached = f" ({usage.cached_tokens:,} cached)" if usage.cached_tokens else ""
+    return f"{usage.prompt_tokens:,} prompt{cached}"
+
+
+def commands_cell(round_: Round) -> str:
+    """A round's commands and their results, for one markdown table cell."""
+    shown = []
+    for c in round_.commands:
+        result = c.state
+        focus = (
+            " (failing tests only)"
+            if c.targeted
+            else " (failing tests first)"
+            if c.failing_first
+            else ""
+        )
+        shown.append(f"{c.kind}: {code_span(c.command)} → {result}{focus}")
+    return "<br>".join(shown) or "—"
+
+
+def _totals(round_: Round) -> str:
+    t = round_.tests
+    if round_.tests_unknown:
+        return "tests: unknown (no JUnit report)"
+    if not t.total:
+        return "no test results"
+    return f"{t.passed} passed, {t.failed} failed, {t.errors} errors, {t.skipped} skipped"
+
+
+def _failures(last: Round) -> list[str]:
+    if not last.failures:
+        return []
+    lines = ["", f"### Failing in round {last.iteration}", "", "| Test | Message |", "|---|---|"]
+    for failure in last.failures[:FAILURES_SHOWN]:
+        message = (failure.message.strip().splitlines() or [""])[0]
+        lines.append(f"| {code_span(failure.id)} | {code_span(_clip(message, 200))} |")
+    if len(last.failures) > FAILURES_SHOWN:
+        lines += ["", f"… and {len(last.failures) - FAILURES_SHOWN} more (see report.json)."]
+    return lines
+
+
+def _link(url: str, label: str) -> str:
+    return f"[{escape_cell(label, links=True)}](<{url.replace('>', '%3E').replace(' ', '%20')}>)"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
