@@ -27,6 +27,7 @@ from codegen_ci.publish.report_text import (
     candidates_text,
     failure_comment,
     pr_body,
+    rounds_text,
     usage_line,
 )
 from codegen_ci.publish.status import StatusComment
@@ -92,14 +93,14 @@ def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch)
     except PullRequestsNotPermitted as exc:
         p.warn(exc.message)
         p.say(
-            f"✅ **codegen-ci**: validation passed after {_rounds(report)} and the change is on "
-            f"branch {code_span(to.name)}, but GitHub Actions may not open pull requests in "
+            f"✅ **codegen-ci**: validation passed after {rounds_text(report)} and the change is "
+            f"on branch {code_span(to.name)}, but GitHub Actions may not open pull requests in "
             f"this repository. [Open the pull request]({exc.compare_url}).{p.run_link()}"
         )
         return Published(branch=to.name, compare_url=exc.compare_url)
     p.say(
         f"✅ **codegen-ci** {verb} {pull.html_url}: "
-        f"validation passed after {_rounds(report)}; {usage_line(report)}.{p.run_link()}"
+        f"validation passed after {rounds_text(report)}; {usage_line(report)}.{p.run_link()}"
         + candidates_text(report)
     )
     return Published(pr_url=pull.html_url, branch=to.name)
@@ -162,7 +163,7 @@ def publish_on_pull(p: Publishing, report: Report, pull: PullInfo, local: str) -
     remote.push_on_top(p.root, local, pull.head_ref, p.token)
     p.say(
         f"✅ **codegen-ci** pushed {report.commit[:12]} to {code_span(pull.head_ref)}: "
-        f"validation passed after {_rounds(report)}; {usage_line(report)}.{p.run_link()}"
+        f"validation passed after {rounds_text(report)}; {usage_line(report)}.{p.run_link()}"
         + candidates_text(report)
     )
     return Published(pr_url=pull.html_url, branch=pull.head_ref)
@@ -183,10 +184,6 @@ def _untouched(pull: PullInfo) -> str:
 
 def _nothing_to_change(report: Report) -> str:
     return (
-        f"✅ **codegen-ci**: validation passes after {_rounds(report)} and nothing needed to "
+        f"✅ **codegen-ci**: validation passes after {rounds_text(report)} and nothing needed to "
         "change, so nothing was pushed."
     )
-
-
-def _rounds(report: Report) -> str:
-    return "1 round" if report.iterations == 1 else f"{report.iterations} rounds"

@@ -14,6 +14,7 @@ __all__ = [
     "commands_cell",
     "failure_comment",
     "pr_body",
+    "rounds_text",
     "summary_markdown",
     "tokens_text",
     "usage_line",
@@ -101,7 +102,8 @@ def usage_line(report: Report) -> str:
     return f"{tokens_text(u)} + {u.completion_tokens:,} completion tokens{cost}"
 
 
-def _rounds(report: Report) -> str:
+def rounds_text(report: Report) -> str:
+    """`1 round` or `3 rounds`: how many validation rounds the run took."""
     return "1 round" if report.iterations == 1 else f"{report.iterations} rounds"
 
 
@@ -120,7 +122,7 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
     commit = f" in {report.commit[:12]}" if report.commit else ""
     parts.append(f"## What changed{commit}\n" + (files or "_no files_"))
     parts.append(
-        f"## Validation ({_rounds(report)}, status **{report.status}**)\n"
+        f"## Validation ({rounds_text(report)}, status **{report.status}**)\n"
         + rounds_table(report.rounds)
     )
     if report.junit_missing:
