@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 
-from codegen_ci.gate.junit.parse import JUnitResult, parse_file, parse_files
-from codegen_ci.gate.junit.render import render_text, summary_json
+from codegen_ci.gate.junit.parse import (
+    JUnitResult,
+    parse_file,
+    parse_files,
+    render_text,
+    summary_json,
+)
 from codegen_ci.report import Failure, TestTotals
 
 CORPUS = Path(__file__).parent / "fixtures" / "junit"

@@ -1,7 +1,7 @@
 """The pre-flight: the repository's setup, lint and test commands on the untouched code, before
 the first model call, so a configuration the model cannot fix costs no tokens
 (gate/config_check.py), lint that already fails is known as pre-existing (gate/validation.py),
-and test commands that write no JUnit get a note (gate/junit/hints.py).
+and test commands that write no JUnit get a note (gate/junit/capture.py).
 
 Cost: setup runs here instead of in round 1 (no extra run); a pytest command only collects;
 any other test command runs its suite once more, and that run then answers the baseline's
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.config_check import check_round, check_tests_configured
-from codegen_ci.gate.junit.hints import junit_hint
+from codegen_ci.gate.junit.capture import junit_hint
 from codegen_ci.gate.round_outcome import RoundOutcome
 from codegen_ci.gate.validation import Validator
 from codegen_ci.report import JUnitMissing, PreexistingLint, Report, Round
