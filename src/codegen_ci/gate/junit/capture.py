@@ -20,10 +20,10 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
-from codegen_ci.gate.runners import pytest_ids
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
@@ -122,7 +122,7 @@ def _report_candidates(
     and a `--junitxml` the command passes itself (a command-line option beats PYTEST_ADDOPTS).
     Each as (the place it lies under, its path there) with its modification time and size."""
     patterns = list(globs)
-    if explicit := pytest_ids.junitxml_arg(command):
+    if explicit := pytest_commands.junitxml_arg(command):
         patterns.append(explicit)
     found: dict[tuple[Path, str], Stamp] = {}
     for pattern in patterns:
