@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from codegen_ci import __version__
-from codegen_ci.gate.runners import codegen_first, pytest_first
+from codegen_ci.gate import codegen_first, pytest_commands
 from install_env import START_ENV, Installed, clean_env, install_alone, offline, run_tool
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
 from sandbox_attacks import path_without_bwrap
@@ -37,7 +37,7 @@ IMPORT_ALL = textwrap.dedent(
     import codegen_ci
     names = [m.name for m in pkgutil.walk_packages(codegen_ci.__path__, "codegen_ci.")]
     for name in names:
-        if name not in ("codegen_ci.gate.runners.codegen_first", "codegen_ci.__main__"):
+        if name not in ("codegen_ci.gate.codegen_first", "codegen_ci.__main__"):
             importlib.import_module(name)
     print(len(names))
     """
@@ -60,11 +60,11 @@ def test_no_module_of_the_tool_imports_pytest() -> None:
 
 
 def test_the_plugin_reads_the_environment_the_harness_sets() -> None:
-    """pytest_first names the plugin's variables without importing it; they must agree."""
-    assert (pytest_first.IDS_ENV, pytest_first.MODE_ENV, pytest_first.STATUS_ENV) == (
+    """pytest_commands names the plugin's variables without importing it; they must agree."""
+    assert (pytest_commands.IDS_ENV, pytest_commands.MODE_ENV, pytest_commands.STATUS_ENV) == (
         codegen_first.IDS_ENV, codegen_first.MODE_ENV, codegen_first.STATUS_ENV
     )  # fmt: skip
-    assert pytest_first.PLUGIN_SOURCE.read_text() == Path(codegen_first.__file__).read_text()
+    assert pytest_commands.PLUGIN_SOURCE.read_text() == Path(codegen_first.__file__).read_text()
 
 
 @pytest.mark.slow

@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 
-from codegen_ci.gate.junit.parse import JUnitResult, parse_file, parse_files
-from codegen_ci.gate.junit.render import render_text, summary_json
+from codegen_ci.gate.junit.parse import (
+    JUnitResult,
+    parse_file,
+    parse_files,
+    render_text,
+    summary_json,
+)
 from codegen_ci.report import Failure, TestTotals
 
 CORPUS = Path(__file__).parent / "fixtures" / "junit"
@@ -45,11 +50,11 @@ OVERRIDES: dict[str, tuple[dict[str, int], str]] = {
     "jstemmer-go-junit-report/012-report.xml": (
         {"total": 9, "passed": 6, "failed": 2, "errors": 0, "skipped": 1},
         "go-junit-report fails TestSubtests and TestFailingSubtestWithNestedSubtest with an "
-        "empty <failure> because a subtest failed: folded into that subtest (junit_go).",
+        "empty <failure> because a subtest failed: folded into that subtest (gate/junit/go.py).",
     ),
     "jstemmer-go-junit-report/103-report.xml": (
         {"total": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0},
-        "TestMultiple failed only because TestMultiple/Single did: folded (junit_go).",
+        "TestMultiple failed only because TestMultiple/Single did: folded (gate/junit/go.py).",
     ),
     "gotestyourself-gotestsum/junitxml-report.golden.xml": (
         {"total": 58, "passed": 42, "failed": 11, "errors": 0, "skipped": 5},
@@ -57,7 +62,7 @@ OVERRIDES: dict[str, tuple[dict[str, int], str]] = {
         "test binary exited early, but leaves it out of tests= (59) and counts it as the "
         "root's errors=1; as an element it is a 60th case, and a failure, not an error. Two "
         "parents (TestNestedParallelFailures, TestNestedWithFailure) failed only because their "
-        "subtests did: folded into them, not counted again (junit_go).",
+        "subtests did: folded into them, not counted again (gate/junit/go.py).",
     ),
 }
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from codegen_ci.gate import codegen_first, pytest_commands
 from codegen_ci.gate.junit.parse import JUnitResult, parse_file
-from codegen_ci.gate.runners import codegen_first, pytest_first
-from codegen_ci.gate.runners.pytest_first import FirstStatus, Mode
-from codegen_ci.gate.runners.pytest_ids import (
+from codegen_ci.gate.pytest_commands import (
+    FirstStatus,
+    Mode,
     junitxml_arg,
     mentions_pytest,
     node_id,
@@ -92,11 +93,11 @@ def with_plugin(
     command: str, cwd: Path, ids: list[str], mode: Mode = "first"
 ) -> tuple[JUnitResult, FirstStatus, subprocess.CompletedProcess[str]]:
     """Run `command` with the plugin given `ids`: its JUnit, the plugin's status, the process."""
-    env, status = pytest_first.prepare(os.environ, ids, cwd.parent / "out", "t", mode)
+    env, status = pytest_commands.prepare(os.environ, ids, cwd.parent / "out", "t", mode)
     report = cwd.parent / "first.xml"
     proc = subprocess.run(f"{command} --junitxml={report}", shell=True, cwd=cwd, env=env,
                           capture_output=True, text=True)  # fmt: skip
-    return parse_file(report), pytest_first.read_status(status), proc
+    return parse_file(report), pytest_commands.read_status(status), proc
 
 
 @pytest.fixture
@@ -253,9 +254,9 @@ def test_plugin_works_where_codegen_ci_cannot_be_imported(project: Path) -> None
 
 
 def test_plugin_is_used_for_pytest_commands_without_xdist() -> None:
-    assert pytest_first.applies("python -m pytest -q tests")
-    assert pytest_first.applies("cd sub && pytest")  # the plugin rides on the environment
-    assert not pytest_first.applies("pytest -n 2 tests")
-    assert not pytest_first.applies("pytest -nauto tests")
-    assert not pytest_first.applies("pytest --dist=loadfile -n4")
-    assert not pytest_first.applies("make test")
+    assert pytest_commands.applies("python -m pytest -q tests")
+    assert pytest_commands.applies("cd sub && pytest")  # the plugin rides on the environment
+    assert not pytest_commands.applies("pytest -n 2 tests")
+    assert not pytest_commands.applies("pytest -nauto tests")
+    assert not pytest_commands.applies("pytest --dist=loadfile -n4")
+    assert not pytest_commands.applies("make test")

@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 from codegen_ci.gate.junit.parse import JUnitResult, parse_files
-from codegen_ci.gate.lint_output import lint_errors
 from codegen_ci.gate.reflection import MAX_MESSAGE_CHARS, reflection_message, trim_traceback
-from codegen_ci.gate.round_outcome import FailedCommand, RoundOutcome
+from codegen_ci.gate.validation import FailedCommand, RoundOutcome, lint_errors
 from codegen_ci.report import CommandResult, Round
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "junit"

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
+from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.parse import parse_files
 from codegen_ci.gate.reflection import MAX_MESSAGE_CHARS
-from codegen_ci.gate.runners import pytest_first
 from codegen_ci.publish.report_text import pr_body
 from codegen_ci.report import Report
 from codegen_ci.testing.scripted_model import ScriptedModelServer
@@ -201,7 +201,7 @@ def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
     logs = sorted((out / "baseline" / "logs").glob("*.log"))
     assert len(logs) == base_runs
     first_log = logs[0].read_text()
-    status = pytest_first.read_status(
+    status = pytest_commands.read_status(
         out / "baseline" / "pytest_plugin" / "baseline-01-status.jsonl"
     )
     if base_runs == 1:

@@ -22,10 +22,8 @@ from codegen_ci.agent.prompt import first_messages
 from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
-from codegen_ci.gate.config_check import ConfigError
-from codegen_ci.gate.dry_run import dry_run
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
-from codegen_ci.gate.preflight import note_missing_junit, run_preflight
+from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator
 from codegen_ci.progress import Progress
@@ -78,8 +76,9 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress,
                           sandbox=sandbox)  # fmt: skip
-    baseline = Baseline(ctx.repo, ctx.worktree.base_commit, spec.validation,
-                        ctx.output_dir / "baseline", env, base_tree, sandbox=sandbox)  # fmt: skip
+    baseline = Baseline(repo=ctx.repo, base_commit=ctx.worktree.base_commit,
+                        validation=spec.validation, work_dir=ctx.output_dir / "baseline", env=env,
+                        tree_path=base_tree, sandbox=sandbox)  # fmt: skip
     try:
         if ctx.dry_run:
             try:

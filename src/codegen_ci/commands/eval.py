@@ -46,7 +46,7 @@ from codegen_ci.eval import judge
 from codegen_ci.eval.history import Task, find_tasks, make_base
 from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
 from codegen_ci.eval.texts import github_lookup, task_text
-from codegen_ci.gate.config_check import ConfigError
+from codegen_ci.gate.preflight import ConfigError
 from codegen_ci.progress import Progress, StoppableProgress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR

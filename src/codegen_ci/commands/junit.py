@@ -13,8 +13,7 @@ from pathlib import Path
 
 import click
 
-from codegen_ci.gate.junit.parse import parse_files
-from codegen_ci.gate.junit.render import render_text, summary_json
+from codegen_ci.gate.junit.parse import parse_files, render_text, summary_json
 
 EXIT_OK = 0
 EXIT_FAILING = 1

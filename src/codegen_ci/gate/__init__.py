@@ -3,4 +3,11 @@
 Takes a `Worktree` and the spec's `validation`; returns a `RoundOutcome` per round (commands,
 parsed JUnit, lint errors), classified against the base commit (baseline), and the
 reflection message the model gets next.
+
+In the order a run meets them: `preflight.py` (the commands on the untouched code, configuration
+errors, `--dry-run`), `validation.py` (a round), `environment_check.py` (a failure that is the
+environment's, not the model's), `baseline.py` (which failures the base commit has too),
+`reflection.py` (the model's next message). `test_runs.py` runs one test command and holds the
+ladder of targeted re-runs that validation and baseline both climb; `pytest_commands.py` and the
+plugin file `codegen_first.py` are pytest's part in it; `junit/` reads the reports.
 """

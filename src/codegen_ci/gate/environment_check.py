@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_ci.errors import CodegenError
-from codegen_ci.gate.config_check import output_tail
+from codegen_ci.gate.preflight import output_tail
 from codegen_ci.report import CommandResult, Round
 
 SCAN_CHARS = 40_000
@@ -38,8 +38,11 @@ _FULL = r"ENOSPC\b|No space left on device|\[Errno 28\]|EDQUOT\b|[Dd]isk quota e
 ERRNO = re.compile(rf"(?P<rofs>{_READ_ONLY})|(?P<acces>{_DENIED})|(?P<full>{_FULL})")
 # a quoted path ('/x', "x/y", `x`), else a bare absolute path
 PATH = re.compile(r"""['"`‘’](?P<q>[^'"`‘’\s]*/[^'"`‘’]*)['"`‘’]|(?<![\w.])(?P<a>/[^\s'"`:,)]+)""")
-NAMES = {"rofs": "EROFS (read-only file system)", "acces": "EACCES (permission denied)",
-         "full": "ENOSPC (no space left on device)"}  # fmt: skip
+NAMES = {
+    "rofs": "EROFS (read-only file system)",
+    "acces": "EACCES (permission denied)",
+    "full": "ENOSPC (no space left on device)",
+}
 
 
 class EnvironmentFailure(CodegenError):
@@ -102,8 +105,9 @@ def _failed(record: CommandResult) -> bool:
     return not record.skipped and record.exit_code not in (None, 0)
 
 
-def _scan(text: str, record: CommandResult, places: Places, *,
-          tools_only: bool = False) -> EnvironmentProblem | None:  # fmt: skip
+def _scan(
+    text: str, record: CommandResult, places: Places, *, tools_only: bool = False
+) -> EnvironmentProblem | None:
     for line in text.splitlines():
         match = ERRNO.search(line)
         if not match:
@@ -143,8 +147,7 @@ def _outside_the_code(raw: str, places: Places, tools_only: bool = False) -> boo
 
 
 def _under(rel: str, tops: Iterable[str]) -> bool:
-    return any(rel == top or rel.startswith(top + "/") or top.startswith(rel + "/")
-               for top in tops)  # fmt: skip
+    return any(rel == top or rel.startswith(top + "/") or top.startswith(rel + "/") for top in tops)
 
 
 def check_environment(rounds: Sequence[Round | None], places: Places) -> None:

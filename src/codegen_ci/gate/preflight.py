@@ -1,26 +1,53 @@
 """The pre-flight: the repository's setup, lint and test commands on the untouched code, before
-the first model call, so a configuration the model cannot fix costs no tokens
-(gate/config_check.py), lint that already fails is known as pre-existing (gate/validation.py),
-and test commands that write no JUnit get a note (gate/junit/hints.py).
+the first model call, so a configuration the model cannot fix costs no tokens, lint that
+already fails is known as pre-existing (gate/validation.py), and test commands that write no
+JUnit get a note (`junit_hint`, gate/junit/capture.py). `--dry-run` is the pre-flight with every
+test command run in full (`dry_run`).
 
 Cost: setup runs here instead of in round 1 (no extra run); a pytest command only collects;
 any other test command runs its suite once more, and that run then answers the baseline's
 question (which failures are pre-existing) without a separate base-commit worktree.
+
+Telling a configuration error from a failing test: a setup command that fails, or a test or lint
+command that cannot start (exit 126/127, "command not found", a missing npm script, a test
+reporter that is not installed, a package manager that tries to download itself with no
+network), a test command that ran no test (no tests collected at all), a spec with no test
+command, or `validation.junit` globs that matched nothing after the tests ran, is not something
+the model can fix by editing code: the run ends as a configuration error (status `error`, reason
+`config`, exit 2) before any model call, with the command and the tail of its output. The same
+test, on a base-commit run, makes the baseline unavailable instead of "also fails on the base
+commit" (gate/baseline.py).
+
+"No test, no success": a gate that runs no test cannot tell a fix from a break, so no test
+command, or one that ran none, is an error unless `validation.allow_no_tests` says otherwise.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
-from codegen_ci.gate.baseline import Baseline
-from codegen_ci.gate.config_check import check_round, check_tests_configured
-from codegen_ci.gate.junit.hints import junit_hint
-from codegen_ci.gate.round_outcome import RoundOutcome
-from codegen_ci.gate.validation import Validator
-from codegen_ci.report import JUnitMissing, PreexistingLint, Report, Round
+from codegen_ci.errors import InputError
+from codegen_ci.gate.junit.capture import junit_hint
+from codegen_ci.gate.validation import RoundOutcome, Validator
+from codegen_ci.report import CommandResult, JUnitMissing, PreexistingLint, Report, Round
+from codegen_ci.security.output_normalise import strip_ansi
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.spec.model import Validation
+from codegen_ci.workspace.proc import read_head_tail
 
 
-def run_preflight(validator: Validator, baseline: Baseline, report: Report, cwd: Path) -> None:
+class Seeded(Protocol):
+    """What takes the pre-flight's full test runs as the base commit's answer (the baseline)."""
+
+    def seed(self, preflight: Round) -> None: ...
+
+
+def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: Path) -> None:
     """Run the pre-flight round; raise `ConfigError` when the commands cannot work."""
     check_tests_configured(validator.validation)
     outcome = validator.preflight()
@@ -33,8 +60,10 @@ def run_preflight(validator: Validator, baseline: Baseline, report: Report, cwd:
 
 def note_preexisting_lint(report: Report, outcome: RoundOutcome) -> None:
     """Lint commands that fail on the untouched code: reported, left to the user."""
-    report.preexisting_lint = [PreexistingLint(command=command, errors=errors[:20])
-                               for command, errors in outcome.preexisting_lint.items()]  # fmt: skip
+    report.preexisting_lint = [
+        PreexistingLint(command=command, errors=errors[:20])
+        for command, errors in outcome.preexisting_lint.items()
+    ]
 
 
 def note_missing_junit(report: Report, rnd: Round, cwd: Path) -> None:
@@ -47,3 +76,223 @@ def note_missing_junit(report: Report, rnd: Round, cwd: Path) -> None:
             known.add(record.command)
             hint = junit_hint(record.command, cwd)
             report.junit_missing.append(JUnitMissing(command=record.command, hint=hint))
+
+
+def dry_run(
+    validator: Validator,
+    report: Report,
+    worktree_path: Path,
+    output_dir: Path,
+    first_prompt: Callable[[], str],
+) -> None:
+    """`--dry-run`: the pre-flight on the untouched code with every test command run in full
+    (no collect-only), and the first prompt the model would get, written to first-prompt.md; no
+    model call, no commit. A configuration error ends it as it would end a run (exit 2)."""
+    check_tests_configured(validator.validation)
+    outcome = validator.preflight(full=True)
+    report.rounds.append(outcome.round)
+    report.iterations = 0
+    note_preexisting_lint(report, outcome)
+    note_missing_junit(report, outcome.round, worktree_path)
+    check_round(outcome.round, validator.validation, worktree_path)
+    (output_dir / "first-prompt.md").write_text(REDACTOR.redact(first_prompt()), encoding="utf-8")
+    report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
+
+
+# Configuration errors: what the model cannot fix.
+
+TAIL_CHARS = 1500
+NO_TESTS = "no tests found"
+NOT_STARTED = (
+    (re.compile(r"^(?:\S+: )?(?:line \d+: )?\S+: command not found$", re.M), "command not found"),
+    (re.compile(r"npm (?:ERR!|error) Missing script"), "no such npm script"),
+    (re.compile(r"(?:ERR_PNPM_NO_SCRIPT|Command \"[\w:-]+\" not found)"), "no such script"),
+    (
+        re.compile(
+            r"Cannot find module '[^']*node_modules[^']*'|Cannot find module '(?:jest|"
+            r"vitest|mocha|ts-jest)'"
+        ),
+        "the test runner is not installed",
+    ),
+    (
+        re.compile(r"ERR_MOCHA_INVALID_REPORTER|Error: invalid reporter", re.I),
+        "a test reporter is not installed",
+    ),
+    (
+        re.compile(
+            r"Could not resolve a module for a custom reporter|Failed to load custom "
+            r"Reporter|Cannot find module '[^']*reporter[^']*'",
+            re.I,
+        ),
+        "a test reporter is not installed",
+    ),
+    (
+        re.compile(
+            r"Corepack is about to download|Error when performing the request to "
+            r"https?://\S*(?:pnpm|yarn|yarnpkg)|UsageError: This project is configured to "
+            r"use (?:pnpm|yarn)|ERR_PNPM_(?:META_FETCH|FETCH)_FAIL\b.*(?:pnpm|yarn)|"
+            r"Internal Error: .*(?:getaddrinfo|ENOTFOUND|EAI_AGAIN).*(?:pnpm|yarn)"
+        ),
+        "the package manager tried to download itself (no network for commands: install it "
+        "in the workflow, e.g. pnpm/action-setup, or `corepack enable` with its version cached)",
+    ),
+    (re.compile(r"No tests found, exiting with code|No test files found"), NO_TESTS),
+    (re.compile(r"^Error: No test files found", re.M), NO_TESTS),
+    (re.compile(r"^(?:# |ℹ )tests 0$", re.M), NO_TESTS),  # node --test
+    (re.compile(r"^Ran 0 tests in ", re.M), NO_TESTS),  # unittest
+)
+GO_NO_TESTS = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
+GO_RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
+
+
+class ConfigError(InputError):
+    """The repository's commands cannot work as configured (exit 2, reason `config`)."""
+
+
+def output_tail(record: CommandResult, chars: int = TAIL_CHARS) -> str:
+    if not record.output_path or not Path(record.output_path).is_file():
+        return ""
+    return strip_ansi(read_head_tail(Path(record.output_path), chars)).strip()
+
+
+def not_started(record: CommandResult) -> str | None:
+    """Why a test command did not run any test, or None when it ran some (passing or not);
+    a pre-flight pytest run that only collected is judged by its exit code and output."""
+    collect_only = record.collect_only
+    if record.skipped or record.timed_out or record.exit_code is None:
+        return None
+    if record.exit_code in (126, 127):
+        return f"command not found or not executable (exit {record.exit_code})"
+    text = output_tail(record, 20_000)
+    if record.exit_code == 5 and "pytest" in record.command + text:
+        return "no tests collected (pytest exit 5)"
+    if record.kind == "lint":
+        return _not_started_lint(record, text)
+    if record.exit_code != 0 or not collect_only:
+        for pattern, reason in NOT_STARTED:
+            if pattern.search(text) and not record.junit_tests:
+                return f"{reason} (exit {record.exit_code})"
+    if GO_NO_TESTS.search(text) and not GO_RAN.search(text) and not record.junit_tests:
+        return "no test files in any package"
+    if not collect_only and record.junit_tests == 0 and record.exit_code == 0:
+        return "its JUnit report lists no tests"
+    return None
+
+
+def _not_started_lint(record: CommandResult, text: str) -> str | None:
+    if record.exit_code == 0:
+        return None
+    for pattern, reason in NOT_STARTED:
+        if reason != NO_TESTS and "reporter" not in reason and pattern.search(text):
+            reason = reason.replace("the test runner", "the linter")
+            return f"{reason} (exit {record.exit_code})"
+    return None
+
+
+def ran_no_tests(reason: str) -> bool:
+    """A `not_started` reason that means "ran, found nothing" (allowed by allow_no_tests)."""
+    return any(
+        key in reason for key in (NO_TESTS, "no tests collected", "lists no tests", "no test files")
+    )
+
+
+def check_tests_configured(validation: Validation) -> None:
+    """No test command at all: a configuration error unless the spec allows it explicitly."""
+    if validation.test or validation.allow_no_tests:
+        return
+    raise ConfigError(NO_TEST_COMMAND)
+
+
+NO_TEST_COMMAND = (
+    "configuration error: no test command (validation.test is empty). A gate that runs no "
+    "test cannot tell a fix from a break, so the run would end as a success whatever the model "
+    "changed. Add the repository's test command to validation.test in the spec or "
+    ".codegen.yml (`codegen-ci init` looks for it), or set `validation.allow_no_tests: true` to "
+    "let lint and exit codes alone decide; the model is not asked to fix this."
+)
+
+
+def check_round(rnd: Round, validation: Validation, cwd: Path) -> None:
+    """Raise `ConfigError` when setup failed, a lint or test command could not start, a test
+    command ran no test (unless allowed), or the JUnit globs matched nothing."""
+    for record in rnd.commands:
+        if record.kind == "setup" and (record.timed_out or record.exit_code != 0):
+            raise ConfigError(_message(record, f"setup failed ({record.state})"))
+        reason = not_started(record) if record.kind in ("lint", "test") else None
+        if reason and not (validation.allow_no_tests and ran_no_tests(reason)):
+            raise ConfigError(
+                _message(record, f"the {record.kind} command could not run: {reason}")
+            )
+    _check_junit_globs(rnd, validation, cwd)
+
+
+def _check_junit_globs(rnd: Round, validation: Validation, cwd: Path) -> None:
+    """`validation.junit` set, every test command ran in full, and none wrote a file the
+    globs match: the gate would go by exit codes while the spec asked for JUnit. Globs that
+    matched only what the tool refused to read or could not parse (a link, a FIFO, a report
+    over the size cap: the round's parse problems) are named as such: the gate cannot judge by
+    them either, and the spec or the test command is the user's to fix."""
+    tests = [c for c in rnd.commands if c.kind == "test"]
+    ran = [c for c in tests if not (c.skipped or c.collect_only or c.timed_out)]
+    if not validation.junit or not ran or len(ran) != len(tests):
+        return
+    if any(c.junit_tests is not None for c in ran):
+        return
+    globs = ", ".join(validation.junit)
+    if rnd.parse_problems:  # the globs matched, but nothing they matched could be used
+        raise ConfigError(
+            _message(
+                ran[0],
+                f"validation.junit ({globs}) matched only reports that could not be read: "
+                + "; ".join(rnd.parse_problems[:5]),
+                key="validation.junit",
+            )
+        )
+    found = sorted({f for c in ran for f in junit_files_written(c, cwd)})
+    where = (
+        f"; the command did write {', '.join(found)}: add it to validation.junit"
+        if found
+        else "; no JUnit file from it was found either"
+    )
+    raise ConfigError(
+        _message(
+            ran[0],
+            f"validation.junit ({globs}) matched no file after the test command ran{where}",
+            key="validation.junit",
+        )
+    )
+
+
+XML_PATH = re.compile(r"[\w./@~+-]*[\w-]\.xml\b")
+JUNIT_NAMES = ("**/*junit*.xml", "**/TEST-*.xml", "reports/**/*.xml", "test-results/**/*.xml")
+
+
+def junit_files_written(record: CommandResult, cwd: Path) -> list[str]:
+    """JUnit-looking files the command wrote: `.xml` paths its output names that exist, and
+    files by the usual names changed while it ran (outside dependency folders)."""
+    found: set[str] = set()
+    for match in XML_PATH.findall(output_tail(record, 200_000)):
+        path = (cwd / match).resolve()
+        if path.is_file() and path.is_relative_to(cwd.resolve()):
+            found.add(path.relative_to(cwd.resolve()).as_posix())
+    since = time.time() - record.duration_s - 5
+    for pattern in JUNIT_NAMES:
+        for path in cwd.glob(pattern):
+            rel = path.relative_to(cwd).as_posix()
+            if "node_modules/" in rel or rel.startswith((".git/", ".venv/")):
+                continue
+            with contextlib.suppress(OSError):
+                if path.is_file() and path.stat().st_mtime >= since:
+                    found.add(rel)
+    return sorted(found)[:5]
+
+
+def _message(record: CommandResult, what: str, key: str | None = None) -> str:
+    key = key or f"validation.{record.kind}"
+    tail = output_tail(record) or "(no output)"
+    return (
+        f"configuration error: {what}\n  command: {record.command}\n"
+        f"Fix {key} in the spec or .codegen.yml (and install what it needs in "
+        f"validation.setup or the workflow); the model is not asked to fix this.\n"
+        f"Last lines of its output:\n{tail}"
+    )

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from codegen_ci.gate.junit.parse import JUnitCase
-from codegen_ci.gate.round_outcome import RoundOutcome
+from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Failure, Round, location
 from codegen_ci.security.fence import fence, head_tail
 from codegen_ci.security.output_normalise import strip_ansi, strip_nondeterminism
@@ -64,13 +64,17 @@ def reflection_message(
     t = rnd.tests
     if t.total:
         scope = " (only the previously failing tests were re-run)" if _targeted(rnd) else ""
-        parts.append(f"Tests{scope}: {t.total} total, {t.passed} passed, {t.failed} failed, "
-                     f"{t.errors} errors, {t.skipped} skipped.")  # fmt: skip
+        parts.append(
+            f"Tests{scope}: {t.total} total, {t.passed} passed, {t.failed} failed, "
+            f"{t.errors} errors, {t.skipped} skipped."
+        )
     elif rnd.tests_unknown:
         parts.append("Tests: unknown (the test commands wrote no JUnit report; see their output).")
     if rnd.baseline_unavailable:
-        parts.append("Baseline unavailable (whether a failure is new is unknown): "
-                     + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS])  # fmt: skip
+        parts.append(
+            "Baseline unavailable (whether a failure is new is unknown): "
+            + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS]
+        )
     cases = {c.id: c for c in outcome.junit.failing()}
     tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
     new = [f for f in tests if f.new is not False]
@@ -80,20 +84,26 @@ def reflection_message(
         parts.append(_failures(title, new, cases, clean, room(FAILURES_BUDGET), MAX_DETAILED))
     if outcome.lint_errors:
         listed = "\n".join(clean(e)[:MAX_LINE_CHARS] for e in outcome.lint_errors)
-        parts.append(f"Lint errors ({len(outcome.lint_errors)}):\n"
-                     + fence("lint errors", head_tail(listed, room(LINT_BUDGET))))  # fmt: skip
+        parts.append(
+            f"Lint errors ({len(outcome.lint_errors)}):\n"
+            + fence("lint errors", head_tail(listed, room(LINT_BUDGET)))
+        )
     unexplained = [f for f in outcome.failed if not f.explained]
     for failed in unexplained[:2]:
         text = head_tail(clean(failed.output), room(OUTPUT_BUDGET))
-        parts.append(f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"
-                     + fence(f"{failed.kind} output", text))  # fmt: skip
+        parts.append(
+            f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"
+            + fence(f"{failed.kind} output", text)
+        )
     if len(unexplained) > 2:
         parts.append(f"({len(unexplained) - 2} more failed commands; see the commands above.)")
     if old:
         # Often the very tests the task is about (a bug fix starts from a failing test), so
         # they keep their tracebacks when no new failure needs the room.
-        title = ("Failing tests that also fail on the base commit (pre-existing; leave them "
-                 "unless the task is about them)")  # fmt: skip
+        title = (
+            "Failing tests that also fail on the base commit (pre-existing; leave them "
+            "unless the task is about them)"
+        )
         budget = room(FAILURES_BUDGET // 3 if new else FAILURES_BUDGET)
         parts.append(_failures(title, old, cases, clean, budget, MAX_DETAILED - len(new)))
     if rnd.parse_problems:
@@ -177,8 +187,9 @@ def trim_traceback(text: str, max_chars: int = MAX_TRACE_CHARS) -> str:
     lines = [ln[:MAX_LINE_CHARS] for ln in text.splitlines()]
     located = [n for n, ln in enumerate(lines) if FILE_LINE.search(ln)][-6:]
     stated = [n for n, ln in enumerate(lines) if ln.startswith("E ")][:10]
-    keep = sorted({*range(min(3, len(lines))), *located, *stated,
-                   *range(max(0, len(lines) - 4), len(lines))})  # fmt: skip
+    keep = sorted(
+        {*range(min(3, len(lines))), *located, *stated, *range(max(0, len(lines) - 4), len(lines))}
+    )
     out: list[str] = []
     for previous, n in zip([-1, *keep], keep, strict=False):
         if n != previous + 1:

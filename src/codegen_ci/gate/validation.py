@@ -11,42 +11,41 @@ Lint gets the same baseline as tests: the pre-flight runs each lint command on t
 code. One that fails there is *pre-existing*: the report lists it (`preexisting_lint`), it is
 left to the user, and in the rounds it neither skips the tests nor fails the round, unless the
 change adds lint errors of its own (an error is `path: message`, line numbers aside, that the
-base run did not print). So no round is spent on lint the model did not break.
+base run did not print). So no round is spent on lint the model did not break. Linter output is
+read for errors as `path:line: message` (`lint_errors`).
 
 Targeted re-runs: when the last round that ran tests had failing tests and there is one test
 command, which runs pytest, the round runs it with the `codegen_first` plugin
-(runners/pytest_first.py): the previously failing tests run first, and if one still fails
-the session stops there; that is the round's answer, at the price of those tests (`targeted` in the
-report). When they pass, the same process goes on through the full suite. So a run pays the
+(gate/pytest_commands.py): the previously failing tests run first, and if one still fails
+the session stops there; that is the round's answer, at the price of those tests (`targeted` in
+the report). When they pass, the same process goes on through the full suite. So a run pays the
 full suite about twice, and each round one pytest start-up. Where the plugin cannot be loaded
-(or the command runs xdist), the command is rewritten to the failing node ids instead
-(gate/runners/pytest_ids.py), and the full suite runs after it only when they pass.
+(or the command runs xdist), the command is rewritten to the failing node ids instead, and the
+full suite runs after it only when they pass (the ladder in gate/test_runs.py, which the
+baseline climbs too).
 
-JUnit: `<output>/junit/` holds every report a test command wrote (gate/junit/capture.py). Lint
-output is read for `path:line: message` errors (gate/lint_output.py); the round's result is a
-`RoundOutcome` (gate/round_outcome.py).
+JUnit: `<output>/junit/` holds every report a test command wrote (gate/junit/capture.py). A
+finished round is a `RoundOutcome`: the report's view of it, plus what baseline and reflection
+need (the JUnit results, the lint errors, the commands that failed).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from codegen_ci.gate.command_places import command_places
-from codegen_ci.gate.junit.capture import run_test_command
+from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.parse import JUnitResult
-from codegen_ci.gate.lint_output import lint_errors, lint_key
-from codegen_ci.gate.round_outcome import FailedCommand, RoundOutcome
-from codegen_ci.gate.runners import pytest_first, pytest_ids
-from codegen_ci.gate.runners.pytest_first import FirstStatus
-from codegen_ci.report import CommandKind, CommandResult, Round
+from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
+from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.security.output_normalise import strip_ansi
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import output_quota
-from codegen_ci.workspace.proc import ProcResult, run_shell
+from codegen_ci.workspace.proc import run_shell
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -69,6 +68,18 @@ def round_tag(iteration: int) -> str:
 
 
 @dataclass
+class ValidationState:
+    """What a validator learns as the run goes on (its configuration is the `Validator`'s)."""
+
+    setup_done: bool = False
+    targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
+    # lint command -> its errors (`path: message`) on the untouched code, when it failed there
+    base_lint: dict[str, frozenset[str]] = field(default_factory=dict)
+    ladder: RerunLadder = field(default_factory=RerunLadder)
+    round_commands: int = 0  # commands the rounds ran so far: numbers their logs
+
+
+@dataclass(frozen=True)
 class Validator:
     validation: Validation
     worktree: Worktree
@@ -76,35 +87,31 @@ class Validator:
     env: Mapping[str, str]
     observer: CommandObserver = field(default_factory=QuietObserver)
     excerpt_chars: int = 6000
-    setup_done: bool = False
-    targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
-    plugin_usable: bool = True  # False once pytest could not load codegen_first
     sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
-    # lint command -> its errors (`path: message`) on the untouched code, when it failed there
-    base_lint: dict[str, frozenset[str]] = field(default_factory=dict)
-    _seq: int = 0
+    state: ValidationState = field(default_factory=ValidationState)
 
-    def run_round(self, iteration: int, previous: RoundOutcome | None = None) -> RoundOutcome:
-        """One round. `previous` is not needed: the validator remembers the last failing
-        tests itself, also across a round whose tests were skipped."""
+    def run_round(self, iteration: int) -> RoundOutcome:
+        """One round. The validator remembers the last failing tests itself, also across a
+        round whose tests were skipped."""
+        state = self.state
         outcome = RoundOutcome(Round(iteration=iteration))
         self._new_phase()
-        if not self.setup_done:
+        if not state.setup_done:
             if not self._setup(outcome):
                 return outcome.finish()
             # Run on the model's code (a resumed run has no pre-flight): what it left in the
             # scratch is not kept for later phases, so it runs again in the next round.
-            self.setup_done = self.sandbox is None
+            state.setup_done = self.sandbox is None
         for command in self.validation.lint:
-            result, _ = self._run(command, "lint", outcome)
-            if not result.ok:
-                errors = lint_errors(strip_ansi(result.excerpt(200_000)))
-                if command in self.base_lint:
-                    errors = [e for e in errors if lint_key(e) not in self.base_lint[command]]
+            run = self._run(command, "lint", outcome)
+            if not run.result.ok:
+                errors = lint_errors(strip_ansi(run.result.excerpt(200_000)))
+                if command in state.base_lint:
+                    errors = [e for e in errors if lint_key(e) not in state.base_lint[command]]
                     if not errors:
                         continue  # only what the base commit already had: not the change's
                 outcome.lint_errors.extend(errors)
-                outcome.failed.append(self._failed(command, "lint", result, bool(errors)))
+                outcome.failed.append(self._failed(command, "lint", run, bool(errors)))
         if outcome.failed:
             outcome.round.commands += [
                 CommandResult(command=c, kind="test", exit_code=None, duration_s=0.0, skipped=True)
@@ -117,11 +124,11 @@ class Validator:
     def _setup(self, outcome: RoundOutcome) -> bool:
         """Run `setup` into `outcome`; False (and the failure recorded) when a command fails."""
         for command in self.validation.setup:
-            result, _ = self._run(command, "setup", outcome)
-            if not result.ok:
-                outcome.failed.append(self._failed(command, "setup", result, False))
+            run = self._run(command, "setup", outcome)
+            if not run.result.ok:
+                outcome.failed.append(self._failed(command, "setup", run, False))
                 return False
-        self.setup_done = True
+        self.state.setup_done = True
         return True
 
     def preflight(self, *, full: bool = False) -> RoundOutcome:
@@ -136,26 +143,25 @@ class Validator:
         if self.sandbox is not None:  # on the untouched code: the start of every later phase
             self.sandbox.keep_setup_state()
         for command in self.validation.lint:
-            result, _ = self._run(command, "lint", outcome)
-            if not result.ok:
-                errors = lint_errors(strip_ansi(result.excerpt(200_000)))
-                self.base_lint[command] = frozenset(map(lint_key, errors))
+            run = self._run(command, "lint", outcome)
+            if not run.result.ok:
+                errors = lint_errors(strip_ansi(run.result.excerpt(200_000)))
+                self.state.base_lint[command] = frozenset(map(lint_key, errors))
                 outcome.preexisting_lint[command] = errors
         for command in self.validation.test:
-            collect = not full and pytest_ids.mentions_pytest(command)
-            result, junit = self._run(command, "test", outcome, collect_only=collect)
+            collect = not full and pytest_commands.mentions_pytest(command)
+            run = self._run(command, "test", outcome, collect_only=collect)
             if not collect:
-                self._take(outcome, command, result, junit)
+                self._take(outcome, command, run)
         self._require_tests(outcome)
         return outcome.finish()
 
     def _tests(self, outcome: RoundOutcome) -> None:
         if not self._targeted(outcome):
             for command in self.validation.test:
-                result, junit = self._run(command, "test", outcome)
-                self._take(outcome, command, result, junit)
+                self._take(outcome, command, self._run(command, "test", outcome))
         self._require_tests(outcome)
-        self.targets = outcome.failing_ids()
+        self.state.targets = outcome.failing_ids()
 
     def _require_tests(self, outcome: RoundOutcome) -> None:
         """No test, no success: test commands that all wrote JUnit listing no test fail the
@@ -168,92 +174,104 @@ class Validator:
             outcome.failed.append(FailedCommand(ran[-1].command, "test", note, False))
 
     def _targeted(self, outcome: RoundOutcome) -> bool:
-        """Start from the previously failing tests; True when that answered the round."""
-        if not self.targets or len(self.validation.test) != 1:
+        """Start from the previously failing tests; True when that answered the round: the
+        plugin's run always does (it goes on through the full suite when they pass), a
+        rewritten command's only when one of them still fails (or it timed out)."""
+        targets = self.state.targets
+        if not targets or len(self.validation.test) != 1:
             return False
-        command = self.validation.test[0]
-        if self.plugin_usable and pytest_first.applies(command):
-            result, junit = self._run(command, "test", outcome, first=self.targets)
-            if self.plugin_usable:
-                self._take(outcome, command, result, junit)
-                return True
-            outcome.round.commands.pop()  # the plugin was refused: that run proves nothing
-        targeted = pytest_ids.targeted_command(command, self.targets, self.worktree.path)
-        if not targeted:
+
+        def run(command: str, first: list[str] | None) -> CommandRun:
+            return self._run(command, "test", outcome, first=first, targeted=first is None)
+
+        step = self.state.ladder.climb(self.validation.test[0], targets, self.worktree.path, run)
+        if step is None:
             return False
-        result, junit = self._run(targeted, "test", outcome, targeted=True)
-        if junit.failing() or result.timed_out:
-            self._take(outcome, targeted, result, junit)
-            return True
-        return False
+        ran = step.run
+        answered = step.rung == "plugin" or bool(ran.junit.failing()) or ran.result.timed_out
+        if answered:
+            self._take(outcome, step.command, ran)
+        return answered
 
-    def _take(self, outcome: RoundOutcome, command: str, result: ProcResult,
-              junit: JUnitResult) -> None:  # fmt: skip
-        outcome.junit = outcome.junit.merge(junit)
-        if not result.ok:
-            explained = bool(junit.failing()) and not result.timed_out
-            outcome.failed.append(self._failed(command, "test", result, explained))
+    def _take(self, outcome: RoundOutcome, command: str, run: CommandRun) -> None:
+        outcome.junit = outcome.junit.merge(run.junit)
+        if not run.result.ok:
+            explained = bool(run.junit.failing()) and not run.result.timed_out
+            outcome.failed.append(self._failed(command, "test", run, explained))
 
-    def _failed(self, command: str, kind: CommandKind, result: ProcResult,
-                explained: bool) -> FailedCommand:  # fmt: skip
-        return FailedCommand(command, kind, result.excerpt(self.excerpt_chars), explained)
+    def _failed(
+        self, command: str, kind: CommandKind, run: CommandRun, explained: bool
+    ) -> FailedCommand:
+        return FailedCommand(command, kind, run.result.excerpt(self.excerpt_chars), explained)
 
-    def _run(self, command: str, kind: CommandKind, outcome: RoundOutcome, *,
-             targeted: bool = False, first: list[str] | None = None,
-             collect_only: bool = False) -> tuple[ProcResult, JUnitResult]:  # fmt: skip
-        """Run one command, record it in the round, and parse the JUnit it wrote (tests).
-        `first`: failing ids to run first, through the pytest plugin."""
+    def _tag(self, outcome: RoundOutcome, kind: CommandKind) -> str:
+        """The name of a command's log and JUnit copies, `<round tag>-<nn>-<kind>`. The rounds
+        number their commands on across the run (round-1-01, round-1-02, round-2-03); the
+        pre-flight numbers its own, so it does not shift the rounds' names."""
         iteration = outcome.round.iteration
-        self._seq += 1 if iteration else 0  # pre-flight logs do not shift the rounds' names
-        n = self._seq if iteration else len(outcome.round.commands) + 1
-        tag = f"{round_tag(iteration)}-{n:02d}-{kind}"
+        if iteration:
+            self.state.round_commands += 1
+            number = self.state.round_commands
+        else:
+            number = len(outcome.round.commands) + 1
+        return f"{round_tag(iteration)}-{number:02d}-{kind}"
+
+    def _run(
+        self,
+        command: str,
+        kind: CommandKind,
+        outcome: RoundOutcome,
+        *,
+        targeted: bool = False,
+        first: list[str] | None = None,
+        collect_only: bool = False,
+    ) -> CommandRun:
+        """Run one command, record it in the round, and parse the JUnit it wrote (tests).
+        `first`: failing ids to run first, through the pytest plugin; a run in which pytest
+        refused the plugin proves nothing and is not recorded in the round."""
+        tag = self._tag(outcome, kind)
         log = self.output_dir / "logs" / f"{tag}.log"
         self.observer.command_started(kind, command)
         snapshot = self.worktree.snapshot()
         self.worktree.before_command()  # a test the model wrote may run git
-        status = FirstStatus()
-        if kind == "test":
-            result, junit, status = self._test_command(command, tag, log, first, collect_only)
+        if kind == "test" and not collect_only:
+            runner = Runner(
+                self.worktree.path, self.validation, self.output_dir, self.sandbox, self._wrap(kind)
+            )
+            run = runner.run(command, self.env, tag, log, first=first)
         else:
-            result, junit = run_shell(command, cwd=self.worktree.path, env=self.env,
-                                      timeout=self.validation.timeout, output_path=log,
-                                      wrap=self._wrap(kind)), JUnitResult()  # fmt: skip
+            env = dict(self.env)
+            if collect_only:
+                addopts = f"{env.get('PYTEST_ADDOPTS', '')} --collect-only -q"
+                env["PYTEST_ADDOPTS"] = addopts.strip()
+            result = run_shell(
+                command,
+                cwd=self.worktree.path,
+                env=env,
+                timeout=self.validation.timeout,
+                output_path=log,
+                wrap=self._wrap(kind),
+            )
+            run = CommandRun(result, JUnitResult())
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
         output_quota.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
-        record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
-                               duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
-                               output_path=str(log), targeted=targeted or status.stopped,
-                               failing_first=status.matched > 0,
-                               junit_tests=len(junit.cases) if junit.files else None,
-                               collect_only=collect_only)  # fmt: skip
-        outcome.round.commands.append(record)
+        result, junit = run.result, run.junit
+        record = CommandResult(
+            command=command,
+            kind=kind,
+            exit_code=result.exit_code,
+            duration_s=round(result.duration_s, 3),
+            timed_out=result.timed_out,
+            output_path=str(log),
+            targeted=targeted or run.first.stopped,
+            failing_first=run.first.matched > 0,
+            junit_tests=len(junit.cases) if junit.files else None,
+            collect_only=collect_only,
+        )
+        if not run.refused:
+            outcome.round.commands.append(record)
         self.observer.command_finished(record)
-        return result, junit
-
-    def _test_command(self, command: str, tag: str, log: Path, first: list[str] | None,
-                      collect_only: bool = False,
-                      ) -> tuple[ProcResult, JUnitResult, FirstStatus]:  # fmt: skip
-        env, status_file = dict(self.env), None
-        if collect_only:
-            env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} --collect-only -q".strip()
-            result = run_shell(command, cwd=self.worktree.path, env=env,
-                               timeout=self.validation.timeout, output_path=log,
-                               wrap=self._wrap("test"))  # fmt: skip
-            return result, JUnitResult(), FirstStatus()
-        places = command_places(self.sandbox, self.output_dir, tag)
-        if first:
-            env, status_file = pytest_first.prepare(self.env, first, places.tool_dir, tag,
-                                                    io_dir=places.io_dir)  # fmt: skip
-        result, junit = run_test_command(command, self.worktree.path, env, self.validation,
-                                         self.output_dir / "junit", tag, log,
-                                         wrap=self._wrap("test"), drop_dir=places.io_dir,
-                                         anchors=places.anchors)  # fmt: skip
-        status = FirstStatus()
-        if status_file:
-            status = pytest_first.keep(status_file, places.tool_dir, self.output_dir)
-        if status_file and pytest_first.failed_to_load(status, result.excerpt(4000)):
-            self.plugin_usable = False
-        return result, junit, status
+        return run
 
     def _new_phase(self) -> None:
         """A fresh scratch HOME, TMPDIR and caches: nothing the model's commands (or an
@@ -265,3 +283,144 @@ class Validator:
         if self.sandbox is None:
             return []
         return self.sandbox.prefix(self.worktree.path, network=kind in self.validation.network)
+
+
+# A finished round.
+
+
+@dataclass(frozen=True)
+class FailedCommand:
+    command: str
+    kind: CommandKind
+    output: str  # head and tail of its output
+    explained: bool  # failing JUnit cases or parsed lint errors account for the failure
+
+    def failure(self) -> Failure:
+        """The report's entry for a failure nothing else explains: the command by its kind and
+        text, with the line of its output that says what went wrong."""
+        return Failure(
+            id=f"{self.kind}: {self.command}", message=summary_line(self.output), kind="command"
+        )
+
+
+@dataclass
+class RoundOutcome:
+    """A finished round: the report's view, plus what baseline and reflection need."""
+
+    round: Round
+    junit: JUnitResult = field(default_factory=JUnitResult)
+    lint_errors: list[str] = field(default_factory=list)
+    failed: list[FailedCommand] = field(default_factory=list)
+    preexisting_lint: dict[str, list[str]] = field(default_factory=dict)  # pre-flight only
+    # once finished: each failed command nothing explains, with its entry in the report
+    command_failures: list[tuple[FailedCommand, Failure]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.round.passed
+
+    def signature(self) -> frozenset[str]:
+        """What failed, for the stuck check: test ids, lint errors, and failed commands whose
+        failure neither explains."""
+        sig = {f"test:{test_id}" for test_id in self.failing_ids()}
+        sig |= {f"lint:{e}" for e in self.lint_errors}
+        sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
+        return frozenset(sig)
+
+    def failing_ids(self) -> list[str]:
+        return list(dict.fromkeys(c.id for c in self.junit.failing()))
+
+    def finish(self) -> RoundOutcome:
+        """Fill in the report's view of the round from what was collected."""
+        rnd = self.round
+        self.command_failures = [(f, f.failure()) for f in self.failed if not f.explained]
+        rnd.tests = self.junit.totals()
+        rnd.parse_problems = list(self.junit.problems)
+        rnd.failures = [
+            *self.junit.failures(),
+            *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
+            *(
+                Failure(id=e, message=e, kind="lint", new=False)  # the pre-flight's: the base's
+                for errors in self.preexisting_lint.values()
+                for e in errors
+            ),
+            *(failure for _, failure in self.command_failures),
+        ]
+        rnd.passed = not self.failed
+        return self
+
+
+# Lines that say nothing about what failed: closing brackets of a printed object, package
+# managers' epilogues, runtime banners, stack frames (in dependency folders or anywhere).
+NOISE = re.compile(
+    r"^\s*(?:[\]})>,;]+|[\[{(]+|at .*|\.\.\. \d+ lines? .*|\^+|"
+    r"(?:npm|pnpm|yarn) (?:ERR!|error|ERROR|WARN).*|.*ELIFECYCLE.*|.*See above for more.*|"
+    r"Node\.js v[\d.]+|error Command failed with exit code \d+\.?|"
+    r"info Visit https://yarnpkg.*|Traceback \(most recent call last\):|"
+    r"make(?:\[\d+\])?: \*\*\*.*|exit status \d+|FAIL(?:ED)?|"
+    r"\d+ (?:passing|failing|pending).*|Tests?:? .*\d+ (?:failed|passed).*|"
+    r"(?:ERROR|error): (?:Test failed|command failed|Recipe for target).*)\s*$"
+)
+ERROR_LINE = re.compile(
+    r"\b(?:[A-Z]\w*(?:Error|Exception)|Error|ERR_[A-Z_]+|FAIL|AssertionError|panic|"
+    r"not ok|fatal|failed|cannot|Cannot|No such|not found)\b|[✗✕×]"
+)
+
+
+# A line that starts by stating an error: `TypeError: ...`, `Error: ...`, `E   assert ...`,
+# `FAIL src/x.test.ts > adds`, `not ok 1 - adds`, `panic: ...`, `error[E0308]: ...`.
+STATES_ERROR = re.compile(
+    r"(?:\w*(?:Error|Exception)\b(?: \[\w+\])?:|E\s{2,}\S|FAIL\s+\S|not ok\b|panic:|"
+    r"error(?:\[\w+\])?:|fatal:|ERROR:?\s)"
+)
+
+
+def summary_line(text: str) -> str:
+    """One line that says what went wrong: the first line that reads as an error (not a
+    stack frame, a lone bracket or a package manager's `ELIFECYCLE ... See above`), else the
+    last line that is not noise, else the last line."""
+    lines = [ln.strip() for ln in strip_ansi(text).splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not NOISE.fullmatch(ln) and "node_modules/" not in ln]
+    chosen = next((ln for ln in useful if STATES_ERROR.match(ln)), None)
+    chosen = chosen or next((ln for ln in useful if ERROR_LINE.search(ln)), None)
+    chosen = chosen or (useful[-1] if useful else lines[-1] if lines else "(no output)")
+    return chosen[:300]
+
+
+# Linter output -> errors as `path:line: message`, for the report and the reflection.
+
+_PATH = r"(?P<path>[\w./\\~-]+\.\w+)"
+LINT_LINE = re.compile(_PATH + r":(?P<line>\d+)(?::\d+)?:?\s+(?P<msg>\S.*)$")  # flake8, mypy
+LINT_ARROW = re.compile(r"^\s*-->\s*" + _PATH + r":(?P<line>\d+)")  # ruff/rustc full format
+LINT_STYLISH = re.compile(r"^\s+(?P<line>\d+):\d+\s+(?P<msg>(?:error|warning)\s+.+)$")  # eslint
+MAX_LINT_ERRORS = 50
+GO_VET_PREFIX = "vet: "  # go vet's type-check errors: `vet: pkg/file.go:6:17: cannot use ...`
+
+
+def lint_errors(output: str) -> list[str]:
+    """Errors as `path:line: message` from the usual linter formats (flake8/ruff concise/mypy/
+    pylint/go vet `path:line[:col]: message`, ruff/rustc full `CODE message` + `--> path:line:col`,
+    eslint stylish); empty when none is recognised (the caller then shows the raw output)."""
+    errors: list[str] = []
+    header, current_file = "", ""
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        if arrow := LINT_ARROW.match(line):
+            errors.append(f"{arrow['path']}:{arrow['line']}: {header}")
+        elif flat := LINT_LINE.match(line.strip().removeprefix(GO_VET_PREFIX)):
+            errors.append(f"{flat['path']}:{flat['line']}: {flat['msg'].strip()}")
+        elif (stylish := LINT_STYLISH.match(line)) and current_file:
+            errors.append(f"{current_file}:{stylish['line']}: {' '.join(stylish['msg'].split())}")
+        elif re.fullmatch(_PATH, line):
+            current_file = line
+        elif line.strip() and not line.startswith((" ", "|")):
+            header = line.strip()
+        if len(errors) >= MAX_LINT_ERRORS:
+            break
+    return errors
+
+
+def lint_key(error: str) -> str:
+    """An error without its line number (`path: message`), to compare runs of a linter on
+    code whose lines moved: the base commit's errors against a round's."""
+    return re.sub(r"^([^:]+):\d+(?::\d+)?:", r"\1:", error)

@@ -1,4 +1,5 @@
-"""Run a test command and capture the JUnit reports it wrote.
+"""Run a test command and capture the JUnit reports it wrote; for one that wrote none, how to
+make its runner write some (`junit_hint`).
 
 Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to a file in
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
@@ -12,17 +13,17 @@ files only, size checked first); what it refuses is a JUnit problem with its rea
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.cases import JUnitCase
-from codegen_ci.gate.junit.go import is_go_case
-from codegen_ci.gate.junit.go_build import BUILD_FAILED, build_failures
+from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
-from codegen_ci.gate.runners import pytest_ids
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
@@ -61,13 +62,15 @@ def run_test_command(
     places = [cwd, *anchors]
     globs = [expand_glob(pattern, env) for pattern in validation.junit]
     before = _report_candidates(command, places, globs)
-    result = run_shell(command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log,
-                       wrap=wrap)  # fmt: skip
+    result = run_shell(
+        command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log, wrap=wrap
+    )
     problems: list[str] = []
     copies: list[Path] = []
     if not validation.junit:
-        _copy(drop_dir.parent, f"{drop_dir.name}/{drop.name}", auto, copies, problems,
-              missing_ok=True)  # fmt: skip
+        _copy(
+            drop_dir.parent, f"{drop_dir.name}/{drop.name}", auto, copies, problems, missing_ok=True
+        )
     after = _report_candidates(command, places, globs)
     written = [key for key, stamp in after.items() if before.get(key) != stamp]
     total = 0
@@ -75,8 +78,10 @@ def run_test_command(
         size = after[(root, rel)][1]
         too_many = len(copies) >= MAX_REPORT_FILES or total + size > MAX_REPORT_BYTES
         if too_many and size <= DEFAULT_MAX_BYTES:  # a larger one is refused by its own size
-            problems.append(f"{root / rel}: not read: more than {MAX_REPORT_FILES} reports or "
-                            f"{MAX_REPORT_BYTES} bytes of them from one command")  # fmt: skip
+            problems.append(
+                f"{root / rel}: not read: more than {MAX_REPORT_FILES} reports or "
+                f"{MAX_REPORT_BYTES} bytes of them from one command"
+            )
             continue
         total += size
         _copy(root, rel, junit_dir / f"{tag}-{n}-{PurePosixPath(rel).name}", copies, problems)
@@ -87,8 +92,15 @@ def run_test_command(
     return result, junit
 
 
-def _copy(root: Path, rel: str, dest: Path, copies: list[Path], problems: list[str], *,
-          missing_ok: bool = False) -> None:  # fmt: skip
+def _copy(
+    root: Path,
+    rel: str,
+    dest: Path,
+    copies: list[Path],
+    problems: list[str],
+    *,
+    missing_ok: bool = False,
+) -> None:
     """Copy one report the command wrote into the output, through the guarded reader: no
     symlink followed, regular files only, its size checked before a byte is read."""
     try:
@@ -103,13 +115,14 @@ def _copy(root: Path, rel: str, dest: Path, copies: list[Path], problems: list[s
 Stamp = tuple[int, int]
 
 
-def _report_candidates(command: str, places: Sequence[Path],
-                       globs: list[str]) -> dict[tuple[Path, str], Stamp]:  # fmt: skip
+def _report_candidates(
+    command: str, places: Sequence[Path], globs: list[str]
+) -> dict[tuple[Path, str], Stamp]:
     """Report files a command may write, found without following a symlink: the spec's globs,
     and a `--junitxml` the command passes itself (a command-line option beats PYTEST_ADDOPTS).
     Each as (the place it lies under, its path there) with its modification time and size."""
     patterns = list(globs)
-    if explicit := pytest_ids.junitxml_arg(command):
+    if explicit := pytest_commands.junitxml_arg(command):
         patterns.append(explicit)
     found: dict[tuple[Path, str], Stamp] = {}
     for pattern in patterns:
@@ -141,7 +154,7 @@ def _anchor(pattern: str, places: Sequence[Path]) -> tuple[Path | None, str]:
 
 
 def _go_build_failures(result: ProcResult, junit: JUnitResult) -> list[JUnitCase]:
-    """Packages that did not compile: in the output only (see junit_go_build)."""
+    """Packages that did not compile: in the output only (see gate/junit/go.py)."""
     if result.ok:
         return []
     output = result.excerpt(OUTPUT_SCAN_CHARS)
@@ -159,3 +172,99 @@ def expand_glob(pattern: str, env: Mapping[str, str]) -> str:
 
     expanded = re.sub(r"\$(?:\{(\w+)\}|(\w+))", value, pattern)
     return str(Path(expanded).expanduser()) if expanded.startswith("~") else expanded
+
+
+# A test command that wrote no JUnit: how to make its runner write some. Without JUnit the gate
+# can only go by exit codes: no failing test ids for the reflection, no baseline per test,
+# "tests: unknown" in reports. The hint names the runner the command uses (looking through
+# `npm test`/`pnpm run x`/`yarn x` into package.json's scripts).
+
+SCRIPT = re.compile(r"^\s*(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)")
+HINTS = (
+    (
+        re.compile(r"\bvitest\b"),
+        "vitest: add `--reporter=default --reporter=junit "
+        "--outputFile.junit=junit.xml` and set `validation.junit: [junit.xml]`",
+    ),
+    (
+        re.compile(r"\bjest\b"),
+        "jest: `npm install --save-dev jest-junit`, run `jest --ci "
+        "--reporters=default --reporters=jest-junit` and set `validation.junit: [junit.xml]`",
+    ),
+    (
+        re.compile(r"\bmocha\b"),
+        "mocha: `npm install --save-dev mocha-junit-reporter`, run "
+        "`mocha --reporter mocha-junit-reporter --reporter-options mochaFile=junit.xml` and set "
+        "`validation.junit: [junit.xml]`",
+    ),
+    (
+        re.compile(r"\bnode\b.*--test\b"),
+        "node's test runner: add `--test-reporter=spec "
+        "--test-reporter-destination=stdout --test-reporter=junit "
+        "--test-reporter-destination=junit.xml` and set `validation.junit: [junit.xml]`",
+    ),
+    (
+        re.compile(r"\bgo\s+test\b|\bgotestsum\b"),
+        "go: run `gotestsum --junitfile junit.xml -- "
+        "./...` instead of `go test ./...` and set `validation.junit: [junit.xml]`",
+    ),
+    (
+        re.compile(r"\bcargo\b"),
+        "cargo: run `cargo nextest run --profile ci` with "
+        '`[profile.ci.junit] path = "junit.xml"` in .config/nextest.toml and set '
+        "`validation.junit: [target/nextest/ci/junit.xml]`",
+    ),
+    (
+        re.compile(r"\bpytest\b|\btox\b|\bnox\b"),
+        "pytest: with `validation.junit` empty it gets "
+        "`--junitxml` automatically; with globs set, pass `--junitxml=<file>` matching them",
+    ),
+)
+GENERIC = (
+    "make the command write a JUnit XML report and list the file in `validation.junit` "
+    "(pytest gets one automatically)"
+)
+
+
+# The command (or the script it runs) already asks its runner for JUnit: suggesting the same
+# flags again would be no help; what is missing is the file in `validation.junit`.
+ASKS_FOR_JUNIT = re.compile(
+    r"--reporters?[= ](?:default,)?(?:junit|jest-junit)\b|mocha-junit-reporter|"
+    r"--test-reporter=junit|--junitfile\b|--junit(?:xml)?\b|--reporter[= ]junit"
+)
+JUNIT_FILE = re.compile(
+    r"(?:--outputFile(?:\.junit)?[= ]|mochaFile=|--test-reporter-destination=|--junitfile[= ]|"
+    r"JEST_JUNIT_OUTPUT_FILE=|--junitxml[= ])([^\s'\"]+\.xml)"
+)
+
+
+def junit_hint(command: str, cwd: Path) -> str:
+    """The way to get JUnit from the runner `command` uses; when it already asks for JUnit,
+    where the report goes instead (what `validation.junit` must match)."""
+    text = command + " " + _script(command, cwd)
+    if ASKS_FOR_JUNIT.search(text):
+        written = JUNIT_FILE.search(text)
+        target = f"`{written[1]}`" if written else "the file it writes"
+        default = " (jest-junit's default is junit.xml)" if "jest-junit" in text else ""
+        return (
+            f"the command already asks for JUnit; list {target}{default} in "
+            "`validation.junit` (a glob relative to the repository) so the gate reads it"
+        )
+    for pattern, hint in HINTS:
+        if pattern.search(text):
+            return hint
+    return GENERIC
+
+
+def _script(command: str, cwd: Path) -> str:
+    """The package.json script an `npm test`-style command runs ("" if none)."""
+    match = SCRIPT.match(command)
+    if not match:
+        return ""
+    try:
+        text = guarded_read.read_text(cwd, "package.json", max_bytes=1024 * 1024)
+        scripts = json.loads(text).get("scripts")
+    except (guarded_read.Refused, ValueError, AttributeError):
+        return ""
+    value = scripts.get(match.group(1)) if isinstance(scripts, dict) else None
+    return value if isinstance(value, str) else ""

@@ -1,12 +1,12 @@
-"""JUnit XML reports -> test cases and failures, for the reflection step and `codegen-ci junit`.
+"""JUnit XML reports -> test cases and failures, for the reflection step and `codegen-ci junit`,
+and their rendering for people (`render_text`) and for `codegen-ci junit --json` (`summary_json`).
 
 Reports come from the repository under test, so they are untrusted input: they are streamed
 through defusedxml (no DTDs, no entities, no external references; an entity bomb or an XXE
 file is refused at its `<!DOCTYPE>`), capped in size, and every way a file can be broken
 becomes a `problem` string ("path: message"), never an exception.
 
-How a `<testcase>` is judged is in junit_cases; finding the failure's location in
-junit_locate; rendering results in junit_render.
+How a `<testcase>` is judged, and where its failure happened, is in gate/junit/cases.py.
 
 junitparser supplies the element model (tags, attribute parsing). Its own loaders are not
 used: they read the file with an unhardened parser and build the whole tree, while a report
@@ -44,6 +44,8 @@ __all__ = [
     "JUnitResult",
     "parse_file",
     "parse_files",
+    "render_text",
+    "summary_json",
 ]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -123,7 +125,7 @@ def parse_file(
 ) -> JUnitResult:
     """Parse one report. A file that cannot be read or parsed yields no cases and a problem.
     With `root` (the repository the tests ran in), locations are made relative to it and Go
-    results are refined against its sources (junit_go)."""
+    results are refined against its sources (gate/junit/go.py)."""
     name = str(path)
     try:
         with path.open("rb") as raw:
@@ -197,3 +199,49 @@ def _iter_cases(source: _CappedReader, repo: Path | None) -> Iterator[JUnitCase]
         raise _NotJUnit(
             f"not a JUnit report: the root element is {found}, expected <testsuites> or <testsuite>"
         )
+
+
+# JUnit results for people and for `codegen-ci junit --json`.
+
+
+def summary_json(result: JUnitResult) -> dict[str, Any]:
+    """The CONTRACT shape of `codegen-ci junit --json`, plus the list of parse problems."""
+    totals = result.totals()
+    return {
+        **totals.model_dump(),
+        "failures": [
+            {"id": c.id, "message": c.message, "file": c.file, "line": c.line}
+            for c in result.failing()
+        ],
+        "problems": list(result.problems),
+    }
+
+
+def render_text(result: JUnitResult, *, max_failures: int = 20) -> str:
+    """What a person (or the reflection prompt) reads: totals, the first `max_failures`
+    failing cases with the tail of their details, then the files that could not be parsed."""
+    t = result.totals()
+    lines = [
+        f"{t.total} tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
+        f"{t.skipped} skipped ({len(result.files)} file{'s' if len(result.files) != 1 else ''})"
+    ]
+    failing = result.failing()
+    for case in failing[:max_failures]:
+        where = f" ({case.file}:{case.line})" if case.file and case.line else ""
+        lines.append(f"{case.outcome.upper()} {case.id}{where}: {case.message}".rstrip())
+        lines.extend(f"    {ln}" for ln in _tail(case.details))
+    if len(failing) > max_failures:
+        lines.append(f"... and {len(failing) - max_failures} more failing tests")
+    if result.problems:
+        lines.append("Problems:")
+        lines.extend(f"  {problem}" for problem in result.problems)
+    return "\n".join(lines)
+
+
+def _tail(details: str, max_lines: int = 25, max_width: int = 300) -> list[str]:
+    """The end of a traceback is where the failure is; long lines are cut."""
+    lines = details.strip("\n").splitlines()
+    cut = lines[-max_lines:]
+    if len(lines) > max_lines:
+        cut.insert(0, f"[... {len(lines) - max_lines} lines omitted]")
+    return [ln if len(ln) <= max_width else ln[:max_width] + " [...]" for ln in cut]

@@ -110,8 +110,13 @@ class FailingFirst:
     def pytest_sessionfinish(self) -> None:
         if not self.status_path:
             return
-        line = {"pid": os.getpid(), "matched": self.matched, "rest": self.rest,
-                "stopped": self.stopped, "xdist_worker": self.xdist_worker}  # fmt: skip
+        line = {
+            "pid": os.getpid(),
+            "matched": self.matched,
+            "rest": self.rest,
+            "stopped": self.stopped,
+            "xdist_worker": self.xdist_worker,
+        }
         with open(self.status_path, "a", encoding="utf-8") as status:
             status.write(json.dumps(line) + "\n")
 
