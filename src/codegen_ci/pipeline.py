@@ -32,8 +32,7 @@ from codegen_ci.progress import Progress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
-from codegen_ci.security.sandbox import Sandbox, open_sandbox
-from codegen_ci.security.sandbox_places import SandboxUnavailable
+from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git, output_quota
 from codegen_ci.workspace.finalize import finalize

@@ -7,7 +7,7 @@ request's body closes (`closes #N`, `fixes #N`, `resolves #N`; at most three). T
 through the normal GitHub client (publish/github_client.py: retried, exit 3 when GitHub stays
 down); a number GitHub does not know, or any lookup that fails, leaves the commit message alone
 as the text, with a note. All of it is the repository's and its contributors' text: cleaned of
-hidden content and fenced as data (security/untrusted.py, security/fence.py).
+hidden content and fenced as data (security/untrusted.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from pathlib import Path
 
 from codegen_ci.errors import CodegenError
 from codegen_ci.eval.history import Task
-from codegen_ci.security.fence import fence
-from codegen_ci.security.untrusted import clean_untrusted
+from codegen_ci.security.untrusted import clean_untrusted, fence
 from codegen_ci.workspace import git
 
 PULL_IN_SUBJECT = re.compile(r"^Merge pull request #(\d+)\b|\(#(\d+)\)\s*$")

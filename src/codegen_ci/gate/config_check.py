@@ -22,7 +22,7 @@ from pathlib import Path
 
 from codegen_ci.errors import InputError
 from codegen_ci.report import CommandResult, Round
-from codegen_ci.security.output_normalise import strip_ansi
+from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import read_head_tail
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.report import CommandKind, Failure, Round
-from codegen_ci.security.output_normalise import strip_ansi
+from codegen_ci.security.untrusted import strip_ansi
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ from codegen_ci.gate.round_outcome import FailedCommand, RoundOutcome
 from codegen_ci.gate.runners import pytest_first, pytest_ids
 from codegen_ci.gate.runners.pytest_first import FirstStatus
 from codegen_ci.report import CommandKind, CommandResult, Round
-from codegen_ci.security.output_normalise import strip_ansi
 from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import output_quota
 from codegen_ci.workspace.proc import ProcResult, run_shell
