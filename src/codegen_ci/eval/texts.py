@@ -88,7 +88,6 @@ def github_lookup(root: Path) -> Lookup | None:
         repository = match["repo"]
     from codegen_ci.publish.github_client import GitHubClient
     from codegen_ci.publish.github_types import GitHubTarget
-    from codegen_ci.security.redact import REDACTOR
 
     target = GitHubTarget(
         api_url=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
@@ -97,7 +96,7 @@ def github_lookup(root: Path) -> Lookup | None:
         server_url=os.environ.get("GITHUB_SERVER_URL") or "https://github.com",
     )
     backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0"))
-    client = GitHubClient(target, redact=REDACTOR.redact, backoff=backoff, retries=2)
+    client = GitHubClient(target, backoff=backoff, retries=2)
 
     def lookup(number: int) -> tuple[str, str]:
         issue = client.get_issue(number)  # a pull request is an issue too

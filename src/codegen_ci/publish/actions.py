@@ -2,7 +2,7 @@
 (whose Markdown job_summary renders).
 
 Formats follow actions/toolkit (`core.setOutput`, `core.notice`, `core.summary`). Everything
-written passes through `redact`, except `add_mask`, whose whole point is the secret itself.
+written passes the redactor (`REDACTOR`), except `add_mask`, whose whole point is the secret.
 Workflow commands go to the stream beneath the CLI's `TerminalStream` (which would defuse a
 line starting with `::`); the text they carry passes `for_terminal` here instead.
 """
@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
 from codegen_ci.publish.neutral import neutralise
 from codegen_ci.security.inert_text import for_terminal, raw_stream
+from codegen_ci.security.redact import REDACTOR
 
 __all__ = ["SUMMARY_LIMIT", "ActionsIO", "escape_data", "escape_property"]
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary above 1 MiB
-
-
-def _identity(text: str) -> str:
-    return text
 
 
 def escape_data(text: str) -> str:
@@ -43,12 +40,10 @@ class ActionsIO:
         output_file: Path | None,
         summary_file: Path | None,
         stream: TextIO | None = None,
-        redact: Callable[[str], str] = _identity,
     ) -> None:
         self.output_file = output_file
         self.summary_file = summary_file
         self.stream = stream if stream is not None else raw_stream(sys.stdout)
-        self.redact = redact
 
     def set_output(self, name: str, value: str) -> None:
         """Append `name<<DELIM ... DELIM` to `GITHUB_OUTPUT`; a no-op outside Actions."""
@@ -56,7 +51,7 @@ class ActionsIO:
             return
         if not name or "\n" in name or "<<" in name:
             raise ValueError(f"bad output name {name!r}")
-        value = self.redact(value)
+        value = REDACTOR.redact(value)
         delimiter = _token("ghadelimiter_", value)
         with self.output_file.open("a", encoding="utf-8", newline="\n") as out:
             out.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
@@ -64,7 +59,7 @@ class ActionsIO:
     def append_summary(self, markdown: str) -> None:
         if self.summary_file is None:
             return
-        text = neutralise(self.redact(markdown))
+        text = neutralise(REDACTOR.redact(markdown))
         if len(text.encode()) > SUMMARY_LIMIT:
             note = "\n\n… (summary truncated: GitHub allows 1 MiB)\n"
             text = text.encode()[: SUMMARY_LIMIT - 1024].decode(errors="ignore") + note
@@ -100,7 +95,7 @@ class ActionsIO:
 
     def untrusted_block(self, text: str) -> None:
         """Print text that must not run workflow commands (model output, test logs)."""
-        text = for_terminal(self.redact(text))
+        text = for_terminal(REDACTOR.redact(text))
         token = _token("", text)
         self._command("stop-commands", {}, token)
         self.stream.write(text if text.endswith("\n") or not text else text + "\n")
@@ -116,7 +111,7 @@ class ActionsIO:
 
     def log(self, message: str) -> None:
         """A plain log line (ours, so it may contain workflow commands on purpose)."""
-        self.stream.write(for_terminal(self.redact(message)) + "\n")
+        self.stream.write(for_terminal(REDACTOR.redact(message)) + "\n")
         self.stream.flush()
 
     def _annotate(
@@ -127,12 +122,12 @@ class ActionsIO:
 
     def _command(self, name: str, props: dict[str, str | None], message: str) -> None:
         shown = ",".join(
-            f"{key}={for_terminal(escape_property(self.redact(value)))}"
+            f"{key}={for_terminal(escape_property(REDACTOR.redact(value)))}"
             for key, value in props.items()
             if value
         )
         head = f"::{name} {shown}" if shown else f"::{name}"
-        self.stream.write(f"{head}::{for_terminal(escape_data(self.redact(message)))}\n")
+        self.stream.write(f"{head}::{for_terminal(escape_data(REDACTOR.redact(message)))}\n")
         self.stream.flush()
 
 

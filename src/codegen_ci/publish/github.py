@@ -17,6 +17,7 @@ from codegen_ci.publish.github_pulls import (
 from codegen_ci.publish.github_types import PullInfo
 from codegen_ci.publish.neutral import with_markers
 from codegen_ci.security.inert_text import break_references
+from codegen_ci.security.redact import REDACTOR
 
 PR_MARKER = "<!-- codegen-ci -->"  # on every pull request body the tool writes
 
@@ -51,7 +52,7 @@ class GitHubPublisher(GitHubClient):
 
         `body` is neutralised (no `<!--` of its own survives), then the markers are attached:
         text the body relays can never carry a marker into the comment."""
-        tail = [self._redact(hidden)] if hidden else []
+        tail = [REDACTOR.redact(hidden)] if hidden else []
         text = with_markers(self._clean(body), head=[marker], tail=tail)
         issue = self._repo.get_issue(issue_number)
         me = self.own_login().casefold()

@@ -7,7 +7,7 @@ Every public method is one retried operation: on a 5xx, a rate limit or a droppe
 the whole operation runs again (honouring Retry-After), which keeps retried writes idempotent
 (a retried PR creation finds the PR the first attempt made). Any failure that survives the
 retries, and any other API error, surfaces as `GitHubError` (exit 3), never as a PyGithub
-exception. Every text sent to GitHub (titles, bodies, comments) first passes `redact`.
+exception. Every text sent to GitHub (titles, bodies, comments) first passes `REDACTOR`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from codegen_ci.publish.github_pulls import listed, open_pull, pull_info
 from codegen_ci.publish.github_retry import RetryPolicy
 from codegen_ci.publish.github_types import GitHubTarget, IssueInfo, PullInfo
 from codegen_ci.publish.neutral import neutralise
+from codegen_ci.security.redact import REDACTOR
 
 __all__ = ["ACTIONS_BOT", "ROLES", "GitHubClient"]
 
@@ -40,7 +41,6 @@ class GitHubClient:
         retries: int = 5,
         backoff: float = 1.0,
         max_wait: float = 120.0,
-        redact: Callable[[str], str] = lambda text: text,
         seconds_between_requests: float = 0.0,
         seconds_between_writes: float = 0.0,
         timeout: int = 30,
@@ -50,7 +50,6 @@ class GitHubClient:
         a named wait longer than `max_wait` fails at once."""
         self.target = target
         self._retry = RetryPolicy(retries, backoff, max_wait)
-        self._redact = redact
         self._gh = Github(
             base_url=target.api_url.rstrip("/"),
             auth=Auth.Token(target.token),
@@ -147,7 +146,7 @@ class GitHubClient:
 
     def _clean(self, text: str) -> str:
         """What is sent: secrets redacted, controls made visible, mentions broken."""
-        return neutralise(self._redact(text))
+        return neutralise(REDACTOR.redact(text))
 
     def _call(self, what: str, operation: Callable[[], T]) -> T:
         """Run one operation with retries; turn whatever escapes into GitHubError."""
