@@ -281,7 +281,8 @@ def _escape_command_data(value: str) -> str:
 
 
 REDACTOR = Redactor()
-"""The process-wide redactor: register secrets once at start-up, redact everything on output."""
+"""The process-wide redactor: register secrets once at start-up, redact everything on output.
+Every module that emits text uses it directly; no redactor is passed around."""
 
 
 def redact(text: str) -> str:

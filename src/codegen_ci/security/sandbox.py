@@ -64,6 +64,8 @@ SCRATCH_DIRS = ("home", "tmp", "runner-temp")
 NO_USER_SITE = {"PYTHONNOUSERSITE": "1"}
 Kind = Literal["bwrap", "landlock", "off"]
 BWRAP_ENV = "CODEGEN_BWRAP"  # an explicit bwrap binary; default: `bwrap` on PATH at start-up
+
+# What every backend hides, and what it shows again from inside (see the module docstring).
 FILE_COMMAND_VARS = (
     "GITHUB_ENV",
     "GITHUB_PATH",
@@ -249,12 +251,12 @@ class Sandbox:
         replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
         return Confinement(
             workdir,
-            (workdir, self.scratch, *writable),
-            tuple(shown),
-            (*self.hidden, *hidden),
-            replaced,
-            (workdir / ".git",),
-            network,
+            writable=(workdir, self.scratch, *writable),
+            read_only=tuple(shown),
+            hidden=(*self.hidden, *hidden),
+            replaced=replaced,
+            frozen=(workdir / ".git",),
+            network=network,
         )
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
@@ -376,7 +378,11 @@ class Setup:
         config = self.root / "gitconfig"
         replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
         return Confinement(
-            self.root / "rw" / "tmp", (self.root / "rw",), tuple(read_only), self.hidden, replaced
+            self.root / "rw" / "tmp",
+            writable=(self.root / "rw",),
+            read_only=tuple(read_only),
+            hidden=self.hidden,
+            replaced=replaced,
         )
 
 
