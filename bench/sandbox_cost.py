@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.security.sandbox import open_sandbox
-from codegen_ci.security.sandbox_places import SandboxUnavailable
+from codegen_ci.security.sandbox import SandboxUnavailable, open_sandbox
 from codegen_ci.workspace.proc import run_shell
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from codegen_ci.report import (
     TestTotals,
     Usage,
 )
+from codegen_ci.security.redact import REDACTOR
 from markdown_view import outside_code
 
 
@@ -79,13 +81,15 @@ def test_bad_output_name(tmp_path: Path) -> None:
 
 
 def test_everything_written_is_redacted(tmp_path: Path) -> None:
-    actions, stream = make_io(tmp_path, redact=lambda s: s.replace("sk-secret", "***"))
-    actions.set_output("x", "key sk-secret")
-    actions.append_summary("token sk-secret")
-    actions.warning("saw sk-secret", title="sk-secret here")
-    actions.untrusted_block("log with sk-secret")
-    actions.log("plain sk-secret")
-    with actions.group("group sk-secret"):
+    secret = f"sk-secret-{uuid.uuid4().hex}"  # registered like the action's own secrets
+    REDACTOR.add_secret(secret)
+    actions, stream = make_io(tmp_path)
+    actions.set_output("x", f"key {secret}")
+    actions.append_summary(f"token {secret}")
+    actions.warning(f"saw {secret}", title=f"{secret} here")
+    actions.untrusted_block(f"log with {secret}")
+    actions.log(f"plain {secret}")
+    with actions.group(f"group {secret}"):
         pass
     written = stream.getvalue() + "".join(p.read_text() for p in tmp_path.iterdir())
     assert "sk-secret" not in written
@@ -132,14 +136,18 @@ def test_untrusted_block_cannot_issue_commands(tmp_path: Path) -> None:
 
 
 def test_add_mask_bypasses_redaction_and_masks_each_line(tmp_path: Path) -> None:
-    actions, stream = make_io(tmp_path, redact=lambda s: "***")
-    actions.add_mask("-----BEGIN KEY-----\nabc%def\n-----END KEY-----")
+    tag = uuid.uuid4().hex[:8]  # every line a registered secret, unique to this test
+    REDACTOR.add_secret(f"-----BEGIN KEY {tag}-----\nabc%def{tag}\n-----END KEY {tag}-----")
+    actions, stream = make_io(tmp_path)
+    actions.add_mask(f"-----BEGIN KEY {tag}-----\nabc%def{tag}\n-----END KEY {tag}-----")
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "::add-mask::-----BEGIN KEY-----%0Aabc%25def%0A-----END KEY-----"
+    assert lines[0] == (
+        f"::add-mask::-----BEGIN KEY {tag}-----%0Aabc%25def{tag}%0A-----END KEY {tag}-----"
+    )
     assert lines[1:] == [
-        "::add-mask::-----BEGIN KEY-----",
-        "::add-mask::abc%25def",
-        "::add-mask::-----END KEY-----",
+        f"::add-mask::-----BEGIN KEY {tag}-----",
+        f"::add-mask::abc%25def{tag}",
+        f"::add-mask::-----END KEY {tag}-----",
     ]
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import kernel_abi, landlock_argv
-from codegen_ci.security.sandbox_places import toolchain_places
+from codegen_ci.security.sandbox import toolchain_places
 
 pytestmark = pytest.mark.skipif(kernel_abi() < 1, reason="the kernel has no Landlock")
 

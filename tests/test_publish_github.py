@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import socket
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from codegen_ci.publish.github import (
     GitHubTarget,
     PullRequestsNotPermitted,
 )
+from codegen_ci.security.redact import REDACTOR
 from codegen_ci.testing.github_double import GitHubDouble
 
 SERVER = "https://github.example"
@@ -139,8 +141,10 @@ def test_react_to_a_comment_and_an_issue(gh: GitHubDouble) -> None:
 
 def test_comment_is_redacted_and_returns_its_url(gh: GitHubDouble) -> None:
     gh.add_issue("Fix it")
-    pub = publisher(gh, redact=lambda text: text.replace("sk-secret", "***"))
-    url = pub.comment(1, "leaked sk-secret here")
+    secret = f"sk-secret-{uuid.uuid4().hex}"  # registered like the action's own secrets
+    REDACTOR.add_secret(secret)
+    pub = publisher(gh)
+    url = pub.comment(1, f"leaked {secret} here")
     (comment,) = gh.comments.values()
     assert comment.body == "leaked *** here"
     assert url == f"{SERVER}/octo-org/hello/issues/1#issuecomment-{comment.id}"
@@ -241,10 +245,12 @@ def test_reviewer_who_is_no_collaborator_does_not_sink_the_pr(
 
 
 def test_pr_title_and_body_are_redacted(gh: GitHubDouble) -> None:
-    pub = publisher(gh, redact=lambda text: text.replace("hunter2", "[redacted]"))
-    pub.open_or_update_pr(head="codegen/x", base="main", title="hunter2", body="pw hunter2")
+    secret = f"hunter2-{uuid.uuid4().hex}"
+    REDACTOR.add_secret(secret)
+    pub = publisher(gh)
+    pub.open_or_update_pr(head="codegen/x", base="main", title=secret, body=f"pw {secret}")
     (issue,) = gh.pulls()
-    assert (issue.title, issue.body) == ("[redacted]", f"{PR_MARKER}\npw [redacted]")
+    assert (issue.title, issue.body) == ("***", f"{PR_MARKER}\npw ***")
     assert all("hunter2" not in str(r.body) for r in gh.requests)
 
 

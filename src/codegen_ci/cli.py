@@ -261,19 +261,19 @@ def init(**kwargs: Any) -> None:
 
 
 # Commands that run a model's shell commands; they re-execute without secrets in their
-# start-up environment (see secret_env).
+# start-up environment (see security/safe_env.py).
 MODEL_COMMANDS = {"run", "resume", "batch", "action", "eval"}
 
 
 def main() -> None:
     from codegen_ci.errors import GitError
-    from codegen_ci.security import secret_env
+    from codegen_ci.security import safe_env
     from codegen_ci.workspace.git_env import git_binary
 
-    secret_env.restore_secrets()
+    safe_env.restore_secrets()
     with contextlib.suppress(GitError):
         git_binary()  # resolved once, at start-up, before any command of a model ran
     args = sys.argv[1:]
     if args and args[0] in MODEL_COMMANDS and "--help" not in args and "-h" not in args:
-        secret_env.reexec_without_secrets(args)
+        safe_env.reexec_without_secrets(args)
     cli(prog_name="codegen-ci")

@@ -30,8 +30,7 @@ from codegen_ci.progress import Progress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
-from codegen_ci.security.sandbox import Sandbox, open_sandbox
-from codegen_ci.security.sandbox_places import SandboxUnavailable
+from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git, output_quota
 from codegen_ci.workspace.finalize import finalize
@@ -151,8 +150,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
             run_preflight(validator, baseline, report, ctx.worktree.path)
         finally:  # an environment failure is named as such, before a "setup failed"
             check_environment([report.preflight], _places(ctx, validator.sandbox))
-    conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl",
-                                                    REDACTOR.redact)  # fmt: skip
+    conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl")
     if not conversation.messages:
         for message in first_messages(spec, ctx.worktree, ctx.briefing):
             conversation.add(message)
@@ -165,7 +163,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
                        network="run_command" in spec.validation.network)  # fmt: skip
     toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
     agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
-                  REDACTOR.redact, limits.max_steps)  # fmt: skip
+                  limits.max_steps)  # fmt: skip
     signatures: list[frozenset[str]] = []
     last = ctx.start_iteration + limits.max_iterations - 1
     report.status, report.reason = "failed", "max_iterations"

@@ -9,7 +9,6 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TextIO
 
@@ -18,6 +17,7 @@ from rich.markup import escape
 from codegen_ci.errors import Interrupted
 from codegen_ci.report import CommandResult, Report
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
+from codegen_ci.security.redact import REDACTOR
 
 MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs keep it whole
 
@@ -25,9 +25,8 @@ MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs 
 class Progress:
     """Plain line logs (CI, pipes). Subclasses change how a line is shown."""
 
-    def __init__(self, stream: TextIO | None = None, redact: Callable[[str], str] = str) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.redact = redact
         self.started = time.monotonic()
         self.round = 0
 
@@ -38,7 +37,7 @@ class Progress:
 
     def shown(self, text: str) -> str:
         """`text` as it may be shown: redacted, no control, on one line."""
-        return for_terminal(self.redact(text), one_line=True)
+        return for_terminal(REDACTOR.redact(text), one_line=True)
 
     # --- events ----------------------------------------------------------------------------
 
@@ -61,7 +60,7 @@ class Progress:
         self.status(f"round {self.round}: {kind}: {command}")
 
     def command_finished(self, result: CommandResult) -> None:
-        command = self.redact(result.command)  # before cutting: a cut secret could slip by
+        command = REDACTOR.redact(result.command)  # before cutting: a cut secret could slip by
         if len(command) > MAX_COMMAND_CHARS:  # a re-run of the failing tests names every id
             left = len(command) - MAX_COMMAND_CHARS
             command = f"{command[:MAX_COMMAND_CHARS]}... ({left} more characters)"
@@ -90,9 +89,8 @@ class StoppableProgress(Progress):
     once `stop` is set the run's next step (a round, a model call, a command) raises
     `Interrupted` here, naming `what` was interrupted."""
 
-    def __init__(self, stream: TextIO | None, redact: Callable[[str], str],
-                 stop: threading.Event, what: str) -> None:  # fmt: skip
-        super().__init__(stream, redact)
+    def __init__(self, stream: TextIO | None, stop: threading.Event, what: str) -> None:
+        super().__init__(stream)
         self.stop = stop
         self.what = what
 
@@ -116,8 +114,8 @@ class StoppableProgress(Progress):
 class RichProgress(Progress):
     """A live spinner with the current activity and elapsed time, above scrolling lines."""
 
-    def __init__(self, redact: Callable[[str], str] = str) -> None:
-        super().__init__(sys.stderr, redact)
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
         from rich.console import Console
 
         # rich's own styling goes to the terminal as it is; all our text in it is `shown`.
@@ -144,6 +142,6 @@ class RichProgress(Progress):
         self._status.stop()
 
 
-def make_progress(redact: Callable[[str], str]) -> Progress:
+def make_progress() -> Progress:
     interactive = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
-    return RichProgress(redact) if interactive else Progress(redact=redact)
+    return RichProgress() if interactive else Progress()

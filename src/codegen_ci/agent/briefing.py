@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen_ci.agent.instructions import Instructions, system_section
-from codegen_ci.security.fence import fence
+from codegen_ci.security.untrusted import fence
 
 
 @dataclass(frozen=True)

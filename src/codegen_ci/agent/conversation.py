@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.report import Round
+from codegen_ci.security.redact import REDACTOR
 
 
 class Conversation:
@@ -19,32 +20,30 @@ class Conversation:
     def __init__(
         self,
         transcript: Path,
-        redact: Callable[[str], str],
         messages: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.messages: list[dict[str, Any]] = list(messages)
         self._transcript = transcript
-        self._redact = redact
         transcript.parent.mkdir(parents=True, exist_ok=True)
 
     def add(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
         # Redact each string, then serialise: masking the serialised line could cut an
         # escape sequence and leave a line that no longer parses (and `resume` could not load).
-        line = json.dumps(_redact_strings({"ts": round(time.time(), 3), **message}, self._redact),
-                          ensure_ascii=False)  # fmt: skip
+        stamped = {"ts": round(time.time(), 3), **message}
+        line = json.dumps(_redact_strings(stamped, REDACTOR.redact), ensure_ascii=False)
         with self._transcript.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
 
     @classmethod
-    def load(cls, transcript: Path, redact: Callable[[str], str]) -> Conversation:
+    def load(cls, transcript: Path) -> Conversation:
         messages = []
         for line in transcript.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 data = json.loads(line)
                 data.pop("ts", None)
                 messages.append(data)
-        return cls(transcript, redact, _complete_steps(messages))
+        return cls(transcript, _complete_steps(messages))
 
     def resume_note(self, last_rounds: Sequence[Round] = ()) -> None:
         """Tell the model the run was stopped, and what the last validation round found."""

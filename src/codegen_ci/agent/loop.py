@@ -6,7 +6,6 @@ tool call; reaching one raises `LimitReached`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -18,7 +17,8 @@ from codegen_ci.agent.model import Model, ModelReply
 from codegen_ci.agent.read_tools import ToolError
 from codegen_ci.agent.tool_schema import ReadFileArgs
 from codegen_ci.agent.tools import Toolbox
-from codegen_ci.security.fence import fence
+from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import fence
 from codegen_ci.workspace.path_guard import PathRefused
 
 
@@ -34,7 +34,6 @@ class Agent:
     conversation: Conversation
     budget: Budget
     observer: AgentObserver
-    redact: Callable[[str], str]
     max_steps: int = 60
     window: ContextWindow = field(default_factory=ContextWindow)
     _last_size: int = field(default=0, init=False)  # chars of the previous request
@@ -65,7 +64,7 @@ class Agent:
             self.budget.add(reply)
             message = reply.as_message()
             if message.get("content"):
-                message["content"] = self.redact(message["content"])
+                message["content"] = REDACTOR.redact(message["content"])
             self.conversation.add(message)
             if not reply.tool_calls:
                 return steps
@@ -93,7 +92,7 @@ class Agent:
                 text = self.toolbox.read_file(ReadFileArgs(path=path))
             except (ToolError, PathRefused, OSError) as exc:
                 text = f"(cannot be read now: {exc})"
-            texts[path] = fence(f"file {path}", self.redact(text))
+            texts[path] = fence(f"file {path}", REDACTOR.redact(text))
         self.conversation.add({"role": "user", "content": current_files_note(texts)})
         return True
 
@@ -110,7 +109,7 @@ class Agent:
                           "round was reached; validation runs next.")  # fmt: skip
             else:
                 steps += 1
-                result = self.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
+                result = REDACTOR.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
                 self.observer.tool_call(tool_call.name, tool_call.arguments, result)
             self.conversation.add({"role": "tool", "tool_call_id": tool_call.id,
                                    "content": result})  # fmt: skip

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 from codegen_ci.agent.briefing import Briefing
 from codegen_ci.security import guarded_read
-from codegen_ci.security.fence import fence
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import fence
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.globs import matches

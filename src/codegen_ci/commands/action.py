@@ -40,8 +40,7 @@ from codegen_ci.workspace import git
 
 def action_command() -> int:
     io = ActionsIO(
-        output_file=_env_path("GITHUB_OUTPUT"), summary_file=_env_path("GITHUB_STEP_SUMMARY"),
-        redact=REDACTOR.redact,
+        output_file=_env_path("GITHUB_OUTPUT"), summary_file=_env_path("GITHUB_STEP_SUMMARY")
     )  # fmt: skip
     REDACTOR.add_from_env(os.environ)
     run = ActionRun(io)

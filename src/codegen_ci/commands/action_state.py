@@ -23,7 +23,6 @@ from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.publish.run_history import render_history
 from codegen_ci.publish.status import StatusComment, StatusProgress
 from codegen_ci.report import Report
-from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.workspace import git
 
@@ -48,7 +47,7 @@ class ActionState:
         if self.publisher is None:
             target = GitHubTarget.from_env(os.environ)
             backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF") or "1.0")
-            self.publisher = GitHubPublisher(target, backoff=backoff, redact=REDACTOR.redact)
+            self.publisher = GitHubPublisher(target, backoff=backoff)
         return self.publisher
 
     def status_comment(self, issue_number: int | None) -> StatusComment:
@@ -60,8 +59,8 @@ class ActionState:
 
     def progress(self) -> Progress:
         if self.status is None:
-            return Progress(stream=sys.stdout, redact=REDACTOR.redact)
-        return StatusProgress(self.status, stream=sys.stdout, redact=REDACTOR.redact)
+            return Progress(stream=sys.stdout)
+        return StatusProgress(self.status, stream=sys.stdout)
 
     def output_dir(self, root: Path, run_id: str) -> Path:
         s = self.settings

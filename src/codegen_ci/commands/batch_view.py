@@ -13,7 +13,6 @@ import click
 
 from codegen_ci.progress import StoppableProgress
 from codegen_ci.security.inert_text import for_terminal, raw_stream
-from codegen_ci.security.redact import REDACTOR
 
 if TYPE_CHECKING:
     from codegen_ci.commands.batch_plan import Outcome
@@ -29,7 +28,7 @@ class SpecProgress(StoppableProgress):
     _write_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, name: str, width: int, stop: threading.Event) -> None:
-        super().__init__(sys.stderr, REDACTOR.redact, stop, "batch")
+        super().__init__(sys.stderr, stop, "batch")
         self.prefix = name.ljust(width)
 
     def line(self, text: str) -> None:

@@ -211,7 +211,7 @@ class TaskProgress(StoppableProgress):
     `Interrupted` (worker threads get no signals)."""
 
     def __init__(self, stream: TextIO, stop: threading.Event) -> None:
-        super().__init__(stream, REDACTOR.redact, stop, "eval")
+        super().__init__(stream, stop, "eval")
 
 
 

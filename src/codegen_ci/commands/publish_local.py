@@ -43,7 +43,6 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
     if report.status != "success" and not spec.pr.draft:
         return  # never a ready-for-review PR for a failed run
     from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
-    from codegen_ci.security.redact import REDACTOR
 
     target = GitHubTarget(
         api_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
@@ -52,7 +51,7 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
         server_url=os.environ.get("GITHUB_SERVER_URL", "https://github.com"),
         run_url=None,
     )
-    publisher = GitHubPublisher(target, redact=REDACTOR.redact)
+    publisher = GitHubPublisher(target)
     pull = publisher.open_or_update_pr(
         head=report.branch,
         base=spec.git.base or publisher.default_branch(),

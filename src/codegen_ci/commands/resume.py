@@ -14,7 +14,6 @@ from codegen_ci.commands.run_files import read_report, read_run_state, read_tran
 from codegen_ci.commands.run_prepare import environment_layer, register_secrets
 from codegen_ci.errors import InputError
 from codegen_ci.report import Report
-from codegen_ci.security.redact import REDACTOR
 from codegen_ci.workspace import git
 from codegen_ci.workspace.create import worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
@@ -64,8 +63,7 @@ def resume_run(run_dir: Path, spec_file: Path | None, base_url: str | None) -> R
         raise InputError(f"{state_file}: the repository {state.repo} is not there any more")
     root = state.repo
     trust_directory(root)  # the repository the run was started on (git_env.py)
-    conversation = read_transcript(run_dir / "transcript.jsonl",
-                                   lambda p: Conversation.load(p, REDACTOR.redact))  # fmt: skip
+    conversation = read_transcript(run_dir / "transcript.jsonl", Conversation.load)
     register_secrets()
     branch = state.branch
     tree_path = Path(report.worktree) if report.worktree else state.worktree

@@ -122,7 +122,7 @@ def drive(plan: Plan, briefing: Briefing,
           resume_one: Callable[[Path], Report] | None = None) -> Report:  # fmt: skip
     """Run (or go on running) the candidates, then choose and put the winner on the branch.
     `resume_one` continues an attempt an interruption left unfinished."""
-    (plan.progress or make_progress(REDACTOR.redact)).stage(plan.describe())
+    (plan.progress or make_progress()).stage(plan.describe())
     try:
         if plan.spec.candidates.strategy == "race":
             _race(plan, briefing, resume_one)
@@ -156,7 +156,7 @@ def _escalate(plan: Plan, briefing: Briefing,
                                            time.monotonic() - began)  # fmt: skip
             if limits is None:
                 plan.note = f"candidate {index} and later not started: {why}"
-                shown = plan.progress or make_progress(REDACTOR.redact)
+                shown = plan.progress or make_progress()
                 shown.stage(f"candidate {index}: not started ({why})")
                 return
             carry = carry_note(plan.done) if cfg.carry == "summary" else None
@@ -224,7 +224,7 @@ def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
     })  # fmt: skip
     out = plan.out / "candidates" / str(index)
     run_id = f"{plan.run_id}-c{index}"
-    progress = progress or plan.progress or make_progress(REDACTOR.redact)
+    progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
     with plan.lock:  # `git worktree add` takes the repository's locks: one at a time

@@ -43,7 +43,7 @@ def run_pipeline(
              "branch": worktree.branch, "base_commit": worktree.base_commit,
              "worktree": str(worktree.path), "sources": dict(sources or {})}  # fmt: skip
     (out / "run.json").write_text(REDACTOR.dumps(state, indent=2), encoding="utf-8")
-    progress = progress or make_progress(REDACTOR.redact)
+    progress = progress or make_progress()
     ctx = RunContext(root, out, run_id, worktree, progress, model_factory,
                      dry_run=dry_run, carry=carry,
                      report=report or Report(), conversation=conversation,

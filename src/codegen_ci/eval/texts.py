@@ -7,7 +7,7 @@ request's body closes (`closes #N`, `fixes #N`, `resolves #N`; at most three). T
 through the normal GitHub client (publish/github.py: retried, exit 3 when GitHub stays
 down); a number GitHub does not know, or any lookup that fails, leaves the commit message alone
 as the text, with a note. All of it is the repository's and its contributors' text: cleaned of
-hidden content and fenced as data (security/untrusted.py, security/fence.py).
+hidden content and fenced as data (security/untrusted.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from pathlib import Path
 
 from codegen_ci.errors import CodegenError
 from codegen_ci.eval.history import Task
-from codegen_ci.security.fence import fence
-from codegen_ci.security.untrusted import clean_untrusted
+from codegen_ci.security.untrusted import clean_untrusted, fence
 from codegen_ci.workspace import git
 
 PULL_IN_SUBJECT = re.compile(r"^Merge pull request #(\d+)\b|\(#(\d+)\)\s*$")
@@ -88,7 +87,6 @@ def github_lookup(root: Path) -> Lookup | None:
             return None
         repository = match["repo"]
     from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
-    from codegen_ci.security.redact import REDACTOR
 
     target = GitHubTarget(
         api_url=os.environ.get("GITHUB_API_URL") or "https://api.github.com",
@@ -97,7 +95,7 @@ def github_lookup(root: Path) -> Lookup | None:
         server_url=os.environ.get("GITHUB_SERVER_URL") or "https://github.com",
     )
     backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0"))
-    client = GitHubPublisher(target, redact=REDACTOR.redact, backoff=backoff, retries=2)
+    client = GitHubPublisher(target, backoff=backoff, retries=2)
 
     def lookup(number: int) -> tuple[str, str]:
         issue = client.get_issue(number)  # a pull request is an issue too

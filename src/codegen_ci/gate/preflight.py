@@ -35,8 +35,8 @@ from codegen_ci.errors import InputError
 from codegen_ci.gate.junit.capture import junit_hint
 from codegen_ci.gate.validation import RoundOutcome, Validator
 from codegen_ci.report import CommandResult, JUnitMissing, PreexistingLint, Report, Round
-from codegen_ci.security.output_normalise import strip_ansi
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import read_head_tail
 

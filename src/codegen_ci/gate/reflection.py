@@ -20,8 +20,7 @@ from collections.abc import Callable, Sequence
 from codegen_ci.gate.junit.parse import JUnitCase
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Failure, Round, location
-from codegen_ci.security.fence import fence, head_tail
-from codegen_ci.security.output_normalise import strip_ansi, strip_nondeterminism
+from codegen_ci.security.untrusted import fence, head_tail, strip_ansi, strip_nondeterminism
 
 MAX_MESSAGE_CHARS = 12_000
 MAX_DETAILED = 5  # failures shown with a traceback

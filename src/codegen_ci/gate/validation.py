@@ -41,8 +41,8 @@ from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.report import CommandKind, CommandResult, Failure, Round
-from codegen_ci.security.output_normalise import strip_ansi
 from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import output_quota
 from codegen_ci.workspace.proc import run_shell

@@ -4,7 +4,7 @@ through it: the step outputs of action.yml, the masks it asks for, and the stop-
 around output it does not control.
 
 Formats follow actions/toolkit (`core.setOutput`, `core.notice`, `core.summary`). Everything
-written passes through `redact`, except `add_mask`, whose whole point is the secret itself.
+written passes the redactor (`REDACTOR`), except `add_mask`, whose whole point is the secret.
 Workflow commands go to the stream beneath the CLI's `TerminalStream` (which would defuse a
 line starting with `::`); the text they carry passes `for_terminal` here instead.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
@@ -49,10 +49,6 @@ OUTPUT_NAMES = (
 )
 
 
-def _identity(text: str) -> str:
-    return text
-
-
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -68,12 +64,10 @@ class ActionsIO:
         output_file: Path | None,
         summary_file: Path | None,
         stream: TextIO | None = None,
-        redact: Callable[[str], str] = _identity,
     ) -> None:
         self.output_file = output_file
         self.summary_file = summary_file
         self.stream = stream if stream is not None else raw_stream(sys.stdout)
-        self.redact = redact
 
     def set_output(self, name: str, value: str) -> None:
         """Append `name<<DELIM ... DELIM` to `GITHUB_OUTPUT`; a no-op outside Actions."""
@@ -81,7 +75,7 @@ class ActionsIO:
             return
         if not name or "\n" in name or "<<" in name:
             raise ValueError(f"bad output name {name!r}")
-        value = self.redact(value)
+        value = REDACTOR.redact(value)
         delimiter = _token("ghadelimiter_", value)
         with self.output_file.open("a", encoding="utf-8", newline="\n") as out:
             out.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
@@ -89,7 +83,7 @@ class ActionsIO:
     def append_summary(self, markdown: str) -> None:
         if self.summary_file is None:
             return
-        text = neutralise(self.redact(markdown))
+        text = neutralise(REDACTOR.redact(markdown))
         if len(text.encode()) > SUMMARY_LIMIT:
             note = "\n\n… (summary truncated: GitHub allows 1 MiB)\n"
             text = text.encode()[: SUMMARY_LIMIT - 1024].decode(errors="ignore") + note
@@ -137,7 +131,7 @@ class ActionsIO:
 
     def untrusted_block(self, text: str) -> None:
         """Print text that must not run workflow commands (model output, test logs)."""
-        text = for_terminal(self.redact(text))
+        text = for_terminal(REDACTOR.redact(text))
         token = _token("", text)
         self._command("stop-commands", {}, token)
         self.stream.write(text if text.endswith("\n") or not text else text + "\n")
@@ -153,7 +147,7 @@ class ActionsIO:
 
     def log(self, message: str) -> None:
         """A plain log line (ours, so it may contain workflow commands on purpose)."""
-        self.stream.write(for_terminal(self.redact(message)) + "\n")
+        self.stream.write(for_terminal(REDACTOR.redact(message)) + "\n")
         self.stream.flush()
 
     def _annotate(
@@ -164,12 +158,12 @@ class ActionsIO:
 
     def _command(self, name: str, props: dict[str, str | None], message: str) -> None:
         shown = ",".join(
-            f"{key}={for_terminal(escape_property(self.redact(value)))}"
+            f"{key}={for_terminal(escape_property(REDACTOR.redact(value)))}"
             for key, value in props.items()
             if value
         )
         head = f"::{name} {shown}" if shown else f"::{name}"
-        self.stream.write(f"{head}::{for_terminal(escape_data(self.redact(message)))}\n")
+        self.stream.write(f"{head}::{for_terminal(escape_data(REDACTOR.redact(message)))}\n")
         self.stream.flush()
 
 

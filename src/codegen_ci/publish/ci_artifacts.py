@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate.junit.parse import parse_files
 from codegen_ci.publish.github import GitHubPublisher
-from codegen_ci.security.output_normalise import strip_ansi
+from codegen_ci.security.untrusted import strip_ansi
 
 MAX_ZIP_BYTES = 100 * 1024 * 1024
 MAX_XML_BYTES = 20 * 1024 * 1024  # one member

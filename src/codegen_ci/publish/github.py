@@ -8,7 +8,7 @@ Every public method is one retried operation: on a 5xx, a rate limit or a droppe
 the whole operation runs again (honouring Retry-After), which keeps retried writes idempotent
 (a retried PR creation finds the PR the first attempt made). Any failure that survives the
 retries, and any other API error, surfaces as `GitHubError` (exit 3), never as a PyGithub
-exception. Every text sent to GitHub (titles, bodies, comments) first passes `redact`, then
+exception. Every text sent to GitHub (titles, bodies, comments) first passes `REDACTOR`, then
 `neutralise`; the tool's hidden markers are attached after that (`with_markers`).
 
 What PyGithub has no method for (review threads and their replies, a workflow run's
@@ -42,6 +42,7 @@ from codegen_ci.errors import GitHubError, InputError
 from codegen_ci.publish.github_retry import RetryPolicy, describe
 from codegen_ci.publish.markdown import neutralise, with_markers
 from codegen_ci.security.inert_text import break_references
+from codegen_ci.security.redact import REDACTOR
 
 __all__ = [
     "ACTIONS_BOT",
@@ -148,7 +149,6 @@ class GitHubPublisher:
         retries: int = 5,
         backoff: float = 1.0,
         max_wait: float = 120.0,
-        redact: Callable[[str], str] = lambda text: text,
         seconds_between_requests: float = 0.0,
         seconds_between_writes: float = 0.0,
         timeout: int = 30,
@@ -158,7 +158,6 @@ class GitHubPublisher:
         a named wait longer than `max_wait` fails at once."""
         self.target = target
         self._retry = RetryPolicy(retries, backoff, max_wait)
-        self._redact = redact
         self._gh = Github(
             base_url=target.api_url.rstrip("/"),
             auth=Auth.Token(target.token),
@@ -280,7 +279,7 @@ class GitHubPublisher:
 
         `body` is neutralised (no `<!--` of its own survives), then the markers are attached:
         text the body relays can never carry a marker into the comment."""
-        tail = [self._redact(hidden)] if hidden else []
+        tail = [REDACTOR.redact(hidden)] if hidden else []
         text = with_markers(self._clean(body), head=[marker], tail=tail)
         issue = self._repo.get_issue(issue_number)
         me = self.own_login().casefold()
@@ -390,7 +389,7 @@ class GitHubPublisher:
 
     def _clean(self, text: str) -> str:
         """What is sent: secrets redacted, controls made visible, mentions broken."""
-        return neutralise(self._redact(text))
+        return neutralise(REDACTOR.redact(text))
 
     def _call(self, what: str, operation: Callable[[], T]) -> T:
         """Run one operation with retries; turn whatever escapes into GitHubError."""

@@ -70,10 +70,9 @@ class StatusProgress(Progress):
         status: StatusComment,
         *,
         stream: TextIO | None = None,
-        redact: Callable[[str], str] = str,
         every_s: float = UPDATE_EVERY_S,
     ) -> None:
-        super().__init__(stream, redact)
+        super().__init__(stream)
         self.status_comment = status
         self.every_s = every_s
         self.max_iterations = 0

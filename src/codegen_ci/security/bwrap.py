@@ -18,10 +18,10 @@ def bwrap_argv(bwrap: str, confinement: Confinement) -> list[str]:
     read-write; replaced and frozen files read-only on top; own namespaces (network only if
     allowed), no capability, a new session."""
     c = confinement
-    argv = [bwrap, "--unshare-all", *(["--share-net"] if c.network else []),
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
-            "--tmpfs", "/dev/shm"]  # fmt: skip  # noqa: S108 - inside the sandbox
+    argv = [bwrap, "--unshare-all", *(["--share-net"] if c.network else [])]
+    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--tmpfs", "/dev/shm"]  # noqa: S108 - inside the sandbox
     read_only: list[str] = []  # empty and read-only: no message can be left there
     # A hidden place inside a place shown again (the run's output directory in the git
     # directory) is hidden after that place is mounted.

@@ -52,8 +52,7 @@ class Refused(Exception):
 
 
 class _OpenHow(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
-                ("resolve", ctypes.c_uint64)]  # fmt: skip
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
 _libc: ctypes.CDLL | None
@@ -82,8 +81,9 @@ def openat2_available() -> bool:
 def _openat2(dirfd: int, rel: str, flags: int) -> int:
     assert _libc is not None
     how = _OpenHow(flags=flags, mode=0, resolve=_RESOLVE)
-    fd = int(_libc.syscall(_SYS_OPENAT2, dirfd, os.fsencode(rel), ctypes.byref(how),
-                           ctypes.sizeof(how)))  # fmt: skip
+    fd = int(
+        _libc.syscall(_SYS_OPENAT2, dirfd, os.fsencode(rel), ctypes.byref(how), ctypes.sizeof(how))
+    )
     if fd < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), rel)
@@ -132,8 +132,12 @@ def _refusal(name: str, exc: OSError, directory: bool) -> Refused:
     if exc.errno in (errno.ELOOP, errno.EXDEV, errno.EMLINK):
         return Refused(name, "is or passes through a symlink (never followed)")
     if exc.errno == errno.ENOTDIR:
-        return Refused(name, "a folder was expected and a file is there" if directory
-                       else "passes through a file where a folder was expected")  # fmt: skip
+        return Refused(
+            name,
+            "a folder was expected and a file is there"
+            if directory
+            else "passes through a file where a folder was expected",
+        )
     if exc.errno == errno.ENOENT:
         return Refused(name, "does not exist")
     return Refused(name, exc.strerror or str(exc))
@@ -165,8 +169,9 @@ def _check(fd: int, name: str, max_bytes: int) -> os.stat_result:
     if st.st_size > max_bytes:
         raise Refused(name, f"too large ({st.st_size} bytes; at most {max_bytes} are read)")
     if st.st_blocks * 512 > max_bytes + CHUNK:  # a block's rounding is no reason to refuse
-        raise Refused(name, f"takes {st.st_blocks * 512} bytes on disk "
-                      f"(at most {max_bytes} are read)")  # fmt: skip
+        raise Refused(
+            name, f"takes {st.st_blocks * 512} bytes on disk (at most {max_bytes} are read)"
+        )
     return st
 
 
@@ -205,8 +210,9 @@ def copy_file(root: Path | int, rel: str | PurePosixPath, dest: Path, *, max_byt
         try:
             _check(fd, str(rel), max_bytes)
             dest.unlink(missing_ok=True)
-            out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                          | os.O_CLOEXEC, 0o644)  # fmt: skip
+            out = os.open(
+                dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+            )
             copied = 0
             try:
                 while copied < max_bytes:
@@ -242,8 +248,13 @@ def _open_dir(root: Path, rel: str | PurePosixPath) -> int:
         os.close(dirfd)
 
 
-def walk(root: Path, rel: str | PurePosixPath = "", *, max_entries: int = MAX_WALK_ENTRIES,
-         skip: frozenset[str] = frozenset()) -> Iterator[FileInfo]:  # fmt: skip
+def walk(
+    root: Path,
+    rel: str | PurePosixPath = "",
+    *,
+    max_entries: int = MAX_WALK_ENTRIES,
+    skip: frozenset[str] = frozenset(),
+) -> Iterator[FileInfo]:
     """The regular files under `rel` (relative to `root`), never through a symlink; symlinks,
     FIFOs and the like are left out. `skip`: directory names not entered (".git")."""
     start = PurePosixPath(*_parts(rel)) if _parts(rel) else PurePosixPath()
@@ -264,8 +275,9 @@ def walk(root: Path, rel: str | PurePosixPath = "", *, max_entries: int = MAX_WA
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        yield FileInfo(str(where / name), st.st_size, st.st_blocks * 512,
-                                       st.st_mtime_ns)  # fmt: skip
+                        yield FileInfo(
+                            str(where / name), st.st_size, st.st_blocks * 512, st.st_mtime_ns
+                        )
                     elif stat.S_ISDIR(st.st_mode) and name not in skip and depth < MAX_WALK_DEPTH:
                         try:
                             sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
@@ -285,8 +297,9 @@ def glob(root: Path, pattern: str, *, skip: frozenset[str] = frozenset({".git"})
     return [info.rel for info in glob_files(root, pattern, skip=skip)]
 
 
-def glob_files(root: Path, pattern: str, *,
-               skip: frozenset[str] = frozenset({".git"})) -> list[FileInfo]:  # fmt: skip
+def glob_files(
+    root: Path, pattern: str, *, skip: frozenset[str] = frozenset({".git"})
+) -> list[FileInfo]:
     """`glob`, with each file's sizes and modification time."""
     parts = _parts(pattern)
     fixed: list[str] = []
@@ -349,8 +362,9 @@ class TreeCopy:
     left_out: list[str] = field(default_factory=list)
 
 
-def copy_tree(root: Path, rel: str, dest: Path, *, max_files: int, max_bytes: int,
-              max_file_bytes: int) -> TreeCopy:  # fmt: skip
+def copy_tree(
+    root: Path, rel: str, dest: Path, *, max_files: int, max_bytes: int, max_file_bytes: int
+) -> TreeCopy:
     """Copy the regular files under `rel` (relative to `root`) into `dest` (made by the tool),
     bounded in count, in total bytes and per file; symlinks and special files left out."""
     done = TreeCopy()

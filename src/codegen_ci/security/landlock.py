@@ -19,8 +19,22 @@ from codegen_ci.security import landlock_exec
 from codegen_ci.security.confinement import Confinement
 
 LAUNCHER = Path(landlock_exec.__file__)
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
-          "/nix", "/snap", "/run", "/proc", "/sys")  # fmt: skip
+SYSTEM = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix",
+    "/snap",
+    "/run",
+    "/proc",
+    "/sys",
+)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 

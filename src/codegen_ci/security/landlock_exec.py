@@ -56,8 +56,13 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
 MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1,
-             5: (1 << 16) - 1}  # fmt: skip
+FS_BY_ABI = {
+    1: (1 << 13) - 1,
+    2: (1 << 14) - 1,
+    3: (1 << 15) - 1,
+    4: (1 << 15) - 1,
+    5: (1 << 16) - 1,
+}
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # what a file rule may hold
@@ -93,8 +98,12 @@ def _check(result: int, what: str) -> int:
 
 def abi_version(libc: ctypes.CDLL) -> int:
     """The kernel's Landlock ABI; 0 when it has none (or it is disabled at boot)."""
-    version = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                           ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))  # fmt: skip
+    version = libc.syscall(
+        SYS_LANDLOCK_CREATE_RULESET,
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION),
+    )
     return max(int(version), 0)
 
 
@@ -143,15 +152,25 @@ def landlock(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
     if abi >= 6:
         attr += struct.pack("=Q", SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
     buf = ctypes.create_string_buffer(attr, len(attr))
-    ruleset = _check(libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)),
-                                  ctypes.c_uint32(0)), "landlock_create_ruleset")  # fmt: skip
+    ruleset = _check(
+        libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
+        ),
+        "landlock_create_ruleset",
+    )
     try:
-        for key, rights in (("read", READ), ("list", READ_DIR), ("write", READ | WRITE),
-                            ("devices", DEVICE)):  # fmt: skip
+        for key, rights in (
+            ("read", READ),
+            ("list", READ_DIR),
+            ("write", READ | WRITE),
+            ("devices", DEVICE),
+        ):
             for path in _paths(policy, key):
                 _add_path(libc, ruleset, path, rights & handled_fs)
-        _check(libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
-               "landlock_restrict_self")  # fmt: skip
+        _check(
+            libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
+            "landlock_restrict_self",
+        )
     finally:
         os.close(ruleset)
 
@@ -177,8 +196,16 @@ def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         if not rights:
             return
         attr = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
-        _check(libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, ctypes.c_uint32(RULE_PATH_BENEATH),
-                            attr, ctypes.c_uint32(0)), f"landlock_add_rule({path})")  # fmt: skip
+        _check(
+            libc.syscall(
+                SYS_LANDLOCK_ADD_RULE,
+                ruleset,
+                ctypes.c_uint32(RULE_PATH_BENEATH),
+                attr,
+                ctypes.c_uint32(0),
+            ),
+            f"landlock_add_rule({path})",
+        )
     finally:
         os.close(fd)
 
@@ -201,17 +228,30 @@ def seccomp_program(*, network: bool, abi: int, unix_stream: bool) -> list[tuple
     prog += [(BPF_JEQ_K, 1, 0, sys_socket), allow]
     # socket(family, type, protocol): the low 32 bits of each argument (little-endian)
     prog += [(BPF_LD_W_ABS, 0, 0, 16)]
-    unix = [allow] if unix_stream else [
-        (BPF_LD_W_ABS, 0, 0, 24), (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
-        (BPF_JEQ_K, 2, 0, SOCK_STREAM), (BPF_JEQ_K, 1, 0, SOCK_SEQPACKET), allow, refuse,
-    ]  # fmt: skip
+    unix = (
+        [allow]
+        if unix_stream
+        else [
+            (BPF_LD_W_ABS, 0, 0, 24),
+            (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
+            (BPF_JEQ_K, 2, 0, SOCK_STREAM),
+            (BPF_JEQ_K, 1, 0, SOCK_SEQPACKET),
+            allow,
+            refuse,
+        ]
+    )
     prog += [(BPF_JEQ_K, 0, len(unix), AF_UNIX), *unix]
     prog += [(BPF_JEQ_K, 0, 1, AF_NETLINK), allow]
     tcp_only = [
-        (BPF_LD_W_ABS, 0, 0, 24), (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
-        (BPF_JEQ_K, 0, 4, SOCK_STREAM), (BPF_LD_W_ABS, 0, 0, 32),
-        (BPF_JEQ_K, 1, 0, 0), (BPF_JEQ_K, 0, 1, IPPROTO_TCP), allow, refuse,
-    ]  # fmt: skip
+        (BPF_LD_W_ABS, 0, 0, 24),
+        (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
+        (BPF_JEQ_K, 0, 4, SOCK_STREAM),
+        (BPF_LD_W_ABS, 0, 0, 32),
+        (BPF_JEQ_K, 1, 0, 0),
+        (BPF_JEQ_K, 0, 1, IPPROTO_TCP),
+        allow,
+        refuse,
+    ]
     if network:
         prog += [allow]  # every family: the command has the network
     elif abi >= 4:  # plain TCP is Landlock's to refuse; everything else inet is ours

@@ -4,9 +4,11 @@ the report, the PR body, comments, the step summary and logs.
 It masks two things with `***`:
 
 * **Registered secrets** (`add_secret`, `add_from_env`) and the forms they take on their way
-  out (`codegen_ci.security.secret_forms`: JSON- and URL-escaped, and base64 at every alignment).
-* **Token-shaped strings** nobody registered (`token_shapes.py`: GitHub, OpenAI, AWS and
-  Slack tokens, private keys, JWTs, auth headers, URL passwords, `x-access-token:` basic auth).
+  out (`secret_forms`: JSON- and URL-escaped, and base64 at every alignment).
+* **Token-shaped strings** nobody registered (`SHAPES`: GitHub, OpenAI, AWS and Slack tokens,
+  private keys, JWTs, auth headers, URL passwords, `?access_token=` style query parameters,
+  and git's `x-access-token:` basic auth, decoded or as bare base64: what `actions/checkout`
+  leaves in `.git/config`).
 
 Values shorter than `MIN_SECRET_LENGTH` are ignored: masking `true`, `main` or `admin`
 everywhere would make logs and diffs unreadable while protecting nothing (no real credential is
@@ -15,12 +17,14 @@ that short).
 Speed (tool results and logs can be megabytes): registered forms are one alternation, longest
 first so a secret wins over its own prefix, compiled when a secret is added; `redact` first asks
 `form in text` (a C substring search) and runs the alternation of only the forms present, which
-for most texts is none. Token shapes are filtered the same way by literals they must contain.
-Every pass is linear in the size of the text.
+for most texts is none. Token shapes are filtered the same way by literals they must contain
+(`shapes_in`), and each begins with a literal and looks behind it, so a run of token
+characters starts one attempt only. Every pass is linear in the size of the text.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -28,14 +32,14 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from codegen_ci.security.safe_env import is_secret_name
-from codegen_ci.security.secret_forms import secret_forms
-from codegen_ci.security.token_shapes import ALL_SHAPES, kept_prefix, shape_pattern, shapes_in
 
 MIN_SECRET_LENGTH = 6
 WHOLE_FILE_BYTES = 16 * 1024 * 1024
 MASK = "***"
+MIN_FORM_LENGTH = 8  # a derived form shorter than this occurs by chance in any larger blob
 
 # Names whose values are secrets even if the name rule ever changes.
 KNOWN_SECRET_NAMES = (
@@ -49,6 +53,94 @@ KNOWN_SECRET_NAMES = (
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 )
+
+
+def base64_forms(value: str) -> set[str]:
+    """The padded encoding and the three alignment-stable ones, in both alphabets."""
+    raw = value.encode()
+    forms = {base64.b64encode(raw).decode()}
+    for shift in range(3):
+        chunk = raw[shift:]
+        chunk = chunk[: len(chunk) // 3 * 3]  # whole groups only: stable whatever follows
+        if chunk:
+            forms.add(base64.b64encode(chunk).decode())
+    forms |= {form.replace("+", "-").replace("/", "_") for form in forms}
+    return forms
+
+
+def secret_forms(value: str) -> set[str]:
+    """`value` itself and its escaped and encoded forms worth masking: the forms a registered
+    secret takes on its way out.
+
+    JSON- and URL-escaped, and base64. Base64 follows the GitHub Actions runner
+    (`ValueEncoders.Base64StringEscapeShift*` and its ADR 0297): a secret inside a larger blob,
+    e.g. `base64("x-access-token:" + token)`, starts at one of three byte alignments, so for each
+    shift 0, 1, 2 we register the encoding of the whole 3-byte groups only; those characters do not
+    depend on what surrounds the secret. The plain padded encoding is registered too, so
+    `base64(secret)` on its own is masked completely. Both alphabets (standard and URL-safe).
+
+    Derived forms shorter than `MIN_FORM_LENGTH` are skipped: a 4-character base64 fragment occurs
+    by chance in any larger blob.
+    """
+    forms = {value, json.dumps(value)[1:-1], quote(value, safe=""), quote_plus(value)}
+    forms |= base64_forms(value)
+    return {form for form in forms if len(form) >= MIN_FORM_LENGTH or form == value}
+
+
+# Each token shape with the literals (lower-case) one of which any match contains. `redact`
+# runs only the shapes whose literals occur in the text: a cheap `in` test per literal spares a
+# regex pass that would stop at every "e", "s" and "a" of ordinary prose. Every shape begins
+# with a literal and looks behind it, so a run of token characters starts one attempt only.
+_B = "(?<![A-Za-z0-9_-]{})"  # `{}`: the shape's first character
+SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        "g" + _B.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})",
+    ),
+    (("sk-",), "s" + _B.format("s") + r"k-(?=[A-Za-z0-9_-]{0,200}[0-9])[A-Za-z0-9_-]{20,}"),
+    (("akia", "asia"), r"A(?<![A-Z0-9]A)[KS]IA[A-Z0-9]{16}(?![A-Z0-9])"),
+    (("xox",), "x" + _B.format("x") + r"ox[baprs]-[A-Za-z0-9-]{10,}"),
+    (("eyj",), "e" + _B.format("e") + r"yJ[A-Za-z0-9_-]++\.eyJ[A-Za-z0-9_-]++\.[A-Za-z0-9_-]*+"),
+    # A private key block; an unterminated one (truncated output) is masked as far as its
+    # base64 body goes. `\\` lets it also span JSON-escaped newlines.
+    (
+        ("private key-----",),
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\w+/=\s:,.\\-]*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|(?![\w+/=\s:,.\\-]))",
+    ),
+    (
+        ("authorization",),
+        r"(?P<header>[Aa](?i:uthorization)[\"']?\s*[:=]\s*[\"']?\s*(?i:bearer|token|basic)\s+)"
+        r"[^\s\"',;]+",
+    ),
+    (("://",), r"(?P<url>://[^\s/:@\"'<>]++:)[^\s/@\"'<>]++(?=@)"),
+    # What actions/checkout leaves in `.git/config` (`http.<url>.extraheader`) and `git push`
+    # sends: basic auth of `x-access-token:<token>`, decoded or as bare base64, whatever token.
+    (("x-access-token:",), r"(?P<xat>x-access-token:)[^\s@\"'<>]+"),
+    (("ec1hy2nlc3mtdg9rzw46",), r"eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/=_-]*"),
+    (
+        ("token=", "secret=", "key=", "password=", "passwd="),
+        r"(?P<query>[?&](?i:access_token|refresh_token|id_token|token|client_secret"
+        r"|api_key|apikey|password|passwd)=)[^\s&#\"'<>]+",
+    ),
+)
+ALL_SHAPES = tuple(range(len(SHAPES)))
+
+
+@lru_cache(maxsize=128)
+def shape_pattern(indices: tuple[int, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(SHAPES[i][1] for i in indices))
+
+
+def shapes_in(text: str) -> tuple[int, ...]:
+    lowered = text.lower()
+    return tuple(i for i, (hints, _) in enumerate(SHAPES) if any(h in lowered for h in hints))
+
+
+def kept_prefix(match: re.Match[str]) -> str:
+    """The part of a shape match that stays visible (a header name, `scheme://user:`...)."""
+    kept = match.groupdict()  # only the shapes that ran have groups
+    return kept.get("header") or kept.get("url") or kept.get("query") or kept.get("xat") or ""
 
 
 @lru_cache(maxsize=128)
@@ -189,7 +281,8 @@ def _escape_command_data(value: str) -> str:
 
 
 REDACTOR = Redactor()
-"""The process-wide redactor: register secrets once at start-up, redact everything on output."""
+"""The process-wide redactor: register secrets once at start-up, redact everything on output.
+Every module that emits text uses it directly; no redactor is passed around."""
 
 
 def redact(text: str) -> str:

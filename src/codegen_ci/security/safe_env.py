@@ -1,4 +1,5 @@
-"""The environment for commands the agent runs and for the repository's validation commands.
+"""Environments without the tool's credentials: for the commands the agent runs and the
+repository's validation commands (`safe_env`), and for our own process (`reexec_without_secrets`).
 
 Those commands execute code the model wrote (or a pull request supplied), so they must not see
 the credentials codegen-ci itself holds. `safe_env` only *removes* variables and sets
@@ -17,12 +18,22 @@ Two kinds of removal:
   re-open the door.
 * **Secret-looking** names (`is_secret_name`): removed unless the caller's `passthrough`
   allowlist (exact names or `fnmatch` globs) names them, e.g. a test database password.
+
+The same names are kept out of our own process's start-up environment. A command the model
+runs can read its parent's environment (`/proc/$PPID/environ`) and print it in a form no
+redactor recognises (reversed, encoded). So the commands that run a model first re-execute
+themselves with every secret-looking or hard-denied variable removed and receive the values
+through a pipe (`reexec_without_secrets`, `restore_secrets`). Values set into `os.environ`
+after start-up live on the heap, not in the block that `/proc/<pid>/environ` shows.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 
 # Secret-looking names, matched per *segment* of the name (segments are separated by anything
@@ -79,6 +90,10 @@ HARD_DENIED_GLOBS: tuple[str, ...] = ("INPUT_*", "ACTIONS_*_TOKEN", "ACTIONS_*_U
 # forever for a password on a terminal nobody is watching.
 FORCED: Mapping[str, str] = {"GIT_TERMINAL_PROMPT": "0"}
 
+SECRETS_FD = "CODEGEN_SECRETS_FD"
+MAX_PIPE_BYTES = 60_000  # below the pipe buffer, so writing never blocks before exec
+_state = {"restored": False}
+
 
 def is_secret_name(name: str) -> bool:
     """True if an environment variable with this name probably holds a credential."""
@@ -129,3 +144,33 @@ def safe_env(
         env[name] = value
     env.update(FORCED)
     return env
+
+
+def reexec_without_secrets(argv: Sequence[str]) -> None:
+    """Replace this process with itself minus secret variables; returns if nothing to do."""
+    if sys.platform != "linux" or SECRETS_FD in os.environ or _state["restored"]:
+        return
+    secret = {k: v for k, v in os.environ.items() if is_secret_name(k) or is_hard_denied(k)}
+    payload = json.dumps(secret).encode()
+    if not secret or len(payload) > MAX_PIPE_BYTES:
+        return
+    read_end, write_end = os.pipe()
+    os.write(write_end, payload)
+    os.close(write_end)
+    os.set_inheritable(read_end, True)
+    env = {k: v for k, v in os.environ.items() if k not in secret}
+    env[SECRETS_FD] = str(read_end)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "codegen_ci", *argv], env)  # noqa: S606
+
+
+def restore_secrets() -> None:
+    """In the re-executed process: take the values back from the pipe, into memory only."""
+    fd = os.environ.pop(SECRETS_FD, None)
+    if fd is None:
+        return
+    _state["restored"] = True
+    with os.fdopen(int(fd), "rb") as pipe:
+        secret = json.loads(pipe.read() or b"{}")
+    os.environ.update({str(k): str(v) for k, v in secret.items()})

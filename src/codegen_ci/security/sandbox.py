@@ -7,54 +7,51 @@ places, and the network):
 - **bwrap** (security/bwrap.py): own PID, IPC, UTS and network namespaces (network only if
   `validation.network` names the command's kind), no capability, `no_new_privs`, the
   machine's files read-only but for the workdir and the run's scratch directory (HOME,
-  TMPDIR); HOME and the other hidden places (security/sandbox_places.py) empty, with the
-  toolchains in them shown read-only; the repository's git config shown without credentials,
-  the worktree's `.git` file read-only.
-- **landlock** (security/landlock.py, landlock_exec.py): where bubblewrap cannot start (no
-  package, Ubuntu's AppArmor rule, a Docker container), the kernel's Landlock and a seccomp
-  filter applied by a launcher before exec: reads beneath an allowlist (system directories,
-  toolchains, the checkout, git directory and dependency folders), writes beneath the workdir
-  and the scratch directory only, no network, no ptrace of and (ABI 6) no signal to anything
-  outside, `no_new_privs`, no capability.
+  TMPDIR); HOME and the other hidden places empty, with the toolchains in them shown
+  read-only; the repository's git config shown without credentials, the worktree's `.git`
+  file read-only.
+- **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
+  bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
+  kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
+  allowlist (system directories, toolchains, the checkout, git directory and dependency
+  folders), writes beneath the workdir and the scratch directory only, no network, no ptrace
+  of and (ABI 6) no signal to anything outside, `no_new_privs`, no capability.
 
-Each is set up, and proven by one command, in security/sandbox_setup.py.
-`CODEGEN_SANDBOX` (or the action's `sandbox` input) picks one: `auto` (default: bwrap where it
-starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the default). When
-none can be set up, `open_sandbox` fails closed with `SandboxUnavailable` (exit 3).
+What every backend keeps from confined commands (hidden): the user's whole HOME (an
+allowlist: no credential file is readable whatever its name), the Actions runner's own
+directory (its registration and credentials) and work directory (`_temp`, `_actions`,
+`_diag`), RUNNER_TEMP, the GitHub file-command directories and container-engine sockets.
+Shown again, read-only, from inside those: the toolchains commands need (`toolchain_places`:
+pyenv, nvm, volta, fnm, rustup and cargo's `bin`, Go's module cache, sdkman, asdf,
+`~/.local/bin` when it is on PATH, the runner's tool cache, a virtualenv or a `bin` directory
+on PATH, the tool's own interpreter).
+
+`CODEGEN_SANDBOX` (or the action's `sandbox` input) picks a backend: `auto` (default: bwrap
+where it starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the
+default). Each is set up, and proven by one command started the way every command will be,
+before the run uses it. When none can be set up, `open_sandbox` fails closed with
+`SandboxUnavailable` (exit 3), saying what to install or enable.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.errors import InputError
+from codegen_ci.errors import InfraError, InputError
 from codegen_ci.security import guarded_read
-from codegen_ci.security.bwrap import bwrap_argv
+from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
 from codegen_ci.security.confinement import Confinement
-from codegen_ci.security.landlock import landlock_argv
-from codegen_ci.security.sandbox_places import (
-    SandboxUnavailable,
-    hidden_places,
-    outermost,
-    reachable_engine_socket,
-    toolchain_places,
-)
-from codegen_ci.security.sandbox_setup import (
-    Setup,
-    fail_closed,
-    sanitise_git_config,
-    start_bwrap,
-    start_landlock,
-)
+from codegen_ci.security.landlock import kernel_abi, landlock_argv
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
@@ -66,6 +63,85 @@ SCRATCH_DIRS = ("home", "tmp", "runner-temp")
 # every command (HOME itself is fresh per phase; see `new_phase`).
 NO_USER_SITE = {"PYTHONNOUSERSITE": "1"}
 Kind = Literal["bwrap", "landlock", "off"]
+BWRAP_ENV = "CODEGEN_BWRAP"  # an explicit bwrap binary; default: `bwrap` on PATH at start-up
+
+# What every backend hides, and what it shows again from inside (see the module docstring).
+FILE_COMMAND_VARS = (
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_STATE",
+)
+SOCKETS = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/dbus",
+    "/run/user",
+    "/var/run/dbus",
+)
+ENGINE_SOCKETS = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+)
+RUNNER_PROGRAMS = ("Runner.Worker", "Runner.Listener")
+# Toolchains kept in HOME (none holds credentials): shown whole, when they exist.
+HOME_TOOLCHAINS = (
+    ".pyenv",
+    ".nvm",
+    ".volta",
+    ".fnm",
+    ".local/share/fnm",
+    ".rustup",
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    "go/pkg/mod",
+    "go/bin",
+    ".sdkman/candidates",
+    ".asdf",
+    ".local/share/mise/installs",
+    ".local/share/uv/python",
+    ".rbenv",
+    ".nodenv",
+    ".goenv",
+    ".jenv/versions",
+    ".bun/bin",
+    ".deno/bin",
+    ".dotnet",
+    ".ghcup/bin",
+    ".elan/toolchains",
+    ".juliaup",
+    ".m2/repository",
+    ".gradle/wrapper/dists",
+    ".gradle/caches/modules-2",
+)
+# Variables naming a toolchain (shown whole) or a tree whose named parts are toolchains.
+TOOLCHAIN_VARS = (
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "VOLTA_HOME",
+    "FNM_DIR",
+    "RUSTUP_HOME",
+    "GOROOT",
+    "GOMODCACHE",
+    "SDKMAN_CANDIDATES_DIR",
+    "ASDF_DATA_DIR",
+    "JAVA_HOME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "RUNNER_TOOL_CACHE",
+    "AGENT_TOOLSDIRECTORY",
+)
+TOOLCHAIN_PARTS = {"GOPATH": ("pkg/mod", "bin"), "CARGO_HOME": ("bin", "registry", "git")}
+
+
+class SandboxUnavailable(InfraError):
+    """Confinement could not be set up, and nobody switched it off (exit 3)."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +198,11 @@ class Sandbox:
             shutil.rmtree(gone, ignore_errors=True)
         seed = self.root / "seed"
         if seed.is_dir() and not _copy(seed, old):
-            print("codegen-ci: WARNING: could not copy what setup installed into this phase's "
-                  "fresh HOME; it starts empty", file=sys.stderr)  # fmt: skip
+            print(
+                "codegen-ci: WARNING: could not copy what setup installed into this phase's "
+                "fresh HOME; it starts empty",
+                file=sys.stderr,
+            )
         old.mkdir(exist_ok=True)
         for sub in SCRATCH_DIRS:
             (old / sub).mkdir(exist_ok=True)
@@ -170,9 +249,15 @@ class Sandbox:
         shown += [p for p in (self.checkout, self.git_dir) if p is not None]
         config = self.root / "gitconfig"
         replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
-        return Confinement(workdir, (workdir, self.scratch, *writable), tuple(shown),
-                           (*self.hidden, *hidden), replaced, (workdir / ".git",),
-                           network)  # fmt: skip
+        return Confinement(
+            workdir,
+            writable=(workdir, self.scratch, *writable),
+            read_only=tuple(shown),
+            hidden=(*self.hidden, *hidden),
+            replaced=replaced,
+            frozen=(workdir / ".git",),
+            network=network,
+        )
 
     def prefix(self, workdir: Path, *, network: bool) -> list[str]:
         """The argv that runs a command confined, working in (and writing only) `workdir`."""
@@ -193,9 +278,12 @@ class Sandbox:
 def _copy(source: Path, target: Path, *options: str) -> bool:
     """`cp -a`: symlinks copied as symlinks (nothing followed), modes (and owners) kept."""
     try:
-        proc = subprocess.run(["cp", "-a", "--reflink=auto", *options, "--", str(source),
-                               str(target)],
-                              capture_output=True, check=False, timeout=600)  # fmt: skip
+        proc = subprocess.run(
+            ["cp", "-a", "--reflink=auto", *options, "--", str(source), str(target)],
+            capture_output=True,
+            check=False,
+            timeout=600,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     if proc.returncode != 0:
@@ -217,24 +305,29 @@ def open_sandbox(
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = (environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or "").strip().lower()
     if mode not in OFF | AUTO | {"bwrap", "landlock"}:
-        raise InputError(f"{SANDBOX_ENV} / sandbox input: unknown value {mode!r} "
-                          "(auto, bwrap, landlock or off)")  # fmt: skip
+        raise InputError(
+            f"{SANDBOX_ENV} / sandbox input: unknown value {mode!r} (auto, bwrap, landlock or off)"
+        )
     root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
     for sub in (*(f"rw/{d}" for d in SCRATCH_DIRS), "tool"):
         (root / sub).mkdir(parents=True)
     (root / "tool").chmod(0o755)
     if mode in OFF:
-        print(f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
-              "tool's user, files and network", file=sys.stderr)  # fmt: skip
+        print(
+            f"codegen-ci: WARNING: {SANDBOX_ENV}=off: commands run UNCONFINED, with the "
+            "tool's user, files and network",
+            file=sys.stderr,
+        )
         return Sandbox("off", root, git_dir, (), checkout)
     hidden = outermost([*hidden_places(environ), *private])
     # a toolchain never shows a hidden place whole (a PATH entry that is HOME or above it)
-    toolchains = tuple(t for t in toolchain_places(environ)
-                       if not any(t == h or t in h.parents for h in hidden))  # fmt: skip
-    setup = Setup(environ, root, git_dir, checkout, hidden, toolchains,
-                  tuple(dependencies))  # fmt: skip
-    base = Sandbox("off", root, git_dir, setup.hidden, checkout, setup.toolchains,
-                   tuple(dependencies))  # fmt: skip
+    toolchains = tuple(
+        t for t in toolchain_places(environ) if not any(t == h or t in h.parents for h in hidden)
+    )
+    setup = Setup(environ, root, git_dir, checkout, hidden, toolchains, tuple(dependencies))
+    base = Sandbox(
+        "off", root, git_dir, setup.hidden, checkout, setup.toolchains, tuple(dependencies)
+    )
     try:
         sanitise_git_config(setup)
         return _start(mode, setup, base)
@@ -258,6 +351,206 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
     except SandboxUnavailable as exc:
         raise fail_closed([*problems, exc.message]) from None
     if problems:
-        print(f"codegen-ci: {problems[0]}; commands are confined with Landlock (ABI {abi}) "
-              "instead (docs/sandbox.md)", file=sys.stderr)  # fmt: skip
+        print(
+            f"codegen-ci: {problems[0]}; commands are confined with Landlock (ABI {abi}) "
+            "instead (docs/sandbox.md)",
+            file=sys.stderr,
+        )
     return replace(base, kind="landlock", landlock_abi=abi, unix_stream=unix_stream)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What one run's confinement is set up from (see `open_sandbox`)."""
+
+    environ: Mapping[str, str]
+    root: Path
+    git_dir: Path | None
+    checkout: Path | None
+    hidden: tuple[Path, ...]
+    toolchains: tuple[Path, ...]
+    dependencies: Sequence[Path] = ()
+
+    def probe(self) -> Confinement:
+        """A confinement like a command's, working in the scratch directory."""
+        read_only = [*self.toolchains, *self.dependencies]
+        read_only += [p for p in (self.checkout, self.git_dir) if p is not None]
+        config = self.root / "gitconfig"
+        replaced = ((config, self.git_dir / "config"),) if self.git_dir and config.is_file() else ()
+        return Confinement(
+            self.root / "rw" / "tmp",
+            writable=(self.root / "rw",),
+            read_only=tuple(read_only),
+            hidden=self.hidden,
+            replaced=replaced,
+        )
+
+
+def sanitise_git_config(setup: Setup) -> None:
+    """The repository's config without credentials, for commands to see in its place; none
+    when it holds none (then commands read the real one)."""
+    config = setup.git_dir / "config" if setup.git_dir else None
+    if config is not None and has_credentials(config):
+        text = config.read_text(encoding="utf-8", errors="replace")
+        (setup.root / "gitconfig").write_text(without_credentials(text), encoding="utf-8")
+
+
+def start_bwrap(setup: Setup) -> str:
+    """The bwrap binary, proven to start a sandbox like the commands' here."""
+    bwrap = setup.environ.get(BWRAP_ENV) or shutil.which("bwrap") or ""
+    if not bwrap or not os.access(bwrap, os.X_OK) or Path(bwrap).is_dir():
+        raise SandboxUnavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed")
+    bwrap = str(Path(bwrap).absolute())
+    problem = _prove(bwrap_argv(bwrap, setup.probe()))
+    if problem is not None:
+        raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {problem}")
+    return bwrap
+
+
+def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
+    """The kernel's Landlock ABI, proven by one command confined with it."""
+    abi = kernel_abi()
+    if abi < 1:
+        raise SandboxUnavailable(
+            "this kernel has no Landlock (Linux 5.13 or later, with "
+            "`landlock` in /sys/kernel/security/lsm)"
+        )
+    problem = _prove(landlock_argv(setup.probe(), unix_stream=unix_stream))
+    if problem is not None:
+        raise SandboxUnavailable(f"Landlock could not confine a command: {problem}")
+    return abi
+
+
+def _prove(argv: list[str]) -> str | None:
+    """None when `/bin/sh -c 'exit 0'` ran under `argv`, else what went wrong."""
+    try:
+        proc = subprocess.run(
+            [*argv, "/bin/sh", "-c", "exit 0"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        return None
+    return proc.stderr.decode("utf-8", errors="replace").strip()[-500:] or f"exit {proc.returncode}"
+
+
+def fail_closed(problems: Sequence[str]) -> SandboxUnavailable:
+    return SandboxUnavailable(unavailable("; ".join(problems)))
+
+
+def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories and
+    container-engine sockets: resolved, outermost first, none inside another."""
+    places = [Path(p) for p in SOCKETS]
+    home = environ.get("HOME") or str(Path.home())
+    places.append(Path(home))
+    if environ.get("RUNNER_TEMP"):
+        places.append(Path(environ["RUNNER_TEMP"]))
+    if environ.get("RUNNER_WORKSPACE"):  # <work>/<repo>: the work folder holds _temp, _actions
+        places.append(Path(environ["RUNNER_WORKSPACE"]).parent)
+    places += [Path(environ[v]).parent for v in FILE_COMMAND_VARS if environ.get(v)]
+    runner = runner_root()
+    if runner is not None:
+        places.append(runner)
+    return outermost(places)
+
+
+def outermost(places: Iterable[Path]) -> tuple[Path, ...]:
+    # bwrap mounts over real paths only: /var/run/dbus is /run/dbus behind a symlink. Parents
+    # come first; what lies inside another hidden place is hidden with it.
+    resolved = sorted({p.resolve() for p in places} - {Path("/")}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in resolved:
+        if not any(k in path.parents for k in kept):
+            kept.append(path)
+    return tuple(kept)
+
+
+def toolchain_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """What commands may read of the hidden places (see the module docstring): existing
+    directories, resolved, never HOME itself nor `/`."""
+    home = Path(environ.get("HOME") or str(Path.home()))
+    found = [home / name for name in HOME_TOOLCHAINS]
+    found += [Path(environ[name]) for name in TOOLCHAIN_VARS if environ.get(name)]
+    for name, parts in TOOLCHAIN_PARTS.items():
+        if environ.get(name):
+            found += [Path(environ[name]) / part for part in parts]
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if entry and Path(entry).is_absolute():
+            found += _path_entry(Path(entry), home)
+    # the interpreter the tool runs (commands may use it), its virtualenv and base
+    found += [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent]
+    places = []
+    for path in found:
+        try:
+            real = path.resolve()
+            if real.is_dir() and real not in (Path("/"), home.resolve()):
+                places.append(real)
+        except (OSError, RuntimeError):  # a place this user cannot reach holds nothing for it
+            continue
+    return tuple(sorted(set(places)))
+
+
+def _path_entry(entry: Path, home: Path) -> list[Path]:
+    """A PATH directory, and the prefix it belongs to when that is a toolchain (a virtualenv,
+    or a prefix with its own `lib`); `~/.local/bin` brings the user site of each Python."""
+    found = [entry]
+    if entry.name == "bin" and entry.parent not in (Path("/"), home):
+        prefix = entry.parent
+        try:
+            if prefix == home / ".local":
+                found += sorted((home / ".local" / "lib").glob("python*"))
+            elif (prefix / "pyvenv.cfg").is_file() or (prefix / "lib").is_dir():
+                found.append(prefix)
+        except OSError:
+            pass
+    return found
+
+
+def reachable_engine_socket() -> Path | None:
+    """A container engine's socket this process could connect to (Landlock cannot stop a
+    connect() to a named socket: the backend then refuses stream Unix sockets)."""
+    for name in ENGINE_SOCKETS:
+        path = Path(name)
+        try:
+            if path.exists() and os.access(path, os.W_OK):
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def runner_root() -> Path | None:
+    """The Actions runner's install directory (`<root>/bin/Runner.Worker`), found among this
+    process's ancestors; None outside a runner (or in a container, which cannot see it)."""
+    pid = os.getppid()
+    for _ in range(32):
+        if pid <= 1:
+            return None
+        try:
+            exe = Path(f"/proc/{pid}/exe").readlink()
+            status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        if exe.name in RUNNER_PROGRAMS and exe.parent.name == "bin":
+            return exe.parent.parent
+        ppid = next(
+            (line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), "0"
+        )
+        pid = int(ppid)
+    return None
+
+
+def unavailable(reason: str) -> str:
+    return (
+        f"{reason}. codegen-ci runs repository and model commands only inside a sandbox: "
+        "bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; on Ubuntu 24.04 it also needs "
+        "unprivileged user namespaces, see docs/sandbox.md) or Landlock (Linux 5.13 or later "
+        "with Landlock enabled: `landlock` in /sys/kernel/security/lsm, else add lsm=landlock,"
+        "... to the kernel command line; no package, no root). To run UNCONFINED anyway, set "
+        "CODEGEN_SANDBOX=off (see SECURITY.md)."
+    )

@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from codegen_ci.security.fence import fence
-from codegen_ci.security.untrusted import clean_untrusted
+from codegen_ci.security.untrusted import clean_untrusted, fence
 from codegen_ci.sources.event_task import CiRun, EventTask, Ignore, TriggerRules
 from codegen_ci.sources.github_event import _short
 from codegen_ci.sources.payload_fields import field, int_field, user_of

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.errors import InputError
-from codegen_ci.security.fence import fence
-from codegen_ci.security.untrusted import clean_untrusted
+from codegen_ci.security.untrusted import clean_untrusted, fence
 from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
 from codegen_ci.sources.markdown import find_trigger
 from codegen_ci.sources.payload_fields import field, int_field, shown, text_field, user_of

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from codegen_ci.security.fence import fence
-from codegen_ci.security.untrusted import clean_untrusted
+from codegen_ci.security.untrusted import clean_untrusted, fence
 from codegen_ci.sources.event_task import EventTask, Ignore, TriggerRules
 from codegen_ci.sources.github_event import MARKER, _is_self, _refuse_bot, _short
 from codegen_ci.sources.markdown import find_trigger
