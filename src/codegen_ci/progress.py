@@ -16,7 +16,7 @@ from typing import TextIO
 from rich.markup import escape
 
 from codegen_ci.errors import Interrupted
-from codegen_ci.report import CommandResult, Report
+from codegen_ci.report import CommandResult, Report, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 
 MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs keep it whole
@@ -76,7 +76,7 @@ class Progress:
         cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
         self.line(
             f"{report.status}"
-            + (f" ({report.reason})" if report.reason and report.status != "success" else "")
+            + (f" ({report.reason})" if report.reason and report.status != Status.SUCCESS else "")
             + f" after {report.iterations} round(s); tokens {u.prompt_tokens}+"
             f"{u.completion_tokens} ({u.cached_tokens} cached){cost}"
         )
@@ -90,8 +90,9 @@ class StoppableProgress(Progress):
     once `stop` is set the run's next step (a round, a model call, a command) raises
     `Interrupted` here, naming `what` was interrupted."""
 
-    def __init__(self, stream: TextIO | None, redact: Callable[[str], str],
-                 stop: threading.Event, what: str) -> None:  # fmt: skip
+    def __init__(
+        self, stream: TextIO | None, redact: Callable[[str], str], stop: threading.Event, what: str
+    ) -> None:
         super().__init__(stream, redact)
         self.stop = stop
         self.what = what

@@ -10,7 +10,7 @@ from pathlib import Path
 from codegen_ci.gate.config_check import check_round, check_tests_configured
 from codegen_ci.gate.preflight import note_missing_junit, note_preexisting_lint
 from codegen_ci.gate.validation import Validator
-from codegen_ci.report import Report
+from codegen_ci.report import Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 
 
@@ -24,4 +24,4 @@ def dry_run(validator: Validator, report: Report, worktree_path: Path, output_di
     note_missing_junit(report, outcome.round, worktree_path)
     check_round(outcome.round, validator.validation, worktree_path)
     (output_dir / "first-prompt.md").write_text(REDACTOR.redact(first_prompt()), encoding="utf-8")
-    report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
+    report.finish(Status.SUCCESS if outcome.passed else Status.FAILED, Reason.DRY_RUN)
