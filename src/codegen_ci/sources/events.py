@@ -345,7 +345,7 @@ def _review_item(
     payload: Mapping[str, Any],
     rules: TriggerRules,
     item: Mapping[str, Any],
-    kind: str,
+    kind: Literal["review_comment", "review"],
     item_id: int,
 ) -> EventTask | Skip:
     actor, actor_type = user_of(item.get("user"))
@@ -360,7 +360,7 @@ def _review_item(
     number = int_field(payload, "pull_request", "number")
     title = clean_untrusted(str(payload["pull_request"].get("title") or ""))
     return EventTask(
-        kind="review_comment" if kind == "review_comment" else "review",
+        kind=kind,
         task=instruction,
         title=_short(instruction.splitlines()[0] if instruction else title),
         issue_number=number,
