@@ -129,10 +129,10 @@ def drive(plan: Plan, briefing: Briefing,
         else:
             _escalate(plan, briefing, resume_one)
     except Interrupted:
-        stopped = Report(status=Status.ERROR, reason=Reason.INTERRUPTED, error="interrupted",
-                         run_id=plan.run_id, output_dir=str(plan.out),
+        stopped = Report(run_id=plan.run_id, output_dir=str(plan.out),
                          base_commit=plan.base_commit, candidates=list(plan.done),
                          usage=total_usage(plan.done))  # fmt: skip
+        stopped.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         stopped.write(plan.out)
         raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
     return _finish(plan)
