@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, push_branch
-from codegen_ci.sources.github_event import EventTask
+from codegen_ci.sources.events import EventTask
 from codegen_ci.sources.task_spec import resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.testing.github_double import GitHubDouble

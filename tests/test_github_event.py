@@ -11,14 +11,8 @@ from typing import Any
 import pytest
 
 from codegen_ci.errors import InputError, SpecError
-from codegen_ci.sources.github_event import (
-    EventTask,
-    Ignore,
-    TriggerRules,
-    decide,
-    find_trigger,
-    load_event,
-)
+from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide, load_event
+from codegen_ci.sources.markdown import find_trigger
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.spec.action_inputs import ActionSettings
 
@@ -38,7 +32,7 @@ def comment(body: str, source: str = "issue_comment/created.payload.json") -> di
     return data
 
 
-def task_of(decision: EventTask | Ignore) -> EventTask:
+def task_of(decision: EventTask | Skip) -> EventTask:
     assert isinstance(decision, EventTask), decision
     return decision
 
@@ -100,8 +94,8 @@ def test_labeled_with_the_trigger_label() -> None:
 
 def test_labeled_with_another_label_is_ignored() -> None:
     decision = decide("issues", payload("issues/labeled.payload.json"))  # label "bug"
-    assert isinstance(decision, Ignore)
-    assert "bug" in decision.notice
+    assert isinstance(decision, Skip)
+    assert "bug" in decision.reason
 
 
 def test_custom_trigger_label() -> None:
@@ -133,14 +127,14 @@ def test_opened_with_empty_body_is_the_title_alone() -> None:
     ["issues/edited.payload.json", "issues/unlabeled.payload.json", "issues/reopened.payload.json"],
 )
 def test_other_issue_actions_are_ignored(source: str) -> None:
-    assert isinstance(decide("issues", payload(source)), Ignore)
+    assert isinstance(decide("issues", payload(source)), Skip)
 
 
 def test_bot_sender_needs_allowed_bots() -> None:
     data = payload("issues/opened.payload.json")
     data["sender"].update(login="renovate[bot]", type="Bot")
     decision = decide("issues", data)
-    assert isinstance(decision, Ignore) and "allowed-bots" in decision.notice
+    assert isinstance(decision, Skip) and "allowed-bots" in decision.reason
     task = task_of(decide("issues", data, TriggerRules(allowed_bots=frozenset({"renovate"}))))
     assert task.actor_type == "Bot"
 
@@ -288,7 +282,7 @@ def test_context_cannot_close_its_fence() -> None:
 )
 def test_comments_without_a_trigger_line_are_ignored(body: str) -> None:
     decision = decide("issue_comment", comment(body))
-    assert isinstance(decision, Ignore) and "trigger phrase" in decision.notice
+    assert isinstance(decision, Skip) and "trigger phrase" in decision.reason
 
 
 @pytest.mark.parametrize(
@@ -296,26 +290,26 @@ def test_comments_without_a_trigger_line_are_ignored(body: str) -> None:
 )
 def test_edited_or_deleted_comments_are_ignored(source: str) -> None:
     decision = decide("issue_comment", comment("/codegen fix", source))
-    assert isinstance(decision, Ignore) and "new comment" in decision.notice
+    assert isinstance(decision, Skip) and "new comment" in decision.reason
 
 
 def test_own_comments_never_trigger() -> None:
     ours = comment("<!-- codegen-ci:status -->\nTo retry, comment:\n/codegen fix")
-    assert isinstance(decide("issue_comment", ours), Ignore)
+    assert isinstance(decide("issue_comment", ours), Skip)
     actions_bot = comment("/codegen fix")
     actions_bot["comment"]["user"].update(login="github-actions[bot]", type="Bot")
     rules = TriggerRules(allowed_bots=frozenset({"github-actions"}))
-    assert isinstance(decide("issue_comment", actions_bot, rules), Ignore)
+    assert isinstance(decide("issue_comment", actions_bot, rules), Skip)
     app = comment("/codegen fix")
     app["comment"]["user"].update(login="my-codegen-app[bot]", type="Bot")
     rules = TriggerRules(self_logins=frozenset({"my-codegen-app"}))
-    assert decide("issue_comment", app, rules) == Ignore("comment written by codegen-ci itself")
+    assert decide("issue_comment", app, rules) == Skip("comment written by codegen-ci itself")
 
 
 def test_bot_comment_needs_allowed_bots() -> None:
     data = comment("/codegen bump it")
     data["comment"]["user"].update(login="renovate[bot]", type="Bot")
-    assert isinstance(decide("issue_comment", data), Ignore)
+    assert isinstance(decide("issue_comment", data), Skip)
     rules = TriggerRules(allowed_bots=frozenset({"renovate"}))
     assert task_of(decide("issue_comment", data, rules)).actor == "renovate[bot]"
 
@@ -377,9 +371,9 @@ def test_schedule_points_to_batch() -> None:
     data = payload("azure-sdk-tools-github-event-processor/ScheduledEvent_payload.json")
     decision = decide("schedule", data)
     assert (
-        isinstance(decision, Ignore)
-        and "batch" in decision.notice
-        and "--matrix" in decision.notice
+        isinstance(decision, Skip)
+        and "batch" in decision.reason
+        and "--matrix" in decision.reason
     )
 
 
@@ -393,7 +387,7 @@ def test_schedule_points_to_batch() -> None:
     ],
 )
 def test_other_events_are_ignored(event: str, source: str) -> None:
-    assert decide(event, payload(source)) == Ignore(f"event {event} is not handled")
+    assert decide(event, payload(source)) == Skip(f"event {event} is not handled")
 
 
 def test_load_event(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.sources.github_event import EventTask, decide
+from codegen_ci.sources.events import EventTask, decide
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.testing.scripted_steps import Reply
 from sample_repo import FIX, PYTEST, SampleRepo

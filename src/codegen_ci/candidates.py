@@ -67,8 +67,14 @@ def lines_changed(patch: str) -> int:
 def choice_key(c: Candidate) -> tuple[bool, int, bool, int, int, int]:
     """Smaller is better: passes the gate; fewer new failures; passes lint; fewer lines
     changed; lower billed cost; earlier."""
-    return (not c.passed, c.new_failures, not c.lint_passed, c.lines_changed,
-            c.usage.billed_tokens, c.index)  # fmt: skip
+    return (
+        not c.passed,
+        c.new_failures,
+        not c.lint_passed,
+        c.lines_changed,
+        c.usage.billed_tokens,
+        c.index,
+    )
 
 
 def choose(candidates: Sequence[Candidate]) -> tuple[Candidate, str] | None:
@@ -128,27 +134,37 @@ def remaining_limits(
     tokens, cost and time (before any attempt: anything left at all)."""
     used = total_usage(done)
     left_tokens = limits.max_tokens - used.total_tokens
-    left_billed = (None if limits.max_billed_tokens is None
-                   else limits.max_billed_tokens - used.billed_tokens)  # fmt: skip
-    left_cost = (None if limits.max_cost_usd is None
-                 else limits.max_cost_usd - (used.cost_usd or 0.0))  # fmt: skip
+    left_billed = (
+        None if limits.max_billed_tokens is None else limits.max_billed_tokens - used.billed_tokens
+    )
+    left_cost = (
+        None if limits.max_cost_usd is None else limits.max_cost_usd - (used.cost_usd or 0.0)
+    )
     left_minutes = limits.timeout_minutes - elapsed_s / 60
     need_tokens = min((c.usage.total_tokens for c in done), default=1)
     need_billed = min((c.usage.billed_tokens for c in done), default=1)
     need_cost = min((c.usage.cost_usd or 0.0 for c in done), default=0.0)
     need_minutes = min((c.duration_s / 60 for c in done), default=0.0)
     if left_tokens < max(need_tokens, 1):
-        return None, (f"token budget: {left_tokens} left of {limits.max_tokens}, an attempt "
-                      f"has taken {need_tokens}")  # fmt: skip
+        return None, (
+            f"token budget: {left_tokens} left of {limits.max_tokens}, an attempt "
+            f"has taken {need_tokens}"
+        )
     if left_billed is not None and left_billed < max(need_billed, 1):
-        return None, (f"billed-token budget: {left_billed} left of {limits.max_billed_tokens}, "
-                      f"an attempt has taken {need_billed}")  # fmt: skip
+        return None, (
+            f"billed-token budget: {left_billed} left of {limits.max_billed_tokens}, "
+            f"an attempt has taken {need_billed}"
+        )
     if left_cost is not None and (left_cost <= 0 or left_cost < need_cost):
-        return None, (f"cost budget: ${max(left_cost, 0):.4f} left of ${limits.max_cost_usd}, "
-                      f"an attempt has cost ${need_cost:.4f}")  # fmt: skip
+        return None, (
+            f"cost budget: ${max(left_cost, 0):.4f} left of ${limits.max_cost_usd}, "
+            f"an attempt has cost ${need_cost:.4f}"
+        )
     if left_minutes <= 0 or left_minutes < need_minutes:
-        return None, (f"wall clock: {max(left_minutes, 0):.1f} min left of "
-                      f"{limits.timeout_minutes:g}, one took {need_minutes:.1f}")  # fmt: skip
+        return None, (
+            f"wall clock: {max(left_minutes, 0):.1f} min left of "
+            f"{limits.timeout_minutes:g}, one took {need_minutes:.1f}"
+        )
     update: dict[str, object] = {"max_tokens": left_tokens, "timeout_minutes": left_minutes}
     if left_billed is not None:
         update["max_billed_tokens"] = left_billed
@@ -205,8 +221,10 @@ def summary_line(report: Report) -> str | None:
     if not report.candidates or report.chosen is None:
         return None
     best = next(c for c in report.candidates if c.index == report.chosen)
-    text = (f"{len(report.candidates)} candidates ran; chosen candidate {best.index} "
-            f"({best.model}): {report.chosen_why}")  # fmt: skip
+    text = (
+        f"{len(report.candidates)} candidates ran; chosen candidate {best.index} "
+        f"({best.model}): {report.chosen_why}"
+    )
     if report.candidates_note:
         text += f" ({report.candidates_note})"
     return text

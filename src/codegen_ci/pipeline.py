@@ -27,7 +27,7 @@ from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, 
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator
 from codegen_ci.progress import Progress
-from codegen_ci.report import Report
+from codegen_ci.report import Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
@@ -73,30 +73,40 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     sandbox = _open_sandbox(ctx)
     report.sandbox, report.landlock_abi = sandbox.kind, sandbox.landlock_abi
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
-    validator = Validator(spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress,
-                          sandbox=sandbox)  # fmt: skip
-    baseline = Baseline(repo=ctx.repo, base_commit=ctx.worktree.base_commit,
-                        validation=spec.validation, work_dir=ctx.output_dir / "baseline", env=env,
-                        tree_path=base_tree, sandbox=sandbox)  # fmt: skip
+    validator = Validator(
+        spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress, sandbox=sandbox
+    )
+    baseline = Baseline(
+        repo=ctx.repo,
+        base_commit=ctx.worktree.base_commit,
+        validation=spec.validation,
+        work_dir=ctx.output_dir / "baseline",
+        env=env,
+        tree_path=base_tree,
+        sandbox=sandbox,
+    )
     try:
         if ctx.dry_run:
             try:
-                dry_run(validator, report, ctx.worktree.path, ctx.output_dir,
-                        lambda: _first_prompt(spec, ctx))  # fmt: skip
+                dry_run(
+                    validator,
+                    report,
+                    ctx.worktree.path,
+                    ctx.output_dir,
+                    lambda: _first_prompt(spec, ctx),
+                )
             finally:  # a round that failed for the environment's sake says so, dry or not
                 check_environment(report.rounds, _places(ctx, sandbox))
         else:
             _loop(spec, ctx, validator, baseline, env)
     except (KeyboardInterrupt, Interrupted):
-        report.status, report.reason, report.error = "error", "interrupted", "interrupted"
+        report.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         report.worktree = str(ctx.worktree.path)
         raise Interrupted(
             "interrupted; resume with: codegen-ci resume " + str(ctx.output_dir)
         ) from None
     except CodegenError as exc:
-        reason = ("config" if isinstance(exc, ConfigError) else
-                  "environment" if isinstance(exc, EnvironmentFailure) else "error")  # fmt: skip
-        report.status, report.reason, report.error = "error", reason, REDACTOR.redact(exc.message)
+        report.finish(Status.ERROR, _error_reason(exc), REDACTOR.redact(exc.message))
         raise
     finally:
         baseline.close()
@@ -115,15 +125,27 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     return report
 
 
+def _error_reason(exc: CodegenError) -> Reason:
+    if isinstance(exc, ConfigError):
+        return Reason.CONFIG
+    if isinstance(exc, EnvironmentFailure):
+        return Reason.ENVIRONMENT
+    return Reason.ERROR
+
+
 def _open_sandbox(ctx: RunContext) -> Sandbox:
     """Confinement for this run's commands; when it cannot be had, the run ends before any
     command runs (report written, worktree and its new branch removed)."""
     try:
-        return open_sandbox(os.environ, git_dir=git.common_dir(ctx.repo), checkout=ctx.repo,
-                            private=(ctx.output_dir,))  # fmt: skip
+        return open_sandbox(
+            os.environ,
+            git_dir=git.common_dir(ctx.repo),
+            checkout=ctx.repo,
+            private=(ctx.output_dir,),
+        )
     except (SandboxUnavailable, InputError) as exc:
-        reason = "sandbox" if isinstance(exc, SandboxUnavailable) else "config"
-        ctx.report.status, ctx.report.reason, ctx.report.error = "error", reason, exc.message
+        reason = Reason.SANDBOX if isinstance(exc, SandboxUnavailable) else Reason.CONFIG
+        ctx.report.finish(Status.ERROR, reason, exc.message)
         ctx.report.write(ctx.output_dir)
         if ctx.start_iteration == 1:
             ctx.worktree.remove()
@@ -142,8 +164,9 @@ def _first_prompt(spec: Spec, ctx: RunContext) -> str:
     return "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
 
 
-def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
-          env: dict[str, str]) -> None:  # fmt: skip
+def _loop(
+    spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline, env: dict[str, str]
+) -> None:
     report, limits = ctx.report, spec.limits
     if ctx.start_iteration == 1 and ctx.conversation is None:
         try:
@@ -157,23 +180,35 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
         if ctx.carry:
             conversation.add({"role": "user", "content": REDACTOR.redact(ctx.carry)})
     budget = Budget(limits, spec.model, usage=report.usage)
-    shell = AgentShell(ctx.worktree, env, ctx.output_dir / "logs", spec.validation.timeout,
-                       protect_tests=spec.validation.protect_tests,
-                       time_left=budget.remaining_s, sandbox=validator.sandbox,
-                       network="run_command" in spec.validation.network)  # fmt: skip
+    shell = AgentShell(
+        ctx.worktree,
+        env,
+        ctx.output_dir / "logs",
+        spec.validation.timeout,
+        protect_tests=spec.validation.protect_tests,
+        time_left=budget.remaining_s,
+        sandbox=validator.sandbox,
+        network="run_command" in spec.validation.network,
+    )
     toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
-    agent = Agent(ctx.model_factory(spec), toolbox, conversation, budget, ctx.progress,
-                  limits.max_steps)  # fmt: skip
+    agent = Agent(
+        ctx.model_factory(spec),
+        toolbox,
+        conversation,
+        budget,
+        ctx.progress,
+        limits.max_steps,
+    )
     signatures: list[frozenset[str]] = []
     last = ctx.start_iteration + limits.max_iterations - 1
-    report.status, report.reason = "failed", "max_iterations"
+    report.finish(Status.FAILED, Reason.MAX_ITERATIONS)
     try:
         for iteration in range(ctx.start_iteration, last + 1):
             ctx.progress.round_started(iteration, last)
             try:
                 agent.turn()
             except LimitReached as exc:
-                report.reason, report.error = exc.reason, exc.detail
+                report.finish(Status.FAILED, exc.reason, exc.detail)
                 break
             finally:
                 enforce_protected(ctx.worktree, report, toolbox.refusals, shell.refusals)
@@ -194,20 +229,24 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline,
             if outcome.passed or (
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
             ):
-                report.status, report.reason = "success", None
+                report.finish(Status.SUCCESS)
                 return
             signatures.append(outcome.signature())
             if _stuck(signatures, limits.stuck_rounds):
-                report.reason = "stuck"
-                report.error = (
-                    f"the same failures repeated for {limits.stuck_rounds} rounds in a row"
+                report.finish(
+                    Status.FAILED,
+                    Reason.STUCK,
+                    f"the same failures repeated for {limits.stuck_rounds} rounds in a row",
                 )
                 return
             if iteration < last:
-                conversation.add({"role": "user", "content": REDACTOR.redact(reflection_message(
-                    outcome, iteration=iteration, max_iterations=last,
+                reflection = reflection_message(
+                    outcome,
+                    iteration=iteration,
+                    max_iterations=last,
                     roots=[str(ctx.worktree.path), str(ctx.output_dir)],
-                ))})  # fmt: skip
+                )
+                conversation.add({"role": "user", "content": REDACTOR.redact(reflection)})
     finally:
         report.tests_touched = sorted(toolbox.tests_touched | shell.tests_touched)
 

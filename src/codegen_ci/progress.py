@@ -15,7 +15,7 @@ from typing import TextIO
 from rich.markup import escape
 
 from codegen_ci.errors import Interrupted
-from codegen_ci.report import CommandResult, Report
+from codegen_ci.report import CommandResult, Report, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
@@ -75,7 +75,7 @@ class Progress:
         cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
         self.line(
             f"{report.status}"
-            + (f" ({report.reason})" if report.reason and report.status != "success" else "")
+            + (f" ({report.reason})" if report.reason and report.status != Status.SUCCESS else "")
             + f" after {report.iterations} round(s); tokens {u.prompt_tokens}+"
             f"{u.completion_tokens} ({u.cached_tokens} cached){cost}"
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -10,8 +11,32 @@ from pydantic import BaseModel, Field, field_serializer, field_validator
 from codegen_ci.security.redact import REDACTOR
 
 CommandKind = Literal["setup", "lint", "test"]
-Status = Literal["success", "failed", "error"]
 DEPENDENCY_PARTS = ("node_modules/", "site-packages/", "dist-packages/", "/pkg/mod/", "vendor/")
+
+
+class Status(StrEnum):
+    """How a run ended: `status` in report.json."""
+
+    SUCCESS = "success"
+    FAILED = "failed"  # the change does not pass validation (or a budget ran out)
+    ERROR = "error"  # the run could not go on: bad configuration, environment, interruption
+
+
+class Reason(StrEnum):
+    """Why a run ended as it did: `reason` in report.json (null when a run succeeded)."""
+
+    # status failed
+    MAX_ITERATIONS = "max_iterations"  # the last validation round still failed
+    STUCK = "stuck"  # the same failures repeated for `limits.stuck_rounds` rounds
+    BUDGET = "budget"  # tokens, billed tokens, cost or wall clock used up
+    # status success or failed: the pre-flight of `--dry-run` passed or not
+    DRY_RUN = "dry-run"
+    # status error
+    INTERRUPTED = "interrupted"  # resume it with `codegen-ci resume`
+    CONFIG = "config"  # the spec or its commands cannot work as configured (exit 2)
+    ENVIRONMENT = "environment"  # a command could not write outside the code (exit 3)
+    SANDBOX = "sandbox"  # confinement could not be set up (exit 3)
+    ERROR = "error"  # anything else: the model service failing after its retries, a bug
 
 
 class CommandResult(BaseModel):
@@ -168,8 +193,8 @@ class Candidate(BaseModel):
 
     index: int = Field(description="0-based, in the order the attempts started.")
     model: str
-    status: Status = "error"
-    reason: str | None = None
+    status: Status = Status.ERROR
+    reason: Reason | None = None
     rounds: int = Field(default=0, description="Validation rounds it ran.")
     failing_tests: list[str] = Field(default=[], description="Failing after its last round.")
     new_failures: int = Field(
@@ -182,8 +207,9 @@ class Candidate(BaseModel):
     cost_usd: float | None = None
     duration_s: float = 0.0
     started_at: float | None = Field(default=None, description="Unix time it started.")
-    commit: str | None = Field(default=None, description="Its commit (only the chosen one's "
-                               "stays on a branch).")  # fmt: skip
+    commit: str | None = Field(
+        default=None, description="Its commit (only the chosen one's stays on a branch)."
+    )
     output_dir: str = Field(default="", description="Its own report.json and logs.")
     diff_path: str | None = None
     transcript_path: str | None = None
@@ -191,16 +217,17 @@ class Candidate(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return self.status == "success"
+        return self.status == Status.SUCCESS
 
 
 class Report(BaseModel):
-    status: Status = "error"
-    reason: str | None = Field(
+    status: Status = Status.ERROR
+    reason: Reason | None = Field(
         default=None,
-        description="Why a run did not succeed: tests, stuck, budget, max_iterations, "
-        "interrupted, config, environment (a command could not write outside the code), error, "
-        "sandbox (confinement could not be set up).",
+        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget. "
+        "Status error: interrupted, config, environment (a command could not write outside the "
+        "code), sandbox (confinement could not be set up), error. A dry run (success or "
+        "failed): dry-run. Null when a run succeeded.",
     )
     iterations: int = 0
     preflight: Round | None = Field(
@@ -258,6 +285,12 @@ class Report(BaseModel):
         default=None,
         description="Why fewer candidates ran than `count` (a passing one, or the budget).",
     )
+
+    def finish(
+        self, status: Status, reason: Reason | None = None, error: str | None = None
+    ) -> None:
+        """The one place a run's outcome is set: its status, why, and the error message."""
+        self.status, self.reason, self.error = status, reason, error
 
     def write(self, output_dir: Path) -> Path:
         output_dir.mkdir(parents=True, exist_ok=True)

@@ -12,14 +12,14 @@ from codegen_ci.agent.context import CHARS_PER_TOKEN
 from codegen_ci.agent.model import ModelReply
 from codegen_ci.agent.pricing import billed_tokens, cost_usd, price_for
 from codegen_ci.errors import InputError
-from codegen_ci.report import Usage
+from codegen_ci.report import Reason, Usage
 from codegen_ci.spec.model import Limits, ModelSettings
 
 
 class LimitReached(Exception):
     """A budget (tokens, cost, wall clock) is used up; `reason` goes into the report."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: Reason, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
@@ -54,7 +54,8 @@ class Budget:
         if self.remaining_s() > 0:
             return None
         minutes = (time.monotonic() - self.started) / 60
-        return LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
+        limit = self.limits.timeout_minutes
+        return LimitReached(Reason.BUDGET, f"wall clock limit of {limit:g} "
                             f"min reached ({minutes:.1f} min)")  # fmt: skip
 
     def check(self, next_request_chars: int = 0, reused_chars: int = 0) -> None:
@@ -68,7 +69,7 @@ class Budget:
         used = self.usage.total_tokens - self._tokens_before
         if used + next_tokens > self.limits.max_tokens:
             raise LimitReached(
-                "budget",
+                Reason.BUDGET,
                 f"token budget: {used} used, next request ~{next_tokens} "
                 f"more, limit {self.limits.max_tokens}",
             )
@@ -78,7 +79,7 @@ class Budget:
             upcoming = billed_tokens(self.model, next_tokens, 0, next_cached)
             if billed + upcoming > limit:
                 raise LimitReached(
-                    "budget",
+                    Reason.BUDGET,
                     f"billed-token budget: {billed} used, next request ~{upcoming} more, "
                     f"limit {limit}",
                 )
@@ -87,7 +88,8 @@ class Budget:
             upcoming_usd = cost_usd(self.model, next_tokens, 0, next_cached) or 0.0
             if spent + upcoming_usd > self.limits.max_cost_usd:
                 raise LimitReached(
-                    "budget", f"cost budget: ${spent:.4f} used of ${self.limits.max_cost_usd:g}"
+                    Reason.BUDGET,
+                    f"cost budget: ${spent:.4f} used of ${self.limits.max_cost_usd:g}",
                 )
 
     def add(self, reply: ModelReply) -> None:

@@ -17,6 +17,7 @@ from codegen_ci.agent.model import Model, ModelReply
 from codegen_ci.agent.read_tools import ToolError
 from codegen_ci.agent.tool_schema import ReadFileArgs
 from codegen_ci.agent.tools import Toolbox
+from codegen_ci.report import Reason
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import fence
 from codegen_ci.workspace.path_guard import PathRefused
@@ -52,7 +53,7 @@ class Agent:
             size = size_of(view)
             if size > MAX_REQUEST_CHARS:
                 detail = f"the next request ({size} chars) would not fit the context window"
-                raise LimitReached("budget", detail + ", even with old outputs elided")
+                raise LimitReached(Reason.BUDGET, detail + ", even with old outputs elided")
             # between compactions the request starts with the previous one, byte for byte
             reused = 0 if compacted else self._last_size
             self.budget.check(size, reused)

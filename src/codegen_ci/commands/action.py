@@ -29,8 +29,7 @@ from codegen_ci.publish.github import PullInfo
 from codegen_ci.publish.run_history import memory_text
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
-from codegen_ci.sources.github_event import EventTask, Ignore, TriggerRules, load_event
-from codegen_ci.sources.pr_events import decide_event
+from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event, load_event
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -66,13 +65,13 @@ class ActionRun(ActionState):
         s = self.settings
         payload = load_event(s.event_path)
         decision = decide_event(s.event_name or "", payload, TriggerRules.from_settings(s))
-        if isinstance(decision, Ignore):
-            return self.skip(decision.notice)
+        if isinstance(decision, Skip):
+            return self.skip(decision.reason)
         for notice in decision.notices:
             self.io.notice(notice)
         if decision.kind == "ci_failure":  # nobody's request: the branch is the gate (loop)
-            if isinstance(found := loop.find_ci_pull(self.github(), decision), str):
-                return self.skip(found)
+            if isinstance(found := loop.find_ci_pull(self.github(), decision), Skip):
+                return self.skip(found.reason)
             decision = found
         elif reason := refusal(decision, s, self.github()):
             return self.skip(reason)
@@ -91,10 +90,10 @@ class ActionRun(ActionState):
         self.loop.history = loop.load_history(self.github(), decision)
         if pull is not None:
             prepared = loop.prepare(self.github(), decision, pull, self.loop, s, root)
-            if isinstance(prepared, str):
+            if isinstance(prepared, Skip):
                 if self.loop.give_up:
                     self.status_comment(decision.issue_number).post(self.loop.give_up)
-                return self.skip(prepared)
+                return self.skip(prepared.reason)
             decision = prepared
         self.acknowledge(decision)
         return self.work(decision, payload, root, pull)

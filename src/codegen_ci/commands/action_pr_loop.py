@@ -26,10 +26,15 @@ from codegen_ci.publish.run_history import (
 )
 from codegen_ci.publish.status import StatusComment, status_marker
 from codegen_ci.report import Report
-from codegen_ci.sources.ci_failure_task import CiFailures, branch_prefixes, ci_task_text
-from codegen_ci.sources.event_task import EventTask
-from codegen_ci.sources.repo_config import default_branch_config
-from codegen_ci.sources.review_task import review_thread_task, whole_review_task
+from codegen_ci.sources.events import EventTask, Skip
+from codegen_ci.sources.pull_tasks import (
+    CiFailures,
+    branch_prefixes,
+    ci_task_text,
+    review_thread_task,
+    whole_review_task,
+)
+from codegen_ci.sources.task_spec import default_branch_config
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.workspace import git
 
@@ -53,19 +58,19 @@ def load_history(gh: GitHubPublisher, task: EventTask) -> list[RunRecord]:
     return read_history(gh, task.issue_number, status_marker(task.issue_number))
 
 
-def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | str:
+def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | Skip:
     """The workflow run's pull request: from the payload, else the open one for its branch."""
     if task.pr_number is not None or task.ci_run is None:
         return task
     pull = gh.find_open_pr(task.ci_run.head_branch)
     if pull is None:
-        return f"no open pull request has the branch {task.ci_run.head_branch}"
+        return Skip(f"no open pull request has the branch {task.ci_run.head_branch}")
     return replace(task, pr_number=pull.number, issue_number=pull.number)
 
 
 def prepare(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop,
-            settings: ActionSettings, root: Path) -> EventTask | str:  # fmt: skip
-    """The full task, or why there is none (a skip notice)."""
+            settings: ActionSettings, root: Path) -> EventTask | Skip:  # fmt: skip
+    """The full task, or why there is none."""
     where = f"pull request #{pull.number} ({pull.title})"
     if task.kind == "review_comment" and task.review_comment_id is not None:
         loop.review_comments = gh.pull_review_comments(pull.number)
@@ -82,28 +87,29 @@ def prepare(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop
 
 
 def _prepare_ci(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop,
-                settings: ActionSettings, root: Path, where: str) -> EventTask | str:  # fmt: skip
+                settings: ActionSettings, root: Path, where: str) -> EventTask | Skip:  # fmt: skip
     assert task.ci_run is not None
     if reason := _not_ours(gh, task, pull, settings, root):
-        return reason
+        return Skip(reason)
     tries = [r for r in loop.history if r.kind == "ci_failure"]
     if len(tries) >= settings.max_ci_fix_attempts:
         loop.give_up = (f"🛑 **codegen-ci** gives up on the failing CI of this pull request: "
                         f"{len(tries)} attempt(s) made, the limit is "
                         f"{settings.max_ci_fix_attempts} (input max-ci-fix-attempts).")  # fmt: skip
-        return "the CI-fix attempts for this pull request are used up"
+        return Skip("the CI-fix attempts for this pull request are used up")
     leftovers = failed_run_leftovers(
         gh, task.ci_run.run_id, _artifact_dir(root, task.ci_run.run_id)
     )
     failures = CiFailures(tuple(leftovers.tests), tuple(leftovers.logs))
     if not failures.tests and not failures.logs:
-        return f"the failed run {task.ci_run.run_id} left no JUnit report and no failed job log"
+        run_id = task.ci_run.run_id
+        return Skip(f"the failed run {run_id} left no JUnit report and no failed job log")
     loop.ci_signature = failures.signature()
     if tries and tries[-1].ci_signature == loop.ci_signature:
         loop.give_up = ("🛑 **codegen-ci** gives up on the failing CI of this pull request: the "
                         "same failures as before its last attempt "
                         f"({code_span(failures.summary())}).")  # fmt: skip
-        return "the same CI failures repeat after the last attempt"
+        return Skip("the same CI failures repeat after the last attempt")
     return replace(task, task=ci_task_text(task.ci_run, failures, where))
 
 

@@ -13,7 +13,7 @@ from codegen_ci.commands.run_driver import run_pipeline
 from codegen_ci.commands.run_files import read_report, read_run_state, read_transcript
 from codegen_ci.commands.run_prepare import environment_layer, register_secrets
 from codegen_ci.errors import InputError
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 from codegen_ci.workspace import git
 from codegen_ci.workspace.create import worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
@@ -88,7 +88,7 @@ def resume_run(run_dir: Path, spec_file: Path | None, base_url: str | None) -> R
                         artifacts=set(report.artifacts), links=link_dependencies(root, tree_path),
                         named=tuple(spec.outputs))  # fmt: skip
     conversation.resume_note(report.rounds[-1:])
-    report.status, report.reason, report.error = "error", None, None
+    report.finish(Status.ERROR)
     return run_pipeline(spec, root, run_dir, state.run_id, worktree, report=report,
                         conversation=conversation,
                         sources=run_state.recorded(run_dir))  # fmt: skip

@@ -35,7 +35,7 @@ from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
 from codegen_ci.commands.run_prepare import branch_for, prepare_worktree
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
-from codegen_ci.report import Candidate, Report
+from codegen_ci.report import Candidate, Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
 from codegen_ci.workspace import git
@@ -129,10 +129,10 @@ def drive(plan: Plan, briefing: Briefing,
         else:
             _escalate(plan, briefing, resume_one)
     except Interrupted:
-        stopped = Report(status="error", reason="interrupted", error="interrupted",
-                         run_id=plan.run_id, output_dir=str(plan.out),
+        stopped = Report(run_id=plan.run_id, output_dir=str(plan.out),
                          base_commit=plan.base_commit, candidates=list(plan.done),
                          usage=total_usage(plan.done))  # fmt: skip
+        stopped.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         stopped.write(plan.out)
         raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
     return _finish(plan)
@@ -237,8 +237,7 @@ def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
         raise
     except CodegenError as exc:
         report = Report.read(out) if (out / "report.json").is_file() else Report()
-        report.status, report.error = "error", REDACTOR.redact(exc.message)
-        report.reason = report.reason or "error"
+        report.finish(Status.ERROR, report.reason or Reason.ERROR, REDACTOR.redact(exc.message))
     return summarize(index, model, report, out, started_at)
 
 

@@ -34,7 +34,15 @@ from typing import Protocol
 from codegen_ci.errors import InputError
 from codegen_ci.gate.junit.capture import junit_hint
 from codegen_ci.gate.validation import RoundOutcome, Validator
-from codegen_ci.report import CommandResult, JUnitMissing, PreexistingLint, Report, Round
+from codegen_ci.report import (
+    CommandResult,
+    JUnitMissing,
+    PreexistingLint,
+    Reason,
+    Report,
+    Round,
+    Status,
+)
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
@@ -96,7 +104,7 @@ def dry_run(
     note_missing_junit(report, outcome.round, worktree_path)
     check_round(outcome.round, validator.validation, worktree_path)
     (output_dir / "first-prompt.md").write_text(REDACTOR.redact(first_prompt()), encoding="utf-8")
-    report.status, report.reason = ("success" if outcome.passed else "failed"), "dry-run"
+    report.finish(Status.SUCCESS if outcome.passed else Status.FAILED, Reason.DRY_RUN)
 
 
 # Configuration errors: what the model cannot fix.

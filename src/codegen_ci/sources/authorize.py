@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from codegen_ci.errors import GitHubError
-from codegen_ci.sources.github_event import EventTask
+from codegen_ci.sources.events import EventTask
 from codegen_ci.spec.action_inputs import ActionSettings
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})

@@ -137,6 +137,8 @@ def _parse_block(block: SettingsBlock) -> dict[str, Any]:
     except SpecError as exc:  # lines count from the block; the user sees the whole body
         shift = block.first_line - 1
         raise SpecError(
-            [SpecProblem(p.file, p.line + shift if p.line else None, p.key, p.message)
-             for p in exc.problems]
-        ) from None  # fmt: skip
+            [
+                SpecProblem(p.file, p.line + shift if p.line else None, p.key, p.message)
+                for p in exc.problems
+            ]
+        ) from None

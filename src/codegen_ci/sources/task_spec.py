@@ -3,6 +3,10 @@
 Precedence, lowest first: built-in defaults < environment (`CODEGEN_MODEL`, `OPENAI_BASE_URL`)
 < the default branch's `.codegen.yml` < action inputs < the event (its task, and the settings
 block of an issue or comment, or a dispatch's spec file). The base commit is ours to choose.
+
+`.codegen.yml` chooses the commands that run, so it is read from the default branch's commit
+(fetched from origin), never from the working tree or a pull request head: a fork or a PR
+author could otherwise pick the commands that run with the workflow's secrets.
 """
 
 from __future__ import annotations
@@ -15,12 +19,18 @@ from pydantic import ValidationError
 
 from codegen_ci.publish import remote
 from codegen_ci.security.untrusted import clean_untrusted
-from codegen_ci.sources.github_event import EventTask
-from codegen_ci.sources.repo_config import default_branch_config
+from codegen_ci.sources.events import EventTask
 from codegen_ci.sources.settings_blocks import clamp_limits
 from codegen_ci.spec.action_inputs import ActionSettings
-from codegen_ci.spec.layers import deep_merge, load_layer_file, resolve_spec
+from codegen_ci.spec.layers import (
+    REPO_CONFIG_NAME,
+    deep_merge,
+    load_layer_file,
+    parse_layer_text,
+    resolve_spec,
+)
 from codegen_ci.spec.model import Limits, Spec, slugify
+from codegen_ci.workspace import git
 
 
 def resolve_event_spec(
@@ -50,6 +60,15 @@ def resolve_event_spec(
     layers += [overrides, {"git": {"base": base}}]
     where = task.spec_path or (f"#{task.issue_number}" if task.issue_number else "the event")
     return resolve_spec(*layers, name=where)
+
+
+def default_branch_config(root: Path, commit: str) -> dict[str, Any]:
+    """The validated `.codegen.yml` layer at `commit` ({} when the file is not there)."""
+    blob = f"{commit}:{REPO_CONFIG_NAME}"
+    if not git.ok(["cat-file", "-e", blob], root):
+        return {}
+    text = git.git(["show", blob], root)
+    return parse_layer_text(text, f"{REPO_CONFIG_NAME} (default branch)", is_spec=False)
 
 
 def _limits(layers: list[Mapping[str, Any]]) -> Limits:

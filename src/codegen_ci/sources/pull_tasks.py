@@ -1,0 +1,135 @@
+"""The full task of a pull request event, from what the API returns after it: the review
+thread of a review comment, every comment of a submitted review, the failing tests of a failed
+CI run.
+
+The payload settled the trigger and who asked (`events`); the thread and the review's comments
+are read afterwards, so a reply written after the delivery is seen. The requester's own words
+are the instruction; everybody else's comments, the code and CI output (written by the code
+under test) reach the model fenced as data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from codegen_ci.security.untrusted import clean_untrusted, fence
+from codegen_ci.sources.events import CiRun, EventTask, user_of
+
+MAX_FAILURES = 30
+MAX_MESSAGE = 1500
+
+Comment = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CiFailures:
+    """What a failed run left to go on: failing tests from its JUnit artifacts, or else the
+    tails of its failed jobs' logs."""
+
+    tests: tuple[tuple[str, str], ...] = ()  # (test id, message)
+    logs: tuple[tuple[str, str], ...] = ()  # (job name, log tail)
+
+    def signature(self) -> str:
+        keys = sorted(t for t, _ in self.tests) or sorted(job for job, _ in self.logs)
+        return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+
+    def summary(self) -> str:
+        names = [t for t, _ in self.tests] or [f"job {job}" for job, _ in self.logs]
+        shown = ", ".join(names[:5])
+        return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
+    parts = [
+        f"The CI workflow {ci.name!r} failed on {where} (branch {ci.head_branch}, commit "
+        f"{ci.head_sha[:12]}). Make the failing checks pass with the smallest correct change "
+        "to the code; do not weaken or skip the tests.",
+    ]
+    if failures.tests:
+        listed = "\n\n".join(
+            f"{test}\n{message[:MAX_MESSAGE]}".strip()
+            for test, message in failures.tests[:MAX_FAILURES]
+        )
+        more = len(failures.tests) - MAX_FAILURES
+        parts.append(
+            f"Failing tests from the run's JUnit reports ({len(failures.tests)}):\n"
+            + fence("failing tests reported by CI", listed)
+            + (f"\n({more} more not shown)" if more > 0 else "")
+        )
+    for job, tail in failures.logs:
+        parts.append(
+            f"The run left no JUnit report; the end of the log of job {job!r}:\n"
+            + fence(f"CI log of job {job}", tail)
+        )
+    return "\n\n".join(parts)
+
+
+def branch_prefixes(git_branch: str) -> tuple[str, ...]:
+    """The prefixes of branches codegen-ci pushes: `codegen/`, and the spec's own."""
+    own = git_branch.split("{", 1)[0]
+    return tuple(dict.fromkeys(p for p in ("codegen/", own) if p and p.endswith("/")))
+
+
+def thread_of(comment_id: int, comments: Sequence[Comment]) -> list[Comment]:
+    """The review thread `comment_id` belongs to, oldest first (replies name the root)."""
+    by_id = {int(c["id"]): c for c in comments}
+    start = by_id.get(comment_id, {})
+    root = int(start.get("in_reply_to_id") or comment_id)
+    found = [c for c in comments if int(c["id"]) == root or c.get("in_reply_to_id") == root]
+    return sorted(found, key=lambda c: int(c["id"]))
+
+
+def review_thread_task(task: EventTask, comments: Sequence[Comment], where: str) -> str:
+    """The task for one review comment: instruction, then where and its thread as data."""
+    assert task.review_comment_id is not None
+    thread = thread_of(task.review_comment_id, comments)
+    asked = next((c for c in thread if int(c["id"]) == task.review_comment_id), None)
+    instruction = task.task or "Do what this review thread asks."
+    parts = [instruction, f"This request was made in a review comment on {where}."]
+    if asked is not None:
+        parts.append(_location(asked))
+    others = [c for c in thread if int(c["id"]) != task.review_comment_id]
+    if others:
+        parts.append(fence("the rest of the review thread, oldest first", _quote(others)))
+    return "\n\n".join(parts)
+
+
+def whole_review_task(
+    task: EventTask, review_comments: Sequence[Comment], comments: Sequence[Comment], where: str
+) -> str:
+    """The task for a submitted review: its body, then each of its comments in turn."""
+    instruction = task.task or "Address every comment of this review."
+    parts = [
+        instruction,
+        f"This review of {where} has {len(review_comments)} comment(s); "
+        "address each of them in this one change.",
+    ]
+    for n, comment in enumerate(review_comments, start=1):
+        body = clean_untrusted(str(comment.get("body") or "")).strip()
+        parts.append(f"### Review comment {n}\n\n{body}\n\n{_location(comment)}")
+        others = [
+            c for c in thread_of(int(comment["id"]), comments) if int(c["id"]) != int(comment["id"])
+        ]
+        if others:
+            parts.append(fence(f"the rest of the thread of comment {n}", _quote(others)))
+    return "\n\n".join(parts)
+
+
+def _location(comment: Comment) -> str:
+    path = str(comment.get("path") or "?")
+    end = comment.get("line") or comment.get("original_line")
+    start = comment.get("start_line") or comment.get("original_start_line")
+    lines = f"lines {start}-{end}" if start and start != end else f"line {end}"
+    text = f"File {path}, {lines}" if end else f"File {path}"
+    hunk = str(comment.get("diff_hunk") or "")
+    return text + (":\n" + fence(f"diff hunk of {path}", hunk) if hunk else ".")
+
+
+def _quote(comments: Sequence[Comment]) -> str:
+    return "\n\n".join(
+        f"@{user_of(c.get('user'))[0]}: {clean_untrusted(str(c.get('body') or '')).strip()}"
+        for c in comments
+    )
