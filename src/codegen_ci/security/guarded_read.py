@@ -256,7 +256,9 @@ def walk(
     skip: frozenset[str] = frozenset(),
 ) -> Iterator[FileInfo]:
     """The regular files under `rel` (relative to `root`), never through a symlink; symlinks,
-    FIFOs and the like are left out. `skip`: directory names not entered (".git")."""
+    FIFOs and the like are left out. `skip`: directory names not entered (".git"). An entry
+    named `.git` is never listed, whatever its type: in a linked worktree it is a file naming
+    the host's git directory (a path on the runner), not part of the repository."""
     start = PurePosixPath(*_parts(rel)) if _parts(rel) else PurePosixPath()
     top = _open_dir(root, rel)
     seen = 0
@@ -270,6 +272,8 @@ def walk(
                     seen += 1
                     if seen > max_entries:
                         return
+                    if name == ".git":
+                        continue
                     try:
                         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                     except OSError:
