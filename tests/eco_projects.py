@@ -18,7 +18,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, call
 from sample_repo import SampleRepo, sh
 
 NPM_PACKAGES = ("jest@29.7.0", "ts-jest@29.2.5", "typescript@5.6.3", "jest-junit@16.0.0")

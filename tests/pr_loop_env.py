@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from action_env import OCTOKIT, REPOSITORY, ActionWorld, _fixture
-from codegen_ci.testing.github_reviews import add_review_comment
-from codegen_ci.testing.github_state import ReviewComment
+from codegen_ci.testing.github_double import ReviewComment, add_review_comment
 from sample_repo import PYTEST, SampleRepo
 
 HUNK = (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 VERSION_PY = '''\
 """Semantic versions."""

@@ -16,8 +16,7 @@ from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.task_spec import resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
 
 ISSUE_BODY = "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0)."

@@ -19,8 +19,7 @@ import pytest
 
 from action_env import ActionWorld
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, PYTEST, SampleRepo
 from sandbox_attacks import path_without_bwrap, write_attempts
 

@@ -18,8 +18,14 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Hang, HttpError, Reply, call, error_body
+from codegen_ci.testing.scripted_model import (
+    Hang,
+    HttpError,
+    Reply,
+    ScriptedModelServer,
+    call,
+    error_body,
+)
 from sample_repo import SampleRepo
 
 TASK = re.compile(r"Create the file (\w+\.txt)")

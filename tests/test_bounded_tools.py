@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import SampleRepo
 from test_resilience import run_cli
 

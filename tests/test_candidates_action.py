@@ -9,8 +9,7 @@ import pytest
 
 from action_env import ActionWorld
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, VERSION_FILE, SampleRepo
 
 WRONG = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD,

@@ -17,8 +17,7 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Hang, Reply, call
+from codegen_ci.testing.scripted_model import Hang, Reply, ScriptedModelServer, call
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_FILE, SampleRepo
 
 WRONG_LINE = "return Version(self.major, self.minor + 1, self.patch * 1)"

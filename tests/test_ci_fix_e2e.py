@@ -10,10 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from action_env import TOKEN, VERSION, ActionWorld, push_branch
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.github_runs import add_workflow_run
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.github_double import GitHubDouble, add_workflow_run
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from pr_loop_env import junit_zip, workflow_run_payload
 from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
 

@@ -16,8 +16,7 @@ from codegen_ci.agent.compaction import SUPERSEDED
 from codegen_ci.agent.context import ContextWindow, size_of
 from codegen_ci.cli import cli
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_PY, SampleRepo
 
 HEAD = [{"role": "system", "content": "You are a coder."}, {"role": "user", "content": "Task."}]

@@ -17,8 +17,7 @@ from codegen_ci.agent.pricing import billed_tokens, cost_usd
 from codegen_ci.cli import cli
 from codegen_ci.spec.model import ModelPrice, ModelSettings
 from codegen_ci.testing.provider_cache import PromptCache, UsageStyle
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import VERSION_FILE, SampleRepo
 
 MESSAGES = [{"role": "user", "content": "hi"}]

@@ -16,8 +16,7 @@ from click.testing import CliRunner
 from codegen_ci.cli import cli
 from codegen_ci.gate.environment_check import Places, find_problem
 from codegen_ci.report import CommandResult, Failure, Round
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from codegen_ci.workspace.dependency_links import link_dependencies, unlink_dependencies
 from eco_projects import edit_turn
 from real_repos import checkout, codegen_init, files_under, pnpm_bin, pnpm_install

@@ -17,8 +17,7 @@ from click.testing import CliRunner
 from codegen_ci.cli import cli
 from codegen_ci.publish.pr_body import failure_comment, pr_body
 from codegen_ci.report import Report
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from gate_repos import BUG_ID, reflections, run_cli
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
 

@@ -22,8 +22,7 @@ from click.testing import CliRunner, Result
 
 from codegen_ci.cli import cli
 from codegen_ci.eval.history import is_source_path, is_test_path
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 BUNDLE = Path(__file__).parent / "fixtures" / "history" / "parse.bundle"
 # bundle commit ids (PROVENANCE maps them to the originals)
@@ -460,7 +459,7 @@ def test_an_interrupt_reports_what_finished_and_leaves_no_branch_or_worktree(
     import sys
     import time
 
-    from codegen_ci.testing.scripted_steps import Hang
+    from codegen_ci.testing.scripted_model import Hang
 
     model_env.add(Hang(2.0, Reply("Thinking done.")))
     before = snapshot(parse_repo)
@@ -490,7 +489,7 @@ def test_an_interrupt_reports_what_finished_and_leaves_no_branch_or_worktree(
 def test_a_model_service_that_stays_down_exits_3_with_the_error_in_the_report(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    from codegen_ci.testing.scripted_steps import HttpError, error_body
+    from codegen_ci.testing.scripted_model import HttpError, error_body
 
     model_env.add(*[HttpError(503, error_body("overloaded"))] * 40)
     before = snapshot(parse_repo)

@@ -17,8 +17,7 @@ import pytest
 
 from action_env import ActionWorld
 from action_world import action_world, comment, first_prompt
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from sample_repo import PYTEST, SampleRepo, fixing_script
 from test_bad_input import alias_bomb, limit_memory
 

@@ -19,10 +19,8 @@ from collections.abc import Iterator
 import pytest
 
 from action_env import TOKEN, ActionWorld, push_branch
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.github_runs import add_workflow_run
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.github_double import GitHubDouble, add_workflow_run
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from markdown_view import outside_code
 from pr_loop_env import junit_zip, review_comment_payload, seed_comment, workflow_run_payload
 from sample_repo import PYTEST, SampleRepo, fixing_script

@@ -7,8 +7,7 @@ import subprocess
 
 import pytest
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, PYTEST, SampleRepo
 from test_resilience import run_cli, tool_results
 

@@ -14,8 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from generated_fixtures import GENERATED, GO_TEST, committed_report, copy_project, live_gotestsum
 from sample_repo import sh
 

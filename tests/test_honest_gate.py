@@ -14,8 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from gate_repos import RUFF, reflections, run_cli
 from sample_repo import PYTEST, VERSION_FILE, SampleRepo, fixing_script
 

@@ -73,8 +73,7 @@ def test_wheel_alone_runs_with_targeted_pytest_reruns(
 ) -> None:
     assert not installed.has("pytest") and not installed.has("_pytest")
     assert installed.module_path().is_relative_to(installed.venv)
-    from codegen_ci.testing.scripted_model import ScriptedModelServer
-    from codegen_ci.testing.scripted_steps import Reply, call
+    from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
     assert isinstance(model_env, ScriptedModelServer)
 

@@ -12,8 +12,16 @@ import pytest
 from codegen_ci.agent.model import OpenAIChatModel, cost_usd
 from codegen_ci.errors import InputError, ModelServiceError
 from codegen_ci.spec.model import ModelPrice, ModelSettings
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Drop, Hang, HttpError, Raw, Reply, call, error_body
+from codegen_ci.testing.scripted_model import (
+    Drop,
+    Hang,
+    HttpError,
+    Raw,
+    Reply,
+    ScriptedModelServer,
+    call,
+    error_body,
+)
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 QUOTA = error_body("You exceeded your current quota", "insufficient_quota", "insufficient_quota")

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, SampleRepo, sh
 from sandbox_attacks import BACKENDS, launch, results
 

@@ -13,7 +13,7 @@ import pytest
 
 from action_env import ActionWorld
 from action_world import action_world, labeled
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, call
 from markdown_view import outside_code
 from sample_repo import FIX, SampleRepo
 

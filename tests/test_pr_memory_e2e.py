@@ -11,8 +11,7 @@ import pytest
 
 from action_env import ActionWorld, push_branch
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from pr_loop_env import review_comment_payload, seed_comment
 from sample_repo import PYTEST, SampleRepo, fixing_script
 

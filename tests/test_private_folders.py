@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, FIXED_LINE_NEW, SampleRepo, sh
 
 OTHER = 65534

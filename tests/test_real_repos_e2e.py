@@ -22,8 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from eco_projects import edit_turn
 from real_repos import (
     checkout,

@@ -16,8 +16,13 @@ import pytest
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import HttpError, Reply, call, error_body
+from codegen_ci.testing.scripted_model import (
+    HttpError,
+    Reply,
+    ScriptedModelServer,
+    call,
+    error_body,
+)
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
 from test_proc import wait_gone
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo, fixing_script
 
 VERSION = "src/semver/version.py"

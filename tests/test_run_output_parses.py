@@ -10,8 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from sample_repo import SampleRepo, fixing_script
 
 # A header as a model quotes it inside a shell line: the token is followed by `"`, which the

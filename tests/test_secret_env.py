@@ -17,8 +17,7 @@ import uuid
 
 import pytest
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
 from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS_AND_OFF
 

@@ -24,8 +24,7 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, SampleRepo
 from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS
 

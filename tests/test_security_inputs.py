@@ -16,8 +16,7 @@ from click.testing import CliRunner
 
 from codegen_ci.cli import cli
 from codegen_ci.sources.github_event import EventTask, decide
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from sample_repo import FIX, PYTEST, SampleRepo
 
 SHARED = Path(__file__).resolve().parent / "fixtures"

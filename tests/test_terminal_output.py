@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 from sample_repo import SampleRepo, fixing_script
 
 TITLE = "\x1b]0;PWNED-TITLE\x07"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from sample_repo import FIX, FIXED_LINE_OLD, SampleRepo
 from test_run_e2e import VERSION, run_cli
 

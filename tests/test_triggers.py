@@ -19,7 +19,7 @@ from action_world import (
     status_comments,
 )
 from codegen_ci.publish.status import status_marker
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply
 from sample_repo import SampleRepo, fixing_script
 
 

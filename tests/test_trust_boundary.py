@@ -26,10 +26,8 @@ import pytest
 from action_env import TOKEN, ActionWorld, push_branch
 from codegen_ci.publish import ci_artifacts
 from codegen_ci.security import guarded_read
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.github_runs import add_workflow_run
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.github_double import GitHubDouble, add_workflow_run
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from pr_loop_env import junit_zip, workflow_run_payload
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
 from sandbox_attacks import BACKENDS, launch, results

@@ -12,8 +12,7 @@ from codegen_ci.gate.reflection import MAX_MESSAGE_CHARS
 from codegen_ci.gate.runners import pytest_first
 from codegen_ci.publish.pr_body import pr_body
 from codegen_ci.report import Report
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from gate_repos import (
     BUG_ID,
     HOSTILE_REPORTS,
