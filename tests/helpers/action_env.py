@@ -10,14 +10,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from sample_repo import SampleRepo, sh
+from sample_repo import PYTEST, SampleRepo, sh
 
 from codegen_ci.testing.github_double import GitHubDouble
+from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,6 +158,43 @@ class ActionWorld:
 
     def origin_git(self, *args: str) -> str:
         return sh(["git", *args], self.sample.origin)
+
+
+@contextmanager
+def open_world(
+    sample: SampleRepo,
+    *,
+    readers: Sequence[str] = (),
+    token: str | None = None,
+    token_user: str = "github-actions[bot]",
+    cache: PromptCache | None = None,
+    command: Sequence[str] | None = None,
+    **inputs: str,
+) -> Iterator[ActionWorld]:
+    """The action's world: the GitHub double for `octo-org/hello` (alice may write, each of
+    `readers` may only read) and the scripted model, both serving until the block ends, with
+    the inputs every test passes (the sample's pytest, the model's URL) plus `inputs`.
+
+    `token`: the double then refuses any other credentials; `token_user`: whom the token
+    belongs to (the Actions token writes as the bot); `cache`: the model reports usage as a
+    caching provider; `command`: how the runner starts the tool (default: this interpreter)."""
+    with (
+        GitHubDouble(REPOSITORY, actor=token_user, token=token) as github,
+        ScriptedModelServer(cache=cache) as model,
+    ):
+        github.add_user("alice", role="write")
+        for login in readers:
+            github.add_user(login, role="read")
+        world = ActionWorld(sample, github, model)
+        if command is not None:
+            world.command = list(command)
+        world.inputs = {
+            "test-command": PYTEST,
+            "openai-base-url": model.base_url,
+            "model": "scripted-model",
+            **{name.replace("_", "-"): value for name, value in inputs.items()},
+        }
+        yield world
 
 
 def action_defaults() -> dict[str, str]:

@@ -7,11 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from action_env import ActionWorld
-from sample_repo import PYTEST, SampleRepo
-
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
+from action_env import ActionWorld, open_world
+from sample_repo import SampleRepo
 
 ROBS_ISSUE = "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0)."
 ALICES_ISSUE = "bump_minor keeps the patch number; it should reset it to 0."
@@ -22,16 +19,9 @@ def action_world(
     sample: SampleRepo, *, token_user: str = "github-actions[bot]"
 ) -> Iterator[ActionWorld]:
     """`token_user`: whom the token belongs to (the Actions token writes as the bot)."""
-    with GitHubDouble("octo-org/hello", actor=token_user) as github, \
-            ScriptedModelServer() as model:  # fmt: skip
-        github.add_user("alice", role="write")
-        github.add_user("rob", role="read")
-        github.add_user("mallory", role="read")
-        github.add_issue("Reset patch in bump_minor", ROBS_ISSUE, user="rob")
-        github.add_issue("Patch not reset", ALICES_ISSUE, user="alice")
-        world = ActionWorld(sample, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample, readers=("rob", "mallory"), token_user=token_user) as world:
+        world.github.add_issue("Reset patch in bump_minor", ROBS_ISSUE, user="rob")
+        world.github.add_issue("Patch not reset", ALICES_ISSUE, user="alice")
         yield world
 
 

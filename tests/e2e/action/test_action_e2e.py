@@ -10,27 +10,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, push_branch
+from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, open_world, push_branch
 from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
 
 from codegen_ci.sources.github_event import EventTask
 from codegen_ci.sources.task_spec import resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 ISSUE_BODY = "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0)."
 
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        github.add_user("rob", role="read")
-        github.add_issue("Reset patch in bump_minor", ISSUE_BODY, user="rob")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo, readers=("rob",)) as world:
+        world.github.add_issue("Reset patch in bump_minor", ISSUE_BODY, user="rob")
         yield world
 
 

@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from action_env import ActionWorld
-from sample_repo import FIX, PYTEST, SampleRepo
+from action_env import ActionWorld, open_world
+from sample_repo import FIX, SampleRepo
 from sandbox_attacks import path_without_bwrap, write_attempts
 
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 # The Dockerfile's ENTRYPOINT is ["codegen-ci", "action"]: the console script of the installed
 # package (the image links /usr/local/bin/codegen-ci to it).
@@ -30,12 +29,8 @@ ENTRYPOINT = [str(Path(sys.executable).parent / "codegen-ci")]
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch to 0.")
-        world = ActionWorld(sample_repo, github, model, command=ENTRYPOINT)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo, command=ENTRYPOINT) as world:
+        world.github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch to 0.")
         yield world
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from action_env import ActionWorld
-from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, VERSION_FILE, SampleRepo
+from action_env import ActionWorld, open_world
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_FILE, SampleRepo
 
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 WRONG = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD,
              new_text="return Version(self.major, self.minor + 1, self.patch * 1)")  # fmt: skip
@@ -18,13 +17,10 @@ WRONG = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD,
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch to 0.",
-                         user="alice")  # fmt: skip
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo) as world:
+        world.github.add_issue(
+            "Reset patch in bump_minor", "bump_minor must reset the patch to 0.", user="alice"
+        )
         yield world
 
 

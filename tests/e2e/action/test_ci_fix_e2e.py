@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from action_env import TOKEN, VERSION, ActionWorld, push_branch
+from action_env import TOKEN, VERSION, ActionWorld, open_world, push_branch
 from pr_loop_env import junit_zip, workflow_run_payload
-from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
+from sample_repo import FIXED_LINE_NEW, SampleRepo, fixing_script
 
-from codegen_ci.testing.github_double import GitHubDouble, add_workflow_run
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from codegen_ci.testing.github_double import add_workflow_run
+from codegen_ci.testing.scripted_model import Reply
 
 BRANCH = "codegen/3-speed-up-parse"
 FAILING = "tests.test_version::test_bump_minor_resets_patch"
@@ -21,11 +21,7 @@ FAILING = "tests.test_version::test_bump_minor_resets_patch"
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello", token=TOKEN) as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo, token=TOKEN) as world:
         head = push_branch(sample_repo, BRANCH, {"NOTES.md": "faster parse\n"}, "speed up")
         world.github.add_pull(BRANCH, title="Speed up parse", user="github-actions[bot]",
                               head_sha=head)  # fmt: skip

@@ -8,25 +8,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from action_env import ActionWorld
-from sample_repo import PYTEST, SampleRepo, fixing_script
+from action_env import ActionWorld, open_world
+from sample_repo import SampleRepo, fixing_script
 
-from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with (
-        GitHubDouble("octo-org/hello") as github,
-        ScriptedModelServer(cache=PromptCache()) as model,
-    ):
-        github.add_user("alice", role="write")
-        github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch number")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "gpt-4o-mini"}  # fmt: skip
+    with open_world(sample_repo, cache=PromptCache(), model="gpt-4o-mini") as world:
+        world.github.add_issue(
+            "Reset patch in bump_minor", "bump_minor must reset the patch number"
+        )
         yield world
 
 

@@ -17,13 +17,13 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from action_env import TOKEN, ActionWorld, push_branch
+from action_env import TOKEN, ActionWorld, open_world, push_branch
 from markdown_view import outside_code
 from pr_loop_env import junit_zip, review_comment_payload, seed_comment, workflow_run_payload
-from sample_repo import PYTEST, SampleRepo, fixing_script
+from sample_repo import SampleRepo, fixing_script
 
-from codegen_ci.testing.github_double import GitHubDouble, add_workflow_run
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from codegen_ci.testing.github_double import add_workflow_run
+from codegen_ci.testing.scripted_model import Reply
 
 BRANCH = "codegen/3-speed-up-parse"
 # Two CI-fix attempts that never happened, as the tool writes its records.
@@ -44,12 +44,7 @@ def test_hostile(case):
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello", token=TOKEN) as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        github.add_user("rob", role="read")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model", "max-iterations": "1"}  # fmt: skip
+    with open_world(sample_repo, readers=("rob",), token=TOKEN, max_iterations="1") as world:
         head = push_branch(sample_repo, BRANCH, {"tests/test_hostile.py": HOSTILE_TEST}, "hostile")
         world.github.add_pull(BRANCH, title="Speed up parse", user="github-actions[bot]",
                               head_sha=head)  # fmt: skip

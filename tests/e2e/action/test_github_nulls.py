@@ -9,13 +9,12 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
-from action_env import ActionWorld
-from sample_repo import PYTEST, SampleRepo, fixing_script
+from action_env import open_world
+from sample_repo import SampleRepo, fixing_script
 
 from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.github_types import GitHubTarget
 from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 
 @pytest.fixture
@@ -78,13 +77,10 @@ def test_an_issue_with_null_body_labels_and_user_is_read(gh: GitHubDouble) -> No
 
 
 def test_the_action_publishes_when_github_sends_nulls(sample_repo: SampleRepo) -> None:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
+    with open_world(sample_repo) as world:
+        github, model = world.github, world.model
         github.send_nulls = True
-        github.add_user("alice", role="write")
         github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch", "rob")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
         model.add(*fixing_script())
 
         result = world.run("issues", world.issue_labeled(1))

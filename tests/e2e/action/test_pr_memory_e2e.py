@@ -8,21 +8,16 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from action_env import ActionWorld, push_branch
+from action_env import ActionWorld, open_world, push_branch
 from pr_loop_env import review_comment_payload, seed_comment
-from sample_repo import PYTEST, SampleRepo, fixing_script
+from sample_repo import SampleRepo, fixing_script
 
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from codegen_ci.testing.scripted_model import Reply
 
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model", "max-iterations": "1"}  # fmt: skip
+    with open_world(sample_repo, max_iterations="1") as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
         yield world

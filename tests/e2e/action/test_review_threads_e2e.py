@@ -8,22 +8,14 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from action_env import VERSION, ActionWorld, push_branch
+from action_env import VERSION, ActionWorld, open_world, push_branch
 from pr_loop_env import review_comment_payload, review_payload, seed_comment
-from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
-
-from codegen_ci.testing.github_double import GitHubDouble
-from codegen_ci.testing.scripted_model import ScriptedModelServer
+from sample_repo import FIXED_LINE_NEW, SampleRepo, fixing_script
 
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        github.add_user("rob", role="read")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo, readers=("rob",)) as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
         yield world

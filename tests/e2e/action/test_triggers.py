@@ -1,6 +1,7 @@
-"""Issue 17.6, through `codegen-ci action` and the GitHub double: only a line of prose starts a
-run; text someone other than the triggering actor wrote reaches the model fenced as data; the
-status comment is only ever one the tool's own identity wrote."""
+"""Through `codegen-ci action` and the GitHub double: only a line of prose starts a run (the
+rule itself, on every trigger, is table-tested without the action in
+tests/sources/test_triggers.py); text someone other than the triggering actor wrote reaches the
+model fenced as data; the status comment is only ever one the tool's own identity wrote."""
 
 from __future__ import annotations
 
@@ -29,16 +30,11 @@ def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
         yield world
 
 
-# --- only prose triggers -----------------------------------------------------------------------
+# --- only prose triggers: the action skips what the parser ignores --------------------------------
 
 NOT_PROSE = {
     "indented code": "Steps:\n\n    /codegen fix it\n",
-    "tab-indented code": "\t/codegen fix it",
-    "indented code first": "    /codegen fix it",
-    "fenced with tildes": "~~~\n/codegen fix it\n~~~",
-    "quote": "> /codegen fix it",
     "html comment": "<!--\n/codegen fix it\n-->",
-    "hidden element": "<div hidden>\n\n/codegen fix it\n\n</div>",
 }
 
 

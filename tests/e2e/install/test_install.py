@@ -109,18 +109,13 @@ def test_wheel_alone_runs_with_targeted_pytest_reruns(
 
 @pytest.mark.slow
 def test_wheel_alone_answers_an_issue_event(installed: Installed, sample_repo: SampleRepo) -> None:
-    from action_env import ActionWorld
+    from action_env import open_world
     from sample_repo import fixing_script
 
-    from codegen_ci.testing.github_double import GitHubDouble
-    from codegen_ci.testing.scripted_model import ScriptedModelServer
 
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
+    with open_world(sample_repo, command=[str(installed.script)]) as world:
+        github, model = world.github, world.model
         github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch", "rob")
-        world = ActionWorld(sample_repo, github, model, command=[str(installed.script)])
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
         model.add(*fixing_script())
 
         result = world.run("issues", world.issue_labeled(1))

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from action_env import ActionWorld
+from action_env import ActionWorld, open_world
 from click.testing import CliRunner
-from sample_repo import FIX, PYTEST, SampleRepo
+from sample_repo import FIX, SampleRepo
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 DEEP = '{"path": "a.txt", "content": ' + "[" * 5_000 + "]" * 5_000 + "}"
@@ -207,12 +206,10 @@ def test_a_corrupt_run_directory_is_bad_input(
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello") as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch", "alice")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo) as world:
+        world.github.add_issue(
+            "Reset patch in bump_minor", "bump_minor must reset the patch", "alice"
+        )
         yield world
 
 

@@ -22,14 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from action_env import TOKEN, ActionWorld, push_branch
+from action_env import TOKEN, ActionWorld, open_world, push_branch
 from pr_loop_env import junit_zip, workflow_run_payload
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
 from sandbox_attacks import BACKENDS, launch, results
 
 from codegen_ci.publish import ci_artifacts
 from codegen_ci.security import guarded_read
-from codegen_ci.testing.github_double import GitHubDouble, add_workflow_run
+from codegen_ci.testing.github_double import add_workflow_run
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 # An interpreter outside any virtualenv (a venv turns user site-packages off by itself), with
@@ -384,11 +384,7 @@ ZIP_MEMBERS, MEMBER_BYTES = 40, 20 * 1024 * 1024 - 1
 
 @pytest.fixture
 def ci_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with GitHubDouble("octo-org/hello", token=TOKEN) as github, ScriptedModelServer() as model:
-        github.add_user("alice", role="write")
-        world = ActionWorld(sample_repo, github, model)
-        world.inputs = {"test-command": PYTEST, "openai-base-url": model.base_url,
-                        "model": "scripted-model"}  # fmt: skip
+    with open_world(sample_repo, token=TOKEN) as world:
         head = push_branch(sample_repo, CI_BRANCH, {"NOTES.md": "faster parse\n"}, "speed up")
         world.github.add_pull(CI_BRANCH, title="Speed up parse", user="github-actions[bot]",
                               head_sha=head)  # fmt: skip
