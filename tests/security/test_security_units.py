@@ -1,4 +1,4 @@
-"""Issue 6, the pieces under the attacks: file redaction for the output directory, the
+"""The pieces under the attacks of tests/e2e/security: file redaction for the output directory, the
 basic-auth shapes git leaves behind, and `GitGuard` (real git, real files)."""
 
 from __future__ import annotations

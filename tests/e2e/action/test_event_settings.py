@@ -1,4 +1,4 @@
-"""Issue 16.5, through `codegen-ci action` and the GitHub double: a settings block in an issue or
+"""Through `codegen-ci action` and the GitHub double: a settings block in an issue or
 comment sets task-level keys only (never commands, the model or its endpoint, env_passthrough
 or protected_paths), hidden text sets nothing, limits stay within the repository's own, and
 event YAML is parsed only for a permitted actor, bounded."""

@@ -1,4 +1,4 @@
-"""Issue 11: GitHub's REST schema lets many fields be null (a pull request's
+"""GitHub's REST schema lets many fields be null (a pull request's
 `requested_reviewers` and `requested_teams`, an issue's `body` and `user`, ...). The publisher
 treats each such null as absent. The GitHub double sends them with `send_nulls`."""
 

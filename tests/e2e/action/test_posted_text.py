@@ -1,4 +1,4 @@
-"""Issue 16.6, through `codegen-ci action` and the GitHub double: what the tool posts (status
+"""Through `codegen-ci action` and the GitHub double: what the tool posts (status
 comment, pull request body, job summary) relays untrusted text (test output, file names) with
 no live @mention, no raw HTML, no link and no bidi control. The control: the raw report has
 every one of them, so the run really carried them to the publishing step."""

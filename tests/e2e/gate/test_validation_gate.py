@@ -1,5 +1,5 @@
-"""The validation gate end to end (issue 3, and issue 8's targeted re-runs): `codegen-ci run`
-through the CLI, a scripted model over HTTP, real git repositories, real pytest and ruff."""
+"""The validation gate end to end, with its targeted re-runs of the failing tests: `codegen-ci
+run` through the CLI, a scripted model over HTTP, real git repositories, real pytest and ruff."""
 
 from __future__ import annotations
 

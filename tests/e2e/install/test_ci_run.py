@@ -1,5 +1,5 @@
 """`.ci/run` (and so CI) runs README's test command in a fresh copy of the repository placed
-where nothing is beside it (issue 11). The installers are stand-ins on PATH that record where
+where nothing is beside it. The installers are stand-ins on PATH that record where
 and how they were called, so the script runs in seconds and runs nothing it installs."""
 
 from __future__ import annotations

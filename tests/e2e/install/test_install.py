@@ -1,4 +1,4 @@
-"""Installed as a user installs it (issue 11): the tool's own process never imports pytest, and
+"""Installed as a user installs it: the tool's own process never imports pytest, and
 the wheel installed alone in a fresh virtualenv (no test extras, no pytest) runs `codegen-ci
 run` and `codegen-ci action` end to end, while the repository's tests run under another
 interpreter that has pytest."""

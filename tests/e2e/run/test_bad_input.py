@@ -1,4 +1,4 @@
-"""Issues 16.7 and 17.5: bad input anywhere ends with a clear message naming the file, field or
+"""Bad input anywhere ends with a clear message naming the file, field or
 key, exit 2, and nothing left behind; never a traceback. Each hostile input is paired with a
 control: the same step without codegen-ci (or the intact input) shows what it would do."""
 

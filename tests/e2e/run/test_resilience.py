@@ -158,7 +158,7 @@ def test_huge_command_output_keeps_the_next_request_small(
     assert second - first < 20_000
     assert "bytes of output cut" in tool_results(model_env.tool_requests[1])
     logs = list((sample_repo.tmp / "out" / "logs").glob("agent-command-*.log"))
-    # On disk: the head and the tail, and a count of what lies between (issue 17's cap).
+    # On disk: the head and the tail, and a count of what lies between (the on-disk cap).
     assert logs and 500_000 < logs[0].stat().st_size < 1_000_000
     assert "bytes omitted here" in logs[0].read_text()
 

@@ -1,4 +1,4 @@
-"""Issue 16, point 2: our own git runs the system's binary with our config only, keeps the push
+"""Our own git runs the system's binary with our config only, keeps the push
 token off every command line, and commits nothing that reaches a protected path or another
 repository. Each attack has a control: the same step run with plain `git` shows it working."""
 

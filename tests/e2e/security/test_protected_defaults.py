@@ -1,4 +1,4 @@
-"""Issue 16.4: the default protected paths cover everything under `.github/` (local composite
+"""The default protected paths cover everything under `.github/` (local composite
 actions run in the pull request's CI with its secrets, CODEOWNERS decides who must review,
 dependabot decides what gets updated), `.gitlab-ci.yml`, `.env*` and keys. A spec may narrow
 them; the control below does exactly that and the same files are committed."""

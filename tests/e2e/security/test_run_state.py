@@ -1,4 +1,4 @@
-"""Issue 16, point 3: run state lives where confined commands cannot write it, and `resume`
+"""Run state lives where confined commands cannot write it, and `resume`
 does not take the model endpoint or the commands from a `run.json` that disagrees with the
 run's own sources."""
 

@@ -1,4 +1,4 @@
-"""Issue 6: hostile models, hostile issues and hostile files do no harm.
+"""Hostile models, hostile issues and hostile files do no harm.
 
 Each test is an attack run through the public surface (`codegen-ci run` with a scripted model
 over HTTP, real git, real pytest), paired with a positive control showing that the same setup

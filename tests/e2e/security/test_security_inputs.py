@@ -1,4 +1,4 @@
-"""Issue 6, hostile inputs: issue text with hidden instructions, YAML that would run code,
+"""Hostile inputs: issue text with hidden instructions, YAML that would run code,
 JUnit files with entities, and titles built to inject into our git commands. Each attack is
 paired with a control that shows the same setup sees the thing when nothing stops it."""
 

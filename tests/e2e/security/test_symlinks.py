@@ -1,4 +1,4 @@
-"""Issue 11: a symlink out of the repository never reaches the commit. Reads and writes through
+"""A symlink out of the repository never reaches the commit. Reads and writes through
 such a link are refused by the path guard (test_security.py); the link itself is restored to
 what the base had, left out of the commit and reported in `refusals`, whoever made it. A link
 that stays inside the repository is an ordinary change and is committed."""
