@@ -240,6 +240,7 @@ def test_written_node_workflows_pass_actionlint(tmp_path: Path, lockfile: str | 
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
 def test_node_test_runner_command_writes_the_junit_its_glob_names(tmp_path: Path) -> None:
     node_repo(tmp_path, test="node --test test/")
@@ -260,6 +261,7 @@ def test_node_test_runner_command_writes_the_junit_its_glob_names(tmp_path: Path
     assert json.loads(summary.stdout)["failures"][0]["file"] == "test/a.test.mjs"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("gotestsum") is None, reason="needs Go and gotestsum")
 def test_go_command_writes_the_junit_its_glob_names(tmp_path: Path) -> None:
     module = tmp_path / "m"

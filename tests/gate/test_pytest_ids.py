@@ -114,6 +114,7 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_targeted_command_reruns_exactly_the_failing_tests(project: Path) -> None:
     command = f"{PYTEST} tests"
     full = junit_of(command, project, "full.xml")
@@ -195,6 +196,7 @@ def test_spotting_pytest_and_its_own_junitxml() -> None:
     assert junitxml_arg("pytest -q") is None
 
 
+@pytest.mark.e2e
 def test_plugin_runs_the_failing_tests_first_and_stops_when_one_still_fails(
     project: Path,
 ) -> None:
@@ -207,6 +209,7 @@ def test_plugin_runs_the_failing_tests_first_and_stops_when_one_still_fails(
     assert status == FirstStatus(loaded=True, matched=6, stopped=True)
 
 
+@pytest.mark.e2e
 def test_plugin_goes_on_through_the_suite_when_they_pass(project: Path) -> None:
     fixed = ["tests.unit.pkg.test_deep::test_plain_ok",
              "tests.unit.pkg.test_deep.TestOuter::test_param[ok]"]  # fmt: skip
@@ -218,6 +221,7 @@ def test_plugin_goes_on_through_the_suite_when_they_pass(project: Path) -> None:
     assert status == FirstStatus(loaded=True, matched=2, stopped=False)
 
 
+@pytest.mark.e2e
 def test_plugin_only_mode_deselects_the_rest(project: Path) -> None:
     ids = ["tests.unit.pkg.test_deep.TestOuter.TestInner::test_deep",
            "tests.unit.pkg.test_deep.TestOuter::test_param[1::2]",
@@ -230,6 +234,7 @@ def test_plugin_only_mode_deselects_the_rest(project: Path) -> None:
     assert status == FirstStatus(loaded=True, matched=3, stopped=False)
 
 
+@pytest.mark.e2e
 def test_plugin_works_where_codegen_ci_cannot_be_imported(project: Path) -> None:
     runner = project.parent / "runner.py"
     runner.write_text(WITHOUT_CODEGEN_CI)

@@ -438,6 +438,7 @@ def _run_pytest(repo: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.e2e
 def test_two_pytest_runs_of_the_same_failure_render_identically(tmp_path: Path) -> None:
     first_repo, second_repo = tmp_path / "a" / "repo", tmp_path / "b" / "repo"
     first, second = _run_pytest(first_repo), _run_pytest(second_repo)

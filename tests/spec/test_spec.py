@@ -137,6 +137,7 @@ def test_schema_is_json_schema_with_descriptions() -> None:
     assert all("description" in p for p in validation["properties"].values())
 
 
+@pytest.mark.e2e
 def test_schema_validates_a_spec_with_check_jsonschema(tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
     schema.write_text(CliRunner().invoke(cli, ["schema"]).output)
@@ -151,6 +152,7 @@ def test_schema_validates_a_spec_with_check_jsonschema(tmp_path: Path) -> None:
     assert nok.returncode == 1
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["run", "--help"]])
 def test_module_entry_point(args: list[str]) -> None:
     result = subprocess.run(
@@ -161,6 +163,7 @@ def test_module_entry_point(args: list[str]) -> None:
         assert result.stdout.strip() == "codegen-ci, version 0.1.0"
 
 
+@pytest.mark.e2e
 def test_run_with_bad_spec_exits_2_without_traceback(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text("task: x\nvalidaton: {}\n")
