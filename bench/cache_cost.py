@@ -31,7 +31,7 @@ from bench.prompt_growth import FILE_BYTES, _step, _text
 from bench.sliding_window import request_view as sliding_view
 from codegen_ci.agent.context import ContextWindow
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 REPOSITORY = Path(__file__).resolve().parents[1] / "tests/fixtures/repos/pallets-itsdangerous"
 DISCOUNTS = (0.9, 0.5)

@@ -23,8 +23,7 @@ from typing import Any
 
 from bench.common import isolated_env, make_repo, run_codegen
 from codegen_ci.testing.provider_cache import PromptCache
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 CHEAP, STRONG = "gpt-4o-mini", "gpt-4.1"  # names only, for the price table's cached discount
 VERSION_FILE = "src/semver/version.py"

@@ -17,8 +17,7 @@ import yaml
 from click.testing import CliRunner
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 
 FAKE_KEY = "sk-bench-not-a-real-key-0000000000000000"
 _CLEARED = ("OPENAI_", "GITHUB_", "CODEGEN_", "INPUT_", "ACTIONS_", "RUNNER_", "GIT_", "GH_")

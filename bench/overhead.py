@@ -24,8 +24,7 @@ from bench.common import (
     stamped,
 )
 from bench.sdk_costs import adapter_request_cpu_ms, round_trip_ms, sdk_request_cpu_ms
-from codegen_ci.testing.scripted_model import ScriptedModelServer
-from codegen_ci.testing.scripted_steps import Reply, Step, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, Step, call
 
 TARGET_RATIO = 1.5
 SMALL_FILES = 20

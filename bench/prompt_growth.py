@@ -23,7 +23,7 @@ from bench.common import (
     sparkline,
     stamped,
 )
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 FILE_BYTES = 4096
 COMMAND_BYTES = 2048

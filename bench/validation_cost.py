@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import NoDelayServer, isolated_env, make_repo, median, run_codegen
-from codegen_ci.testing.scripted_steps import Reply, call
+from codegen_ci.testing.scripted_model import Reply, call
 
 TARGET_OVER_FLOOR = 1.10
 LONG: dict[str, Any] = {"rounds": 5, "slow_tests": 40, "sleep_s": 0.4}  # a ~16 s suite

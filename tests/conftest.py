@@ -4,17 +4,13 @@ scripted OpenAI-compatible model server."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sample_repo import SampleRepo, make_sample_repo  # tests/helpers (pyproject's pythonpath)
 
 from codegen_ci.testing.scripted_model import ScriptedModelServer
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from sample_repo import SampleRepo, make_sample_repo
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

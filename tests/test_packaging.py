@@ -70,6 +70,7 @@ def test_the_files_under_test_exist() -> None:
 # --- action metadata -----------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("path", [ACTION, HOST_ACTION], ids=rel)
 def test_action_metadata_matches_githubs_schema(path: Path) -> None:
     result = check_jsonschema("vendor.github-actions", [path])
@@ -204,6 +205,7 @@ def test_versions_agree() -> None:
 # --- workflows -----------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_workflows_match_githubs_schema() -> None:
     result = check_jsonschema("vendor.github-workflows", WORKFLOWS)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -374,6 +376,7 @@ def test_pre_commit_hook_validates_specs_and_repo_config() -> None:
 # --- the container's entrypoint as a process -----------------------------------------------
 
 
+@pytest.mark.e2e
 def test_entrypoint_ignores_an_unhandled_event_with_a_notice(tmp_path: Path) -> None:
     payload = FIXTURES / "github-events/octokit-webhooks/api.github.com/push/payload.json"
     if not payload.is_file():

@@ -2,7 +2,7 @@
 the Docker action (Python and git only), so for Node, Go or Rust they switch to the
 runner-host variant (`codegen-ci/codegen-ci/host`, which runs the commands on the runner) and
 gain the setup steps and one install step before it. `examples/workflows/*-node.yml` and
-`*-go.yml` are exactly this output (tests/test_init.py keeps them so)."""
+`*-go.yml` are exactly this output (tests/commands/test_init.py keeps them so)."""
 
 from __future__ import annotations
 

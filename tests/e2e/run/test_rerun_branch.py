@@ -1,0 +1,75 @@
+"""A run's commit says what changed, and running the same task again updates its branch
+instead of piling up `-2`, `-3` branches; a branch with someone's own work is never reset."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from sample_repo import SampleRepo, fixing_script
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+BRANCH = "codegen/fix-the-patch-reset-in-bump-minor"
+
+
+def run(repo: SampleRepo, spec_name: str = "spec.yaml", **fields: object) -> tuple[int, str]:
+    spec = repo.write_spec(spec_name, title="Fix the patch reset in bump_minor", **fields)
+    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo.path)])
+    return result.exit_code, result.output
+
+
+def codegen_branches(repo: SampleRepo) -> list[str]:
+    return repo.git("branch", "--list", "codegen/*", "--format=%(refname:short)").split()
+
+
+def test_the_commit_subject_says_what_changed_without_repeating_fix(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(*fixing_script())
+
+    code, output = run(sample_repo)
+
+    assert code == 0, output
+    subject = sample_repo.git("log", "-1", "--format=%s", BRANCH).strip()
+    assert subject == "fix(semver): the patch reset in bump_minor"
+
+
+def test_rerunning_the_same_task_updates_its_branch(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(*fixing_script(), *fixing_script(), *fixing_script())
+    tips = []
+    for _ in range(3):
+        code, output = run(sample_repo)
+        assert code == 0, output
+        tips.append(sample_repo.git("rev-parse", BRANCH).strip())
+
+    assert codegen_branches(sample_repo) == [BRANCH]
+    base = sample_repo.git("rev-parse", "main").strip()
+    assert sample_repo.git("rev-list", "--count", f"{base}..{BRANCH}").strip() == "1"
+    assert len(set(tips)) == 3  # each run committed anew on the same branch
+    reflog = sample_repo.git("reflog", "show", "--format=%H", BRANCH).split()
+    assert tips[0] in reflog  # the earlier result stays reachable from the branch's reflog
+
+
+def test_a_branch_with_the_users_own_commit_or_another_task_is_left_alone(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(*fixing_script(), *fixing_script(), *fixing_script(), *fixing_script())
+    assert run(sample_repo)[0] == 0
+    # someone adds their own commit on the branch: the next run must not reset it
+    sample_repo.git("checkout", "-q", BRANCH)
+    mine = sample_repo.commit({"NOTES.md": "my notes\n"}, "my own work")
+    sample_repo.git("checkout", "-q", "main")
+
+    assert run(sample_repo)[0] == 0
+    # a different task with the same title: its own branch too
+    assert run(sample_repo, "other.yaml", task="Another task entirely.")[0] == 0
+
+    assert sample_repo.git("rev-parse", BRANCH).strip() == mine
+    assert codegen_branches(sample_repo) == [BRANCH, BRANCH + "-2", BRANCH + "-3"]
+    # the first task once more: it updates the suffixed branch it had to take
+    second = sample_repo.git("rev-parse", BRANCH + "-2").strip()
+    assert run(sample_repo)[0] == 0
+    assert codegen_branches(sample_repo) == [BRANCH, BRANCH + "-2", BRANCH + "-3"]
+    assert sample_repo.git("rev-parse", BRANCH + "-2").strip() != second

@@ -1,0 +1,305 @@
+"""Tools write inside the dependency folders the run brings into its worktrees, and the
+checkout's copies stay as they were; a failure the environment caused (a read-only or full
+file system) ends the run as an environment error, never as the model's failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from eco_projects import edit_turn
+from real_repos import checkout, codegen_init, files_under, pnpm_bin, pnpm_install
+from sample_repo import FIX, VERSION_FILE, SampleRepo, sh
+
+from codegen_ci.cli import cli
+from codegen_ci.gate.environment_check import Places, find_problem
+from codegen_ci.report import CommandResult, Failure, Round
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from codegen_ci.workspace.dependency_links import link_dependencies, unlink_dependencies
+
+needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
+needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
+
+DEFU_BUG = ("src/defu.ts", "if (value === null || value === undefined) {",
+            "if (value === undefined) {")  # fmt: skip
+DEFU_TASK = "defu() must treat null in the object like undefined: the default value fills it."
+
+
+def run(repo: SampleRepo, spec: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
+    out = repo.tmp / "out"
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), *args]
+    )
+    path = out / "report.json"
+    return result.exit_code, result.output, json.loads(path.read_text()) if path.exists() else {}
+
+
+def task_spec(repo: SampleRepo, task: str) -> Path:
+    path = repo.tmp / "task.yaml"
+    path.write_text(json.dumps({"version": 1, "task": task}))
+    return path
+
+
+@pytest.fixture
+def defu(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+         monkeypatch: pytest.MonkeyPatch) -> SampleRepo:  # fmt: skip
+    """unjs/defu with its bug, pnpm-installed from the npm registry, configured by init."""
+    shared = tmp_path_factory.getbasetemp().parent / "real-repos"
+    pnpm = pnpm_bin(shared)
+    monkeypatch.setenv("PATH", f"{pnpm}{os.pathsep}{os.environ['PATH']}")
+    repo = checkout(tmp_path, "defu", bug=DEFU_BUG)
+    pnpm_install(repo, pnpm, shared / "pnpm-store")
+    codegen_init(repo)
+    return repo
+
+
+# --- the dependency folders, directly --------------------------------------------------------
+
+
+def test_each_worktree_gets_its_own_writable_copy_and_the_checkout_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    checkout_dir, tree = tmp_path / "checkout", tmp_path / "tree"
+    checkout_dir.mkdir()
+    sh(["git", "init", "-q", "-b", "main"], checkout_dir)
+    (checkout_dir / ".gitignore").write_text("node_modules/\n")
+    (checkout_dir / "node_modules" / "tool" / "dist").mkdir(parents=True)
+    (checkout_dir / "node_modules" / "tool" / "dist" / "index.js").write_text("// tool\n")
+    (checkout_dir / "node_modules" / ".bin").mkdir()
+    (checkout_dir / "node_modules" / ".bin" / "tool").symlink_to("../tool/dist/index.js")
+    sh(["git", "add", "-A"], checkout_dir)
+    sh(["git", "commit", "-q", "-m", "init"], checkout_dir)
+    sh(["git", "worktree", "add", "-q", "--detach", str(tree)], checkout_dir)
+
+    placed = link_dependencies(checkout_dir, tree)
+
+    assert placed == ("node_modules",)
+    copy = tree / "node_modules"
+    assert copy.is_dir() and not copy.is_symlink()
+    assert (copy / ".bin" / "tool").readlink() == Path("../tool/dist/index.js")  # links stay
+    (copy / "tool" / "dist" / "tsconfig.tmp.tsbuildinfo").write_text("{}")  # what vitest does
+    (copy / "tool" / "dist" / "index.js").write_text("// rewritten in place\n")
+    original = checkout_dir / "node_modules" / "tool" / "dist"
+    assert sorted(p.name for p in original.iterdir()) == ["index.js"]
+    assert (original / "index.js").read_text() == "// tool\n"
+    assert link_dependencies(checkout_dir, tree) == ("node_modules",)  # a resumed run: kept
+    unlink_dependencies(tree, placed)
+    assert not copy.exists() and (original / "index.js").is_file()
+
+
+def test_a_copied_virtualenv_runs_from_its_new_place(tmp_path: Path) -> None:
+    checkout_dir, tree = tmp_path / "checkout", tmp_path / "tree"
+    checkout_dir.mkdir()
+    sh(["git", "init", "-q", "-b", "main"], checkout_dir)
+    (checkout_dir / ".gitignore").write_text(".venv/\n")
+    sh(["git", "add", "-A"], checkout_dir)
+    sh(["git", "commit", "-q", "-m", "init"], checkout_dir)
+    sh(["python3", "-m", "venv", "--without-pip", ".venv"], checkout_dir)
+    site = next((checkout_dir / ".venv").glob("lib/python*/site-packages"))
+    (checkout_dir / "src").mkdir()
+    (site / "__editable__.demo.pth").write_text(f"{checkout_dir / 'src'}\n")
+    script = checkout_dir / ".venv" / "bin" / "where"
+    script.write_text(f"#!{checkout_dir}/.venv/bin/python\nimport sys\nprint(sys.prefix)\n")
+    script.chmod(0o755)
+    sh(["git", "worktree", "add", "-q", "--detach", str(tree)], checkout_dir)
+
+    link_dependencies(checkout_dir, tree)
+
+    copied = tree / ".venv"
+    assert sh([str(copied / "bin" / "where")], tree).strip() == str(copied)
+    assert next(copied.glob("lib/python*/site-packages/__editable__.demo.pth")).read_text() == (
+        f"{tree / 'src'}\n"
+    )
+    assert script.read_text().startswith(f"#!{checkout_dir}/.venv/bin/python")  # theirs: as was
+    assert sh([str(script)], checkout_dir).strip() == str(checkout_dir / ".venv")
+
+
+# --- vitest --typecheck on a real project (unjs/defu), pnpm-installed ------------------------
+
+
+@pytest.mark.slow
+@needs_node
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_vitest_typecheck_writes_its_build_info_and_the_checkout_stays_unchanged(
+    defu: SampleRepo, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    checkout_modules = defu.path / "node_modules"
+    assert files_under(checkout_modules, "*.tsbuildinfo") == []
+    status_before = defu.git("status", "--porcelain", "--ignored")
+
+    code, output, report = run(defu, task_spec(defu, DEFU_TASK), "--dry-run")
+
+    assert code == 0, output
+    assert report["reason"] == "dry-run"
+    if sandbox == "auto" and shutil.which("bwrap"):
+        assert report["sandbox"] in ("bwrap", "landlock")
+    (dry,) = report["rounds"]
+    # vitest ran every test (runtime and type tests) and exited for the failing one only:
+    # no EROFS, no unhandled error from writing tsconfig.tmp.tsbuildinfo
+    assert dry["tests"]["failed"] >= 1 and dry["tests"]["passed"] >= 40
+    failing = {f["id"] for f in dry["failures"]}
+    assert any("should fill in values that are null" in f for f in failing), failing
+    assert not any("EROFS" in f["message"] for f in dry["failures"])
+    test_log = Path(dry["commands"][-1]["output_path"]).read_text()
+    assert "EROFS" not in test_log and "Unhandled Errors" not in test_log
+    assert files_under(checkout_modules, "*.tsbuildinfo") == []  # theirs: untouched
+    assert not (checkout_modules / ".vite-temp").exists()
+    assert defu.git("status", "--porcelain", "--ignored") == status_before
+
+
+@pytest.mark.slow
+@needs_node
+def test_vitest_typecheck_under_the_sandbox_fixes_the_bug_with_every_test_green(
+    defu: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(*edit_turn(DEFU_BUG[0], DEFU_BUG[2], DEFU_BUG[1], "null now gets defaults"))
+
+    code, output, report = run(defu, task_spec(defu, DEFU_TASK))
+
+    assert code == 0, output
+    assert report["status"] == "success" and report["iterations"] == 1
+    tests = report["rounds"][-1]["tests"]
+    assert tests["failed"] == tests["errors"] == 0 and tests["passed"] >= 40
+    base = defu.git("rev-parse", "main").strip()
+    assert defu.git("diff", "--name-only", base, report["branch"]).split() == ["src/defu.ts"]
+    assert files_under(defu.path / "node_modules", "*.tsbuildinfo") == []
+
+
+# --- environment errors ----------------------------------------------------------------------
+
+# Real output, from vitest 4.1.2 --typecheck with node_modules read-only (46/46 passed, exit 1)
+VITEST_EROFS = (
+    "Error: error TS5033: Could not write file '{tree}/node_modules/.pnpm/vitest@4.1.2/"
+    "node_modules/vitest/dist/tsconfig.tmp.tsbuildinfo': EROFS: read-only file system, open "
+    "'{tree}/node_modules/.pnpm/vitest@4.1.2/node_modules/vitest/dist/tsconfig.tmp.tsbuildinfo'."
+)
+
+
+def _round(tmp_path: Path, output: str, *, kind: str = "test",
+           failures: list[Failure] | None = None) -> Round:  # fmt: skip
+    log = tmp_path / "log.txt"
+    log.write_text(output)
+    command = CommandResult(command="pnpm test", kind=kind, exit_code=1, duration_s=1.0,  # type: ignore[arg-type]
+                            output_path=str(log))  # fmt: skip
+    return Round(iteration=1, commands=[command], failures=failures or [])
+
+
+@pytest.mark.parametrize(
+    ("output", "errno"),
+    [
+        (VITEST_EROFS, "EROFS"),
+        ("PermissionError: [Errno 13] Permission denied: '/usr/lib/semver/cache.json'", "EACCES"),
+        ("OSError: [Errno 30] Read-only file system: '{checkout}/node_modules/.cache/x'", "EROFS"),
+        ("Error: ENOSPC: no space left on device, write", "ENOSPC"),
+        ("cp: cannot create regular file '.git/hooks/pre-commit': Permission denied", "EACCES"),
+    ],
+)
+def test_environment_failures_are_recognised(tmp_path: Path, output: str, errno: str) -> None:
+    tree = tmp_path / "tree"
+    text = output.format(tree=tree, checkout=tmp_path / "checkout")
+    places = Places(tree, ("node_modules",), (tmp_path / "scratch",), frozenset({"src/a.ts"}))
+
+    problem = find_problem(_round(tmp_path, text), places)
+
+    assert problem is not None and problem.errno.startswith(errno)
+    assert "environment error" in problem.message() and "pnpm test" in problem.message()
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Error: EACCES: permission denied, open '{tree}/src/a.ts'",  # what the model changed
+        "PermissionError: [Errno 13] Permission denied: '{scratch}/tmp/locked'",  # the tests' own
+        "PermissionError: [Errno 13] Permission denied: 'data/readonly.txt'",  # the repository's
+        "AssertionError: expected 'read-only file system' to equal 'ok'",  # no path: a test's text
+        "FAIL test/a.test.ts > rejects writes\nAssertionError: expected 2 to be 3",
+    ],
+)
+def test_failures_of_the_code_are_not_blamed_on_the_environment(
+    tmp_path: Path, output: str
+) -> None:
+    tree, scratch = tmp_path / "tree", tmp_path / "scratch"
+    text = output.format(tree=tree, scratch=scratch)
+    places = Places(tree, ("node_modules",), (scratch,), frozenset({"src/a.ts"}))
+
+    assert find_problem(_round(tmp_path, text), places) is None
+
+
+def test_a_passing_test_that_logs_a_permission_error_is_not_the_cause(tmp_path: Path) -> None:
+    """With JUnit failures to go by, the log's other lines are not read."""
+    tree = tmp_path / "tree"
+    log = "PermissionError: [Errno 13] Permission denied: '/etc/shadow'\n1 failed, 9 passed"
+    failures = [Failure(id="tests/test_a.py::test_sum", message="assert 3 == 4")]
+    places = Places(tree, (), (tmp_path / "scratch",))
+
+    assert find_problem(_round(tmp_path, log, failures=failures), places) is None
+    failures.append(Failure(id="tests/test_a.py::test_cache", message=log.splitlines()[0]))
+    assert find_problem(_round(tmp_path, log, failures=failures), places) is not None
+
+
+def test_a_tool_that_cannot_write_its_dependency_folder_is_found_beside_failing_tests(
+    tmp_path: Path,
+) -> None:
+    """vitest with a real failing test and an unwritable build-info file (the pre-flight of
+    the issue's run): the test failure is the code's, the EROFS is the environment's."""
+    tree = tmp_path / "tree"
+    failures = [Failure(id="test/defu.test.ts > defu > fills null", message="expected 1 to be 2")]
+    places = Places(tree, ("node_modules",), (tmp_path / "scratch",))
+
+    problem = find_problem(_round(tmp_path, VITEST_EROFS.format(tree=tree), failures=failures),
+                           places)  # fmt: skip
+
+    assert problem is not None and problem.errno.startswith("EROFS")
+    assert problem.path is not None and "node_modules/.pnpm/vitest" in problem.path
+    # the same through a link to the checkout's folder (when no copy could be made)
+    checkout_dir = tmp_path / "checkout"
+    linked = Places(tree, ("node_modules",), (tmp_path / "scratch",), checkout=checkout_dir)
+    text = VITEST_EROFS.format(tree=checkout_dir)
+    assert find_problem(_round(tmp_path, text, failures=failures), linked) is not None
+    assert find_problem(_round(tmp_path, text.replace("node_modules", "src"),
+                               failures=failures), linked) is None  # fmt: skip
+
+
+WRITES_OUTSIDE = """\
+from pathlib import Path
+
+from semver.version import Version
+
+
+def test_version_cache():
+    cache = Path("/usr/local/share/semver-test-cache")  # a machine-wide cache, as some suites keep
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "last.txt").write_text(str(Version(1, 2, 3)))
+"""
+
+
+@needs_bwrap
+def test_a_read_only_file_system_ends_the_run_as_an_environment_error_not_a_model_round(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", "bwrap")
+    sample_repo.commit({"tests/test_cache.py": WRITES_OUTSIDE}, "a test that keeps a cache")
+    model_env.add(Reply(tool_calls=[FIX]), Reply("fixed"))
+    spec = sample_repo.write_spec()
+    out = sample_repo.tmp / "out"
+
+    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(sample_repo.path),
+                                      "--output-dir", str(out)])  # fmt: skip
+
+    report = json.loads((out / "report.json").read_text())
+    assert result.exit_code == 3, result.output
+    assert (report["status"], report["reason"]) == ("error", "environment")
+    assert "EROFS" in report["error"] and "/usr/local/share/semver-test-cache" in report["error"]
+    assert "environment error" in result.output
+    # one model turn, then the run stopped: no round of feedback, no further turn
+    assert report["iterations"] == 1 and len(report["rounds"]) == 1
+    assert len(model_env.tool_requests) == 2
+    assert not any("EROFS" in str(m.get("content")) for r in model_env.tool_requests
+                   for m in r["messages"] if m.get("role") == "user")  # fmt: skip
+    assert VERSION_FILE in report["files_changed"]

@@ -1,0 +1,110 @@
+"""HOME is an allowlist: a confined command sees none of the credential files a developer or a
+runner keeps in HOME, whatever their name, under either backend, while the toolchains kept
+there (pyenv, cargo's `bin`, a virtualenv on PATH) still run. Positive control: the same
+hostile command with the sandbox off reads every one of them."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+from sample_repo import FIX, SampleRepo
+from sandbox_attacks import BACKENDS_AND_OFF, launch, results
+
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+# Where well-known tools keep credentials in HOME (and one name nobody would list).
+CREDENTIAL_FILES = (
+    ".gitconfig", ".config/git/credentials", ".git-credentials", ".netrc",
+    ".config/pip/pip.conf", ".pypirc", ".npmrc", ".yarnrc.yml", ".m2/settings.xml",
+    ".gradle/gradle.properties", ".gem/credentials", ".terraform.d/credentials.tfrc.json",
+    ".config/hub", ".bundle/config", ".config/composer/auth.json", ".cargo/credentials.toml",
+    ".nuget/NuGet/NuGet.Config", ".docker/config.json", ".aws/credentials",
+    ".config/gh/hosts.yml", f".cache/x{uuid.uuid4().hex[:6]}/session-token",
+)  # fmt: skip
+
+
+def plant(home: Path) -> str:
+    """A secret in each credential file (the .gitconfig's as an insteadOf token); returns it."""
+    secret = f"tok{uuid.uuid4().hex}"
+    for name in CREDENTIAL_FILES:
+        path = home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {name}\ntoken = {secret}\n")
+    (home / ".gitconfig").write_text(
+        "# .gitconfig\n[user]\n\tname = Test User\n\temail = test@example.com\n"
+        f'[url "https://x-access-token:{secret}@github.com/"]\n\tinsteadOf = https://github.com/\n'
+    )
+    return secret
+
+
+def toolchains(home: Path) -> list[Path]:
+    """A pyenv-style interpreter and a cargo-installed tool in HOME; their `bin` on PATH."""
+    dirs = [home / ".pyenv" / "versions" / "9.9" / "bin", home / ".cargo" / "bin"]
+    for folder in dirs:
+        folder.mkdir(parents=True)
+        tool = folder / f"probe-{folder.parent.name}"
+        tool.write_text(f"#!/bin/sh\necho TOOLCHAIN-{folder.parent.name}-OK\n")
+        tool.chmod(0o755)
+    return dirs
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+def test_no_credential_file_in_home_is_readable_but_toolchains_run(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    secret = plant(home)
+    bins = toolchains(home)
+    reads = " ; ".join(f'rev < "{home / name}"' for name in CREDENTIAL_FILES)
+    hunt = f"grep -rh {secret[:8]} {home} 2>/dev/null | rev"  # whatever the name
+    command = f"probe-9.9; probe-.cargo; {reads}; {hunt}; echo DONE"
+    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    # HOME and a folder above it on PATH too: neither may bring HOME back whole
+    path = [*map(str, bins), str(home), str(tmp_path), os.environ["PATH"]]
+    extra = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+             "PATH": os.pathsep.join(path)}  # fmt: skip
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
+                  extra=extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "DONE" in seen and "TOOLCHAIN-9.9-OK" in seen and "TOOLCHAIN-.cargo-OK" in seen
+    read = [name for name in CREDENTIAL_FILES if f"# {name}"[::-1] in seen]
+    if sandbox == "off":  # control: every one of them is there to read
+        assert read == list(CREDENTIAL_FILES)
+    else:
+        assert read == [] and secret[::-1] not in seen
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+def test_of_the_runners_work_directory_only_the_tool_cache_is_shown(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+) -> None:
+    """A runner's work directory holds other actions' code and state (`_actions`, `_temp`,
+    `_diag`) beside the tool cache (`_tool`); commands get the tool cache only."""
+    work = tmp_path / "_work"
+    secret = f"act{uuid.uuid4().hex}"
+    for name in (
+        "_actions/some/action/state.json",
+        "_diag/Worker.log",
+        "_temp/_runner_file_commands/set_env",
+    ):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(f"{secret}\n")
+    tool = work / "_tool" / "node" / "20.0.0" / "x64" / "bin"
+    tool.mkdir(parents=True)
+    (tool / "probe-tool-cache").write_text("#!/bin/sh\necho TOOL-CACHE-OK\n")
+    (tool / "probe-tool-cache").chmod(0o755)
+    files = f"{work}/_actions/some/action/state.json {work}/_diag/Worker.log"
+    command = f"probe-tool-cache; cat {files} | rev; echo DONE"
+    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    extra = {"RUNNER_WORKSPACE": str(work / "repo"), "RUNNER_TOOL_CACHE": str(work / "_tool"),
+             "PATH": os.pathsep.join([str(tool), os.environ["PATH"]])}  # fmt: skip
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
+                  extra=extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "DONE" in seen and "TOOL-CACHE-OK" in seen
+    assert seen.count(secret[::-1]) == (2 if sandbox == "off" else 0)

@@ -1,0 +1,207 @@
+"""Our own git is literal and shallow: a changed path is a name, never a pathspec with magic;
+no git command the tool runs unconfined descends into a nested repository, or runs a filter
+that the worktree (the model's) points at a file, whatever the config defines.
+
+The filters write to a file outside the worktree, which no confined command can write, and
+record which global git config they ran under (ours is a `codegen-git-*` file). Each attack has
+a control: plain git, given the same names in the same state, runs the filter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from sample_repo import FIX, SampleRepo, sh
+from sandbox_attacks import BACKENDS, launch, results
+from tests.e2e.security.test_nested_repo_filters import (
+    BRANCH,
+    GITMODULES,
+    POPULATE,
+    add_gitlink,
+    arm,
+    naive,
+)
+
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+GITLINK_REFUSED = "gitlink (nested repository) refused in the commit"
+# Names that are pathspec magic, or options, to a git that reads them as such; each one, given
+# to `git add -A --`, reaches the populated gitlink `vendor/lib` (or every path).
+MAGIC = {
+    "glob": ":(glob)**",
+    "star": "*",
+    "top": ":(top)",
+    "icase": ":(icase)VENDOR",
+    "prefix": "vendor",  # a plain name, not magic: a file beside the gitlink's folder
+}
+
+
+def report_of(repo: SampleRepo) -> dict[str, object]:
+    [out_dir] = repo.tmp.glob("out-*")
+    report: dict[str, object] = json.loads((out_dir / "report.json").read_text())
+    return report
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+@pytest.mark.parametrize("name", sorted(set(MAGIC) - {"prefix"}))
+def test_a_file_named_like_pathspec_magic_is_only_a_name(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, name: str,
+    sandbox: str,
+) -> None:  # fmt: skip
+    marker = tmp_path / "filter-ran"
+    sha = add_gitlink(sample_repo, GITMODULES)
+    magic = MAGIC[name]
+    script = f"{POPULATE} && printf x > {shlex.quote(magic)} && echo PLANTED && {arm(marker)}"
+    # control: a tool passing that changed path to plain git after `--` runs the filter (the
+    # magic survives `--`), in `add` as in the diff step's `add -N`
+    for add in (["add", "-A"], ["add", "-A", "-N"]):
+        ran = naive(sample_repo, script, marker, "-c", "diff.ignoreSubmodules=all", *add, "--",
+                    magic)  # fmt: skip
+        assert "config=" in ran, add
+    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
+
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert f"HEAD={sha}" in seen and "PLANTED" in seen and "ARMED" in seen
+    assert not marker.exists(), marker.read_text()
+    tree = sample_repo.git("ls-tree", "-r", BRANCH)
+    assert f"100644 blob c1b0730e0133447badcfd47fd144e254807b06e1\t{magic}" in tree
+    assert f"160000 commit {sha}\tvendor/lib" in tree  # the base's gitlink, untouched
+    assert "src/semver/version.py" in tree
+    assert report_of(sample_repo)["status"] == "success"
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+) -> None:
+    """A repository of the model's own (no gitlink in the base), with a filter in its config
+    and changed files in it; a file named `*` would widen any pathspec to reach it."""
+    marker = tmp_path / "filter-ran"
+    clean = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
+    script = (
+        "git init -q nested/repo && echo one > nested/repo/data.txt && "
+        "git -C nested/repo add data.txt && "
+        "git -C nested/repo -c user.name=m -c user.email=m@x commit -qm one && "
+        f"git -C nested/repo config filter.evil.clean {shlex.quote(clean)} && "
+        "echo 'data.txt filter=evil' > nested/repo/.gitattributes && "
+        "echo two > nested/repo/data.txt && printf x > '*' && echo ARMED"
+    )
+    # control: asking that repository about its files (a status inside it, as a recursive
+    # status or an add of a path in it does) runs the filter
+    copy = tmp_path / "copy"
+    sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
+    subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
+    sh(["git", "-C", "nested/repo", "status", "--porcelain"], copy)
+    assert "config=" in marker.read_text()
+    marker.unlink()
+    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
+
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ARMED" in results(model_server)
+    assert not marker.exists(), marker.read_text()
+    tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    assert "*" in tree and "src/semver/version.py" in tree
+    assert not [p for p in tree if p.startswith("nested")]
+    report = report_of(sample_repo)
+    assert {"path": "nested/repo/", "reason": GITLINK_REFUSED, "tool": None} in report["refusals"]
+    assert "nested/repo/" not in report["files_changed"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+) -> None:
+    """The repository's own config defines a clean filter running a script of the checkout
+    (a formatter, say); the model rewrites that script in its worktree and points
+    `.gitattributes` at its files. Our git (add, the diff step, status) must not run it."""
+    marker = tmp_path / "filter-ran"
+    sample_repo.commit({"tools/clean.sh": "cat\n"}, "a clean filter script")
+    sample_repo.git("config", "filter.fmt.clean", "sh tools/clean.sh")
+    sample_repo.git("config", "filter.fmt.required", "true")
+    evil = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}\ncat\n'
+    script = (f"printf %s {shlex.quote(evil)} > tools/clean.sh && "
+              "echo '*.py filter=fmt' > .gitattributes && echo ARMED")  # fmt: skip
+    # control: in that state, plain git (the repository's config) runs the model's script
+    copy = tmp_path / "copy"
+    sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
+    sh(["git", "config", "filter.fmt.clean", "sh tools/clean.sh"], copy)
+    subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
+    (copy / "src" / "semver" / "version.py").write_text("changed = 1\n")
+    sh(["git", "add", "-A"], copy)
+    assert "config=" in marker.read_text()
+    marker.unlink()
+    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
+
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ARMED" in results(model_server)
+    assert not marker.exists(), marker.read_text()
+    tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    assert ".gitattributes" in tree and "tools/clean.sh" in tree  # committed, as plain files
+    assert report_of(sample_repo)["status"] == "success"
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+@pytest.mark.parametrize("name", ["-A", "--pathspec-from-file=list", ":!README.md"])
+def test_names_like_options_or_exclusions_are_committed_as_files(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, name: str, sandbox: str
+) -> None:
+    script = f"printf x > ./{shlex.quote(name)} && echo list > list && echo MADE"
+    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
+
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "MADE" in results(model_server)
+    tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    assert name in tree and "list" in tree and "src/semver/version.py" in tree
+    assert "README.md" in tree
+    diff = (Path(str(report_of(sample_repo)["output_dir"])) / "diff.patch").read_text()
+    assert f"b/{name}" in diff
+    # control: to git without `--literal-pathspecs`, the exclusion is a pattern
+    if name.startswith(":!"):
+        listed = sh(["git", "ls-files", "--", name], sample_repo.path)
+        assert "src/semver/version.py" in listed
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_git_settings_in_the_tools_environment_never_reach_our_git(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+) -> None:
+    """A job that exports git config (`GIT_CONFIG_COUNT`...): our git takes none of it, so a
+    filter so defined never runs on the files `.gitattributes` names."""
+    marker = tmp_path / "filter-ran"
+    clean = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
+    hostile = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "filter.evil.clean",
+               "GIT_CONFIG_VALUE_0": clean}  # fmt: skip
+    script = "echo '*.py filter=evil' > .gitattributes && echo ARMED"
+    # control: plain git with that environment, in that state, runs the filter
+    copy = tmp_path / "copy"
+    sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
+    subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
+    (copy / "src" / "semver" / "version.py").write_text("changed = 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=copy, check=True, capture_output=True,
+                   env={**os.environ, **hostile})  # fmt: skip
+    assert "config=" in marker.read_text()
+    marker.unlink()
+    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
+
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=hostile
+    )
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ARMED" in results(model_server)
+    assert not marker.exists(), marker.read_text()
+    assert ".gitattributes" in sample_repo.git("ls-tree", "-r", "--name-only", BRANCH)

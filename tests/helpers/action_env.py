@@ -1,0 +1,243 @@
+"""A runner-like world for `codegen-ci action`: the GitHub REST double, the scripted model, a
+bare `origin`, a workspace cloned from it the way actions/checkout leaves it, webhook payloads
+built from real fixtures, and the environment the runner sets. Each run is a subprocess."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sample_repo import PYTEST, SampleRepo, sh
+
+from codegen_ci.testing.github_double import GitHubDouble
+from codegen_ci.testing.provider_cache import PromptCache
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "tests" / "fixtures" / "github-events"
+OCTOKIT = EVENTS / "octokit-webhooks" / "api.github.com"
+REPOSITORY = "octo-org/hello"
+TOKEN = "ghs_" + "T0kenForTheActionTests1234567890abcd"
+API_KEY = "sk-test-action-key-0000000000000000000000"
+VERSION = "src/semver/version.py"
+
+
+def checkout_header(token: str) -> str:
+    """What actions/checkout writes into .git/config with persist-credentials: true."""
+    return "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+
+    @property
+    def log(self) -> str:
+        return f"exit {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+@dataclass
+class ActionWorld:
+    sample: SampleRepo
+    github: GitHubDouble
+    model: ScriptedModelServer
+    inputs: dict[str, str] = field(default_factory=dict)
+    runs: int = 0
+    # how the runner starts the tool; default: this interpreter's codegen_ci
+    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "codegen_ci"])
+
+    @property
+    def tmp(self) -> Path:
+        return self.sample.tmp
+
+    # -- payloads from the real fixtures ---------------------------------------------------
+
+    def _retarget(self, payload: dict[str, Any]) -> dict[str, Any]:
+        owner, name = REPOSITORY.split("/")
+        repo = payload["repository"]
+        repo.update(full_name=REPOSITORY, name=name, default_branch="main")
+        repo["owner"]["login"] = owner
+        return payload
+
+    def issue_labeled(self, number: int, sender: str = "alice", label: str = "codegen",
+                      sender_type: str = "User") -> dict[str, Any]:  # fmt: skip
+        payload = _fixture(OCTOKIT / "issues" / "labeled.payload.json")
+        issue = self.github.issues[number]
+        payload["issue"].update(number=number, title=issue.title, body=issue.body)
+        payload["label"]["name"] = label
+        payload["sender"].update(login=sender, type=sender_type)
+        return self._retarget(payload)
+
+    def comment(self, number: int, body: str, user: str = "alice",
+                user_type: str = "User") -> dict[str, Any]:  # fmt: skip
+        """A new comment (seeded in the double too) on issue or pull request `number`."""
+        issue = self.github.issues[number]
+        on_pr = issue.pull is not None
+        source = (EVENTS / "go-playground-webhooks" / "pull-request-issue-comment.json" if on_pr
+                  else OCTOKIT / "issue_comment" / "created.payload.json")  # fmt: skip
+        payload = _fixture(source)
+        seeded = self.github.add_comment(number, body, user)
+        payload["issue"].update(number=number, title=issue.title, body=issue.body)
+        payload["comment"].update(id=seeded.id, body=body)
+        payload["comment"]["user"].update(login=user, type=user_type)
+        payload["sender"].update(login=user, type=user_type)
+        return self._retarget(payload)
+
+    def dispatch(self, task: str, sender: str = "alice") -> dict[str, Any]:
+        payload = _fixture(OCTOKIT / "workflow_dispatch" / "payload.json")
+        payload["inputs"] = {"task": task}
+        payload["sender"].update(login=sender, type="User")
+        return self._retarget(payload)
+
+    # -- running the action --------------------------------------------------------------
+
+    def workspace(self) -> Path:
+        """A fresh clone of origin, with the credentials actions/checkout persists."""
+        path = self.tmp / f"workspace-{self.runs}"
+        sh(["git", "clone", "-q", str(self.sample.origin), str(path)], self.tmp)
+        sh(["git", "config", "--local", "http.https://github.com/.extraheader",
+            checkout_header(TOKEN)], path)  # fmt: skip
+        return path
+
+    def run(self, event: str, payload: dict[str, Any], *, attempt: int = 1,
+            env: dict[str, str] | None = None, **inputs: str) -> Result:  # fmt: skip
+        self.runs += 1
+        n = self.runs
+        workspace = self.workspace()
+        event_path = self.tmp / f"event-{n}.json"
+        event_path.write_text(json.dumps(payload))
+        output, summary = self.tmp / f"output-{n}", self.tmp / f"summary-{n}.md"
+        output.touch()
+        summary.touch()
+        (self.tmp / "runner-temp").mkdir(exist_ok=True)
+        env = {
+            **os.environ,
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": REPOSITORY,
+            "GITHUB_API_URL": self.github.url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_RUN_ID": "4242",
+            "GITHUB_RUN_ATTEMPT": str(attempt),
+            "RUNNER_TEMP": str(self.tmp / "runner-temp"),
+            "CODEGEN_RETRY_BACKOFF": "0.01",
+            **_input_env({**action_defaults(), **self.inputs, **inputs}),
+            **(env or {}),
+        }
+        proc = subprocess.run(
+            [*self.command, "action"], cwd=workspace, env=env,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        self.last_workspace = workspace
+        return Result(proc.returncode, proc.stdout, proc.stderr,
+                      parse_outputs(output.read_text()), summary.read_text())  # fmt: skip
+
+    # -- inspecting origin -----------------------------------------------------------------
+
+    def origin_refs(self) -> dict[str, str]:
+        out = sh(["git", "for-each-ref", "--format=%(refname) %(objectname)"], self.sample.origin)
+        return dict(line.split(" ") for line in out.splitlines())
+
+    def origin_git(self, *args: str) -> str:
+        return sh(["git", *args], self.sample.origin)
+
+
+@contextmanager
+def open_world(
+    sample: SampleRepo,
+    *,
+    readers: Sequence[str] = (),
+    token: str | None = None,
+    token_user: str = "github-actions[bot]",
+    cache: PromptCache | None = None,
+    command: Sequence[str] | None = None,
+    **inputs: str,
+) -> Iterator[ActionWorld]:
+    """The action's world: the GitHub double for `octo-org/hello` (alice may write, each of
+    `readers` may only read) and the scripted model, both serving until the block ends, with
+    the inputs every test passes (the sample's pytest, the model's URL) plus `inputs`.
+
+    `token`: the double then refuses any other credentials; `token_user`: whom the token
+    belongs to (the Actions token writes as the bot); `cache`: the model reports usage as a
+    caching provider; `command`: how the runner starts the tool (default: this interpreter)."""
+    with (
+        GitHubDouble(REPOSITORY, actor=token_user, token=token) as github,
+        ScriptedModelServer(cache=cache) as model,
+    ):
+        github.add_user("alice", role="write")
+        for login in readers:
+            github.add_user(login, role="read")
+        world = ActionWorld(sample, github, model)
+        if command is not None:
+            world.command = list(command)
+        world.inputs = {
+            "test-command": PYTEST,
+            "openai-base-url": model.base_url,
+            "model": "scripted-model",
+            **{name.replace("_", "-"): value for name, value in inputs.items()},
+        }
+        yield world
+
+
+def action_defaults() -> dict[str, str]:
+    """The runner passes every input that has a default, as action.yml declares it."""
+    inputs = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
+    values = {name: str(spec["default"]) for name, spec in inputs.items() if "default" in spec}
+    values["github-token"] = TOKEN
+    values["openai-api-key"] = API_KEY
+    return values
+
+
+def _input_env(inputs: dict[str, str]) -> dict[str, str]:
+    return {f"INPUT_{name.upper()}": value for name, value in inputs.items()}
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """`name<<DELIMITER ... DELIMITER` records (and plain `name=value` lines)."""
+    outputs: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<" in line:
+            name, delimiter = line.split("<<", 1)
+            end = lines.index(delimiter, i + 1)
+            outputs[name] = "\n".join(lines[i + 1 : end])
+            i = end + 1
+            continue
+        if "=" in line:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+        i += 1
+    return outputs
+
+
+def _fixture(path: Path) -> dict[str, Any]:
+    return copy.deepcopy(json.loads(path.read_text()))
+
+
+def push_branch(sample: SampleRepo, branch: str, files: dict[str, str], message: str) -> str:
+    """Commit `files` on a new branch from main in the sample repo and push it to origin."""
+    sample.git("checkout", "-q", "-b", branch, "main")
+    sha = sample.commit(files, message)
+    sample.git("push", "-q", "origin", branch)
+    sample.git("checkout", "-q", "main")
+    return sha

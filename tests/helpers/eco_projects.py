@@ -1,0 +1,243 @@
+"""Small real projects in other ecosystems, each with a real bug and its own test runner: a
+TypeScript package tested by jest (ts-jest, jest-junit) and a Go module tested by gotestsum
+(standard library only: the Go module proxy is not reachable from CI).
+
+The npm packages are installed once per test session from the npm registry into a shared
+directory (a file lock keeps xdist workers from installing twice), then hard-linked into each
+project's `node_modules`, as if the workflow had run `npm ci` in the checkout before the run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import pwd
+import subprocess
+import textwrap
+from pathlib import Path
+
+from sample_repo import SampleRepo, sh
+
+from codegen_ci.testing.scripted_model import Reply, call
+
+NPM_PACKAGES = ("jest@29.7.0", "ts-jest@29.2.5", "typescript@5.6.3", "jest-junit@16.0.0")
+JEST_JUNIT = "jest --ci --reporters=default --reporters=jest-junit"
+JEST_CONFIG = {
+    "testEnvironment": "node",
+    "transform": {"^.+\\.ts$": ["ts-jest", {"isolatedModules": True}]},
+}
+
+PRICE_TS = """\
+export interface Item {
+  name: string;
+  cents: number;
+  quantity: number;
+}
+
+/** Total of a cart in cents, after a percentage discount on the sum. */
+export function total(items: Item[], discountPercent = 0): number {
+  const sum = items.reduce((acc, item) => acc + item.cents, 0);
+  return Math.round(sum * (1 - discountPercent / 100));
+}
+"""
+PRICE_TEST_TS = """\
+import { describe, expect, test } from "@jest/globals";
+import { total } from "./price";
+
+describe("total", () => {
+  test("multiplies cents by quantity", () => {
+    expect(total([{ name: "pen", cents: 150, quantity: 3 }])).toBe(450);
+  });
+
+  test("applies the discount", () => {
+    expect(total([{ name: "pad", cents: 1000, quantity: 1 }], 10)).toBe(900);
+  });
+});
+"""
+LEGACY_TEST_TS = """\
+import { expect, test } from "@jest/globals";
+
+test("legacy rounding was never right", () => {
+  expect(Math.round(2.5)).toBe(2);
+});
+"""
+TS_BUG = "acc + item.cents, 0)"
+TS_FIX = "acc + item.cents * item.quantity, 0)"
+TS_FILE = "src/price.ts"
+
+GO_MOD = "module example.com/inventory\n\ngo 1.19\n"
+STORE_GO = """\
+package inventory
+
+// Item is a stock entry.
+type Item struct {
+\tName  string
+\tCount int
+}
+
+// Store keeps counts by name.
+type Store struct {
+\titems map[string]*Item
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store { return &Store{items: map[string]*Item{}} }
+
+// Add puts n more of name in stock.
+func (s *Store) Add(name string, n int) {
+\tit := s.items[name]
+\tif it == nil {
+\t\tit = &Item{Name: name}
+\t\ts.items[name] = it
+\t}
+\tit.Count += n
+}
+
+// Count is how many of name are in stock.
+func (s *Store) Count(name string) int {
+\tif it := s.items[name]; it != nil {
+\t\treturn it.Count
+\t}
+\treturn 0
+}
+
+// Remove takes up to n of name; stock never goes below zero. It returns how many it took.
+func (s *Store) Remove(name string, n int) int {
+\tit := s.items[name]
+\tif it == nil {
+\t\treturn 0
+\t}
+\tit.Count -= n
+\treturn n
+}
+"""
+STORE_TEST_GO = """\
+package inventory
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+\ts := NewStore()
+\ts.Add("bolt", 2)
+\ts.Add("bolt", 3)
+\tif got := s.Count("bolt"); got != 5 {
+\t\tt.Fatalf("Count = %d, want 5", got)
+\t}
+}
+
+func TestRemoveMissing(t *testing.T) {
+\tif got := NewStore().Remove("ghost", 1); got != 0 {
+\t\tt.Fatalf("Remove = %d, want 0", got)
+\t}
+}
+
+func TestRemoveNeverBelowZero(t *testing.T) {
+\ts := NewStore()
+\ts.Add("nut", 2)
+\tif got := s.Remove("nut", 5); got != 2 {
+\t\tt.Fatalf("Remove = %d, want 2", got)
+\t}
+\tif got := s.Count("nut"); got != 0 {
+\t\tt.Fatalf("Count = %d, want 0", got)
+\t}
+}
+"""
+GO_FILE = "store.go"
+GO_BUG = "\tit.Count -= n\n\treturn n\n"
+GO_FIX = "\tif n > it.Count {\n\t\tn = it.Count\n\t}\n\tit.Count -= n\n\treturn n\n"
+# A wrong first fix: drops the nil check, so Remove of a missing name panics.
+GO_NIL_CHECK = "\tit := s.items[name]\n\tif it == nil {\n\t\treturn 0\n\t}\n"
+GO_PANIC_OLD = GO_NIL_CHECK + GO_BUG
+GO_PANIC_NEW = "\tit := s.items[name]\n" + GO_FIX
+GO_RIGHT = GO_NIL_CHECK + GO_FIX
+GOTESTSUM = "gotestsum --format standard-verbose --junitfile junit.xml -- ./..."
+
+
+def edit_turn(path: str, old: str, new: str, note: str = "done") -> list[Reply]:
+    """One model turn: a single edit, then an answer without tool calls."""
+    return [Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)]),
+            Reply(note)]  # fmt: skip
+
+
+def npm_packages(shared_root: Path) -> Path:
+    """A node_modules with jest, ts-jest, typescript and jest-junit, installed once."""
+    key = hashlib.sha1(" ".join(NPM_PACKAGES).encode()).hexdigest()[:10]
+    root = shared_root / f"npm-{key}"
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        marker = root / "node_modules" / ".codegen-installed"
+        if not marker.exists():
+            (root / "package.json").write_text('{"name": "deps", "private": true}\n')
+            # npm's own cache in the real home (tests get a temporary HOME)
+            cache = str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".npm")
+            subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
+                 "--cache", cache, "--save-dev", *NPM_PACKAGES],
+                cwd=root, check=True, capture_output=True, timeout=600,
+            )  # fmt: skip
+            marker.write_text("ok\n")
+    return root / "node_modules"
+
+
+def _git_repo(tmp: Path, files: dict[str, str]) -> SampleRepo:
+    repo = tmp / "repo"
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "initial"], repo)
+    origin = tmp / "origin.git"
+    sh(["git", "init", "-q", "--bare", "-b", "main", str(origin)], tmp)
+    sh(["git", "remote", "add", "origin", str(origin)], repo)
+    return SampleRepo(repo, origin, tmp)
+
+
+def make_ts_repo(
+    tmp: Path, node_modules: Path, *, test_script: str = JEST_JUNIT, legacy: bool = False
+) -> SampleRepo:
+    """The TypeScript project, committed, with node_modules installed (not committed)."""
+    package = {"name": "cart", "version": "1.0.0", "private": True,
+               "scripts": {"test": test_script}, "jest": JEST_CONFIG}  # fmt: skip
+    files = {
+        "package.json": json.dumps(package, indent=2) + "\n",
+        ".gitignore": "node_modules/\njunit.xml\n",
+        "tsconfig.json": '{"compilerOptions": {"strict": true, "esModuleInterop": true}}\n',
+        TS_FILE: PRICE_TS,
+        "src/price.test.ts": PRICE_TEST_TS,
+    }
+    if legacy:
+        files["src/legacy.test.ts"] = LEGACY_TEST_TS
+    repo = _git_repo(tmp, files)
+    subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
+    return repo
+
+
+def make_go_repo(tmp: Path) -> SampleRepo:
+    files = {
+        "go.mod": GO_MOD,
+        ".gitignore": "junit.xml\n",
+        GO_FILE: STORE_GO,
+        "store_test.go": STORE_TEST_GO,
+        "units/units.go": "package units\n\n// Dozen is twelve.\nconst Dozen = 12\n",
+    }
+    return _git_repo(tmp, files)
+
+
+def write_spec(repo: SampleRepo, **overrides: object) -> Path:
+    import yaml
+
+    spec: dict[str, object] = {"version": 1, "limits": {"max_iterations": 3}}
+    spec.update(overrides)
+    path = repo.tmp / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+TS_TASK = textwrap.dedent("""\
+    total() must multiply each item's cents by its quantity before summing.""")
+GO_TASK = "Store.Remove must never take more than is in stock (stock never below zero)."

@@ -1,0 +1,112 @@
+"""The wheel, built once per test session and installed alone in one fresh virtualenv, the way
+a user gets codegen-ci from `pip install codegen-ci`: runtime dependencies only, no test
+extras, so no pytest. Under xdist the workers share the build through a lock file."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The environment pytest started with: pip keeps its cache under the real HOME, which the
+# autouse fixture later replaces with a temporary one.
+START_ENV = dict(os.environ)
+PIP_TIMEOUT = 900
+
+
+@dataclass(frozen=True)
+class Installed:
+    venv: Path
+    wheel: Path
+
+    @property
+    def python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    @property
+    def script(self) -> Path:
+        return self.venv / "bin" / "codegen-ci"
+
+    def has(self, module: str) -> bool:
+        """Whether `module` can be imported in the installed virtualenv."""
+        code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+        return subprocess.run([str(self.python), "-c", code], env=clean_env()).returncode == 0
+
+    def module_path(self) -> Path:
+        code = "import codegen_ci; print(codegen_ci.__file__)"
+        out = subprocess.run([str(self.python), "-c", code], env=clean_env(), check=True,
+                             capture_output=True, text=True).stdout  # fmt: skip
+        return Path(out.strip())
+
+
+def clean_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's) without what would let the installed tool see the
+    development checkout or its virtualenv."""
+    env = dict(os.environ if env is None else env)
+    for name in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTEST_ADDOPTS"):
+        env.pop(name, None)
+    return env
+
+
+def pip(*args: str, python: str = sys.executable) -> None:
+    env = {**clean_env(START_ENV), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    proc = subprocess.run([python, "-m", "pip", *args], env=env, capture_output=True,
+                          text=True, timeout=PIP_TIMEOUT)  # fmt: skip
+    assert proc.returncode == 0, f"pip {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_wheel(shared: Path) -> Path:
+    """The project's wheel (hatchling), built once into `shared`, and beside it a wheelhouse
+    with its runtime dependencies (and pip, which pipx installs into its shared libraries):
+    resolved against the index once, so each install after that is offline."""
+    dist, house = shared / "dist", shared / "wheelhouse"
+    with locked(shared / "wheel.lock"):
+        if not (house / "complete").exists():
+            pip("wheel", "--no-deps", "--quiet", "--wheel-dir", str(dist), str(ROOT))
+            (wheel,) = dist.glob("codegen_ci-*.whl")
+            pip("wheel", "--quiet", "--wheel-dir", str(house), str(wheel))
+            pip("download", "--no-deps", "--quiet", "--dest", str(house), "pip")
+            (house / "complete").touch()
+    (wheel,) = dist.glob("codegen_ci-*.whl")
+    return wheel
+
+
+def offline(shared: Path) -> list[str]:
+    """pip arguments that install from the wheelhouse only."""
+    return ["--no-index", "--find-links", str(shared / "wheelhouse")]
+
+
+def install_alone(shared: Path) -> Installed:
+    """A fresh virtualenv with the wheel and its runtime dependencies only, made once."""
+    wheel = build_wheel(shared)
+    venv = shared / "venv"
+    with locked(shared / "venv.lock"):
+        if not (venv / "installed").exists():
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
+                           env=clean_env(START_ENV))  # fmt: skip
+            pip("install", "--quiet", *offline(shared), str(wheel),
+                python=str(venv / "bin" / "python"))  # fmt: skip
+            (venv / "installed").touch()
+    return Installed(venv, wheel)
+
+
+def run_tool(installed: Installed, args: list[str], cwd: Path,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    return subprocess.run([str(installed.script), *args], cwd=cwd, env=clean_env(env),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip

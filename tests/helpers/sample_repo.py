@@ -1,0 +1,133 @@
+"""A small real Python project with a real bug and a real pytest suite, in a git repository
+with a bare `origin` (both in a temporary directory)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from codegen_ci.testing.scripted_model import Reply, call
+
+VERSION_PY = '''\
+"""Semantic versions."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Version:
+    major: int
+    minor: int
+    patch: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Version":
+        major, minor, patch = (int(part) for part in text.split("."))
+        return cls(major, minor, patch)
+
+    def bump_major(self) -> "Version":
+        return Version(self.major + 1, 0, 0)
+
+    def bump_minor(self) -> "Version":
+        return Version(self.major, self.minor + 1, self.patch)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+'''
+
+TEST_VERSION_PY = """\
+from semver.version import Version
+
+
+def test_parse():
+    assert Version.parse("3.4.5") == Version(3, 4, 5)
+
+
+def test_bump_major():
+    assert str(Version.parse("3.4.5").bump_major()) == "4.0.0"
+
+
+def test_bump_minor_resets_patch():
+    assert str(Version.parse("3.4.5").bump_minor()) == "3.5.0"
+"""
+
+FIXED_LINE_OLD = "return Version(self.major, self.minor + 1, self.patch)"
+FIXED_LINE_NEW = "return Version(self.major, self.minor + 1, 0)"
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+VERSION_FILE = "src/semver/version.py"
+# The scripted model's correct edit, and a whole turn that reads, fixes and finishes.
+FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
+
+
+def fixing_script() -> list[Reply]:
+    return [
+        Reply(tool_calls=[call("read_file", path=VERSION_FILE)]),
+        Reply(tool_calls=[FIX]),
+        Reply("Fixed bump_minor to reset the patch number."),
+    ]
+
+
+def sh(args: list[str], cwd: Path) -> str:
+    return subprocess.run(args, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@dataclass
+class SampleRepo:
+    path: Path
+    origin: Path
+    tmp: Path
+
+    def git(self, *args: str) -> str:
+        return sh(["git", *args], self.path)
+
+    def commit(self, files: dict[str, str], message: str = "more") -> str:
+        """Write `files` and commit them on the current branch; returns the commit id."""
+        for rel, text in files.items():
+            path = self.path / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.head()
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD").strip()
+
+    def write_spec(self, name: str = "spec.yaml", **overrides: object) -> Path:
+        spec: dict[str, object] = {
+            "version": 1,
+            "title": "Reset patch in bump_minor",
+            "task": "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0).",
+            "context": ["src/semver/version.py"],
+            "validation": {"test": [PYTEST], "timeout": 120},
+            "limits": {"max_iterations": 3},
+        }
+        spec.update(overrides)
+        path = self.tmp / name
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        return path
+
+
+def make_sample_repo(tmp: Path) -> SampleRepo:
+    repo = tmp / "repo"
+    (repo / "src" / "semver").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "src" / "semver" / "__init__.py").write_text("")
+    (repo / "src" / "semver" / "version.py").write_text(VERSION_PY)
+    (repo / "tests" / "test_version.py").write_text(TEST_VERSION_PY)
+    (repo / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    (repo / "README.md").write_text(textwrap.dedent("# semver\n"))
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "initial"], repo)
+    origin = tmp / "origin.git"
+    sh(["git", "init", "-q", "--bare", "-b", "main", str(origin)], tmp)
+    sh(["git", "remote", "add", "origin", str(origin)], repo)
+    sh(["git", "push", "-q", "origin", "main"], repo)
+    return SampleRepo(repo, origin, tmp)

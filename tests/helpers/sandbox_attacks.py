@@ -1,0 +1,159 @@
+"""What the confinement tests share: a `codegen-ci run` started the way a runner starts it, and
+the attacks a hostile command tries (read other processes' environment, write outside its
+worktree, connect to a loopback listener). Used by test_sandbox.py and the tests of the other
+confined paths (the base-commit re-run, nested repositories)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from sample_repo import SampleRepo
+
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+
+def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
+           extra: dict[str, str] | None = None,
+           shell: str = "/bin/sh", through: Sequence[str] = ()
+           ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """`codegen-ci run` started by a shell that holds LAUNCHER_CANARY (the tool does not: it
+    gets DEPLOY_TOKEN, which the commands' environment never carries). `shell`: the program
+    that shell is (a runner's worker, say); `through`: a program the tool is started by."""
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
+           "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}", **(extra or {})}  # fmt: skip
+    if sandbox:
+        env["CODEGEN_SANDBOX"] = sandbox
+    tool = shlex.join(
+        [
+            *through,
+            sys.executable,
+            "-m",
+            "codegen_ci",
+            "run",
+            str(spec),
+            "--repo",
+            str(repo.path),
+            "--output-dir",
+            str(repo.tmp / f"out-{uuid.uuid4().hex}"),
+        ]
+    )
+    # `; exit $?` keeps the shell alive as the tool's parent, with its environment.
+    script = f"env -u LAUNCHER_CANARY DEPLOY_TOKEN=deploy{uuid.uuid4().hex} {tool}; exit $?"
+    return subprocess.run([shell, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=180, check=False)  # fmt: skip
+
+
+def results(server: ScriptedModelServer) -> str:
+    """The tool results of the last request the model got."""
+    messages = server.requests[-1]["messages"]
+    return "\n".join(m["content"] for m in messages if m["role"] == "tool")
+
+
+# The environment of every ancestor of a command, one variable a line: its parent is a reaper
+# (whose environment is PATH alone), the reaper's parent codegen-ci itself, and so on up.
+ANCESTORS_ENVIRON = (
+    "p=$PPID; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ; "
+    "p=$(cut -d' ' -f4 /proc/$p/stat); done"
+)
+
+PROC_SCAN = (
+    "n=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' "
+    "| grep -c -e '^LAUNCHER_CANARY=' -e '^DEPLOY_TOKEN='); echo found=$n"
+)
+
+
+def write_attempts(repo: SampleRepo, tmp: Path) -> tuple[str, list[Path]]:
+    """A command that appends to files outside the worktree, and those files."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    targets = [
+        tmp / "runner" / "github_env",
+        tmp / "home" / ".gitconfig",
+        bin_dir / "git",
+        repo.path / ".git" / "config",
+        repo.path / ".git" / "hooks" / "pre-commit",
+    ]
+    for path in targets:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    command = "; ".join(f"echo pwned >> {shlex.quote(str(p))} && echo WROTE-{i}"
+                        for i, p in enumerate(targets))  # fmt: skip
+    return command, targets
+
+
+@contextmanager
+def loopback_listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A loopback TCP server that records what connections send: (port, received)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                received.append(conn.recv(100))
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield server.getsockname()[1], received
+    finally:
+        server.close()
+
+
+def connect(port: int) -> str:
+    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 3).sendall(b'leak')"
+    return f"{sys.executable} -c {shlex.quote(code)} && echo CONNECTED"
+
+
+# Every attack runs under each backend (`CODEGEN_SANDBOX=bwrap` / `landlock`) and, as its
+# positive control, with the sandbox off.
+BACKENDS = ["bwrap", "landlock"]
+BACKENDS_AND_OFF = [*BACKENDS, "off"]
+
+NO_LANDLOCK = """
+import ctypes, os, struct, sys
+# seccomp: landlock_create_ruleset (444) fails with ENOSYS, as on a kernel without Landlock or
+# under a container profile that predates it; everything else is allowed. Then exec argv.
+arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[os.uname().machine]
+prog = [(0x20, 0, 0, 4), (0x15, 1, 0, arch), (0x06, 0, 0, 0x7FFF0000), (0x20, 0, 0, 0),
+        (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38), (0x06, 0, 0, 0x7FFF0000)]
+raw = b"".join(struct.pack("=HBBI", *i) for i in prog)
+buf = ctypes.create_string_buffer(raw, len(raw))
+fprog = struct.pack("=HxxxxxxQ", len(prog), ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, fprog, 0, 0) == 0
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+def without_landlock(tmp: Path) -> Path:
+    """A program that runs its arguments on what looks like a kernel without Landlock."""
+    script = tmp / "no-landlock"
+    script.write_text(f"#!{sys.executable}\n{NO_LANDLOCK}")
+    script.chmod(0o755)
+    return script
+
+
+def path_without_bwrap(into: Path) -> str:
+    """PATH as this machine's, with `bwrap` taken out (every other program of /usr/bin kept,
+    through links in `into/bin`): a machine without bubblewrap, as in GitHub's containers."""
+    bin_dir = into / "bin"
+    bin_dir.mkdir(parents=True)
+    for program in Path("/usr/bin").iterdir():
+        if program.name != "bwrap":
+            (bin_dir / program.name).symlink_to(program)
+    kept = [p for p in os.environ["PATH"].split(os.pathsep)
+            if p and not (Path(p) / "bwrap").exists()]  # fmt: skip
+    return os.pathsep.join([str(bin_dir), *kept])
