@@ -19,7 +19,7 @@ from codegen_ci.agent.read_tools import ToolError
 from codegen_ci.agent.tool_schema import ReadFileArgs
 from codegen_ci.agent.tools import Toolbox
 from codegen_ci.security.fence import fence
-from codegen_ci.workspace.path_guard import PathRefused
+from codegen_ci.workspace.paths import PathRefused
 
 
 class AgentObserver(Protocol):

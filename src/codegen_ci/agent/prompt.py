@@ -15,7 +15,7 @@ from codegen_ci.security.fence import fence
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
-from codegen_ci.workspace.globs import matches
+from codegen_ci.workspace.paths import matches
 from codegen_ci.workspace.worktree import Worktree
 
 T = TypeVar("T")

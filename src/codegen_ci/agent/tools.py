@@ -29,8 +29,8 @@ from codegen_ci.agent.tool_schema import (
     function_schema,
 )
 from codegen_ci.report import Refusal
-from codegen_ci.workspace.globs import is_test_path
-from codegen_ci.workspace.path_guard import PathRefused
+from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.paths import PathRefused
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_RESULT_CHARS = 30_000  # any tool's result; run_command's is cut much shorter first

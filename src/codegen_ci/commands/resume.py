@@ -16,11 +16,10 @@ from codegen_ci.errors import InputError
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.workspace import git
-from codegen_ci.workspace.create import worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
-from codegen_ci.workspace.git_env import trust_directory
+from codegen_ci.workspace.git import trust_directory
 from codegen_ci.workspace.private_dir import check_private
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace.worktree import Worktree, worktrees_root
 
 
 def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str | None = None
@@ -63,7 +62,7 @@ def resume_run(run_dir: Path, spec_file: Path | None, base_url: str | None) -> R
     if not state.repo.is_dir():
         raise InputError(f"{state_file}: the repository {state.repo} is not there any more")
     root = state.repo
-    trust_directory(root)  # the repository the run was started on (git_env.py)
+    trust_directory(root)  # the repository the run was started on (workspace/git.py)
     conversation = read_transcript(run_dir / "transcript.jsonl",
                                    lambda p: Conversation.load(p, REDACTOR.redact))  # fmt: skip
     register_secrets()

@@ -19,7 +19,7 @@ from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace.interrupt_deferral import defer_interrupt
+from codegen_ci.workspace.proc import defer_interrupt
 from codegen_ci.workspace.worktree import Worktree
 
 

@@ -34,9 +34,9 @@ from codegen_ci.report import CommandResult, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
-from codegen_ci.workspace.create import attach_worktree
 from codegen_ci.workspace.dependency_links import unlink_dependencies
 from codegen_ci.workspace.proc import ProcResult
+from codegen_ci.workspace.worktree import attach_worktree
 
 COMMAND_PREFIX = "test: "  # how validation names a failed test command without JUnit
 # `setup` is not run on the base: it may change state the agent's worktree shares (an
@@ -50,7 +50,7 @@ class Baseline:
     validation: Validation
     work_dir: Path  # logs and reports of the base runs
     env: Mapping[str, str]
-    tree_path: Path  # the base worktree; outside any `.git` (workspace/create.py)
+    tree_path: Path  # the base worktree; outside any `.git` (workspace/worktree.py)
     fails_on_base: dict[str, bool] = field(default_factory=dict)
     suite_failing: set[str] | None = None  # failing ids of a full run on the base, once run
     command_failed: dict[str, bool] = field(default_factory=dict)  # test command -> failed

@@ -45,7 +45,7 @@ from codegen_ci.report import CommandKind, CommandResult, Round
 from codegen_ci.security.output_normalise import strip_ansi
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace import output_quota
+from codegen_ci.workspace import output_cap
 from codegen_ci.workspace.proc import ProcResult, run_shell
 from codegen_ci.workspace.worktree import Worktree
 
@@ -219,7 +219,7 @@ class Validator:
                                       timeout=self.validation.timeout, output_path=log,
                                       wrap=self._wrap(kind)), JUnitResult()  # fmt: skip
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
-        output_quota.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
+        output_cap.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
         record = CommandResult(command=command, kind=kind, exit_code=result.exit_code,
                                duration_s=round(result.duration_s, 3), timed_out=result.timed_out,
                                output_path=str(log), targeted=targeted or status.stopped,
