@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from codegen_ci.agent.compaction import SUPERSEDED
-from codegen_ci.agent.context import ContextWindow, size_of
+from codegen_ci.agent.context import SUPERSEDED, ContextWindow, size_of
 from codegen_ci.cli import cli
 from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_model import ScriptedModelServer

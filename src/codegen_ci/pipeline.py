@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.budget import Budget, LimitReached
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.loop import Agent
 from codegen_ci.agent.model import Model
-from codegen_ci.agent.prompt import first_messages
+from codegen_ci.agent.prompt import Briefing, first_messages
 from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline

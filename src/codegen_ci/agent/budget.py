@@ -9,8 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from codegen_ci.agent.context import CHARS_PER_TOKEN
-from codegen_ci.agent.model import ModelReply
-from codegen_ci.agent.pricing import billed_tokens, cost_usd, price_for
+from codegen_ci.agent.model import ModelReply, billed_tokens, cost_usd, price_for
 from codegen_ci.errors import InputError
 from codegen_ci.report import Usage
 from codegen_ci.spec.model import Limits, ModelSettings
@@ -54,8 +53,10 @@ class Budget:
         if self.remaining_s() > 0:
             return None
         minutes = (time.monotonic() - self.started) / 60
-        return LimitReached("budget", f"wall clock limit of {self.limits.timeout_minutes:g} "
-                            f"min reached ({minutes:.1f} min)")  # fmt: skip
+        return LimitReached(
+            "budget",
+            f"wall clock limit of {self.limits.timeout_minutes:g} min reached ({minutes:.1f} min)",
+        )
 
     def check(self, next_request_chars: int = 0, reused_chars: int = 0) -> None:
         """Raise `LimitReached` if the next request (of which `reused_chars` repeat the

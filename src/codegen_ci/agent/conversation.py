@@ -31,8 +31,10 @@ class Conversation:
         self.messages.append(message)
         # Redact each string, then serialise: masking the serialised line could cut an
         # escape sequence and leave a line that no longer parses (and `resume` could not load).
-        line = json.dumps(_redact_strings({"ts": round(time.time(), 3), **message}, self._redact),
-                          ensure_ascii=False)  # fmt: skip
+        line = json.dumps(
+            _redact_strings({"ts": round(time.time(), 3), **message}, self._redact),
+            ensure_ascii=False,
+        )
         with self._transcript.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
 
@@ -48,8 +50,10 @@ class Conversation:
 
     def resume_note(self, last_rounds: Sequence[Round] = ()) -> None:
         """Tell the model the run was stopped, and what the last validation round found."""
-        lines = ["[The run was stopped and is now resumed. The files on disk are current; "
-                 "continue the task.]"]  # fmt: skip
+        lines = [
+            "[The run was stopped and is now resumed. The files on disk are current; "
+            "continue the task.]"
+        ]
         for rnd in last_rounds:
             if not rnd.passed and rnd.failures:
                 lines.append(f"Validation round {rnd.iteration} failed:")

@@ -11,13 +11,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from codegen_ci.agent.budget import Budget, LimitReached
-from codegen_ci.agent.compaction import changed_paths, current_files_note
-from codegen_ci.agent.context import MAX_REQUEST_CHARS, ContextWindow, size_of
+from codegen_ci.agent.context import (
+    MAX_REQUEST_CHARS,
+    ContextWindow,
+    changed_paths,
+    current_files_note,
+    size_of,
+)
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, ModelReply
-from codegen_ci.agent.read_tools import ToolError
-from codegen_ci.agent.tool_schema import ReadFileArgs
-from codegen_ci.agent.tools import Toolbox
+from codegen_ci.agent.tools import ReadFileArgs, Toolbox, ToolError
 from codegen_ci.security.fence import fence
 from codegen_ci.workspace.paths import PathRefused
 
@@ -106,14 +109,15 @@ class Agent:
             if stop is not None:
                 result = f"Not run: {stop.detail}; the run stops."
             elif steps >= self.max_steps:
-                result = (f"Not run: the step limit of {self.max_steps} tool calls for this "
-                          "round was reached; validation runs next.")  # fmt: skip
+                result = (
+                    f"Not run: the step limit of {self.max_steps} tool calls for this "
+                    "round was reached; validation runs next."
+                )
             else:
                 steps += 1
                 result = self.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
                 self.observer.tool_call(tool_call.name, tool_call.arguments, result)
-            self.conversation.add({"role": "tool", "tool_call_id": tool_call.id,
-                                   "content": result})  # fmt: skip
+            self.conversation.add({"role": "tool", "tool_call_id": tool_call.id, "content": result})
         if stop is not None:
             raise stop
         return steps

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.conversation import Conversation
+from codegen_ci.agent.prompt import Briefing
 from codegen_ci.commands import run_state
 from codegen_ci.commands.run import show_result
 from codegen_ci.commands.run_driver import run_pipeline

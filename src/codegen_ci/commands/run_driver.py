@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, OpenAIChatModel
+from codegen_ci.agent.prompt import Briefing
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Report
