@@ -86,6 +86,8 @@ def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -
     report.worktree = None
 
 
+# --- the commit message -------------------------------------------------------------------
+
 TYPES = (
     ("feat", ("add", "implement", "support", "introduce", "allow", "create", "new")),
     ("docs", ("doc", "docs", "readme", "document", "documentation")),

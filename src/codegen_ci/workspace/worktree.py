@@ -327,6 +327,9 @@ def _hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+# --- making worktrees ----------------------------------------------------------------------
+
+
 def worktrees_root(repo: Path, environ: Mapping[str, str] | None = None) -> Path:
     """A new private folder (mkdtemp: 0700, ours, an unpredictable name) for one run's
     worktrees: under `$RUNNER_TEMP` in GitHub Actions, else under the temporary directory;
