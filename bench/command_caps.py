@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.workspace.git_refs import RefGuard
+from codegen_ci.workspace.git_guard import RefGuard
 from codegen_ci.workspace.proc import run_shell
 
 TARGET_EXTRA_MS = 40.0  # a tenth of a bare `python -m pytest --version` (~400 ms here)

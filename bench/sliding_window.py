@@ -4,7 +4,7 @@ against it; not used by the tool.
 It was a sliding window: on every step, the latest `keep_full` steps in full, the
 `keep_masked` before them with their outputs masked, older ones behind a one-line note,
 shrinking until the request fits `max_chars`. The masking itself is exactly what
-`codegen_ci.agent.compaction.compact` does today (the new policy runs it only when a request
+`codegen_ci.agent.context.compact` does today (the new policy runs it only when a request
 passes its threshold), so the old policy is that function applied on every step.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from codegen_ci.agent.compaction import compact
+from codegen_ci.agent.context import compact
 
 KEEP_FULL_STEPS = 6
 KEEP_MASKED_STEPS = 24

@@ -268,7 +268,7 @@ MODEL_COMMANDS = {"run", "resume", "batch", "action", "eval"}
 def main() -> None:
     from codegen_ci.errors import GitError
     from codegen_ci.security import safe_env
-    from codegen_ci.workspace.git_env import git_binary
+    from codegen_ci.workspace.git import git_binary
 
     safe_env.restore_secrets()
     with contextlib.suppress(GitError):

@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.budget import Budget, LimitReached
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.loop import Agent
 from codegen_ci.agent.model import Model
-from codegen_ci.agent.prompt import first_messages
+from codegen_ci.agent.prompt import Briefing, first_messages
 from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
@@ -32,9 +31,8 @@ from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import git, output_quota
-from codegen_ci.workspace.finalize import finalize
-from codegen_ci.workspace.protected_enforcement import enforce_protected
+from codegen_ci.workspace import git, output_cap
+from codegen_ci.workspace.finalize import enforce_protected, finalize
 from codegen_ci.workspace.shell import AgentShell
 from codegen_ci.workspace.worktree import Worktree
 
@@ -112,13 +110,12 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         baseline.close()
         sandbox.close()
         if ctx.dry_run:
-            ctx.worktree.remove()
-            git.git(["branch", "-D", ctx.worktree.branch], ctx.repo, check=False)
+            ctx.worktree.discard()
             report.branch = None
         else:
-            finalize(spec, ctx.worktree, ctx.repo, ctx.output_dir, report)
+            finalize(spec, ctx.worktree, ctx.output_dir, report)
         report.duration_s = round(time.monotonic() - started, 3)
-        report.output_capped = output_quota.read_notes(ctx.output_dir)
+        report.output_capped = output_cap.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)
         # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
         REDACTOR.redact_tree(ctx.output_dir)
@@ -148,8 +145,7 @@ def _open_sandbox(ctx: RunContext) -> Sandbox:
         ctx.report.finish(Status.ERROR, reason, exc.message)
         ctx.report.write(ctx.output_dir)
         if ctx.start_iteration == 1:
-            ctx.worktree.remove()
-            git.git(["branch", "-D", ctx.worktree.branch], ctx.repo, check=False)
+            ctx.worktree.discard()
         raise
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codegen_ci.security.redact import MASK, Redactor
-from codegen_ci.workspace.git import GitGuard
+from codegen_ci.workspace.git_guard import GitGuard
 
 
 def test_redact_file_masks_a_registered_secret_in_small_and_big_files(tmp_path: Path) -> None:

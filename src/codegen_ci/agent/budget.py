@@ -9,8 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from codegen_ci.agent.context import CHARS_PER_TOKEN
-from codegen_ci.agent.model import ModelReply
-from codegen_ci.agent.pricing import billed_tokens, cost_usd, price_for
+from codegen_ci.agent.model import ModelReply, billed_tokens, cost_usd, price_for
 from codegen_ci.errors import InputError
 from codegen_ci.report import Reason, Usage
 from codegen_ci.spec.model import Limits, ModelSettings

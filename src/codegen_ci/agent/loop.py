@@ -10,17 +10,20 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from codegen_ci.agent.budget import Budget, LimitReached
-from codegen_ci.agent.compaction import changed_paths, current_files_note
-from codegen_ci.agent.context import MAX_REQUEST_CHARS, ContextWindow, size_of
+from codegen_ci.agent.context import (
+    MAX_REQUEST_CHARS,
+    ContextWindow,
+    changed_paths,
+    current_files_note,
+    size_of,
+)
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, ModelReply
-from codegen_ci.agent.read_tools import ToolError
-from codegen_ci.agent.tool_schema import ReadFileArgs
-from codegen_ci.agent.tools import Toolbox
+from codegen_ci.agent.tools import ReadFileArgs, Toolbox, ToolError
 from codegen_ci.report import Reason
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import fence
-from codegen_ci.workspace.path_guard import PathRefused
+from codegen_ci.workspace.paths import PathRefused
 
 
 class AgentObserver(Protocol):

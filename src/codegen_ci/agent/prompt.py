@@ -1,21 +1,32 @@
 """The first messages: system prompt, then task, constraints, the `context` files (contents,
-and a tree for directories) and a compact repository map (files with top-level symbols)."""
+and a tree for directories) and a compact repository map (files with top-level symbols); and
+what a run is told besides its spec (`Briefing`): the maintainers' standing instructions
+(trusted, from the default branch) and what earlier codegen-ci runs on the same pull request
+did (data).
+
+The maintainers' instructions (`read_instructions`): `AGENTS.md` at the repository root, else
+`CLAUDE.md`, else `.github/copilot-instructions.md`, or the files `.codegen.yml` names under
+`instructions:`. They are read from one commit (the default branch's in the action, the base
+commit locally), never from the working tree or a pull request's head: whoever opens a pull
+request must not be able to rewrite what the model is told the maintainers want.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
-from codegen_ci.agent.briefing import Briefing
+from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import fence
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
-from codegen_ci.workspace.globs import matches
+from codegen_ci.workspace.paths import matches
 from codegen_ci.workspace.worktree import Worktree
 
 T = TypeVar("T")
@@ -177,3 +188,82 @@ def _safe(read: Callable[[], list[T]]) -> list[T]:
         return read()
     except guarded_read.Refused:
         return []
+
+
+# --- the briefing: the maintainers' instructions and earlier runs --------------------------
+
+
+@dataclass(frozen=True)
+class Briefing:
+    instructions: Instructions | None = None
+    history: str = ""  # earlier runs on this pull request, one line each, oldest first
+
+    def system_addition(self) -> str:
+        return f"\n\n{system_section(self.instructions)}" if self.instructions else ""
+
+    def task_addition(self) -> str:
+        if not self.history:
+            return ""
+        return (
+            "Earlier codegen-ci runs on this pull request (their commits are already on the "
+            "branch; do not redo them):\n"
+            + fence("earlier codegen-ci runs on this pull request", self.history)
+        )
+
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
+MAX_INSTRUCTIONS_BYTES = 32 * 1024
+
+
+@dataclass(frozen=True)
+class Instructions:
+    name: str  # the file(s) read, as named in report.json
+    text: str
+    truncated: bool = False
+
+
+def read_instructions(root: Path, commit: str, names: Sequence[str] = ()) -> Instructions | None:
+    """Every file in `names` that exists at `commit`, or else the first default that does;
+    None when there is none. The text is capped at MAX_INSTRUCTIONS_BYTES, with a note when cut."""
+    for name in names:
+        _check_name(name)
+    found = [n for n in names if _exists(root, commit, n)]
+    if not names:
+        found = [n for n in INSTRUCTION_FILES if _exists(root, commit, n)][:1]
+    if not found:
+        return None
+    parts = []
+    for name in found:
+        text = git.git(["show", f"{commit}:{name}"], root)
+        parts.append(text if len(found) == 1 else f"## {name}\n\n{text}")
+    return _capped(", ".join(found), "\n\n".join(parts).strip())
+
+
+def _capped(name: str, text: str) -> Instructions:
+    data = text.encode("utf-8")
+    if len(data) <= MAX_INSTRUCTIONS_BYTES:
+        return Instructions(name, text)
+    cut = data[:MAX_INSTRUCTIONS_BYTES].decode("utf-8", errors="ignore")
+    note = f"\n\n[{name} truncated: only the first {MAX_INSTRUCTIONS_BYTES // 1024} KB are shown]"
+    return Instructions(name, cut + note, truncated=True)
+
+
+def _exists(root: Path, commit: str, name: str) -> bool:
+    return git.ok(["cat-file", "-e", f"{commit}:{name}"], root)
+
+
+def _check_name(name: str) -> None:
+    path = PurePosixPath(name)
+    if not name or path.is_absolute() or ".." in path.parts:
+        raise InputError(
+            f".codegen.yml: instructions: {name!r} must be a path inside the repository"
+        )
+
+
+def system_section(instructions: Instructions) -> str:
+    """How the instructions appear in the system prompt: labelled as the maintainers' own."""
+    return (
+        f"Maintainers' instructions for this repository (from {instructions.name} on the "
+        "default branch; follow them unless they conflict with the rules above):\n\n"
+        f"{instructions.text}"
+    )

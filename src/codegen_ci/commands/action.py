@@ -17,8 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.agent.briefing import Briefing
-from codegen_ci.agent.instructions import read_instructions
+from codegen_ci.agent.prompt import Briefing, read_instructions
 from codegen_ci.commands import action_pr_loop as loop
 from codegen_ci.commands.action_state import ActionState
 from codegen_ci.errors import CodegenError, GitHubError

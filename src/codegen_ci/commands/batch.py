@@ -111,7 +111,7 @@ def run_one(
     worktree: Worktree | None = None
     try:
         if spec.candidates.count > 1:
-            from codegen_ci.agent.briefing import Briefing
+            from codegen_ci.agent.prompt import Briefing
             from codegen_ci.commands.run_candidates import start
 
             out.mkdir(parents=True, exist_ok=True)

@@ -31,8 +31,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from codegen_ci.agent.briefing import Briefing
-from codegen_ci.agent.instructions import read_instructions
+from codegen_ci.agent.prompt import Briefing, read_instructions
 from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
 from codegen_ci.commands.run_files import make_output_dir
 from codegen_ci.commands.run_prepare import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.conversation import Conversation
+from codegen_ci.agent.prompt import Briefing
 from codegen_ci.commands import run_state
 from codegen_ci.commands.run import show_result
 from codegen_ci.commands.run_driver import run_pipeline
@@ -15,11 +15,10 @@ from codegen_ci.commands.run_prepare import environment_layer, register_secrets
 from codegen_ci.errors import InputError
 from codegen_ci.report import Report, Status
 from codegen_ci.workspace import git
-from codegen_ci.workspace.create import worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
-from codegen_ci.workspace.git_env import trust_directory
+from codegen_ci.workspace.git import trust_directory
 from codegen_ci.workspace.private_dir import check_private
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace.worktree import Worktree, worktrees_root
 
 
 def resume_command(run_dir: Path, spec_file: Path | None = None, base_url: str | None = None
@@ -62,7 +61,7 @@ def resume_run(run_dir: Path, spec_file: Path | None, base_url: str | None) -> R
     if not state.repo.is_dir():
         raise InputError(f"{state_file}: the repository {state.repo} is not there any more")
     root = state.repo
-    trust_directory(root)  # the repository the run was started on (git_env.py)
+    trust_directory(root)  # the repository the run was started on (workspace/git.py)
     conversation = read_transcript(run_dir / "transcript.jsonl", Conversation.load)
     register_secrets()
     branch = state.branch

@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from codegen_ci.agent.briefing import Briefing
-from codegen_ci.agent.instructions import read_instructions
+from codegen_ci.agent.prompt import Briefing, read_instructions
 from codegen_ci.commands import run_state
 from codegen_ci.commands.publish_local import check_prerequisites
 from codegen_ci.commands.run_driver import run_pipeline

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.agent.briefing import Briefing
+from codegen_ci.agent.prompt import Briefing
 from codegen_ci.candidates import (
     carry_note,
     choose,

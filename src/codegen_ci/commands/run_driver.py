@@ -11,15 +11,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, OpenAIChatModel
+from codegen_ci.agent.prompt import Briefing
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace.interrupt_deferral import defer_interrupt
+from codegen_ci.workspace.proc import defer_interrupt
 from codegen_ci.workspace.worktree import Worktree
 
 

@@ -14,9 +14,8 @@ from typing import Any
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git
-from codegen_ci.workspace.commit_message import GENERATED_BY, task_trailer
-from codegen_ci.workspace.create import create_worktree, worktrees_root
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace.finalize import GENERATED_BY, task_trailer
+from codegen_ci.workspace.worktree import Worktree, create_worktree, worktrees_root
 
 
 def environment_layer(environ: Mapping[str, str]) -> dict[str, Any]:

@@ -37,9 +37,9 @@ from codegen_ci.report import CommandResult, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
-from codegen_ci.workspace.create import attach_worktree
 from codegen_ci.workspace.dependency_links import unlink_dependencies
 from codegen_ci.workspace.proc import ProcResult
+from codegen_ci.workspace.worktree import attach_worktree
 
 
 @dataclass(kw_only=True)
@@ -49,7 +49,7 @@ class Baseline:
     validation: Validation
     work_dir: Path  # logs and reports of the base runs
     env: Mapping[str, str]
-    tree_path: Path  # the base worktree; outside any `.git` (workspace/create.py)
+    tree_path: Path  # the base worktree; outside any `.git` (workspace/worktree.py)
     sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
     # What the base runs answered so far (run state, not configuration):
     fails_on_base: dict[str, bool] = field(default_factory=dict, init=False)

@@ -44,7 +44,7 @@ from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace import output_quota
+from codegen_ci.workspace import output_cap
 from codegen_ci.workspace.proc import run_shell
 from codegen_ci.workspace.worktree import Worktree
 
@@ -254,7 +254,7 @@ class Validator:
             )
             run = CommandRun(result, JUnitResult())
         self.worktree.note_artifacts(snapshot)  # reports and caches are not the agent's change
-        output_quota.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
+        output_cap.enforce(self.output_dir, [log], (self.output_dir / "junit").glob(f"{tag}*"))
         result, junit = run.result, run.junit
         record = CommandResult(
             command=command,

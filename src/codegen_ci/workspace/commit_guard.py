@@ -8,7 +8,7 @@ repository or submodule) is refused, and so is a symlink at, into or above a pro
 (`.github/workflows -> ../ci` would make `ci/*.yml` workflows). A path at or above a gitlink of
 that index, of the base or of a nested repository on disk never reaches `git add`: add asks the
 nested repository whether it is dirty (a `git status` in there, which runs the filters its
-config names), whatever our config says. Paths are literal (git_env.py): a changed file named
+config names), whatever our config says. Paths are literal (git.py): a changed file named
 `:(glob)**` is that file, never a pattern that reaches the gitlink.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codegen_ci.workspace import git
-from codegen_ci.workspace.globs import matches
+from codegen_ci.workspace.paths import matches
 
 GITLINK, SYMLINK = "160000", "120000"
 GITLINK_REFUSED = "gitlink (nested repository) refused in the commit"
@@ -53,8 +53,9 @@ def commit_paths(
         refused += [(p, GITLINK_REFUSED) for p in linked]
         if not git.git(["diff", "--cached", "--name-only", base], tree, env=env).strip():
             return None, refused
-        git.git(["commit", "-q", "--no-verify", "-F", "-"], tree, env=env,
-                input_bytes=message.encode())  # fmt: skip
+        git.git(
+            ["commit", "-q", "--no-verify", "-F", "-"], tree, env=env, input_bytes=message.encode()
+        )
         git.git(["reset", "-q"], tree, check=False)  # the worktree's own index follows HEAD
         return git.git(["rev-parse", "HEAD"], tree).strip(), refused
     finally:
@@ -85,8 +86,9 @@ def unsafe_entries(
     return refused
 
 
-def at_gitlinks(tree: Path, paths: Sequence[str], env: dict[str, str] | None = None,
-                base: str | None = None) -> list[str]:  # fmt: skip
+def at_gitlinks(
+    tree: Path, paths: Sequence[str], env: dict[str, str] | None = None, base: str | None = None
+) -> list[str]:
     """Those of `paths` at, above or inside a gitlink of the index `env` names (default: the
     worktree's own), of the `base` commit, or of a nested repository on disk (a directory of
     the worktree holding a `.git`, which `git add` would make a gitlink)."""
@@ -98,8 +100,10 @@ def at_gitlinks(tree: Path, paths: Sequence[str], env: dict[str, str] | None = N
     found = []
     for path in paths:
         plain = path.rstrip("/")
-        if any(plain == link or link.startswith(f"{plain}/") or plain.startswith(f"{link}/")
-               for link in links) or nested_repository(tree, plain):  # fmt: skip
+        if any(
+            plain == link or link.startswith(f"{plain}/") or plain.startswith(f"{link}/")
+            for link in links
+        ) or nested_repository(tree, plain):
             found.append(path)
     return found
 
@@ -161,5 +165,4 @@ def _unstage(tree: Path, base: str, path: str, env: dict[str, str]) -> None:
     if _in_base(tree, base, [path]):
         git.git(["reset", "-q", base, "--", path], tree, env=env)
     else:
-        git.git(["rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--", path], tree,
-                env=env)  # fmt: skip
+        git.git(["rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--", path], tree, env=env)

@@ -43,8 +43,9 @@ _SHEBANG_MAX = 4096  # only the first line of a script is read for its shebang
 
 def installed_dependencies(checkout: Path) -> list[str]:
     """Untracked dependency directories (and yarn PnP files) in `checkout`, relative paths."""
-    out = git.git(["ls-files", "-z", "--others", "--directory", "--no-empty-directory"],
-                  checkout, check=False)  # fmt: skip
+    out = git.git(
+        ["ls-files", "-z", "--others", "--directory", "--no-empty-directory"], checkout, check=False
+    )
     found = []
     for entry in out.split("\0"):
         rel = entry.rstrip("/")
@@ -98,8 +99,11 @@ def copy_dependency(source: Path, target: Path) -> bool:
         except OSError as exc:
             problem = [str(exc)]
     remove_dependency(target)
-    print(f"codegen-ci: warning: could not copy {source} into the worktree ({problem[0]}); "
-          "linked it instead: tools cannot write inside it", file=sys.stderr)  # fmt: skip
+    print(
+        f"codegen-ci: warning: could not copy {source} into the worktree ({problem[0]}); "
+        "linked it instead: tools cannot write inside it",
+        file=sys.stderr,
+    )
     return False
 
 

@@ -1,19 +1,65 @@
-"""The end of a run: one commit of exactly the agent's changes, diff.patch, the worktree gone."""
+"""The end of each model turn and of the run: protected paths enforced, refusals reported, and
+one commit of exactly the agent's changes, with its message, diff.patch, the worktree gone.
+
+After each model turn (`enforce_protected`): whatever reached a protected path (a shell
+command can) is restored, and every refusal of the turn (the tools', the shell's, git
+tampering, moved refs, escaping symlinks) goes into the report once.
+
+At the end (`finalize`): the commit, with a conventional-commit message (`fix(scope):
+subject`) derived from the spec's title (`commit_message`). The title and the task are
+untrusted (an issue's words): they pass `for_commit`, so the message closes, references and
+mentions nothing when it lands (`Fixes #2` reads the same and does nothing), and the task's
+lines are quoted (`> `), so none of them is a trailer (`Signed-off-by:`, `Co-authored-by:`).
+The only trailers are ours: `Generated-by: codegen-ci` and `Codegen-task: <digest>` (how a
+re-run finds its branch).
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import hashlib
+import re
+from collections import Counter
+from pathlib import Path, PurePosixPath
 
 from codegen_ci.report import Refusal, Report
+from codegen_ci.security.inert_text import for_commit, quoted_lines
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import commit_message, git
-from codegen_ci.workspace.protected_enforcement import GIT_TAMPERED, REF_MOVED
+from codegen_ci.workspace.paths import LINK_REFUSED, is_test_path
 from codegen_ci.workspace.worktree import Worktree
 
+REF_MOVED = "git ref moved by a command; restored"
+GIT_TAMPERED = "git hooks/config changed by a command; restored"
 
-def finalize(spec: Spec, worktree: Worktree, repo: Path, output_dir: Path, report: Report) -> None:
-    """Commit exactly the agent's changes, write diff.patch, then drop the worktree."""
+
+def enforce_protected(worktree: Worktree, report: Report, *pending: list[Refusal]) -> None:
+    """Restore protected paths and record the refusals; `pending` (the toolbox's and the
+    shell's refusal lists) come first in the report and are emptied."""
+    refusals = [r for refused in pending for r in refused]
+    refusals += git_refusals(worktree)
+    for rel in worktree.protected_changes():
+        worktree.restore(rel)
+        refusals.append(Refusal(path=rel, reason="protected path written by a command; restored"))
+    refusals += [Refusal(path=p, reason=LINK_REFUSED) for p in worktree.restore_escaping_links()]
+    for refused in pending:
+        refused.clear()
+    known = {(r.path, r.reason) for r in report.refusals}
+    report.refusals.extend(r for r in refusals if (r.path, r.reason) not in known)
+
+
+def git_refusals(worktree: Worktree) -> list[Refusal]:
+    """The refusals for what our git guards put back since the last call (git files a command
+    changed, refs it moved); the worktree's lists of them are emptied."""
+    refusals = [Refusal(path=p, reason=GIT_TAMPERED) for p in worktree.git_tampering]
+    refusals += [Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves]
+    worktree.git_tampering.clear()
+    worktree.ref_moves.clear()
+    return refusals
+
+
+def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -> None:
+    """Commit exactly the agent's changes, write diff.patch, then drop the worktree (and its
+    branch, when nothing was committed)."""
     if report.reason == "interrupted":
         return  # keep the worktree for `codegen-ci resume`
     worktree.restore_escaping_links()
@@ -21,20 +67,126 @@ def finalize(spec: Spec, worktree: Worktree, repo: Path, output_dir: Path, repor
         worktree.restore(rel)
     changes = worktree.refuse_gitlinks(worktree.agent_changes())
     report.files_changed = changes
-    (output_dir / "diff.patch").write_text(REDACTOR.redact(worktree.diff(changes)),
-                                           encoding="utf-8")  # fmt: skip
-    message = commit_message.build(spec, report, changes)
+    (output_dir / "diff.patch").write_text(
+        REDACTOR.redact(worktree.diff(changes)), encoding="utf-8"
+    )
+    message = commit_message(spec, report, changes)
     # One commit on top of the base: a resumed run folds its earlier wip commit in.
     worktree.fold_onto_base()
     report.commit = worktree.commit(changes, message)
-    report.refusals += [Refusal(path=p, reason=GIT_TAMPERED) for p in worktree.git_tampering] + [
-        Refusal(path=ref, reason=REF_MOVED) for ref in worktree.ref_moves
-    ]
+    report.refusals += git_refusals(worktree)
     report.refusals += [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
     refused = {path.rstrip("/") for path, _ in worktree.commit_refusals}
     report.files_changed = [p for p in changes if p.rstrip("/") not in refused]
-    worktree.remove()
     if report.commit is None:
-        git.git(["branch", "-D", worktree.branch], repo, check=False)
+        worktree.discard()
         report.branch = None
+    else:
+        worktree.remove()
     report.worktree = None
+
+
+# --- the commit message -------------------------------------------------------------------
+
+TYPES = (
+    ("feat", ("add", "implement", "support", "introduce", "allow", "create", "new")),
+    ("docs", ("doc", "docs", "readme", "document", "documentation")),
+    ("test", ("test", "tests", "coverage")),
+    ("refactor", ("refactor", "rename", "extract", "simplify", "clean")),
+    ("perf", ("speed", "faster", "performance", "optimize", "optimise")),
+    ("chore", ("bump", "upgrade", "update", "dependency", "dependencies")),
+)
+GENERATED_BY = "Generated-by: codegen-ci"  # the trailer of every commit a run makes
+TASK_TRAILER = "Codegen-task"
+GENERIC_DIRS = {"src", "lib", "app", "pkg", "internal", "cmd", "tests", "test", "."}
+TYPE_WORDS = {
+    "fix": ("fix", "fixes", "fixed", "bugfix"),
+    "docs": ("docs", "doc"),
+    "test": ("test", "tests"),
+    "refactor": ("refactor",),
+}
+SOURCE_SUFFIXES = {
+    ".py",
+    ".pyi",
+    ".js",
+    ".jsx",
+    ".mjs",
+    ".ts",
+    ".tsx",
+    ".go",
+    ".rs",
+    ".java",
+    ".kt",
+    ".rb",
+    ".php",
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".hpp",
+    ".cs",
+    ".swift",
+    ".scala",
+    ".ex",
+    ".exs",
+    ".sh",
+}
+
+
+def commit_message(spec: Spec, report: Report, changes: list[str]) -> str:
+    title = (spec.title or spec.task.strip().splitlines()[0]).strip()
+    kind = commit_type(title)
+    scope = commit_scope(changes)
+    subject = _without_type_word(for_commit(re.sub(r"\s+", " ", title)).rstrip("."), kind)
+    subject = subject[0].lower() + subject[1:] if subject[:2] != subject[:2].upper() else subject
+    prefix = "wip" if report.status != "success" else kind
+    header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"
+    body = ["Task:", *quoted_lines(spec.task.strip()[:1000]), ""]
+    for rnd in report.rounds:
+        state = "passed" if rnd.passed else "failed"
+        body.append(f"Round {rnd.iteration}: {state}; tests: {rnd.tests_text()}")
+    if report.status != "success":
+        body.append(f"Validation did not pass ({report.reason}); kept for inspection.")
+    body.append("")
+    body.append(GENERATED_BY)
+    body.append(task_trailer(spec))
+    return header[:100] + "\n\n" + "\n".join(body) + "\n"
+
+
+def task_trailer(spec: Spec) -> str:
+    """`Codegen-task: <digest of the task>`: how a re-run knows the branch is its own."""
+    digest = hashlib.sha256(spec.task.strip().encode()).hexdigest()[:16]
+    return f"{TASK_TRAILER}: {digest}"
+
+
+def _without_type_word(subject: str, kind: str) -> str:
+    """`Fix the off-by-one in paginate` says `fix` twice as `fix(utils): fix the off-by-one
+    ...`: the type already says it, so the subject keeps what changed (`the off-by-one ...`).
+    Only a verb that is the type itself goes (`add` stays after `feat:`)."""
+    first, _, rest = subject.partition(" ")
+    if rest and first.lower().rstrip(":") in TYPE_WORDS.get(kind, ()):
+        return rest.strip()
+    return subject
+
+
+def commit_type(title: str) -> str:
+    words = re.findall(r"[a-z]+", title.lower())
+    for kind, keys in TYPES:
+        if words and words[0] in keys:
+            return kind
+    return "fix"
+
+
+def commit_scope(changes: list[str]) -> str | None:
+    """The most common meaningful directory (or module) among the changed source files (not
+    tests); among all changed files when no source file changed."""
+    source = [
+        p for p in changes if PurePosixPath(p).suffix in SOURCE_SUFFIXES and not is_test_path(p)
+    ]
+    scopes: Counter[str] = Counter()
+    for rel in source or changes:
+        parts = [p for p in PurePosixPath(rel).parts[:-1] if p not in GENERIC_DIRS]
+        name = parts[-1] if parts else PurePosixPath(rel).stem
+        if re.fullmatch(r"[A-Za-z0-9_.-]{1,30}", name):
+            scopes[name] += 1
+    return scopes.most_common(1)[0][0] if scopes else None

@@ -1,27 +1,160 @@
-"""Our own git calls: argument lists (never shell strings), hooks disabled, no prompts; the
-binary, config and environment they run with are workspace/git_env.py's."""
+"""Our own git calls: argument lists (never shell strings), hooks disabled, no prompts; which
+binary, with which config, and in which environment.
+
+The git binary is resolved once, by absolute path, from the system's own directories first
+(a `git` planted in a PATH directory later never runs). System and global config are ignored
+(`GIT_CONFIG_NOSYSTEM`, and a global config of our own that only names, in `safe.directory`,
+the exact directories git must accept: the user's repository and our own worktrees), so are
+system and global attributes and replace refs, and nested repositories are never entered.
+Pathspecs are literal (`GIT_LITERAL_PATHSPECS`): a file named `:(glob)**` or `*` is that file.
+Per-call config (the push token's header above all) travels in the git process's environment
+(`GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`), never on its command line.
+"""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
-import stat
 import subprocess
+import tempfile
+import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from codegen_ci.errors import GitError, InputError
-from codegen_ci.security import guarded_read
-from codegen_ci.workspace.git_env import (
-    SAFE_CONFIG,
-    config_pairs,
-    git_binary,
-    git_env,
-    pairs_env,
-    trust_directory,
-)
+from codegen_ci.security.safe_env import is_hard_denied, is_secret_name
+
+# Our calls never run the repository's hooks or ask for credentials; fsmonitor and other
+# config-driven helpers are switched off because the repository's config is not ours to trust.
+# The `ext::` transport runs an arbitrary command; no remote of ours ever needs it. Filter
+# drivers never run either: `git` blanks every `filter.<name>` the config defines, since the
+# worktree's `.gitattributes` (the model's) chooses which file goes through which driver.
+SAFE_CONFIG = (
+    "--literal-pathspecs",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "credential.helper=",
+    "-c", "commit.gpgsign=false",
+    "-c", "tag.gpgsign=false",
+    "-c", "protocol.ext.allow=never",
+    "-c", "submodule.recurse=false",
+    "-c", "diff.ignoreSubmodules=all",
+    "-c", "status.submoduleSummary=false",
+    "-c", "push.recurseSubmodules=no",
+    "-c", "fetch.recurseSubmodules=false",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.untrackedCache=false",
+)  # fmt: skip # reason: one `-c key=value` pair a line
+GIT_ENV = "CODEGEN_GIT"  # an explicit git binary; default: the system's, resolved at start-up
+SYSTEM_GIT = ("/usr/bin/git", "/bin/git")
+BOT_NAME = "codegen-ci"
+BOT_EMAIL = "codegen-ci@users.noreply.github.com"
+
+
+@functools.cache
+def git_binary() -> str:
+    """The git we run, by absolute path; resolved once (the CLI does it at start-up)."""
+    found = (
+        os.environ.get(GIT_ENV)
+        or next((p for p in SYSTEM_GIT if os.access(p, os.X_OK)), None)
+        or shutil.which("git")
+    )
+    if not found:
+        raise GitError("git is not installed")
+    return str(Path(found).absolute())
+
+
+_TRUSTED: set[str] = set()
+_TRUST_LOCK = threading.Lock()
+
+
+@functools.cache
+def _global_config() -> str:
+    """Our own global config: only `safe.directory`, naming each directory `trust_directory`
+    was given; the user's and the system's config never reach our git."""
+    folder = Path(tempfile.mkdtemp(prefix="codegen-git-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / "config"
+    path.write_text("", encoding="utf-8")
+    return str(path)
+
+
+def trust_directory(path: Path) -> None:
+    """Let our git work in `path` (exactly that directory) even when another uid owns it: the
+    repository the user named (a checkout mounted into a container belongs to another uid) and
+    the worktrees we make (user mode hands them to the sandbox user). Never a blanket `*`: a
+    repository someone else planted elsewhere stays refused by git."""
+    entry = str(path.absolute())
+    if "\n" in entry:
+        return  # not expressible in a config file; git keeps its own ownership check
+    with _TRUST_LOCK:
+        if entry in _TRUSTED:
+            return
+        _TRUSTED.add(entry)
+        lines = "".join(f"\tdirectory = {_quoted(d)}\n" for d in sorted(_TRUSTED))
+        target = Path(_global_config())
+        fresh = target.with_name("config.new")
+        fresh.write_text(f"[safe]\n{lines}", encoding="utf-8")
+        fresh.replace(target)  # concurrent git calls read the old or the new file, whole
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    # Git needs none of our secrets (a push gets its token in its own environment only), and
+    # the confined commands cannot see other processes' environments.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GIT_")
+        and not is_hard_denied(k)
+        and (k == "SSH_AUTH_SOCK" or not is_secret_name(k))
+    }
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_ASKPASS="",
+        SSH_ASKPASS="",
+        LC_ALL="C",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=_global_config(),
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_LITERAL_PATHSPECS="1",
+    )
+    env.setdefault("GIT_AUTHOR_NAME", BOT_NAME)
+    env.setdefault("GIT_AUTHOR_EMAIL", BOT_EMAIL)
+    env.setdefault("GIT_COMMITTER_NAME", BOT_NAME)
+    env.setdefault("GIT_COMMITTER_EMAIL", BOT_EMAIL)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def config_pairs(config: Sequence[str]) -> list[tuple[str, str]]:
+    """`["-c", "k=v", ...]` as (key, value) pairs."""
+    return [
+        (key, value)
+        for key, _, value in (
+            item.partition("=")
+            for flag, item in zip(config[::2], config[1::2], strict=True)
+            if flag == "-c"
+        )
+    ]
+
+
+def pairs_env(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """(key, value) pairs as GIT_CONFIG_COUNT/KEY/VALUE variables: a key may hold any
+    character (a filter's name from the config), no parsing on git's side."""
+    if not pairs:
+        return {}
+    env = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for n, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    return env
 
 
 def git(
@@ -66,28 +199,50 @@ def filters_off(cwd: Path, env: Mapping[str, str] | None = None) -> list[tuple[s
     repository's, its worktree's, what they include): clean, smudge and process emptied (git
     then runs none) and none required. A filter runs whatever command it names, on content
     the model wrote, wherever `.gitattributes` (the model's, in the worktree) points it."""
-    cmd = [git_binary(), *SAFE_CONFIG, "config", "-z", "--name-only", "--get-regexp",
-           r"^filter\."]  # fmt: skip
+    cmd = [git_binary(), *SAFE_CONFIG, "config", "-z", "--name-only", "--get-regexp", r"^filter\."]
     try:
-        proc = subprocess.run(cmd, cwd=cwd, env=git_env(env), capture_output=True, timeout=60,
-                              check=False)  # fmt: skip
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=git_env(env), capture_output=True, timeout=60, check=False
+        )
     except (subprocess.TimeoutExpired, FileNotFoundError, NotADirectoryError):
         return []
-    names = {key.decode("utf-8", "surrogateescape").rpartition(".")[0]
-             for key in proc.stdout.split(b"\0") if key.count(b".") >= 2}  # fmt: skip
-    return [(f"{name}.{key}", value) for name in sorted(names)
-            for key, value in FILTER_OFF]  # fmt: skip
+    names = {
+        key.decode("utf-8", "surrogateescape").rpartition(".")[0]
+        for key in proc.stdout.split(b"\0")
+        if key.count(b".") >= 2
+    }
+    return [(f"{name}.{key}", value) for name in sorted(names) for key, value in FILTER_OFF]
 
 
 FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
 # Commands that never read or write a worktree file's content (where filters run), so need no
 # `filters_off` (one `git config` call less). Anything else gets it: status and `rm --cached`
 # hash files, `worktree add`, checkout and reset write them.
-NO_CONTENT = frozenset({
-    "rev-parse", "update-ref", "for-each-ref", "show-ref", "symbolic-ref", "config", "fetch",
-    "push", "ls-remote", "branch", "check-ref-format", "cat-file", "ls-tree", "ls-files",
-    "remote", "log", "rev-list", "merge-base", "commit-tree", "write-tree", "--version",
-})  # fmt: skip
+NO_CONTENT = frozenset(
+    {
+        "rev-parse",
+        "update-ref",
+        "for-each-ref",
+        "show-ref",
+        "symbolic-ref",
+        "config",
+        "fetch",
+        "push",
+        "ls-remote",
+        "branch",
+        "check-ref-format",
+        "cat-file",
+        "ls-tree",
+        "ls-files",
+        "remote",
+        "log",
+        "rev-list",
+        "merge-base",
+        "commit-tree",
+        "write-tree",
+        "--version",
+    }
+)
 
 
 def ok(args: Sequence[str], cwd: Path) -> bool:
@@ -157,102 +312,3 @@ def push(
         args.append("--force-with-lease")
     args += ["--", remote, f"refs/heads/{branch}:refs/heads/{branch}"]
     git(args, repo, config=config)
-
-
-class Entry(NamedTuple):
-    link: str | None  # symlink target, if the path is a symlink
-    content: bytes | None  # a regular file's content (a link's: its target's); None: missing
-    exact: bool = True  # False: `content` describes what is there (a FIFO, a huge file)
-
-
-GitState = dict[Path, Entry]
-
-
-MAX_GUARDED_BYTES = 4 << 20  # a config, hook or `.git` file; larger is recorded by size
-
-
-def _entry(path: Path) -> Entry:
-    """What `path` is now, read without blocking or reading without bound (a command may
-    have swapped in a link, a FIFO or a huge sparse file): a link's target (and the bytes of
-    the regular file it names), a regular file's bytes, or a description of anything else."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return Entry(None, None)
-    if stat.S_ISLNK(info.st_mode):  # a dotfiles link (`~/.gitconfig`): its target counts too
-        return Entry(str(path.readlink()), _target_bytes(path))
-    if not stat.S_ISREG(info.st_mode):
-        return Entry(None, f"not a regular file ({stat.filemode(info.st_mode)})".encode(), False)
-    try:
-        return Entry(None, guarded_read.read_bytes(path.parent, path.name,
-                                                   max_bytes=MAX_GUARDED_BYTES))  # fmt: skip
-    except guarded_read.Refused as exc:
-        what = f"unread: {exc.reason}; {info.st_size} bytes, {info.st_mtime_ns}"
-        return Entry(None, what.encode(), False)
-
-
-def _target_bytes(link: Path) -> bytes | None:
-    """The bytes of the regular file a link points to, opened without blocking (a FIFO there)
-    and read only up to the cap; None for anything else."""
-    try:
-        fd = os.open(link, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_GUARDED_BYTES:
-            return None
-        return os.read(fd, MAX_GUARDED_BYTES + 1)
-    finally:
-        os.close(fd)
-
-
-@dataclass(frozen=True)
-class GitGuard:
-    """The files through which a command could make git run code or work elsewhere: the
-    repository's config and hooks, the linked worktree's `.git` file and `config.worktree`, and
-    the user's global config. The paths are fixed when the guard is made (a tampered `.git` file
-    must not move them); `state` also lists every entry that is in the hooks directory now."""
-
-    files: tuple[Path, ...]
-    hooks: Path
-
-    @classmethod
-    def for_worktree(cls, worktree: Path) -> GitGuard:
-        common = common_dir(worktree)
-        private = Path(git(["rev-parse", "--absolute-git-dir"], worktree).strip())
-        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-        files = (
-            worktree / ".git", common / "config", common / "info" / "attributes",
-            private / "config.worktree", Path.home() / ".gitconfig", xdg / "git" / "config",
-        )  # fmt: skip
-        return cls(files, common / "hooks")
-
-    def state(self) -> GitState:
-        hooks = sorted(self.hooks.iterdir()) if self.hooks.is_dir() else []
-        return {path: _entry(path) for path in (*self.files, *hooks)}
-
-    def restore(self, trusted: GitState) -> list[Path]:
-        """Put every guarded entry back as in `trusted` (new ones removed); returns what changed."""
-        now = self.state()
-        missing = Entry(None, None)
-        changed = []
-        for path in sorted({*trusted, *now}):
-            want, have = trusted.get(path, missing), now.get(path, missing)
-            if want == have:
-                continue
-            changed.append(path)
-            if not want.exact:
-                continue  # reported, but there is nothing exact to put back
-            # a link, folder, FIFO or device where a file was: removed first, never written through
-            if want.link != have.link or want.content is None or not have.exact:
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink(missing_ok=True)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                if want.link is not None:
-                    path.symlink_to(want.link)
-            if want.content is not None:
-                path.write_bytes(want.content)  # through a restored symlink: the user's file
-        return changed

@@ -11,7 +11,8 @@ kept, the middle is counted. At the timeout the reaper is told to stop (SIGTERM 
 then SIGKILL after a grace period); the process group is killed too, as a fallback where
 there is no subreaper. An interruption (Ctrl-C, SIGTERM) stops the command the same way; one
 that lands while a child is starting or being killed is deferred until the runner knows the
-group (interrupt_deferral.py, used by the run command's signal handler).
+group (`defer_interrupt`, which the run command's signal handler asks first: one that landed
+in the middle of `subprocess.Popen` or of the group kill would leave a process behind).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
-from codegen_ci.workspace.interrupt_deferral import hold_interrupts, resume_interrupts
 from codegen_ci.workspace.output_cap import CappedLog
 
 KILL_GRACE_S = 2.0
@@ -157,8 +157,7 @@ def _subreaper_setup() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                      ctypes.c_ulong]  # fmt: skip
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     prctl.restype = ctypes.c_int
     subreaper, deathsig = PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG
     term = int(signal.SIGTERM)
@@ -350,3 +349,43 @@ def read_head_tail(path: Path, max_chars: int) -> str:
         + f"\n... [{cut} bytes of output cut] ...\n"
         + tail.decode("utf-8", errors="replace")
     )
+
+
+# Interruptions (Ctrl-C, SIGTERM) deferred while the runner starts or kills a child: the run
+# command's signal handler asks `defer_interrupt` first, and the runner raises
+# `KeyboardInterrupt` itself once the child is accounted for.
+
+
+class _Deferral:
+    """An interruption (Ctrl-C, SIGTERM) that lands while a child is being started or its group
+    killed would leave a process behind; the signal handler defers it to the runner."""
+
+    active = False
+    pending = False
+
+
+_DEFERRAL = _Deferral()
+
+
+def defer_interrupt() -> bool:
+    """For signal handlers (main thread): True when the runner will raise `KeyboardInterrupt`
+    itself as soon as the child it is starting or stopping is taken care of."""
+    if _DEFERRAL.active:
+        _DEFERRAL.pending = True
+    return _DEFERRAL.active
+
+
+def hold_interrupts() -> None:
+    """The runner starts or stops a child: interruptions now wait (main thread only)."""
+    if threading.current_thread() is threading.main_thread():
+        _DEFERRAL.active = True
+
+
+def resume_interrupts() -> None:
+    """The child is accounted for: raise the interruption that waited, if any."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _DEFERRAL.active = False
+    if _DEFERRAL.pending:
+        _DEFERRAL.pending = False
+        raise KeyboardInterrupt("interrupted while a command was starting or stopping")

@@ -131,8 +131,7 @@ def reap(argv: list[str], env: dict[str, str]) -> int:
     terminated = False
     try:
         # Python ignores SIGPIPE and SIGXFSZ; the command gets them back (`yes | head` ends).
-        defaults = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT,
-                    signal.SIGCHLD)  # fmt: skip
+        defaults = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT, signal.SIGCHLD)
         child = os.posix_spawnp(argv[0], argv, env, setsigdef=defaults)
         while status is None:
             pid, raw = os.waitpid(-1, 0)  # also reaps re-parented orphans that exit

@@ -14,10 +14,9 @@ from pathlib import Path
 from codegen_ci.report import Refusal
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.sandbox import Sandbox
-from codegen_ci.workspace import output_quota
-from codegen_ci.workspace.globs import ARTIFACT_GLOBS, is_test_path, matches
+from codegen_ci.workspace import output_cap
+from codegen_ci.workspace.paths import ARTIFACT_GLOBS, LINK_REFUSED, is_test_path, matches
 from codegen_ci.workspace.proc import run_shell
-from codegen_ci.workspace.symlinks import REASON as LINK_REASON
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_COMMAND_TIMEOUT_S = 600
@@ -58,7 +57,7 @@ class AgentShell:
             else (),
         )
         REDACTOR.redact_file(result.output_path)  # bounded: the runner caps the log
-        output_quota.enforce(self.log_dir.parent, [result.output_path])
+        output_cap.enforce(self.log_dir.parent, [result.output_path])
         notes = self._review(before)
         state = f"exit code {result.exit_code}"
         if result.timed_out:
@@ -69,22 +68,34 @@ class AgentShell:
     def _review(self, before: dict[str, str | None]) -> list[str]:
         notes = []
         for path in self.worktree.undo_git_tampering():  # before any git command of ours runs
-            self.refusals.append(Refusal(path=path, reason="git hooks/config changed by "
-                                         "a command; restored", tool="run_command"))  # fmt: skip
+            self.refusals.append(
+                Refusal(
+                    path=path,
+                    reason="git hooks/config changed by a command; restored",
+                    tool="run_command",
+                )
+            )
             notes.append(f"[harness: changes to {Path(path).name} (git internals) were undone]")
         for ref in self.worktree.undo_refs():  # reported from `worktree.ref_moves`
-            notes.append(f"[harness: {ref} was moved; it was put back. Work on the current "
-                         "branch only: the harness commits for you]")  # fmt: skip
+            notes.append(
+                f"[harness: {ref} was moved; it was put back. Work on the current "
+                "branch only: the harness commits for you]"
+            )
         for rel in self.worktree.restore_escaping_links():
-            self.refusals.append(Refusal(path=rel, reason=LINK_REASON, tool="run_command"))
+            self.refusals.append(Refusal(path=rel, reason=LINK_REFUSED, tool="run_command"))
             notes.append(f"[harness: {rel} is a symlink out of the repository; undone]")
         for rel, digest in self.worktree.snapshot().items():
             if before.get(rel, "absent") == digest or matches(rel, ARTIFACT_GLOBS):
                 continue
             if matches(rel, self.worktree.protected) or (self.protect_tests and is_test_path(rel)):
                 self.worktree.restore(rel)
-                self.refusals.append(Refusal(path=rel, reason="protected path written by a "
-                                             "command; restored", tool="run_command"))  # fmt: skip
+                self.refusals.append(
+                    Refusal(
+                        path=rel,
+                        reason="protected path written by a command; restored",
+                        tool="run_command",
+                    )
+                )
                 notes.append(f"[harness: {rel} is protected; the change was undone]")
                 continue
             self.worktree.claim(rel)

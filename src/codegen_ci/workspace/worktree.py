@@ -1,10 +1,22 @@
-"""The worktree the agent edits: its change tracking, and the commit of exactly the agent's changes.
+"""The worktree the agent edits: making it, its guarded git, its change tracking, and the commit
+of exactly the agent's changes.
 
 The run never touches the user's checkout: it works in a separate `git worktree` on its own
-branch. Files that validation commands create or change (reports, caches, `.coverage`) are
-tracked as artifacts and left out of the commit; so are protected paths, which are restored.
-`create_worktree` (workspace/create.py) makes one; its git commands are guarded
-(guarded_git.py) and the paths the model gives are checked by path_guard.py.
+branch (`create_worktree`; the baseline's, detached at the base, is `attach_worktree`). Both
+live outside the repository's `.git` directory (see `worktrees_root`): jest, vitest and every
+tool built on watchman or haste maps ignore each path containing `/.git/`, so a worktree under
+`.git/` has no tests for them. They live in a fresh private folder of the run's own
+(workspace/private_dir.py), never at a path another user could guess and make first.
+Dependencies installed in the checkout are linked in (workspace/dependency_links.py).
+
+Files that validation commands create or change (reports, caches, `.coverage`) are tracked as
+artifacts and left out of the commit; so are protected paths, which are restored. The paths
+the model gives are checked by the path guard (workspace/paths.py).
+
+Its git commands are guarded: commands (the agent's and the repository's tests, which run code
+the model wrote) can plant a hook, a filter driver or a `gitdir:` redirect, or move refs. The
+repository's git config and hooks, the worktree's `.git` file, the global git config and every
+ref a command moved are put back before each of our own git commands (workspace/git_guard.py).
 """
 
 from __future__ import annotations
@@ -14,22 +26,29 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.errors import GitError
-from codegen_ci.workspace import commit_guard, git
-from codegen_ci.workspace.dependency_links import is_linked, unlink_dependencies
-from codegen_ci.workspace.git_refs import RefGuard, RefState
-from codegen_ci.workspace.globs import ARTIFACT_GLOBS, GENERATED_GLOBS, matches
-from codegen_ci.workspace.guarded_git import GuardedGit
-from codegen_ci.workspace.path_guard import resolve_path
-from codegen_ci.workspace.symlinks import escapes, leaves, link_digest
+from codegen_ci.workspace import commit_guard, git, git_guard
+from codegen_ci.workspace.dependency_links import is_linked, link_dependencies, unlink_dependencies
+from codegen_ci.workspace.git import trust_directory
+from codegen_ci.workspace.git_guard import RefGuard, RefState, claim_branch
+from codegen_ci.workspace.paths import (
+    ARTIFACT_GLOBS,
+    GENERATED_GLOBS,
+    escapes,
+    leaves,
+    link_digest,
+    matches,
+    resolve_path,
+)
+from codegen_ci.workspace.private_dir import check_private, private_folder
 
 
 @dataclass
-class Worktree(GuardedGit):
+class Worktree:
     """A git worktree on its own branch, created from `base_commit`."""
 
     repo: Path  # the user's repository (main worktree)
@@ -40,23 +59,71 @@ class Worktree(GuardedGit):
     artifacts: set[str] = field(default_factory=set)
     links: tuple[str, ...] = ()  # dependency dirs linked from the checkout; never the change
     named: tuple[str, ...] = ()  # globs the task named (`outputs`): kept even if generated
-    # What our git guards put back (guarded_git.py); the caller reports them.
+    # What our git guards put back before one of our own git commands (git_guard.py): guarded
+    # git files a command changed, and refs (and HEADs) it moved; the caller reports them.
     git_tampering: list[str] = field(default_factory=list)
     ref_moves: list[str] = field(default_factory=list)
     commit_refusals: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
-    guard: git.GitGuard = field(init=False, repr=False)
-    _trusted_git: git.GitState = field(init=False, repr=False)
+    guard: git_guard.GitGuard = field(init=False, repr=False)
+    _trusted_git: git_guard.GitState = field(init=False, repr=False)
     _refs: RefGuard = field(init=False, repr=False)
     _refs_before: RefState | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._start_guarding()
+        claim_branch(self.branch)
+        self.guard = git_guard.GitGuard.for_worktree(self.path)
+        self._trusted_git = self.guard.state()
+        self._refs = RefGuard.for_worktree(self.path, self.branch)
+
+    # --- guarded git ---------------------------------------------------------------------
+
+    def before_command(self) -> None:
+        """A command is about to run: remember the refs, to put back whatever it moves.
+        (Refs that move while no command of ours runs are the user's doing, and stay.)"""
+        self.undo_refs()
+        self._refs_before = self._refs.state()
+
+    def undo_refs(self) -> list[str]:
+        """Put back the refs and HEADs the last command moved; returns them (also kept in
+        `ref_moves` for the report)."""
+        before, self._refs_before = self._refs_before, None
+        if before is None or not self.path.is_dir():
+            return []
+        self.git_tampering.extend(self.undo_git_tampering())  # git must be safe to run first
+        moved = self._refs.restore(before)
+        self.ref_moves.extend(moved)
+        return moved
+
+    def undo_git_tampering(self) -> list[str]:
+        """Put the repository's git config and hooks, this worktree's `.git` file and the global
+        git config back as they were when the worktree was made; returns what had changed.
+
+        Commands (the agent's and the repository's tests, which run code the model wrote) can
+        write there; a planted hook, filter driver or `gitdir:` redirect must never run inside
+        our own git commands nor stay behind in the user's repository."""
+        if not self.path.is_dir():
+            return []  # removed: nothing of ours runs here any more
+        return [str(path) for path in self.guard.restore(self._trusted_git)]
+
+    def _git(
+        self, args: Sequence[str], *, check: bool = True, input_bytes: bytes | None = None
+    ) -> str:
+        self.git_tampering.extend(self.undo_git_tampering())
+        self.undo_refs()
+        return git.git(args, self.path, check=check, input_bytes=input_bytes)
+
+    def _git_ok(self, args: Sequence[str]) -> bool:
+        try:
+            self._git(args)
+        except GitError:
+            return False
+        return True
 
     # --- the path guard ------------------------------------------------------------------
 
     def resolve(self, user_path: str, *, for_write: bool = False) -> Path:
         """Resolve a path the model gave, inside the worktree, or raise `PathRefused`
-        (path_guard.py)."""
+        (paths.py)."""
         return resolve_path(self.path, user_path, self.protected, for_write=for_write)
 
     def relative(self, path: Path) -> str:
@@ -68,14 +135,23 @@ class Worktree(GuardedGit):
         """Paths that differ from the base commit (tracked edits, deletions, untracked)."""
         # --ignore-submodules=all on the command line: a `submodule.<name>.ignore` in
         # `.gitmodules` overrides the config, and a populated submodule's status runs its filters
-        out = self._git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                         "--ignore-submodules=all"])  # fmt: skip
+        out = self._git(
+            [
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ]
+        )
         paths = []
         for entry in out.split("\0"):
             if len(entry) > 3:
                 paths.append(entry[3:])
-        committed = self._git(["diff", "--name-only", "-z", "--ignore-submodules=all",
-                               self.base_commit, "HEAD"])  # fmt: skip
+        committed = self._git(
+            ["diff", "--name-only", "-z", "--ignore-submodules=all", self.base_commit, "HEAD"]
+        )
         paths.extend(p for p in committed.split("\0") if p)
         return sorted(p for p in set(paths) if not is_linked(p, self.links))
 
@@ -106,9 +182,16 @@ class Worktree(GuardedGit):
     def agent_changes(self) -> list[str]:
         """The change: what the agent wrote, less what commands generated (caches, coverage,
         builds new since the base), unless the task named it in `outputs`."""
-        return [p for p in self.changed_paths() if matches(p, self.named) or (
-            p not in self.artifacts and not matches(p, ARTIFACT_GLOBS)
-            and not (matches(p, GENERATED_GLOBS) and not self._in_base(p)))]  # fmt: skip
+        return [
+            p
+            for p in self.changed_paths()
+            if matches(p, self.named)
+            or (
+                p not in self.artifacts
+                and not matches(p, ARTIFACT_GLOBS)
+                and not (matches(p, GENERATED_GLOBS) and not self._in_base(p))
+            )
+        ]
 
     def _in_base(self, rel: str) -> bool:
         return self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"])
@@ -117,11 +200,14 @@ class Worktree(GuardedGit):
         return [p for p in self.changed_paths() if matches(p, self.protected)]
 
     def restore_escaping_links(self) -> list[str]:
-        """Restore every changed symlink out of the repository (symlinks.py); returns them."""
+        """Restore every changed symlink out of the repository (paths.py); returns them."""
         restored: list[str] = []
         for check in (leaves, escapes):
-            found = [p for p in self.changed_paths()
-                     if (self.path / p).is_symlink() and check(self.path, p)]  # fmt: skip
+            found = [
+                p
+                for p in self.changed_paths()
+                if (self.path / p).is_symlink() and check(self.path, p)
+            ]
             for rel in found:
                 self.restore(rel)
             restored += found
@@ -173,8 +259,7 @@ class Worktree(GuardedGit):
             return None
         self.git_tampering.extend(self.undo_git_tampering())
         head = self._git(["rev-parse", "HEAD"]).strip()
-        commit, refused = commit_guard.commit_paths(self.path, head, paths, message,
-                                                    self.protected)  # fmt: skip
+        commit, refused = commit_guard.commit_paths(self.path, head, paths, message, self.protected)
         self.commit_refusals.extend(refused)
         return commit
 
@@ -212,6 +297,12 @@ class Worktree(GuardedGit):
         with contextlib.suppress(OSError):  # the repository's worktrees dir, once empty
             self.path.parent.rmdir()
 
+    def discard(self) -> None:
+        """Remove the worktree and delete its branch: the run leaves nothing behind (a dry
+        run, a run that could not start, a run that committed nothing)."""
+        self.remove()
+        git.git(["branch", "-D", self.branch], self.repo, check=False)
+
 
 HASH_LIMIT = 64 * 1024 * 1024
 
@@ -234,3 +325,55 @@ def _hash(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 16), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+# --- making worktrees ----------------------------------------------------------------------
+
+
+def worktrees_root(repo: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """A new private folder (mkdtemp: 0700, ours, an unpredictable name) for one run's
+    worktrees: under `$RUNNER_TEMP` in GitHub Actions, else under the temporary directory;
+    never under `.git` and never inside the checkout (nothing of ours may show up in its
+    `git status`). Its path is recorded in run.json (`resume` finds the worktree there)."""
+    env = os.environ if environ is None else environ
+    runner_temp = env.get("RUNNER_TEMP")
+    base = Path(runner_temp) if env.get("GITHUB_ACTIONS") == "true" and runner_temp else None
+    return private_folder(base, name=repo.resolve().name)
+
+
+def create_worktree(
+    repo: Path,
+    path: Path,
+    *,
+    branch: str,
+    base: str,
+    protected: Sequence[str],
+    reset_branch: bool = False,
+) -> Worktree:
+    """A new worktree at `path` on a new `branch` from `base` (a commit-ish)."""
+    base_commit = git.rev_parse(repo, base)
+    git.check_branch_name(repo, branch)
+    claim_branch(branch)  # before it exists: a concurrent run's ref guard must leave it be
+    check_private(path.parent)
+    trust_directory(path)
+    flag = "-B" if reset_branch else "-b"
+    git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
+    links = link_dependencies(repo, path)
+    return Worktree(repo, path, branch, base_commit, tuple(protected), links=links)
+
+
+def attach_worktree(repo: Path, path: Path, *, commit: str) -> tuple[Path, tuple[str, ...]]:
+    """A detached worktree at `commit` (used for baseline runs) and its dependency links."""
+    check_private(path.parent)
+    trust_directory(path)
+    git.git(["worktree", "add", "-q", "--detach", str(path), commit], repo)
+    return path, link_dependencies(repo, path)
+
+
+def unique_branch(repo: Path, wanted: str) -> str:
+    """`wanted`, or `wanted-2`, `wanted-3`... when a local branch of that name exists."""
+    name, n = wanted, 1
+    while git.branch_exists(repo, name):
+        n += 1
+        name = f"{wanted}-{n}"
+    return name

@@ -12,7 +12,7 @@ from action_env import ActionWorld, open_world, push_branch
 from click.testing import CliRunner
 from sample_repo import SampleRepo, fixing_script
 
-from codegen_ci.agent.instructions import MAX_BYTES
+from codegen_ci.agent.prompt import MAX_INSTRUCTIONS_BYTES
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
@@ -85,7 +85,7 @@ def test_local_run_reads_the_base_commit_with_the_fallbacks(sample_repo: SampleR
 
 
 def test_codegen_yml_names_the_files_and_a_large_one_is_capped(sample_repo: SampleRepo) -> None:
-    big = "Use tabs. " * (MAX_BYTES // 5)
+    big = "Use tabs. " * (MAX_INSTRUCTIONS_BYTES // 5)
     config = "version: 1\ninstructions: [docs/RULES.md, docs/STYLE.md]\n"
     files = {"AGENTS.md": "DEFAULT RULES\n", "docs/RULES.md": "DOCS RULES\n",
              "docs/STYLE.md": big, ".codegen.yml": config}  # fmt: skip
@@ -94,7 +94,7 @@ def test_codegen_yml_names_the_files_and_a_large_one_is_capped(sample_repo: Samp
     assert "DOCS RULES" in prompt and "DEFAULT RULES" not in prompt
     assert report["instructions"] == "docs/RULES.md, docs/STYLE.md"
     assert "truncated: only the first 32 KB are shown" in prompt
-    assert prompt.count("Use tabs.") < MAX_BYTES // 10 + 10
+    assert prompt.count("Use tabs.") < MAX_INSTRUCTIONS_BYTES // 10 + 10
 
 
 def test_instructions_outside_the_repository_are_bad_input(sample_repo: SampleRepo) -> None:

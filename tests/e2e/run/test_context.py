@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner
 from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_PY, SampleRepo
 
-from codegen_ci.agent.compaction import SUPERSEDED
-from codegen_ci.agent.context import ContextWindow, size_of
+from codegen_ci.agent.context import SUPERSEDED, ContextWindow, size_of
 from codegen_ci.cli import cli
 from codegen_ci.testing.provider_cache import PromptCache
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call

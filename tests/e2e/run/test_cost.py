@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner
 from sample_repo import VERSION_FILE, SampleRepo
 
-from codegen_ci.agent.model import OpenAIChatModel
-from codegen_ci.agent.pricing import billed_tokens, cost_usd
+from codegen_ci.agent.model import OpenAIChatModel, billed_tokens, cost_usd
 from codegen_ci.cli import cli
 from codegen_ci.spec.model import ModelPrice, ModelSettings
 from codegen_ci.testing.provider_cache import PromptCache, UsageStyle
