@@ -352,7 +352,7 @@ def list_tree(root: Path, repo: Path, limit: int, time_limit: float = 10.0) -> l
             return [*entries, f"[stopped after {time_limit:g}s; list a subdirectory]"]
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         base = Path(dirpath)
-        for name in sorted(filenames):
+        for name in sorted(n for n in filenames if n != ".git"):  # a worktree's .git file
             entries.append((base / name).relative_to(repo).as_posix())
             if len(entries) >= limit:
                 return [*entries, f"[stopped after {limit} entries; list a subdirectory]"]
