@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.gate import pytest_commands
+from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, round_end
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.preflight import not_started
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
@@ -54,7 +55,8 @@ class Baseline:
     # What the base runs answered so far (run state, not configuration):
     fails_on_base: dict[str, bool] = field(default_factory=dict, init=False)
     suite_failing: set[str] | None = field(default=None, init=False)  # of a full run, once run
-    command_failed: dict[str, bool] = field(default_factory=dict, init=False)  # test command
+    # test command -> how it ended on the base (to compare a failure without JUnit with)
+    command_ends: dict[str, CommandEnd] = field(default_factory=dict, init=False)
     unavailable: str | None = field(default=None, init=False)  # why nothing can be judged
     runs: int = field(default=0, init=False)
     _ladder: RerunLadder = field(default_factory=RerunLadder, init=False)
@@ -84,9 +86,9 @@ class Baseline:
             if failure.kind in ("failure", "error"):
                 failure.new = not self.fails_on_base.get(failure.id, False)
         for failed, failure in outcome.command_failures:
-            if failed.kind == "test":
-                on_base = self.command_failed.get(failed.command)
-                failure.new = None if on_base is None else not on_base
+            if failed.kind == "test":  # the same failure on the base? gate/command_baseline.py
+                base = self.command_ends.get(failed.command)
+                failure.new = new_failure(base, round_end(outcome.round, failed.command))
 
     def only_preexisting(self, outcome: RoundOutcome) -> bool:
         """True when the round failed only through tests that also fail on the base commit.
@@ -109,7 +111,8 @@ class Baseline:
             return
         for record in tests:
             self._check_usable(record, whole_suite=True)
-            self.command_failed[record.command] = record.exit_code != 0 or record.timed_out
+            end = command_end(record.exit_code, record.timed_out, record.output_path)
+            self.command_ends[record.command] = end
         self.suite_failing = {f.id for f in preflight.failures if f.kind in ("failure", "error")}
 
     def _answer(self, ids: list[str]) -> None:
@@ -153,7 +156,10 @@ class Baseline:
         for command in self.validation.test:
             run = self._run(command, whole_suite=True)
             failing |= {c.id for c in run.junit.failing()}
-            self.command_failed[command] = not run.result.ok
+            result = run.result
+            self.command_ends[command] = command_end(
+                result.exit_code, result.timed_out, result.output_path
+            )
             stopped = not collected_everything(run.result)
             if not self.unavailable and pytest_commands.mentions_pytest(command) and stopped:
                 # pytest stopped before running the suite (collection errors, exit 2; a usage

@@ -12,11 +12,12 @@ Telling a configuration error from a failing test: a setup command that fails, o
 command that cannot start (exit 126/127, "command not found", a missing npm script, a test
 reporter that is not installed, a package manager that tries to download itself with no
 network), a test command that ran no test (no tests collected at all), a spec with no test
-command, or `validation.junit` globs that matched nothing after the tests ran, is not something
-the model can fix by editing code: the run ends as a configuration error (status `error`, reason
-`config`, exit 2) before any model call, with the command and the tail of its output. The same
-test, on a base-commit run, makes the baseline unavailable instead of "also fails on the base
-commit" (gate/baseline.py).
+command, `validation.junit` globs that matched nothing after the tests ran, or tests that cannot
+import the repository's own package on the untouched code (not installed, not on PYTHONPATH:
+gate/project_imports.py), is not something the model can fix by editing code: the run ends
+as a configuration error (status `error`, reason `config`, exit 2) before any model call, with
+the command and the tail of its output. A command that cannot start, on a base-commit run,
+makes the baseline unavailable instead of "also fails on the base commit" (gate/baseline.py).
 
 "No test, no success": a gate that runs no test cannot tell a fix from a break, so no test
 command, or one that ran none, is an error unless `validation.allow_no_tests` says otherwise.
@@ -33,6 +34,7 @@ from typing import Protocol
 
 from codegen_ci.errors import InputError
 from codegen_ci.gate.junit.capture import junit_hint
+from codegen_ci.gate.project_imports import project_not_importable
 from codegen_ci.gate.validation import RoundOutcome, Validator
 from codegen_ci.report import (
     CommandResult,
@@ -123,7 +125,9 @@ NOT_STARTED = (
         "the test runner is not installed",
     ),
     (
-        re.compile(r"ERR_MOCHA_INVALID_REPORTER|Error: invalid reporter", re.I),
+        re.compile(  # mocha 8+; mocha 6
+            r"ERR_MOCHA_INVALID_REPORTER|Error: invalid reporter|Unknown \"reporter\": ", re.I
+        ),
         "a test reporter is not installed",
     ),
     (
@@ -222,7 +226,9 @@ NO_TEST_COMMAND = (
 
 def check_round(rnd: Round, validation: Validation, cwd: Path) -> None:
     """Raise `ConfigError` when setup failed, a lint or test command could not start, a test
-    command ran no test (unless allowed), or the JUnit globs matched nothing."""
+    command ran no test (unless allowed), the tests cannot import the repository's own package
+    (gate/project_imports.py), or the JUnit globs matched nothing. `rnd` ran on the untouched
+    code (the pre-flight or the dry run)."""
     for record in rnd.commands:
         if record.kind == "setup" and (record.timed_out or record.exit_code != 0):
             raise ConfigError(_message(record, f"setup failed ({record.state})"))
@@ -231,6 +237,8 @@ def check_round(rnd: Round, validation: Validation, cwd: Path) -> None:
             raise ConfigError(
                 _message(record, f"the {record.kind} command could not run: {reason}")
             )
+        if problem := project_not_importable(record, cwd):  # on the untouched code only
+            raise ConfigError(_message(record, problem))
     _check_junit_globs(rnd, validation, cwd)
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Protocol
 
 from codegen_ci.gate import pytest_commands
+from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.report import CommandKind, CommandResult, Failure, Round
@@ -45,7 +46,7 @@ from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import output_cap
-from codegen_ci.workspace.proc import run_shell
+from codegen_ci.workspace.proc import ProcResult, run_shell
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -75,6 +76,7 @@ class ValidationState:
     targets: list[str] = field(default_factory=list)  # failing ids of the last tests run
     # lint command -> its errors (`path: message`) on the untouched code, when it failed there
     base_lint: dict[str, frozenset[str]] = field(default_factory=dict)
+    base_lint_ends: dict[str, CommandEnd] = field(default_factory=dict)  # the same runs, whole
     ladder: RerunLadder = field(default_factory=RerunLadder)
     round_commands: int = 0  # commands the rounds ran so far: numbers their logs
 
@@ -106,7 +108,10 @@ class Validator:
             run = self._run(command, "lint", outcome)
             if not run.result.ok:
                 errors = lint_errors(strip_ansi(run.result.excerpt(200_000)))
-                if command in state.base_lint:
+                if command in state.base_lint and not errors:  # nothing read: the whole output
+                    if self._same_as_base(command, run.result):
+                        continue  # the base commit's failure, as it was: not the change's
+                elif command in state.base_lint:
                     errors = [e for e in errors if lint_key(e) not in state.base_lint[command]]
                     if not errors:
                         continue  # only what the base commit already had: not the change's
@@ -147,6 +152,7 @@ class Validator:
             if not run.result.ok:
                 errors = lint_errors(strip_ansi(run.result.excerpt(200_000)))
                 self.state.base_lint[command] = frozenset(map(lint_key, errors))
+                self.state.base_lint_ends[command] = _command_end(run.result)
                 outcome.preexisting_lint[command] = errors
         for command in self.validation.test:
             collect = not full and pytest_commands.mentions_pytest(command)
@@ -198,6 +204,12 @@ class Validator:
         if not run.result.ok:
             explained = bool(run.junit.failing()) and not run.result.timed_out
             outcome.failed.append(self._failed(command, "test", run, explained))
+
+    def _same_as_base(self, command: str, result: ProcResult) -> bool:
+        """A lint failure with no `path:line: message` error to compare is the base commit's
+        only when the command failed the same way there (gate/command_baseline.py)."""
+        base = self.state.base_lint_ends.get(command)
+        return new_failure(base, _command_end(result)) is False
 
     def _failed(
         self, command: str, kind: CommandKind, run: CommandRun, explained: bool
@@ -350,43 +362,6 @@ class RoundOutcome:
         return self
 
 
-# Lines that say nothing about what failed: closing brackets of a printed object, package
-# managers' epilogues, runtime banners, stack frames (in dependency folders or anywhere).
-NOISE = re.compile(
-    r"^\s*(?:[\]})>,;]+|[\[{(]+|at .*|\.\.\. \d+ lines? .*|\^+|"
-    r"(?:npm|pnpm|yarn) (?:ERR!|error|ERROR|WARN).*|.*ELIFECYCLE.*|.*See above for more.*|"
-    r"Node\.js v[\d.]+|error Command failed with exit code \d+\.?|"
-    r"info Visit https://yarnpkg.*|Traceback \(most recent call last\):|"
-    r"make(?:\[\d+\])?: \*\*\*.*|exit status \d+|FAIL(?:ED)?|"
-    r"\d+ (?:passing|failing|pending).*|Tests?:? .*\d+ (?:failed|passed).*|"
-    r"(?:ERROR|error): (?:Test failed|command failed|Recipe for target).*)\s*$"
-)
-ERROR_LINE = re.compile(
-    r"\b(?:[A-Z]\w*(?:Error|Exception)|Error|ERR_[A-Z_]+|FAIL|AssertionError|panic|"
-    r"not ok|fatal|failed|cannot|Cannot|No such|not found)\b|[✗✕×]"
-)
-
-
-# A line that starts by stating an error: `TypeError: ...`, `Error: ...`, `E   assert ...`,
-# `FAIL src/x.test.ts > adds`, `not ok 1 - adds`, `panic: ...`, `error[E0308]: ...`.
-STATES_ERROR = re.compile(
-    r"(?:\w*(?:Error|Exception)\b(?: \[\w+\])?:|E\s{2,}\S|FAIL\s+\S|not ok\b|panic:|"
-    r"error(?:\[\w+\])?:|fatal:|ERROR:?\s)"
-)
-
-
-def summary_line(text: str) -> str:
-    """One line that says what went wrong: the first line that reads as an error (not a
-    stack frame, a lone bracket or a package manager's `ELIFECYCLE ... See above`), else the
-    last line that is not noise, else the last line."""
-    lines = [ln.strip() for ln in strip_ansi(text).splitlines() if ln.strip()]
-    useful = [ln for ln in lines if not NOISE.fullmatch(ln) and "node_modules/" not in ln]
-    chosen = next((ln for ln in useful if STATES_ERROR.match(ln)), None)
-    chosen = chosen or next((ln for ln in useful if ERROR_LINE.search(ln)), None)
-    chosen = chosen or (useful[-1] if useful else lines[-1] if lines else "(no output)")
-    return chosen[:300]
-
-
 # Linter output -> errors as `path:line: message`, for the report and the reflection.
 
 _PATH = r"(?P<path>[\w./\\~-]+\.\w+)"
@@ -424,3 +399,7 @@ def lint_key(error: str) -> str:
     """An error without its line number (`path: message`), to compare runs of a linter on
     code whose lines moved: the base commit's errors against a round's."""
     return re.sub(r"^([^:]+):\d+(?::\d+)?:", r"\1:", error)
+
+
+def _command_end(result: ProcResult) -> CommandEnd:
+    return command_end(result.exit_code, result.timed_out, result.output_path)

@@ -223,3 +223,27 @@ def test_mocha_project_lint_failing_on_base_is_not_charged_to_the_model(
     assert changed(range_parser, report) == [RANGE_BUG[0]]
     pre = report["preflight"]  # the model was shown the test its change had to fix
     assert any("unsatisfiable range" in f["id"] for f in pre["failures"]), pre["failures"]
+
+
+@needs_node
+def test_mocha_with_a_reporter_that_is_not_installed_is_a_config_error(
+    range_parser: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The project's own mocha (6.x) says `Unknown "reporter": ...`, newer ones
+    ERR_MOCHA_INVALID_REPORTER; either way mocha cannot start and nothing in the code can
+    change that. (The installed reporter, configured by init, works: the test above.)"""
+    model_env.add(*edit_turn(RANGE_BUG[0], RANGE_BUG[2], RANGE_BUG[1], "-1 for unsatisfiable"))
+    command = "npx mocha --reporter mocha-junit-reporter-not-installed --check-leaks test/"
+    spec = range_parser.tmp / "task.yaml"
+    spec.write_text(json.dumps({"version": 1, "task": RANGE_TASK,
+                                "validation": {"test": [command]}}))  # fmt: skip
+    out = range_parser.tmp / "out"
+
+    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(range_parser.path),
+                                      "--output-dir", str(out)])  # fmt: skip
+
+    assert result.exit_code == 2, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert (report["status"], report["reason"]) == ("error", "config")
+    assert "a test reporter is not installed" in report["error"] and command in report["error"]
+    assert model_env.requests == []

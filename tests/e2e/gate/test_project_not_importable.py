@@ -1,0 +1,154 @@
+"""The repository's own package not importable on the untouched code: a configuration error
+before any model call, not rounds of a model that cannot fix the environment. Only when the
+module every collection error names is the repository's own (`src/<name>/`, `<name>/` with an
+`__init__.py`, `<name>.py`, `src/<name>.py`) and the pre-flight, on the base commit, is the
+run that cannot collect: a test that imports a module the task asks for still reaches the
+model. Through the CLI, with the scripted model and real pytest and unittest."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from click.testing import CliRunner
+from gate_repos import run_cli
+from sample_repo import PYTEST, SampleRepo, fixing_script
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+# The sample repository's tests import `semver` from `src/semver/` through `pytest.ini`'s
+# `pythonpath = src`; without it (no editable install, no PYTHONPATH) nothing can import it.
+NO_PYTHONPATH = {"pytest.ini": "[pytest]\n"}
+
+
+def test_the_projects_own_package_not_importable_is_a_config_error_before_any_model_call(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    error = report["error"]
+    assert "`semver`" in error and "src/semver/" in error
+    assert "pip install -e ." in error and "PYTHONPATH" in error
+    assert "No module named 'semver'" in error  # the output's tail shows it
+    assert model_env.requests == []
+    assert report["iterations"] == 0
+
+
+def test_the_dry_run_says_so_too(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> None:
+    sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
+    out = sample_repo.tmp / "dry"
+    args = ["run", str(sample_repo.write_spec()), "--repo", str(sample_repo.path),
+            "--output-dir", str(out), "--dry-run"]  # fmt: skip
+
+    result = CliRunner().invoke(cli, args)
+
+    assert result.exit_code == 2, result.output
+    assert "own module `semver`" in result.output and "`src/semver/`" in result.output
+    assert model_env.requests == []
+
+
+def test_a_unittest_suite_that_cannot_import_the_project_is_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """unittest reports it per module ("Failed to import test module"), exit 1."""
+    sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
+    model_env.add(*fixing_script())
+    command = f"{sys.executable} -m unittest discover -s tests -p 'test_*.py'"
+
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(
+        validation={"test": [command], "timeout": 120}))  # fmt: skip
+
+    assert code == 2, output
+    assert report["reason"] == "config" and "`src/semver/`" in report["error"]
+    assert model_env.requests == []
+
+
+def test_with_the_project_on_pythonpath_the_same_repository_runs_normally(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The control: the same repository, its test command putting `src` on PYTHONPATH."""
+    sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": [f"PYTHONPATH=src {PYTEST}"],
+                                              "timeout": 120})  # fmt: skip
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 0, output
+    assert report["status"] == "success" and report["rounds"][-1]["tests"]["passed"] == 3
+
+
+NEW_MODULE_TEST = """\
+from slugs import slugify
+
+
+def test_slugify():
+    assert slugify("Hello World") == "hello-world"
+"""
+NEW_SUBMODULE_TEST = """\
+from semver.ranges import satisfies
+
+
+def test_satisfies():
+    assert satisfies("1.2.3", ">=1.0.0")
+"""
+SLUGS = 'def slugify(text):\n    return "-".join(text.lower().split())\n'
+RANGES = (
+    "def satisfies(version, spec):\n"
+    "    key = lambda v: tuple(int(p) for p in v.split('.'))\n"
+    "    return key(version) >= key(spec.removeprefix('>='))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("test_file", "test", "path", "content"),
+    [("tests/test_slugs.py", NEW_MODULE_TEST, "src/slugs.py", SLUGS),  # not in the repository
+     ("tests/test_ranges.py", NEW_SUBMODULE_TEST, "src/semver/ranges.py", RANGES)],
+    ids=["new-module", "new-submodule"],
+)  # fmt: skip
+def test_a_test_importing_a_module_the_task_asks_for_still_reaches_the_model(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    test_file: str,
+    test: str,
+    path: str,
+    content: str,
+) -> None:
+    """The missing module is the task itself: it does not exist in the repository (or only
+    its package does), so the pre-flight's collection error is the model's to fix."""
+    sample_repo.commit({test_file: test}, "a test for the new module")
+    model_env.add(Reply(tool_calls=[call("write_file", path=path, content=content)]),
+                  Reply("Added it."))  # fmt: skip
+    spec = sample_repo.write_spec(task=f"Add {path} so that {test_file} passes.",
+                                  limits={"max_iterations": 1})  # fmt: skip
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert report["preflight"]["commands"][0]["exit_code"] == 2  # collection failed there
+    assert model_env.requests  # yet the model was asked
+    assert code == 1, output  # the sample's own bug is still there: 1 of 4 fails
+    assert report["rounds"][0]["tests"]["total"] == 4
+    [failure] = report["rounds"][0]["failures"]
+    assert failure["id"].endswith("test_bump_minor_resets_patch")
+
+
+def test_a_round_that_breaks_the_import_is_the_models_failure_not_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """Only the pre-flight, on the untouched code, decides: the model removing the path
+    setting fails its round like any other break."""
+    model_env.add(Reply(tool_calls=[call("write_file", path="pytest.ini", content="[pytest]\n")]),
+                  Reply("Done."))  # fmt: skip
+    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 1, output
+    assert report["status"] == "failed" and report["reason"] != "config"
+    assert len(model_env.requests) >= 2
