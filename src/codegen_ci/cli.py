@@ -239,7 +239,7 @@ def action() -> None:
 @click.option("--base-url", help="Resume against this model endpoint.")
 def resume(run_dir: Path, spec_file: Path | None, base_url: str | None) -> None:
     """Continue a stopped or failed run from its output directory."""
-    from codegen_ci.commands.resume import resume_command
+    from codegen_ci.commands.run import resume_command
 
     _invoke(resume_command, run_dir=run_dir, spec_file=spec_file, base_url=base_url)
 

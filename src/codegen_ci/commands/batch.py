@@ -23,9 +23,14 @@ import click
 
 from codegen_ci.commands.batch_plan import Outcome, Planned, expand, matrix_of, plan
 from codegen_ci.commands.batch_view import SpecProgress, show_summary
-from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
-from codegen_ci.commands.run_files import make_output_dir
-from codegen_ci.commands.run_prepare import new_run_id, prepare_worktree, register_secrets
+from codegen_ci.commands.run import (
+    new_run_id,
+    prepare_worktree,
+    register_secrets,
+    run_pipeline,
+    sigterm_as_interrupt,
+)
+from codegen_ci.commands.run_dir import make_output_dir
 from codegen_ci.errors import CodegenError, Interrupted
 from codegen_ci.report import Report
 from codegen_ci.workspace import git

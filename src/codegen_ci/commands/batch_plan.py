@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.commands.run_prepare import environment_layer
+from codegen_ci.commands.run import environment_layer
 from codegen_ci.errors import InputError, SpecError, SpecProblem
 from codegen_ci.report import Report
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec

@@ -1,34 +1,66 @@
-"""`codegen-ci run SPEC`, and how a run's result is shown (also for `resume`)."""
+"""`codegen-ci run SPEC` and `codegen-ci resume RUN_DIR`: a run, started or continued.
+
+Before a run: its id, the settings the environment gives, the secrets the redactor must know,
+and its worktree on its branch (`prepare_worktree`; `resume` makes a removed one again through
+the same `open_worktree`). Then the pipeline, driven as every command drives it (`run_pipeline`:
+run.json, the progress display, the model adapter, SIGTERM/SIGINT turned into an interrupt),
+and the result shown. The run directory's files are `run_dir.py`'s; several candidates of one
+run are `run_candidates.py`'s.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from codegen_ci.agent.briefing import Briefing
+from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.instructions import read_instructions
-from codegen_ci.commands import run_state
+from codegen_ci.agent.model import Model, OpenAIChatModel
 from codegen_ci.commands.publish_local import check_prerequisites
-from codegen_ci.commands.run_driver import run_pipeline
-from codegen_ci.commands.run_files import make_output_dir
-from codegen_ci.commands.run_prepare import (
+from codegen_ci.commands.run_dir import (
+    RUN_FILE,
+    RunState,
     default_output_dir,
-    environment_layer,
-    new_run_id,
-    prepare_worktree,
-    register_secrets,
+    make_output_dir,
+    read_report,
+    read_run_state,
+    read_transcript,
+    settings_sources,
+    trusted_spec,
+    write_run_state,
 )
+from codegen_ci.errors import InputError
+from codegen_ci.pipeline import RunContext, execute
+from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Failure, Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
-from codegen_ci.spec.model import Spec
+from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git
+from codegen_ci.workspace.commit_message import GENERATED_BY, task_trailer
+from codegen_ci.workspace.create import create_worktree, worktrees_root
+from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.git_env import trust_directory
+from codegen_ci.workspace.interrupt_deferral import defer_interrupt
+from codegen_ci.workspace.private_dir import check_private
+from codegen_ci.workspace.worktree import Worktree
 
 EXIT_FAILED = 1
+
+
+# -- the commands ---------------------------------------------------------------------------
 
 
 def run_command(
@@ -55,8 +87,9 @@ def run_command(
         flags.setdefault("limits", {})["max_iterations"] = max_iterations
     if candidates:
         flags.setdefault("candidates", {})["count"] = candidates
-    resolved = resolve_spec(environment_layer(os.environ), repo_layer, spec_layer, flags,
-                            name=str(spec))  # fmt: skip
+    resolved = resolve_spec(
+        environment_layer(os.environ), repo_layer, spec_layer, flags, name=str(spec)
+    )
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     asked = bool(push or pr)  # on the command line, not Actions' default
     push = in_actions if push is None else push
@@ -69,26 +102,38 @@ def run_command(
     register_secrets()
     multi = resolved.candidates.count > 1
     if multi and not dry_run:
-        return _run_candidates(resolved, root, out, run_id, spec, flags, push=bool(push),
-                               pr=bool(pr))  # fmt: skip
+        return _run_candidates(
+            resolved, root, out, run_id, spec, flags, push=bool(push), pr=bool(pr)
+        )
     worktree = prepare_worktree(root, resolved, run_id)
     # From the base commit, like the code the run starts from: not from the working tree.
     instructions = read_instructions(root, worktree.base_commit, resolved.instructions)
-    report = run_pipeline(resolved, root, out, run_id, worktree, dry_run=dry_run,
-                          briefing=Briefing(instructions),
-                          sources=run_state.sources(spec, flags))  # fmt: skip
+    report = run_pipeline(
+        resolved,
+        root,
+        out,
+        run_id,
+        worktree,
+        dry_run=dry_run,
+        briefing=Briefing(instructions),
+        sources=settings_sources(spec, flags),
+    )
     if dry_run:
         if multi:
             from codegen_ci.commands.run_candidates import Plan
 
             plan = Plan(resolved, root, out, run_id, worktree.branch, worktree.base_commit)
             click.echo(plan.describe())
-            click.echo(f"  each candidate: a whole run from {worktree.base_commit[:12]}, in "
-                       f"{out / 'candidates'}/<i>/; the chosen one's commit goes on "
-                       f"{resolved.git.branch.replace('{slug}', resolved.slug)}")  # fmt: skip
-            click.echo("  budgets are for all candidates together; choice: passes the gate, "
-                       "fewer new failures, passes lint, fewer lines changed, lower billed "
-                       "cost, earlier\n")  # fmt: skip
+            click.echo(
+                f"  each candidate: a whole run from {worktree.base_commit[:12]}, in "
+                f"{out / 'candidates'}/<i>/; the chosen one's commit goes on "
+                f"{resolved.git.branch.replace('{slug}', resolved.slug)}"
+            )
+            click.echo(
+                "  budgets are for all candidates together; choice: passes the gate, "
+                "fewer new failures, passes lint, fewer lines changed, lower billed "
+                "cost, earlier\n"
+            )
         return show_dry_run(report, out)
     if report.branch and (push or pr):
         from codegen_ci.commands.publish_local import publish_branch
@@ -98,22 +143,329 @@ def run_command(
     return show_result(report, out)
 
 
-def _run_candidates(resolved: Spec, root: Path, out: Path, run_id: str, spec: Path,
-                    flags: dict[str, Any], *, push: bool, pr: bool) -> int:  # fmt: skip
+def _run_candidates(
+    resolved: Spec,
+    root: Path,
+    out: Path,
+    run_id: str,
+    spec: Path,
+    flags: dict[str, Any],
+    *,
+    push: bool,
+    pr: bool,
+) -> int:
     from codegen_ci.commands import run_candidates
 
     # From the base commit, like the code the run starts from: not from the working tree.
-    base = git.git(["rev-parse", "--verify", f"{resolved.git.base or 'HEAD'}^{{commit}}"],
-                   root).strip()  # fmt: skip
+    base = git.git(
+        ["rev-parse", "--verify", f"{resolved.git.base or 'HEAD'}^{{commit}}"], root
+    ).strip()
     instructions = read_instructions(root, base, resolved.instructions)
-    report = run_candidates.start(resolved, root, out, run_id, briefing=Briefing(instructions),
-                                  sources=run_state.sources(spec, flags))  # fmt: skip
+    report = run_candidates.start(
+        resolved,
+        root,
+        out,
+        run_id,
+        briefing=Briefing(instructions),
+        sources=settings_sources(spec, flags),
+    )
     if report.branch and (push or pr):
         from codegen_ci.commands.publish_local import publish_branch
 
         publish_branch(root, report, resolved, open_pr=pr)
         report.write(out)
     return show_result(report, out)
+
+
+def resume_command(
+    run_dir: Path, spec_file: Path | None = None, base_url: str | None = None
+) -> int:
+    """Continue a stopped (interrupted) or failed run with its spec, worktree or branch, and
+    transcript. A run that already succeeded has nothing to resume. Sensitive settings in
+    run.json must match the run's sources unless restated (run_dir.py). A multi-candidate
+    run (OUT/candidates.json) goes on where it stopped: the interrupted attempt resumes, the
+    ones not started yet run, then the gate chooses."""
+    from codegen_ci.commands import run_candidates
+
+    run_dir = run_dir.resolve()
+    if run_candidates.is_multi(run_dir):
+        register_secrets()
+        plan = run_candidates.Plan.load(run_dir)
+        trust_directory(plan.root)
+        report = run_candidates.drive(
+            plan, Briefing(), resume_one=lambda d: resume_run(d, spec_file, base_url)
+        )
+        return show_result(report, run_dir)
+    return show_result(resume_run(run_dir, spec_file, base_url), run_dir)
+
+
+def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Report:
+    """Continue one run (a whole run, or one attempt of a multi-candidate run)."""
+    from codegen_ci.commands import run_candidates
+
+    state_file = out / RUN_FILE
+    if not state_file.is_file() or not (out / "report.json").is_file():
+        raise InputError(f"{out} is not a codegen-ci run directory (no run.json/report.json)")
+    state = read_run_state(out)
+    spec = trusted_spec(
+        state.spec,
+        state.repo,
+        state.sources,
+        environment_layer(os.environ),
+        spec_file=spec_file,
+        base_url=base_url,
+    )
+    if run_candidates.is_multi(out.parent.parent):
+        # One attempt of a multi-candidate run: its model is the attempt's own.
+        spec = spec.model_copy(
+            update={"model": spec.model.model_copy(update={"name": state.spec.model.name})}
+        )
+    report = read_report(out)
+    if report.status == "success":
+        raise InputError(f"the run in {out} already succeeded; nothing to resume")
+    if not state.repo.is_dir():
+        raise InputError(f"{state_file}: the repository {state.repo} is not there any more")
+    root = state.repo
+    trust_directory(root)  # the repository the run was started on (git_env.py)
+    conversation = read_transcript(
+        out / "transcript.jsonl", lambda p: Conversation.load(p, REDACTOR.redact)
+    )
+    register_secrets()
+    worktree = reopen_worktree(root, spec, state, report)
+    conversation.resume_note(report.rounds[-1:])
+    report.status, report.reason, report.error = "error", None, None
+    return run_pipeline(
+        spec,
+        root,
+        out,
+        state.run_id,
+        worktree,
+        report=report,
+        conversation=conversation,
+        sources=state.sources,
+    )
+
+
+# -- before a run ---------------------------------------------------------------------------
+
+
+def environment_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from the environment (lowest precedence above the built-in defaults)."""
+    layer: dict[str, Any] = {}
+    if environ.get("CODEGEN_MODEL"):
+        layer["model"] = {"name": environ["CODEGEN_MODEL"]}
+    return layer
+
+
+def register_secrets() -> None:
+    REDACTOR.add_from_env(os.environ)
+
+
+def new_run_id(spec: Spec) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{stamp}-{slugify(spec.slug, 24)}-{secrets.token_hex(2)}"
+
+
+def prepare_worktree(
+    root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
+) -> Worktree:
+    """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
+    suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch."""
+    wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
+    name = wanted if reset else branch_for(root, wanted, spec)
+    reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
+    return open_worktree(root, spec, run_id, name, spec.git.base or "HEAD", reset=reset)
+
+
+def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> Worktree:
+    """The worktree `resume` goes on in: an interrupted run's, where it was; else (a failed
+    run's worktree was removed, its folder too, or reused by someone else) a new one, made as
+    a new run's is, on the run's branch as it is when that holds a commit, else on a new one
+    from the run's base commit."""
+    tree_path = Path(report.worktree) if report.worktree else state.worktree
+    if not (tree_path.exists() or tree_path.is_symlink()):
+        git.git(["worktree", "prune"], root, check=False)  # the removed one still has the branch
+        return open_worktree(
+            root,
+            spec,
+            tree_path.name,
+            state.branch,
+            state.base_commit,
+            keep_branch=git.branch_exists(root, state.branch),
+            artifacts=report.artifacts,
+        )
+    # An interrupted run's worktree: still in the run's private folder, and still ours.
+    check_private(tree_path.parent)
+    if tree_path.is_symlink() or not tree_path.is_dir():
+        raise InputError(f"{tree_path} is not the run's worktree (not a directory)")
+    trust_directory(tree_path)
+    return Worktree(
+        root,
+        tree_path,
+        state.branch,
+        state.base_commit,
+        tuple(spec.protected_paths),
+        artifacts=set(report.artifacts),
+        links=link_dependencies(root, tree_path),
+        named=tuple(spec.outputs),
+    )
+
+
+def open_worktree(
+    root: Path,
+    spec: Spec,
+    name: str,
+    branch: str,
+    base: str,
+    *,
+    reset: bool = False,
+    keep_branch: bool = False,
+    artifacts: Iterable[str] = (),
+) -> Worktree:
+    """The one way a run's worktree is made, for `run` and `resume` alike: `name` in a new
+    private folder of the run's own, on a new `branch` from `base` (`reset`: an existing one
+    moved to `base`; `keep_branch`: an existing one checked out as it is)."""
+    path = worktrees_root(root) / name
+    try:
+        worktree = create_worktree(
+            root,
+            path,
+            branch=branch,
+            base=base,
+            protected=spec.protected_paths,
+            reset_branch=reset,
+            keep_branch=keep_branch,
+        )
+    except BaseException:
+        with contextlib.suppress(OSError):  # the run's private folder, still empty
+            path.parent.rmdir()
+        raise
+    worktree.named = tuple(spec.outputs)
+    worktree.artifacts = set(artifacts)
+    return worktree
+
+
+def branch_for(root: Path, wanted: str, spec: Spec) -> str:
+    """`wanted`, `wanted-2`, ...: the first that an earlier run of this task left (to update)
+    or that does not exist yet."""
+    name, n = wanted, 1
+    while git.branch_exists(root, name) and not rerun_branch(root, name, spec):
+        n += 1
+        name = f"{wanted}-{n}"
+    return name
+
+
+def rerun_branch(root: Path, name: str, spec: Spec) -> bool:
+    """True when `name` is a branch an earlier run of the same task left (its tip is a
+    codegen-ci commit whose `Codegen-task` trailer matches this task) and no worktree has it
+    checked out: a re-run replaces it (the old tip stays in the branch's reflog) instead of
+    adding `-2`, `-3`... A branch with anyone's own commit on top, or in use, is left alone
+    and the run takes a suffixed name."""
+    if not git.branch_exists(root, name):
+        return False
+    message = git.git(["log", "-1", "--format=%B", f"refs/heads/{name}", "--"], root, check=False)
+    lines = message.splitlines()
+    if GENERATED_BY not in lines or task_trailer(spec) not in lines:
+        return False
+    listing = git.git(["worktree", "list", "--porcelain"], root, check=False)
+    return f"branch refs/heads/{name}" not in listing.splitlines()
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def run_pipeline(
+    spec: Spec,
+    root: Path,
+    out: Path,
+    run_id: str,
+    worktree: Worktree,
+    *,
+    dry_run: bool = False,
+    report: Report | None = None,
+    conversation: Conversation | None = None,
+    progress: Progress | None = None,
+    briefing: Briefing | None = None,
+    sources: Mapping[str, Any] | None = None,
+    carry: str | None = None,
+) -> Report:
+    """One pipeline run as the commands start it: run.json first (what `resume` needs), then
+    the pipeline under the progress display, with SIGTERM/SIGINT turned into an interrupt."""
+    out.mkdir(parents=True, exist_ok=True)
+    state = RunState(
+        spec,
+        root,
+        run_id,
+        worktree.branch,
+        worktree.base_commit,
+        worktree.path,
+        dict(sources or {}),
+    )
+    write_run_state(out, state)
+    progress = progress or make_progress(REDACTOR.redact)
+    ctx = RunContext(
+        root,
+        out,
+        run_id,
+        worktree,
+        progress,
+        model_factory,
+        dry_run=dry_run,
+        carry=carry,
+        report=report or Report(),
+        conversation=conversation,
+        start_iteration=(report.iterations + 1) if report else 1,
+        briefing=briefing or Briefing(),
+    )
+    progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
+    try:
+        with sigterm_as_interrupt():
+            result = execute(spec, ctx)
+    finally:
+        progress.finished(ctx.report)
+    return result
+
+
+def model_factory(spec: Spec) -> Model:
+    return OpenAIChatModel(
+        spec.model,
+        api_key=os.environ.get("OPENAI_API_KEY"),
+        base_url=spec.model.base_url or os.environ.get("OPENAI_BASE_URL") or None,
+        retry_backoff=float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0")),
+    )
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """A cancelled workflow sends SIGINT, then SIGTERM: treat either like Ctrl-C, once.
+
+    The first signal raises `KeyboardInterrupt` (a BaseException, so no `except Exception`
+    on the way swallows it); the pipeline turns it into status error, reason interrupted,
+    after the running command's process group is killed. A SIGTERM after that is ignored so
+    the report and the worktree are written in full; a second Ctrl-C still stops at once.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread (batch runs specs in threads)
+        return
+    interrupted = False
+
+    def handler(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        if interrupted and signum == signal.SIGTERM:
+            return
+        interrupted = True
+        if not defer_interrupt():  # else the runner raises once its child is accounted for
+            raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+# -- the result -----------------------------------------------------------------------------
 
 
 def show_dry_run(report: Report, out: Path) -> int:
@@ -128,8 +480,10 @@ def show_dry_run(report: Report, out: Path) -> int:
         elif not rnd.tests_known:
             click.echo("  tests: not run")
         else:
-            click.echo(f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
-                       f"{t.errors} errors, {t.skipped} skipped")  # fmt: skip
+            click.echo(
+                f"  tests: {t.total} total, {t.passed} passed, {t.failed} failed, "
+                f"{t.errors} errors, {t.skipped} skipped"
+            )
         for failure in rnd.failures[:20]:
             click.echo(f"  FAIL {describe(failure)}")
     for missing in report.junit_missing:
@@ -140,8 +494,10 @@ def show_dry_run(report: Report, out: Path) -> int:
         click.echo("\nFirst prompt the model would get:\n")
         click.echo(prompt.read_text(encoding="utf-8"))
     for lint in report.preexisting_lint:
-        click.echo(f"  lint already fails on the untouched code: `{lint.command}` (pre-existing: "
-                   "left to you; the tests decide)")  # fmt: skip
+        click.echo(
+            f"  lint already fails on the untouched code: `{lint.command}` (pre-existing: "
+            "left to you; the tests decide)"
+        )
     click.echo(f"\nDry run done; report: {out / 'report.json'}; command logs: {out / 'logs'}")
     return 0
 

@@ -31,8 +31,13 @@ from codegen_ci.candidates import (
     total_usage,
 )
 from codegen_ci.commands.batch_view import SpecProgress
-from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
-from codegen_ci.commands.run_prepare import branch_for, prepare_worktree
+from codegen_ci.commands.run import (
+    branch_for,
+    prepare_worktree,
+    run_pipeline,
+    sigterm_as_interrupt,
+)
+from codegen_ci.commands.run_dir import is_run_dir
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Report
@@ -148,7 +153,7 @@ def _escalate(plan: Plan, briefing: Briefing,
                 plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
             return
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and (cand_out / "run.json").is_file():
+        if resume_one is not None and is_run_dir(cand_out):
             report = resume_one(cand_out)
             candidate = summarize(index, plan.model(index), report, cand_out, time.time())
         else:
@@ -184,7 +189,7 @@ def _race(plan: Plan, briefing: Briefing,
     def one(index: int) -> None:
         progress = plan.progress or SpecProgress(f"candidate {index}", 11, stop)
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and (cand_out / "run.json").is_file():
+        if resume_one is not None and is_run_dir(cand_out):
             candidate = summarize(index, plan.model(index), resume_one(cand_out), cand_out,
                                   time.time())  # fmt: skip
         else:
