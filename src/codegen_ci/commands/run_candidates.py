@@ -30,7 +30,7 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.batch_view import SpecProgress
+from codegen_ci.commands.batch import SpecProgress
 from codegen_ci.commands.run import (
     branch_for,
     prepare_worktree,
