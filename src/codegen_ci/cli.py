@@ -215,7 +215,7 @@ def schema() -> None:
 )
 def junit(files: tuple[Path, ...], as_json: bool, root: Path) -> None:
     """Parse JUnit XML reports and print what the reflection step would see."""
-    from codegen_ci.commands.junit import junit_command
+    from codegen_ci.commands.validate import junit_command
 
     _invoke(junit_command, files=list(files), as_json=as_json, root=root)
 
