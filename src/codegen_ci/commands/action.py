@@ -51,9 +51,10 @@ EXIT_FAILED = 1
 
 def action_command() -> int:
     io = ActionsIO(
-        output_file=_env_path("GITHUB_OUTPUT"), summary_file=_env_path("GITHUB_STEP_SUMMARY"),
+        output_file=_env_path("GITHUB_OUTPUT"),
+        summary_file=_env_path("GITHUB_STEP_SUMMARY"),
         redact=REDACTOR.redact,
-    )  # fmt: skip
+    )
     REDACTOR.add_from_env(os.environ)
     run = ActionRun(io)
     try:
@@ -95,8 +96,9 @@ class ActionRun:
 
     def status_comment(self, issue_number: int | None) -> StatusComment:
         assert issue_number is not None
-        self.status = StatusComment(self.github(), issue_number, self.settings.run_url,
-                                    self.io.warning)  # fmt: skip
+        self.status = StatusComment(
+            self.github(), issue_number, self.settings.run_url, self.io.warning
+        )
         self.status.footer = render_history(self.loop.history)
         return self.status
 
@@ -170,8 +172,9 @@ class ActionRun:
             base = remote.fetch_branch(root, pull.head_ref, token) or ""
             if not base:
                 raise GitHubError(f"the branch {pull.head_ref} of #{pull.number} is gone")
-        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha,
-                                  base=base, notice=self.io.warning)  # fmt: skip
+        spec = resolve_event_spec(
+            task, self.settings, root, config_commit=default_sha, base=base, notice=self.io.warning
+        )
         run_id = new_run_id(spec)
         title = issue_title(payload) or spec.title or task.title
         if pull is not None:
@@ -180,26 +183,37 @@ class ActionRun:
             branch = branch_for(task, title, spec, root, token)
         self.out = make_output_dir(self.output_dir(root, run_id))
         progress = self.progress()
-        briefing = Briefing(read_instructions(root, default_sha, spec.instructions),
-                            memory_text(self.loop.history))  # fmt: skip
+        briefing = Briefing(
+            read_instructions(root, default_sha, spec.instructions), memory_text(self.loop.history)
+        )
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
             if spec.candidates.count > 1:
                 from codegen_ci.commands.run_candidates import start
 
-                self.report = start(spec, root, self.out, run_id, briefing=briefing, sources={},
-                                    progress=progress, branch=branch)  # fmt: skip
+                self.report = start(
+                    spec,
+                    root,
+                    self.out,
+                    run_id,
+                    briefing=briefing,
+                    sources={},
+                    progress=progress,
+                    branch=branch,
+                )
             else:
                 worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
-                self.report = run_pipeline(spec, root, self.out, run_id, worktree,
-                                           progress=progress, briefing=briefing)  # fmt: skip
+                self.report = run_pipeline(
+                    spec, root, self.out, run_id, worktree, progress=progress, briefing=briefing
+                )
         loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:
             self.published = publish_on_pull(ctx, self.report, pull, branch)
             loop.reply(gh, task, self.loop, self.report, pull, ctx.run_link(), self.io.warning)
         else:
-            target = NewBranch(branch, default, title, task.issue_number,
-                               self.settings.draft_on_failure)  # fmt: skip
+            target = NewBranch(
+                branch, default, title, task.issue_number, self.settings.draft_on_failure
+            )
             self.published = publish_new_branch(ctx, self.report, spec, target)
         return self.finish()
 
@@ -253,8 +267,10 @@ class ActionRun:
     def fail(self, exc: CodegenError) -> int:
         self.io.error(exc.message, title="codegen-ci")
         if self.status is not None:
-            self.status.post(f"⚠️ **codegen-ci** stopped with an error:\n\n"
-                             f"{code_block(exc.message)}\n{self.status.run_link()}")  # fmt: skip
+            self.status.post(
+                f"⚠️ **codegen-ci** stopped with an error:\n\n"
+                f"{code_block(exc.message)}\n{self.status.run_link()}"
+            )
         if self.report is None and self.out is not None and (self.out / "report.json").exists():
             self.report = Report.read(self.out)
         if self.report is not None:
@@ -264,8 +280,14 @@ class ActionRun:
 
     def _outputs(self, status: str) -> None:
         path = report_path(self.out, self.settings.workspace)
-        write_outputs(self.io, status, self.report, pr_url=self.published.pr_url,
-                      branch=self.published.branch, report_path=path)  # fmt: skip
+        write_outputs(
+            self.io,
+            status,
+            self.report,
+            pr_url=self.published.pr_url,
+            branch=self.published.branch,
+            report_path=path,
+        )
 
 
 def _env_path(name: str) -> Path | None:

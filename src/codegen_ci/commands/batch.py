@@ -65,9 +65,17 @@ def batch_command(
     root = git.repo_root(repo.resolve())
     plans = plan(paths, root, check_git=not matrix)
     if candidates:  # `--candidates N` sets every spec's candidates.count
-        plans = [replace(p, spec=p.spec.model_copy(update={
-            "candidates": p.spec.candidates.model_copy(update={"count": candidates})}))
-            for p in plans]  # fmt: skip
+        plans = [
+            replace(
+                p,
+                spec=p.spec.model_copy(
+                    update={
+                        "candidates": p.spec.candidates.model_copy(update={"count": candidates})
+                    }
+                ),
+            )
+            for p in plans
+        ]
     if matrix:
         click.echo(json.dumps(matrix_of(plans, root), separators=(",", ":")))
         return 0
@@ -134,8 +142,16 @@ def run_one(
             from codegen_ci.commands.run_candidates import start
 
             out.mkdir(parents=True, exist_ok=True)
-            report = start(spec, root, out, run_id, briefing=Briefing(), sources={},
-                           lock=git_lock, progress=progress)  # fmt: skip
+            report = start(
+                spec,
+                root,
+                out,
+                run_id,
+                briefing=Briefing(),
+                sources={},
+                lock=git_lock,
+                progress=progress,
+            )
             progress.line(f"report: {out / 'report.json'}")
             return Outcome(planned, 0 if report.status == "success" else 1, report)
         # Branch names are chosen and created under one lock, so two specs never pick the
@@ -332,7 +348,6 @@ class SpecProgress(StoppableProgress):
         with self._write_lock:
             for part in text.splitlines() or [""]:
                 super().line(f"{self.prefix} | {part}")
-
 
 
 def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, ...]]:

@@ -215,7 +215,6 @@ class TaskProgress(StoppableProgress):
         super().__init__(stream, REDACTOR.redact, stop, "eval")
 
 
-
 @dataclass
 class Attempt:
     report: Report | None
@@ -398,9 +397,16 @@ class Runner:
         try:
             instructions = read_instructions(self.root, spec.git.base or "HEAD", spec.instructions)
             report = run_candidates.start(
-                spec, self.root, out, run_id, briefing=Briefing(instructions), sources={},
-                lock=self.git_lock, progress=progress, branch=branch,
-            )  # fmt: skip
+                spec,
+                self.root,
+                out,
+                run_id,
+                briefing=Briefing(instructions),
+                sources={},
+                lock=self.git_lock,
+                progress=progress,
+                branch=branch,
+            )
             return Attempt(report, None)
         except CodegenError as exc:
             saved = Report.read(out) if (out / "report.json").is_file() else None
@@ -420,8 +426,11 @@ class Runner:
                     git.git(["worktree", "remove", "--force", str(path)], self.root, check=False)
                     with contextlib.suppress(OSError):
                         path.parent.rmdir()  # its private folder, when empty
-            refs = git.git(["for-each-ref", "--format=%(refname)", ours[0], ours[0] + "-*"],
-                           self.root, check=False)  # fmt: skip
+            refs = git.git(
+                ["for-each-ref", "--format=%(refname)", ours[0], ours[0] + "-*"],
+                self.root,
+                check=False,
+            )
             for ref in refs.split():
                 git.git(["update-ref", "-d", ref], self.root, check=False)
 

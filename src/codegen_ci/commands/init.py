@@ -98,11 +98,15 @@ def in_place(text: str, ci_names: list[str]) -> str:
     if CI_TRIGGER in text:
         if ci_names:
             text = text.replace(CI_TRIGGER, f"    workflows: {json.dumps(ci_names)}\n")
-            note = ("# Written by `codegen-ci init` for the CI workflow(s) named below; needs an "
-                    "OPENAI_API_KEY secret.")  # fmt: skip
+            note = (
+                "# Written by `codegen-ci init` for the CI workflow(s) named below; needs an "
+                "OPENAI_API_KEY secret."
+            )
         else:
-            note = ("# Written by `codegen-ci init`: name your CI workflow below (no workflow on "
-                    "push or pull_request was found); needs an OPENAI_API_KEY secret.")  # fmt: skip
+            note = (
+                "# Written by `codegen-ci init`: name your CI workflow below (no workflow on "
+                "push or pull_request was found); needs an OPENAI_API_KEY secret."
+            )
     return COPY_NOTE.sub(note, text)
 
 
@@ -172,8 +176,9 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
     if not found.test:
         click.echo("warning: no test command detected; add one under validation.test", err=True)
     for install in found.node.reporters if found.node else []:
-        click.echo(f"next: {install} (the test command's JUnit reporter; package.json "
-                   "does not declare it)")  # fmt: skip
+        click.echo(
+            f"next: {install} (the test command's JUnit reporter; package.json does not declare it)"
+        )
     click.echo("next: codegen-ci run SPEC --dry-run runs these commands once, with no model call")
     if workflows:
         click.echo("next: add an OPENAI_API_KEY repository secret for the workflows")
@@ -187,6 +192,7 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
 
 
 # -- the host variant of the workflows ----------------------------------------------------
+
 
 def needs_runner_host(found: Detected) -> bool:
     return any(eco in found.ecosystems for eco in ("node", "go", "rust"))

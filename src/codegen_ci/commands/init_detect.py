@@ -240,6 +240,7 @@ def _makefile(root: Path, found: Detected) -> None:
 
 # -- elsewhere: unittest suites, tox, nox, the CI workflows -------------------------------
 
+
 def unittest_suite(root: Path) -> tuple[str, bool] | None:
     """(test command, through pytest) for a unittest suite under a test folder: pytest when
     every unittest file is one pytest collects (it then writes JUnit), else unittest's own
@@ -257,8 +258,11 @@ def unittest_suite(root: Path) -> tuple[str, bool] | None:
         return f"python -m unittest discover -s {folder} -t .", False
     # a unittest module at the top (`test.py`, run as `python test.py` or by coverage): pytest
     # collects a file it is given by name, whatever its name, and writes JUnit for it
-    top = [p.name for p in sorted(root.glob("test*.py")) if p.is_file()
-           and UNITTEST_IMPORT.search(_text(p))]  # fmt: skip
+    top = [
+        p.name
+        for p in sorted(root.glob("test*.py"))
+        if p.is_file() and UNITTEST_IMPORT.search(_text(p))
+    ]
     if top:
         return "python -m pytest -q " + " ".join(top[:20]), True
     return None
