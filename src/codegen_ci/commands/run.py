@@ -35,11 +35,9 @@ from codegen_ci.commands.run_dir import (
     default_output_dir,
     make_output_dir,
     read_report,
-    read_run_state,
     read_transcript,
     settings_sources,
     trusted_spec,
-    write_run_state,
 )
 from codegen_ci.errors import InputError
 from codegen_ci.pipeline import RunContext, execute
@@ -206,7 +204,7 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
     state_file = out / RUN_FILE
     if not state_file.is_file() or not (out / "report.json").is_file():
         raise InputError(f"{out} is not a codegen-ci run directory (no run.json/report.json)")
-    state = read_run_state(out)
+    state = RunState.read(out)
     spec = trusted_spec(
         state.spec,
         state.repo,
@@ -401,7 +399,7 @@ def run_pipeline(
         worktree.path,
         dict(sources or {}),
     )
-    write_run_state(out, state)
+    state.write(out)
     progress = progress or make_progress(REDACTOR.redact)
     ctx = RunContext(
         root,

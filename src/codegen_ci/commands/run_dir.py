@@ -88,41 +88,42 @@ class RunState:
     # where the settings came from (`sources`); empty for a task from an event
     sources: dict[str, Any] = field(default_factory=dict)
 
+    def write(self, out: Path) -> None:
+        data = {
+            "spec": self.spec.model_dump(mode="json"),
+            "repo": str(self.repo),
+            "run_id": self.run_id,
+            "branch": self.branch,
+            "base_commit": self.base_commit,
+            "worktree": str(self.worktree),
+            "sources": dict(self.sources),
+        }
+        (out / RUN_FILE).write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
 
-def write_run_state(out: Path, state: RunState) -> None:
-    data = {
-        "spec": state.spec.model_dump(mode="json"),
-        "repo": str(state.repo),
-        "run_id": state.run_id,
-        "branch": state.branch,
-        "base_commit": state.base_commit,
-        "worktree": str(state.worktree),
-        "sources": dict(state.sources),
-    }
-    (out / RUN_FILE).write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
-
-
-def read_run_state(run_dir: Path) -> RunState:
-    path = run_dir / RUN_FILE
-    data = _parse(path, lambda: json.loads(path.read_text(encoding="utf-8")))
-    if not isinstance(data, dict):
-        raise InputError(f"{path} is corrupt: expected a JSON object")
-    missing = [key for key in STATE_KEYS if key not in data]
-    wrong = [k for k in STATE_KEYS[1:] if k in data and not isinstance(data[k], str)]
-    if missing or wrong:
-        what = f"lacks {', '.join(missing)}" if missing else f"{', '.join(wrong)} not a string"
-        raise InputError(f"{path} is corrupt: {what}")
-    spec = _parse(path, lambda: Spec.model_validate(data["spec"]), what="its spec")
-    found = data.get("sources")
-    return RunState(
-        spec,
-        Path(data["repo"]),
-        data["run_id"],
-        data["branch"],
-        data["base_commit"],
-        Path(data["worktree"]),
-        found if isinstance(found, dict) else {},
-    )
+    @classmethod
+    def read(cls, run_dir: Path) -> RunState:
+        """The run.json of `run_dir`, checked: `InputError` naming the file when it is not
+        JSON, lacks a key, or holds a value of the wrong type."""
+        path = run_dir / RUN_FILE
+        data = _parse(path, lambda: json.loads(path.read_text(encoding="utf-8")))
+        if not isinstance(data, dict):
+            raise InputError(f"{path} is corrupt: expected a JSON object")
+        missing = [key for key in STATE_KEYS if key not in data]
+        wrong = [k for k in STATE_KEYS[1:] if k in data and not isinstance(data[k], str)]
+        if missing or wrong:
+            what = f"lacks {', '.join(missing)}" if missing else f"{', '.join(wrong)} not a string"
+            raise InputError(f"{path} is corrupt: {what}")
+        spec = _parse(path, lambda: Spec.model_validate(data["spec"]), what="its spec")
+        found = data.get("sources")
+        return cls(
+            spec,
+            Path(data["repo"]),
+            data["run_id"],
+            data["branch"],
+            data["base_commit"],
+            Path(data["worktree"]),
+            found if isinstance(found, dict) else {},
+        )
 
 
 def settings_sources(spec_file: Path | None, flags: Mapping[str, Any]) -> dict[str, Any]:
