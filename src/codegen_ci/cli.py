@@ -1,6 +1,7 @@
-"""The `codegen-ci` click group. Each command is a function in `codegen_ci.commands` (see
-its `__init__`) returning an exit code; errors become exit codes here, in one place. Command modules
-are imported lazily so `--help`, `validate` and `junit` start without loading openai or github.
+"""The `codegen-ci` click group. Each command is a function in `codegen_ci.commands` (see its
+`__init__`) returning an exit code; errors become exit codes here, in one place. Command
+modules are imported lazily so `--help`, `validate` and `junit` start without loading openai or
+github.
 """
 
 from __future__ import annotations
