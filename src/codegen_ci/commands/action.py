@@ -158,8 +158,8 @@ class ActionRun:
         self, task: EventTask, payload: dict[str, Any], root: Path, pull: PullInfo | None
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
-        from codegen_ci.commands.run import new_run_id, prepare_worktree, run_pipeline
         from codegen_ci.commands.run_dir import make_output_dir
+        from codegen_ci.commands.run_driver import new_run_id, prepare_worktree, run_pipeline
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
 
         gh, token = self.github(), self.settings.github_token

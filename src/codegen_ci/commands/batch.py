@@ -7,8 +7,9 @@ Every spec is checked before anything runs. Exit status, first match wins:
 3 an infrastructure error or an interruption, and no spec failed · 0 all succeeded.
 
 The plan: the arguments expanded to spec files, every spec resolved against `.codegen.yml`
-and checked, and the matrix. What it shows: each spec's progress lines, prefixed with its
-name, and the summary table at the end (a rich table in a terminal, plain columns otherwise).
+and checked, and the matrix. What it shows: each spec's progress lines, prefixed with its name
+(`run_driver.SpecProgress`), and the summary table at the end (a rich table in a terminal,
+plain columns otherwise).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import click
 
-from codegen_ci.commands.run import (
+from codegen_ci.commands.run_dir import make_output_dir
+from codegen_ci.commands.run_driver import (
+    SpecProgress,
     environment_layer,
     new_run_id,
     prepare_worktree,
@@ -37,12 +40,9 @@ from codegen_ci.commands.run import (
     run_pipeline,
     sigterm_as_interrupt,
 )
-from codegen_ci.commands.run_dir import make_output_dir
 from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
-from codegen_ci.progress import StoppableProgress
 from codegen_ci.report import Report
 from codegen_ci.security.inert_text import for_terminal, raw_stream
-from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
@@ -331,23 +331,6 @@ class Outcome:
 
 
 # -- what it shows ------------------------------------------------------------------------
-
-
-class SpecProgress(StoppableProgress):
-    """Plain lines for one spec of a batch (a live display per thread would fight over the
-    terminal). Once `stop` is set, the next step of the run raises `Interrupted`: worker
-    threads get no signals, so this is where they learn the batch is stopping."""
-
-    _write_lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self, name: str, width: int, stop: threading.Event) -> None:
-        super().__init__(sys.stderr, REDACTOR.redact, stop, "batch")
-        self.prefix = name.ljust(width)
-
-    def line(self, text: str) -> None:
-        with self._write_lock:
-            for part in text.splitlines() or [""]:
-                super().line(f"{self.prefix} | {part}")
 
 
 def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, ...]]:

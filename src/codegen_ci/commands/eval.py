@@ -33,7 +33,8 @@ import click
 
 from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.instructions import read_instructions
-from codegen_ci.commands.run import (
+from codegen_ci.commands.run_dir import make_output_dir
+from codegen_ci.commands.run_driver import (
     environment_layer,
     new_run_id,
     prepare_worktree,
@@ -41,7 +42,6 @@ from codegen_ci.commands.run import (
     run_pipeline,
     sigterm_as_interrupt,
 )
-from codegen_ci.commands.run_dir import make_output_dir
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.eval import judge
 from codegen_ci.eval.history import Task, find_tasks, make_base

@@ -1,24 +1,16 @@
-"""`codegen-ci run SPEC` and `codegen-ci resume RUN_DIR`: a run, started or continued.
+"""`codegen-ci run SPEC` and `codegen-ci resume RUN_DIR`: a run, started or continued, and its
+result shown.
 
-Before a run: its id, the settings the environment gives, the secrets the redactor must know,
-and its worktree on its branch (`prepare_worktree`; `resume` makes a removed one again through
-the same `open_worktree`). Then the pipeline, driven as every command drives it (`run_pipeline`:
-run.json, the progress display, the model adapter, SIGTERM/SIGINT turned into an interrupt),
-and the result shown. The run directory's files are `run_dir.py`'s; several candidates of one
-run are `run_candidates.py`'s.
+A new run's worktree comes from `run_driver.prepare_worktree`; `resume` goes on in an
+interrupted run's worktree, or makes a removed one again through the same
+`run_driver.open_worktree`. The pipeline runs as every command runs it (`run_driver`), the run
+directory's files are `run_dir.py`'s, several candidates of one run `run_candidates.py`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
-import signal
 import sys
-import threading
-import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +19,6 @@ import click
 from codegen_ci.agent.briefing import Briefing
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.instructions import read_instructions
-from codegen_ci.agent.model import Model, OpenAIChatModel
 from codegen_ci.commands.publish_local import check_prerequisites
 from codegen_ci.commands.run_dir import (
     RUN_FILE,
@@ -39,19 +30,22 @@ from codegen_ci.commands.run_dir import (
     settings_sources,
     trusted_spec,
 )
+from codegen_ci.commands.run_driver import (
+    environment_layer,
+    new_run_id,
+    open_worktree,
+    prepare_worktree,
+    register_secrets,
+    run_pipeline,
+)
 from codegen_ci.errors import InputError
-from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Failure, Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
-from codegen_ci.spec.model import Spec, slugify
+from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
-from codegen_ci.workspace.commit_message import GENERATED_BY, task_trailer
-from codegen_ci.workspace.create import create_worktree, worktrees_root
 from codegen_ci.workspace.dependency_links import link_dependencies
 from codegen_ci.workspace.git_env import trust_directory
-from codegen_ci.workspace.interrupt_deferral import defer_interrupt
 from codegen_ci.workspace.private_dir import check_private
 from codegen_ci.workspace.worktree import Worktree
 
@@ -244,37 +238,6 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
     )
 
 
-# -- before a run ---------------------------------------------------------------------------
-
-
-def environment_layer(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Settings from the environment (lowest precedence above the built-in defaults)."""
-    layer: dict[str, Any] = {}
-    if environ.get("CODEGEN_MODEL"):
-        layer["model"] = {"name": environ["CODEGEN_MODEL"]}
-    return layer
-
-
-def register_secrets() -> None:
-    REDACTOR.add_from_env(os.environ)
-
-
-def new_run_id(spec: Spec) -> str:
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    return f"{stamp}-{slugify(spec.slug, 24)}-{secrets.token_hex(2)}"
-
-
-def prepare_worktree(
-    root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
-) -> Worktree:
-    """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
-    suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch."""
-    wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
-    name = wanted if reset else branch_for(root, wanted, spec)
-    reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
-    return open_worktree(root, spec, run_id, name, spec.git.base or "HEAD", reset=reset)
-
-
 def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> Worktree:
     """The worktree `resume` goes on in: an interrupted run's, where it was; else (a failed
     run's worktree was removed, its folder too, or reused by someone else) a new one, made as
@@ -307,160 +270,6 @@ def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> 
         links=link_dependencies(root, tree_path),
         named=tuple(spec.outputs),
     )
-
-
-def open_worktree(
-    root: Path,
-    spec: Spec,
-    name: str,
-    branch: str,
-    base: str,
-    *,
-    reset: bool = False,
-    keep_branch: bool = False,
-    artifacts: Iterable[str] = (),
-) -> Worktree:
-    """The one way a run's worktree is made, for `run` and `resume` alike: `name` in a new
-    private folder of the run's own, on a new `branch` from `base` (`reset`: an existing one
-    moved to `base`; `keep_branch`: an existing one checked out as it is)."""
-    path = worktrees_root(root) / name
-    try:
-        worktree = create_worktree(
-            root,
-            path,
-            branch=branch,
-            base=base,
-            protected=spec.protected_paths,
-            reset_branch=reset,
-            keep_branch=keep_branch,
-        )
-    except BaseException:
-        with contextlib.suppress(OSError):  # the run's private folder, still empty
-            path.parent.rmdir()
-        raise
-    worktree.named = tuple(spec.outputs)
-    worktree.artifacts = set(artifacts)
-    return worktree
-
-
-def branch_for(root: Path, wanted: str, spec: Spec) -> str:
-    """`wanted`, `wanted-2`, ...: the first that an earlier run of this task left (to update)
-    or that does not exist yet."""
-    name, n = wanted, 1
-    while git.branch_exists(root, name) and not rerun_branch(root, name, spec):
-        n += 1
-        name = f"{wanted}-{n}"
-    return name
-
-
-def rerun_branch(root: Path, name: str, spec: Spec) -> bool:
-    """True when `name` is a branch an earlier run of the same task left (its tip is a
-    codegen-ci commit whose `Codegen-task` trailer matches this task) and no worktree has it
-    checked out: a re-run replaces it (the old tip stays in the branch's reflog) instead of
-    adding `-2`, `-3`... A branch with anyone's own commit on top, or in use, is left alone
-    and the run takes a suffixed name."""
-    if not git.branch_exists(root, name):
-        return False
-    message = git.git(["log", "-1", "--format=%B", f"refs/heads/{name}", "--"], root, check=False)
-    lines = message.splitlines()
-    if GENERATED_BY not in lines or task_trailer(spec) not in lines:
-        return False
-    listing = git.git(["worktree", "list", "--porcelain"], root, check=False)
-    return f"branch refs/heads/{name}" not in listing.splitlines()
-
-
-# -- the run --------------------------------------------------------------------------------
-
-
-def run_pipeline(
-    spec: Spec,
-    root: Path,
-    out: Path,
-    run_id: str,
-    worktree: Worktree,
-    *,
-    dry_run: bool = False,
-    report: Report | None = None,
-    conversation: Conversation | None = None,
-    progress: Progress | None = None,
-    briefing: Briefing | None = None,
-    sources: Mapping[str, Any] | None = None,
-    carry: str | None = None,
-) -> Report:
-    """One pipeline run as the commands start it: run.json first (what `resume` needs), then
-    the pipeline under the progress display, with SIGTERM/SIGINT turned into an interrupt."""
-    out.mkdir(parents=True, exist_ok=True)
-    state = RunState(
-        spec,
-        root,
-        run_id,
-        worktree.branch,
-        worktree.base_commit,
-        worktree.path,
-        dict(sources or {}),
-    )
-    state.write(out)
-    progress = progress or make_progress(REDACTOR.redact)
-    ctx = RunContext(
-        root,
-        out,
-        run_id,
-        worktree,
-        progress,
-        model_factory,
-        dry_run=dry_run,
-        carry=carry,
-        report=report or Report(),
-        conversation=conversation,
-        start_iteration=(report.iterations + 1) if report else 1,
-        briefing=briefing or Briefing(),
-    )
-    progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
-    try:
-        with sigterm_as_interrupt():
-            result = execute(spec, ctx)
-    finally:
-        progress.finished(ctx.report)
-    return result
-
-
-def model_factory(spec: Spec) -> Model:
-    return OpenAIChatModel(
-        spec.model,
-        api_key=os.environ.get("OPENAI_API_KEY"),
-        base_url=spec.model.base_url or os.environ.get("OPENAI_BASE_URL") or None,
-        retry_backoff=float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0")),
-    )
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """A cancelled workflow sends SIGINT, then SIGTERM: treat either like Ctrl-C, once.
-
-    The first signal raises `KeyboardInterrupt` (a BaseException, so no `except Exception`
-    on the way swallows it); the pipeline turns it into status error, reason interrupted,
-    after the running command's process group is killed. A SIGTERM after that is ignored so
-    the report and the worktree are written in full; a second Ctrl-C still stops at once.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers belong to the main thread (batch runs specs in threads)
-        return
-    interrupted = False
-
-    def handler(signum: int, frame: object) -> None:
-        nonlocal interrupted
-        if interrupted and signum == signal.SIGTERM:
-            return
-        interrupted = True
-        if not defer_interrupt():  # else the runner raises once its child is accounted for
-            raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 # -- the result -----------------------------------------------------------------------------

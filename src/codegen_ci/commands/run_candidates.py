@@ -30,14 +30,14 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.batch import SpecProgress
-from codegen_ci.commands.run import (
+from codegen_ci.commands.run_dir import is_run_dir
+from codegen_ci.commands.run_driver import (
+    SpecProgress,
     branch_for,
     prepare_worktree,
     run_pipeline,
     sigterm_as_interrupt,
 )
-from codegen_ci.commands.run_dir import is_run_dir
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Report
