@@ -1,6 +1,7 @@
-"""The `codegen-ci` click group. Each command lives in `codegen_ci.commands.<name>` as a
-function returning an exit code; errors become exit codes here, in one place. Command modules
-are imported lazily so `--help`, `validate` and `junit` start without loading openai or github.
+"""The `codegen-ci` click group. Each command is a function in `codegen_ci.commands` (see its
+`__init__`) returning an exit code; errors become exit codes here, in one place. Command
+modules are imported lazily so `--help`, `validate` and `junit` start without loading openai or
+github.
 """
 
 from __future__ import annotations
@@ -215,7 +216,7 @@ def schema() -> None:
 )
 def junit(files: tuple[Path, ...], as_json: bool, root: Path) -> None:
     """Parse JUnit XML reports and print what the reflection step would see."""
-    from codegen_ci.commands.junit import junit_command
+    from codegen_ci.commands.validate import junit_command
 
     _invoke(junit_command, files=list(files), as_json=as_json, root=root)
 
@@ -239,7 +240,7 @@ def action() -> None:
 @click.option("--base-url", help="Resume against this model endpoint.")
 def resume(run_dir: Path, spec_file: Path | None, base_url: str | None) -> None:
     """Continue a stopped or failed run from its output directory."""
-    from codegen_ci.commands.resume import resume_command
+    from codegen_ci.commands.run import resume_command
 
     _invoke(resume_command, run_dir=run_dir, spec_file=spec_file, base_url=base_url)
 

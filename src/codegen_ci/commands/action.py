@@ -5,13 +5,15 @@ event -> decide (task or ignore) -> who may trigger -> strip checkout credential
 publish (branch, pull request, status comment) -> outputs and job summary.
 
 Exit codes as everywhere: 0 success, ignored or refused; 1 the task failed; 2 bad input;
-3 GitHub, git or the model service failed. Whatever happens, the outputs get written (the run's
-state and its endings are in `action_state`).
+3 GitHub, git or the model service failed. Whatever happens, the outputs get written (`ActionRun`'s
+endings). The pull request loop (review threads, failing CI, the run history) is
+`action_pr_loop`.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
@@ -19,13 +21,23 @@ from typing import Any
 
 from codegen_ci.agent.prompt import Briefing, read_instructions
 from codegen_ci.commands import action_pr_loop as loop
-from codegen_ci.commands.action_state import ActionState
 from codegen_ci.errors import CodegenError, GitHubError
+from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
-from codegen_ci.publish.actions import ActionsIO, mask_secrets, untrusted_output
-from codegen_ci.publish.flow import Publishing, fork_refusal
-from codegen_ci.publish.github import PullInfo
-from codegen_ci.publish.run_history import memory_text
+from codegen_ci.publish.actions import (
+    ActionsIO,
+    mask_secrets,
+    report_path,
+    untrusted_output,
+    write_outputs,
+)
+from codegen_ci.publish.flow import Published, Publishing, fork_refusal
+from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
+from codegen_ci.publish.markdown import code_block, escape_md
+from codegen_ci.publish.report_text import summary_markdown
+from codegen_ci.publish.run_history import memory_text, render_history
+from codegen_ci.publish.status import StatusComment, StatusProgress
+from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
 from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event, load_event
@@ -35,11 +47,14 @@ from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.spec.layers import deep_merge
 from codegen_ci.workspace import git
 
+EXIT_FAILED = 1
+
 
 def action_command() -> int:
     io = ActionsIO(
-        output_file=_env_path("GITHUB_OUTPUT"), summary_file=_env_path("GITHUB_STEP_SUMMARY")
-    )  # fmt: skip
+        output_file=_env_path("GITHUB_OUTPUT"),
+        summary_file=_env_path("GITHUB_STEP_SUMMARY"),
+    )
     REDACTOR.add_from_env(os.environ)
     run = ActionRun(io)
     try:
@@ -55,8 +70,50 @@ def action_command() -> int:
         return run.fail(CodegenError(f"internal error: {type(exc).__name__}: {exc}"))
 
 
-class ActionRun(ActionState):
-    """One invocation: the sequence from the event to the published result."""
+class ActionRun:
+    """One invocation: its state (settings, GitHub client, status comment, report, output
+    folder, what was published), the sequence from the event to the published result, and
+    how it ends: skipped (exit 0), finished (report, job summary, outputs; exit 0 or 1) or
+    failed (the error on the status comment; exit 2 or 3)."""
+
+    def __init__(self, io: ActionsIO) -> None:
+        self.io = io
+        self.settings = ActionSettings()
+        self.publisher: GitHubPublisher | None = None
+        self.status: StatusComment | None = None
+        self.report: Report | None = None
+        self.out: Path | None = None
+        self.published = Published()
+        self.loop = loop.PullLoop()
+        self.ignored: tuple[str, ...] = ()  # settings the event may not set
+
+    def github(self) -> GitHubPublisher:
+        if self.publisher is None:
+            target = GitHubTarget.from_env(os.environ)
+            backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF") or "1.0")
+            self.publisher = GitHubPublisher(target, backoff=backoff)
+        return self.publisher
+
+    def status_comment(self, issue_number: int | None) -> StatusComment:
+        assert issue_number is not None
+        self.status = StatusComment(
+            self.github(), issue_number, self.settings.run_url, self.io.warning
+        )
+        self.status.footer = render_history(self.loop.history)
+        return self.status
+
+    def progress(self) -> Progress:
+        if self.status is None:
+            return Progress(stream=sys.stdout)
+        return StatusProgress(self.status, stream=sys.stdout)
+
+    def output_dir(self, root: Path, run_id: str) -> Path:
+        s = self.settings
+        if s.output_dir:
+            return ((s.workspace or Path.cwd()) / s.output_dir).resolve()
+        if s.workspace == Path("/github/workspace"):  # RUNNER_TEMP is not mounted in Docker
+            return git.common_dir(root) / "codegen" / "runs" / run_id
+        return s.default_output_dir or git.common_dir(root) / "codegen" / "runs" / run_id
 
     # -- the sequence ---------------------------------------------------------------------
 
@@ -101,9 +158,8 @@ class ActionRun(ActionState):
         self, task: EventTask, payload: dict[str, Any], root: Path, pull: PullInfo | None
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
-        from codegen_ci.commands.run_driver import run_pipeline
-        from codegen_ci.commands.run_files import make_output_dir
-        from codegen_ci.commands.run_prepare import new_run_id, prepare_worktree
+        from codegen_ci.commands.run_dir import make_output_dir
+        from codegen_ci.commands.run_driver import new_run_id, prepare_worktree, run_pipeline
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
 
         gh, token = self.github(), self.settings.github_token
@@ -116,8 +172,9 @@ class ActionRun(ActionState):
             base = remote.fetch_branch(root, pull.head_ref, token) or ""
             if not base:
                 raise GitHubError(f"the branch {pull.head_ref} of #{pull.number} is gone")
-        spec = resolve_event_spec(task, self.settings, root, config_commit=default_sha,
-                                  base=base, notice=self.io.warning)  # fmt: skip
+        spec = resolve_event_spec(
+            task, self.settings, root, config_commit=default_sha, base=base, notice=self.io.warning
+        )
         run_id = new_run_id(spec)
         title = issue_title(payload) or spec.title or task.title
         if pull is not None:
@@ -126,26 +183,37 @@ class ActionRun(ActionState):
             branch = branch_for(task, title, spec, root, token)
         self.out = make_output_dir(self.output_dir(root, run_id))
         progress = self.progress()
-        briefing = Briefing(read_instructions(root, default_sha, spec.instructions),
-                            memory_text(self.loop.history))  # fmt: skip
+        briefing = Briefing(
+            read_instructions(root, default_sha, spec.instructions), memory_text(self.loop.history)
+        )
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
             if spec.candidates.count > 1:
                 from codegen_ci.commands.run_candidates import start
 
-                self.report = start(spec, root, self.out, run_id, briefing=briefing, sources={},
-                                    progress=progress, branch=branch)  # fmt: skip
+                self.report = start(
+                    spec,
+                    root,
+                    self.out,
+                    run_id,
+                    briefing=briefing,
+                    sources={},
+                    progress=progress,
+                    branch=branch,
+                )
             else:
                 worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
-                self.report = run_pipeline(spec, root, self.out, run_id, worktree,
-                                           progress=progress, briefing=briefing)  # fmt: skip
+                self.report = run_pipeline(
+                    spec, root, self.out, run_id, worktree, progress=progress, briefing=briefing
+                )
         loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:
             self.published = publish_on_pull(ctx, self.report, pull, branch)
             loop.reply(gh, task, self.loop, self.report, pull, ctx.run_link(), self.io.warning)
         else:
-            target = NewBranch(branch, default, title, task.issue_number,
-                               self.settings.draft_on_failure)  # fmt: skip
+            target = NewBranch(
+                branch, default, title, task.issue_number, self.settings.draft_on_failure
+            )
             self.published = publish_new_branch(ctx, self.report, spec, target)
         return self.finish()
 
@@ -172,6 +240,54 @@ class ActionRun(ActionState):
         except GitHubError as exc:
             self.io.warning(f"could not add a reaction: {exc.message}")
         self.status_comment(task.issue_number).working("it", notes=self.ignored)
+
+    # -- endings --------------------------------------------------------------------------
+
+    def skip(self, reason: str) -> int:
+        self.io.notice(f"codegen-ci skipped this event: {reason}")
+        self.io.append_summary(f"## codegen-ci skipped\n\n{escape_md(reason, 2000)}\n")
+        self._outputs("skipped")
+        return 0
+
+    def finish(self) -> int:
+        report = self.report
+        assert report is not None and self.out is not None
+        report.pr_url = self.published.pr_url or None
+        report.branch = self.published.branch or report.branch
+        report.write(self.out)
+        summary = summary_markdown(report, run_url=self.settings.run_url)
+        if self.published.compare_url:
+            summary += f"\nOpen the pull request by hand: {self.published.compare_url}\n"
+        self.io.append_summary(summary)
+        if report.status != "success":
+            self.io.error(f"codegen-ci {report.status}: {report.reason or report.error or ''}")
+        self._outputs(report.status)
+        return 0 if report.status == "success" else EXIT_FAILED
+
+    def fail(self, exc: CodegenError) -> int:
+        self.io.error(exc.message, title="codegen-ci")
+        if self.status is not None:
+            self.status.post(
+                f"⚠️ **codegen-ci** stopped with an error:\n\n"
+                f"{code_block(exc.message)}\n{self.status.run_link()}"
+            )
+        if self.report is None and self.out is not None and (self.out / "report.json").exists():
+            self.report = Report.read(self.out)
+        if self.report is not None:
+            self.io.append_summary(summary_markdown(self.report, run_url=self.settings.run_url))
+        self._outputs("error")
+        return exc.exit_code
+
+    def _outputs(self, status: str) -> None:
+        path = report_path(self.out, self.settings.workspace)
+        write_outputs(
+            self.io,
+            status,
+            self.report,
+            pr_url=self.published.pr_url,
+            branch=self.published.branch,
+            report_path=path,
+        )
 
 
 def _env_path(name: str) -> Path | None:

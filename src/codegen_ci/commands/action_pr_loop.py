@@ -68,8 +68,14 @@ def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | Skip:
     return replace(task, pr_number=pull.number, issue_number=pull.number)
 
 
-def prepare(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop,
-            settings: ActionSettings, root: Path) -> EventTask | Skip:  # fmt: skip
+def prepare(
+    gh: GitHubPublisher,
+    task: EventTask,
+    pull: PullInfo,
+    loop: PullLoop,
+    settings: ActionSettings,
+    root: Path,
+) -> EventTask | Skip:
     """The full task, or why there is none."""
     where = f"pull request #{pull.number} ({pull.title})"
     if task.kind == "review_comment" and task.review_comment_id is not None:
@@ -86,16 +92,25 @@ def prepare(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop
     return task
 
 
-def _prepare_ci(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: PullLoop,
-                settings: ActionSettings, root: Path, where: str) -> EventTask | Skip:  # fmt: skip
+def _prepare_ci(
+    gh: GitHubPublisher,
+    task: EventTask,
+    pull: PullInfo,
+    loop: PullLoop,
+    settings: ActionSettings,
+    root: Path,
+    where: str,
+) -> EventTask | Skip:
     assert task.ci_run is not None
     if reason := _not_ours(gh, task, pull, settings, root):
         return Skip(reason)
     tries = [r for r in loop.history if r.kind == "ci_failure"]
     if len(tries) >= settings.max_ci_fix_attempts:
-        loop.give_up = (f"🛑 **codegen-ci** gives up on the failing CI of this pull request: "
-                        f"{len(tries)} attempt(s) made, the limit is "
-                        f"{settings.max_ci_fix_attempts} (input max-ci-fix-attempts).")  # fmt: skip
+        loop.give_up = (
+            f"🛑 **codegen-ci** gives up on the failing CI of this pull request: "
+            f"{len(tries)} attempt(s) made, the limit is "
+            f"{settings.max_ci_fix_attempts} (input max-ci-fix-attempts)."
+        )
         return Skip("the CI-fix attempts for this pull request are used up")
     leftovers = failed_run_leftovers(
         gh, task.ci_run.run_id, _artifact_dir(root, task.ci_run.run_id)
@@ -106,15 +121,18 @@ def _prepare_ci(gh: GitHubPublisher, task: EventTask, pull: PullInfo, loop: Pull
         return Skip(f"the failed run {run_id} left no JUnit report and no failed job log")
     loop.ci_signature = failures.signature()
     if tries and tries[-1].ci_signature == loop.ci_signature:
-        loop.give_up = ("🛑 **codegen-ci** gives up on the failing CI of this pull request: the "
-                        "same failures as before its last attempt "
-                        f"({code_span(failures.summary())}).")  # fmt: skip
+        loop.give_up = (
+            "🛑 **codegen-ci** gives up on the failing CI of this pull request: the "
+            "same failures as before its last attempt "
+            f"({code_span(failures.summary())})."
+        )
         return Skip("the same CI failures repeat after the last attempt")
     return replace(task, task=ci_task_text(task.ci_run, failures, where))
 
 
-def _not_ours(gh: GitHubPublisher, task: EventTask, pull: PullInfo,
-              settings: ActionSettings, root: Path) -> str | None:  # fmt: skip
+def _not_ours(
+    gh: GitHubPublisher, task: EventTask, pull: PullInfo, settings: ActionSettings, root: Path
+) -> str | None:
     if settings.max_ci_fix_attempts == 0:
         return "CI fixing is off (max-ci-fix-attempts is 0)"
     default = gh.default_branch()
@@ -132,8 +150,13 @@ def _not_ours(gh: GitHubPublisher, task: EventTask, pull: PullInfo,
     return f"#{pull.number}'s branch {pull.head_ref} is not one codegen-ci pushed{also}"
 
 
-def remember(status: StatusComment | None, loop: PullLoop, report: Report, task: EventTask,
-             run_url: str | None) -> None:  # fmt: skip
+def remember(
+    status: StatusComment | None,
+    loop: PullLoop,
+    report: Report,
+    task: EventTask,
+    run_url: str | None,
+) -> None:
     """The run joins the history kept under the status comment (posted with its next text)."""
     if status is None:
         return
@@ -142,8 +165,15 @@ def remember(status: StatusComment | None, loop: PullLoop, report: Report, task:
     status.hidden = history_marker(loop.history)
 
 
-def reply(gh: GitHubPublisher, task: EventTask, loop: PullLoop, report: Report,
-          pull: PullInfo, run_link: str, warn: Any) -> None:  # fmt: skip
+def reply(
+    gh: GitHubPublisher,
+    task: EventTask,
+    loop: PullLoop,
+    report: Report,
+    pull: PullInfo,
+    run_link: str,
+    warn: Any,
+) -> None:
     """Answer each review comment the run was for, in its own thread."""
     if task.kind not in REVIEW_KINDS:
         return
@@ -157,14 +187,18 @@ def reply(gh: GitHubPublisher, task: EventTask, loop: PullLoop, report: Report,
 
 def _reply_text(report: Report, pull: PullInfo) -> str:
     if report.status != "success":
-        return ("❌ **codegen-ci** could not make this change pass validation; nothing was "
-                f"pushed to {code_span(pull.head_ref)}. The status comment on the pull request "
-                "lists the failures.")  # fmt: skip
+        return (
+            "❌ **codegen-ci** could not make this change pass validation; nothing was "
+            f"pushed to {code_span(pull.head_ref)}. The status comment on the pull request "
+            "lists the failures."
+        )
     if not report.commit:
         return "✅ **codegen-ci**: validation passes and nothing needed to change here."
     files = ", ".join(code_span(f) for f in report.files_changed[:10]) or "no files"
-    return (f"✅ **codegen-ci** pushed {report.commit[:12]} to {code_span(pull.head_ref)}: "
-            f"changed {files}.")  # fmt: skip
+    return (
+        f"✅ **codegen-ci** pushed {report.commit[:12]} to {code_span(pull.head_ref)}: "
+        f"changed {files}."
+    )
 
 
 def _artifact_dir(root: Path, run_id: int) -> Path:

@@ -5,33 +5,52 @@ the same specs out over jobs (which is how a batch scales past one machine).
 Every spec is checked before anything runs. Exit status, first match wins:
 2 an argument matches no spec or a spec is invalid (nothing runs) · 1 a spec failed ·
 3 an infrastructure error or an interruption, and no spec failed · 0 all succeeded.
+
+The plan: the arguments expanded to spec files, every spec resolved against `.codegen.yml`
+and checked, and the matrix. What it shows: each spec's progress lines, prefixed with its name
+(`run_driver.SpecProgress`), and the summary table at the end (a rich table in a terminal,
+plain columns otherwise).
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import secrets
+import sys
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import click
 
-from codegen_ci.commands.batch_plan import Outcome, Planned, expand, matrix_of, plan
-from codegen_ci.commands.batch_view import SpecProgress, show_summary
-from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
-from codegen_ci.commands.run_files import make_output_dir
-from codegen_ci.commands.run_prepare import new_run_id, prepare_worktree, register_secrets
-from codegen_ci.errors import CodegenError, Interrupted
+from codegen_ci.commands.run_dir import make_output_dir
+from codegen_ci.commands.run_driver import (
+    SpecProgress,
+    environment_layer,
+    new_run_id,
+    prepare_worktree,
+    register_secrets,
+    run_pipeline,
+    sigterm_as_interrupt,
+)
+from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
 from codegen_ci.report import Report
+from codegen_ci.security.inert_text import for_terminal, raw_stream
+from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
+from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.worktree import Worktree
 
 EXIT_INTERRUPTED = 3
+SPEC_SUFFIXES = (".yaml", ".yml")
+COLUMNS = ("spec", "status", "rounds", "branch", "tokens", "time")
 
 
 def batch_command(
@@ -46,9 +65,17 @@ def batch_command(
     root = git.repo_root(repo.resolve())
     plans = plan(paths, root, check_git=not matrix)
     if candidates:  # `--candidates N` sets every spec's candidates.count
-        plans = [replace(p, spec=p.spec.model_copy(update={
-            "candidates": p.spec.candidates.model_copy(update={"count": candidates})}))
-            for p in plans]  # fmt: skip
+        plans = [
+            replace(
+                p,
+                spec=p.spec.model_copy(
+                    update={
+                        "candidates": p.spec.candidates.model_copy(update={"count": candidates})
+                    }
+                ),
+            )
+            for p in plans
+        ]
     if matrix:
         click.echo(json.dumps(matrix_of(plans, root), separators=(",", ":")))
         return 0
@@ -115,8 +142,16 @@ def run_one(
             from codegen_ci.commands.run_candidates import start
 
             out.mkdir(parents=True, exist_ok=True)
-            report = start(spec, root, out, run_id, briefing=Briefing(), sources={},
-                           lock=git_lock, progress=progress)  # fmt: skip
+            report = start(
+                spec,
+                root,
+                out,
+                run_id,
+                briefing=Briefing(),
+                sources={},
+                lock=git_lock,
+                progress=progress,
+            )
             progress.line(f"report: {out / 'report.json'}")
             return Outcome(planned, 0 if report.status == "success" else 1, report)
         # Branch names are chosen and created under one lock, so two specs never pick the
@@ -178,3 +213,163 @@ def exit_code(outcomes: list[Outcome]) -> int:
         if code in codes:
             return code
     return 0
+
+
+# -- the plan ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Planned:
+    path: Path  # as the user named it
+    name: str  # the spec's output sub-directory; unique within the batch
+    spec: Spec
+
+
+def expand(args: tuple[str, ...]) -> list[Path]:
+    """Spec files named by the arguments, in order, each once. A directory gives its own
+    `*.yaml`/`*.yml` files, sorted, not its sub-directories' (a `**` glob reaches those), and
+    never `.codegen.yml` or other hidden files; a glob expands with `glob` semantics."""
+    found: dict[Path, Path] = {}
+    unmatched = []
+    for arg in args:
+        matched = _expand_one(arg)
+        if not matched:
+            unmatched.append(arg)
+        for path in matched:
+            found.setdefault(path.resolve(), path)
+    if unmatched:
+        raise InputError("no spec files match: " + ", ".join(repr(a) for a in unmatched))
+    return list(found.values())
+
+
+def _expand_one(arg: str) -> list[Path]:
+    path = Path(arg)
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in SPEC_SUFFIXES and _is_spec(p))
+    if path.is_file():
+        return [path]
+    if glob.has_magic(arg):
+        # glob.glob, not Path.glob: the pattern may be absolute
+        matched = glob.glob(arg, recursive=True)  # noqa: PTH207
+        return sorted(Path(m) for m in matched if _is_spec(Path(m)))
+    return []
+
+
+def _is_spec(path: Path) -> bool:
+    return path.is_file() and not path.name.startswith(".") and path.name != REPO_CONFIG_NAME
+
+
+def plan(paths: list[Path], root: Path, *, check_git: bool) -> list[Planned]:
+    """Resolve every spec against `.codegen.yml` and the environment; all problems at once."""
+    repo_layer, _ = load_repo_config(root)
+    env_layer = environment_layer(os.environ)
+    problems: list[SpecProblem] = []
+    plans: list[Planned] = []
+    names: set[str] = set()
+    for path in paths:
+        try:
+            spec = resolve_spec(
+                env_layer, repo_layer, load_layer_file(path, is_spec=True), name=str(path)
+            )
+            if check_git:
+                _check_git(root, spec, str(path))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+            continue
+        plans.append(Planned(path, _unique(path.stem, names), spec))
+    if problems:
+        raise SpecError(problems)
+    return plans
+
+
+def _check_git(root: Path, spec: Spec, name: str) -> None:
+    """What would stop the run before it starts: the base commit and the branch name."""
+    problems = []
+    try:
+        git.rev_parse(root, spec.git.base or "HEAD")
+    except InputError as exc:
+        problems.append(SpecProblem(name, None, "git.base", exc.message))
+    try:
+        git.check_branch_name(root, spec.git.branch.replace("{slug}", spec.slug))
+    except InputError as exc:
+        problems.append(SpecProblem(name, None, "git.branch", exc.message))
+    if problems:
+        raise SpecError(problems)
+
+
+def _unique(stem: str, taken: set[str]) -> str:
+    name, n = stem, 1
+    while name in taken:
+        n += 1
+        name = f"{stem}-{n}"
+    taken.add(name)
+    return name
+
+
+def matrix_of(plans: list[Planned], root: Path) -> dict[str, Any]:
+    """Spec paths relative to the repository root, as the action's `spec` input takes them."""
+    include = []
+    for p in plans:
+        resolved = p.path.resolve()
+        rel = resolved.relative_to(root) if resolved.is_relative_to(root) else p.path
+        include.append(
+            {"spec": rel.as_posix(), "title": p.spec.title or p.spec.slug, "slug": p.spec.slug}
+        )
+    return {"include": include}
+
+
+@dataclass
+class Outcome:
+    planned: Planned
+    exit_code: int  # what this spec alone would exit with
+    report: Report | None = None
+    error: str | None = None
+
+    @property
+    def status(self) -> str:
+        return self.report.status if self.report else "error"
+
+
+# -- what it shows ------------------------------------------------------------------------
+
+
+def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for o in outcomes:
+        r = o.report
+        reason = r.reason if r and r.status != "success" and r.reason != "error" else None
+        status = o.status + (f" ({reason})" if reason else "")
+        if o.status == "error" and o.error:
+            status += f": {o.error.splitlines()[0][:60]}"
+        rows.append(
+            (
+                o.planned.name,
+                status,
+                str(r.iterations) if r else "-",
+                (r.branch or "-") if r else "-",
+                str(r.usage.total_tokens) if r else "-",
+                f"{r.duration_s:.0f}s" if r else "-",
+            )
+        )
+    return rows
+
+
+def show_summary(outcomes: Sequence[Outcome], out: Path) -> None:
+    rows = summary_rows(outcomes)
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(*COLUMNS, title="codegen-ci batch")
+        for row in rows:
+            style = "green" if row[1] == "success" else "red"
+            table.add_row(*(Text(for_terminal(v, one_line=True)) for v in row), style=style)
+        # rich's styling is ours; the cells are plain text (no markup) with no control
+        Console(file=raw_stream(sys.stdout), highlight=False).print(table)
+    else:
+        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
+        for row in [COLUMNS, *rows]:
+            click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    done = sum(o.status == "success" for o in outcomes)
+    click.echo(f"{done}/{len(outcomes)} succeeded; reports under {out} (summary.json)")

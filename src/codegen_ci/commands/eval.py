@@ -32,13 +32,14 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from codegen_ci.agent.prompt import Briefing, read_instructions
-from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
-from codegen_ci.commands.run_files import make_output_dir
-from codegen_ci.commands.run_prepare import (
+from codegen_ci.commands.run_dir import make_output_dir
+from codegen_ci.commands.run_driver import (
     environment_layer,
     new_run_id,
     prepare_worktree,
     register_secrets,
+    run_pipeline,
+    sigterm_as_interrupt,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.eval import judge
@@ -211,7 +212,6 @@ class TaskProgress(StoppableProgress):
 
     def __init__(self, stream: TextIO, stop: threading.Event) -> None:
         super().__init__(stream, stop, "eval")
-
 
 
 @dataclass
@@ -396,9 +396,16 @@ class Runner:
         try:
             instructions = read_instructions(self.root, spec.git.base or "HEAD", spec.instructions)
             report = run_candidates.start(
-                spec, self.root, out, run_id, briefing=Briefing(instructions), sources={},
-                lock=self.git_lock, progress=progress, branch=branch,
-            )  # fmt: skip
+                spec,
+                self.root,
+                out,
+                run_id,
+                briefing=Briefing(instructions),
+                sources={},
+                lock=self.git_lock,
+                progress=progress,
+                branch=branch,
+            )
             return Attempt(report, None)
         except CodegenError as exc:
             saved = Report.read(out) if (out / "report.json").is_file() else None
@@ -418,8 +425,11 @@ class Runner:
                     git.git(["worktree", "remove", "--force", str(path)], self.root, check=False)
                     with contextlib.suppress(OSError):
                         path.parent.rmdir()  # its private folder, when empty
-            refs = git.git(["for-each-ref", "--format=%(refname)", ours[0], ours[0] + "-*"],
-                           self.root, check=False)  # fmt: skip
+            refs = git.git(
+                ["for-each-ref", "--format=%(refname)", ours[0], ours[0] + "-*"],
+                self.root,
+                check=False,
+            )
             for ref in refs.split():
                 git.git(["update-ref", "-d", ref], self.root, check=False)
 

@@ -1,7 +1,13 @@
 """`codegen-ci init`: a starter `.codegen.yml` with the repository's own test and lint commands
 (detected from its build files) and, on request, the example workflows, copied from the
 templates shipped in the package (`codegen_ci/templates/workflows`, kept identical to
-`examples/workflows` by a test)."""
+`examples/workflows` by a test).
+
+The shipped templates use the Docker action (Python and git only), so for Node, Go or Rust the
+workflows switch to the runner-host variant (`codegen-ci/codegen-ci/host`, which runs the
+commands on the runner) and gain the setup steps and one install step before it.
+`examples/workflows/*-node.yml` and `*-go.yml` are exactly this output (tests/commands/test_init.py keeps
+them so). What the repository's commands are is `init_detect.py`'s guess."""
 
 from __future__ import annotations
 
@@ -12,9 +18,7 @@ from pathlib import Path
 
 import click
 
-from codegen_ci.commands.init_detect import Detected, detect
-from codegen_ci.commands.init_sources import ci_workflows
-from codegen_ci.commands.init_workflow import needs_runner_host, render_workflow
+from codegen_ci.commands.init_detect import Detected, ci_workflows, detect
 from codegen_ci.errors import InputError
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
 
@@ -28,6 +32,13 @@ WORKFLOW_TEMPLATES = {
     "review": "review.yml",
     "ci-fix": "ci-fix.yml",
 }
+DOCKER_ACTION = "uses: codegen-ci/codegen-ci@v0"
+HOST_ACTION = "uses: codegen-ci/codegen-ci/host@v0"
+# Every template's codegen-ci step starts so; the setup steps go right before it.
+ACTION_STEP = "      - name: codegen-ci\n        id: codegen\n"
+PYTHON_VERSION = '"3.12"'  # the host variant needs Python 3.11+
+NODE_VERSION = "20"
+PNPM_VERSION = "9"
 
 
 def parse_workflows(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -87,11 +98,15 @@ def in_place(text: str, ci_names: list[str]) -> str:
     if CI_TRIGGER in text:
         if ci_names:
             text = text.replace(CI_TRIGGER, f"    workflows: {json.dumps(ci_names)}\n")
-            note = ("# Written by `codegen-ci init` for the CI workflow(s) named below; needs an "
-                    "OPENAI_API_KEY secret.")  # fmt: skip
+            note = (
+                "# Written by `codegen-ci init` for the CI workflow(s) named below; needs an "
+                "OPENAI_API_KEY secret."
+            )
         else:
-            note = ("# Written by `codegen-ci init`: name your CI workflow below (no workflow on "
-                    "push or pull_request was found); needs an OPENAI_API_KEY secret.")  # fmt: skip
+            note = (
+                "# Written by `codegen-ci init`: name your CI workflow below (no workflow on "
+                "push or pull_request was found); needs an OPENAI_API_KEY secret."
+            )
     return COPY_NOTE.sub(note, text)
 
 
@@ -161,8 +176,9 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
     if not found.test:
         click.echo("warning: no test command detected; add one under validation.test", err=True)
     for install in found.node.reporters if found.node else []:
-        click.echo(f"next: {install} (the test command's JUnit reporter; package.json "
-                   "does not declare it)")  # fmt: skip
+        click.echo(
+            f"next: {install} (the test command's JUnit reporter; package.json does not declare it)"
+        )
     click.echo("next: codegen-ci run SPEC --dry-run runs these commands once, with no model call")
     if workflows:
         click.echo("next: add an OPENAI_API_KEY repository secret for the workflows")
@@ -173,3 +189,55 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
             )
     if "schedule" in workflows:
         click.echo("next: put the nightly tasks under specs/ (codegen-ci batch specs/ --matrix)")
+
+
+# -- the host variant of the workflows ----------------------------------------------------
+
+
+def needs_runner_host(found: Detected) -> bool:
+    return any(eco in found.ecosystems for eco in ("node", "go", "rust"))
+
+
+def render_workflow(template: str, found: Detected) -> str:
+    """`template` as is for a Python (or undetected) repository; else the host variant."""
+    if not needs_runner_host(found) or ACTION_STEP not in template:
+        return template
+    steps = [
+        "      # The runner-host variant runs your lint and test commands on this runner: set up\n"
+        "      # their toolchains and install the dependencies once; the agent's working copies\n"
+        "      # use what is installed here.\n"
+        "      - uses: actions/setup-python@v5\n"
+        "        with:\n"
+        f"          python-version: {PYTHON_VERSION}\n",
+        *_toolchain_steps(found),
+    ]
+    if found.install:
+        script = "".join(f"          {command}\n" for command in found.install)
+        steps.append(f"      - name: Install dependencies\n        run: |\n{script}")
+    block = "\n".join(steps) + "\n"
+    return template.replace(ACTION_STEP, block + ACTION_STEP).replace(DOCKER_ACTION, HOST_ACTION)
+
+
+def _toolchain_steps(found: Detected) -> list[str]:
+    steps: list[str] = []
+    node = found.node
+    if node is not None:
+        if node.manager == "pnpm":
+            pin = (
+                "" if node.pinned_manager else f"        with:\n          version: {PNPM_VERSION}\n"
+            )
+            steps.append("      - uses: pnpm/action-setup@v4\n" + pin)
+        cache = (
+            f"          cache: {node.manager}\n" if node.lockfile and node.manager != "bun" else ""
+        )
+        steps.append(
+            "      - uses: actions/setup-node@v4\n        with:\n"
+            f"          node-version: {NODE_VERSION}\n{cache}"
+        )
+        if node.manager == "bun":
+            steps.append("      - uses: oven-sh/setup-bun@v2\n")
+    if "go" in found.ecosystems:
+        steps.append(
+            "      - uses: actions/setup-go@v5\n        with:\n          go-version-file: go.mod\n"
+        )
+    return steps

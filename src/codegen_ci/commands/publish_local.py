@@ -23,13 +23,17 @@ def check_prerequisites(root: Path, *, open_pr: bool) -> str | None:
     result = git.git(["remote", "get-url", "origin"], root, check=False)
     url = result.strip()
     if not url:
-        raise InputError(f"{flag} needs a git remote named origin to push to; this repository "
-                         "has none (add one with: git remote add origin URL)")  # fmt: skip
+        raise InputError(
+            f"{flag} needs a git remote named origin to push to; this repository "
+            "has none (add one with: git remote add origin URL)"
+        )
     if not open_pr:
         return None
     if not (os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
-        raise InputError("--pr needs GITHUB_TOKEN (or GH_TOKEN) to open the pull request; "
-                         "set it, or use --push alone")  # fmt: skip
+        raise InputError(
+            "--pr needs GITHUB_TOKEN (or GH_TOKEN) to open the pull request; "
+            "set it, or use --push alone"
+        )
     return os.environ.get("GITHUB_REPOSITORY") or _repo_from_url(url)
 
 
@@ -67,6 +71,8 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
 def _repo_from_url(url: str) -> str:
     match = GITHUB_REMOTE.search(url)
     if not match:
-        raise InputError(f"--pr: cannot tell the GitHub repository from origin {url!r}; "
-                         "set GITHUB_REPOSITORY=owner/name")  # fmt: skip
+        raise InputError(
+            f"--pr: cannot tell the GitHub repository from origin {url!r}; "
+            "set GITHUB_REPOSITORY=owner/name"
+        )
     return match["repo"]

@@ -30,9 +30,14 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.batch_view import SpecProgress
-from codegen_ci.commands.run_driver import run_pipeline, sigterm_as_interrupt
-from codegen_ci.commands.run_prepare import branch_for, prepare_worktree
+from codegen_ci.commands.run_dir import is_run_dir
+from codegen_ci.commands.run_driver import (
+    SpecProgress,
+    branch_for,
+    prepare_worktree,
+    run_pipeline,
+    sigterm_as_interrupt,
+)
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Reason, Report, Status
@@ -67,8 +72,7 @@ class Plan:
     def describe(self) -> str:
         c = self.spec.candidates
         models = ", ".join(self.model(i) for i in range(c.count))
-        extra = (f"concurrency {self.concurrency()}" if c.strategy == "race"
-                 else f"carry {c.carry}")  # fmt: skip
+        extra = f"concurrency {self.concurrency()}" if c.strategy == "race" else f"carry {c.carry}"
         return f"candidates: up to {c.count}, {c.strategy} ({extra}); models: {models}"
 
     def concurrency(self) -> int:
@@ -76,10 +80,16 @@ class Plan:
         return max(1, min(c.count, c.concurrency or os.cpu_count() or 1))
 
     def save(self) -> None:
-        data = {"spec": self.spec.model_dump(mode="json"), "repo": str(self.root),
-                "run_id": self.run_id, "branch": self.branch, "base_commit": self.base_commit,
-                "sources": self.sources, "elapsed_s": self.elapsed_s,
-                "done": [c.model_dump(mode="json") for c in self.done]}  # fmt: skip
+        data = {
+            "spec": self.spec.model_dump(mode="json"),
+            "repo": str(self.root),
+            "run_id": self.run_id,
+            "branch": self.branch,
+            "base_commit": self.base_commit,
+            "sources": self.sources,
+            "elapsed_s": self.elapsed_s,
+            "done": [c.model_dump(mode="json") for c in self.done],
+        }
         tmp = self.out / (STATE + ".tmp")
         tmp.write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
         tmp.replace(self.out / STATE)
@@ -89,11 +99,17 @@ class Plan:
         path = out / STATE
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(Spec.model_validate(data["spec"]), Path(data["repo"]), out,
-                       data["run_id"], data["branch"], data["base_commit"],
-                       dict(data.get("sources") or {}),
-                       [Candidate.model_validate(c) for c in data["done"]],
-                       float(data.get("elapsed_s", 0.0)))  # fmt: skip
+            return cls(
+                Spec.model_validate(data["spec"]),
+                Path(data["repo"]),
+                out,
+                data["run_id"],
+                data["branch"],
+                data["base_commit"],
+                dict(data.get("sources") or {}),
+                [Candidate.model_validate(c) for c in data["done"]],
+                float(data.get("elapsed_s", 0.0)),
+            )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path} is corrupt: {type(exc).__name__}: {exc}"[:500]) from None
 
@@ -102,24 +118,32 @@ def is_multi(out: Path) -> bool:
     return (out / STATE).is_file()
 
 
-def start(spec: Spec, root: Path, out: Path, run_id: str, *, briefing: Briefing,
-          sources: Mapping[str, Any], lock: threading.Lock | None = None,
-          progress: Progress | None = None, branch: str | None = None) -> Report:  # fmt: skip
+def start(
+    spec: Spec,
+    root: Path,
+    out: Path,
+    run_id: str,
+    *,
+    briefing: Briefing,
+    sources: Mapping[str, Any],
+    lock: threading.Lock | None = None,
+    progress: Progress | None = None,
+    branch: str | None = None,
+) -> Report:
     lock = lock or threading.Lock()
-    base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"],
-                   root).strip()  # fmt: skip
+    base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
     wanted = spec.git.branch.replace("{slug}", spec.slug)
     if branch is None:  # the action names its own branch (and replaces it)
         with lock:
             branch = branch_for(root, wanted, spec)
-    plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock,
-                progress=progress)  # fmt: skip
+    plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
     plan.save()
     return drive(plan, briefing)
 
 
-def drive(plan: Plan, briefing: Briefing,
-          resume_one: Callable[[Path], Report] | None = None) -> Report:  # fmt: skip
+def drive(
+    plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] | None = None
+) -> Report:
     """Run (or go on running) the candidates, then choose and put the winner on the branch.
     `resume_one` continues an attempt an interruption left unfinished."""
     (plan.progress or make_progress()).stage(plan.describe())
@@ -129,17 +153,20 @@ def drive(plan: Plan, briefing: Briefing,
         else:
             _escalate(plan, briefing, resume_one)
     except Interrupted:
-        stopped = Report(run_id=plan.run_id, output_dir=str(plan.out),
-                         base_commit=plan.base_commit, candidates=list(plan.done),
-                         usage=total_usage(plan.done))  # fmt: skip
+        stopped = Report(
+            run_id=plan.run_id,
+            output_dir=str(plan.out),
+            base_commit=plan.base_commit,
+            candidates=list(plan.done),
+            usage=total_usage(plan.done),
+        )
         stopped.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         stopped.write(plan.out)
         raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
     return _finish(plan)
 
 
-def _escalate(plan: Plan, briefing: Briefing,
-              resume_one: Callable[[Path], Report] | None) -> None:  # fmt: skip
+def _escalate(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] | None) -> None:
     cfg = plan.spec.candidates
     began = time.monotonic() - plan.elapsed_s
     for index in range(len(plan.done), cfg.count):
@@ -148,12 +175,11 @@ def _escalate(plan: Plan, briefing: Briefing,
                 plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
             return
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and (cand_out / "run.json").is_file():
+        if resume_one is not None and is_run_dir(cand_out):
             report = resume_one(cand_out)
             candidate = summarize(index, plan.model(index), report, cand_out, time.time())
         else:
-            limits, why = remaining_limits(plan.spec.limits, plan.done,
-                                           time.monotonic() - began)  # fmt: skip
+            limits, why = remaining_limits(plan.spec.limits, plan.done, time.monotonic() - began)
             if limits is None:
                 plan.note = f"candidate {index} and later not started: {why}"
                 shown = plan.progress or make_progress()
@@ -168,8 +194,7 @@ def _escalate(plan: Plan, briefing: Briefing,
         plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
 
 
-def _race(plan: Plan, briefing: Briefing,
-          resume_one: Callable[[Path], Report] | None) -> None:  # fmt: skip
+def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] | None) -> None:
     """Run the attempts at once. Signals reach only the main thread: on Ctrl-C or SIGTERM it
     sets `stop`, and each running attempt stops at its next step (as a batch's specs do),
     keeping its worktree for `resume`."""
@@ -184,9 +209,10 @@ def _race(plan: Plan, briefing: Briefing,
     def one(index: int) -> None:
         progress = plan.progress or SpecProgress(f"candidate {index}", 11, stop)
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and (cand_out / "run.json").is_file():
-            candidate = summarize(index, plan.model(index), resume_one(cand_out), cand_out,
-                                  time.time())  # fmt: skip
+        if resume_one is not None and is_run_dir(cand_out):
+            candidate = summarize(
+                index, plan.model(index), resume_one(cand_out), cand_out, time.time()
+            )
         else:
             candidate = _run_one(plan, index, limits, briefing, None, progress)
         with state_lock:
@@ -214,25 +240,43 @@ def _race(plan: Plan, briefing: Briefing,
         raise exc
 
 
-def _run_one(plan: Plan, index: int, limits: Limits, briefing: Briefing,
-             carry: str | None, progress: Progress | None = None) -> Candidate:  # fmt: skip
+def _run_one(
+    plan: Plan,
+    index: int,
+    limits: Limits,
+    briefing: Briefing,
+    carry: str | None,
+    progress: Progress | None = None,
+) -> Candidate:
     model = plan.model(index)
-    spec = plan.spec.model_copy(update={
-        "limits": limits,
-        "model": plan.spec.model.model_copy(update={"name": model}),
-        "git": plan.spec.git.model_copy(update={"base": plan.base_commit}),
-    })  # fmt: skip
+    spec = plan.spec.model_copy(
+        update={
+            "limits": limits,
+            "model": plan.spec.model.model_copy(update={"name": model}),
+            "git": plan.spec.git.model_copy(update={"base": plan.base_commit}),
+        }
+    )
     out = plan.out / "candidates" / str(index)
     run_id = f"{plan.run_id}-c{index}"
     progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
     with plan.lock:  # `git worktree add` takes the repository's locks: one at a time
-        worktree = prepare_worktree(plan.root, spec, run_id,
-                                    branch=f"{plan.branch}-candidate-{index}")  # fmt: skip
+        worktree = prepare_worktree(
+            plan.root, spec, run_id, branch=f"{plan.branch}-candidate-{index}"
+        )
     try:
-        report = run_pipeline(spec, plan.root, out, run_id, worktree, briefing=briefing,
-                              sources=plan.sources, carry=carry, progress=progress)  # fmt: skip
+        report = run_pipeline(
+            spec,
+            plan.root,
+            out,
+            run_id,
+            worktree,
+            briefing=briefing,
+            sources=plan.sources,
+            carry=carry,
+            progress=progress,
+        )
     except Interrupted:
         raise
     except CodegenError as exc:
@@ -252,8 +296,7 @@ def _finish(plan: Plan) -> Report:
     report = Report.read(best_out)
     with plan.lock:
         for c in plan.done:
-            git.git(["branch", "-D", f"{plan.branch}-candidate-{c.index}"], plan.root,
-                    check=False)  # fmt: skip
+            git.git(["branch", "-D", f"{plan.branch}-candidate-{c.index}"], plan.root, check=False)
         if best.commit:
             git.git(["branch", "-f", plan.branch, best.commit], plan.root)
             report.branch, report.commit = plan.branch, best.commit

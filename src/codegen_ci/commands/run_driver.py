@@ -1,26 +1,133 @@
-"""One pipeline run as the commands start it: run.json (what `resume` needs), the progress
-display, the model adapter, and SIGTERM/SIGINT turned into an interrupt."""
+"""One run of the pipeline as every command starts it (`run`, `resume`, `batch`, `eval`,
+`action`, each candidate of a multi-candidate run).
+
+Before the run: its id, the settings the environment gives, the secrets the redactor must know,
+and its worktree on its branch (`open_worktree` is the one way a run's worktree is made, for a
+new run and for `resume` alike). The run itself: run.json first (`run_dir.py`), the progress
+display (`SpecProgress` for a run on a worker thread), the model adapter, and SIGTERM/SIGINT
+turned into an interrupt.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import signal
+import sys
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, OpenAIChatModel
 from codegen_ci.agent.prompt import Briefing
+from codegen_ci.commands.run_dir import RunState
 from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.progress import Progress, make_progress
+from codegen_ci.progress import Progress, StoppableProgress, make_progress
 from codegen_ci.report import Report
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.spec.model import Spec
+from codegen_ci.spec.model import Spec, slugify
+from codegen_ci.workspace import git
+from codegen_ci.workspace.finalize import GENERATED_BY, task_trailer
 from codegen_ci.workspace.proc import defer_interrupt
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace.worktree import Worktree, create_worktree, worktrees_root
+
+# -- before a run ---------------------------------------------------------------------------
+
+
+def environment_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from the environment (lowest precedence above the built-in defaults)."""
+    layer: dict[str, Any] = {}
+    if environ.get("CODEGEN_MODEL"):
+        layer["model"] = {"name": environ["CODEGEN_MODEL"]}
+    return layer
+
+
+def register_secrets() -> None:
+    REDACTOR.add_from_env(os.environ)
+
+
+def new_run_id(spec: Spec) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{stamp}-{slugify(spec.slug, 24)}-{secrets.token_hex(2)}"
+
+
+def prepare_worktree(
+    root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
+) -> Worktree:
+    """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
+    suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch."""
+    wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
+    name = wanted if reset else branch_for(root, wanted, spec)
+    reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
+    return open_worktree(root, spec, run_id, name, spec.git.base or "HEAD", reset=reset)
+
+
+def open_worktree(
+    root: Path,
+    spec: Spec,
+    name: str,
+    branch: str,
+    base: str,
+    *,
+    reset: bool = False,
+    keep_branch: bool = False,
+    artifacts: Iterable[str] = (),
+) -> Worktree:
+    """The one way a run's worktree is made, for `run` and `resume` alike: `name` in a new
+    private folder of the run's own, on a new `branch` from `base` (`reset`: an existing one
+    moved to `base`; `keep_branch`: an existing one checked out as it is)."""
+    path = worktrees_root(root) / name
+    try:
+        worktree = create_worktree(
+            root,
+            path,
+            branch=branch,
+            base=base,
+            protected=spec.protected_paths,
+            reset_branch=reset,
+            keep_branch=keep_branch,
+        )
+    except BaseException:
+        with contextlib.suppress(OSError):  # the run's private folder, still empty
+            path.parent.rmdir()
+        raise
+    worktree.named = tuple(spec.outputs)
+    worktree.artifacts = set(artifacts)
+    return worktree
+
+
+def branch_for(root: Path, wanted: str, spec: Spec) -> str:
+    """`wanted`, `wanted-2`, ...: the first that an earlier run of this task left (to update)
+    or that does not exist yet."""
+    name, n = wanted, 1
+    while git.branch_exists(root, name) and not rerun_branch(root, name, spec):
+        n += 1
+        name = f"{wanted}-{n}"
+    return name
+
+
+def rerun_branch(root: Path, name: str, spec: Spec) -> bool:
+    """True when `name` is a branch an earlier run of the same task left (its tip is a
+    codegen-ci commit whose `Codegen-task` trailer matches this task) and no worktree has it
+    checked out: a re-run replaces it (the old tip stays in the branch's reflog) instead of
+    adding `-2`, `-3`... A branch with anyone's own commit on top, or in use, is left alone
+    and the run takes a suffixed name."""
+    if not git.branch_exists(root, name):
+        return False
+    message = git.git(["log", "-1", "--format=%B", f"refs/heads/{name}", "--"], root, check=False)
+    lines = message.splitlines()
+    if GENERATED_BY not in lines or task_trailer(spec) not in lines:
+        return False
+    listing = git.git(["worktree", "list", "--porcelain"], root, check=False)
+    return f"branch refs/heads/{name}" not in listing.splitlines()
+
+
+# -- the run --------------------------------------------------------------------------------
 
 
 def run_pipeline(
@@ -38,17 +145,34 @@ def run_pipeline(
     sources: Mapping[str, Any] | None = None,
     carry: str | None = None,
 ) -> Report:
+    """One pipeline run as the commands start it: run.json first (what `resume` needs), then
+    the pipeline under the progress display, with SIGTERM/SIGINT turned into an interrupt."""
     out.mkdir(parents=True, exist_ok=True)
-    state = {"spec": spec.model_dump(mode="json"), "repo": str(root), "run_id": run_id,
-             "branch": worktree.branch, "base_commit": worktree.base_commit,
-             "worktree": str(worktree.path), "sources": dict(sources or {})}  # fmt: skip
-    (out / "run.json").write_text(REDACTOR.dumps(state, indent=2), encoding="utf-8")
+    state = RunState(
+        spec,
+        root,
+        run_id,
+        worktree.branch,
+        worktree.base_commit,
+        worktree.path,
+        dict(sources or {}),
+    )
+    state.write(out)
     progress = progress or make_progress()
-    ctx = RunContext(root, out, run_id, worktree, progress, model_factory,
-                     dry_run=dry_run, carry=carry,
-                     report=report or Report(), conversation=conversation,
-                     start_iteration=(report.iterations + 1) if report else 1,
-                     briefing=briefing or Briefing())  # fmt: skip
+    ctx = RunContext(
+        root,
+        out,
+        run_id,
+        worktree,
+        progress,
+        model_factory,
+        dry_run=dry_run,
+        carry=carry,
+        report=report or Report(),
+        conversation=conversation,
+        start_iteration=(report.iterations + 1) if report else 1,
+        briefing=briefing or Briefing(),
+    )
     progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
     try:
         with sigterm_as_interrupt():
@@ -95,3 +219,20 @@ def sigterm_as_interrupt() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+class SpecProgress(StoppableProgress):
+    """Plain lines for one spec of a batch (a live display per thread would fight over the
+    terminal). Once `stop` is set, the next step of the run raises `Interrupted`: worker
+    threads get no signals, so this is where they learn the batch is stopping."""
+
+    _write_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, name: str, width: int, stop: threading.Event) -> None:
+        super().__init__(sys.stderr, stop, "batch")
+        self.prefix = name.ljust(width)
+
+    def line(self, text: str) -> None:
+        with self._write_lock:
+            for part in text.splitlines() or [""]:
+                super().line(f"{self.prefix} | {part}")

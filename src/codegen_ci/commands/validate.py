@@ -1,4 +1,12 @@
-"""`codegen-ci validate SPEC...` and `codegen-ci schema`."""
+"""The commands that read files and report, running nothing: `codegen-ci validate SPEC...`,
+`codegen-ci schema`, and `codegen-ci junit FILE... [--json] [--root DIR]`.
+
+`junit` shows what the reflection step would see (locations relative to `--root`, the
+repository the tests ran in; the current directory). Its exit codes: 0 every file parsed and
+no test failed or errored; 1 some test failed or errored; 2 a file is missing or could not be
+parsed (what did parse is still printed, and a broken report outranks failing tests: the
+picture is incomplete, so the input is what is wrong).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,11 @@ from typing import Any
 import click
 
 from codegen_ci.errors import SpecError
+from codegen_ci.gate.junit.parse import parse_files, render_text, summary_json
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, deep_merge, json_schema, load_layer_file
 
+EXIT_OK = 0
+EXIT_FAILING = 1
 EXIT_BAD_INPUT = 2
 
 
@@ -36,7 +47,7 @@ def validate_command(specs: tuple[Path, ...]) -> int:
     if bad:
         click.echo(f"{bad} of {len(specs)} file(s) invalid", err=True)
         return EXIT_BAD_INPUT
-    return 0
+    return EXIT_OK
 
 
 def _no_tests(path: Path, layer: dict[str, Any], is_config: bool) -> tuple[bool, str] | None:
@@ -79,3 +90,17 @@ def _repo_config_for(spec: Path) -> Path | None:
 def schema_command() -> int:
     click.echo(json.dumps(json_schema(), indent=2))
     return 0
+
+
+def junit_command(files: list[Path], as_json: bool, root: Path = Path()) -> int:
+    result = parse_files(files, root=root.resolve())
+    if as_json:
+        click.echo(json.dumps(summary_json(result), indent=2))
+        # stdout stays pure JSON; a person still sees which files were broken.
+        for problem in result.problems:
+            click.echo(f"codegen-ci: error: {problem}", err=True)
+    else:
+        click.echo(render_text(result))
+    if result.problems:
+        return EXIT_BAD_INPUT
+    return EXIT_FAILING if result.failing() else EXIT_OK

@@ -349,15 +349,21 @@ def create_worktree(
     base: str,
     protected: Sequence[str],
     reset_branch: bool = False,
+    keep_branch: bool = False,
 ) -> Worktree:
-    """A new worktree at `path` on a new `branch` from `base` (a commit-ish)."""
+    """A new worktree at `path` on a new `branch` from `base` (a commit-ish); `reset_branch`:
+    an existing `branch` moved to `base`; `keep_branch`: an existing one checked out as it is
+    (`resume`: it holds the run's commit), `base` still the run's base commit."""
     base_commit = git.rev_parse(repo, base)
     git.check_branch_name(repo, branch)
     claim_branch(branch)  # before it exists: a concurrent run's ref guard must leave it be
     check_private(path.parent)
     trust_directory(path)
-    flag = "-B" if reset_branch else "-b"
-    git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
+    if keep_branch:
+        git.git(["worktree", "add", "-q", str(path), branch], repo)
+    else:
+        flag = "-B" if reset_branch else "-b"
+        git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
     links = link_dependencies(repo, path)
     return Worktree(repo, path, branch, base_commit, tuple(protected), links=links)
 
