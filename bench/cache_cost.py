@@ -46,8 +46,9 @@ Policy = Callable[[list[Message]], list[Message]]
 def cache_cost(calls: tuple[int, ...] = (20, 60, 300), ordinary_calls: int = 60) -> dict[str, Any]:
     sessions = {str(n): _session(n) for n in calls}
     ordinary = ordinary_session(ordinary_calls) if ordinary_calls else None
-    holds = all(s["max_request_bytes"]["compacting"] <= MAX_REQUEST_BYTES
-                for s in sessions.values())  # fmt: skip
+    holds = all(
+        s["max_request_bytes"]["compacting"] <= MAX_REQUEST_BYTES for s in sessions.values()
+    )
     if str(TARGET_CALLS) in sessions:
         ratios = sessions[str(TARGET_CALLS)]["vs_append_only"]
         holds = holds and all(ratios[str(d)] <= TARGETS[d] for d in DISCOUNTS)
@@ -209,8 +210,10 @@ def _measure(
         "sliding_window": sliding_view,
         "compacting": window.view,
     }
-    replayed = {name: _billed(first, [policy(messages[:p]) for p in points])
-                for name, policy in policies.items()}  # fmt: skip
+    replayed = {
+        name: _billed(first, [policy(messages[:p]) for p in points])
+        for name, policy in policies.items()
+    }
     run = report["usage"]
     if replayed["compacting"]["cached_tokens"] != run["cached_tokens"]:
         raise RuntimeError("the offline replay does not match the run's own usage")
@@ -245,8 +248,12 @@ def _billed(first: dict[str, Any], views: list[list[Message]]) -> dict[str, Any]
         prompt, cached = prompt + tokens, cached + hit
         biggest = max(biggest, len(json.dumps(body).encode()))
     billed = {str(d): round(prompt - cached * d) for d in DISCOUNTS}
-    return {"prompt_tokens": prompt, "cached_tokens": cached, "billed": billed,
-            "max_bytes": biggest}  # fmt: skip
+    return {
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "billed": billed,
+        "max_bytes": biggest,
+    }
 
 
 def _transcript(path: Path) -> list[Message]:

@@ -79,8 +79,9 @@ def _policy(new_text: str) -> Any:
         if not tools:
             return Reply(tool_calls=[call("read_file", path=VERSION_FILE)])
         if len(tools) == 1:
-            return Reply(tool_calls=[call("edit_file", path=VERSION_FILE, old_text=OLD,
-                                          new_text=new_text)])  # fmt: skip
+            return Reply(
+                tool_calls=[call("edit_file", path=VERSION_FILE, old_text=OLD, new_text=new_text)]
+            )
         return Reply("Done.")
 
     return step
@@ -116,11 +117,16 @@ def _once(test_sleep_s: float) -> dict[str, Any]:
             ):
                 server.add_for(CHEAP, *[_policy(WRONG)] * 50)
                 server.add_for(STRONG, *[_policy(FIXED)] * 50)
-                repo = make_repo(tmp / "repo", {
-                    "src/semver/__init__.py": "", VERSION_FILE: VERSION_PY,
-                    "tests/test_version.py": _tests(test_sleep_s),
-                    "pytest.ini": "[pytest]\npythonpath = src\n", ".gitignore": "__pycache__/\n",
-                })  # fmt: skip
+                repo = make_repo(
+                    tmp / "repo",
+                    {
+                        "src/semver/__init__.py": "",
+                        VERSION_FILE: VERSION_PY,
+                        "tests/test_version.py": _tests(test_sleep_s),
+                        "pytest.ini": "[pytest]\npythonpath = src\n",
+                        ".gitignore": "__pycache__/\n",
+                    },
+                )
                 spec: dict[str, Any] = {
                     "title": "Reset patch in bump_minor",
                     "task": "Version.bump_minor() must reset the patch number to 0.",

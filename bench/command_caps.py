@@ -79,9 +79,16 @@ def _time(func: Any) -> float:
 def _old_runner(command: str, cwd: Path, env: dict[str, str], log: Path) -> None:
     """The runner before issue 17, in short: output straight to the file, the group killed."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdout=out,
-                                stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            command,
+            shell=True,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         proc.wait()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -89,8 +96,11 @@ def _old_runner(command: str, cwd: Path, env: dict[str, str], log: Path) -> None
 
 def _ref_guard_ms(root: Path, calls: int) -> float:
     repo = root / "repo"
-    for args in (["init", "-q", "-b", "main", str(repo)], ["-C", str(repo), "commit", "-q",
-                 "--allow-empty", "-m", "x"], ["-C", str(repo), "branch", "feature"]):  # fmt: skip
+    for args in (
+        ["init", "-q", "-b", "main", str(repo)],
+        ["-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"],
+        ["-C", str(repo), "branch", "feature"],
+    ):
         subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@x", *args], check=True)
     guard = RefGuard.for_worktree(repo, "main")
     return statistics.median(_time(guard.state) for _ in range(calls))

@@ -31,10 +31,16 @@ def isolated_env(tmp: Path, base_url: str | None = None) -> Iterator[None]:
         if name.startswith(_CLEARED) or name == "PYTEST_ADDOPTS":
             del os.environ[name]
     gitconfig = tmp / "gitconfig"
-    gitconfig.write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n"
-                         "[init]\n\tdefaultBranch = main\n")  # fmt: skip
-    os.environ.update(GIT_CONFIG_GLOBAL=str(gitconfig), GIT_CONFIG_NOSYSTEM="1", CI="true",
-                      CODEGEN_RETRY_BACKOFF="0.01", OPENAI_API_KEY=FAKE_KEY)  # fmt: skip
+    gitconfig.write_text(
+        "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
+    os.environ.update(
+        GIT_CONFIG_GLOBAL=str(gitconfig),
+        GIT_CONFIG_NOSYSTEM="1",
+        CI="true",
+        CODEGEN_RETRY_BACKOFF="0.01",
+        OPENAI_API_KEY=FAKE_KEY,
+    )
     if base_url:
         os.environ["OPENAI_BASE_URL"] = base_url
     try:
@@ -63,8 +69,10 @@ def run_codegen(repo: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
     )
     report_file = out / "report.json"
     if not report_file.is_file():
-        raise RuntimeError(f"codegen-ci run wrote no report (exit {result.exit_code}):\n"
-                           f"{result.output}\n{result.exception!r}")  # fmt: skip
+        raise RuntimeError(
+            f"codegen-ci run wrote no report (exit {result.exit_code}):\n"
+            f"{result.output}\n{result.exception!r}"
+        )
     report: dict[str, Any] = json.loads(report_file.read_text())
     return report
 
@@ -121,7 +129,8 @@ def sparkline(values: list[float], width: int = 48) -> str:
         return ""
     bars = " ▁▂▃▄▅▆▇█"
     size = max(1, -(-len(values) // width))
-    buckets = [sum(values[i : i + size]) / len(values[i : i + size])
-               for i in range(0, len(values), size)]  # fmt: skip
+    buckets = [
+        sum(values[i : i + size]) / len(values[i : i + size]) for i in range(0, len(values), size)
+    ]
     top = max(buckets) or 1.0
     return "".join(bars[round(b / top * (len(bars) - 1))] for b in buckets)

@@ -99,9 +99,11 @@ def _case(n: int) -> str:
     attrs = f'classname="{module}" name="{name}" file="tests/test_module_{n // 100:04d}.py" '
     attrs += f'line="{n % 100 * 5}" time="0.00{n % 10}"'
     if n % 20 == 0:
-        return (f'<testcase {attrs}><failure message="AssertionError: assert 41 == 42">'
-                f"{TRACEBACK}</failure><system-out>{'captured line&#10;' * 20}</system-out>"
-                "</testcase>\n")  # fmt: skip
+        return (
+            f'<testcase {attrs}><failure message="AssertionError: assert 41 == 42">'
+            f"{TRACEBACK}</failure><system-out>{'captured line&#10;' * 20}</system-out>"
+            "</testcase>\n"
+        )
     if n % 7 == 0:
         log = "log line &amp; more&#10;" * 10
         return f"<testcase {attrs}><system-out>{log}</system-out></testcase>\n"

@@ -45,8 +45,9 @@ def harness_overhead(steps: int = 200, repeats: int = 1) -> dict[str, Any]:
         paths = sorted(files)
         for n in range(repeats):
             (tmp / str(n)).mkdir()
-            wall, cpu, first_request, last_request = _harness_steps(tmp / str(n), repo, paths,
-                                                                    steps)  # fmt: skip
+            wall, cpu, first_request, last_request = _harness_steps(
+                tmp / str(n), repo, paths, steps
+            )
             harness_runs.append((wall, cpu))
             bare_runs.append(_bare_steps(repo, paths, steps, first_request))
     harness, harness_cpu = _fastest(harness_runs)

@@ -80,8 +80,13 @@ def _bare_command_ms(repo: Path, runs: int = 10) -> float:
     times = []
     for n in range(runs):
         started = time.perf_counter()
-        subprocess.run(f"head -c {COMMAND_BYTES} data/file_{n:03d}.txt", shell=True, cwd=repo,
-                       capture_output=True, check=False)  # fmt: skip
+        subprocess.run(
+            f"head -c {COMMAND_BYTES} data/file_{n:03d}.txt",
+            shell=True,
+            cwd=repo,
+            capture_output=True,
+            check=False,
+        )
         times.append(time.perf_counter() - started)
     return median(times) * 1e3
 

@@ -155,9 +155,14 @@ def summary(name: str, r: Result) -> str:
 
 
 def machine() -> dict[str, Any]:
-    model = next((line.split(":", 1)[1].strip() for line in
-                  Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())  # fmt: skip
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     return {
         "nproc": os.cpu_count(),
         "cpu": model,
@@ -204,15 +209,21 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = run_all(configs, only)
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    document = {"machine": info, "configuration": "quick" if args.quick else "full",
-                "configs": configs, "total_s": round(time.perf_counter() - started, 1),
-                "results": results}  # fmt: skip
+    document = {
+        "machine": info,
+        "configuration": "quick" if args.quick else "full",
+        "configs": configs,
+        "total_s": round(time.perf_counter() - started, 1),
+        "results": results,
+    }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     print(table(results))
-    print(f"\n{info['cpu']}, {info['nproc']} cores, Python {info['python']}, load "
-          f"{info['loadavg_start']} -> {info['loadavg_end']}; {document['total_s']} s; "
-          f"written to {args.output}")  # fmt: skip
+    print(
+        f"\n{info['cpu']}, {info['nproc']} cores, Python {info['python']}, load "
+        f"{info['loadavg_start']} -> {info['loadavg_end']}; {document['total_s']} s; "
+        f"written to {args.output}"
+    )
     return 0 if all(r.get("holds") is not None for r in results.values()) else 1
 
 

@@ -38,9 +38,14 @@ def sandbox_cost(calls: int = 20, files: int = 2000) -> dict[str, Any]:
                 times = []
                 for i in range(calls):
                     started = time.perf_counter()
-                    run_shell("true", cwd=tree, env=sandbox.environment(env), timeout=60,
-                              output_path=Path(tmp) / f"{mode}-{i}.log",
-                              wrap=sandbox.prefix(tree, network=False))  # fmt: skip
+                    run_shell(
+                        "true",
+                        cwd=tree,
+                        env=sandbox.environment(env),
+                        timeout=60,
+                        output_path=Path(tmp) / f"{mode}-{i}.log",
+                        wrap=sandbox.prefix(tree, network=False),
+                    )
                     times.append((time.perf_counter() - started) * 1000)
                 result[f"{mode}_ms"] = round(statistics.median(times), 1)
                 if sandbox.landlock_abi is not None:

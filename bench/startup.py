@@ -49,15 +49,24 @@ def top_imports(count: int = 8) -> list[dict[str, Any]]:
 
 
 def import_times() -> list[dict[str, Any]]:
-    done = subprocess.run([PYTHON, "-X", "importtime", "-m", "codegen_ci", "--help"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, "-X", "importtime", "-m", "codegen_ci", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     rows: list[dict[str, Any]] = []
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
         self_us, cumulative_us, name = line.removeprefix("import time:").split("|")
-        rows.append({"module": name.strip(), "self_ms": round(int(self_us) / 1e3, 1),
-                     "cumulative_ms": round(int(cumulative_us) / 1e3, 1)})  # fmt: skip
+        rows.append(
+            {
+                "module": name.strip(),
+                "self_ms": round(int(self_us) / 1e3, 1),
+                "cumulative_ms": round(int(cumulative_us) / 1e3, 1),
+            }
+        )
     return rows
 
 

@@ -44,8 +44,12 @@ def validation_cost(
     }
     script = [Reply(tool_calls=[call("read_file", path="src/app/values.py")]), Reply("Read it.")]
     for n in range(failing):
-        edit = call("edit_file", path="src/app/values.py", old_text=f"return {n + 100}  # v{n}",
-                    new_text=f"return {n}  # v{n}")  # fmt: skip
+        edit = call(
+            "edit_file",
+            path="src/app/values.py",
+            old_text=f"return {n + 100}  # v{n}",
+            new_text=f"return {n}  # v{n}",
+        )
         script += [Reply(tool_calls=[edit]), Reply(f"Fixed value_{n}.")]
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp_name:
         tmp = Path(tmp_name)
@@ -62,8 +66,12 @@ def validation_cost(
 
 
 def _figures(report: dict[str, Any], rounds: int, wall: float, one_test: float) -> dict[str, Any]:
-    tests = [c for r in report["rounds"] for c in r["commands"]
-             if c["kind"] == "test" and not c.get("skipped")]  # fmt: skip
+    tests = [
+        c
+        for r in report["rounds"]
+        for c in r["commands"]
+        if c["kind"] == "test" and not c.get("skipped")
+    ]
     full = [c["duration_s"] for c in tests if not c.get("targeted")]  # went through the suite
     stopped = [c["duration_s"] for c in tests if c.get("targeted")]  # only the failing ones ran
     first = [c for c in tests if c.get("targeted") or c.get("failing_first")]
@@ -109,10 +117,12 @@ def _one_test_s(repo: Path, runs: int = 3) -> float:
 
 
 def _files(failing: int, slow_tests: int, sleep_s: float) -> dict[str, str]:
-    values = "".join(f"\n\ndef value_{n}() -> int:\n    return {n + 100}  # v{n}\n"
-                     for n in range(failing))  # fmt: skip
-    checks = "".join(f"\n\ndef test_value_{n}():\n    assert values.value_{n}() == {n}\n"
-                     for n in range(failing))  # fmt: skip
+    values = "".join(
+        f"\n\ndef value_{n}() -> int:\n    return {n + 100}  # v{n}\n" for n in range(failing)
+    )
+    checks = "".join(
+        f"\n\ndef test_value_{n}():\n    assert values.value_{n}() == {n}\n" for n in range(failing)
+    )
     slow = (
         "import time\n\nimport pytest\n\n\n"
         f"@pytest.mark.parametrize('n', range({slow_tests}))\n"

@@ -8,8 +8,13 @@ from codegen_ci.spec.model import Limits
 
 
 def cand(index: int, **kw: object) -> Candidate:
-    base: dict[str, object] = {"index": index, "model": "m", "status": "failed",
-                               "commit": f"c{index}", "lint_passed": True}  # fmt: skip
+    base: dict[str, object] = {
+        "index": index,
+        "model": "m",
+        "status": "failed",
+        "commit": f"c{index}",
+        "lint_passed": True,
+    }
     base.update(kw)
     return Candidate.model_validate(base)
 
@@ -46,8 +51,9 @@ def test_lines_changed_counts_added_and_removed_lines_not_headers() -> None:
 
 def test_no_attempt_starts_when_what_is_left_is_less_than_the_cheapest_took() -> None:
     limits = Limits(max_tokens=5000, max_billed_tokens=4000, timeout_minutes=10)
-    took = cand(0, usage=Usage(prompt_tokens=1900, completion_tokens=100, billed_tokens=1500),
-                duration_s=60)  # fmt: skip
+    took = cand(
+        0, usage=Usage(prompt_tokens=1900, completion_tokens=100, billed_tokens=1500), duration_s=60
+    )
     left, why = remaining_limits(limits, [took], elapsed_s=60)
     assert left is not None and why == ""
     assert (left.max_tokens, left.max_billed_tokens) == (3000, 2500)

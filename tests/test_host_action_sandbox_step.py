@@ -27,8 +27,14 @@ def step_script() -> str:
     return str(step["run"])
 
 
-def run_step(tmp: Path, *, sandbox: str = "auto", restricted: str = "1", has_bwrap: bool = True,
-             parser_fails: bool = False) -> tuple[list[str], Path]:  # fmt: skip
+def run_step(
+    tmp: Path,
+    *,
+    sandbox: str = "auto",
+    restricted: str = "1",
+    has_bwrap: bool = True,
+    parser_fails: bool = False,
+) -> tuple[list[str], Path]:
     bin_dir, apparmor = tmp / "bin", tmp / "apparmor.d"
     bin_dir.mkdir()
     apparmor.mkdir()
@@ -50,12 +56,18 @@ def run_step(tmp: Path, *, sandbox: str = "auto", restricted: str = "1", has_bwr
     sysctl_file.write_text(restricted + "\n")
     calls = tmp / "calls"
     calls.touch()
-    env = {"PATH": str(bin_dir), "SANDBOX": sandbox, "CALLS": str(calls),
-           "CODEGEN_USERNS_SYSCTL": str(sysctl_file), "CODEGEN_APPARMOR_DIR": str(apparmor),
-           "HOME": str(tmp)}  # fmt: skip
+    env = {
+        "PATH": str(bin_dir),
+        "SANDBOX": sandbox,
+        "CALLS": str(calls),
+        "CODEGEN_USERNS_SYSCTL": str(sysctl_file),
+        "CODEGEN_APPARMOR_DIR": str(apparmor),
+        "HOME": str(tmp),
+    }
     bash = shutil.which("bash") or "/bin/bash"
-    proc = subprocess.run([bash, "-e", "-c", step_script()], env=env, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [bash, "-e", "-c", step_script()], env=env, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     return calls.read_text().splitlines(), apparmor / "codegen-ci-bwrap"
 

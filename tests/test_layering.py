@@ -13,16 +13,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "codegen_ci"
-STAGES = ["spec", "sources", "workspace", "agent", "gate", "gate/junit", "publish", "security",
-          "commands", "testing"]  # fmt: skip
+STAGES = [
+    "spec",
+    "sources",
+    "workspace",
+    "agent",
+    "gate",
+    "gate/junit",
+    "publish",
+    "security",
+    "commands",
+    "testing",
+]
 
 
 def test_import_contracts_hold() -> None:
     lint_imports = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run(
         [str(lint_imports), "--config", str(ROOT / ".importlinter"), "--no-cache"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "broken" in result.stdout and " 0 broken" in result.stdout
 

@@ -83,14 +83,28 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     assert action["branding"]["icon"] and action["branding"]["color"]
     inputs = action["inputs"]
     assert list(inputs) == [
-        "task", "spec", "model", "openai-api-key", "openai-base-url", "github-token",
-        "trigger-phrase", "trigger-label", "max-iterations", "candidates", "test-command",
-        "lint-command", "setup-command", "allowed-bots", "draft-on-failure", "env-passthrough",
+        "task",
+        "spec",
+        "model",
+        "openai-api-key",
+        "openai-base-url",
+        "github-token",
+        "trigger-phrase",
+        "trigger-label",
+        "max-iterations",
+        "candidates",
+        "test-command",
+        "lint-command",
+        "setup-command",
+        "allowed-bots",
+        "draft-on-failure",
+        "env-passthrough",
         "output-dir",
         "working-directory",
         "max-ci-fix-attempts",
-        "ci-fix-label", "sandbox",
-    ]  # fmt: skip
+        "ci-fix-label",
+        "sandbox",
+    ]
     assert all(spec.get("description", "").strip() for spec in inputs.values())
     defaults = {name: spec.get("default") for name, spec in inputs.items()}
     assert defaults["model"] == ""
@@ -104,9 +118,16 @@ def test_docker_action_runs_the_dockerfile_with_the_canonical_interface() -> Non
     assert inputs["openai-api-key"].get("required", False) is False
     assert "secret" in inputs["openai-api-key"]["description"]
     assert list(action["outputs"]) == [
-        "status", "pr-url", "branch", "iterations", "report-path", "prompt-tokens",
-        "completion-tokens", "cost-usd", "cached-tokens",
-    ]  # fmt: skip
+        "status",
+        "pr-url",
+        "branch",
+        "iterations",
+        "report-path",
+        "prompt-tokens",
+        "completion-tokens",
+        "cost-usd",
+        "cached-tokens",
+    ]
     assert all(spec["description"].strip() for spec in action["outputs"].values())
 
 
@@ -144,9 +165,11 @@ def test_host_action_maps_every_input_into_env_and_installs_its_own_checkout() -
 def dockerfile_instructions() -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) pairs, with continuation lines joined and comments dropped."""
     text = DOCKERFILE.read_text(encoding="utf-8")
-    logical = re.sub(r"\\\n", " ", "\n".join(
-        line for line in text.splitlines() if not line.lstrip().startswith("#")
-    ))  # fmt: skip
+    logical = re.sub(
+        r"\\\n",
+        " ",
+        "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")),
+    )
     pairs = []
     for line in logical.splitlines():
         if line.strip():

@@ -17,10 +17,12 @@ def test_a_command_rewritten_to_many_test_ids_prints_a_bounded_line() -> None:
     out = io.StringIO()
     progress = Progress(out)
 
-    progress.command_finished(CommandResult(command=command, kind="test", exit_code=1,
-                                            duration_s=7.7, targeted=True))  # fmt: skip
-    progress.command_finished(CommandResult(command="ruff check .", kind="lint", exit_code=0,
-                                            duration_s=0.1))  # fmt: skip
+    progress.command_finished(
+        CommandResult(command=command, kind="test", exit_code=1, duration_s=7.7, targeted=True)
+    )
+    progress.command_finished(
+        CommandResult(command="ruff check .", kind="lint", exit_code=0, duration_s=0.1)
+    )
 
     first, second = out.getvalue().splitlines()
     assert len(first) < 300, first

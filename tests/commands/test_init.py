@@ -148,8 +148,11 @@ EXAMPLES_ONLY = {"eval.yml"}
 
 def test_templates_stay_identical_to_the_examples() -> None:
     templates = {t.name: t.read_text(encoding="utf-8") for t in TEMPLATES.iterdir()}
-    examples = {p.name: p.read_text(encoding="utf-8") for p in EXAMPLES.glob("*.yml")
-                if p.name not in EXAMPLES_ONLY}  # fmt: skip
+    examples = {
+        p.name: p.read_text(encoding="utf-8")
+        for p in EXAMPLES.glob("*.yml")
+        if p.name not in EXAMPLES_ONLY
+    }
     assert templates == examples
     assert all((EXAMPLES / name).is_file() for name in EXAMPLES_ONLY)
 

@@ -374,12 +374,21 @@ def test_failures_merge_and_summary_json() -> None:
     assert [f.kind for f in merged.failures()] == ["error", "failure", "error"]
     summary = summary_json(merged)
     assert list(summary) == [
-        "total", "passed", "failed", "errors", "skipped", "failures", "problems"
-    ]  # fmt: skip
+        "total",
+        "passed",
+        "failed",
+        "errors",
+        "skipped",
+        "failures",
+        "problems",
+    ]
     assert summary["total"] == 5 and summary["failed"] == 1 and summary["errors"] == 2
     assert summary["failures"][1] == {
-        "id": "outer::fourth", "message": "assert 1 == 2", "file": None, "line": None
-    }  # fmt: skip
+        "id": "outer::fourth",
+        "message": "assert 1 == 2",
+        "file": None,
+        "line": None,
+    }
     assert summary["problems"] == [f"{DATA / 'empty.xml'}: file is empty"]
     json.dumps(summary)
 
@@ -489,9 +498,22 @@ def test_colour_codes_a_coloured_pytest_run_writes_are_dropped(tmp_path: Path) -
         "def test_diff():\n    assert 'a\\nb\\nc' == 'a\\nB\\nc'\n"
     )
     report = tmp_path / "junit.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    "--color=yes", f"--junitxml={report}", "test_colour.py"],
-                   cwd=tmp_path, capture_output=True, check=False)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--color=yes",
+            f"--junitxml={report}",
+            "test_colour.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
     assert "#x1B[" in report.read_text()  # control: the escaped colour codes are there
 
     [case] = parse_file(report).failing()

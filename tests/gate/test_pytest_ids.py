@@ -95,8 +95,14 @@ def with_plugin(
     """Run `command` with the plugin given `ids`: its JUnit, the plugin's status, the process."""
     env, status = pytest_commands.prepare(os.environ, ids, cwd.parent / "out", "t", mode)
     report = cwd.parent / "first.xml"
-    proc = subprocess.run(f"{command} --junitxml={report}", shell=True, cwd=cwd, env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        f"{command} --junitxml={report}",
+        shell=True,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     return parse_file(report), pytest_commands.read_status(status), proc
 
 
@@ -177,8 +183,10 @@ def test_commands_that_cannot_be_targeted_run_in_full(project: Path, command: st
 def test_no_targeting_without_ids_with_too_many_or_unmappable_ids(project: Path) -> None:
     known = "tests.integration.test_api::test_in_package"
     assert targeted_command("pytest", [], project) is None
-    assert targeted_command("pytest", [known] * 1 + [f"{known}[{n}]" for n in range(300)],
-                            project) is None  # fmt: skip
+    assert (
+        targeted_command("pytest", [known] * 1 + [f"{known}[{n}]" for n in range(300)], project)
+        is None
+    )
     assert targeted_command("pytest", [known, "tests.removed::test_x"], project) is None
     assert targeted_command("pytest", [known, known], project) == (
         "pytest tests/integration/test_api.py::test_in_package"
@@ -212,8 +220,10 @@ def test_plugin_runs_the_failing_tests_first_and_stops_when_one_still_fails(
 
 @pytest.mark.e2e
 def test_plugin_goes_on_through_the_suite_when_they_pass(project: Path) -> None:
-    fixed = ["tests.unit.pkg.test_deep::test_plain_ok",
-             "tests.unit.pkg.test_deep.TestOuter::test_param[ok]"]  # fmt: skip
+    fixed = [
+        "tests.unit.pkg.test_deep::test_plain_ok",
+        "tests.unit.pkg.test_deep.TestOuter::test_param[ok]",
+    ]
 
     junit, status, proc = with_plugin(f"{PYTEST} tests", project, fixed)
 
@@ -224,9 +234,12 @@ def test_plugin_goes_on_through_the_suite_when_they_pass(project: Path) -> None:
 
 @pytest.mark.e2e
 def test_plugin_only_mode_deselects_the_rest(project: Path) -> None:
-    ids = ["tests.unit.pkg.test_deep.TestOuter.TestInner::test_deep",
-           "tests.unit.pkg.test_deep.TestOuter::test_param[1::2]",
-           "tests.integration.test_api::test_in_package_ok", "tests.gone::test_x"]  # fmt: skip
+    ids = [
+        "tests.unit.pkg.test_deep.TestOuter.TestInner::test_deep",
+        "tests.unit.pkg.test_deep.TestOuter::test_param[1::2]",
+        "tests.integration.test_api::test_in_package_ok",
+        "tests.gone::test_x",
+    ]
 
     junit, status, proc = with_plugin(f"{PYTEST} tests", project, ids, mode="only")
 
@@ -254,8 +267,15 @@ def test_plugin_works_where_codegen_ci_cannot_be_imported(project: Path) -> None
         for alias in node.names
     }
     assert {name.split(".")[0] for name in imported} <= {
-        "__future__", "collections", "json", "os", "re", "typing", "pytest", "_pytest"
-    }  # fmt: skip
+        "__future__",
+        "collections",
+        "json",
+        "os",
+        "re",
+        "typing",
+        "pytest",
+        "_pytest",
+    }
 
 
 def test_plugin_is_used_for_pytest_commands_without_xdist() -> None:

@@ -17,11 +17,16 @@ SPARK = FIXTURES / "EnricoMi-publish-unit-test-result-action" / "junit-xml/pytes
 TEST_CMD = "python -m pytest -q tests"
 
 
-def outcome_of(junit: JUnitResult, *, failed: list[FailedCommand] | None = None,
-               lint: list[str] | None = None) -> RoundOutcome:  # fmt: skip
+def outcome_of(
+    junit: JUnitResult, *, failed: list[FailedCommand] | None = None, lint: list[str] | None = None
+) -> RoundOutcome:
     test_ran = CommandResult(command=TEST_CMD, kind="test", exit_code=1, duration_s=1.0)
-    outcome = RoundOutcome(Round(iteration=1, commands=[test_ran]), junit, lint or [],
-                           failed or [FailedCommand(TEST_CMD, "test", "", True)])  # fmt: skip
+    outcome = RoundOutcome(
+        Round(iteration=1, commands=[test_ran]),
+        junit,
+        lint or [],
+        failed or [FailedCommand(TEST_CMD, "test", "", True)],
+    )
     return outcome.finish()
 
 

@@ -73,8 +73,9 @@ class ActionWorld:
         repo["owner"]["login"] = owner
         return payload
 
-    def issue_labeled(self, number: int, sender: str = "alice", label: str = "codegen",
-                      sender_type: str = "User") -> dict[str, Any]:  # fmt: skip
+    def issue_labeled(
+        self, number: int, sender: str = "alice", label: str = "codegen", sender_type: str = "User"
+    ) -> dict[str, Any]:
         payload = _fixture(OCTOKIT / "issues" / "labeled.payload.json")
         issue = self.github.issues[number]
         payload["issue"].update(number=number, title=issue.title, body=issue.body)
@@ -82,13 +83,17 @@ class ActionWorld:
         payload["sender"].update(login=sender, type=sender_type)
         return self._retarget(payload)
 
-    def comment(self, number: int, body: str, user: str = "alice",
-                user_type: str = "User") -> dict[str, Any]:  # fmt: skip
+    def comment(
+        self, number: int, body: str, user: str = "alice", user_type: str = "User"
+    ) -> dict[str, Any]:
         """A new comment (seeded in the double too) on issue or pull request `number`."""
         issue = self.github.issues[number]
         on_pr = issue.pull is not None
-        source = (EVENTS / "go-playground-webhooks" / "pull-request-issue-comment.json" if on_pr
-                  else OCTOKIT / "issue_comment" / "created.payload.json")  # fmt: skip
+        source = (
+            EVENTS / "go-playground-webhooks" / "pull-request-issue-comment.json"
+            if on_pr
+            else OCTOKIT / "issue_comment" / "created.payload.json"
+        )
         payload = _fixture(source)
         seeded = self.github.add_comment(number, body, user)
         payload["issue"].update(number=number, title=issue.title, body=issue.body)
@@ -109,12 +114,27 @@ class ActionWorld:
         """A fresh clone of origin, with the credentials actions/checkout persists."""
         path = self.tmp / f"workspace-{self.runs}"
         sh(["git", "clone", "-q", str(self.sample.origin), str(path)], self.tmp)
-        sh(["git", "config", "--local", "http.https://github.com/.extraheader",
-            checkout_header(TOKEN)], path)  # fmt: skip
+        sh(
+            [
+                "git",
+                "config",
+                "--local",
+                "http.https://github.com/.extraheader",
+                checkout_header(TOKEN),
+            ],
+            path,
+        )
         return path
 
-    def run(self, event: str, payload: dict[str, Any], *, attempt: int = 1,
-            env: dict[str, str] | None = None, **inputs: str) -> Result:  # fmt: skip
+    def run(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        attempt: int = 1,
+        env: dict[str, str] | None = None,
+        **inputs: str,
+    ) -> Result:
         self.runs += 1
         n = self.runs
         workspace = self.workspace()
@@ -143,12 +163,21 @@ class ActionWorld:
             **(env or {}),
         }
         proc = subprocess.run(
-            [*self.command, "action"], cwd=workspace, env=env,
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            [*self.command, "action"],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         self.last_workspace = workspace
-        return Result(proc.returncode, proc.stdout, proc.stderr,
-                      parse_outputs(output.read_text()), summary.read_text())  # fmt: skip
+        return Result(
+            proc.returncode,
+            proc.stdout,
+            proc.stderr,
+            parse_outputs(output.read_text()),
+            summary.read_text(),
+        )
 
     # -- inspecting origin -----------------------------------------------------------------
 

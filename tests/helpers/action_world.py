@@ -27,8 +27,11 @@ def action_world(
 
 def status_comments(world: ActionWorld, number: int) -> list[tuple[str, str]]:
     """(author, body) of the comments on `number` that carry the status marker."""
-    return [(c.user, c.body) for c in world.github.comments.values()
-            if c.issue_number == number and "codegen-ci:status" in c.body]  # fmt: skip
+    return [
+        (c.user, c.body)
+        for c in world.github.comments.values()
+        if c.issue_number == number and "codegen-ci:status" in c.body
+    ]
 
 
 def first_prompt(world: ActionWorld) -> str:

@@ -157,8 +157,10 @@ GOTESTSUM = "gotestsum --format standard-verbose --junitfile junit.xml -- ./..."
 
 def edit_turn(path: str, old: str, new: str, note: str = "done") -> list[Reply]:
     """One model turn: a single edit, then an answer without tool calls."""
-    return [Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)]),
-            Reply(note)]  # fmt: skip
+    return [
+        Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)]),
+        Reply(note),
+    ]
 
 
 def npm_packages(shared_root: Path) -> Path:
@@ -174,10 +176,22 @@ def npm_packages(shared_root: Path) -> Path:
             # npm's own cache in the real home (tests get a temporary HOME)
             cache = str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".npm")
             subprocess.run(
-                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-                 "--cache", cache, "--save-dev", *NPM_PACKAGES],
-                cwd=root, check=True, capture_output=True, timeout=600,
-            )  # fmt: skip
+                [
+                    "npm",
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--cache",
+                    cache,
+                    "--save-dev",
+                    *NPM_PACKAGES,
+                ],
+                cwd=root,
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
             marker.write_text("ok\n")
     return root / "node_modules"
 
@@ -201,8 +215,13 @@ def make_ts_repo(
     tmp: Path, node_modules: Path, *, test_script: str = JEST_JUNIT, legacy: bool = False
 ) -> SampleRepo:
     """The TypeScript project, committed, with node_modules installed (not committed)."""
-    package = {"name": "cart", "version": "1.0.0", "private": True,
-               "scripts": {"test": test_script}, "jest": JEST_CONFIG}  # fmt: skip
+    package = {
+        "name": "cart",
+        "version": "1.0.0",
+        "private": True,
+        "scripts": {"test": test_script},
+        "jest": JEST_CONFIG,
+    }
     files = {
         "package.json": json.dumps(package, indent=2) + "\n",
         ".gitignore": "node_modules/\njunit.xml\n",

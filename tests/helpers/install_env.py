@@ -40,8 +40,13 @@ class Installed:
 
     def module_path(self) -> Path:
         code = "import codegen_ci; print(codegen_ci.__file__)"
-        out = subprocess.run([str(self.python), "-c", code], env=clean_env(), check=True,
-                             capture_output=True, text=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [str(self.python), "-c", code],
+            env=clean_env(),
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         return Path(out.strip())
 
 
@@ -56,8 +61,9 @@ def clean_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 def pip(*args: str, python: str = sys.executable) -> None:
     env = {**clean_env(START_ENV), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    proc = subprocess.run([python, "-m", "pip", *args], env=env, capture_output=True,
-                          text=True, timeout=PIP_TIMEOUT)  # fmt: skip
+    proc = subprocess.run(
+        [python, "-m", "pip", *args], env=env, capture_output=True, text=True, timeout=PIP_TIMEOUT
+    )
     assert proc.returncode == 0, f"pip {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
 
 
@@ -98,15 +104,30 @@ def install_alone(shared: Path) -> Installed:
     venv = shared / "venv"
     with locked(shared / "venv.lock"):
         if not (venv / "installed").exists():
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
-                           env=clean_env(START_ENV))  # fmt: skip
-            pip("install", "--quiet", *offline(shared), str(wheel),
-                python=str(venv / "bin" / "python"))  # fmt: skip
+            subprocess.run(
+                [sys.executable, "-m", "venv", "--clear", str(venv)],
+                check=True,
+                env=clean_env(START_ENV),
+            )
+            pip(
+                "install",
+                "--quiet",
+                *offline(shared),
+                str(wheel),
+                python=str(venv / "bin" / "python"),
+            )
             (venv / "installed").touch()
     return Installed(venv, wheel)
 
 
-def run_tool(installed: Installed, args: list[str], cwd: Path,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    return subprocess.run([str(installed.script), *args], cwd=cwd, env=clean_env(env),
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+def run_tool(
+    installed: Installed, args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(installed.script), *args],
+        cwd=cwd,
+        env=clean_env(env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

@@ -35,13 +35,19 @@ def _pull_part(world: ActionWorld, payload: dict[str, Any], number: int) -> None
     payload["pull_request"]["head"]["repo"]["full_name"] = REPOSITORY
 
 
-def review_comment_payload(world: ActionWorld, comment: ReviewComment,
-                           user_type: str = "User") -> dict[str, Any]:  # fmt: skip
+def review_comment_payload(
+    world: ActionWorld, comment: ReviewComment, user_type: str = "User"
+) -> dict[str, Any]:
     payload = _fixture(OCTOKIT / "pull_request_review_comment" / "created.payload.json")
     _pull_part(world, payload, comment.pull_number)
-    payload["comment"].update(id=comment.id, body=comment.body, path=comment.path,
-                              line=comment.line, diff_hunk=comment.diff_hunk,
-                              pull_request_review_id=comment.review_id)  # fmt: skip
+    payload["comment"].update(
+        id=comment.id,
+        body=comment.body,
+        path=comment.path,
+        line=comment.line,
+        diff_hunk=comment.diff_hunk,
+        pull_request_review_id=comment.review_id,
+    )
     if comment.in_reply_to_id:
         payload["comment"]["in_reply_to_id"] = comment.in_reply_to_id
     payload["comment"]["user"].update(login=comment.user, type=user_type)
@@ -49,8 +55,9 @@ def review_comment_payload(world: ActionWorld, comment: ReviewComment,
     return _retarget(payload)
 
 
-def review_payload(world: ActionWorld, number: int, review_id: int, body: str,
-                   user: str = "alice") -> dict[str, Any]:  # fmt: skip
+def review_payload(
+    world: ActionWorld, number: int, review_id: int, body: str, user: str = "alice"
+) -> dict[str, Any]:
     payload = _fixture(OCTOKIT / "pull_request_review" / "submitted.payload.json")
     _pull_part(world, payload, number)
     payload["review"].update(id=review_id, body=body, state="commented")
@@ -59,13 +66,24 @@ def review_payload(world: ActionWorld, number: int, review_id: int, body: str,
     return _retarget(payload)
 
 
-def workflow_run_payload(world: ActionWorld, run_id: int, branch: str, pr: int | None,
-                         conclusion: str = "failure",
-                         head_repo: str = REPOSITORY) -> dict[str, Any]:  # fmt: skip
+def workflow_run_payload(
+    world: ActionWorld,
+    run_id: int,
+    branch: str,
+    pr: int | None,
+    conclusion: str = "failure",
+    head_repo: str = REPOSITORY,
+) -> dict[str, Any]:
     payload = _fixture(OCTOKIT / "workflow_run" / "completed.payload.json")
     run = payload["workflow_run"]
-    run.update(id=run_id, name="CI", head_branch=branch, conclusion=conclusion, event="push",
-               html_url=f"https://github.com/{REPOSITORY}/actions/runs/{run_id}")  # fmt: skip
+    run.update(
+        id=run_id,
+        name="CI",
+        head_branch=branch,
+        conclusion=conclusion,
+        event="push",
+        html_url=f"https://github.com/{REPOSITORY}/actions/runs/{run_id}",
+    )
     run["head_repository"]["full_name"] = head_repo
     run["pull_requests"] = [] if pr is None else [{"number": pr, "head": {"ref": branch}}]
     return _retarget(payload)
@@ -81,8 +99,9 @@ def seed_comment(world: ActionWorld, number: int, body: str, **kw: Any) -> Revie
 def junit_zip(sample: SampleRepo, out: Path) -> bytes:
     """A real pytest JUnit report of the sample's failing suite, zipped as upload-artifact does."""
     xml = out / "junit.xml"
-    subprocess.run(f"{PYTEST} --junitxml={xml}", shell=True, cwd=sample.path,
-                   capture_output=True, check=False)  # fmt: skip
+    subprocess.run(
+        f"{PYTEST} --junitxml={xml}", shell=True, cwd=sample.path, capture_output=True, check=False
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("reports/junit.xml", xml.read_bytes())

@@ -36,8 +36,13 @@ from codegen_ci.cli import cli
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "repos"
 PNPM = "pnpm@10.33.0"  # the version defu's package.json pins (packageManager)
-PY_PACKAGES = ("text-unidecode==1.3", "pytest==8.3.5", "flake8==7.1.1", "pycodestyle==2.12.1",
-               "coverage==7.6.10")  # fmt: skip
+PY_PACKAGES = (
+    "text-unidecode==1.3",
+    "pytest==8.3.5",
+    "flake8==7.1.1",
+    "pycodestyle==2.12.1",
+    "coverage==7.6.10",
+)
 NPM_TIMEOUT = 900
 
 
@@ -71,9 +76,23 @@ def pnpm_bin(shared: Path) -> Path:
     root = shared / f"pnpm-{_key(PNPM)}"
     with _installing(root) as needed:
         if needed:
-            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-                            "--cache", npm_cache(), "--prefix", str(root), PNPM],
-                           check=True, capture_output=True, timeout=NPM_TIMEOUT)  # fmt: skip
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--cache",
+                    npm_cache(),
+                    "--prefix",
+                    str(root),
+                    PNPM,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=NPM_TIMEOUT,
+            )
     return root / "node_modules" / ".bin"
 
 
@@ -86,12 +105,25 @@ def npm_install_shared(shared: Path, name: str, *extra: str) -> Path:
     with _installing(root) as needed:
         if needed:
             shutil.copy(package, root / "package.json")
-            argv = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-                    "--no-package-lock", "--cache", npm_cache()]  # fmt: skip
+            argv = [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--no-package-lock",
+                "--cache",
+                npm_cache(),
+            ]
             subprocess.run(argv, cwd=root, check=True, capture_output=True, timeout=NPM_TIMEOUT)
             if extra:
-                subprocess.run([*argv, "--no-save", *extra], cwd=root, check=True,
-                               capture_output=True, timeout=NPM_TIMEOUT)  # fmt: skip
+                subprocess.run(
+                    [*argv, "--no-save", *extra],
+                    cwd=root,
+                    check=True,
+                    capture_output=True,
+                    timeout=NPM_TIMEOUT,
+                )
     return root / "node_modules"
 
 
@@ -109,8 +141,13 @@ def python_env(shared: Path) -> Path:
     return root / "venv" / "bin"
 
 
-def checkout(tmp: Path, name: str, *, bug: tuple[str, str, str] | None = None,
-             extra: dict[str, tuple[str, str]] | None = None) -> SampleRepo:  # fmt: skip
+def checkout(
+    tmp: Path,
+    name: str,
+    *,
+    bug: tuple[str, str, str] | None = None,
+    extra: dict[str, tuple[str, str]] | None = None,
+) -> SampleRepo:
     """The fixture committed as upstream, then one commit with the injected `bug` (path, old,
     new) and any `extra` edits (path -> (old, new)); an `origin` beside it."""
     repo = tmp / name
@@ -145,9 +182,21 @@ def codegen_init(repo: SampleRepo) -> str:
 
 def pnpm_install(repo: SampleRepo, pnpm: Path, store: Path) -> None:
     """`pnpm install --frozen-lockfile` in the checkout, from the npm registry."""
-    subprocess.run([str(pnpm / "pnpm"), "install", "--frozen-lockfile", "--store-dir", str(store),
-                    "--reporter=silent"], cwd=repo.path, check=True, capture_output=True,
-                   timeout=NPM_TIMEOUT, env={**os.environ, "CI": "true"})  # fmt: skip
+    subprocess.run(
+        [
+            str(pnpm / "pnpm"),
+            "install",
+            "--frozen-lockfile",
+            "--store-dir",
+            str(store),
+            "--reporter=silent",
+        ],
+        cwd=repo.path,
+        check=True,
+        capture_output=True,
+        timeout=NPM_TIMEOUT,
+        env={**os.environ, "CI": "true"},
+    )
 
 
 def link_node_modules(repo: SampleRepo, node_modules: Path) -> None:

@@ -21,15 +21,26 @@ from sample_repo import SampleRepo
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 
-def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox: str = "",
-           extra: dict[str, str] | None = None,
-           shell: str = "/bin/sh", through: Sequence[str] = ()
-           ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def launch(
+    repo: SampleRepo,
+    server: ScriptedModelServer,
+    spec: Path,
+    *,
+    sandbox: str = "",
+    extra: dict[str, str] | None = None,
+    shell: str = "/bin/sh",
+    through: Sequence[str] = (),
+) -> subprocess.CompletedProcess[str]:
     """`codegen-ci run` started by a shell that holds LAUNCHER_CANARY (the tool does not: it
     gets DEPLOY_TOKEN, which the commands' environment never carries). `shell`: the program
     that shell is (a runner's worker, say); `through`: a program the tool is started by."""
-    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
-           "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}", **(extra or {})}  # fmt: skip
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}",
+        **(extra or {}),
+    }
     if sandbox:
         env["CODEGEN_SANDBOX"] = sandbox
     tool = shlex.join(
@@ -48,8 +59,9 @@ def launch(repo: SampleRepo, server: ScriptedModelServer, spec: Path, *, sandbox
     )
     # `; exit $?` keeps the shell alive as the tool's parent, with its environment.
     script = f"env -u LAUNCHER_CANARY DEPLOY_TOKEN=deploy{uuid.uuid4().hex} {tool}; exit $?"
-    return subprocess.run([shell, "-c", script], env=env, capture_output=True, text=True,
-                          timeout=180, check=False)  # fmt: skip
+    return subprocess.run(
+        [shell, "-c", script], env=env, capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def results(server: ScriptedModelServer) -> str:
@@ -85,8 +97,9 @@ def write_attempts(repo: SampleRepo, tmp: Path) -> tuple[str, list[Path]]:
     for path in targets:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
-    command = "; ".join(f"echo pwned >> {shlex.quote(str(p))} && echo WROTE-{i}"
-                        for i, p in enumerate(targets))  # fmt: skip
+    command = "; ".join(
+        f"echo pwned >> {shlex.quote(str(p))} && echo WROTE-{i}" for i, p in enumerate(targets)
+    )
     return command, targets
 
 
@@ -154,6 +167,7 @@ def path_without_bwrap(into: Path) -> str:
     for program in Path("/usr/bin").iterdir():
         if program.name != "bwrap":
             (bin_dir / program.name).symlink_to(program)
-    kept = [p for p in os.environ["PATH"].split(os.pathsep)
-            if p and not (Path(p) / "bwrap").exists()]  # fmt: skip
+    kept = [
+        p for p in os.environ["PATH"].split(os.pathsep) if p and not (Path(p) / "bwrap").exists()
+    ]
     return os.pathsep.join([str(bin_dir), *kept])

@@ -175,7 +175,10 @@ def failed_report() -> Report:
                 iteration=2,
                 commands=[
                     CommandResult(
-                        command="pytest", kind="test", exit_code=None, duration_s=600,
+                        command="pytest",
+                        kind="test",
+                        exit_code=None,
+                        duration_s=600,
                         timed_out=True,
                     ),
                     CommandResult(
@@ -189,11 +192,12 @@ def failed_report() -> Report:
         files_changed=["src/semver/version.py"],
         branch="codegen/reset-patch",
         pr_url="https://github.com/octo/hello/pull/7",
-        usage=Usage(prompt_tokens=12345, cached_tokens=10240, completion_tokens=678,
-                    cost_usd=0.01234),
+        usage=Usage(
+            prompt_tokens=12345, cached_tokens=10240, completion_tokens=678, cost_usd=0.01234
+        ),
         duration_s=125.4,
         refusals=[Refusal(path=".github/workflows/ci.yml", reason="protected | path")],
-    )  # fmt: skip
+    )
 
 
 def test_summary_of_a_failed_run() -> None:

@@ -42,8 +42,11 @@ def test_only_the_tools_marker_shapes_are_attached() -> None:
     assert with_markers("text", head=["<!-- codegen-ci:status issue=3 -->"]) == (
         "<!-- codegen-ci:status issue=3 -->\ntext"
     )
-    for bad in ["<!-- codegen-ci:status issue=3 --> <img src=x>", "<!-- other -->",
-                "<!-- codegen-ci:history a\n-->"]:  # fmt: skip
+    for bad in [
+        "<!-- codegen-ci:status issue=3 --> <img src=x>",
+        "<!-- other -->",
+        "<!-- codegen-ci:history a\n-->",
+    ]:
         with pytest.raises(ValueError, match="not a codegen-ci marker"):
             with_markers("text", tail=[bad])
 

@@ -28,8 +28,14 @@ def run(code: str, tmp: Path, *, confined: bool, network: bool = False) -> str:
     work.mkdir(exist_ok=True)
     confinement = Confinement(work, (work,), toolchain_places(os.environ), network=network)
     prefix = landlock_argv(confinement) if confined else []
-    proc = subprocess.run([*prefix, sys.executable, "-c", code], cwd=work, capture_output=True,
-                          text=True, timeout=60, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-c", code],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return proc.stdout + proc.stderr
 
 
@@ -61,8 +67,12 @@ def test_udp_is_refused_without_the_network(tmp_path: Path, confined: bool) -> N
 def test_with_the_network_udp_and_tcp_work(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
-        out = run(attempt(f"socket.create_connection(('127.0.0.1', {port}), 3)"), tmp_path,
-                  confined=True, network=True)  # fmt: skip
+        out = run(
+            attempt(f"socket.create_connection(('127.0.0.1', {port}), 3)"),
+            tmp_path,
+            confined=True,
+            network=True,
+        )
     assert "WORKED" in out, out
 
 
@@ -86,8 +96,11 @@ def test_abstract_unix_sockets_and_signals_outside_are_out_of_reach(
 def test_shared_memory_tmp_and_capabilities(tmp_path: Path, confined: bool) -> None:
     shm, tmp = f"/dev/shm/codegen-{uuid.uuid4().hex}", f"/tmp/codegen-{uuid.uuid4().hex}"
     try:
-        out = run(attempt(f"open({shm!r}, 'w').write('x'); open({tmp!r}, 'w').write('x')"),
-                  tmp_path, confined=confined)  # fmt: skip
+        out = run(
+            attempt(f"open({shm!r}, 'w').write('x'); open({tmp!r}, 'w').write('x')"),
+            tmp_path,
+            confined=confined,
+        )
         assert ("WORKED" in out) is not confined, out
     finally:
         for path in (shm, tmp):
@@ -103,8 +116,13 @@ def test_a_policy_it_cannot_apply_never_runs_the_command(tmp_path: Path) -> None
     marker = tmp_path / "ran"
     prefix = landlock_argv(Confinement(tmp_path, (tmp_path,)))
     prefix[-2] = '{"read": "not a list"}'
-    proc = subprocess.run([*prefix, "/bin/sh", "-c", f"touch {marker}"], capture_output=True,
-                          text=True, timeout=60, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [*prefix, "/bin/sh", "-c", f"touch {marker}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 126 and "cannot confine" in proc.stderr
     assert not marker.exists()
 
@@ -127,7 +145,13 @@ def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
         code = attempt(f"socket.socketpair(); print('PAIR'); {connect}")
         confinement = Confinement(work, (work,), toolchain_places(os.environ))
         prefix = landlock_argv(confinement, unix_stream=unix_stream)
-        proc = subprocess.run([*prefix, sys.executable, "-c", code], cwd=work, capture_output=True,
-                              text=True, timeout=60, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-c", code],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     assert "PAIR" in proc.stdout, proc.stdout + proc.stderr
     assert ("WORKED" in proc.stdout) is unix_stream, proc.stdout + proc.stderr

@@ -50,8 +50,9 @@ def test_unregistered_checkout_credentials_are_masked(text: str) -> None:
 
 
 def _git(*args: str, cwd: Path) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def test_git_guard_restores_config_hooks_and_gitfile_and_keeps_symlinks(

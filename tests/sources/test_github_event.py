@@ -371,9 +371,7 @@ def test_schedule_points_to_batch() -> None:
     data = payload("azure-sdk-tools-github-event-processor/ScheduledEvent_payload.json")
     decision = decide("schedule", data)
     assert (
-        isinstance(decision, Skip)
-        and "batch" in decision.reason
-        and "--matrix" in decision.reason
+        isinstance(decision, Skip) and "batch" in decision.reason and "--matrix" in decision.reason
     )
 
 

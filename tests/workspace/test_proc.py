@@ -168,8 +168,10 @@ def test_concurrent_commands_each_take_their_own_leftovers(tmp_path: Path) -> No
 
     def one(n: int) -> None:
         pid_file = tmp_path / f"bg{n}.pid"
-        result, _ = run(f"setsid sleep 60 > /dev/null 2>&1 & echo $! > {pid_file}; sleep 0.3",
-                        tmp_path / f"d{n}")  # fmt: skip
+        result, _ = run(
+            f"setsid sleep 60 > /dev/null 2>&1 & echo $! > {pid_file}; sleep 0.3",
+            tmp_path / f"d{n}",
+        )
         assert result.ok
         pids[n] = int(pid_file.read_text())
 
@@ -186,8 +188,13 @@ def test_concurrent_commands_each_take_their_own_leftovers(tmp_path: Path) -> No
 
 def test_a_working_directory_that_cannot_be_entered_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(OSError):
-        run_shell("true", cwd=tmp_path / "missing", env=dict(os.environ), timeout=5,
-                  output_path=tmp_path / "out.log")  # fmt: skip
+        run_shell(
+            "true",
+            cwd=tmp_path / "missing",
+            env=dict(os.environ),
+            timeout=5,
+            output_path=tmp_path / "out.log",
+        )
     result, text = run("echo fine", tmp_path)  # the runner is still fine
     assert result.ok and text == "fine\n"
 

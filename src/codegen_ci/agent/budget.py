@@ -54,8 +54,9 @@ class Budget:
             return None
         minutes = (time.monotonic() - self.started) / 60
         limit = self.limits.timeout_minutes
-        return LimitReached(Reason.BUDGET, f"wall clock limit of {limit:g} "
-                            f"min reached ({minutes:.1f} min)")  # fmt: skip
+        return LimitReached(
+            Reason.BUDGET, f"wall clock limit of {limit:g} min reached ({minutes:.1f} min)"
+        )
 
     def check(self, next_request_chars: int = 0, reused_chars: int = 0) -> None:
         """Raise `LimitReached` if the next request (of which `reused_chars` repeat the

@@ -47,8 +47,10 @@ class Conversation:
 
     def resume_note(self, last_rounds: Sequence[Round] = ()) -> None:
         """Tell the model the run was stopped, and what the last validation round found."""
-        lines = ["[The run was stopped and is now resumed. The files on disk are current; "
-                 "continue the task.]"]  # fmt: skip
+        lines = [
+            "[The run was stopped and is now resumed. The files on disk are current; "
+            "continue the task.]"
+        ]
         for rnd in last_rounds:
             if not rnd.passed and rnd.failures:
                 lines.append(f"Validation round {rnd.iteration} failed:")

@@ -109,14 +109,15 @@ class Agent:
             if stop is not None:
                 result = f"Not run: {stop.detail}; the run stops."
             elif steps >= self.max_steps:
-                result = (f"Not run: the step limit of {self.max_steps} tool calls for this "
-                          "round was reached; validation runs next.")  # fmt: skip
+                result = (
+                    f"Not run: the step limit of {self.max_steps} tool calls for this "
+                    "round was reached; validation runs next."
+                )
             else:
                 steps += 1
                 result = REDACTOR.redact(self.toolbox.call(tool_call.name, tool_call.arguments))
                 self.observer.tool_call(tool_call.name, tool_call.arguments, result)
-            self.conversation.add({"role": "tool", "tool_call_id": tool_call.id,
-                                   "content": result})  # fmt: skip
+            self.conversation.add({"role": "tool", "tool_call_id": tool_call.id, "content": result})
         if stop is not None:
             raise stop
         return steps

@@ -6,8 +6,9 @@ templates shipped in the package (`codegen_ci/templates/workflows`, kept identic
 The shipped templates use the Docker action (Python and git only), so for Node, Go or Rust the
 workflows switch to the runner-host variant (`codegen-ci/codegen-ci/host`, which runs the
 commands on the runner) and gain the setup steps and one install step before it.
-`examples/workflows/*-node.yml` and `*-go.yml` are exactly this output (tests/commands/test_init.py keeps
-them so). What the repository's commands are is `init_detect.py`'s guess."""
+`examples/workflows/*-node.yml` and `*-go.yml` are exactly this output
+(tests/commands/test_init.py keeps them so). What the repository's commands are is
+`init_detect.py`'s guess."""
 
 from __future__ import annotations
 

@@ -29,8 +29,11 @@ def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
 
 
 def status_comments(world: ActionWorld, number: int) -> list[str]:
-    return [c.body for c in world.github.comments.values()
-            if c.issue_number == number and "codegen-ci:status" in c.body]  # fmt: skip
+    return [
+        c.body
+        for c in world.github.comments.values()
+        if c.issue_number == number and "codegen-ci:status" in c.body
+    ]
 
 
 def assert_no_credentials(world: ActionWorld) -> None:
@@ -105,8 +108,9 @@ def test_pr_comment_commits_on_the_pr_branch_with_default_branch_config(
     pr = world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
     world.model.add(*fixing_script())
 
-    result = world.run("issue_comment", world.comment(pr.number, "/codegen fix bump_minor"),
-                       **{"test-command": ""})  # fmt: skip
+    result = world.run(
+        "issue_comment", world.comment(pr.number, "/codegen fix bump_minor"), **{"test-command": ""}
+    )
 
     assert result.code == 0, result.log
     assert result.outputs["branch"] == "feature-x"
@@ -150,12 +154,21 @@ def test_unsolvable_task_comments_the_failures_and_opens_no_pr(world: ActionWorl
 
 def test_draft_on_failure_opens_a_draft_pr(world: ActionWorld) -> None:
     world.model.add(
-        Reply(tool_calls=[call("edit_file", path="README.md", old_text="# semver",
-                               new_text="# semver, soon fixed")]),
+        Reply(
+            tool_calls=[
+                call(
+                    "edit_file",
+                    path="README.md",
+                    old_text="# semver",
+                    new_text="# semver, soon fixed",
+                )
+            ]
+        ),
         Reply("Done."),
-    )  # fmt: skip
-    result = world.run("issues", world.issue_labeled(1), **{"max-iterations": "1",
-                       "draft-on-failure": "true"})  # fmt: skip
+    )
+    result = world.run(
+        "issues", world.issue_labeled(1), **{"max-iterations": "1", "draft-on-failure": "true"}
+    )
 
     assert result.code == 1, result.log
     (pull,) = world.github.pulls()
@@ -166,8 +179,12 @@ def test_draft_on_failure_opens_a_draft_pr(world: ActionWorld) -> None:
 
 
 def test_rerun_by_a_reader_is_refused(world: ActionWorld) -> None:
-    result = world.run("issues", world.issue_labeled(1), attempt=2,
-                       env={"GITHUB_ACTOR": "alice", "GITHUB_TRIGGERING_ACTOR": "rob"})  # fmt: skip
+    result = world.run(
+        "issues",
+        world.issue_labeled(1),
+        attempt=2,
+        env={"GITHUB_ACTOR": "alice", "GITHUB_TRIGGERING_ACTOR": "rob"},
+    )
 
     assert result.code == 0 and result.outputs["status"] == "skipped", result.log
     assert world.model.requests == []
@@ -201,8 +218,11 @@ def test_bots_need_allowed_bots(world: ActionWorld) -> None:
     assert world.model.requests == []
 
     world.model.add(*fixing_script())
-    allowed = world.run("issues", world.issue_labeled(1, "renovate[bot]", sender_type="Bot"),
-                        **{"allowed-bots": "renovate[bot]"})  # fmt: skip
+    allowed = world.run(
+        "issues",
+        world.issue_labeled(1, "renovate[bot]", sender_type="Bot"),
+        **{"allowed-bots": "renovate[bot]"},
+    )
     assert allowed.code == 0 and allowed.outputs["status"] == "success", allowed.log
 
 
@@ -220,8 +240,9 @@ def test_comments_without_the_trigger_are_ignored(world: ActionWorld, body: str)
 
 def test_comments_by_codegen_itself_never_trigger(world: ActionWorld) -> None:
     body = "/codegen is what started this run"
-    result = world.run("issue_comment", world.comment(1, body, user="github-actions[bot]",
-                                                      user_type="Bot"))  # fmt: skip
+    result = world.run(
+        "issue_comment", world.comment(1, body, user="github-actions[bot]", user_type="Bot")
+    )
 
     assert result.code == 0 and result.outputs["status"] == "skipped", result.log
     assert world.model.requests == [] and world.github.writes() == []
@@ -265,8 +286,12 @@ def test_github_failing_after_retries_is_an_infrastructure_error(world: ActionWo
 
 
 def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: SampleRepo) -> None:
-    config = {"version": 1, "validation": {"test": ["from-config"], "lint": ["lint-config"]},
-              "limits": {"max_iterations": 4}, "model": {"name": "config-model"}}  # fmt: skip
+    config = {
+        "version": 1,
+        "validation": {"test": ["from-config"], "lint": ["lint-config"]},
+        "limits": {"max_iterations": 4},
+        "model": {"name": "config-model"},
+    }
     (sample_repo.path / ".codegen.yml").write_text(json.dumps(config))
     sample_repo.git("add", "-A")
     sample_repo.git("commit", "-q", "-m", "config")
@@ -280,10 +305,18 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
         }
     )
     task = EventTask(
-        kind="issue", task="Fix it", title="Fix it", issue_number=7, pr_number=None,
-        comment_id=None, actor="alice", actor_type="User",
-        spec_overrides={"limits": {"max_iterations": 2}}, spec_path=None, delivery_key="issue-7",
-    )  # fmt: skip
+        kind="issue",
+        task="Fix it",
+        title="Fix it",
+        issue_number=7,
+        pr_number=None,
+        comment_id=None,
+        actor="alice",
+        actor_type="User",
+        spec_overrides={"limits": {"max_iterations": 2}},
+        spec_path=None,
+        delivery_key="issue-7",
+    )
 
     spec = resolve_event_spec(task, settings, sample_repo.path, config_commit=commit, base=commit)
 
@@ -296,18 +329,27 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
 
 def test_a_scheduled_matrix_job_runs_its_spec(world: ActionWorld) -> None:
     """nightly.yml's matrix jobs run under the `schedule` event with the `spec` input."""
-    spec = {"version": 1, "title": "Nightly patch reset", "task": "Reset the patch in bump_minor.",
-            "validation": {"test": [PYTEST]}, "limits": {"max_iterations": 1}}  # fmt: skip
+    spec = {
+        "version": 1,
+        "title": "Nightly patch reset",
+        "task": "Reset the patch in bump_minor.",
+        "validation": {"test": [PYTEST]},
+        "limits": {"max_iterations": 1},
+    }
     world.sample.commit({"specs/nightly.yaml": json.dumps(spec)}, "nightly spec")
     world.sample.git("push", "-q", "origin", "main")
     world.model.add(*fixing_script())
-    payload = json.loads((EVENTS / "azure-sdk-tools-github-event-processor"
-                          / "ScheduledEvent_payload.json").read_text())  # fmt: skip
+    payload = json.loads(
+        (
+            EVENTS / "azure-sdk-tools-github-event-processor" / "ScheduledEvent_payload.json"
+        ).read_text()
+    )
 
     skipped = world.run("schedule", payload, env={"GITHUB_ACTOR": "alice"})
     assert skipped.code == 0 and skipped.outputs["status"] == "skipped", skipped.log
-    result = world.run("schedule", payload, env={"GITHUB_ACTOR": "alice"},
-                       spec="specs/nightly.yaml")  # fmt: skip
+    result = world.run(
+        "schedule", payload, env={"GITHUB_ACTOR": "alice"}, spec="specs/nightly.yaml"
+    )
 
     assert result.code == 0 and result.outputs["status"] == "success", result.log
     (pull,) = world.github.pulls()

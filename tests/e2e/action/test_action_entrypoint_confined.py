@@ -60,8 +60,9 @@ def test_the_docker_entrypoint_confines_with_landlock_without_bubblewrap(
     result = world.run("issues", world.issue_labeled(1), env=env, sandbox=sandbox)
 
     assert result.code == 0, result.log
-    shown = "\n".join(m["content"] for m in world.model.requests[1]["messages"]
-                      if m["role"] == "tool")  # fmt: skip
+    shown = "\n".join(
+        m["content"] for m in world.model.requests[1]["messages"] if m["role"] == "tool"
+    )
     [report_path] = runner_temp.glob("codegen/*/report.json")
     report = json.loads(report_path.read_text())
     wrote = [p for p in targets if "pwned" in p.read_text()]

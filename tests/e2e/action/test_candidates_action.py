@@ -11,8 +11,12 @@ from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_FILE, Sampl
 
 from codegen_ci.testing.scripted_model import Reply, call
 
-WRONG = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD,
-             new_text="return Version(self.major, self.minor + 1, self.patch * 1)")  # fmt: skip
+WRONG = call(
+    "edit_file",
+    path=VERSION_FILE,
+    old_text=FIXED_LINE_OLD,
+    new_text="return Version(self.major, self.minor + 1, self.patch * 1)",
+)
 
 
 @pytest.fixture
@@ -27,11 +31,17 @@ def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
 def test_candidates_input_pushes_only_the_chosen_attempt_and_says_so_once_per_place(
     world: ActionWorld,
 ) -> None:
-    world.model.add_for("scripted-model", Reply(tool_calls=[WRONG]), Reply("done"),
-                        Reply(tool_calls=[FIX]), Reply("done"))  # fmt: skip
+    world.model.add_for(
+        "scripted-model",
+        Reply(tool_calls=[WRONG]),
+        Reply("done"),
+        Reply(tool_calls=[FIX]),
+        Reply("done"),
+    )
 
-    result = world.run("issues", world.issue_labeled(1),
-                       **{"candidates": "2", "max-iterations": "1"})  # fmt: skip
+    result = world.run(
+        "issues", world.issue_labeled(1), **{"candidates": "2", "max-iterations": "1"}
+    )
 
     assert result.code == 0, result.log
     (pull,) = world.github.pulls()

@@ -23,20 +23,25 @@ FAILING = "tests.test_version::test_bump_minor_resets_patch"
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     with open_world(sample_repo, token=TOKEN) as world:
         head = push_branch(sample_repo, BRANCH, {"NOTES.md": "faster parse\n"}, "speed up")
-        world.github.add_pull(BRANCH, title="Speed up parse", user="github-actions[bot]",
-                              head_sha=head)  # fmt: skip
+        world.github.add_pull(
+            BRANCH, title="Speed up parse", user="github-actions[bot]", head_sha=head
+        )
         yield world
 
 
 def status_of(world: ActionWorld, number: int) -> str:
-    (body,) = [c.body for c in world.github.comments.values()
-               if c.issue_number == number and "codegen-ci:status" in c.body]  # fmt: skip
+    (body,) = [
+        c.body
+        for c in world.github.comments.values()
+        if c.issue_number == number and "codegen-ci:status" in c.body
+    ]
     return body
 
 
 def failed_ci(world: ActionWorld, branch: str = BRANCH, pr: int | None = 1) -> dict[str, object]:
-    run = add_workflow_run(world.github, branch,
-                           artifacts={"junit": junit_zip(world.sample, world.tmp)})  # fmt: skip
+    run = add_workflow_run(
+        world.github, branch, artifacts={"junit": junit_zip(world.sample, world.tmp)}
+    )
     return workflow_run_payload(world, run.id, branch, pr)
 
 
@@ -91,12 +96,16 @@ def test_attempts_are_bounded_per_pull_request(world: ActionWorld) -> None:
 
 
 def test_without_junit_the_failed_jobs_log_tail_is_the_task(world: ActionWorld) -> None:
-    log = b"\n".join([b"2024-05-01T12:00:00Z setting up"] * 200 + [
-        b"2024-05-01T12:00:09Z \x1b[31mE   AssertionError: 3.5.5 != 3.5.0\x1b[0m",
-        b"2024-05-01T12:00:09Z ##[error]Process completed with exit code 1.",
-    ])  # fmt: skip
-    run = add_workflow_run(world.github, BRANCH, jobs=[("build", "success", b"fine"),
-                                                      ("test", "failure", log)])  # fmt: skip
+    log = b"\n".join(
+        [b"2024-05-01T12:00:00Z setting up"] * 200
+        + [
+            b"2024-05-01T12:00:09Z \x1b[31mE   AssertionError: 3.5.5 != 3.5.0\x1b[0m",
+            b"2024-05-01T12:00:09Z ##[error]Process completed with exit code 1.",
+        ]
+    )
+    run = add_workflow_run(
+        world.github, BRANCH, jobs=[("build", "success", b"fine"), ("test", "failure", log)]
+    )
     world.model.add(*fixing_script())
 
     result = world.run("workflow_run", workflow_run_payload(world, run.id, BRANCH, 1))
@@ -124,8 +133,9 @@ def test_runs_that_are_not_ours_are_ignored(
         head = push_branch(world.sample, branch, {"Y.md": "y\n"}, "y")
         world.github.add_pull(branch, title="Y", user="alice", head_sha=head)
     refs = world.origin_refs()
-    run = add_workflow_run(world.github, branch,
-                           artifacts={"junit": junit_zip(world.sample, world.tmp)})  # fmt: skip
+    run = add_workflow_run(
+        world.github, branch, artifacts={"junit": junit_zip(world.sample, world.tmp)}
+    )
     payload = workflow_run_payload(world, run.id, branch, None, conclusion, head_repo)
 
     result = world.run("workflow_run", payload)
@@ -141,8 +151,11 @@ def test_a_labelled_pull_request_gets_its_ci_fixed(world: ActionWorld) -> None:
     pr.labels.append("codegen-fix-ci")
     world.model.add(*fixing_script())
 
-    result = world.run("workflow_run", failed_ci(world, "feature-y", pr.number),
-                       **{"ci-fix-label": "codegen-fix-ci"})  # fmt: skip
+    result = world.run(
+        "workflow_run",
+        failed_ci(world, "feature-y", pr.number),
+        **{"ci-fix-label": "codegen-fix-ci"},
+    )
 
     assert result.code == 0, result.log
     assert FIXED_LINE_NEW in world.origin_git("show", f"feature-y:{VERSION}")

@@ -44,8 +44,14 @@ def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
 
 
 def trailers(message: str, cwd: str) -> list[str]:
-    parsed = subprocess.run(["git", "interpret-trailers", "--parse"], input=message, cwd=cwd,
-                            capture_output=True, text=True, check=True)  # fmt: skip
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"],
+        input=message,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return parsed.stdout.splitlines()
 
 
@@ -63,8 +69,10 @@ def test_a_commit_message_closes_mentions_and_signs_nothing_from_the_issue(
     # control: the issue's words, as they are, close, reference, mention and sign
     raw = f"{TITLE}\n\n{ISSUE}"
     assert len(CLOSING.findall(raw)) == 3 and MENTION.search(raw)
-    assert trailers(raw, cwd) == ["Signed-off-by: Mallory <m@evil.example>",
-                                  "Co-authored-by: Mallory <m@evil.example>"]  # fmt: skip
+    assert trailers(raw, cwd) == [
+        "Signed-off-by: Mallory <m@evil.example>",
+        "Co-authored-by: Mallory <m@evil.example>",
+    ]
     # ...and they reached the commit message, where they read the same and do nothing
     assert "Fixes #\u200d2" in message and "other/repo#\u200d3" in message
     assert "> Signed-off-by: Mallory" in message and "@\u200dalice" in message

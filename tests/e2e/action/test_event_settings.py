@@ -99,8 +99,9 @@ def test_control_the_same_commands_from_the_default_branch_config_do_count(
     world.sample.git("push", "-q", "origin", "main")
     world.model.add(*fixing_script())
 
-    result = world.run("issue_comment", comment(world, 2, "/codegen fix it"),
-                       **{"test-command": ""})  # fmt: skip
+    result = world.run(
+        "issue_comment", comment(world, 2, "/codegen fix it"), **{"test-command": ""}
+    )
 
     assert result.code == 0, result.log
     assert set(commands(report(result.outputs))) == {command}
@@ -142,10 +143,17 @@ def test_an_alias_bomb_from_a_writer_is_bad_input(world: ActionWorld, tmp_path: 
     block.write_text(bomb_comment().split("```yaml codegen\n")[1].split("```")[0])
     try:  # control: a plain YAML load of the same block, then a walk of it, blows up
         control = subprocess.run(
-            [sys.executable, "-c", "import json, sys, yaml; "
-             "print(len(json.dumps(yaml.safe_load(open(sys.argv[1])))))", str(block)],
-            capture_output=True, text=True, timeout=10, preexec_fn=limit_memory,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                "import json, sys, yaml; print(len(json.dumps(yaml.safe_load(open(sys.argv[1])))))",
+                str(block),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            preexec_fn=limit_memory,
+        )
         assert control.returncode != 0
     except subprocess.TimeoutExpired:
         pass

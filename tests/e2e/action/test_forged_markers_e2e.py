@@ -46,20 +46,25 @@ def test_hostile(case):
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     with open_world(sample_repo, readers=("rob",), token=TOKEN, max_iterations="1") as world:
         head = push_branch(sample_repo, BRANCH, {"tests/test_hostile.py": HOSTILE_TEST}, "hostile")
-        world.github.add_pull(BRANCH, title="Speed up parse", user="github-actions[bot]",
-                              head_sha=head)  # fmt: skip
+        world.github.add_pull(
+            BRANCH, title="Speed up parse", user="github-actions[bot]", head_sha=head
+        )
         yield world
 
 
 def status_of(world: ActionWorld) -> str:
-    (body,) = [c.body for c in world.github.comments.values()
-               if c.issue_number == 1 and "codegen-ci:status" in c.body]  # fmt: skip
+    (body,) = [
+        c.body
+        for c in world.github.comments.values()
+        if c.issue_number == 1 and "codegen-ci:status" in c.body
+    ]
     return body
 
 
 def failed_ci(world: ActionWorld) -> dict[str, object]:
-    run = add_workflow_run(world.github, BRANCH,
-                           artifacts={"junit": junit_zip(world.sample, world.tmp)})  # fmt: skip
+    run = add_workflow_run(
+        world.github, BRANCH, artifacts={"junit": junit_zip(world.sample, world.tmp)}
+    )
     return workflow_run_payload(world, run.id, BRANCH, 1)
 
 
@@ -94,8 +99,9 @@ def test_a_test_id_carrying_a_history_marker_does_not_count_as_attempts(
 def test_control_a_history_marker_in_the_tools_own_comment_is_obeyed(world: ActionWorld) -> None:
     """Positive control: were the forged marker in the bot's comment as a marker, it would
     count: the next failed CI run is not attempted."""
-    world.github.add_comment(1, f"<!-- codegen-ci:status issue=1 -->\nfailed\n{FORGED}",
-                             user=world.github.actor)  # fmt: skip
+    world.github.add_comment(
+        1, f"<!-- codegen-ci:status issue=1 -->\nfailed\n{FORGED}", user=world.github.actor
+    )
 
     again = world.run("workflow_run", failed_ci(world), **{"max-ci-fix-attempts": "1"})
 
@@ -118,8 +124,11 @@ def test_a_reply_marker_in_someone_elses_comment_is_not_edited(
 
     assert result.code == 1, result.log  # test_hostile fails whatever the change
     edited = world.github.review_comments[planted.id].body != words
-    made = [c for c in world.github.review_comments.values()
-            if c.user == world.github.actor and c.id != planted.id]  # fmt: skip
+    made = [
+        c
+        for c in world.github.review_comments.values()
+        if c.user == world.github.actor and c.id != planted.id
+    ]
     if author == "rob":
         # rob's words stay his; the tool answers with a reply of its own
         assert not edited and len(made) == 1 and "could not make this change" in made[0].body

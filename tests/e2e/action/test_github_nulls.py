@@ -37,8 +37,15 @@ def test_the_double_sends_null_for_nullable_fields_without_a_value(gh: GitHubDou
     gh.add_pull("codegen/x", title="A change", body="")
     pull = fetch(gh, "/repos/octo-org/hello/pulls/1")
     assert isinstance(pull, dict)
-    for name in ("requested_reviewers", "requested_teams", "body", "labels", "assignees",
-                 "assignee", "milestone"):  # fmt: skip
+    for name in (
+        "requested_reviewers",
+        "requested_teams",
+        "body",
+        "labels",
+        "assignees",
+        "assignee",
+        "milestone",
+    ):
         assert name in pull and pull[name] is None, name
     gh.send_nulls = False  # control: the default is the empty values
     pull = fetch(gh, "/repos/octo-org/hello/pulls/1")
@@ -51,9 +58,13 @@ def test_a_pull_request_with_null_reviewers_and_teams_is_updated(gh: GitHubDoubl
     gh.add_pull("codegen/x", title="Old title", body="", user="github-actions[bot]")
 
     pull = publisher(gh).open_or_update_pr(
-        head="codegen/x", base="main", title="Reset patch", body="Closes #1",
-        labels=["codegen"], reviewers=["rev", "octo-org/core"],
-    )  # fmt: skip
+        head="codegen/x",
+        base="main",
+        title="Reset patch",
+        body="Closes #1",
+        labels=["codegen"],
+        reviewers=["rev", "octo-org/core"],
+    )
 
     (issue,) = gh.pulls()
     assert pull.number == issue.number and issue.title == "Reset patch"

@@ -64,8 +64,9 @@ def test_a_pr_head_cannot_change_the_instructions_the_model_gets(world: ActionWo
 def dry_run(repo: SampleRepo) -> tuple[str, dict[str, object]]:
     out = repo.tmp / "out"
     spec = repo.write_spec()
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo.path),
-                                      "--output-dir", str(out), "--dry-run"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), "--dry-run"]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     return (out / "first-prompt.md").read_text(), report
@@ -87,8 +88,12 @@ def test_local_run_reads_the_base_commit_with_the_fallbacks(sample_repo: SampleR
 def test_codegen_yml_names_the_files_and_a_large_one_is_capped(sample_repo: SampleRepo) -> None:
     big = "Use tabs. " * (MAX_INSTRUCTIONS_BYTES // 5)
     config = "version: 1\ninstructions: [docs/RULES.md, docs/STYLE.md]\n"
-    files = {"AGENTS.md": "DEFAULT RULES\n", "docs/RULES.md": "DOCS RULES\n",
-             "docs/STYLE.md": big, ".codegen.yml": config}  # fmt: skip
+    files = {
+        "AGENTS.md": "DEFAULT RULES\n",
+        "docs/RULES.md": "DOCS RULES\n",
+        "docs/STYLE.md": big,
+        ".codegen.yml": config,
+    }
     sample_repo.commit(files, "named")
     prompt, report = dry_run(sample_repo)
     assert "DOCS RULES" in prompt and "DEFAULT RULES" not in prompt
@@ -100,7 +105,8 @@ def test_codegen_yml_names_the_files_and_a_large_one_is_capped(sample_repo: Samp
 def test_instructions_outside_the_repository_are_bad_input(sample_repo: SampleRepo) -> None:
     sample_repo.commit({".codegen.yml": "version: 1\ninstructions: [../secrets.md]\n"}, "bad")
     spec = sample_repo.write_spec()
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(sample_repo.path),
-                                      "--dry-run"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(sample_repo.path), "--dry-run"]
+    )
     assert result.exit_code == 2, result.output
     assert "instructions" in result.output and "../secrets.md" in result.output

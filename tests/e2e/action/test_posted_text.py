@@ -25,8 +25,15 @@ def test_hostile_output():
         "\\u2066ok"
     )
 """
-RAW = ["@team", "@octo-org/admins", "</details>", "<img", "https://evil.example", "\u202e",
-       "\u2066"]  # fmt: skip
+RAW = [
+    "@team",
+    "@octo-org/admins",
+    "</details>",
+    "<img",
+    "https://evil.example",
+    "\u202e",
+    "\u2066",
+]
 
 
 @pytest.fixture
@@ -52,9 +59,10 @@ def test_mentions_html_links_and_bidi_from_untrusted_text_are_inert(world: Actio
     world.model.add(
         Reply(tool_calls=[call("write_file", path=BIDI_NAME, content="MZ\n"), FIX]),
         Reply("Done."),
-    )  # fmt: skip
-    result = world.run("issues", labeled(world, 1), **{"max-iterations": "1",
-                       "draft-on-failure": "true"})  # fmt: skip
+    )
+    result = world.run(
+        "issues", labeled(world, 1), **{"max-iterations": "1", "draft-on-failure": "true"}
+    )
 
     assert result.code == 1, result.log
     report = json.loads((Path(result.outputs["report-path"]) / "report.json").read_text())

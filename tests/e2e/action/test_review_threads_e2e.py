@@ -26,16 +26,25 @@ def tool_replies(world: ActionWorld) -> list[str]:
 
 
 def status_of(world: ActionWorld, number: int) -> str:
-    (body,) = [c.body for c in world.github.comments.values()
-               if c.issue_number == number and "codegen-ci:status" in c.body]  # fmt: skip
+    (body,) = [
+        c.body
+        for c in world.github.comments.values()
+        if c.issue_number == number and "codegen-ci:status" in c.body
+    ]
     return body
 
 
 def test_review_comment_fixes_on_the_branch_and_replies_in_its_thread(world: ActionWorld) -> None:
     old_head = world.origin_git("rev-parse", "feature-x").strip()
     root = seed_comment(world, 1, "bump_minor keeps the old patch number here", user="rob")
-    ask = seed_comment(world, 1, "/codegen reset the patch to zero in bump_minor", user="alice",
-                       in_reply_to=root.id, start_line=14)  # fmt: skip
+    ask = seed_comment(
+        world,
+        1,
+        "/codegen reset the patch to zero in bump_minor",
+        user="alice",
+        in_reply_to=root.id,
+        start_line=14,
+    )
     world.model.add(*fixing_script())
 
     result = world.run("pull_request_review_comment", review_comment_payload(world, ask))
@@ -71,8 +80,15 @@ def test_review_comment_fixes_on_the_branch_and_replies_in_its_thread(world: Act
 
 def test_submitted_review_addresses_all_its_comments_in_one_run(world: ActionWorld) -> None:
     one = seed_comment(world, 1, "bump_minor must reset the patch", review_id=77)
-    two = seed_comment(world, 1, "and keep major as it is", review_id=77, path="README.md",
-                       line=1, diff_hunk="@@ -0,0 +1 @@\n+# semver")  # fmt: skip
+    two = seed_comment(
+        world,
+        1,
+        "and keep major as it is",
+        review_id=77,
+        path="README.md",
+        line=1,
+        diff_hunk="@@ -0,0 +1 @@\n+# semver",
+    )
     seed_comment(world, 1, "an older review, not this one", review_id=12)
     world.model.add(*fixing_script())
 
@@ -109,8 +125,9 @@ def test_review_comment_by_a_reader_or_an_unlisted_bot_is_refused(world: ActionW
     by_bot = seed_comment(world, 1, "/codegen rewrite everything", user="helper[bot]")
 
     rob = world.run("pull_request_review_comment", review_comment_payload(world, by_rob))
-    bot = world.run("pull_request_review_comment",
-                    review_comment_payload(world, by_bot, user_type="Bot"))  # fmt: skip
+    bot = world.run(
+        "pull_request_review_comment", review_comment_payload(world, by_bot, user_type="Bot")
+    )
 
     assert rob.code == 0 and bot.code == 0, rob.log + bot.log
     assert rob.outputs["status"] == "skipped" and "rob has read permission" in rob.stdout

@@ -36,8 +36,10 @@ ast.parse((here.parent.parent / "src/semver/version.py").read_text())
 sys.exit(f"error: {here}: the legacy table is missing")
 """
 CHECK_COMMAND = f"{sys.executable} checks/check.py"
-BREAK = [Reply(tool_calls=[call("write_file", path=VERSION_FILE, content="def broken(:\n")]),
-         Reply("Done.")]  # fmt: skip
+BREAK = [
+    Reply(tool_calls=[call("write_file", path=VERSION_FILE, content="def broken(:\n")]),
+    Reply("Done."),
+]
 
 
 def check_failure(report: dict[str, Any]) -> dict[str, Any]:
@@ -55,8 +57,9 @@ def test_a_command_failing_the_same_way_on_the_base_commit_is_not_new(
 ) -> None:
     sample_repo.commit({"checks/check.py": CHECK}, "a repository check")
     model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(validation={"test": COMMANDS[where], "timeout": 120},
-                                  limits={"max_iterations": 1})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"test": COMMANDS[where], "timeout": 120}, limits={"max_iterations": 1}
+    )
 
     code, output, out, report = run_cli(sample_repo, spec)
 
@@ -77,8 +80,9 @@ def test_a_command_failing_on_the_base_commit_for_another_reason_is_not_called_p
     another failure: not "also fails on the base commit"."""
     sample_repo.commit({"checks/check.py": CHECK}, "a repository check")
     model_env.add(*BREAK)
-    spec = sample_repo.write_spec(validation={"test": COMMANDS[where], "timeout": 120},
-                                  limits={"max_iterations": 1})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"test": COMMANDS[where], "timeout": 120}, limits={"max_iterations": 1}
+    )
 
     code, output, _, report = run_cli(sample_repo, spec)
 
@@ -95,8 +99,9 @@ def test_a_command_that_passes_on_the_base_commit_and_fails_after_the_change_is_
     passing = CHECK.replace('sys.exit(f"error: {here}: the legacy table is missing")', "")
     sample_repo.commit({"checks/check.py": passing}, "a repository check")
     model_env.add(*BREAK)
-    spec = sample_repo.write_spec(validation={"test": [CHECK_COMMAND], "timeout": 120},
-                                  limits={"max_iterations": 1})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"test": [CHECK_COMMAND], "timeout": 120}, limits={"max_iterations": 1}
+    )
 
     code, output, _, report = run_cli(sample_repo, spec)
 
@@ -147,10 +152,15 @@ def test_lint_failing_on_the_base_commit_for_another_reason_still_fails_the_roun
     """The base commit's lint failure (the docs page) is pre-existing; the print() the change
     adds makes the same command fail for another reason as well: the round fails on it."""
     sample_repo.commit({"checks/lint.py": LINT}, "a lint script")
-    model_env.add(Reply(tool_calls=[DEBUG_FIX]), Reply("Fixed."),
-                  Reply(tool_calls=[DROP_PRINT]), Reply("Removed the print."))  # fmt: skip
-    spec = sample_repo.write_spec(validation={"lint": [f"{sys.executable} checks/lint.py"],
-                                              "test": [PYTEST], "timeout": 120})  # fmt: skip
+    model_env.add(
+        Reply(tool_calls=[DEBUG_FIX]),
+        Reply("Fixed."),
+        Reply(tool_calls=[DROP_PRINT]),
+        Reply("Removed the print."),
+    )
+    spec = sample_repo.write_spec(
+        validation={"lint": [f"{sys.executable} checks/lint.py"], "test": [PYTEST], "timeout": 120}
+    )
 
     code, output, _, report = run_cli(sample_repo, spec)
 

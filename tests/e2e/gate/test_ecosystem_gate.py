@@ -112,14 +112,23 @@ def test_a_base_run_that_cannot_start_makes_the_baseline_unavailable(
     the base run writes no JUnit: "baseline unavailable", never "also fails on the base"."""
     (sample_repo.path / ".gitignore").write_text("__pycache__/\n.ready\n")
     sample_repo.commit({}, "ignore .ready")
-    wrong = call("edit_file", path=VERSION_FILE, old_text="self.minor + 1, self.patch",
-                 new_text="self.minor + 2, self.patch")  # fmt: skip
-    right = call("edit_file", path=VERSION_FILE, old_text="self.minor + 2, self.patch",
-                 new_text="self.minor + 1, 0")  # fmt: skip
+    wrong = call(
+        "edit_file",
+        path=VERSION_FILE,
+        old_text="self.minor + 1, self.patch",
+        new_text="self.minor + 2, self.patch",
+    )
+    right = call(
+        "edit_file",
+        path=VERSION_FILE,
+        old_text="self.minor + 2, self.patch",
+        new_text="self.minor + 1, 0",
+    )
     model_env.add(Reply(tool_calls=[wrong]), Reply("done"), Reply(tool_calls=[right]), Reply("ok"))
     test = "test -f .ready && " + PYTEST
-    spec = sample_repo.write_spec(validation={"setup": ["touch .ready"], "test": [test],
-                                              "allow_preexisting_failures": True})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"setup": ["touch .ready"], "test": [test], "allow_preexisting_failures": True}
+    )
 
     code, output, _, report = run_cli(sample_repo, spec)
 
@@ -178,8 +187,11 @@ def test_generated_toolchain_files_stay_out_of_the_commit_unless_named(
         " && echo n > .nyc_output/a.json && echo t > target/debug/app"
         " && echo b > dist/bundle.js && echo c > dist/cli.js"
     )
-    model_env.add(Reply(tool_calls=[call("run_command", command=generate)]),
-                  Reply(tool_calls=[FIX]), Reply("done"))  # fmt: skip
+    model_env.add(
+        Reply(tool_calls=[call("run_command", command=generate)]),
+        Reply(tool_calls=[FIX]),
+        Reply("done"),
+    )
     spec = sample_repo.write_spec(outputs=[VERSION_FILE, "dist/cli.js"])
 
     code, output, _, report = run_cli(sample_repo, spec)
@@ -202,11 +214,16 @@ def test_junit_globs_outside_the_repository_and_with_variables(
     monkeypatch.setenv("RUNNER_TEMP", str(runner_temp))
     model_env.add(*fixing_script())
     test = PYTEST + ' --junitxml="$RUNNER_TEMP/reports/unit.xml"'
-    spec = sample_repo.write_spec(validation={"test": [test],
-                                              "junit": ["$RUNNER_TEMP/reports/*.xml"]})  # fmt: skip
-    absolute = sample_repo.write_spec("abs.yaml", validation={
-        "test": [PYTEST + f" --junitxml={runner_temp}/abs/unit.xml"],
-        "junit": [f"{runner_temp}/abs/**/*.xml"]})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"test": [test], "junit": ["$RUNNER_TEMP/reports/*.xml"]}
+    )
+    absolute = sample_repo.write_spec(
+        "abs.yaml",
+        validation={
+            "test": [PYTEST + f" --junitxml={runner_temp}/abs/unit.xml"],
+            "junit": [f"{runner_temp}/abs/**/*.xml"],
+        },
+    )
 
     validated = CliRunner().invoke(cli, ["validate", str(spec), str(absolute)])
     code, output, out, report = run_cli(sample_repo, spec)

@@ -83,8 +83,12 @@ def test_jest_finds_the_tests_and_the_bug_is_fixed_in_one_round(
     repo = make_ts_repo(tmp_path, node_modules)
     status_before = repo.git("status", "--porcelain", "--ignored")
     model_env.add(*edit_turn(TS_FILE, TS_BUG, TS_FIX))
-    spec = write_spec(repo, task=TS_TASK, context=[TS_FILE],
-                      validation={"test": ["npm test"], "junit": ["junit.xml"]})  # fmt: skip
+    spec = write_spec(
+        repo,
+        task=TS_TASK,
+        context=[TS_FILE],
+        validation={"test": ["npm test"], "junit": ["junit.xml"]},
+    )
 
     code, output, out, report = run(repo, spec)
 
@@ -95,8 +99,13 @@ def test_jest_finds_the_tests_and_the_bug_is_fixed_in_one_round(
     first = report["preflight"]["failures"][0]
     assert first["id"].endswith("multiplies cents by quantity")
     assert (first["file"], first["line"]) == ("src/price.test.ts", 6)  # from jest's stack
-    assert report["rounds"][0]["tests"] == {"total": 2, "passed": 2, "failed": 0,
-                                            "errors": 0, "skipped": 0}  # fmt: skip
+    assert report["rounds"][0]["tests"] == {
+        "total": 2,
+        "passed": 2,
+        "failed": 0,
+        "errors": 0,
+        "skipped": 0,
+    }
     run_state = json.loads((out / "run.json").read_text())
     assert "/.git/" not in run_state["worktree"] + "/"
     # node_modules came from the checkout: linked, never committed, checkout untouched
@@ -114,9 +123,16 @@ def test_preexisting_jest_failure_with_the_output_outside_the_repository(
 ) -> None:
     repo = make_ts_repo(tmp_path, node_modules, legacy=True)
     model_env.add(*edit_turn(TS_FILE, TS_BUG, TS_FIX))
-    spec = write_spec(repo, task=TS_TASK, context=[TS_FILE],
-                      validation={"test": ["npm test"], "junit": ["junit.xml"],
-                                  "allow_preexisting_failures": True})  # fmt: skip
+    spec = write_spec(
+        repo,
+        task=TS_TASK,
+        context=[TS_FILE],
+        validation={
+            "test": ["npm test"],
+            "junit": ["junit.xml"],
+            "allow_preexisting_failures": True,
+        },
+    )
 
     code, output, _, report = run(repo, spec)
 
@@ -201,8 +217,12 @@ def test_go_bug_fixed_in_one_round_with_gotestsum(
 ) -> None:
     repo = make_go_repo(tmp_path)
     model_env.add(*edit_turn(GO_FILE, GO_BUG, GO_FIX))
-    spec = write_spec(repo, task=GO_TASK, context=[GO_FILE],
-                      validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})  # fmt: skip
+    spec = write_spec(
+        repo,
+        task=GO_TASK,
+        context=[GO_FILE],
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
+    )
 
     code, output, _, report = run(repo, spec)
 
@@ -218,10 +238,15 @@ def test_go_nil_pointer_panic_then_the_right_fix(
     tmp_path: Path, go_env: None, model_env: ScriptedModelServer
 ) -> None:
     repo = make_go_repo(tmp_path)
-    model_env.add(*edit_turn(GO_FILE, GO_PANIC_OLD, GO_PANIC_NEW),
-                  *edit_turn(GO_FILE, GO_PANIC_NEW, GO_RIGHT))  # fmt: skip
-    spec = write_spec(repo, task=GO_TASK, context=[GO_FILE],
-                      validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})  # fmt: skip
+    model_env.add(
+        *edit_turn(GO_FILE, GO_PANIC_OLD, GO_PANIC_NEW), *edit_turn(GO_FILE, GO_PANIC_NEW, GO_RIGHT)
+    )
+    spec = write_spec(
+        repo,
+        task=GO_TASK,
+        context=[GO_FILE],
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
+    )
 
     code, output, _, report = run(repo, spec)
 
@@ -285,8 +310,12 @@ def test_a_round_whose_go_tests_were_emptied_is_not_a_success(
     repo = make_go_repo(tmp_path)
     emptied = call("write_file", path="store_test.go", content="package inventory\n")
     model_env.add(Reply(tool_calls=[emptied]), Reply("Removed the failing test."))
-    spec = write_spec(repo, task=GO_TASK, limits={"max_iterations": 1},
-                      validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})  # fmt: skip
+    spec = write_spec(
+        repo,
+        task=GO_TASK,
+        limits={"max_iterations": 1},
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
+    )
 
     code, output, _, report = run(repo, spec)
 

@@ -19,8 +19,10 @@ from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 # The model "fixes" the bug by destroying the module: only a test can tell.
-BREAK = [Reply(tool_calls=[call("write_file", path=VERSION_FILE, content="this is not python\n")]),
-         Reply("Done.")]  # fmt: skip
+BREAK = [
+    Reply(tool_calls=[call("write_file", path=VERSION_FILE, content="this is not python\n")]),
+    Reply("Done."),
+]
 
 
 def dry_run(repo: SampleRepo, spec: Path) -> tuple[int, str]:
@@ -86,12 +88,17 @@ def test_unittest_suite_run_through_pytest_catches_the_destroying_change(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     """A unittest suite with real tests: the change that breaks the module fails the gate."""
-    sample_repo.commit({"tests/test_unit.py": (
-        "import unittest\n\nfrom semver.version import Version\n\n\n"
-        "class VersionTest(unittest.TestCase):\n"
-        "    def test_parse(self):\n"
-        "        self.assertEqual(Version.parse('1.2.3'), Version(1, 2, 3))\n"
-    )}, "a unittest suite")  # fmt: skip
+    sample_repo.commit(
+        {
+            "tests/test_unit.py": (
+                "import unittest\n\nfrom semver.version import Version\n\n\n"
+                "class VersionTest(unittest.TestCase):\n"
+                "    def test_parse(self):\n"
+                "        self.assertEqual(Version.parse('1.2.3'), Version(1, 2, 3))\n"
+            )
+        },
+        "a unittest suite",
+    )
     model_env.add(*BREAK)
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
 
@@ -113,8 +120,9 @@ def repo_with_broken_lint(sample_repo: SampleRepo) -> SampleRepo:
 
 
 def lint_spec(repo: SampleRepo) -> Path:
-    return repo.write_spec(validation={"lint": [f"{RUFF} check --no-cache src"],
-                                       "test": [PYTEST], "timeout": 120})  # fmt: skip
+    return repo.write_spec(
+        validation={"lint": [f"{RUFF} check --no-cache src"], "test": [PYTEST], "timeout": 120}
+    )
 
 
 def test_lint_failing_on_the_base_commit_is_pre_existing_and_the_tests_decide(
@@ -139,11 +147,21 @@ def test_lint_errors_the_change_adds_still_fail_the_round(
     repo_with_broken_lint: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     repo = repo_with_broken_lint
-    sloppy = call("edit_file", path=VERSION_FILE, old_text='"""Semantic versions."""',
-                  new_text='"""Semantic versions."""\nimport sys')  # fmt: skip
-    model_env.add(Reply(tool_calls=[sloppy]), Reply("done"), *fixing_script(),
-                  Reply(tool_calls=[call("edit_file", path=VERSION_FILE, old_text="import sys\n",
-                                         new_text="")]), Reply("ok"))  # fmt: skip
+    sloppy = call(
+        "edit_file",
+        path=VERSION_FILE,
+        old_text='"""Semantic versions."""',
+        new_text='"""Semantic versions."""\nimport sys',
+    )
+    model_env.add(
+        Reply(tool_calls=[sloppy]),
+        Reply("done"),
+        *fixing_script(),
+        Reply(
+            tool_calls=[call("edit_file", path=VERSION_FILE, old_text="import sys\n", new_text="")]
+        ),
+        Reply("ok"),
+    )
 
     code, output, _, report = run_cli(repo, lint_spec(repo))
 
@@ -184,8 +202,9 @@ def test_junit_globs_that_match_nothing_name_the_file_the_command_wrote(
     assert "build/junit.xml" in report["error"]
     assert model_env.requests == []
     # control: the glob that names the file works
-    fixed = sample_repo.write_spec("fixed.yaml", validation={"test": [command],
-                                                             "junit": ["build/*.xml"]})  # fmt: skip
+    fixed = sample_repo.write_spec(
+        "fixed.yaml", validation={"test": [command], "junit": ["build/*.xml"]}
+    )
     assert dry_run(sample_repo, fixed)[0] == 0
 
 
@@ -194,8 +213,12 @@ def test_a_package_manager_that_downloads_itself_offline_is_a_config_error(
     sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("COREPACK_HOME", raising=False)  # commands get a fresh HOME: no cache
-    package = {"name": "x", "private": True, "packageManager": "pnpm@9.12.3",
-               "scripts": {"test": "node --test js/"}}  # fmt: skip
+    package = {
+        "name": "x",
+        "private": True,
+        "packageManager": "pnpm@9.12.3",
+        "scripts": {"test": "node --test js/"},
+    }
     sample_repo.commit({"package.json": json.dumps(package), "js/sum.test.js": NODE_TEST}, "pnpm")
     spec = sample_repo.write_spec(validation={"test": ["corepack pnpm test"]})
     model_env.add(*fixing_script())
@@ -239,8 +262,9 @@ def test_the_failure_summary_is_the_error_line_and_unknown_totals_are_null(
     """node prints the source line, a caret, the error, its stack and `Node.js v20...` last:
     the summary is the error, the totals are unknown (null, not 0/0)."""
     sample_repo.commit({"js/check.js": CRASH_JS}, "a node check")
-    spec = sample_repo.write_spec(validation={"test": ["node js/check.js"]},
-                                  limits={"max_iterations": 1})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"test": ["node js/check.js"]}, limits={"max_iterations": 1}
+    )
     model_env.add(Reply("Nothing to change."))
 
     dry_code, dry_output = dry_run(sample_repo, spec)
@@ -310,11 +334,14 @@ def test_init_on_a_unittest_project_gives_a_gate_that_catches_a_broken_module(
     sh(["git", "commit", "-q", "-m", "calc"], repo)
     spec = tmp_path / "spec.yaml"
     spec.write_text("version: 1\ntask: add() must add.\nlimits: {max_iterations: 1}\n")
-    model_env.add(Reply(tool_calls=[call("write_file", path="calc.py", content="not python\n")]),
-                  Reply("Done."))  # fmt: skip
+    model_env.add(
+        Reply(tool_calls=[call("write_file", path="calc.py", content="not python\n")]),
+        Reply("Done."),
+    )
 
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo), "--output-dir",
-                                      str(tmp_path / "out")])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo), "--output-dir", str(tmp_path / "out")]
+    )
 
     assert result.exit_code == 1, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -336,8 +363,13 @@ def test_a_base_run_stopped_by_collection_errors_calls_no_failure_new(
     they are new; the failure is the bug itself, there before the change."""
     repo = sample_repo
     init = "from semver._build import BUILD as BUILD\n"
-    repo.commit({"pytest.ini": "[pytest]\n", ".gitignore": "__pycache__/\nsrc/semver/_build.py\n",
-                 "src/semver/__init__.py": init})  # fmt: skip
+    repo.commit(
+        {
+            "pytest.ini": "[pytest]\n",
+            ".gitignore": "__pycache__/\nsrc/semver/_build.py\n",
+            "src/semver/__init__.py": init,
+        }
+    )
     (repo.path / "src" / "semver" / "_build.py").write_text("BUILD = 1\n")
     monkeypatch.setenv("PYTHONPATH", str(repo.path / "src"))
     model_env.add(Reply("Nothing to change."), Reply("Still nothing."))

@@ -43,8 +43,15 @@ def test_the_projects_own_package_not_importable_is_a_config_error_before_any_mo
 def test_the_dry_run_says_so_too(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> None:
     sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
     out = sample_repo.tmp / "dry"
-    args = ["run", str(sample_repo.write_spec()), "--repo", str(sample_repo.path),
-            "--output-dir", str(out), "--dry-run"]  # fmt: skip
+    args = [
+        "run",
+        str(sample_repo.write_spec()),
+        "--repo",
+        str(sample_repo.path),
+        "--output-dir",
+        str(out),
+        "--dry-run",
+    ]
 
     result = CliRunner().invoke(cli, args)
 
@@ -61,8 +68,9 @@ def test_a_unittest_suite_that_cannot_import_the_project_is_a_config_error(
     model_env.add(*fixing_script())
     command = f"{sys.executable} -m unittest discover -s tests -p 'test_*.py'"
 
-    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(
-        validation={"test": [command], "timeout": 120}))  # fmt: skip
+    code, output, _, report = run_cli(
+        sample_repo, sample_repo.write_spec(validation={"test": [command], "timeout": 120})
+    )
 
     assert code == 2, output
     assert report["reason"] == "config" and "`src/semver/`" in report["error"]
@@ -75,8 +83,7 @@ def test_with_the_project_on_pythonpath_the_same_repository_runs_normally(
     """The control: the same repository, its test command putting `src` on PYTHONPATH."""
     sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
     model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(validation={"test": [f"PYTHONPATH=src {PYTEST}"],
-                                              "timeout": 120})  # fmt: skip
+    spec = sample_repo.write_spec(validation={"test": [f"PYTHONPATH=src {PYTEST}"], "timeout": 120})
 
     code, output, _, report = run_cli(sample_repo, spec)
 
@@ -108,10 +115,12 @@ RANGES = (
 
 @pytest.mark.parametrize(
     ("test_file", "test", "path", "content"),
-    [("tests/test_slugs.py", NEW_MODULE_TEST, "src/slugs.py", SLUGS),  # not in the repository
-     ("tests/test_ranges.py", NEW_SUBMODULE_TEST, "src/semver/ranges.py", RANGES)],
+    [
+        ("tests/test_slugs.py", NEW_MODULE_TEST, "src/slugs.py", SLUGS),  # not in the repository
+        ("tests/test_ranges.py", NEW_SUBMODULE_TEST, "src/semver/ranges.py", RANGES),
+    ],
     ids=["new-module", "new-submodule"],
-)  # fmt: skip
+)
 def test_a_test_importing_a_module_the_task_asks_for_still_reaches_the_model(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
@@ -123,10 +132,12 @@ def test_a_test_importing_a_module_the_task_asks_for_still_reaches_the_model(
     """The missing module is the task itself: it does not exist in the repository (or only
     its package does), so the pre-flight's collection error is the model's to fix."""
     sample_repo.commit({test_file: test}, "a test for the new module")
-    model_env.add(Reply(tool_calls=[call("write_file", path=path, content=content)]),
-                  Reply("Added it."))  # fmt: skip
-    spec = sample_repo.write_spec(task=f"Add {path} so that {test_file} passes.",
-                                  limits={"max_iterations": 1})  # fmt: skip
+    model_env.add(
+        Reply(tool_calls=[call("write_file", path=path, content=content)]), Reply("Added it.")
+    )
+    spec = sample_repo.write_spec(
+        task=f"Add {path} so that {test_file} passes.", limits={"max_iterations": 1}
+    )
 
     code, output, _, report = run_cli(sample_repo, spec)
 
@@ -143,8 +154,10 @@ def test_a_round_that_breaks_the_import_is_the_models_failure_not_a_config_error
 ) -> None:
     """Only the pre-flight, on the untouched code, decides: the model removing the path
     setting fails its round like any other break."""
-    model_env.add(Reply(tool_calls=[call("write_file", path="pytest.ini", content="[pytest]\n")]),
-                  Reply("Done."))  # fmt: skip
+    model_env.add(
+        Reply(tool_calls=[call("write_file", path="pytest.ini", content="[pytest]\n")]),
+        Reply("Done."),
+    )
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
 
     code, output, _, report = run_cli(sample_repo, spec)

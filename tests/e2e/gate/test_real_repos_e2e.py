@@ -38,14 +38,20 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(900)]
 needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
 
-DEFU_BUG = ("src/defu.ts", "if (value === null || value === undefined) {",
-            "if (value === undefined) {")  # fmt: skip
+DEFU_BUG = (
+    "src/defu.ts",
+    "if (value === null || value === undefined) {",
+    "if (value === undefined) {",
+)
 DEFU_TASK = "defu() must treat null in the object like undefined: the default value fills it."
 _DEDUP = "text = DUPLICATE_DASH_PATTERN.sub(DEFAULT_SEPARATOR, text)"
 SLUGIFY_BUG = ("slugify/slugify.py", _DEDUP + ".strip(DEFAULT_SEPARATOR)", _DEDUP)
 SLUGIFY_TASK = "slugify() must not leave separators at the start or end: '___a b---' -> 'a-b'."
-RANGE_BUG = ("index.js", "if (start > end || start < 0) {\n      valid = true\n",
-             "if (start > end || start < 0) {\n")  # fmt: skip
+RANGE_BUG = (
+    "index.js",
+    "if (start > end || start < 0) {\n      valid = true\n",
+    "if (start > end || start < 0) {\n",
+)
 RANGE_LINT_BREAK = ("README.md", "<!-- eslint-disable no-unused-vars -->\n\n", "")
 MOCHA_JUNIT = "mocha-junit-reporter@2.2.1"
 RANGE_TASK = (
@@ -78,16 +84,21 @@ def changed(repo: SampleRepo, report: dict[str, Any]) -> list[str]:
 
 def user_messages(model: ScriptedModelServer) -> str:
     """Everything the harness said to the model (task, feedback after each round)."""
-    return "\n".join(str(m.get("content")) for r in model.tool_requests
-                     for m in r["messages"] if m.get("role") == "user")  # fmt: skip
+    return "\n".join(
+        str(m.get("content"))
+        for r in model.tool_requests
+        for m in r["messages"]
+        if m.get("role") == "user"
+    )
 
 
 # --- unjs/defu: TypeScript, vitest --typecheck, pnpm ------------------------------------------
 
 
 @pytest.fixture
-def defu(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-         monkeypatch: pytest.MonkeyPatch) -> SampleRepo:  # fmt: skip
+def defu(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> SampleRepo:
     pnpm = pnpm_bin(shared(tmp_path_factory))
     monkeypatch.setenv("PATH", f"{pnpm}{os.pathsep}{os.environ['PATH']}")
     repo = checkout(tmp_path, "defu", bug=DEFU_BUG)
@@ -135,8 +146,9 @@ def test_vitest_pnpm_typecheck_not_fixed_is_never_success(
 
 
 @pytest.fixture
-def slugify_repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-                 monkeypatch: pytest.MonkeyPatch) -> SampleRepo:  # fmt: skip
+def slugify_repo(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> SampleRepo:
     """The project as its CI has it: dependencies and runners in the Python on PATH (as
     setup-python + pip install leave them), no venv in the checkout."""
     bin_dir = python_env(shared(tmp_path_factory))
@@ -195,8 +207,9 @@ def test_unittest_project_dry_run_does_not_say_success_without_tests(
 def range_parser(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleRepo:
     # installed as init's install line says (`npm install` + the JUnit reporter, not saved)
     node_modules = npm_install_shared(shared(tmp_path_factory), "range-parser", MOCHA_JUNIT)
-    repo = checkout(tmp_path, "range-parser", bug=RANGE_BUG,
-                    extra={RANGE_LINT_BREAK[0]: RANGE_LINT_BREAK[1:]})  # fmt: skip
+    repo = checkout(
+        tmp_path, "range-parser", bug=RANGE_BUG, extra={RANGE_LINT_BREAK[0]: RANGE_LINT_BREAK[1:]}
+    )
     link_node_modules(repo, node_modules)
     config = codegen_init(repo)
     assert "npm run lint" in config and "mocha-junit-reporter" in config
@@ -235,12 +248,14 @@ def test_mocha_with_a_reporter_that_is_not_installed_is_a_config_error(
     model_env.add(*edit_turn(RANGE_BUG[0], RANGE_BUG[2], RANGE_BUG[1], "-1 for unsatisfiable"))
     command = "npx mocha --reporter mocha-junit-reporter-not-installed --check-leaks test/"
     spec = range_parser.tmp / "task.yaml"
-    spec.write_text(json.dumps({"version": 1, "task": RANGE_TASK,
-                                "validation": {"test": [command]}}))  # fmt: skip
+    spec.write_text(
+        json.dumps({"version": 1, "task": RANGE_TASK, "validation": {"test": [command]}})
+    )
     out = range_parser.tmp / "out"
 
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(range_parser.path),
-                                      "--output-dir", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(range_parser.path), "--output-dir", str(out)]
+    )
 
     assert result.exit_code == 2, result.output
     report = json.loads((out / "report.json").read_text())

@@ -44,8 +44,12 @@ def edit(old: str, new: str, path: str = VERSION) -> Reply:
 def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    model_env.add(edit(FIXED_LINE_OLD, WRONG_LINE), Reply("First try."),
-                  edit(WRONG_LINE, FIXED_LINE_NEW), Reply("Fixed."))  # fmt: skip
+    model_env.add(
+        edit(FIXED_LINE_OLD, WRONG_LINE),
+        Reply("First try."),
+        edit(WRONG_LINE, FIXED_LINE_NEW),
+        Reply("Fixed."),
+    )
 
     code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
 
@@ -62,8 +66,13 @@ def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
     assert second[0]["command"] == PYTEST
     assert full_suite_runs(report) == 2
     assert [f["id"] for f in report["rounds"][0]["failures"]] == [BUG_ID]
-    assert report["rounds"][0]["tests"] == {"total": 3, "passed": 2, "failed": 1, "errors": 0,
-                                            "skipped": 0}  # fmt: skip
+    assert report["rounds"][0]["tests"] == {
+        "total": 3,
+        "passed": 2,
+        "failed": 1,
+        "errors": 0,
+        "skipped": 0,
+    }
     # the second-round prompt names the failing test, where it failed, and what was expected
     [message] = reflections(model_env)
     assert message.startswith("Validation round 1 of 3 failed")
@@ -82,9 +91,13 @@ def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
 def test_a_round_whose_failing_test_still_fails_stops_after_it(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    model_env.add(edit(FIXED_LINE_OLD, WRONG_LINE), Reply("First try."),
-                  edit(WRONG_LINE, WRONG_LINE.replace("* 1", "+ 0")), Reply("Second try."),
-                  edit(WRONG_LINE.replace("* 1", "+ 0"), FIXED_LINE_NEW))  # fmt: skip
+    model_env.add(
+        edit(FIXED_LINE_OLD, WRONG_LINE),
+        Reply("First try."),
+        edit(WRONG_LINE, WRONG_LINE.replace("* 1", "+ 0")),
+        Reply("Second try."),
+        edit(WRONG_LINE.replace("* 1", "+ 0"), FIXED_LINE_NEW),
+    )
 
     code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
 
@@ -93,10 +106,16 @@ def test_a_round_whose_failing_test_still_fails_stops_after_it(
     [second] = commands(report, 2)
     assert (second["targeted"], second["failing_first"], second["exit_code"]) == (True, True, 1)
     # totals count only what ran: the previously failing test
-    assert report["rounds"][1]["tests"] == {"total": 1, "passed": 0, "failed": 1, "errors": 0,
-                                            "skipped": 0}  # fmt: skip
-    assert "previously failing tests still fail" in (out / "logs" / "round-2-02-test.log"
-                                                     ).read_text()  # fmt: skip
+    assert report["rounds"][1]["tests"] == {
+        "total": 1,
+        "passed": 0,
+        "failed": 1,
+        "errors": 0,
+        "skipped": 0,
+    }
+    assert (
+        "previously failing tests still fail" in (out / "logs" / "round-2-02-test.log").read_text()
+    )
     [third] = commands(report, 3)
     assert (third["targeted"], third["failing_first"], third["exit_code"]) == (False, True, 0)
     assert report["rounds"][2]["tests"]["passed"] == 3
@@ -109,8 +128,12 @@ def test_pytest_that_cannot_load_the_plugin_falls_back_to_rewritten_commands(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     isolated = PYTEST.replace(" -m pytest", " -I -m pytest")  # -I: PYTHONPATH is ignored
-    model_env.add(edit(FIXED_LINE_OLD, WRONG_LINE), Reply("First try."),
-                  edit(WRONG_LINE, FIXED_LINE_NEW), Reply("Fixed."))  # fmt: skip
+    model_env.add(
+        edit(FIXED_LINE_OLD, WRONG_LINE),
+        Reply("First try."),
+        edit(WRONG_LINE, FIXED_LINE_NEW),
+        Reply("Fixed."),
+    )
     spec = sample_repo.write_spec(validation={"test": [isolated]})
 
     code, output, _, report = run_cli(sample_repo, spec)
@@ -118,8 +141,9 @@ def test_pytest_that_cannot_load_the_plugin_falls_back_to_rewritten_commands(
     assert code == 0, output
     second = commands(report, 2)
     assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in second] == [
-        (True, False, 0), (False, False, 0)
-    ]  # fmt: skip
+        (True, False, 0),
+        (False, False, 0),
+    ]
     assert second[0]["command"].endswith("tests/test_version.py::test_bump_minor_resets_patch")
 
 
@@ -149,9 +173,12 @@ def test_a_model_that_repeats_itself_is_stopped_as_stuck(
     ids=["strict", "allowed", "allowed-but-new-failure"],
 )
 def test_baseline_tells_preexisting_failures_from_new_ones(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, allow: bool, break_major: bool,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    allow: bool,
+    break_major: bool,
     status: str,
-) -> None:  # fmt: skip
+) -> None:
     commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
     model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW))
     if break_major:
@@ -232,8 +259,12 @@ def test_a_lint_failure_skips_the_tests_and_is_reflected(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     header = '"""Semantic versions."""\n'
-    model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW), edit(header, header + "\nimport os\n"),
-                  Reply("Done."), edit(header + "\nimport os\n", header))  # fmt: skip
+    model_env.add(
+        edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
+        edit(header, header + "\nimport os\n"),
+        Reply("Done."),
+        edit(header + "\nimport os\n", header),
+    )
     validation = {"lint": [f"{RUFF} check --no-cache --select F src"], "test": [PYTEST]}
     spec = sample_repo.write_spec(validation=validation)
 
@@ -322,8 +353,9 @@ def test_protect_tests_refuses_edits_and_undoes_commands(
     assert code == 0, output
     refused = {(r["path"], r["tool"]) for r in report["refusals"]}
     assert refused == {(TEST_FILE, "edit_file"), (TEST_FILE, "run_command")}
-    tool_results = [m["content"] for m in model_env.tool_requests[-1]["messages"]
-                    if m["role"] == "tool"]  # fmt: skip
+    tool_results = [
+        m["content"] for m in model_env.tool_requests[-1]["messages"] if m["role"] == "tool"
+    ]
     assert tool_results[0].startswith(f"Error: refused '{TEST_FILE}'")
     assert "the change was undone" in tool_results[1]
     assert report["files_changed"] == [VERSION] and report["tests_touched"] == []

@@ -120,7 +120,10 @@ def test_candidates_tradeoff_runs_one_escalate_and_race() -> None:
     r = candidates_tradeoff(test_sleep_s=0.0)
     rows = r["rows"]
     assert [rows[k]["status"] for k in ("1", "escalate-3", "race-3")] == [
-        "failed", "success", "success"]  # fmt: skip
+        "failed",
+        "success",
+        "success",
+    ]
     assert [rows[k]["attempts"] for k in ("1", "escalate-3", "race-3")] == [1, 2, 3]
     assert rows["1"]["billed_tokens"] < rows["escalate-3"]["billed_tokens"]
     assert rows["escalate-3"]["billed_tokens"] < rows["race-3"]["billed_tokens"]

@@ -45,12 +45,21 @@ def test_ci_runs_the_readme_test_command_in_a_fresh_clone_with_nothing_beside_it
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     calls = tmp_path / "calls.txt"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls),
-           "TMPDIR": str(tmp_path / "tmp")}  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "CALLS": str(calls),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
     (tmp_path / "tmp").mkdir()
 
-    proc = subprocess.run(["bash", str(checkout / ".ci" / "run")], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        ["bash", str(checkout / ".ci" / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
     assert proc.returncode == 0, proc.stderr
     lines = calls.read_text().splitlines()

@@ -53,8 +53,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def test_no_module_of_the_tool_imports_pytest() -> None:
-    proc = subprocess.run([sys.executable, "-c", IMPORT_ALL], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout) > 40  # the walk found the package's modules
 
@@ -62,8 +66,10 @@ def test_no_module_of_the_tool_imports_pytest() -> None:
 def test_the_plugin_reads_the_environment_the_harness_sets() -> None:
     """pytest_commands names the plugin's variables without importing it; they must agree."""
     assert (pytest_commands.IDS_ENV, pytest_commands.MODE_ENV, pytest_commands.STATUS_ENV) == (
-        codegen_first.IDS_ENV, codegen_first.MODE_ENV, codegen_first.STATUS_ENV
-    )  # fmt: skip
+        codegen_first.IDS_ENV,
+        codegen_first.MODE_ENV,
+        codegen_first.STATUS_ENV,
+    )
     assert pytest_commands.PLUGIN_SOURCE.read_text() == Path(codegen_first.__file__).read_text()
 
 
@@ -81,15 +87,23 @@ def test_wheel_alone_runs_with_targeted_pytest_reruns(
         version = "src/semver/version.py"
         return Reply(tool_calls=[call("edit_file", path=version, old_text=old, new_text=new)])
 
-    model_env.add(edit(FIXED_LINE_OLD, WRONG_LINE), Reply("First try."),
-                  edit(WRONG_LINE, STILL_WRONG), Reply("Second try."),
-                  edit(STILL_WRONG, FIXED_LINE_NEW), Reply("Fixed."))  # fmt: skip
+    model_env.add(
+        edit(FIXED_LINE_OLD, WRONG_LINE),
+        Reply("First try."),
+        edit(WRONG_LINE, STILL_WRONG),
+        Reply("Second try."),
+        edit(STILL_WRONG, FIXED_LINE_NEW),
+        Reply("Fixed."),
+    )
     spec = sample_repo.write_spec()  # tests: PYTEST, this test's own interpreter
     assert PYTEST.startswith(sys.executable)
     out = sample_repo.tmp / "out"
 
-    proc = run_tool(installed, ["run", str(spec), "--repo", str(sample_repo.path),
-                                "--output-dir", str(out)], cwd=sample_repo.path)  # fmt: skip
+    proc = run_tool(
+        installed,
+        ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)],
+        cwd=sample_repo.path,
+    )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -98,8 +112,10 @@ def test_wheel_alone_runs_with_targeted_pytest_reruns(
     rounds = [r["commands"][0] for r in report["rounds"]]
     # round 2 ran only the previously failing test and stopped; round 3 ran it first
     assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in rounds] == [
-        (False, False, 1), (True, True, 1), (False, True, 0)
-    ]  # fmt: skip
+        (False, False, 1),
+        (True, True, 1),
+        (False, True, 0),
+    ]
     assert report["rounds"][1]["tests"]["total"] == 1
     # the baseline re-ran just that test on the base commit, through the plugin
     status = out / "baseline" / "pytest_plugin" / "baseline-01-status.jsonl"
@@ -111,7 +127,6 @@ def test_wheel_alone_runs_with_targeted_pytest_reruns(
 def test_wheel_alone_answers_an_issue_event(installed: Installed, sample_repo: SampleRepo) -> None:
     from action_env import open_world
     from sample_repo import fixing_script
-
 
     with open_world(sample_repo, command=[str(installed.script)]) as world:
         github, model = world.github, world.model
@@ -132,26 +147,43 @@ def test_pipx_install_of_the_wheel_runs_a_dry_run(
     installed: Installed, sample_repo: SampleRepo, tmp_path: Path
 ) -> None:
     """`pipx install codegen-ci`, with the wheel standing in for the index."""
-    pipx_env = {**clean_env(START_ENV), "PIPX_HOME": str(tmp_path / "pipx"),
-                "PIPX_BIN_DIR": str(tmp_path / "bin"), "PIPX_MAN_DIR": str(tmp_path / "man"),
-                "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # fmt: skip
+    pipx_env = {
+        **clean_env(START_ENV),
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     pip_args = " ".join(offline(installed.wheel.parent.parent))
-    command = [sys.executable, "-m", "pipx", "install", "--pip-args", pip_args,
-               str(installed.wheel)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pipx",
+        "install",
+        "--pip-args",
+        pip_args,
+        str(installed.wheel),
+    ]
     proc = subprocess.run(command, env=pipx_env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     script = tmp_path / "bin" / "codegen-ci"
     pipx_python = tmp_path / "pipx" / "venvs" / "codegen-ci" / "bin" / "python"
     assert not Installed(pipx_python.parent.parent, installed.wheel).has("pytest")
 
-    version = subprocess.run([str(script), "--version"], capture_output=True, text=True,
-                             env=clean_env())  # fmt: skip
+    version = subprocess.run(
+        [str(script), "--version"], capture_output=True, text=True, env=clean_env()
+    )
     assert version.returncode == 0
     assert version.stdout.strip() == f"codegen-ci, version {__version__}"
     out = tmp_path / "out"
-    dry = subprocess.run([str(script), "run", str(sample_repo.write_spec()), "--dry-run",
-                          "--output-dir", str(out)], cwd=sample_repo.path, capture_output=True,
-                         text=True, env=clean_env(), timeout=300)  # fmt: skip
+    dry = subprocess.run(
+        [str(script), "run", str(sample_repo.write_spec()), "--dry-run", "--output-dir", str(out)],
+        cwd=sample_repo.path,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=300,
+    )
     assert dry.returncode == 0, dry.stdout + dry.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["rounds"][0]["tests"]["failed"] == 1  # the sample's bug, seen by real pytest
@@ -179,8 +211,7 @@ def _first_block(text: str) -> str:
 def _clone(into: Path) -> Path:
     """A clone of this repository's committed state, as a user gets it."""
     clone = into / "codegen-ci"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True)
     return clone
 
 
@@ -200,16 +231,21 @@ def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root
         clone, home, tmp = _clone(top), top / "home", top / "tmp"
         home.mkdir()
         tmp.mkdir()  # a fresh machine's: nothing another user left in a shared /tmp
-        env = {**clean_env(START_ENV), "HOME": str(home), "TMPDIR": str(tmp),
-               "PATH": path_without_bwrap(top)}  # fmt: skip
+        env = {
+            **clean_env(START_ENV),
+            "HOME": str(home),
+            "TMPDIR": str(tmp),
+            "PATH": path_without_bwrap(top),
+        }
         for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "CODEGEN_SANDBOX", "CODEGEN_BWRAP"):
             env.pop(name, None)
         argv = ["/bin/sh", "-c", command]
         if os.geteuid() == 0:  # nobody: no capability, no sudo, no namespace tricks
             subprocess.run(["chown", "-R", "65534:65534", str(top)], check=True)
             argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
-        proc = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True,
-                              timeout=1100)  # fmt: skip
+        proc = subprocess.run(
+            argv, cwd=clone, env=env, capture_output=True, text=True, timeout=1100
+        )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert "confined with Landlock" in proc.stderr
         [report_path] = (clone / ".git" / "codegen" / "runs").glob("*/report.json")
@@ -234,9 +270,18 @@ def test_the_documented_pinned_git_install_works(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean_env(START_ENV))
     pinned = line.replace(url, f"file://{clone}").split("#", 1)[0].split()
-    proc = subprocess.run([str(venv / "bin" / "python"), "-m", *pinned], capture_output=True,
-                          text=True, env=clean_env(START_ENV), timeout=900)  # fmt: skip
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", *pinned],
+        capture_output=True,
+        text=True,
+        env=clean_env(START_ENV),
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    version = subprocess.run([str(venv / "bin" / "codegen-ci"), "--version"], capture_output=True,
-                             text=True, env=clean_env())  # fmt: skip
+    version = subprocess.run(
+        [str(venv / "bin" / "codegen-ci"), "--version"],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
     assert version.stdout.strip() == f"codegen-ci, version {__version__}"

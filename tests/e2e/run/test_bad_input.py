@@ -35,8 +35,13 @@ def invoke(*args: str) -> tuple[int, str]:
 
 def cli_process(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """The installed entry point as a process, so a hang or a blow-up cannot hide."""
-    proc = subprocess.run([sys.executable, "-m", "codegen_ci", *args], cwd=cwd, text=True,
-                          capture_output=True, timeout=timeout)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen_ci", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -57,8 +62,14 @@ def test_deeply_nested_tool_arguments_are_a_tool_error(
         json.loads(DEEP)
     model_env.add(Reply(tool_calls=[("write_file", DEEP)]), Reply(tool_calls=[FIX]), Reply("ok"))
     out = sample_repo.tmp / "out"
-    code, output = invoke("run", str(sample_repo.write_spec()), "--repo", str(sample_repo.path),
-                          "--output-dir", str(out))  # fmt: skip
+    code, output = invoke(
+        "run",
+        str(sample_repo.write_spec()),
+        "--repo",
+        str(sample_repo.path),
+        "--output-dir",
+        str(out),
+    )
 
     assert code == 0, output
     results = [m["content"] for m in model_env.requests[1]["messages"] if m["role"] == "tool"]
@@ -79,16 +90,27 @@ def test_output_dir_that_cannot_be_a_directory_leaves_nothing_behind(
     spec = sample_repo.write_spec(validation={"test": ["true"]})
     before = leftovers(sample_repo)
 
-    code, output = invoke("run", str(spec), "--repo", str(sample_repo.path), "--output-dir",
-                          str(target), "--dry-run")  # fmt: skip
+    code, output = invoke(
+        "run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(target), "--dry-run"
+    )
 
     assert code == 2, output
     assert str(blocker) in output and "directory" in output
     assert leftovers(sample_repo) == before
     # control: a directory there works
     good = sample_repo.tmp / "out"
-    assert invoke("run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(good),
-                  "--dry-run")[0] == 0  # fmt: skip
+    assert (
+        invoke(
+            "run",
+            str(spec),
+            "--repo",
+            str(sample_repo.path),
+            "--output-dir",
+            str(good),
+            "--dry-run",
+        )[0]
+        == 0
+    )
     assert (good / "report.json").is_file()
 
 
@@ -103,8 +125,11 @@ def test_a_spec_on_dev_zero_or_a_pipe_is_read_bounded(tmp_path: Path) -> None:
 
 
 def alias_bomb(levels: int = 9) -> str:
-    lines = ["version: 1", "task: explode", 'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", '
-             '"lol", "lol", "lol"]']  # fmt: skip
+    lines = [
+        "version: 1",
+        "task: explode",
+        'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    ]
     for i in range(1, levels):
         lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
     lines.append(f"constraints: *l{levels - 1}")
@@ -118,10 +143,17 @@ def test_a_yaml_alias_bomb_in_a_spec_is_refused_before_it_expands(tmp_path: Path
     # within 10 s and 1 GB
     try:
         control = subprocess.run(
-            [sys.executable, "-c", "import json, sys, yaml; "
-             "print(len(json.dumps(yaml.safe_load(open(sys.argv[1])))))", str(spec)],
-            capture_output=True, text=True, timeout=10, preexec_fn=limit_memory,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                "import json, sys, yaml; print(len(json.dumps(yaml.safe_load(open(sys.argv[1])))))",
+                str(spec),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            preexec_fn=limit_memory,
+        )
         assert control.returncode != 0, "the plain load expanded the bomb"
     except subprocess.TimeoutExpired:
         pass
@@ -138,9 +170,13 @@ def limit_memory() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("model.request_timeout", 1e30), ("limits.timeout_minutes", 1e30),
-     ("validation.timeout", 10**30), ("limits.max_steps", 10**30)],
-)  # fmt: skip
+    [
+        ("model.request_timeout", 1e30),
+        ("limits.timeout_minutes", 1e30),
+        ("validation.timeout", 10**30),
+        ("limits.max_steps", 10**30),
+    ],
+)
 def test_absurd_numbers_are_schema_errors_naming_the_key(
     tmp_path: Path, key: str, value: float
 ) -> None:
@@ -162,8 +198,9 @@ def failed_run(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> Path:
     model_env.add(Reply("Nothing to do."))
     out = sample_repo.tmp / "failed-run"
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
-    code, output = invoke("run", str(spec), "--repo", str(sample_repo.path), "--output-dir",
-                          str(out))  # fmt: skip
+    code, output = invoke(
+        "run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)
+    )
     assert code == 1, output
     return out
 
@@ -224,16 +261,22 @@ def _set(payload: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("event", "field", "value"),
-    [("issues", "issue.number", "abc"), ("issue_comment", "comment.body", 5),
-     ("issue_comment", "comment.id", "zz"), ("issue_comment", "issue.number", None),
-     ("workflow_dispatch", "inputs", "task=do it")],
-)  # fmt: skip
+    [
+        ("issues", "issue.number", "abc"),
+        ("issue_comment", "comment.body", 5),
+        ("issue_comment", "comment.id", "zz"),
+        ("issue_comment", "issue.number", None),
+        ("workflow_dispatch", "inputs", "task=do it"),
+    ],
+)
 def test_malformed_event_fields_are_bad_input_with_outputs(
     world: ActionWorld, event: str, field: str, value: Any
 ) -> None:
-    payload = {"issues": lambda: world.issue_labeled(1),
-               "issue_comment": lambda: world.comment(1, "/codegen fix it"),
-               "workflow_dispatch": lambda: world.dispatch("fix it")}[event]()  # fmt: skip
+    payload = {
+        "issues": lambda: world.issue_labeled(1),
+        "issue_comment": lambda: world.comment(1, "/codegen fix it"),
+        "workflow_dispatch": lambda: world.dispatch("fix it"),
+    }[event]()
     refs = world.origin_refs()
     result = world.run(event, _set(payload, field, value))
 

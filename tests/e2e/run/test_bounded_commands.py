@@ -83,8 +83,15 @@ def test_setsid_and_double_forked_daemons_die_with_their_command(
     command = escaping_command(marker)
     # Positive control: run plainly (its own session, as the tool's runner did before), both
     # processes outlive the command and escape its process group.
-    subprocess.run(command, shell=True, cwd=tmp_path, start_new_session=True, check=True,
-                   stdout=subprocess.DEVNULL, timeout=30)  # fmt: skip
+    subprocess.run(
+        command,
+        shell=True,
+        cwd=tmp_path,
+        start_new_session=True,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=30,
+    )
     time.sleep(0.3)
     escaped = marked(marker)
     assert len(escaped) == 2
@@ -92,8 +99,9 @@ def test_setsid_and_double_forked_daemons_die_with_their_command(
         os.kill(pid, signal.SIGKILL)
     assert not wait_marked(marker)
 
-    result = run_shell(command, cwd=tmp_path, env=dict(os.environ), timeout=30,
-                       output_path=tmp_path / "out.log")  # fmt: skip
+    result = run_shell(
+        command, cwd=tmp_path, env=dict(os.environ), timeout=30, output_path=tmp_path / "out.log"
+    )
 
     assert result.ok and "started" in result.excerpt()
     assert marked(marker) == []  # gone when run_shell returns, not some time later
@@ -103,8 +111,9 @@ def test_a_timed_out_command_takes_its_daemons_with_it(tmp_path: Path, marker: s
     command = escaping_command(marker) + "; sleep 60"
     started = time.monotonic()
 
-    result = run_shell(command, cwd=tmp_path, env=dict(os.environ), timeout=1,
-                       output_path=tmp_path / "out.log")  # fmt: skip
+    result = run_shell(
+        command, cwd=tmp_path, env=dict(os.environ), timeout=1, output_path=tmp_path / "out.log"
+    )
 
     assert result.timed_out and time.monotonic() - started < 10
     assert marked(marker) == []
@@ -152,13 +161,18 @@ def test_endless_output_as_agent_command_and_as_test_command(
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_orphans_of_agent_and_test_commands_do_not_survive_the_run(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, marker: str, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    marker: str,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     agent_cmd = escaping_command(marker + "-agent")
-    test_cmd = escaping_command(marker + "-test") + f"; {sys.executable} -m " \
-        "pytest -q -p no:cacheprovider tests"  # fmt: skip
+    test_cmd = (
+        escaping_command(marker + "-test") + f"; {sys.executable} -m "
+        "pytest -q -p no:cacheprovider tests"
+    )
     spec = sample_repo.write_spec(validation={"test": [test_cmd], "timeout": 60})
     # Counted right after the first command ended, by a pattern that does not match itself.
     count = (

@@ -42,15 +42,21 @@ def test_file_tools_never_open_a_named_pipe(
     # Positive control: opening a FIFO for reading blocks until a writer comes.
     fifo = sample_repo.tmp / "control.fifo"
     subprocess.run(["mkfifo", str(fifo)], check=True)
-    assert not finishes_within(2, [sys.executable, "-c", f"open({str(fifo)!r}).read()"],
-                               sample_repo.tmp)  # fmt: skip
+    assert not finishes_within(
+        2, [sys.executable, "-c", f"open({str(fifo)!r}).read()"], sample_repo.tmp
+    )
     spec = sample_repo.write_spec(limits={"max_iterations": 1, "timeout_minutes": 0.5})
     model_env.add(
         Reply(tool_calls=[call("run_command", command="mkfifo notes.txt")]),
-        Reply(tool_calls=[*searches("bump_", "def "), call("read_file", path="notes.txt"),
-                          call("write_file", path="notes.txt", content="x")]),
+        Reply(
+            tool_calls=[
+                *searches("bump_", "def "),
+                call("read_file", path="notes.txt"),
+                call("write_file", path="notes.txt", content="x"),
+            ]
+        ),
         Reply("Done."),
-    )  # fmt: skip
+    )
     started = time.monotonic()
 
     code, output, report = run_cli(sample_repo, spec)

@@ -143,8 +143,9 @@ def test_budget_for_the_whole_run_stops_the_third_candidate_and_none_passing_exi
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     # every attempt of the same model: two requests of 1000 prompt + 20 completion tokens
-    model_env.add_for("cheap", *turn(WRONG, tokens=1000), *turn(WRONG, tokens=1000),
-                         *turn(WRONG, tokens=1000))  # fmt: skip
+    model_env.add_for(
+        "cheap", *turn(WRONG, tokens=1000), *turn(WRONG, tokens=1000), *turn(WRONG, tokens=1000)
+    )
     head = sample_repo.head()
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1, "max_tokens": 5000},
@@ -155,8 +156,9 @@ def test_budget_for_the_whole_run_stops_the_third_candidate_and_none_passing_exi
 
     assert code == 1, output
     report = json.loads((out / "report.json").read_text())
-    used = [c["usage"]["prompt_tokens"] + c["usage"]["completion_tokens"]
-            for c in report["candidates"]]  # fmt: skip
+    used = [
+        c["usage"]["prompt_tokens"] + c["usage"]["completion_tokens"] for c in report["candidates"]
+    ]
     assert used == [2040, 2040]
     note = report["candidates_note"]
     assert "candidate 2 and later not started: token budget: 920 left of 5000" in note
@@ -251,9 +253,17 @@ def test_batch_candidates_flag_gives_each_spec_its_attempts(
 
     result = CliRunner().invoke(
         cli,
-        ["batch", str(specs), "--candidates", "2", "--repo", str(sample_repo.path),
-         "--output-dir", str(out)],
-    )  # fmt: skip
+        [
+            "batch",
+            str(specs),
+            "--candidates",
+            "2",
+            "--repo",
+            str(sample_repo.path),
+            "--output-dir",
+            str(out),
+        ],
+    )
 
     assert result.exit_code == 0, result.output
     report = json.loads((out / "fix" / "report.json").read_text())
@@ -273,10 +283,21 @@ def test_resume_continues_an_interrupted_escalation_and_then_chooses(
     )
     out = sample_repo.tmp / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codegen_ci", "run", str(spec), "--repo", str(sample_repo.path),
-         "--output-dir", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "codegen_ci",
+            "run",
+            str(spec),
+            "--repo",
+            str(sample_repo.path),
+            "--output-dir",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 90
     while not model_env.requests_for("strong") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -310,17 +331,23 @@ def _stubborn(body: dict[str, object]) -> Reply:
     tools = [m for m in messages if m.get("role") == "tool"]
     if tools:
         return Reply("done")
-    told = any("did not pass" in str(m.get("content")) and WRONG_LINE in str(m.get("content"))
-               for m in messages)  # fmt: skip
+    told = any(
+        "did not pass" in str(m.get("content")) and WRONG_LINE in str(m.get("content"))
+        for m in messages
+    )
     return Reply(tool_calls=[FIX if told else WRONG])
 
 
-@pytest.mark.parametrize(("carry", "attempts", "status"),
-                         [("summary", 2, "success"), ("none", 3, "failed")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("carry", "attempts", "status"), [("summary", 2, "success"), ("none", 3, "failed")]
+)
 def test_carry_lets_the_next_attempt_avoid_an_edit_that_failed(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, carry: str, attempts: int,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    carry: str,
+    attempts: int,
     status: str,
-) -> None:  # fmt: skip
+) -> None:
     model_env.add_for("stubborn", *[_stubborn] * 12)
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
@@ -341,15 +368,25 @@ def test_an_interrupted_race_stops_every_attempt_and_resume_finishes_them(
     model_env.add_for("terse", Hang(1.5, Reply("Thinking.")), *turn(FIX))
     spec = sample_repo.write_spec(
         limits={"max_iterations": 2},
-        candidates={"count": 2, "strategy": "race", "models": ["wordy", "terse"],
-                    "concurrency": 2},
-    )  # fmt: skip
+        candidates={"count": 2, "strategy": "race", "models": ["wordy", "terse"], "concurrency": 2},
+    )
     out = sample_repo.tmp / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codegen_ci", "run", str(spec), "--repo", str(sample_repo.path),
-         "--output-dir", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "codegen_ci",
+            "run",
+            str(spec),
+            "--repo",
+            str(sample_repo.path),
+            "--output-dir",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and not (
         model_env.requests_for("wordy") and model_env.requests_for("terse")

@@ -80,8 +80,9 @@ def test_requests_append_compact_rarely_stay_bounded_and_keep_what_the_model_nee
         for n in range(40)
     ]
     # round 1 reads and fixes nothing (tests fail, a reflection follows); round 2 fixes
-    caching_model.add(*reads, Reply("looked around"), *commands, Reply(tool_calls=[FIX]),
-                      Reply("fixed"))  # fmt: skip
+    caching_model.add(
+        *reads, Reply("looked around"), *commands, Reply(tool_calls=[FIX]), Reply("fixed")
+    )
     spec = sample_repo.write_spec(limits={"max_iterations": 2, "max_tokens": 10**8})
 
     report = run(sample_repo, spec)
@@ -192,13 +193,22 @@ def test_a_long_run_keeps_the_task_reflections_last_steps_and_current_text_of_ch
     reads = [
         Reply(tool_calls=[call("read_file", path=f"data/file_{n:02d}.txt")]) for n in range(30)
     ]
-    greps = [Reply(tool_calls=[call("run_command", command=f"grep -c 'line {n}:' data/*.txt")])
-             for n in range(30)]  # fmt: skip
+    greps = [
+        Reply(tool_calls=[call("run_command", command=f"grep -c 'line {n}:' data/*.txt")])
+        for n in range(30)
+    ]
     # round 1 writes the plan, looks around and fixes nothing (a reflection follows);
     # round 2 fixes the bug first, then looks around again before answering
-    caching_model.add(Reply(tool_calls=[write]), Reply(tool_calls=[edit]), *reads,
-                      Reply("looked around"), Reply(tool_calls=[FIX]), *greps, *reads[:10],
-                      Reply("fixed"))  # fmt: skip
+    caching_model.add(
+        Reply(tool_calls=[write]),
+        Reply(tool_calls=[edit]),
+        *reads,
+        Reply("looked around"),
+        Reply(tool_calls=[FIX]),
+        *greps,
+        *reads[:10],
+        Reply("fixed"),
+    )
     spec = sample_repo.write_spec(
         limits={"max_iterations": 2, "max_steps": 60, "max_tokens": 10**8}
     )

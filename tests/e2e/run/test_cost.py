@@ -35,16 +35,24 @@ READ, WRITE = "cache_read_input_tokens", "cache_creation_input_tokens"
 @pytest.mark.parametrize(
     ("usage", "expected"),
     [
-        ({"prompt_tokens": 5000, "prompt_tokens_details": {"cached_tokens": 4096}},
-         (5000, 4096, 0)),
-        ({"prompt_tokens": 5000, "prompt_cache_hit_tokens": 3072,
-          "prompt_cache_miss_tokens": 1928}, (5000, 3072, 0)),
+        (
+            {"prompt_tokens": 5000, "prompt_tokens_details": {"cached_tokens": 4096}},
+            (5000, 4096, 0),
+        ),
+        (
+            {
+                "prompt_tokens": 5000,
+                "prompt_cache_hit_tokens": 3072,
+                "prompt_cache_miss_tokens": 1928,
+            },
+            (5000, 3072, 0),
+        ),
         ({"prompt_tokens": 5000, READ: 2048, WRITE: 1024}, (5000, 2048, 1024)),
         # Anthropic's own convention: input tokens without the cache's reads and writes
         ({"prompt_tokens": 100, READ: 4096, WRITE: 512}, (4708, 4096, 512)),
         ({"prompt_tokens": 5000}, (5000, 0, 0)),
     ],
-)  # fmt: skip
+)
 def test_cached_input_is_read_from_every_providers_fields(
     usage: dict[str, Any], expected: tuple[int, int, int]
 ) -> None:
@@ -90,9 +98,11 @@ def reading_run(
     server.script.clear()
     server.add(*[Reply(tool_calls=[call("read_file", path=VERSION_FILE)])] * 12, Reply("done"))
     spec = sample_repo.write_spec(
-        f"{name}.yaml", title=f"Cost {name}", model={"name": "house", "price": HOUSE_PRICE},
+        f"{name}.yaml",
+        title=f"Cost {name}",
+        model={"name": "house", "price": HOUSE_PRICE},
         limits={"max_iterations": 1, **overrides},
-    )  # fmt: skip
+    )
     out = sample_repo.tmp / f"out-{name}"
     args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
     result = CliRunner().invoke(cli, args)
@@ -106,8 +116,9 @@ def test_cost_and_budgets_follow_what_is_billed(
     _, free = reading_run(sample_repo, caching_model, "measure")
     u = free["usage"]
     assert u["requests"] == 13 and u["cached_tokens"] > 0.6 * u["prompt_tokens"]
-    assert u["cached_tokens"] == sum(x["prompt_tokens_details"]["cached_tokens"]
-                                     for x in caching_model.usages)  # fmt: skip
+    assert u["cached_tokens"] == sum(
+        x["prompt_tokens_details"]["cached_tokens"] for x in caching_model.usages
+    )
     uncached = u["prompt_tokens"] - u["cached_tokens"]
     assert u["cost_usd"] == pytest.approx((uncached * 10 + u["cached_tokens"] * 1) / 1e6)
     assert u["billed_tokens"] == round(uncached + u["cached_tokens"] * 0.1 + u["completion_tokens"])
@@ -119,15 +130,17 @@ def test_cost_and_budgets_follow_what_is_billed(
     assert report["reason"] != "budget" and report["usage"]["requests"] == 13, report["error"]
     # a token budget of the same size as the billed tokens would stop it: it counts cached input
     between = (u["billed_tokens"] + u["prompt_tokens"]) // 2
-    code, report = reading_run(sample_repo, caching_model, "billed", max_tokens=10**8,
-                               max_billed_tokens=between)  # fmt: skip
+    code, report = reading_run(
+        sample_repo, caching_model, "billed", max_tokens=10**8, max_billed_tokens=between
+    )
     assert report["reason"] != "budget" and report["usage"]["requests"] == 13, report["error"]
     code, report = reading_run(sample_repo, caching_model, "tokens", max_tokens=between)
     assert code == 1 and report["reason"] == "budget" and "token budget" in report["error"]
     # and a billed budget below what the run bills stops it
     low = u["billed_tokens"] // 2
-    code, report = reading_run(sample_repo, caching_model, "low", max_tokens=10**8,
-                               max_billed_tokens=low)  # fmt: skip
+    code, report = reading_run(
+        sample_repo, caching_model, "low", max_tokens=10**8, max_billed_tokens=low
+    )
     assert code == 1 and "billed-token budget" in report["error"]
 
 

@@ -304,8 +304,12 @@ def test_resume_after_a_wip_commit_leaves_one_commit(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     head = sample_repo.head()
-    wrong = call("edit_file", path=VERSION, old_text=FIXED_LINE_OLD,
-                 new_text="return Version(self.major, self.minor + 1, 1)")  # fmt: skip
+    wrong = call(
+        "edit_file",
+        path=VERSION,
+        old_text=FIXED_LINE_OLD,
+        new_text="return Version(self.major, self.minor + 1, 1)",
+    )
     model_env.add(Reply(tool_calls=[wrong]), Reply("Done, I think."))
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
     code, _, report = run_cli(sample_repo, spec)
@@ -313,8 +317,9 @@ def test_resume_after_a_wip_commit_leaves_one_commit(
     branch = report["branch"]
     assert sample_repo.git("log", "-1", "--format=%s", branch).startswith("wip(semver): ")
 
-    fix = call("edit_file", path=VERSION, old_text="self.minor + 1, 1)",
-               new_text="self.minor + 1, 0)")  # fmt: skip
+    fix = call(
+        "edit_file", path=VERSION, old_text="self.minor + 1, 1)", new_text="self.minor + 1, 0)"
+    )
     model_env.add(Reply(tool_calls=[fix]), Reply("Fixed now."))
     resumed = CliRunner().invoke(cli, ["resume", str(sample_repo.tmp / "out")])
 

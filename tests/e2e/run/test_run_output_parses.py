@@ -30,8 +30,9 @@ def test_a_model_message_with_an_auth_header_keeps_the_transcript_valid_and_resu
     out = sample_repo.tmp / "run"
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
 
-    code, output = invoke("run", str(spec), "--repo", str(sample_repo.path), "--output-dir",
-                          str(out))  # fmt: skip
+    code, output = invoke(
+        "run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)
+    )
 
     assert code == 1, output
     lines = (out / "transcript.jsonl").read_text().splitlines()
@@ -55,16 +56,21 @@ def test_a_report_with_an_auth_header_in_a_failure_message_parses(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     """Test output lands in report.json (failure messages): the same masking, same parse."""
-    sample_repo.commit({"tests/test_header.py": (
-        "def test_header():\n"
-        f"    assert False, {BEARER_TEXT!r} + '\"'\n"
-    )}, "a test that prints a header")  # fmt: skip
+    sample_repo.commit(
+        {
+            "tests/test_header.py": (
+                f"def test_header():\n    assert False, {BEARER_TEXT!r} + '\"'\n"
+            )
+        },
+        "a test that prints a header",
+    )
     model_env.add(*fixing_script())
     out = sample_repo.tmp / "run"
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
 
-    code, output = invoke("run", str(spec), "--repo", str(sample_repo.path), "--output-dir",
-                          str(out))  # fmt: skip
+    code, output = invoke(
+        "run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)
+    )
 
     assert code == 1, output
     report = json.loads((out / "report.json").read_text())

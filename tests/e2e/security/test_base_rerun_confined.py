@@ -37,9 +37,12 @@ HARMLESS_TEST = 'def test_probe():\n    assert False, "still failing, harmlessly
 
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_the_base_commit_rerun_is_confined(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path,
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    sandbox: str,
+    tmp_path: Path,
     listener: tuple[int, list[bytes]],
-) -> None:  # fmt: skip
+) -> None:
     port, received = listener
     writes, targets = write_attempts(sample_repo, tmp_path)
     attack = f"{PROC_SCAN}; {writes}; {connect(port)}"

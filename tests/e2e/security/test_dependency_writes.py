@@ -25,8 +25,11 @@ from codegen_ci.workspace.dependency_links import link_dependencies, unlink_depe
 needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
 needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
 
-DEFU_BUG = ("src/defu.ts", "if (value === null || value === undefined) {",
-            "if (value === undefined) {")  # fmt: skip
+DEFU_BUG = (
+    "src/defu.ts",
+    "if (value === null || value === undefined) {",
+    "if (value === undefined) {",
+)
 DEFU_TASK = "defu() must treat null in the object like undefined: the default value fills it."
 
 
@@ -46,8 +49,9 @@ def task_spec(repo: SampleRepo, task: str) -> Path:
 
 
 @pytest.fixture
-def defu(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-         monkeypatch: pytest.MonkeyPatch) -> SampleRepo:  # fmt: skip
+def defu(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> SampleRepo:
     """unjs/defu with its bug, pnpm-installed from the npm registry, configured by init."""
     shared = tmp_path_factory.getbasetemp().parent / "real-repos"
     pnpm = pnpm_bin(shared)
@@ -181,12 +185,18 @@ VITEST_EROFS = (
 )
 
 
-def _round(tmp_path: Path, output: str, *, kind: str = "test",
-           failures: list[Failure] | None = None) -> Round:  # fmt: skip
+def _round(
+    tmp_path: Path, output: str, *, kind: str = "test", failures: list[Failure] | None = None
+) -> Round:
     log = tmp_path / "log.txt"
     log.write_text(output)
-    command = CommandResult(command="pnpm test", kind=kind, exit_code=1, duration_s=1.0,  # type: ignore[arg-type]
-                            output_path=str(log))  # fmt: skip
+    command = CommandResult(
+        command="pnpm test",
+        kind=kind,
+        exit_code=1,
+        duration_s=1.0,  # type: ignore[arg-type]
+        output_path=str(log),
+    )
     return Round(iteration=1, commands=[command], failures=failures or [])
 
 
@@ -252,8 +262,9 @@ def test_a_tool_that_cannot_write_its_dependency_folder_is_found_beside_failing_
     failures = [Failure(id="test/defu.test.ts > defu > fills null", message="expected 1 to be 2")]
     places = Places(tree, ("node_modules",), (tmp_path / "scratch",))
 
-    problem = find_problem(_round(tmp_path, VITEST_EROFS.format(tree=tree), failures=failures),
-                           places)  # fmt: skip
+    problem = find_problem(
+        _round(tmp_path, VITEST_EROFS.format(tree=tree), failures=failures), places
+    )
 
     assert problem is not None and problem.errno.startswith("EROFS")
     assert problem.path is not None and "node_modules/.pnpm/vitest" in problem.path
@@ -262,8 +273,12 @@ def test_a_tool_that_cannot_write_its_dependency_folder_is_found_beside_failing_
     linked = Places(tree, ("node_modules",), (tmp_path / "scratch",), checkout=checkout_dir)
     text = VITEST_EROFS.format(tree=checkout_dir)
     assert find_problem(_round(tmp_path, text, failures=failures), linked) is not None
-    assert find_problem(_round(tmp_path, text.replace("node_modules", "src"),
-                               failures=failures), linked) is None  # fmt: skip
+    assert (
+        find_problem(
+            _round(tmp_path, text.replace("node_modules", "src"), failures=failures), linked
+        )
+        is None
+    )
 
 
 WRITES_OUTSIDE = """\
@@ -289,8 +304,9 @@ def test_a_read_only_file_system_ends_the_run_as_an_environment_error_not_a_mode
     spec = sample_repo.write_spec()
     out = sample_repo.tmp / "out"
 
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(sample_repo.path),
-                                      "--output-dir", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+    )
 
     report = json.loads((out / "report.json").read_text())
     assert result.exit_code == 3, result.output
@@ -300,6 +316,10 @@ def test_a_read_only_file_system_ends_the_run_as_an_environment_error_not_a_mode
     # one model turn, then the run stopped: no round of feedback, no further turn
     assert report["iterations"] == 1 and len(report["rounds"]) == 1
     assert len(model_env.tool_requests) == 2
-    assert not any("EROFS" in str(m.get("content")) for r in model_env.tool_requests
-                   for m in r["messages"] if m.get("role") == "user")  # fmt: skip
+    assert not any(
+        "EROFS" in str(m.get("content"))
+        for r in model_env.tool_requests
+        for m in r["messages"]
+        if m.get("role") == "user"
+    )
     assert VERSION_FILE in report["files_changed"]

@@ -20,12 +20,27 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 BRANCH = "codegen/reset-patch-in-bump-minor"
 
 
-def run_tool(repo: SampleRepo, server: ScriptedModelServer, *args: str,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    full = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
-            **(env or {})}  # fmt: skip
-    argv = [sys.executable, "-m", "codegen_ci", "run", str(repo.write_spec()), "--repo",
-            str(repo.path), "--output-dir", str(repo.tmp / "out"), *args]  # fmt: skip
+def run_tool(
+    repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        **(env or {}),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "codegen_ci",
+        "run",
+        str(repo.write_spec()),
+        "--repo",
+        str(repo.path),
+        "--output-dir",
+        str(repo.tmp / "out"),
+        *args,
+    ]
     return subprocess.run(argv, env=full, capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -49,8 +64,11 @@ def test_push_ignores_a_planted_git_and_keeps_the_token_off_argv(
     planted_log, real_log = tmp_path / "planted.log", tmp_path / "real.log"
     planted = recorder(tmp_path / "planted", planted_log)
     real = recorder(tmp_path / "real", real_log)
-    env = {"PATH": f"{planted.parent}:{os.environ['PATH']}", "GITHUB_TOKEN": token,
-           "CODEGEN_GIT": str(real)}  # fmt: skip
+    env = {
+        "PATH": f"{planted.parent}:{os.environ['PATH']}",
+        "GITHUB_TOKEN": token,
+        "CODEGEN_GIT": str(real),
+    }
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
 
     proc = run_tool(sample_repo, model_server, "--push", env=env)
@@ -65,8 +83,7 @@ def test_push_ignores_a_planted_git_and_keeps_the_token_off_argv(
     assert not [a for a in argv if token in a or header in a]  # never on a command line
     assert any(header in line.partition(" ENV:")[2] for line in pushes)  # in its environment
     # control: that PATH does find the planted git for anyone who looks it up by name
-    subprocess.run(["git", "--version"], env={**os.environ, **env}, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(["git", "--version"], env={**os.environ, **env}, check=True, capture_output=True)
     assert planted_log.exists()
 
 
@@ -91,10 +108,12 @@ def test_insteadof_in_global_config_does_not_redirect_our_git(
 def test_replace_refs_do_not_hide_a_committed_workflow(
     sample_repo: SampleRepo, model_server: ScriptedModelServer
 ) -> None:
-    sneak = ("base=$(git rev-parse HEAD) && mkdir -p .github/workflows && "
-             "printf 'on: push\\n' > .github/workflows/evil.yml && git add .github && "
-             "git -c user.name=m -c user.email=m@x commit -qm wf && git replace HEAD $base && "
-             "git diff --name-only $base HEAD && echo HIDDEN")  # fmt: skip
+    sneak = (
+        "base=$(git rev-parse HEAD) && mkdir -p .github/workflows && "
+        "printf 'on: push\\n' > .github/workflows/evil.yml && git add .github && "
+        "git -c user.name=m -c user.email=m@x commit -qm wf && git replace HEAD $base && "
+        "git diff --name-only $base HEAD && echo HIDDEN"
+    )
     model_server.add(Reply(tool_calls=[call("run_command", command=sneak), FIX]), Reply("ok"))
 
     # the model writes git's own state, which only an unconfined command can: git's layer
@@ -106,8 +125,9 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
     # control: to a git that honours replace refs, the commit changed nothing
     assert "HIDDEN" in shown[0] and "evil.yml" not in shown[0]
     assert "evil.yml is protected" in shown[2]  # ours saw it, and undid it
-    files = sh(["git", "--no-replace-objects", "ls-tree", "-r", "--name-only", BRANCH],
-               sample_repo.origin)  # fmt: skip
+    files = sh(
+        ["git", "--no-replace-objects", "ls-tree", "-r", "--name-only", BRANCH], sample_repo.origin
+    )
     assert "src/semver/version.py" in files and ".github/workflows/evil.yml" not in files
 
 
@@ -115,10 +135,12 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
 def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
-    plant = ("mkdir -p ci .github vendor && printf 'on: push\\n' > ci/deploy.yml && "
-             "ln -s ../ci .github/workflows && ln -s ci docs-link && "
-             "git init -q vendor/lib && echo x > vendor/lib/f && git -C vendor/lib add f && "
-             "git -C vendor/lib -c user.name=m -c user.email=m@x commit -qm x")  # fmt: skip
+    plant = (
+        "mkdir -p ci .github vendor && printf 'on: push\\n' > ci/deploy.yml && "
+        "ln -s ../ci .github/workflows && ln -s ci docs-link && "
+        "git init -q vendor/lib && echo x > vendor/lib/f && git -C vendor/lib add f && "
+        "git -C vendor/lib -c user.name=m -c user.email=m@x commit -qm x"
+    )
     model_server.add(Reply(tool_calls=[call("run_command", command=plant), FIX]), Reply("ok"))
 
     proc = run_tool(sample_repo, model_server, "--push", env={"CODEGEN_SANDBOX": sandbox})

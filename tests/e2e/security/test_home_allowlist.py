@@ -17,13 +17,28 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 # Where well-known tools keep credentials in HOME (and one name nobody would list).
 CREDENTIAL_FILES = (
-    ".gitconfig", ".config/git/credentials", ".git-credentials", ".netrc",
-    ".config/pip/pip.conf", ".pypirc", ".npmrc", ".yarnrc.yml", ".m2/settings.xml",
-    ".gradle/gradle.properties", ".gem/credentials", ".terraform.d/credentials.tfrc.json",
-    ".config/hub", ".bundle/config", ".config/composer/auth.json", ".cargo/credentials.toml",
-    ".nuget/NuGet/NuGet.Config", ".docker/config.json", ".aws/credentials",
-    ".config/gh/hosts.yml", f".cache/x{uuid.uuid4().hex[:6]}/session-token",
-)  # fmt: skip
+    ".gitconfig",
+    ".config/git/credentials",
+    ".git-credentials",
+    ".netrc",
+    ".config/pip/pip.conf",
+    ".pypirc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/hub",
+    ".bundle/config",
+    ".config/composer/auth.json",
+    ".cargo/credentials.toml",
+    ".nuget/NuGet/NuGet.Config",
+    ".docker/config.json",
+    ".aws/credentials",
+    ".config/gh/hosts.yml",
+    f".cache/x{uuid.uuid4().hex[:6]}/session-token",
+)
 
 
 def plant(home: Path) -> str:
@@ -64,10 +79,12 @@ def test_no_credential_file_in_home_is_readable_but_toolchains_run(
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
     # HOME and a folder above it on PATH too: neither may bring HOME back whole
     path = [*map(str, bins), str(home), str(tmp_path), os.environ["PATH"]]
-    extra = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-             "PATH": os.pathsep.join(path)}  # fmt: skip
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
-                  extra=extra)  # fmt: skip
+    extra = {
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "PATH": os.pathsep.join(path),
+    }
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     assert "DONE" in seen and "TOOLCHAIN-9.9-OK" in seen and "TOOLCHAIN-.cargo-OK" in seen
@@ -100,10 +117,12 @@ def test_of_the_runners_work_directory_only_the_tool_cache_is_shown(
     files = f"{work}/_actions/some/action/state.json {work}/_diag/Worker.log"
     command = f"probe-tool-cache; cat {files} | rev; echo DONE"
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
-    extra = {"RUNNER_WORKSPACE": str(work / "repo"), "RUNNER_TOOL_CACHE": str(work / "_tool"),
-             "PATH": os.pathsep.join([str(tool), os.environ["PATH"]])}  # fmt: skip
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
-                  extra=extra)  # fmt: skip
+    extra = {
+        "RUNNER_WORKSPACE": str(work / "repo"),
+        "RUNNER_TOOL_CACHE": str(work / "_tool"),
+        "PATH": os.pathsep.join([str(tool), os.environ["PATH"]]),
+    }
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     assert "DONE" in seen and "TOOL-CACHE-OK" in seen

@@ -50,9 +50,12 @@ def report_of(repo: SampleRepo) -> dict[str, object]:
 @pytest.mark.parametrize("sandbox", BACKENDS)
 @pytest.mark.parametrize("name", sorted(set(MAGIC) - {"prefix"}))
 def test_a_file_named_like_pathspec_magic_is_only_a_name(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, name: str,
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    tmp_path: Path,
+    name: str,
     sandbox: str,
-) -> None:  # fmt: skip
+) -> None:
     marker = tmp_path / "filter-ran"
     sha = add_gitlink(sample_repo, GITMODULES)
     magic = MAGIC[name]
@@ -60,8 +63,9 @@ def test_a_file_named_like_pathspec_magic_is_only_a_name(
     # control: a tool passing that changed path to plain git after `--` runs the filter (the
     # magic survives `--`), in `add` as in the diff step's `add -N`
     for add in (["add", "-A"], ["add", "-A", "-N"]):
-        ran = naive(sample_repo, script, marker, "-c", "diff.ignoreSubmodules=all", *add, "--",
-                    magic)  # fmt: skip
+        ran = naive(
+            sample_repo, script, marker, "-c", "diff.ignoreSubmodules=all", *add, "--", magic
+        )
         assert "config=" in ran, add
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
@@ -129,8 +133,10 @@ def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     sample_repo.git("config", "filter.fmt.clean", "sh tools/clean.sh")
     sample_repo.git("config", "filter.fmt.required", "true")
     evil = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}\ncat\n'
-    script = (f"printf %s {shlex.quote(evil)} > tools/clean.sh && "
-              "echo '*.py filter=fmt' > .gitattributes && echo ARMED")  # fmt: skip
+    script = (
+        f"printf %s {shlex.quote(evil)} > tools/clean.sh && "
+        "echo '*.py filter=fmt' > .gitattributes && echo ARMED"
+    )
     # control: in that state, plain git (the repository's config) runs the model's script
     copy = tmp_path / "copy"
     sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
@@ -183,16 +189,24 @@ def test_git_settings_in_the_tools_environment_never_reach_our_git(
     filter so defined never runs on the files `.gitattributes` names."""
     marker = tmp_path / "filter-ran"
     clean = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
-    hostile = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "filter.evil.clean",
-               "GIT_CONFIG_VALUE_0": clean}  # fmt: skip
+    hostile = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "filter.evil.clean",
+        "GIT_CONFIG_VALUE_0": clean,
+    }
     script = "echo '*.py filter=evil' > .gitattributes && echo ARMED"
     # control: plain git with that environment, in that state, runs the filter
     copy = tmp_path / "copy"
     sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
     subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
     (copy / "src" / "semver" / "version.py").write_text("changed = 1\n")
-    subprocess.run(["git", "add", "-A"], cwd=copy, check=True, capture_output=True,
-                   env={**os.environ, **hostile})  # fmt: skip
+    subprocess.run(
+        ["git", "add", "-A"],
+        cwd=copy,
+        check=True,
+        capture_output=True,
+        env={**os.environ, **hostile},
+    )
     assert "config=" in marker.read_text()
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))

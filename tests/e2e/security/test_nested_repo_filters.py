@@ -57,8 +57,9 @@ def add_gitlink(repo: SampleRepo, gitmodules: str) -> str:
     names, which POPULATE rebuilds."""
     probe = repo.tmp / "probe"
     probe.mkdir()
-    out = subprocess.run(["/bin/sh", "-c", POPULATE], cwd=probe, check=True,
-                         capture_output=True, text=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["/bin/sh", "-c", POPULATE], cwd=probe, check=True, capture_output=True, text=True
+    ).stdout
     sha = out.split("HEAD=")[1].strip()
     (repo.path / ".gitmodules").write_text(gitmodules)
     repo.git("update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")
@@ -83,9 +84,12 @@ def naive(repo: SampleRepo, script: str, marker: Path, *git_args: str) -> str:
 @pytest.mark.parametrize("sandbox", BACKENDS)
 @pytest.mark.parametrize("ignore_none", ["", "base", "model"])
 def test_a_nested_repositorys_filter_never_runs_in_our_git(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, ignore_none: str,
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    tmp_path: Path,
+    ignore_none: str,
     sandbox: str,
-) -> None:  # fmt: skip
+) -> None:
     """`ignore_none`: where a `.gitmodules` with `ignore = none` comes from (the repository's
     base commit, or the model), if anywhere."""
     marker = tmp_path / "filter-ran"
@@ -97,8 +101,9 @@ def test_a_nested_repositorys_filter_never_runs_in_our_git(
     # git told `diff.ignoreSubmodules=all` does
     assert "config=" in naive(sample_repo, script, marker, "status")
     if ignore_none:
-        assert "config=" in naive(sample_repo, script, marker, "-c", "diff.ignoreSubmodules=all",
-                                  "status")  # fmt: skip
+        assert "config=" in naive(
+            sample_repo, script, marker, "-c", "diff.ignoreSubmodules=all", "status"
+        )
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
@@ -134,8 +139,17 @@ def test_a_gitlink_path_never_reaches_our_git_add(
     sha = add_gitlink(sample_repo, GITMODULES)
     script = f"{POPULATE} && {MOVES[move]} && echo MOVED && {arm(marker)}"
     # control: `git add` of that path runs the filter, `diff.ignoreSubmodules=all` or not
-    ran = naive(sample_repo, f"{POPULATE} && {arm(marker)}", marker,
-                "-c", "diff.ignoreSubmodules=all", "add", "-A", "--", "vendor/lib")  # fmt: skip
+    ran = naive(
+        sample_repo,
+        f"{POPULATE} && {arm(marker)}",
+        marker,
+        "-c",
+        "diff.ignoreSubmodules=all",
+        "add",
+        "-A",
+        "--",
+        "vendor/lib",
+    )
     assert "config=" in ran
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 

@@ -35,14 +35,30 @@ needs_root = pytest.mark.skipif(not AS_ROOT, reason="becoming another user needs
 
 
 def as_other(command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["setpriv", f"--reuid={OTHER}", f"--regid={OTHER}", "--clear-groups",
-                           "/bin/sh", "-c", command], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    return subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={OTHER}",
+            f"--regid={OTHER}",
+            "--clear-groups",
+            "/bin/sh",
+            "-c",
+            command,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def tool_env(server: ScriptedModelServer, tmpdir: Path) -> dict[str, str]:
-    return {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0000",
-            "CODEGEN_SANDBOX": "off", "TMPDIR": str(tmpdir)}  # fmt: skip
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        "CODEGEN_SANDBOX": "off",
+        "TMPDIR": str(tmpdir),
+    }
 
 
 @pytest.fixture
@@ -63,10 +79,20 @@ def interrupted_run(repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path)
     sleeper = f"echo $$ > {pid_file}; exec sleep 30"
     server.add(Reply(tool_calls=[FIX]), Reply(tool_calls=[call("run_command", command=sleeper)]))
     out = repo.tmp / "out"
-    argv = [sys.executable, "-m", "codegen_ci", "run", str(repo.write_spec()), "--repo",
-            str(repo.path), "--output-dir", str(out)]  # fmt: skip
-    proc = subprocess.Popen(argv, env=tool_env(server, tmpdir), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "codegen_ci",
+        "run",
+        str(repo.write_spec()),
+        "--repo",
+        str(repo.path),
+        "--output-dir",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        argv, env=tool_env(server, tmpdir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 60
         while not (pid_file.exists() and pid_file.read_text().strip()):
@@ -82,11 +108,13 @@ def interrupted_run(repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path)
     return report
 
 
-def resume(repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path
-           ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def resume(
+    repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path
+) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "codegen_ci", "resume", str(repo.tmp / "out")]
-    return subprocess.run(argv, env=tool_env(server, tmpdir), capture_output=True, text=True,
-                          timeout=180, check=False)  # fmt: skip
+    return subprocess.run(
+        argv, env=tool_env(server, tmpdir), capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def predictable_path(repo: Path, tmpdir: Path) -> Path:
@@ -185,18 +213,31 @@ def test_our_git_accepts_exact_directories_only(
         for path in [sample_repo.path, *sample_repo.path.rglob("*")]:
             os.lchown(path, OTHER, OTHER)
         # control: git refuses a repository another uid owns, unless told to accept it
-        refused = subprocess.run(["git", "status"], cwd=sample_repo.path, capture_output=True,
-                                 text=True, env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"},
-                                 check=False)  # fmt: skip
+        refused = subprocess.run(
+            ["git", "status"],
+            cwd=sample_repo.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"},
+            check=False,
+        )
         assert "dubious ownership" in refused.stderr
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
     env = {**tool_env(model_server, tmp_path), "CODEGEN_GIT": str(recorder)}
     env.pop("CODEGEN_SANDBOX")
-    argv = [sys.executable, "-m", "codegen_ci", "run", str(sample_repo.write_spec()), "--repo",
-            str(sample_repo.path), "--output-dir", str(tmp_path / "out")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "codegen_ci",
+        "run",
+        str(sample_repo.write_spec()),
+        "--repo",
+        str(sample_repo.path),
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
 
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180,
-                          check=False)  # fmt: skip
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180, check=False)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     entries = {line.strip() for line in log.read_text().splitlines() if "directory" in line}

@@ -33,13 +33,15 @@ def hostile_turn() -> list[Reply]:
         for path in rest
     )
     return [
-        Reply(tool_calls=[
-            call("write_file", path=action, content=CI_FILES[action]),
-            call("run_command", command=shell),
-            FIX,
-        ]),
+        Reply(
+            tool_calls=[
+                call("write_file", path=action, content=CI_FILES[action]),
+                call("run_command", command=shell),
+                FIX,
+            ]
+        ),
         Reply("Done."),
-    ]  # fmt: skip
+    ]
 
 
 def run(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, object]]:
@@ -57,9 +59,11 @@ def committed(repo: SampleRepo, report: dict[str, object]) -> set[str]:
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_ci_configuration_under_dot_github_is_protected_by_default(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     model_env.add(*hostile_turn())
     code, output, report = run(sample_repo, sample_repo.write_spec())

@@ -19,8 +19,9 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 def failed_run(repo: SampleRepo, out: Path) -> None:
     spec = repo.write_spec(limits={"max_iterations": 1})
-    result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo.path),
-                                      "--output-dir", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+    )
     assert result.exit_code == 1, result.output
 
 
@@ -75,9 +76,11 @@ def test_resume_refuses_commands_run_json_was_given_and_resumes_a_clean_one(
 
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_the_run_directory_is_read_only_to_commands(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """The local default output directory (.git/codegen/runs/<id>) cannot be written by the
     model's commands; control: without the sandbox it can."""
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)

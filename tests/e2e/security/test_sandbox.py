@@ -52,10 +52,12 @@ def test_run_command_cannot_write_outside_the_worktree(
 ) -> None:
     command, targets = write_attempts(sample_repo, tmp_path)
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
-    extra = {"GITHUB_ENV": str(targets[0]), "HOME": str(tmp_path / "home"),
-             "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}  # fmt: skip
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
-                  extra=extra)  # fmt: skip
+    extra = {
+        "GITHUB_ENV": str(targets[0]),
+        "HOME": str(tmp_path / "home"),
+        "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+    }
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     wrote = [i for i in range(len(targets)) if f"WROTE-{i}" in seen]
@@ -78,14 +80,20 @@ NETWORK_CASES = [
     NETWORK_CASES,
 )
 def test_run_command_has_no_network_unless_the_spec_allows_it(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer,
-    listener: tuple[int, list[bytes]], sandbox: str, network: list[str], reached: bool,
-) -> None:  # fmt: skip
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    listener: tuple[int, list[bytes]],
+    sandbox: str,
+    network: list[str],
+    reached: bool,
+) -> None:
     port, received = listener
-    model_server.add(Reply(tool_calls=[call("run_command", command=connect(port)), FIX]),
-                     Reply("ok"))  # fmt: skip
-    spec = sample_repo.write_spec(validation={"test": [f"{sys.executable} -m pytest -q tests"],
-                                              "network": network})  # fmt: skip
+    model_server.add(
+        Reply(tool_calls=[call("run_command", command=connect(port)), FIX]), Reply("ok")
+    )
+    spec = sample_repo.write_spec(
+        validation={"test": [f"{sys.executable} -m pytest -q tests"], "network": network}
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     time.sleep(0.2)
@@ -95,9 +103,12 @@ def test_run_command_has_no_network_unless_the_spec_allows_it(
 
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_a_test_command_is_confined_too(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path,
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    sandbox: str,
+    tmp_path: Path,
     listener: tuple[int, list[bytes]],
-) -> None:  # fmt: skip
+) -> None:
     port, received = listener
     writes, targets = write_attempts(sample_repo, tmp_path)
     # the refused writes' messages are silenced: printed, they would make the gate stop at the
@@ -127,14 +138,17 @@ def test_without_bubblewrap_auto_confines_with_landlock(
     """No bwrap (and one that cannot create namespaces, as under AppArmor or Docker's seccomp
     profile): `auto` confines with Landlock, says so, and the report names it and its ABI."""
     broken = tmp_path / "bwrap"
-    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\n"
-                      "exit 1\n")  # fmt: skip
+    broken.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+    )
     broken.chmod(0o755)
     for bwrap in (tmp_path / "no-such-bwrap", broken):
-        model_server.add(Reply(tool_calls=[call("run_command", command=PROC_SCAN), FIX]),
-                         Reply("ok"))  # fmt: skip
-        proc = launch(sample_repo, model_server, sample_repo.write_spec(),
-                      extra={"CODEGEN_BWRAP": str(bwrap)})  # fmt: skip
+        model_server.add(
+            Reply(tool_calls=[call("run_command", command=PROC_SCAN), FIX]), Reply("ok")
+        )
+        proc = launch(
+            sample_repo, model_server, sample_repo.write_spec(), extra={"CODEGEN_BWRAP": str(bwrap)}
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "confined with Landlock" in proc.stderr and "found=0" in results(model_server)
         out_dir = max(sample_repo.tmp.glob("out-*"), key=lambda p: p.stat().st_mtime)
@@ -150,8 +164,9 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap")}
     no_landlock = [str(without_landlock(tmp_path))]
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), extra=missing,
-                  through=no_landlock)  # fmt: skip
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), extra=missing, through=no_landlock
+    )
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "bubblewrap" in proc.stderr and "no Landlock" in proc.stderr
     assert "apt-get install bubblewrap" in proc.stderr and "lsm=landlock" in proc.stderr
@@ -163,11 +178,13 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     assert "codegen/" not in sample_repo.git("branch", "--list")  # nothing left behind
 
     # asking for one backend by name: no falling back to the other
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="bwrap",
-                  extra=missing)  # fmt: skip
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), sandbox="bwrap", extra=missing
+    )
     assert proc.returncode == 3 and "bubblewrap" in proc.stderr, proc.stdout + proc.stderr
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="landlock",
-                  through=no_landlock)  # fmt: skip
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), sandbox="landlock", through=no_landlock
+    )
     assert proc.returncode == 3 and "no Landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the retired user mode is an unknown value (exit 2), never a silent fallback
@@ -175,14 +192,25 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     assert proc.returncode == 2 and "landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the explicit opt-out runs anyway, and says so
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="off",
-                  extra=missing, through=no_landlock)  # fmt: skip
+    proc = launch(
+        sample_repo,
+        model_server,
+        sample_repo.write_spec(),
+        sandbox="off",
+        extra=missing,
+        through=no_landlock,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "UNCONFINED" in proc.stderr
     # ... and so does the action's `sandbox: off` input
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(),
-                  extra={**missing, "INPUT_SANDBOX": "off"}, through=no_landlock)  # fmt: skip
+    proc = launch(
+        sample_repo,
+        model_server,
+        sample_repo.write_spec(),
+        extra={**missing, "INPUT_SANDBOX": "off"},
+        through=no_landlock,
+    )
     assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr
 
 
@@ -194,8 +222,9 @@ def test_a_confined_command_that_hangs_leaves_no_process_behind(
     sleeper = f"{sys.executable} -c 'import time; time.sleep(60)' {marker}"
     hanging = f"(trap '' TERM; {sleeper}) & setsid {sleeper} & {sleeper}"
     model_server.add(Reply("Nothing to do."))
-    spec = sample_repo.write_spec(validation={"test": [hanging], "timeout": 2},
-                                  limits={"max_iterations": 1})  # fmt: skip
+    spec = sample_repo.write_spec(
+        validation={"test": [hanging], "timeout": 2}, limits={"max_iterations": 1}
+    )
     started = time.monotonic()
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -218,10 +247,12 @@ def test_credentials_in_the_repository_config_are_out_of_reach(
     """actions/checkout's auth header and a token in another remote's URL: a command reads
     the config reversed (no redactor recognises that); the sandbox shows it without them."""
     url_token, header_token = f"url{uuid.uuid4().hex}", f"hdr{uuid.uuid4().hex}"
-    sample_repo.git("remote", "add", "upstream",
-                    f"https://x-access-token:{url_token}@github.com/o/r.git")  # fmt: skip
-    sample_repo.git("config", "http.https://github.com/.extraheader",
-                    f"AUTHORIZATION: bearer {header_token}")  # fmt: skip
+    sample_repo.git(
+        "remote", "add", "upstream", f"https://x-access-token:{url_token}@github.com/o/r.git"
+    )
+    sample_repo.git(
+        "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {header_token}"
+    )
     read = 'rev < "$(git rev-parse --git-common-dir)/config"'
     model_server.add(Reply(tool_calls=[call("run_command", command=read), FIX]), Reply("ok"))
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
@@ -251,8 +282,9 @@ def test_the_runners_own_credentials_are_hidden(
         (runner / name).write_text(f'{{"{name}": "{secret}"}}\n')
     read = f"cat {runner}/.credentials* {runner}/.runner | rev; ls {runner}/bin"
     model_server.add(Reply(tool_calls=[call("run_command", command=read), FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox,
-                  shell=str(worker))  # fmt: skip
+    proc = launch(
+        sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, shell=str(worker)
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     assert ("Runner.Worker" in seen) is (sandbox == "off")  # the runner's own files: none

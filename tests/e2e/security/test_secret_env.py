@@ -32,19 +32,44 @@ def test_parent_environment_read_by_a_command_holds_no_secret(
     plain = f"plainvalue{uuid.uuid4().hex[:12]}"
     model_server.add(
         Reply(tool_calls=[call("run_command", command=f"({ANCESTORS_ENVIRON}) | rev")]),
-        Reply(tool_calls=[call("edit_file", path="src/semver/version.py",
-                               old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)]),
+        Reply(
+            tool_calls=[
+                call(
+                    "edit_file",
+                    path="src/semver/version.py",
+                    old_text=FIXED_LINE_OLD,
+                    new_text=FIXED_LINE_NEW,
+                )
+            ]
+        ),
         Reply("done"),
-    )  # fmt: skip
-    env = {**os.environ, "OPENAI_API_KEY": secret, "OPENAI_BASE_URL": model_server.base_url,
-           "MY_DEPLOY_TOKEN": secret + "x", "PLAIN_SETTING": plain,
-           "CODEGEN_SANDBOX": sandbox}  # fmt: skip
+    )
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": secret,
+        "OPENAI_BASE_URL": model_server.base_url,
+        "MY_DEPLOY_TOKEN": secret + "x",
+        "PLAIN_SETTING": plain,
+        "CODEGEN_SANDBOX": sandbox,
+    }
     out = sample_repo.tmp / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "codegen_ci", "run", str(sample_repo.write_spec()),
-         "--repo", str(sample_repo.path), "--output-dir", str(out)],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "codegen_ci",
+            "run",
+            str(sample_repo.write_spec()),
+            "--repo",
+            str(sample_repo.path),
+            "--output-dir",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     requests = json.dumps(model_server.requests)

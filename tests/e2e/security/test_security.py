@@ -111,7 +111,10 @@ def test_secrets_in_env_and_git_config_never_leave(
         limits={"max_iterations": 1},
     )
     dump = [
-        "env", "printenv", "cat .git", 'cat "$(git rev-parse --git-common-dir)/config"',
+        "env",
+        "printenv",
+        "cat .git",
+        'cat "$(git rev-parse --git-common-dir)/config"',
         "git config --list --show-origin",
         "git config --get-regexp extraheader | awk '{print $4}' | while read -r b; do "
         'echo "$b"; echo "$b" | base64 -d; echo; done',
@@ -119,7 +122,7 @@ def test_secrets_in_env_and_git_config_never_leave(
         f"({ANCESTORS_ENVIRON}) | grep -q PLAIN_CANARY && echo PROC-ENV-READABLE",
         'printf %s "$PASSED_SERVICE_TOKEN" | sha256sum',
         '[ -z "$GITHUB_TOKEN$OPENAI_API_KEY$MY_SERVICE_TOKEN" ] && echo CREDENTIALS-ABSENT',
-    ]  # fmt: skip
+    ]
     model_server.add(
         Reply(tool_calls=[call("run_command", command=c) for c in dump]),
         Reply(tool_calls=[FIX]),
@@ -128,18 +131,36 @@ def test_secrets_in_env_and_git_config_never_leave(
     with GitHubDouble("octo-org/hello", token=gh_token) as gh:
         env = {
             **os.environ,
-            "OPENAI_BASE_URL": model_server.base_url, "OPENAI_API_KEY": openai_key,
-            "GITHUB_TOKEN": gh_token, "MY_SERVICE_TOKEN": service,
-            "PASSED_SERVICE_TOKEN": passed, "PLAIN_CANARY": plain,
-            "GITHUB_API_URL": gh.url, "GITHUB_REPOSITORY": "octo-org/hello",
+            "OPENAI_BASE_URL": model_server.base_url,
+            "OPENAI_API_KEY": openai_key,
+            "GITHUB_TOKEN": gh_token,
+            "MY_SERVICE_TOKEN": service,
+            "PASSED_SERVICE_TOKEN": passed,
+            "PLAIN_CANARY": plain,
+            "GITHUB_API_URL": gh.url,
+            "GITHUB_REPOSITORY": "octo-org/hello",
             "CODEGEN_SANDBOX": "off",  # the layer below the sandbox (test_sandbox.py)
-        }  # fmt: skip
+        }
         out = tmp_path / "out"
         proc = subprocess.run(
-            [sys.executable, "-m", "codegen_ci", "run", str(spec), "--repo", str(sample_repo.path),
-             "--output-dir", str(out), "--pr"],
-            env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "codegen_ci",
+                "run",
+                str(spec),
+                "--repo",
+                str(sample_repo.path),
+                "--output-dir",
+                str(out),
+                "--pr",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         github = "\n".join(json.dumps(r.body) for r in gh.requests)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert len(gh.pulls()) == 1  # control: the publisher did send a PR body
@@ -153,8 +174,7 @@ def test_secrets_in_env_and_git_config_never_leave(
     assert "CREDENTIALS-ABSENT" in results
     assert "AUTHORIZATION: basic ***" in results
     logs = proc.stdout + proc.stderr
-    for where, text in [("model", model_traffic(model_server)), ("GitHub", github),
-                        ("logs", logs)]:  # fmt: skip
+    for where, text in [("model", model_traffic(model_server)), ("GitHub", github), ("logs", logs)]:
         assert_no_leak(text, where, openai_key, gh_token, service, passed, stray)
     assert_no_leak(output_files(out), "output dir", openai_key, gh_token, passed, stray)
 
@@ -185,17 +205,20 @@ def test_a_test_that_prints_secrets_is_redacted_or_sees_none(
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_passthrough_lets_a_test_see_a_secret_that_stays_redacted(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
     sandbox: str,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     deploy = canary("deploy")
     monkeypatch.setenv("DEPLOY_TOKEN", deploy)
     monkeypatch.setenv("CANARY_FILE", "/dev/null")
     _add_leaky_test(sample_repo)
     model_env.add(Reply("I will not change anything."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 2}, env_passthrough=["DEPLOY_TOKEN"],
-                                  validation={"test": [LEAKY]})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 2}, env_passthrough=["DEPLOY_TOKEN"], validation={"test": [LEAKY]}
+    )
 
     code, output, _ = run_cli(sample_repo, spec)
 
@@ -256,8 +279,15 @@ def test_file_tools_cannot_escape_the_repository(
     outside = tmp_path / f"outside-{uuid.uuid4().hex}"
     outside.mkdir()
     absolute = outside / "absolute.txt"
-    escapes = ["../escape.txt", "../../../../escape.txt", str(absolute), "link/via-link.txt",
-               ".git/hooks/pre-commit", ".git/config", "sub/../../escape.txt"]  # fmt: skip
+    escapes = [
+        "../escape.txt",
+        "../../../../escape.txt",
+        str(absolute),
+        "link/via-link.txt",
+        ".git/hooks/pre-commit",
+        ".git/config",
+        "sub/../../escape.txt",
+    ]
     # A link out of the repository in the base commit (one a command makes is removed at once)
     (sample_repo.path / "link").symlink_to(outside)
     sample_repo.commit({}, "a link out of the repository")
@@ -294,9 +324,11 @@ def test_file_tools_cannot_escape_the_repository(
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_workflow_files_never_reach_the_commit(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     model_env.add(
         Reply(
@@ -333,28 +365,35 @@ def test_workflow_files_never_reach_the_commit(
 def _plant(marker: Path, *, where: str) -> str:
     """Shell that makes git run `touch marker` through config, hooks and a `.git` redirect."""
     touch = f"touch {marker}"
-    return " && ".join([
-        f"git config filter.pwn.clean '{touch}; cat'",
-        f"git config filter.pwn.smudge '{touch}; cat'",
-        f"git config diff.external '{touch}; true'",
-        f"git config --global filter.gpwn.clean '{touch}; cat'",
-        "printf '* filter=pwn\\n*.py filter=gpwn diff=pwn\\n' > .gitattributes",
-        f"git config diff.pwn.textconv '{touch}; cat'",
-        f"printf '#!/bin/sh\\n{touch}\\n' > \"$(git rev-parse --git-common-dir)/hooks/{where}\"",
-        f"chmod +x \"$(git rev-parse --git-common-dir)/hooks/{where}\"",
-    ])  # fmt: skip
+    return " && ".join(
+        [
+            f"git config filter.pwn.clean '{touch}; cat'",
+            f"git config filter.pwn.smudge '{touch}; cat'",
+            f"git config diff.external '{touch}; true'",
+            f"git config --global filter.gpwn.clean '{touch}; cat'",
+            "printf '* filter=pwn\\n*.py filter=gpwn diff=pwn\\n' > .gitattributes",
+            f"git config diff.pwn.textconv '{touch}; cat'",
+            f"printf '#!/bin/sh\\n{touch}\\n' "
+            f'> "$(git rev-parse --git-common-dir)/hooks/{where}"',
+            f'chmod +x "$(git rev-parse --git-common-dir)/hooks/{where}"',
+        ]
+    )
 
 
 def test_config_and_hooks_planted_by_the_agent_are_undone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (test_sandbox.py)
     marker = tmp_path / f"pwned-{uuid.uuid4().hex}"
     config_before = (sample_repo.path / ".git" / "config").read_bytes()
     hooks_before = common_hooks(sample_repo)
-    redirect = ("git init -q --bare evil.git && git config --file evil.git/config "
-                f"filter.pwn.clean '{marker}' && printf 'gitdir: evil.git\\n' > .git")  # fmt: skip
+    redirect = (
+        "git init -q --bare evil.git && git config --file evil.git/config "
+        f"filter.pwn.clean '{marker}' && printf 'gitdir: evil.git\\n' > .git"
+    )
     model_env.add(
         Reply(tool_calls=[call("run_command", command=_plant(marker, where="post-commit"))]),
         Reply(tool_calls=[call("run_command", command=redirect), FIX]),
@@ -375,9 +414,12 @@ def test_config_and_hooks_planted_by_the_agent_are_undone(
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_config_and_hooks_planted_by_model_written_tests_are_undone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    tmp_path: Path,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """The repository's test command runs code the model wrote (a conftest.py): it plants
     the same things while validation runs; our commit and diff must still run nothing."""
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
@@ -402,9 +444,12 @@ def test_config_and_hooks_planted_by_model_written_tests_are_undone(
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_a_worktree_git_file_a_command_redirects_is_put_back(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    tmp_path: Path,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """Under Landlock the worktree's `.git` file is writable (SECURITY.md, guarantee 13's
     table, row "git"): a confined command can point it at a git directory of its own, whose
     config names a filter. The git guard puts it back before our git runs, and lists it; under

@@ -30,34 +30,44 @@ INSIDE = {"docs/readme.md": "../README.md"}
 
 def run(repo: SampleRepo) -> tuple[int, str, dict[str, Any]]:
     out = repo.tmp / "out"
-    result = CliRunner().invoke(cli, ["run", str(repo.write_spec()), "--repo", str(repo.path),
-                                      "--output-dir", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["run", str(repo.write_spec()), "--repo", str(repo.path), "--output-dir", str(out)]
+    )
     return result.exit_code, result.output, json.loads((out / "report.json").read_text())
 
 
 def link_commands(links: dict[str, str]) -> str:
-    return " && ".join(f"mkdir -p $(dirname {path}) && rm -f {path} && ln -s {target} {path}"
-                       for path, target in links.items())  # fmt: skip
+    return " && ".join(
+        f"mkdir -p $(dirname {path}) && rm -f {path} && ln -s {target} {path}"
+        for path, target in links.items()
+    )
 
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_symlinks_out_of_the_repository_are_not_committed(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     base = sample_repo.head()
     readme = sample_repo.git("show", "HEAD:README.md")
     model_env.add(
         Reply(tool_calls=[call("run_command", command="ln -s /etc etc-link; ln -s .git git-link")]),
-        Reply(tool_calls=[
-            call("run_command", command="mkdir -p src/semver/data && cd src/semver/data && "
-                                        "ln -s ../../../.. up"),
-            call("run_command", command=link_commands({"README.md": "/etc/passwd", **INSIDE})),
-        ]),
+        Reply(
+            tool_calls=[
+                call(
+                    "run_command",
+                    command="mkdir -p src/semver/data && cd src/semver/data && "
+                    "ln -s ../../../.. up",
+                ),
+                call("run_command", command=link_commands({"README.md": "/etc/passwd", **INSIDE})),
+            ]
+        ),
         Reply(tool_calls=[FIX]),
         Reply("Fixed, and added some links."),
-    )  # fmt: skip
+    )
 
     code, output, report = run(sample_repo)
 
@@ -98,19 +108,25 @@ def test_without_the_tool_git_commits_the_same_link(
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_a_loop_of_symlinks_is_refused_not_a_crash(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     (sample_repo.path / "loop-a").symlink_to("loop-b")
     (sample_repo.path / "loop-b").symlink_to("loop-a")
     sample_repo.commit({}, "a loop in the base")
     model_env.add(
-        Reply(tool_calls=[call("read_file", path="loop-a"),
-                          call("run_command", command="ln -s loop-d loop-c; ln -s loop-c loop-d")]),
+        Reply(
+            tool_calls=[
+                call("read_file", path="loop-a"),
+                call("run_command", command="ln -s loop-d loop-c; ln -s loop-c loop-d"),
+            ]
+        ),
         Reply(tool_calls=[FIX]),
         Reply("Fixed."),
-    )  # fmt: skip
+    )
 
     code, output, report = run(sample_repo)
 
@@ -130,8 +146,10 @@ def test_search_files_never_reads_through_a_link(
     secret = tmp_path / "outside" / "hosts.yml"
     secret.parent.mkdir()
     secret.write_text("oauth_token: LEAKED-TOKEN-91f3\n")
-    plant = (f"ln -s {secret} leak.yml && ln -s {secret.parent} leakdir && "
-             "echo 'LEAKED-TOKEN-91f3 is a plain line' > plain.txt")  # fmt: skip
+    plant = (
+        f"ln -s {secret} leak.yml && ln -s {secret.parent} leakdir && "
+        "echo 'LEAKED-TOKEN-91f3 is a plain line' > plain.txt"
+    )
     model_env.add(
         Reply(tool_calls=[call("run_command", command=plant)]),
         Reply(tool_calls=[call("search_files", pattern="LEAKED-TOKEN")]),

@@ -29,8 +29,12 @@ COMMAND = "::warning title=pwned::a forged annotation"  # read by the Actions ru
 
 def cli_env(model: ScriptedModelServer) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "CI"}  # rich only outside CI
-    env.update(OPENAI_BASE_URL=model.base_url, TERM="xterm-256color", COLUMNS="200",
-               OPENAI_API_KEY="sk-test-not-a-real-key-000000000000")  # fmt: skip
+    env.update(
+        OPENAI_BASE_URL=model.base_url,
+        TERM="xterm-256color",
+        COLUMNS="200",
+        OPENAI_API_KEY="sk-test-not-a-real-key-000000000000",
+    )
     return env
 
 
@@ -44,8 +48,9 @@ def run_piped(
 def run_in_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes]:
     """Run `argv` with stdout and stderr on a pseudo-terminal; what the terminal got."""
     master, slave = os.openpty()
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave)  # fmt: skip
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave
+    )
     os.close(slave)
     chunks: list[bytes] = []
 
@@ -70,8 +75,14 @@ def run_in_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, by
 def hostile_run(sample_repo: SampleRepo, model: ScriptedModelServer) -> list[str]:
     model.add(Reply(tool_calls=[("read_file", HOSTILE_ARGS)]), *fixing_script())
     out = sample_repo.tmp / "out"
-    return ["run", str(sample_repo.write_spec()), "--repo", str(sample_repo.path),
-            "--output-dir", str(out)]  # fmt: skip
+    return [
+        "run",
+        str(sample_repo.write_spec()),
+        "--repo",
+        str(sample_repo.path),
+        "--output-dir",
+        str(out),
+    ]
 
 
 def test_piped_progress_shows_a_models_escape_sequences_as_text(
@@ -129,8 +140,15 @@ def test_dry_run_output_and_error_messages_show_them_as_text(
     if where == "dry-run output":
         task = f"Reset the patch {TITLE}{CLIPBOARD} in bump_minor.\n{COMMAND}"
         spec = sample_repo.write_spec(task=task)
-        args = ["run", str(spec), "--dry-run", "--repo", str(sample_repo.path),
-                "--output-dir", str(out)]  # fmt: skip
+        args = [
+            "run",
+            str(spec),
+            "--dry-run",
+            "--repo",
+            str(sample_repo.path),
+            "--output-dir",
+            str(out),
+        ]
     else:
         args = ["run", str(sample_repo.tmp / f"spec{TITLE}.yaml"), "--repo", str(sample_repo.path)]
 

@@ -36,8 +36,10 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 # pytest from ours on its path: a repository tested with the system Python.
 SYSTEM_PYTHON = "/usr/bin/python3"
 CI_BRANCH = "codegen/3-speed-up-parse"
-SYSTEM_PYTEST = (f'env PYTHONPATH="$PYTHONPATH:{sysconfig.get_paths()["purelib"]}" '
-                 f"{SYSTEM_PYTHON} -m pytest -q -p no:cacheprovider tests")  # fmt: skip
+SYSTEM_PYTEST = (
+    f'env PYTHONPATH="$PYTHONPATH:{sysconfig.get_paths()["purelib"]}" '
+    f"{SYSTEM_PYTHON} -m pytest -q -p no:cacheprovider tests"
+)
 
 
 def inline(code: str) -> str:
@@ -68,12 +70,14 @@ if os.getcwd().endswith("-base"):
             return spec
     sys.meta_path.insert(0, PlantedFinder())
 """
-BREAK_PARSE = call("edit_file", path=VERSION_FILE, old_text='text.split(".")',
-                   new_text='text.split(",")')  # fmt: skip
+BREAK_PARSE = call(
+    "edit_file", path=VERSION_FILE, old_text='text.split(".")', new_text='text.split(",")'
+)
 
 
-def plant_user_site(python: str, hook: str = HOOK, use: str = 'Version.parse("1.2.3")',
-                    folder: str = "probe-base") -> str:  # fmt: skip
+def plant_user_site(
+    python: str, hook: str = HOOK, use: str = 'Version.parse("1.2.3")', folder: str = "probe-base"
+) -> str:
     """A command that leaves a `.pth` in its user site-packages (under its HOME), then shows
     it working (the control) when user site-packages are on, from a folder named like the
     base tree; `PLANTED-OFF` is what it prints with them off, as codegen-ci runs commands."""
@@ -102,9 +106,10 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_base_commit_rerun(
         ),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [SYSTEM_PYTEST], "timeout": 120,
-                                              "allow_preexisting_failures": True})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1},
+        validation={"test": [SYSTEM_PYTEST], "timeout": 120, "allow_preexisting_failures": True},
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     seen = results(model_server)
@@ -139,11 +144,13 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_validation_round(
 ) -> None:
     """The gate stays honest: a `.pth` the model plants instead of fixing the code would make
     the round's tests pass; the round starts with a fresh HOME and user site-packages off."""
-    plant = plant_user_site(SYSTEM_PYTHON, FAKE_FIX_HOOK,
-                            "print(Version(1, 2, 3).bump_minor())", "probe")  # fmt: skip
+    plant = plant_user_site(
+        SYSTEM_PYTHON, FAKE_FIX_HOOK, "print(Version(1, 2, 3).bump_minor())", "probe"
+    )
     model_server.add(Reply(tool_calls=[call("run_command", command=plant)]), Reply("Done."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [SYSTEM_PYTEST], "timeout": 120})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1}, validation={"test": [SYSTEM_PYTEST], "timeout": 120}
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     seen = results(model_server)
@@ -207,8 +214,11 @@ def secret_home(tmp_path: Path) -> tuple[Path, Path, str]:
 
 
 def holding(root: Path, token: str) -> list[Path]:
-    return [p for p in root.rglob("*")
-            if p.is_file() and not p.is_symlink() and token.encode() in p.read_bytes()]  # fmt: skip
+    return [
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink() and token.encode() in p.read_bytes()
+    ]
 
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
@@ -283,10 +293,14 @@ def test_reports_are_read_bounded_and_without_links(
     (secret_dir / "hosts.xml").write_text(f"<x>{token}</x>")
     command = f"{inline(SPARSE_AND_SWAPS)} {secret_dir}"
     model_server.add(Reply("Nothing to do."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [command], "timeout": 60,
-                                              "junit": ["$TMPDIR/big.xml", "validation.junit/*",
-                                                        "pipe.xml"]})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1},
+        validation={
+            "test": [command],
+            "timeout": 60,
+            "junit": ["$TMPDIR/big.xml", "validation.junit/*", "pipe.xml"],
+        },
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox, extra={"HOME": str(home)})
 
     # The hostile test is on the base commit: the pre-flight finds that nothing the globs
@@ -327,8 +341,9 @@ def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
     model_server.add(Reply("Nothing to do."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [inline(FOLDER_TO_FILE)]})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1}, validation={"test": [inline(FOLDER_TO_FILE)]}
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -356,17 +371,22 @@ def test_the_guarded_reader_refuses_what_a_plain_read_follows(tmp_path: Path) ->
     for openat2 in (True, False):
         guarded_read._openat2_works = openat2 and None  # None: probe the kernel again
         assert guarded_read.read_bytes(root, "a/b/ok.xml", max_bytes=100) == b"fine"
-        for rel, why in [("a/link.xml", "symlink"), ("dirlink/b/ok.xml", "symlink"),
-                         ("a/fifo.xml", "not a regular file"), ("a/sparse.xml", "too large"),
-                         ("../outside.txt", "leaves its folder"),
-                         ("a/b", "a folder is there")]:  # fmt: skip
+        for rel, why in [
+            ("a/link.xml", "symlink"),
+            ("dirlink/b/ok.xml", "symlink"),
+            ("a/fifo.xml", "not a regular file"),
+            ("a/sparse.xml", "too large"),
+            ("../outside.txt", "leaves its folder"),
+            ("a/b", "a folder is there"),
+        ]:
             with pytest.raises(guarded_read.Refused, match=why):
                 guarded_read.read_bytes(root, rel, max_bytes=1 << 20)
         assert guarded_read.glob(root, "**/*.xml") == ["a/b/ok.xml", "a/sparse.xml"]
     guarded_read._openat2_works = None
     (root / "a" / "b" / "two.xml").write_text("x" * 100)
-    done = guarded_read.copy_tree(root, "a", tmp_path / "tree", max_files=5, max_bytes=50,
-                                  max_file_bytes=1 << 20)  # fmt: skip
+    done = guarded_read.copy_tree(
+        root, "a", tmp_path / "tree", max_files=5, max_bytes=50, max_file_bytes=1 << 20
+    )
     assert sorted(p.name for p in (tmp_path / "tree").rglob("*") if p.is_file()) == ["ok.xml"]
     assert done.files == 1 and len(done.left_out) == 2  # two.xml over the total, sparse.xml
     with pytest.raises(guarded_read.Refused, match="already exists"):
@@ -386,8 +406,9 @@ ZIP_MEMBERS, MEMBER_BYTES = 40, 20 * 1024 * 1024 - 1
 def ci_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     with open_world(sample_repo, token=TOKEN) as world:
         head = push_branch(sample_repo, CI_BRANCH, {"NOTES.md": "faster parse\n"}, "speed up")
-        world.github.add_pull(CI_BRANCH, title="Speed up parse", user="github-actions[bot]",
-                              head_sha=head)  # fmt: skip
+        world.github.add_pull(
+            CI_BRANCH, title="Speed up parse", user="github-actions[bot]", head_sha=head
+        )
         yield world
 
 
@@ -437,9 +458,10 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
     """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
     command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
     model_server.add(Reply("Nothing to do."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [inline(GO_FIFO)],
-                                              "junit": ["report.xml"]})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1},
+        validation={"test": [inline(GO_FIFO)], "junit": ["report.xml"]},
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -462,8 +484,9 @@ def test_a_fifo_in_place_of_the_git_file_neither_hangs_nor_is_written_through(
         Reply(tool_calls=[FIX]),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [PYTEST], "timeout": 120})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1}, validation={"test": [PYTEST], "timeout": 120}
+    )
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -484,8 +507,9 @@ def test_a_huge_sparse_file_the_model_makes_is_refused_not_hashed(
         Reply(tool_calls=[call("run_command", command=make), FIX]),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 1},
-                                  validation={"test": [PYTEST], "timeout": 120})  # fmt: skip
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 1}, validation={"test": [PYTEST], "timeout": 120}
+    )
     proc = launch(sample_repo, model_server, spec)
 
     # control: the command did make it, 1 TiB apparent
@@ -495,6 +519,7 @@ def test_a_huge_sparse_file_the_model_makes_is_refused_not_hashed(
     report = json.loads((out_dir / "report.json").read_text())
     refused = {r["path"]: r["reason"] for r in report["refusals"]}
     assert "over 100 MB" in refused["huge.bin"]
-    committed = sample_repo.git("diff", "--name-only", f"{report['branch']}~1",
-                                report["branch"]).split()  # fmt: skip
+    committed = sample_repo.git(
+        "diff", "--name-only", f"{report['branch']}~1", report["branch"]
+    ).split()
     assert committed == [VERSION_FILE]
