@@ -37,7 +37,7 @@ from codegen_ci.publish.markdown import code_block, escape_md
 from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.publish.run_history import memory_text, render_history
 from codegen_ci.publish.status import StatusComment, StatusProgress
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
 from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event, load_event
@@ -259,10 +259,10 @@ class ActionRun:
         if self.published.compare_url:
             summary += f"\nOpen the pull request by hand: {self.published.compare_url}\n"
         self.io.append_summary(summary)
-        if report.status != "success":
+        if report.status != Status.SUCCESS:
             self.io.error(f"codegen-ci {report.status}: {report.reason or report.error or ''}")
         self._outputs(report.status)
-        return 0 if report.status == "success" else EXIT_FAILED
+        return 0 if report.status == Status.SUCCESS else EXIT_FAILED
 
     def fail(self, exc: CodegenError) -> int:
         self.io.error(exc.message, title="codegen-ci")

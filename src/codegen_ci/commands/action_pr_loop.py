@@ -25,7 +25,7 @@ from codegen_ci.publish.run_history import (
     render_history,
 )
 from codegen_ci.publish.status import StatusComment, status_marker
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 from codegen_ci.sources.events import EventTask, Skip
 from codegen_ci.sources.pull_tasks import (
     CiFailures,
@@ -186,7 +186,7 @@ def reply(
 
 
 def _reply_text(report: Report, pull: PullInfo) -> str:
-    if report.status != "success":
+    if report.status != Status.SUCCESS:
         return (
             "❌ **codegen-ci** could not make this change pass validation; nothing was "
             f"pushed to {code_span(pull.head_ref)}. The status comment on the pull request "

@@ -41,7 +41,7 @@ from codegen_ci.commands.run_driver import (
     sigterm_as_interrupt,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
-from codegen_ci.report import Report
+from codegen_ci.report import Reason, Report, Status
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -153,7 +153,7 @@ def run_one(
                 progress=progress,
             )
             progress.line(f"report: {out / 'report.json'}")
-            return Outcome(planned, 0 if report.status == "success" else 1, report)
+            return Outcome(planned, 0 if report.status == Status.SUCCESS else 1, report)
         # Branch names are chosen and created under one lock, so two specs never pick the
         # same name and concurrent `git worktree add` calls never race for the repo's locks.
         with git_lock:
@@ -170,7 +170,7 @@ def run_one(
         if worktree is not None:
             _drop_empty_branch(root, worktree, git_lock)
     progress.line(f"report: {out / 'report.json'}")
-    return Outcome(planned, 0 if report.status == "success" else 1, report)
+    return Outcome(planned, 0 if report.status == Status.SUCCESS else 1, report)
 
 
 def _drop_empty_branch(root: Path, worktree: Worktree, git_lock: threading.Lock) -> None:
@@ -326,8 +326,8 @@ class Outcome:
     error: str | None = None
 
     @property
-    def status(self) -> str:
-        return self.report.status if self.report else "error"
+    def status(self) -> Status:
+        return self.report.status if self.report else Status.ERROR
 
 
 # -- what it shows ------------------------------------------------------------------------
@@ -337,9 +337,9 @@ def summary_rows(outcomes: Sequence[Outcome]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for o in outcomes:
         r = o.report
-        reason = r.reason if r and r.status != "success" and r.reason != "error" else None
+        reason = r.reason if r and r.status != Status.SUCCESS and r.reason != Reason.ERROR else None
         status = o.status + (f" ({reason})" if reason else "")
-        if o.status == "error" and o.error:
+        if o.status == Status.ERROR and o.error:
             status += f": {o.error.splitlines()[0][:60]}"
         rows.append(
             (
@@ -371,5 +371,5 @@ def show_summary(outcomes: Sequence[Outcome], out: Path) -> None:
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
         for row in [COLUMNS, *rows]:
             click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
-    done = sum(o.status == "success" for o in outcomes)
+    done = sum(o.status == Status.SUCCESS for o in outcomes)
     click.echo(f"{done}/{len(outcomes)} succeeded; reports under {out} (summary.json)")

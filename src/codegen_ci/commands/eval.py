@@ -48,7 +48,7 @@ from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, 
 from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
 from codegen_ci.progress import Progress, StoppableProgress
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec, slugify
@@ -294,7 +294,7 @@ class Runner:
             pinned=config.pinned,
         )
         report = attempt.report
-        if attempt.error is not None and (report is None or report.status == "error"):
+        if attempt.error is not None and (report is None or report.status == Status.ERROR):
             run = TaskRun(
                 task,
                 False,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from codegen_ci.errors import InputError
 from codegen_ci.publish.report_text import pr_body
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 
@@ -44,7 +44,7 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
     git.push(root, report.branch, token=token, force_with_lease=True)
     if not open_pr or repository is None or token is None:
         return
-    if report.status != "success" and not spec.pr.draft:
+    if report.status != Status.SUCCESS and not spec.pr.draft:
         return  # never a ready-for-review PR for a failed run
     from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
 
@@ -61,7 +61,7 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
         base=spec.git.base or publisher.default_branch(),
         title=report.title,
         body=pr_body(report, task=spec.task, issue_number=None, run_url=None),
-        draft=spec.pr.draft or report.status != "success",
+        draft=spec.pr.draft or report.status != Status.SUCCESS,
         labels=list(spec.pr.labels),
         reviewers=list(spec.pr.reviewers),
     )

@@ -212,7 +212,7 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
             update={"model": spec.model.model_copy(update={"name": state.spec.model.name})}
         )
     report = read_report(out)
-    if report.status == "success":
+    if report.status == Status.SUCCESS:
         raise InputError(f"the run in {out} already succeeded; nothing to resume")
     if not state.repo.is_dir():
         raise InputError(f"{state_file}: the repository {state.repo} is not there any more")
@@ -326,8 +326,8 @@ def show_result(report: Report, out: Path) -> int:
     if report.pr_url:
         click.echo(f"pull request: {report.pr_url}")
     for failure in (report.rounds[-1].failures if report.rounds else [])[:10]:
-        if report.status != "success":
+        if report.status != Status.SUCCESS:
             click.echo(f"  FAIL {describe(failure)}")
     click.echo(f"report: {out / 'report.json'}")
     sys.stdout.flush()
-    return 0 if report.status == "success" else EXIT_FAILED
+    return 0 if report.status == Status.SUCCESS else EXIT_FAILED

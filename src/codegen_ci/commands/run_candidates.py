@@ -316,7 +316,7 @@ def _finish(plan: Plan) -> Report:
 
 
 def exit_code(report: Report) -> int:
-    return 0 if report.status == "success" else 1
+    return 0 if report.status == Status.SUCCESS else 1
 
 
 __all__ = ["Plan", "drive", "exit_code", "is_multi", "start"]

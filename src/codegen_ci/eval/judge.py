@@ -17,7 +17,7 @@ from typing import Literal
 from codegen_ci.eval.history import Task, test_modules
 from codegen_ci.gate.junit.parse import JUnitCase, parse_files
 from codegen_ci.gate.validation import round_tag
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 
 DropReason = Literal["setup_failed", "tests_did_not_fail_before", "did_not_pass_after"]
 REASON_TEXT = {
@@ -104,7 +104,7 @@ def check(task: Task, before: Outcomes, after: Outcomes, after_report: Report) -
             passed_before=passed_before,
             changed_tests=len(changed),
         )
-    if after_report.status != "success":
+    if after_report.status != Status.SUCCESS:
         return CheckResult(
             False,
             "did_not_pass_after",
@@ -153,7 +153,7 @@ def resolved(
 ) -> Verdict:
     """Resolved: the gate passed, every target passed in the last round, and no test that
     passed on the base fails there. A run that edited tests is never resolved."""
-    if report.status != "success":
+    if report.status != Status.SUCCESS:
         return Verdict(
             False, f"gate: {report.status}" + (f" ({report.reason})" if report.reason else "")
         )

@@ -31,7 +31,7 @@ from codegen_ci.publish.report_text import (
     usage_line,
 )
 from codegen_ci.publish.status import StatusComment
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 
@@ -72,7 +72,7 @@ class NewBranch:
 
 
 def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch) -> Published:
-    if report.status != "success":
+    if report.status != Status.SUCCESS:
         return _failed_on_new_branch(p, report, spec, to)
     if not report.commit:
         p.say(_nothing_to_change(report) + p.run_link())
@@ -154,7 +154,7 @@ def _push_own_branch(p: Publishing, branch: str) -> None:
 
 def publish_on_pull(p: Publishing, report: Report, pull: PullInfo, local: str) -> Published:
     """A `/codegen` comment on a pull request: add the commit on top of its branch."""
-    if report.status != "success":
+    if report.status != Status.SUCCESS:
         p.say(failure_comment(report, run_url=p.run_url) + f"\n\n{_untouched(pull)}")
         return Published()
     if not report.commit:

@@ -13,7 +13,7 @@ from typing import Any
 
 from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.markdown import code_span
-from codegen_ci.report import Report
+from codegen_ci.report import Report, Status
 
 STATUSES = ("success", "failed", "error")
 KEEP = 10  # records kept in the marker
@@ -67,7 +67,7 @@ def record_for(
         kind=kind,
         request=" ".join(request.split())[:80],
         status=report.status,
-        commit=report.commit or "" if report.status == "success" else "",
+        commit=report.commit or "" if report.status == Status.SUCCESS else "",
         files=report.files_changed[:MAX_IDS],
         failures=failing[:MAX_IDS],
         ci_signature=ci_signature,

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
 
-from codegen_ci.report import Refusal, Report
+from codegen_ci.report import Reason, Refusal, Report, Status
 from codegen_ci.security.inert_text import for_commit, quoted_lines
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
@@ -60,7 +60,7 @@ def git_refusals(worktree: Worktree) -> list[Refusal]:
 def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -> None:
     """Commit exactly the agent's changes, write diff.patch, then drop the worktree (and its
     branch, when nothing was committed)."""
-    if report.reason == "interrupted":
+    if report.reason == Reason.INTERRUPTED:
         return  # keep the worktree for `codegen-ci resume`
     worktree.restore_escaping_links()
     for rel in worktree.protected_changes():
@@ -139,13 +139,13 @@ def commit_message(spec: Spec, report: Report, changes: list[str]) -> str:
     scope = commit_scope(changes)
     subject = _without_type_word(for_commit(re.sub(r"\s+", " ", title)).rstrip("."), kind)
     subject = subject[0].lower() + subject[1:] if subject[:2] != subject[:2].upper() else subject
-    prefix = "wip" if report.status != "success" else kind
+    prefix = "wip" if report.status != Status.SUCCESS else kind
     header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"
     body = ["Task:", *quoted_lines(spec.task.strip()[:1000]), ""]
     for rnd in report.rounds:
         state = "passed" if rnd.passed else "failed"
         body.append(f"Round {rnd.iteration}: {state}; tests: {rnd.tests_text()}")
-    if report.status != "success":
+    if report.status != Status.SUCCESS:
         body.append(f"Validation did not pass ({report.reason}); kept for inspection.")
     body.append("")
     body.append(GENERATED_BY)
