@@ -510,3 +510,33 @@ def test_a_test_script_that_lints_first_is_not_linted_twice(tmp_path: Path) -> N
     assert validation["lint"] == ["npx eslint ."]
     [test] = validation["test"]
     assert test.startswith("npx mocha --reporter mocha-junit-reporter") and "eslint" not in test
+
+
+@pytest.mark.parametrize("where", ["tests/test_core.py", "test_core.py", "tests/core_test.py"])
+def test_plain_pytest_files_alone_are_found(tmp_path: Path, where: str) -> None:
+    """No pyproject, no setup.py, no configuration: files of pytest's naming with a test
+    function are a pytest suite by convention."""
+    (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / where).write_text(
+        "from core import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+
+    result = init(tmp_path)
+
+    assert result.exit_code == 0, result.output
+    folder = where.split("/")[0] if "/" in where else ""
+    assert validation_of(tmp_path)["test"] == [f"python -m pytest -q {folder}".strip()]
+    assert "pytest-style test files" in (tmp_path / ".codegen.yml").read_text()
+
+
+def test_a_test_named_file_without_test_functions_is_not_a_suite(tmp_path: Path) -> None:
+    (tmp_path / "test_data.py").write_text("ROWS = [1, 2, 3]\n")
+
+    result = init(tmp_path)
+
+    assert "pytest-style test files" not in result.output + _written(tmp_path)
+
+
+def _written(repo: Path) -> str:
+    path = repo / ".codegen.yml"
+    return path.read_text() if path.is_file() else ""

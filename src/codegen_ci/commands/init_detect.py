@@ -34,6 +34,7 @@ MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Test files pytest collects by default; unittest discovers `test*.py`.
 PYTEST_FILE = re.compile(r"^(?:test_.*|.*_test)\.py$")
+PYTEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test_?\w*\s*\(", re.M)
 UNITTEST_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
 TEST_DIRS = ("tests", "test", "testing")
 MAX_FILES = 200
@@ -106,7 +107,8 @@ def _python(root: Path, found: Detected) -> None:
     ini = _ini_sections(root, "setup.cfg", "tox.ini", "pytest.ini", "mypy.ini", ".flake8")
     deps = _python_requirements(root, pyproject)
     suite = unittest_suite(root)
-    if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite):
+    plain = pytest_files(root)
+    if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite or plain):
         return
     tools, test, lint = [], [], []
     if (
@@ -127,6 +129,9 @@ def _python(root: Path, found: Detected) -> None:
     elif nox := nox_commands(root):
         tools.append("noxfile's pytest session")
         test.extend(nox)
+    elif plain:
+        tools.append("pytest-style test files")
+        test.append(plain)
     if (
         "ruff" in tool
         or "ruff" in deps
@@ -265,6 +270,24 @@ def unittest_suite(root: Path) -> tuple[str, bool] | None:
     ]
     if top:
         return "python -m pytest -q " + " ".join(top[:20]), True
+    return None
+
+
+def pytest_files(root: Path) -> str | None:
+    """A pytest command for plain test files (`test_*.py` or `*_test.py` with a `def test_`
+    function) in a test folder or at the top, when nothing else names the runner: such files
+    are pytest's by convention, with no configuration at all."""
+    for folder in TEST_DIRS:
+        base = root / folder
+        if base.is_dir() and any(
+            PYTEST_FILE.match(p.name) and PYTEST_FUNCTION.search(_text(p))
+            for p in sorted(base.rglob("*.py"))[:MAX_FILES]
+            if p.is_file()
+        ):
+            return f"python -m pytest -q {folder}"
+    top = [p for p in sorted(root.glob("*.py"))[:MAX_FILES] if p.is_file()]
+    if any(PYTEST_FILE.match(p.name) and PYTEST_FUNCTION.search(_text(p)) for p in top):
+        return "python -m pytest -q"
     return None
 
 
