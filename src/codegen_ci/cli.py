@@ -175,7 +175,7 @@ def batch(**kwargs: Any) -> None:
     "machine); `eval merge` joins the shards' outputs.",
 )
 @click.pass_context
-def eval_(ctx: click.Context, **kwargs: Any) -> None:
+def eval_(ctx: click.Context, /, **kwargs: Any) -> None:
     """Measure models on the repository's own history.
 
     Each of the last N first-parent commits that changed both source and test files is a

@@ -5,6 +5,7 @@ no escape sequence or other control to the terminal, and cannot start a line of 
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
@@ -217,6 +218,7 @@ class LiveTally(Tally):
             MofNCompleteColumn(),
             TextColumn("{task.fields[counts]}"),
             TimeRemainingColumn(),
+            TextColumn("left"),
             console=self.console,
             redirect_stderr=False,
             redirect_stdout=False,
@@ -249,6 +251,23 @@ class LiveTally(Tally):
 
     def close(self) -> None:
         self.bar.stop()
+
+
+class TallyStream(io.TextIOBase):
+    """A stream whose whole lines go to a tally (above its live bar): for progress lines
+    written while the bar is shown."""
+
+    def __init__(self, tally: Tally) -> None:
+        super().__init__()
+        self.tally = tally
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            self.tally.line(line)
+        return len(text)
 
 
 def interactive(stream: TextIO | None = None) -> bool:

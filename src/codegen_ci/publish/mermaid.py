@@ -56,7 +56,9 @@ def resolved_against_cost(points: list[CostPoint], title: str = "") -> str:
         text = label(p.name, LABEL_WIDTH - len(cost) - 3) + " - " + cost
         n = 2
         while text in labels:  # two names alike once cut
-            text = label(p.name, LABEL_WIDTH - len(cost) - 7) + f" ({n}) - " + cost
+            suffix = f" ({n})"
+            text = label(p.name, LABEL_WIDTH - len(cost) - 3 - len(suffix)) + suffix
+            text += " - " + cost
             n += 1
         labels.append(text)
     heading = title or (
