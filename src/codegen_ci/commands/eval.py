@@ -274,10 +274,10 @@ class Runner:
             )
             return result
         before = self._attempt(task, task.base, where / "before", "before", dry_run=True)
-        result = self._judge_check(task, before, where)
+        result, transient = self._judge_check(task, before, where)
         if self.stop.is_set() and not result.kept:
             result = judge.CheckResult(False, None, "not checked: the eval was interrupted")
-        else:
+        elif not transient:  # an infrastructure error is not the task's verdict: check again
             store.save_check(where, key, result)
         self._line(
             f"[{index + 1}/{total}] check {task.short} "
@@ -291,18 +291,24 @@ class Runner:
         )
         return result
 
-    def _judge_check(self, task: Task, before: Attempt, where: Path) -> judge.CheckResult:
+    def _judge_check(
+        self, task: Task, before: Attempt, where: Path
+    ) -> tuple[judge.CheckResult, bool]:
+        """The check's verdict, and whether an infrastructure error made it (not to keep)."""
         if before.error or before.report is None or not before.report.rounds:
-            return judge.CheckResult(False, "setup_failed", "on the base: " + _why(before))
+            why = "on the base: " + _why(before)
+            return judge.CheckResult(False, "setup_failed", why), _infra(before)
         after = self._attempt(task, task.commit, where / "after", "after", dry_run=True)
         if after.error or after.report is None or not after.report.rounds:
-            return judge.CheckResult(False, "setup_failed", "with the commit: " + _why(after))
-        return judge.check(
+            why = "with the commit: " + _why(after)
+            return judge.CheckResult(False, "setup_failed", why), _infra(after)
+        result = judge.check(
             task,
             judge.last_round(where / "before", before.report),
             judge.last_round(where / "after", after.report),
             after.report,
         )
+        return result, False
 
     # -- model runs ---------------------------------------------------------------------------
 
@@ -552,6 +558,10 @@ def chosen_dir(where: Path, report: Report) -> Path:
             if c.index == report.chosen and c.output_dir:
                 return Path(c.output_dir)
     return where
+
+
+def _infra(attempt: Attempt) -> bool:
+    return attempt.error is not None and attempt.error.exit_code == EXIT_INFRA
 
 
 def _why(attempt: Attempt) -> str:
