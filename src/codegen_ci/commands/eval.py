@@ -326,12 +326,13 @@ class Runner:
         identity = {"name": config.name, "model": config.model, "candidates": config.candidates}
         key = store.run_key(self.settings_digest, identity | {"pinned": config.pinned}, task, check)
         saved = store.load_result(where, key)
-        if saved is not None:
+        saved_report = _read_report(where) if saved is not None else None
+        if saved is not None and saved_report is not None:
             run = TaskRun(
                 task,
                 bool(saved["resolved"]),
                 str(saved["why"]),
-                Report.read(where),
+                saved_report,
                 str(where / "report.json"),
                 saved.get("error"),
                 int(saved.get("exit_code", 0)),
@@ -558,6 +559,14 @@ def chosen_dir(where: Path, report: Report) -> Path:
             if c.index == report.chosen and c.output_dir:
                 return Path(c.output_dir)
     return where
+
+
+def _read_report(where: Path) -> Report | None:
+    """A finished run's report, kept from an earlier eval; None when it cannot be read."""
+    try:
+        return Report.read(where)
+    except (OSError, ValueError):
+        return None
 
 
 def _infra(attempt: Attempt) -> bool:
