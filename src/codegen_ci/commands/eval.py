@@ -49,6 +49,7 @@ from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
 from codegen_ci.progress import Progress, StoppableProgress
 from codegen_ci.report import Report, Status
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec, slugify
@@ -141,7 +142,7 @@ def eval_command(
     doc = document(meta, tasks, checks, configurations)
     write_json(doc, out)
     text = REDACTOR.redact(markdown(doc))
-    (out / "eval.md").write_text(text, encoding="utf-8")
+    guarded_write.write_into(out / "eval.md", text)
     _job_summary(text)
     _show(doc, out)
     return exit_code(doc, configurations)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +40,7 @@ from codegen_ci.commands.run_driver import (
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Reason, Report, Status
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
 from codegen_ci.workspace import git
@@ -304,7 +304,7 @@ def _finish(plan: Plan) -> Report:
             report.branch, report.commit = None, None
     for name in ("diff.patch", "transcript.jsonl"):
         if (best_out / name).is_file():
-            shutil.copyfile(best_out / name, plan.out / name)
+            guarded_write.copy_into(best_out / name, plan.out / name)
     report.run_id, report.output_dir = plan.run_id, str(plan.out)
     report.candidates, report.chosen, report.chosen_why = list(plan.done), best.index, why
     report.candidates_note = plan.note
