@@ -138,6 +138,7 @@ def _error_reason(exc: CodegenError) -> Reason:
 def _open_sandbox(ctx: RunContext) -> Sandbox:
     """Confinement for this run's commands; when it cannot be had, the run ends before any
     command runs (report written, worktree and its new branch removed)."""
+
     def hidden(place: Path) -> bool:
         return any(h == place or h in place.parents for h in ctx.hidden)
 

@@ -46,7 +46,8 @@ def base_only(source: Path, commit: str, target: Path) -> Path:
     """A new repository at `target` holding `commit` (a commit id of `source`, at no ref's
     tip: eval bases are bare objects) and nothing before or after it."""
     _init(target)
-    upload_pack = f"{shlex.quote(git.git_binary())} -c uploadpack.allowAnySHA1InWant=true upload-pack"
+    any_commit = "-c uploadpack.allowAnySHA1InWant=true"
+    upload_pack = f"{shlex.quote(git.git_binary())} {any_commit} upload-pack"
     git.git(
         [
             "fetch",
