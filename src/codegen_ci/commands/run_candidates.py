@@ -77,6 +77,7 @@ class Plan:
     # The run's private folder: one private folder per attempt inside (its repository,
     # worktree, base tree and sandbox scratch); hidden from every attempt but for its own.
     folder: Path | None = None
+    hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
 
     def model(self, index: int) -> str:
         return self.spec.candidates.model_for(index, self.spec.model.name)
@@ -143,6 +144,7 @@ def start(
     lock: threading.Lock | None = None,
     progress: Progress | None = None,
     branch: str | None = None,
+    hidden: tuple[Path, ...] = (),
 ) -> Report:
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
@@ -151,7 +153,7 @@ def start(
         with lock:
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
-    plan.folder = worktrees_root(root)
+    plan.folder, plan.hidden = worktrees_root(root), hidden
     plan.save()
     return drive(plan, briefing)
 
@@ -296,7 +298,7 @@ def _run_one(
             sources=plan.sources,
             carry=carry,
             progress=progress,
-            hidden=(plan.out, plan.folder),
+            hidden=(plan.out, plan.folder, *plan.hidden),
             scratch_in=folder,
         )
     except Interrupted:
