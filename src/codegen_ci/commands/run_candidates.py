@@ -79,6 +79,11 @@ class Plan:
     folder: Path | None = None
     hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
 
+    def apart(self) -> tuple[Path, ...]:
+        """What every attempt's commands must not see: the run's output and its folder (each
+        attempt's own parts in it are shown again), and what the caller hides besides."""
+        return (self.out, *([self.folder] if self.folder else []), *self.hidden)
+
     def model(self, index: int) -> str:
         return self.spec.candidates.model_for(index, self.spec.model.name)
 
@@ -298,7 +303,7 @@ def _run_one(
             sources=plan.sources,
             carry=carry,
             progress=progress,
-            hidden=(plan.out, plan.folder, *plan.hidden),
+            hidden=plan.apart(),
             scratch_in=folder,
         )
     except Interrupted:
