@@ -167,7 +167,8 @@ def _places(ctx: RunContext, sandbox: Sandbox | None) -> Places:
     """Where the run's commands may write (gate/environment_check.py)."""
     tree = ctx.worktree
     writable = sandbox.scratch if sandbox and sandbox.enabled else Path(tempfile.gettempdir())
-    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), ctx.repo)
+    checkout = isolated_repo.dependencies_of(ctx.repo)  # a repository of ours: the user's
+    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), checkout)
 
 
 def _first_prompt(spec: Spec, ctx: RunContext) -> str:
