@@ -15,7 +15,7 @@ from codegen_ci.errors import InputError
 from codegen_ci.publish.ci_artifacts import _Budget, _junit_members
 from codegen_ci.report import Report
 from codegen_ci.security import guarded_write
-from codegen_ci.security.guarded_read import Refused
+from codegen_ci.security.guarded_read import Refused, copy_file
 
 
 @pytest.fixture
@@ -103,3 +103,20 @@ def test_an_artifact_copy_whose_name_is_a_link_is_not_written_through(
     assert written == [root / "7-1-other.xml"]  # control: the name without a link
     assert (outside / "target").read_text() == "keep"
     assert os.readlink(root / "7-0-junit.xml") == str(outside / "target")
+
+
+def test_a_junit_copy_whose_destination_is_a_link_writes_nothing_outside(
+    places: tuple[Path, Path],
+) -> None:
+    root, outside = places
+    (root / "report.xml").write_text("<testsuite/>")
+    junit = root / "junit"
+    junit.mkdir()
+    (outside / "target").write_text("keep")
+    (junit / "copy.xml").symlink_to(outside / "target")
+
+    copy_file(root, "report.xml", junit / "copy.xml", max_bytes=1 << 20)
+
+    assert (outside / "target").read_text() == "keep"
+    assert not (junit / "copy.xml").is_symlink()
+    assert (junit / "copy.xml").read_text() == "<testsuite/>"

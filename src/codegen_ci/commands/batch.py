@@ -42,6 +42,7 @@ from codegen_ci.commands.run_driver import (
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
 from codegen_ci.report import Reason, Report, Status
+from codegen_ci.security import guarded_write
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -204,7 +205,7 @@ def write_summary(outcomes: list[Outcome], out: Path) -> None:
         for o in outcomes
     ]
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    guarded_write.write_into(out / "summary.json", json.dumps(rows, indent=2) + "\n")
 
 
 def exit_code(outcomes: list[Outcome]) -> int:

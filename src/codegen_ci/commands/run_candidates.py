@@ -109,9 +109,7 @@ class Plan:
             "done": [c.model_dump(mode="json") for c in self.done],
             "folder": str(self.folder) if self.folder else None,
         }
-        tmp = self.out / (STATE + ".tmp")
-        tmp.write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(self.out / STATE)
+        guarded_write.write_into(self.out / STATE, REDACTOR.dumps(data, indent=2))
 
     @classmethod
     def load(cls, out: Path) -> Plan:

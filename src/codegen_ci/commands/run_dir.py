@@ -107,7 +107,7 @@ class RunState:
             "worktree": str(self.worktree),
             "sources": dict(self.sources),
         }
-        (out / RUN_FILE).write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
+        guarded_write.write_into(out / RUN_FILE, REDACTOR.dumps(data, indent=2))
 
     @classmethod
     def read(cls, run_dir: Path) -> RunState:
