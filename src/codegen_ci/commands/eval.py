@@ -55,6 +55,7 @@ from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git, isolated_repo
+from codegen_ci.workspace.private_dir import private_folder
 from codegen_ci.workspace.worktree import Worktree, worktrees_root
 
 EXIT_FAILED, EXIT_INFRA = 1, 3
@@ -427,6 +428,7 @@ class Runner:
                 progress=progress,
                 branch=branch,
                 hidden=self.apart(),
+                folder=private_folder(repo.parent, name="candidates"),  # goes with the task's
             )
             return Attempt(report, None)
         except CodegenError as exc:

@@ -148,7 +148,10 @@ def start(
     progress: Progress | None = None,
     branch: str | None = None,
     hidden: tuple[Path, ...] = (),
+    folder: Path | None = None,
 ) -> Report:
+    """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
+    siblings; `folder`: the run's private folder (default: a new one)."""
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
     wanted = spec.git.branch.replace("{slug}", spec.slug)
@@ -156,7 +159,7 @@ def start(
         with lock:
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
-    plan.folder, plan.hidden = worktrees_root(root), hidden
+    plan.folder, plan.hidden = folder or worktrees_root(root), hidden
     plan.save()
     return drive(plan, briefing)
 
