@@ -96,7 +96,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             finally:  # a round that failed for the environment's sake says so, dry or not
                 check_environment(report.rounds, _places(ctx, sandbox))
         else:
-            _loop(spec, ctx, validator, baseline, env)
+            _loop(spec, ctx, validator, baseline)
     except (KeyboardInterrupt, Interrupted):
         report.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         report.worktree = str(ctx.worktree.path)
@@ -160,9 +160,7 @@ def _first_prompt(spec: Spec, ctx: RunContext) -> str:
     return "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
 
 
-def _loop(
-    spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline, env: dict[str, str]
-) -> None:
+def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline) -> None:
     report, limits = ctx.report, spec.limits
     if ctx.start_iteration == 1 and ctx.conversation is None:
         try:
@@ -178,7 +176,7 @@ def _loop(
     budget = Budget(limits, spec.model, usage=report.usage)
     shell = AgentShell(
         ctx.worktree,
-        env,
+        validator.command_env(),  # the worktree's own code first, as the commands get it
         ctx.output_dir / "logs",
         spec.validation.timeout,
         protect_tests=spec.validation.protect_tests,

@@ -62,10 +62,24 @@ def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: P
     check_tests_configured(validator.validation)
     outcome = validator.preflight()
     report.preflight = outcome.round
+    check_imports_found(validator, report)
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, cwd)
     check_round(outcome.round, validator.validation, cwd)
     baseline.seed(outcome.round)
+
+
+def check_imports_found(validator: Validator, report: Report) -> None:
+    """Note where the commands import the repository's own code from; raise `ConfigError`
+    when it is not the worktree and cannot be made so (gate/project_source.py)."""
+    check = validator.state.imports
+    if check is None:
+        return
+    report.imports = list(check.seen)
+    if check.problem:
+        raise ConfigError(
+            f"configuration error: {check.problem}.\nThe model is not asked to fix this."
+        )
 
 
 def note_preexisting_lint(report: Report, outcome: RoundOutcome) -> None:
@@ -102,6 +116,7 @@ def dry_run(
     outcome = validator.preflight(full=True)
     report.rounds.append(outcome.round)
     report.iterations = 0
+    check_imports_found(validator, report)
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, worktree_path)
     check_round(outcome.round, validator.validation, worktree_path)
