@@ -282,7 +282,8 @@ def _environment_message(cause: Cause, view: SandboxView) -> str:
     tail = view.user_terms(output_tail(record)) or "(no output)"
     return (
         f"configuration error: the {record.kind} command could not run on the untouched "
-        f"code, for its environment, not its code: {cause.what}\n  command: {record.command}\n"
+        f"code, for its environment, not its code: {cause.what} (exit {record.exit_code})\n"
+        f"  command: {record.command}\n"
         f"  output: {cause.line}\n{cause.advice}\nThe model is not asked to fix this.\n"
         f"Last lines of its output:\n{tail}"
     )

@@ -203,7 +203,7 @@ def check_imports(
     pythons = interpreters(commands, env, tree)
     strays: list[Stray] = []
     for n, python in enumerate(pythons):
-        found = probe(python, modules, tree, env, wrap, log_dir / f"preflight-imports-{n}.log")
+        found = probe(python, modules, tree, env, wrap, log_dir / f"imports-{n}.log")
         strays += [s for s in found if not _inside(s.where, tree, s.module)]
         check.seen += [f"{python}: `{s.module.name}` from {s.where}" for s in found]
     if not strays:
@@ -211,7 +211,7 @@ def check_imports(
     check.roots = sorted({s.module.root for s in strays}, key=lambda r: r != "src")
     redirected = check.apply(env, tree)
     for n, python in enumerate(dict.fromkeys(s.python for s in strays)):
-        log = log_dir / f"preflight-imports-again-{n}.log"
+        log = log_dir / f"imports-again-{n}.log"
         for stray in probe(python, modules, tree, redirected, wrap, log):
             if not _inside(stray.where, tree, stray.module):
                 check.problem = _explain(stray, tree)

@@ -173,7 +173,7 @@ class Validator:
         """Where the commands import the repository's own Python code from; redirected to the
         worktree for every later command when it is elsewhere (gate/project_source.py)."""
         commands = [*self.validation.lint, *self.validation.test]
-        logs = self.output_dir / "logs"
+        logs = self.output_dir / "checks"  # not a command of the repository's: not in logs/
         check = check_imports(commands, self.worktree.path, self.env, self._wrap("test"), logs)
         self.state.imports = check
         return check
