@@ -1,4 +1,5 @@
-"""Where the lint and test commands import the repository's own Python code from.
+"""Where the lint and test commands take the repository's own code from: Python imports,
+Node workspace packages linked through `node_modules`, Go `replace` directives and workspaces.
 
 The run works in a separate git worktree, but the everyday Python setup points elsewhere: the
 project installed editable into an activated virtualenv (setuptools' `__editable__` finder,
@@ -20,6 +21,17 @@ a `sitecustomize`), the run stops before any model call with a configuration err
 naming the interpreter and the path it imports from. A package that resolves nowhere is left
 to gate/project_imports.py (not installed: a configuration error when the tests cannot import
 it).
+
+Node: a workspace package is reached through a link in `node_modules` (`node_modules/lib ->
+../packages/lib`). The worktree's `node_modules` is its own copy, whose relative links lead to
+the worktree's packages (workspace/dependency_links.py rewrites absolute ones, and when no copy
+can be made, makes a folder of links whose workspace entries lead to the worktree). A package
+link that still resolves into the checkout's code stops the run (exit 2), naming it.
+
+Go: a `replace` directive (in `go.mod` or `go.work`) or a `go.work` `use` that names the
+checkout by its absolute path builds the checkout's packages; so does GOWORK naming the
+checkout's `go.work`, which is redirected to the worktree's. Any other stops the run (exit 2),
+naming the file and the directive.
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci.workspace.dependency_links import DEPENDENCY_DIRS, package_entries
 from codegen_ci.workspace.proc import read_head_tail, run_shell
 
 MAX_MODULES = 20
@@ -98,9 +111,14 @@ class ImportCheck:
     seen: list[str] = field(default_factory=list)  # for the dry run: what was checked
     problem: str | None = None
 
+    gowork: str | None = None  # GOWORK for the commands, relative to the tree
+
     def apply(self, env: Mapping[str, str], tree: Path) -> dict[str, str]:
-        """`env` with the worktree's import roots first on PYTHONPATH."""
-        return with_roots(env, tree, self.roots)
+        """`env` with the worktree's import roots first on PYTHONPATH (and GOWORK its own)."""
+        out = with_roots(env, tree, self.roots)
+        if self.gowork is not None:
+            out["GOWORK"] = str(tree / self.gowork)
+        return out
 
 
 def with_roots(env: Mapping[str, str], tree: Path, roots: Sequence[str]) -> dict[str, str]:
@@ -185,6 +203,39 @@ def command_python(command: str, env: Mapping[str, str], cwd: Path) -> str | Non
         found = shutil.which(parts[0], path=path) if parts else None
         return found if parts and PYTHON_NAME.match(Path(parts[0]).name) else None
     return parts[0] if parts and PYTHON_NAME.match(Path(parts[0]).name) else None
+
+
+def check_sources(
+    commands: Sequence[str],
+    tree: Path,
+    env: Mapping[str, str],
+    wrap: Sequence[str],
+    log_dir: Path,
+    *,
+    checkout: Path,
+    links: Sequence[str] = (),
+) -> ImportCheck:
+    """Node's links and Go's directives (see the module docstring), then Python's imports."""
+    go, gowork = go_strays(tree, checkout, env)
+    node = node_strays(tree, checkout, links)
+    if go or node:
+        check = ImportCheck(problem=_explain_links(go, node, checkout))
+        return check
+    check = check_imports(commands, tree, env, wrap, log_dir)
+    if gowork is not None:
+        check.gowork = gowork
+        check.seen.append(f"GOWORK named the checkout's {gowork}: the commands get the worktree's")
+    return check
+
+
+def _explain_links(go: Sequence[str], node: Sequence[str], checkout: Path) -> str:
+    found = "; ".join([*node, *go][:10])
+    return (
+        f"the commands would build or import the checkout's code ({checkout}), not the run's "
+        f"worktree: {found}. The tests would judge that copy, not the change. Name the "
+        "repository's own packages by relative paths (a `replace` or `use` relative to the "
+        "module, workspace links as the package manager makes them), then run again"
+    )
 
 
 def check_imports(
@@ -274,3 +325,69 @@ def _explain(stray: Stray, tree: Path) -> str:
         "with `network: [setup]`) and run the tests with it, or remove the installed copy "
         "from that interpreter"
     )
+
+
+# Node: workspace packages through node_modules.
+
+
+def node_strays(tree: Path, checkout: Path, links: Sequence[str]) -> list[str]:
+    """Package links in the worktree's `node_modules` folders that lead into the checkout's
+    own code (`node_modules/<name> -> <checkout>/<path>`), as `name -> path`."""
+    found = []
+    for rel in links:
+        modules = tree / rel
+        if modules.name != "node_modules":
+            continue
+        for entry in package_entries(modules):
+            if (into := _into_checkout(entry, checkout)) is not None:
+                found.append(f"{rel}/{entry.relative_to(modules).as_posix()} -> {into}")
+    return found
+
+
+def _into_checkout(entry: Path, checkout: Path) -> str | None:
+    """The checkout's own code (outside its dependency folders) that `entry` resolves to."""
+    try:
+        real, top = entry.resolve(), checkout.resolve()
+    except (OSError, RuntimeError):
+        return None
+    if top not in real.parents:
+        return None
+    if any(part in DEPENDENCY_DIRS for part in real.relative_to(top).parts):
+        return None
+    return str(real)
+
+
+# Go: replace directives and workspaces.
+
+REPLACE = re.compile(r"^\s*(?:replace\s+)?\S+(?:\s+\S+)?\s+=>\s+(?P<path>/\S*)", re.M)
+USE = re.compile(r"^\s*(?:use\s+)?\(?\s*(?P<path>/[^\s)]*)", re.M)
+
+
+def go_strays(tree: Path, checkout: Path, env: Mapping[str, str]) -> tuple[list[str], str | None]:
+    """Go directives that build the checkout's code (`file: directive`), and the GOWORK the
+    commands should use instead of one in the checkout (relative to `tree`), if any."""
+    found: list[str] = []
+    gowork: str | None = None
+    top = checkout.resolve()
+    named = env.get("GOWORK", "")
+    if named and named != "off":
+        path = Path(named).resolve()
+        if top in path.parents:
+            inside = path.relative_to(top)
+            if (tree / inside).is_file():
+                gowork = inside.as_posix()
+            else:
+                found.append(f"GOWORK={named}: the checkout's workspace file")
+    files = [tree / "go.work", *sorted(tree.glob("go.mod")), *sorted(tree.glob("*/go.mod"))]
+    for file in files:
+        if not file.is_file() or file.is_symlink():
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")[:200_000]
+        patterns = (REPLACE, USE) if file.name == "go.work" else (REPLACE,)
+        for pattern in patterns:
+            for match in pattern.finditer(text):
+                target = Path(match["path"]).resolve()
+                if target == top or top in target.parents:
+                    rel = file.relative_to(tree).as_posix()
+                    found.append(f"{rel}: {match.group(0).strip()}")
+    return found, gowork

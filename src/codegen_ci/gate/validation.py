@@ -40,7 +40,7 @@ from typing import Protocol
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
-from codegen_ci.gate.project_source import ImportCheck, check_imports
+from codegen_ci.gate.project_source import ImportCheck, check_sources
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.security.sandbox import Sandbox
@@ -174,7 +174,11 @@ class Validator:
         worktree for every later command when it is elsewhere (gate/project_source.py)."""
         commands = [*self.validation.lint, *self.validation.test]
         logs = self.output_dir / "checks"  # not a command of the repository's: not in logs/
-        check = check_imports(commands, self.worktree.path, self.env, self._wrap("test"), logs)
+        tree = self.worktree
+        wrap = self._wrap("test")
+        check = check_sources(
+            commands, tree.path, self.env, wrap, logs, checkout=tree.repo, links=tree.links
+        )
         self.state.imports = check
         return check
 
