@@ -41,15 +41,19 @@ import os
 import re
 import shlex
 import shutil
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci.security import guarded_read
 from codegen_ci.workspace.dependency_links import DEPENDENCY_DIRS, package_entries
 from codegen_ci.workspace.proc import read_head_tail, run_shell
 
 MAX_MODULES = 20
 PROBE_TIMEOUT = 60.0
+SCRIPT_BYTES = 4_000_000  # a script in the worktree whose shebang is read; bigger: not a script
+GO_FILE_BYTES = 1_000_000
 MARK = "codegen-ci-imports:"
 PYTHON_NAME = re.compile(r"python(?:\d+(?:\.\d+)?)?$")
 # Commands that start Python without naming it: their interpreter is the PATH's.
@@ -190,11 +194,7 @@ def command_python(command: str, env: Mapping[str, str], cwd: Path) -> str | Non
     script = program if "/" in first else shutil.which(first, path=path)
     if script is None:
         return None
-    try:
-        with open(script, "rb") as handle:
-            line = handle.readline(1024).decode("utf-8", "replace").strip()
-    except OSError:
-        return None
+    line = _first_line(Path(script), cwd)
     if not line.startswith("#!"):
         return None
     parts = line[2:].split()
@@ -203,6 +203,26 @@ def command_python(command: str, env: Mapping[str, str], cwd: Path) -> str | Non
         found = shutil.which(parts[0], path=path) if parts else None
         return found if parts and PYTHON_NAME.match(Path(parts[0]).name) else None
     return parts[0] if parts and PYTHON_NAME.match(Path(parts[0]).name) else None
+
+
+def _first_line(script: Path, tree: Path) -> str:
+    """A script's first line; one in the worktree (which commands shape) read only through
+    the guarded reader, one elsewhere only if it is a regular file."""
+    try:
+        if script.is_relative_to(tree):
+            rel = script.relative_to(tree).as_posix()
+            head = guarded_read.read_bytes(tree, rel, max_bytes=SCRIPT_BYTES)
+        else:
+            fd = os.open(script, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return ""
+                head = os.read(fd, 1024)
+            finally:
+                os.close(fd)
+    except (OSError, guarded_read.Refused):
+        return ""
+    return head[:1024].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
 
 
 def check_sources(
@@ -380,14 +400,15 @@ def go_strays(tree: Path, checkout: Path, env: Mapping[str, str]) -> tuple[list[
                 found.append(f"GOWORK={named}: the checkout's workspace file")
     files = [tree / "go.work", *sorted(tree.glob("go.mod")), *sorted(tree.glob("*/go.mod"))]
     for file in files:
-        if not file.is_file() or file.is_symlink():
-            continue
-        text = file.read_text(encoding="utf-8", errors="replace")[:200_000]
+        try:
+            rel = file.relative_to(tree).as_posix()
+            text = guarded_read.read_text(tree, rel, max_bytes=GO_FILE_BYTES)
+        except (OSError, guarded_read.Refused):
+            continue  # none, or not a plain file: nothing go reads either
         patterns = (REPLACE, USE) if file.name == "go.work" else (REPLACE,)
         for pattern in patterns:
             for match in pattern.finditer(text):
                 target = Path(match["path"]).resolve()
                 if target == top or top in target.parents:
-                    rel = file.relative_to(tree).as_posix()
                     found.append(f"{rel}: {match.group(0).strip()}")
     return found, gowork
