@@ -227,3 +227,6 @@ def test_the_dry_run_says_where_the_code_is_imported_from(
     assert f"from {sample_repo.path / 'src' / 'semver'}" in result.output
     # the dry run's tests ran on the worktree: its bug fails there, as in the checkout
     assert "test_bump_minor_resets_patch" in result.output
+    assert result.exit_code == 0, result.output
+    assert "success after" not in result.output and "Dry run checked:" in result.output
+    assert "dry run: 1 command(s) checked on the untouched code; no model call" in result.output
