@@ -82,6 +82,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         env=env,
         tree_path=base_tree,
         sandbox=sandbox,
+        sources=lambda: validator.state.imports,  # the base tree's code, as the worktree's
     )
     try:
         if ctx.dry_run:

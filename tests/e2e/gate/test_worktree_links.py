@@ -170,3 +170,34 @@ def test_a_replace_naming_the_checkout_stops_the_run_before_the_model(
     assert code == 2, output
     assert report["reason"] == "config" and model_env.requests == []
     assert f"app/go.mod: replace example.com/lib => {repo.path}/lib" in report["error"]
+
+
+@needs_go
+def test_the_base_commits_answer_comes_from_the_base_code_not_the_checkout_gowork_names(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which failures the base commit had (here the pre-flight's full run answers it, the
+    base-commit re-runs get the same redirect) comes from the base code, not the checkout's
+    (whose lib is broken by uncommitted work): the failure the change made is known to be
+    new, never "also fails on the base commit", which allow_preexisting_failures accepts."""
+    repo = go_workspace(tmp_path, {"lib/lib.go": LIB_GO.replace("a - b", "a + b")})
+    (repo.path / "lib" / "lib.go").write_text(LIB_GO)  # the user's work in progress, broken
+    monkeypatch.setenv("GOWORK", str(repo.path / "go.work"))
+    monkeypatch.setenv("GOPROXY", "off")
+    model_env.add(*edit_turn("lib/lib.go", "a + b", "a * b"))
+    spec = write_spec(
+        repo,
+        task="Add must add.",
+        validation={
+            "test": ["go test ./app/..."],
+            "timeout": 300,
+            "allow_preexisting_failures": True,
+        },
+        limits={"max_iterations": 1},
+    )
+
+    code, output, _, report = run_cli(repo, spec)
+
+    assert code == 1, output
+    failures = report["rounds"][-1]["failures"]
+    assert failures and all(f["new"] is True for f in failures), failures
