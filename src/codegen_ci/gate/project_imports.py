@@ -18,7 +18,7 @@ Deliberately narrow, because a failing pre-flight is usually the bug the task is
 
 The same holds for a dependency the project declares (`dependencies` or an extra in
 pyproject.toml, `install_requires` in setup.cfg, a `requirements*.txt`) that the commands'
-interpreter does not have (`dependency_not_installed`): the environment is not set up, and no
+interpreter does not have (`declared_dependencies`): the environment is not set up, and no
 edit makes it so. A missing module the project does not declare stays the model's (the task
 may be to add it).
 """
