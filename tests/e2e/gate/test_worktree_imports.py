@@ -230,3 +230,24 @@ def test_the_dry_run_says_where_the_code_is_imported_from(
     assert result.exit_code == 0, result.output
     assert "success after" not in result.output and "Dry run checked:" in result.output
     assert "dry run: 1 command(s) checked on the untouched code; no model call" in result.output
+
+
+def test_an_in_repo_venv_with_an_editable_install_tests_the_worktree(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.venv` in the repository, the project installed editable into it, the test command
+    naming its interpreter: the worktree's copy of the venv imports the worktree's code."""
+    sample_repo.commit({**NO_PYTHONPATH, ".gitignore": "__pycache__/\n.venv/\n"}, "own venv")
+    venv = make_venv(sample_repo.path / ".venv")
+    install_editable(venv, sample_repo.path, "finder")
+    monkeypatch.setenv("CODEGEN_SANDBOX", "bwrap" if shutil.which("bwrap") else "landlock")
+    model_env.add(*fixing_script())
+    command = ".venv/bin/python -m pytest -q -p no:cacheprovider tests"
+    spec = sample_repo.write_spec(
+        validation={"test": [command], "timeout": 120}, limits={"max_iterations": 1}
+    )
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 0, output
+    assert report["status"] == "success" and report["rounds"][-1]["tests"]["passed"] == 3
