@@ -87,6 +87,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         env=env,
         tree_path=base_tree,
         sandbox=sandbox,
+        sources=lambda: validator.state.imports,  # the base tree's code, as the worktree's
     )
     try:
         if ctx.dry_run:
@@ -101,7 +102,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             finally:  # a round that failed for the environment's sake says so, dry or not
                 check_environment(report.rounds, _places(ctx, sandbox))
         else:
-            _loop(spec, ctx, validator, baseline, env)
+            _loop(spec, ctx, validator, baseline)
     except (KeyboardInterrupt, Interrupted):
         report.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         report.worktree = str(ctx.worktree.path)
@@ -175,9 +176,7 @@ def _first_prompt(spec: Spec, ctx: RunContext) -> str:
     return "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
 
 
-def _loop(
-    spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline, env: dict[str, str]
-) -> None:
+def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline) -> None:
     report, limits = ctx.report, spec.limits
     if ctx.start_iteration == 1 and ctx.conversation is None:
         try:
@@ -193,7 +192,7 @@ def _loop(
     budget = Budget(limits, spec.model, usage=report.usage)
     shell = AgentShell(
         ctx.worktree,
-        env,
+        validator.command_env(),  # the worktree's own code first, as the commands get it
         ctx.output_dir / "logs",
         spec.validation.timeout,
         protect_tests=spec.validation.protect_tests,

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from rich.markup import escape
 
 from codegen_ci.errors import Interrupted
-from codegen_ci.report import CommandResult, Report, Status
+from codegen_ci.report import CommandResult, Reason, Report, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
@@ -74,6 +74,12 @@ class Progress:
         self.close()
         u = report.usage
         cost = f", ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
+        if report.reason == Reason.DRY_RUN:  # checked, not done: never "success"
+            commands = sum(len(r.commands) for r in report.rounds)
+            self.line(
+                f"dry run: {commands} command(s) checked on the untouched code; no model call"
+            )
+            return
         self.line(
             f"{report.status}"
             + (f" ({report.reason})" if report.reason and report.status != Status.SUCCESS else "")

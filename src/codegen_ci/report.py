@@ -243,6 +243,11 @@ class Report(BaseModel):
         description="Lint commands that already fail on the base commit: left to the user; in "
         "the rounds only lint errors the change adds count.",
     )
+    imports: list[str] = Field(
+        default=[],
+        description="Where the commands' interpreters import the repository's own Python "
+        "code from, as the pre-flight found it, and any redirect to the worktree.",
+    )
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
     artifacts: list[str] = Field(

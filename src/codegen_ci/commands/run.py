@@ -279,11 +279,16 @@ def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> 
 
 
 def show_dry_run(report: Report, out: Path) -> int:
+    """What the dry run checked on the untouched code, and what it found; never "success":
+    nothing was done yet."""
     rnd = report.rounds[0] if report.rounds else None
+    click.echo("Dry run: checked on the untouched code (no model call, nothing committed):")
     if rnd:
-        click.echo("Validation on the untouched code:")
         for c in rnd.commands:
             click.echo(f"  {c.kind}: {c.command} -> {c.state} ({c.duration_s:.1f}s)")
+    for line in report.imports:
+        click.echo(f"  imports the repository's own code: {REDACTOR.redact(line)}")
+    if rnd:
         t = rnd.tests
         if rnd.tests_unknown:
             click.echo("  tests: unknown (no JUnit report)")
@@ -299,16 +304,26 @@ def show_dry_run(report: Report, out: Path) -> int:
     for missing in report.junit_missing:
         click.echo(f"  no JUnit from `{missing.command}`: the gate goes by its exit code only.")
         click.echo(f"    to get JUnit: {missing.hint}")
-    prompt = out / "first-prompt.md"
-    if prompt.exists():
-        click.echo("\nFirst prompt the model would get:\n")
-        click.echo(prompt.read_text(encoding="utf-8"))
     for lint in report.preexisting_lint:
         click.echo(
             f"  lint already fails on the untouched code: `{lint.command}` (pre-existing: "
             "left to you; the tests decide)"
         )
-    click.echo(f"\nDry run done; report: {out / 'report.json'}; command logs: {out / 'logs'}")
+    prompt = out / "first-prompt.md"
+    if prompt.exists():
+        click.echo("\nFirst prompt the model would get:\n")
+        click.echo(prompt.read_text(encoding="utf-8"))
+    if rnd is None:
+        verdict = "nothing ran"
+    elif rnd.passed:
+        verdict = "every command passed on the untouched code"
+    else:
+        verdict = (
+            "the commands ran; what fails above is what the model would start from "
+            "(the gate judges its change against it)"
+        )
+    click.echo(f"\nDry run checked: {verdict}.")
+    click.echo(f"Report: {out / 'report.json'}; command logs: {out / 'logs'}")
     return 0
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, round_end
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.preflight import not_started
+from codegen_ci.gate.project_source import ImportCheck
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Round
@@ -52,6 +53,9 @@ class Baseline:
     env: Mapping[str, str]
     tree_path: Path  # the base worktree; outside any `.git` (workspace/worktree.py)
     sandbox: Sandbox | None = None  # None: unconfined (only where a caller chose so)
+    # where the pre-flight found the commands take the project's code from (GOWORK and
+    # PYTHONPATH redirected to a tree: gate/project_source.py), once it has run
+    sources: Callable[[], ImportCheck | None] = lambda: None
     # What the base runs answered so far (run state, not configuration):
     fails_on_base: dict[str, bool] = field(default_factory=dict, init=False)
     suite_failing: set[str] | None = field(default=None, init=False)  # of a full run, once run
@@ -194,7 +198,8 @@ class Baseline:
             else []
         )
         runner = Runner(tree, self.validation, self.work_dir, self.sandbox, wrap)
-        env = base_env(self.env, tree)
+        found = self.sources()
+        env = base_env(found.apply(self.env, tree) if found else self.env, tree)
         log = self.work_dir / "logs" / f"{tag}.log"
         run = runner.run(command, env, tag, log, first=only, mode="only")
         if not run.refused:  # a refused plugin is no verdict on the base; the ladder goes on

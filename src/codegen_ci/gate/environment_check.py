@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_ci.errors import CodegenError
-from codegen_ci.gate.preflight import output_tail
 from codegen_ci.report import CommandResult, Round
+from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.workspace.proc import read_head_tail
 
 SCAN_CHARS = 40_000
 _READ_ONLY = r"EROFS\b|[Rr]ead-only file system|\[Errno 30\]"
@@ -101,6 +103,12 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
     return None
 
 
+def output_tail(record: CommandResult, chars: int) -> str:
+    if not record.output_path or not Path(record.output_path).is_file():
+        return ""
+    return strip_ansi(read_head_tail(Path(record.output_path), chars)).strip()
+
+
 def _failed(record: CommandResult) -> bool:
     return not record.skipped and record.exit_code not in (None, 0)
 
@@ -155,3 +163,205 @@ def check_environment(rounds: Sequence[Round | None], places: Places) -> None:
     for rnd in rounds:
         if rnd is not None and not rnd.passed and (problem := find_problem(rnd, places)):
             raise EnvironmentFailure(problem.message())
+
+
+# The untouched code's run, failed for its environment: a configuration error (exit 2).
+
+NETWORK = re.compile(
+    r"Temporary failure in name resolution|Name or service not known|No address associated "
+    r"with hostname|Could not resolve host|Couldn't resolve host|getaddrinfo\b.*(?:ENOTFOUND|"
+    r"EAI_AGAIN)|\bEAI_AGAIN\b|\bENETUNREACH\b|Network is unreachable|Failed to establish a "
+    r"new connection|NewConnectionError|dial tcp\b.*(?:lookup|connect)|No matching "
+    r"distribution found for|Could not find a version that satisfies the requirement|module "
+    r"lookup disabled by GOPROXY=off|spurious network error|failed to (?:download|fetch|"
+    r"query|get) .*(?:crates\.io|registry|index)|\[Errno -[235]\]|npm (?:ERR!|error) code "
+    r"E(?:NOTFOUND|AI_AGAIN|CONNREFUSED)"
+)
+RUSTUP = re.compile(
+    r"rustup could not choose a version|no default toolchain (?:is )?configured|no override "
+    r"and no default toolchain set|toolchain '[^']+' is not installed"
+)
+GO_MODULES = re.compile(r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M)
+CARGO_INDEX = re.compile(r"crates\.io|Updating .*index")
+_NOT_THERE = r"(?:not found|[Cc]ommand not found|No such file or directory)"
+MISSING_PROGRAM = (
+    # dash `sh: 1: x: not found`; bash `script.sh: line 2: x: command not found`
+    re.compile(rf"^\S+: (?:line )?\d+: (?P<prog>[^:\s]+): {_NOT_THERE}$", re.M),
+    re.compile(r"^(?:\S+: )?(?P<prog>[^:\s]+): (?:[Cc]ommand )?not found$", re.M),
+    re.compile(rf"^make(?:\[\d+\])?: (?P<prog>[^:\s]+): {_NOT_THERE}$", re.M),
+    re.compile(r"^(?:\S*/)?env: '?(?P<prog>[^':\s]+)'?: No such file or directory$", re.M),
+    re.compile(r"(?P<prog>\S+): bad interpreter: No such file or directory"),
+    re.compile(r"could not find executable:? '?(?P<prog>[^'\s]+)'?"),  # tox
+    re.compile(r"^make(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error 127$", re.M),
+)
+
+
+# a test named as failing in a runner's own output (pytest, go, TAP, jest/vitest, cargo)
+TEST_FAILED = re.compile(
+    r"^(?:FAILED \S+::|--- FAIL: |not ok \d+ |\s*(?:✕|×) |test \S+ \.\.\. FAILED$)", re.M
+)
+
+
+@dataclass(frozen=True)
+class SandboxView:
+    """What the commands saw of the machine, to say a failure in the user's terms: the
+    sandbox's scratch (its HOME is an empty folder there), the user's HOME, and the folders of
+    it the sandbox shows (read-only)."""
+
+    home: Path
+    scratch: Path | None = None
+    shown: tuple[Path, ...] = ()
+
+    @classmethod
+    def of(cls, sandbox: Sandbox | None) -> SandboxView:
+        home = Path(os.environ.get("HOME") or str(Path.home()))
+        if sandbox is None or not sandbox.enabled:
+            return cls(home)
+        real = home.resolve()
+        shown = tuple(t for t in sandbox.toolchains if real in t.parents)
+        return cls(home, sandbox.scratch, shown)
+
+    def user_terms(self, text: str) -> str:
+        """`text` with the sandbox's scratch paths named as what they are: its HOME `~`,
+        its TMPDIR, its scratch; never as if they were the user's."""
+        if self.scratch is None:
+            return text
+        scratch = str(self.scratch)
+        text = text.replace(str(self.scratch / "home"), "~")  # the sandbox's (empty) HOME
+        text = text.replace(str(self.scratch / "tmp"), "$TMPDIR")
+        text = text.replace(scratch, "<the sandbox's scratch folder>")
+        root = str(self.scratch.parent)
+        return text.replace(root, "<the sandbox's folder>")
+
+    def home_note(self) -> str:
+        """What HOME looks like to the commands."""
+        if self.scratch is None:
+            return ""
+        shown = ", ".join(self._tilde(p) for p in self.shown) or "none"
+        return (
+            f"Inside the sandbox HOME (`~`) is an empty folder, fresh for each phase, not your "
+            f"{self.home}; of yours only these folders are shown, read-only: {shown}."
+        )
+
+    def _tilde(self, path: Path) -> str:
+        real = self.home.resolve()
+        return "~/" + path.relative_to(real).as_posix() if real in path.parents else str(path)
+
+
+@dataclass(frozen=True)
+class Cause:
+    record: CommandResult
+    what: str  # what failed, in the user's terms
+    line: str  # the output line that says so
+    advice: str  # what to do
+
+
+def untouched_code_cause(rnd: Round, network: Sequence[str], view: SandboxView) -> Cause | None:
+    """Why the untouched code's run (the pre-flight, the dry run) failed for its environment
+    when no test says otherwise: a program, interpreter or toolchain not found, the network
+    refused, a dependency that could not be downloaded. None when a failing test (from
+    JUnit) names a reason of its own: that is the code's, maybe the task itself."""
+    tests_failing = [f for f in rnd.failures if f.kind in ("failure", "error")]
+    named = [f for f in tests_failing if not NETWORK.search(f.message)]
+    for record in rnd.commands:
+        if record.skipped or record.timed_out or record.exit_code in (0, None):
+            continue
+        if record.kind == "test" and named:
+            continue  # a test failed for a reason of its own
+        if record.kind == "test" and tests_failing:  # every failing test: the network
+            line = next(f.message for f in tests_failing if NETWORK.search(f.message))
+            return _network(record, line.strip().splitlines()[0], network, "", view)
+        if cause := record_cause(record, network, view):
+            return cause
+    return None
+
+
+def record_cause(record: CommandResult, network: Sequence[str], view: SandboxView) -> Cause | None:
+    """What in one failed command's output says the environment failed it, if anything."""
+    text = output_tail(record, SCAN_CHARS)
+    if record.kind == "test" and TEST_FAILED.search(text):
+        return None  # a test failed by name: whatever else the output says, that is the code's
+    return _cause(record, text, network, view)
+
+
+def _cause(
+    record: CommandResult, text: str, network: Sequence[str], view: SandboxView
+) -> Cause | None:
+    if match := RUSTUP.search(text):
+        return Cause(
+            record,
+            "rustup found no Rust toolchain",
+            _line(text, match.start()),
+            "rustup looks for its toolchains in RUSTUP_HOME, by default `~/.rustup`. "
+            + view.home_note()
+            + " Set RUSTUP_HOME (and CARGO_HOME) to yours in the run's environment, e.g. "
+            f"`RUSTUP_HOME={view.home}/.rustup CARGO_HOME={view.home}/.cargo codegen-ci run ...` "
+            "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN.",
+        )
+    for pattern in MISSING_PROGRAM:
+        if match := pattern.search(text):
+            prog = match.groupdict().get("prog") or ""
+            return _missing(record, prog, _line(text, match.start()), view)
+    if match := NETWORK.search(text):
+        return _network(record, _line(text, match.start()), network, text, view)
+    return None
+
+
+def _missing(record: CommandResult, prog: str, line: str, view: SandboxView) -> Cause:
+    shown = view.user_terms(prog)
+    what = f"`{shown}` was not found" if prog else "a program the command starts was not found"
+    if prog and shown.startswith("~"):
+        advice = (
+            f"`{shown}` is under HOME. {view.home_note()} Activate that virtualenv or "
+            "toolchain for the run instead (its `bin` on PATH, or VIRTUAL_ENV set: the sandbox "
+            "then shows it read-only), or install it in validation.setup."
+        )
+    else:
+        advice = (
+            "Install it before the run (validation.setup, or the workflow) or put the folder "
+            "that holds it on PATH; a program on PATH is shown to the sandbox read-only. "
+            + view.home_note()
+        )
+    return Cause(record, what + " inside the sandbox", view.user_terms(line), advice.strip())
+
+
+def _network(
+    record: CommandResult, line: str, network: Sequence[str], text: str, view: SandboxView
+) -> Cause:
+    kind = record.kind
+    if kind in network:
+        advice = (
+            f"`validation.network` already lets `{kind}` commands reach the network; the "
+            "download itself failed (a proxy, a registry, the machine's connection)."
+        )
+    else:
+        kinds = ", ".join(dict.fromkeys([*network, kind]))
+        advice = (
+            f"Commands run without network unless `validation.network` names their kind: add "
+            f"`validation.network: [{kinds}]`, or download what it needs beforehand (in "
+            "validation.setup with `network: [setup]`, or in the workflow)."
+        )
+    if GO_MODULES.search(text):
+        advice += (
+            " Go looks for modules in GOMODCACHE, by default `~/go/pkg/mod`. "
+            + view.home_note()
+            + " Set GOMODCACHE (or GOPATH) to your module cache in the run's environment "
+            "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded."
+        )
+    elif CARGO_INDEX.search(text) and record.command.strip().startswith("cargo"):
+        advice += (
+            " Cargo keeps its registry in CARGO_HOME, by default `~/.cargo`. "
+            + view.home_note()
+            + " Set CARGO_HOME to yours in the run's environment (its registry is shown "
+            "read-only), or run `cargo fetch` in setup."
+        )
+    what = "it tried to reach the network, which the sandbox refused"
+    if kind in network:
+        what = "it could not download what it needs"
+    return Cause(record, what, view.user_terms(line), advice.strip())
+
+
+def _line(text: str, at: int) -> str:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)].strip()[:300]

@@ -33,6 +33,12 @@ from pathlib import Path
 from typing import Protocol
 
 from codegen_ci.errors import InputError
+from codegen_ci.gate.environment_check import (
+    Cause,
+    SandboxView,
+    record_cause,
+    untouched_code_cause,
+)
 from codegen_ci.gate.junit.capture import junit_hint
 from codegen_ci.gate.project_imports import project_not_importable
 from codegen_ci.gate.validation import RoundOutcome, Validator
@@ -62,10 +68,24 @@ def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: P
     check_tests_configured(validator.validation)
     outcome = validator.preflight()
     report.preflight = outcome.round
+    check_imports_found(validator, report)
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, cwd)
-    check_round(outcome.round, validator.validation, cwd)
+    check_round(outcome.round, validator.validation, cwd, SandboxView.of(validator.sandbox))
     baseline.seed(outcome.round)
+
+
+def check_imports_found(validator: Validator, report: Report) -> None:
+    """Note where the commands import the repository's own code from; raise `ConfigError`
+    when it is not the worktree and cannot be made so (gate/project_source.py)."""
+    check = validator.state.imports
+    if check is None:
+        return
+    report.imports = list(check.seen)
+    if check.problem:
+        raise ConfigError(
+            f"configuration error: {check.problem}.\nThe model is not asked to fix this."
+        )
 
 
 def note_preexisting_lint(report: Report, outcome: RoundOutcome) -> None:
@@ -102,9 +122,11 @@ def dry_run(
     outcome = validator.preflight(full=True)
     report.rounds.append(outcome.round)
     report.iterations = 0
+    check_imports_found(validator, report)
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, worktree_path)
-    check_round(outcome.round, validator.validation, worktree_path)
+    view = SandboxView.of(validator.sandbox)
+    check_round(outcome.round, validator.validation, worktree_path, view)
     (output_dir / "first-prompt.md").write_text(REDACTOR.redact(first_prompt()), encoding="utf-8")
     report.finish(Status.SUCCESS if outcome.passed else Status.FAILED, Reason.DRY_RUN)
 
@@ -224,22 +246,47 @@ NO_TEST_COMMAND = (
 )
 
 
-def check_round(rnd: Round, validation: Validation, cwd: Path) -> None:
-    """Raise `ConfigError` when setup failed, a lint or test command could not start, a test
+def check_round(
+    rnd: Round, validation: Validation, cwd: Path, view: SandboxView | None = None
+) -> None:
+    """Raise `ConfigError` when the run failed for its environment with no test naming a
+    reason of its own (a program or toolchain not found, the network refused:
+    gate/environment_check.py), setup failed, a lint or test command could not start, a test
     command ran no test (unless allowed), the tests cannot import the repository's own package
     (gate/project_imports.py), or the JUnit globs matched nothing. `rnd` ran on the untouched
-    code (the pre-flight or the dry run)."""
+    code (the pre-flight or the dry run). `view`: how to name the sandbox's places."""
+    view = view or SandboxView(Path.home())
+    network = validation.network
     for record in rnd.commands:
         if record.kind == "setup" and (record.timed_out or record.exit_code != 0):
-            raise ConfigError(_message(record, f"setup failed ({record.state})"))
+            if cause := record_cause(record, network, view):
+                raise ConfigError(_environment_message(cause, view))
+            raise ConfigError(_message(record, f"setup failed ({record.state})", view=view))
         reason = not_started(record) if record.kind in ("lint", "test") else None
         if reason and not (validation.allow_no_tests and ran_no_tests(reason)):
+            generic = reason.startswith("command not found")
+            if generic and (cause := record_cause(record, network, view)):
+                raise ConfigError(_environment_message(cause, view))
             raise ConfigError(
-                _message(record, f"the {record.kind} command could not run: {reason}")
+                _message(record, f"the {record.kind} command could not run: {reason}", view=view)
             )
         if problem := project_not_importable(record, cwd):  # on the untouched code only
-            raise ConfigError(_message(record, problem))
+            raise ConfigError(_message(record, problem, view=view))
+    if cause := untouched_code_cause(rnd, network, view):
+        raise ConfigError(_environment_message(cause, view))
     _check_junit_globs(rnd, validation, cwd)
+
+
+def _environment_message(cause: Cause, view: SandboxView) -> str:
+    record = cause.record
+    tail = view.user_terms(output_tail(record)) or "(no output)"
+    return (
+        f"configuration error: the {record.kind} command could not run on the untouched "
+        f"code, for its environment, not its code: {cause.what} (exit {record.exit_code})\n"
+        f"  command: {record.command}\n"
+        f"  output: {cause.line}\n{cause.advice}\nThe model is not asked to fix this.\n"
+        f"Last lines of its output:\n{tail}"
+    )
 
 
 def _check_junit_globs(rnd: Round, validation: Validation, cwd: Path) -> None:
@@ -303,9 +350,12 @@ def junit_files_written(record: CommandResult, cwd: Path) -> list[str]:
     return sorted(found)[:5]
 
 
-def _message(record: CommandResult, what: str, key: str | None = None) -> str:
+def _message(
+    record: CommandResult, what: str, key: str | None = None, view: SandboxView | None = None
+) -> str:
     key = key or f"validation.{record.kind}"
     tail = output_tail(record) or "(no output)"
+    tail = view.user_terms(tail) if view else tail
     return (
         f"configuration error: {what}\n  command: {record.command}\n"
         f"Fix {key} in the spec or .codegen.yml (and install what it needs in "

@@ -40,6 +40,7 @@ from typing import Protocol
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.project_source import ImportCheck, check_sources
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.security.sandbox import Sandbox
@@ -79,6 +80,8 @@ class ValidationState:
     base_lint_ends: dict[str, CommandEnd] = field(default_factory=dict)  # the same runs, whole
     ladder: RerunLadder = field(default_factory=RerunLadder)
     round_commands: int = 0  # commands the rounds ran so far: numbers their logs
+    # where the commands' interpreters import the repository's own code from, once checked
+    imports: ImportCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class Validator:
             # Run on the model's code (a resumed run has no pre-flight): what it left in the
             # scratch is not kept for later phases, so it runs again in the next round.
             state.setup_done = self.sandbox is None
+        if state.imports is None:  # a resumed run has had no pre-flight
+            self._check_imports()
         for command in self.validation.lint:
             run = self._run(command, "lint", outcome)
             if not run.result.ok:
@@ -147,6 +152,8 @@ class Validator:
             return outcome.finish()
         if self.sandbox is not None:  # on the untouched code: the start of every later phase
             self.sandbox.keep_setup_state()
+        if self._check_imports().problem:
+            return outcome.finish()
         for command in self.validation.lint:
             run = self._run(command, "lint", outcome)
             if not run.result.ok:
@@ -161,6 +168,26 @@ class Validator:
                 self._take(outcome, command, run)
         self._require_tests(outcome)
         return outcome.finish()
+
+    def _check_imports(self) -> ImportCheck:
+        """Where the commands import the repository's own Python code from; redirected to the
+        worktree for every later command when it is elsewhere (gate/project_source.py)."""
+        commands = [*self.validation.lint, *self.validation.test]
+        logs = self.output_dir / "checks"  # not a command of the repository's: not in logs/
+        tree = self.worktree
+        wrap = self._wrap("test")
+        check = check_sources(
+            commands, tree.path, self.env, wrap, logs, checkout=tree.repo, links=tree.links
+        )
+        self.state.imports = check
+        return check
+
+    def command_env(self) -> dict[str, str]:
+        """The commands' environment: the run's, with the worktree's own code first on the
+        import path when the pre-flight found it elsewhere."""
+        if self.state.imports is None:
+            return dict(self.env)
+        return self.state.imports.apply(self.env, self.worktree.path)
 
     def _tests(self, outcome: RoundOutcome) -> None:
         if not self._targeted(outcome):
@@ -250,9 +277,9 @@ class Validator:
             runner = Runner(
                 self.worktree.path, self.validation, self.output_dir, self.sandbox, self._wrap(kind)
             )
-            run = runner.run(command, self.env, tag, log, first=first)
+            run = runner.run(command, self.command_env(), tag, log, first=first)
         else:
-            env = dict(self.env)
+            env = self.command_env()
             if collect_only:
                 addopts = f"{env.get('PYTEST_ADDOPTS', '')} --collect-only -q"
                 env["PYTEST_ADDOPTS"] = addopts.strip()

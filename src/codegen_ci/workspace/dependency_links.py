@@ -75,10 +75,63 @@ def link_dependencies(checkout: Path, tree: Path) -> tuple[str, ...]:
         if copy_dependency(source, target):
             if (target / VENV_MARK).is_file():
                 relocate_venv(target, old=source, new=target)
+            elif target.name == "node_modules":
+                relocate_links(target, old=checkout, new=tree)
+        elif target.name == "node_modules" and source.is_dir():
+            link_entries(source, target, old=checkout, new=tree)
         else:
             target.symlink_to(source, target_is_directory=source.is_dir())
         placed.append(rel)
     return tuple(placed)
+
+
+def package_entries(modules: Path) -> list[Path]:
+    """The packages of a `node_modules` folder: its entries, and those of its `@scope`s."""
+    found: list[Path] = []
+    for entry in sorted(modules.iterdir()) if modules.is_dir() else ():
+        if entry.name.startswith("@") and entry.is_dir() and not entry.is_symlink():
+            found += sorted(entry.iterdir())
+        else:
+            found.append(entry)
+    return found
+
+
+def workspace_target(link: Path, checkout: Path) -> Path | None:
+    """Where a package link of the checkout's `node_modules` leads inside the checkout's own
+    code (a workspace package: `node_modules/lib -> ../packages/lib`), relative to the
+    checkout; None when it leads elsewhere (a dependency folder, outside the checkout)."""
+    if not link.is_symlink():
+        return None
+    real, top = link.resolve(), checkout.resolve()
+    if top not in real.parents:
+        return None
+    rel = real.relative_to(top)
+    if any(part in DEPENDENCY_DIRS for part in rel.parts):
+        return None
+    return rel
+
+
+def relocate_links(modules: Path, *, old: Path, new: Path) -> None:
+    """In a copied `node_modules`, package links that name the checkout's own code by its
+    absolute path name the worktree's instead (relative links already do)."""
+    for entry in package_entries(modules):
+        if entry.is_symlink() and entry.readlink().is_absolute():
+            rel = workspace_target(entry, old)
+            if rel is not None:
+                entry.unlink()
+                entry.symlink_to(new / rel, target_is_directory=True)
+
+
+def link_entries(source: Path, target: Path, *, old: Path, new: Path) -> None:
+    """When `node_modules` cannot be copied: a folder of links instead of one link, so the
+    workspace's own packages (links into the checkout's code) lead to the worktree's copy of
+    that code, and every other package to the checkout's install."""
+    target.mkdir()
+    for entry in package_entries(source):
+        place = target / entry.relative_to(source)
+        place.parent.mkdir(exist_ok=True)
+        rel = workspace_target(entry, old)
+        place.symlink_to(new / rel if rel is not None else entry, target_is_directory=True)
 
 
 def copy_dependency(source: Path, target: Path) -> bool:

@@ -354,32 +354,33 @@ def test_init_on_a_unittest_project_gives_a_gate_that_catches_a_broken_module(
 
 
 def test_a_base_run_stopped_by_collection_errors_calls_no_failure_new(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    """The checkout's code is imported through PYTHONPATH (as an editable install made in the
-    checkout does) and needs a generated, untracked module (hatch-vcs's `_version.py`). On the
-    base tree, whose own `src/` comes first, every test module fails to import: pytest stops
-    at collection (exit 2) and runs none of the failing tests. That run cannot say whether
-    they are new; the failure is the bug itself, there before the change."""
+    """A test module on the base commit imports a name the code does not have yet, so on the
+    base tree pytest stops at collection (exit 2) and runs none of the failing tests. The
+    model adds the name and leaves the bug: the bug's test fails in the round, and the base
+    run cannot say whether it is new; it is the bug itself, there before the change."""
     repo = sample_repo
-    init = "from semver._build import BUILD as BUILD\n"
     repo.commit(
         {
-            "pytest.ini": "[pytest]\n",
-            ".gitignore": "__pycache__/\nsrc/semver/_build.py\n",
-            "src/semver/__init__.py": init,
+            "tests/test_more.py": "from semver.version import LATEST\n\ndef test_latest():\n"
+            "    assert LATEST is None\n"
         }
     )
-    (repo.path / "src" / "semver" / "_build.py").write_text("BUILD = 1\n")
-    monkeypatch.setenv("PYTHONPATH", str(repo.path / "src"))
-    model_env.add(Reply("Nothing to change."), Reply("Still nothing."))
+    add_name = call(
+        "edit_file",
+        path=VERSION_FILE,
+        old_text="@dataclass",
+        new_text=("LATEST = None\n\n\n@dataclass"),
+    )
+    model_env.add(Reply(tool_calls=[add_name]), Reply("Added it."), Reply("Still nothing."))
     spec = repo.write_spec(limits={"max_iterations": 2})
 
     code, output, out, report = run_cli(repo, spec)
 
     assert code == 1, output
     base_logs = "".join(p.read_text() for p in (out / "baseline" / "logs").glob("*.log"))
-    assert "No module named 'semver._build'" in base_logs  # the base run could not collect
+    assert "cannot import name 'LATEST'" in base_logs  # the base run could not collect
     last = report["rounds"][-1]
     [failure] = last["failures"]
     assert failure["id"].endswith("test_bump_minor_resets_patch")

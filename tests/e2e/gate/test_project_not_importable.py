@@ -165,3 +165,49 @@ def test_a_round_that_breaks_the_import_is_the_models_failure_not_a_config_error
     assert code == 1, output
     assert report["status"] == "failed" and report["reason"] != "config"
     assert len(model_env.requests) >= 2
+
+
+USES_A_DEPENDENCY = """\
+import frobnitz_client
+
+from semver.version import Version
+
+
+def test_parse_with_the_client():
+    assert Version.parse("1.2.3").major == frobnitz_client.ONE
+"""
+PYPROJECT = '[project]\nname = "semver"\nversion = "0.1"\ndependencies = ["Frobnitz-Client>=2"]\n'
+
+
+def test_a_declared_dependency_not_installed_is_a_config_error_before_any_model_call(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """`frobnitz_client` is the project's declared dependency (pyproject.toml), not its code
+    and not the task's: the environment is not set up."""
+    sample_repo.commit(
+        {"tests/test_client.py": USES_A_DEPENDENCY, "pyproject.toml": PYPROJECT}, "a client"
+    )
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    error = report["error"]
+    assert "`frobnitz_client`" in error and "declares in pyproject.toml" in error
+    assert "validation.setup" in error and "network: [setup]" in error
+    assert model_env.requests == []
+
+
+def test_an_undeclared_missing_module_still_reaches_the_model(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The control: the same test without the declaration is the model's (it may be the task)."""
+    sample_repo.commit({"tests/test_client.py": USES_A_DEPENDENCY}, "a client")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert model_env.requests, output
+    assert code == 1 and report["reason"] != "config"

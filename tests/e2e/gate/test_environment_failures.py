@@ -1,0 +1,212 @@
+"""The environment's failures are not the model's: when the untouched code's run fails in a
+way that names no test (a program under the HOME the sandbox hides, a command missing inside
+a script, a download with the network off, rustup with no toolchain, Go modules not in the
+cache), the run stops before any model call with exit 2, the dry run too, and the message
+says what to do in the user's terms (`validation.network`, the sandbox's HOME and what of the
+user's is shown, the variable to set), never a sandbox scratch path as if it were theirs.
+Real make, sh, pytest, cargo (rustup) and go, both sandbox backends where the sandbox matters,
+the scripted model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from gate_repos import run_cli
+from sample_repo import SampleRepo, fixing_script
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
+BACKENDS = [pytest.param("bwrap", marks=needs_bwrap), "landlock"]
+SCRATCH = "codegen-sandbox-"  # the sandbox's folders: never shown as the user's
+
+MAKEFILE = "test:\n\t~/.virtualenvs/semver/bin/python -m pytest -q -p no:cacheprovider tests\n"
+DOWNLOADS = """\
+import urllib.request
+
+DATA = urllib.request.urlopen("http://files.example.invalid/cases.json", timeout=10).read()
+
+
+def test_cases():
+    assert DATA
+"""
+MISSING_TOOL = "#!/bin/sh\nset -e\nfrobnicate-tests --all tests\n"
+
+
+def venv_in_home(name: str) -> Path:
+    """A virtualenv under the user's HOME (the test's), as `mkvirtualenv` makes it, that
+    sees this run's pytest: it works outside the sandbox."""
+    venv = Path(os.environ["HOME"]) / ".virtualenvs" / name
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "_test_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
+def assert_stopped_before_the_model(
+    code: int, output: str, report: dict[str, Any], server: ScriptedModelServer
+) -> str:
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    assert server.requests == []
+    assert report["iterations"] == 0
+    error: str = report["error"]
+    assert SCRATCH not in error and SCRATCH not in output
+    assert "not its code" in error and "The model is not asked to fix this" in error
+    return error
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_makefile_whose_venv_is_under_home_stops_before_the_model(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    venv = venv_in_home("semver")
+    sample_repo.commit({"Makefile": MAKEFILE}, "make test")
+    ran = subprocess.run(["make", "-s", "test"], cwd=sample_repo.path, capture_output=True)
+    assert b"1 failed, 2 passed" in ran.stdout  # outside the sandbox it runs (the bug fails)
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": ["make test"], "timeout": 120})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert report["sandbox"] == backend
+    error = assert_stopped_before_the_model(code, output, report, model_env)
+    assert "`~/.virtualenvs/semver/bin/python` was not found inside the sandbox" in error
+    assert "is under HOME" in error and f"not your {os.environ['HOME']}" in error
+    assert "VIRTUAL_ENV" in error and "PATH" in error
+    assert str(venv) not in error.split("Last lines")[0]  # what the sandbox hid is named as ~
+
+
+def test_the_dry_run_exits_2_there_too_and_never_says_success(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    venv_in_home("semver")
+    sample_repo.commit({"Makefile": MAKEFILE}, "make test")
+    spec = sample_repo.write_spec(validation={"test": ["make test"], "timeout": 120})
+    out = sample_repo.tmp / "dry"
+    args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+
+    result = CliRunner().invoke(cli, [*args, "--dry-run"])
+
+    assert result.exit_code == 2, result.output
+    assert "success" not in result.output
+    assert "~/.virtualenvs/semver/bin/python" in result.output
+    assert SCRATCH not in result.output
+    assert model_env.requests == []
+
+
+def test_a_script_calling_a_missing_command_stops_before_the_model(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    script = sample_repo.path / "run-tests.sh"
+    script.write_text(MISSING_TOOL)
+    script.chmod(0o755)
+    sample_repo.commit({}, "a test script")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": ["./run-tests.sh"], "timeout": 120})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    error = assert_stopped_before_the_model(code, output, report, model_env)
+    assert "`frobnicate-tests` was not found inside the sandbox" in error
+    assert "validation.setup" in error and "PATH" in error
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_test_that_downloads_with_the_network_off_says_validation_network(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    sample_repo.commit({"tests/test_cases.py": DOWNLOADS}, "cases from the server")
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert report["sandbox"] == backend
+    error = assert_stopped_before_the_model(code, output, report, model_env)
+    assert "tried to reach the network" in error
+    assert "`validation.network: [test]`" in error
+    assert "name resolution" in error or "Name or service not known" in error
+
+
+CARGO_TOML = '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n'
+LIB_RS = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
+
+
+@pytest.mark.skipif(
+    not (shutil.which("rustup") and shutil.which("cargo")), reason="needs cargo through rustup"
+)
+def test_rustup_with_no_toolchain_in_the_sandboxs_home_names_rustup_home(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cargo = Path(shutil.which("cargo") or "")
+    if Path(shutil.which("rustup") or "").parent != cargo.parent:
+        pytest.skip("cargo is not rustup's proxy here")
+    monkeypatch.delenv("RUSTUP_HOME", raising=False)  # the default: ~/.rustup
+    monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
+    sample_repo.commit({"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS}, "a crate")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": ["cargo test"], "timeout": 120})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    error = assert_stopped_before_the_model(code, output, report, model_env)
+    assert "rustup found no Rust toolchain" in error
+    assert "RUSTUP_HOME" in error and "HOME (`~`) is an empty folder" in error
+
+
+GO_MOD = "module example.com/adder\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.6.0\n"
+GO_SUM = (
+    "github.com/google/go-cmp v0.6.0 h1:ofyhxvXcZhMsU5ulbFiLKl/XBFqE1GSq7atu8tAmTRI=\n"
+    "github.com/google/go-cmp v0.6.0/go.mod h1:17dUlkBOakJ0+DkrSSNjCkIjxS6bF9zb3elmeNGIjoY=\n"
+)
+GO_TEST = """\
+package adder
+
+import (
+\t"testing"
+
+\t"github.com/google/go-cmp/cmp"
+)
+
+func TestAdd(t *testing.T) {
+\tif d := cmp.Diff(3, 1+2); d != "" {
+\t\tt.Fatal(d)
+\t}
+}
+"""
+
+
+@pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+def test_go_modules_missing_from_the_cache_with_the_network_off_name_gomodcache(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY"):
+        monkeypatch.delenv(name, raising=False)
+    sample_repo.commit(
+        {"go.mod": GO_MOD, "go.sum": GO_SUM, "adder_test.go": GO_TEST}, "a Go module"
+    )
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": ["go test ./..."], "timeout": 120})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    error = assert_stopped_before_the_model(code, output, report, model_env)
+    assert "`validation.network: [test]`" in error
+    assert "GOMODCACHE" in error and "go env GOMODCACHE" in error
