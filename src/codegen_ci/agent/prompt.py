@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import fence
+from codegen_ci.security.untrusted import Untrusted, fence
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.paths import matches
@@ -83,7 +83,8 @@ def first_messages(
 def task_message(spec: Spec, worktree: Worktree) -> str:
     parts = []
     if spec.title:
-        parts.append(f"# Task: {spec.title}")
+        # A title may be an issue's or an old commit's subject (whoever wrote it): data.
+        parts.append("# Task\nIts title:\n" + fence("task title", Untrusted(spec.title)))
     # The task is the maintainer's words (a spec, or an issue a writer chose to run); text
     # quoted from others inside it arrives already fenced by its source.
     parts.append(spec.task.strip())
@@ -128,7 +129,8 @@ def context_section(entries: list[str], worktree: Worktree) -> str:
                 try:
                     data = guarded_read.read_text(root, rel, max_bytes=MAX_CONTEXT_READ_BYTES)
                     text, note = _within(data, min(MAX_FILE_CHARS, budget))
-                    blocks.append(f"File {rel}:\n" + fence(f"file {rel}", text) + note)
+                    shown = fence(f"file {rel}", Untrusted(text))
+                    blocks.append(f"File {rel}:\n" + shown + note)
                 except guarded_read.Refused as exc:
                     why = "matched nothing" if exc.reason == "does not exist" else exc.reason
                     blocks.append(f"(context entry {entry!r}: {why})")
@@ -193,10 +195,14 @@ def _safe(read: Callable[[], list[T]]) -> list[T]:
 # --- the briefing: the maintainers' instructions and earlier runs --------------------------
 
 
+NO_HISTORY = Untrusted("")
+
+
 @dataclass(frozen=True)
 class Briefing:
     instructions: Instructions | None = None
-    history: str = ""  # earlier runs on this pull request, one line each, oldest first
+    # earlier runs on this pull request, one line each, oldest first
+    history: Untrusted = NO_HISTORY
 
     def system_addition(self) -> str:
         return f"\n\n{system_section(self.instructions)}" if self.instructions else ""
