@@ -76,7 +76,25 @@ def test_a_hostile_issue_title_reaches_the_model_only_fenced(worktree: Worktree)
     # resolve_event_spec's layer: the event's task and title
     prompt = sent(Spec(task=task.task, title=task.title), worktree)
     assert_only_fenced(prompt)
-    assert prompt.startswith("# Task\n")
+    assert not prompt.startswith("# Task")  # no header made of it
+
+
+def test_control_a_title_in_the_tasks_own_words_stays_the_header(worktree: Worktree) -> None:
+    data = json.loads((EVENTS / "api.github.com/issues/labeled.payload.json").read_text())
+    data["label"]["name"] = "codegen"
+    data["issue"]["title"] = "Reset the patch in bump_minor"
+    data["issue"]["user"]["login"] = data["sender"]["login"]  # the actor's own issue
+    task = decide("issues", data)
+    assert isinstance(task, EventTask)
+    prompt = sent(Spec(task=task.task, title=task.title), worktree)
+    assert prompt.startswith("# Task: Reset the patch in bump_minor\n")
+    assert "UNTRUSTED DATA" not in prompt
+
+
+def test_a_title_that_is_not_the_tasks_words_follows_it_as_data(worktree: Worktree) -> None:
+    prompt = sent(Spec(task="Reset the patch in bump_minor.", title=HOSTILE), worktree)
+    assert prompt.startswith("Reset the patch in bump_minor.\n\nThe task's title:\n")
+    assert_only_fenced(prompt)
 
 
 def test_an_old_commits_subject_reaches_the_model_only_fenced(worktree: Worktree) -> None:

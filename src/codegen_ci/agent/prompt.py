@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import Untrusted, fence
+from codegen_ci.security.untrusted import Untrusted, fence, outside_fences
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.paths import matches
@@ -81,13 +81,18 @@ def first_messages(
 
 
 def task_message(spec: Spec, worktree: Worktree) -> str:
-    parts = []
-    if spec.title:
-        # A title may be an issue's or an old commit's subject (whoever wrote it): data.
-        parts.append("# Task\nIts title:\n" + fence("task title", Untrusted(spec.title)))
     # The task is the maintainer's words (a spec, or an issue a writer chose to run); text
-    # quoted from others inside it arrives already fenced by its source.
-    parts.append(spec.task.strip())
+    # quoted from others inside it arrives already fenced by its source. The title is a header
+    # only when it is the task's own words; else it may be an issue's title or an old commit's
+    # subject (whoever wrote it), and follows the task as data.
+    parts = []
+    task = spec.task.strip()
+    if spec.title and _said_by_the_task(spec.title, task):
+        parts += [f"# Task: {spec.title}", task]
+    elif spec.title:
+        parts += [task, "The task's title:\n" + fence("task title", Untrusted(spec.title))]
+    else:
+        parts.append(task)
     if spec.constraints:
         parts.append("Constraints:\n" + "\n".join(f"- {c}" for c in spec.constraints))
     if spec.outputs:
@@ -103,6 +108,12 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
         parts.append(context)
     parts.append("Repository map (files with top-level symbols):\n" + repo_map(worktree))
     return "\n\n".join(parts)
+
+
+def _said_by_the_task(title: str, task: str) -> bool:
+    """Whether `title` is in the task's own words (outside the fences of quoted text)."""
+    words = " ".join(title.split())
+    return bool(words) and words in " ".join(outside_fences(task).split())
 
 
 def context_section(entries: list[str], worktree: Worktree) -> str:

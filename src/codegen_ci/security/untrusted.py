@@ -303,6 +303,19 @@ def fence(label: str, untrusted: Untrusted, *, max_chars: int | None = None) -> 
     )
 
 
+_FENCED = re.compile(
+    r"^BEGIN UNTRUSTED DATA (?P<nonce>[0-9a-f]{16})\n.*?^END UNTRUSTED DATA (?P=nonce)$",
+    re.DOTALL | re.MULTILINE,
+)
+
+
+def outside_fences(text: str) -> str:
+    """`text` without what `fence` wrapped in it (each block becomes `[data]`): the words of
+    whoever built `text`. Quoted text cannot end its block early: it cannot hold the nonce
+    of its own END marker (a hash of itself)."""
+    return _FENCED.sub("[data]", text)
+
+
 _ANSI = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks

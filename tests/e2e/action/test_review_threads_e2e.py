@@ -52,8 +52,7 @@ def test_review_comment_fixes_on_the_branch_and_replies_in_its_thread(world: Act
     assert result.code == 0, result.log
     assert result.outputs["status"] == "success" and result.outputs["branch"] == "feature-x"
     first = world.model.requests[0]["messages"][1]["content"]
-    assert first.startswith("# Task\n")  # the title follows, fenced
-    assert "\nreset the patch to zero in bump_minor\n" in first
+    assert first.startswith("# Task: reset the patch to zero in bump_minor")
     assert "src/semver/version.py, lines 14-15" in first
     assert "return Version(self.major, self.minor + 1, self.patch)" in first  # the diff hunk
     assert "@rob: bump_minor keeps the old patch number here" in first  # the thread, fenced
