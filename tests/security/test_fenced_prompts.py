@@ -27,6 +27,7 @@ from codegen_ci.eval.results import markdown
 from codegen_ci.eval.texts import task_text
 from codegen_ci.publish.run_history import RunRecord, memory_text
 from codegen_ci.report import Candidate, Failure, Round, Status
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import CiRun, EventTask, decide
 from codegen_ci.sources.pull_tasks import CiFailures, ci_task_text, with_title
 from codegen_ci.spec.model import Spec
@@ -124,7 +125,7 @@ def test_earlier_runs_on_the_pull_request_reach_the_model_only_fenced(
 
 def test_a_pull_requests_title_and_a_ci_runs_names_are_fenced() -> None:
     ci = CiRun(7, f"CI {HOSTILE}", f"codegen/{HOSTILE.split(':')[0]}", "c" * 40, "")
-    failures = CiFailures(tests=((f"tests/test_x.py::{HOSTILE}", HOSTILE),))
+    failures = CiFailures(tests=((f"tests/test_x.py::{HOSTILE}", Untrusted(HOSTILE)),))
     where = "pull request #1"
     text = with_title(ci_task_text(ci, failures, where), where, f"Title {HOSTILE}")
     assert_only_fenced(text)

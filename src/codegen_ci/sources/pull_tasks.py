@@ -29,8 +29,8 @@ class CiFailures:
     """What a failed run left to go on: failing tests from its JUnit artifacts, or else the
     tails of its failed jobs' logs."""
 
-    tests: tuple[tuple[str, str], ...] = ()  # (test id, message)
-    logs: tuple[tuple[str, str], ...] = ()  # (job name, log tail)
+    tests: tuple[tuple[str, Untrusted], ...] = ()  # (test id, message)
+    logs: tuple[tuple[str, Untrusted], ...] = ()  # (job name, log tail)
 
     def signature(self) -> str:
         keys = sorted(t for t, _ in self.tests) or sorted(job for job, _ in self.logs)
@@ -51,20 +51,23 @@ def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
         "tests. The workflow and the branch:\n" + fence("the failed CI run", run),
     ]
     if failures.tests:
-        listed = "\n\n".join(
-            f"{test}\n{message[:MAX_MESSAGE]}".strip()
-            for test, message in failures.tests[:MAX_FAILURES]
+        listed = Untrusted.join(
+            "\n\n",
+            (
+                (Untrusted(f"{test}\n") + message.map(lambda m: m[:MAX_MESSAGE])).map(str.strip)
+                for test, message in failures.tests[:MAX_FAILURES]
+            ),
         )
         more = len(failures.tests) - MAX_FAILURES
         parts.append(
             f"Failing tests from the run's JUnit reports ({len(failures.tests)}):\n"
-            + fence("failing tests reported by CI", Untrusted(listed))
+            + fence("failing tests reported by CI", listed)
             + (f"\n({more} more not shown)" if more > 0 else "")
         )
     for job, tail in failures.logs:
         parts.append(
             f"The run left no JUnit report; the end of the log of job {job!r}:\n"
-            + fence(f"CI log of job {job}", Untrusted(tail))
+            + fence(f"CI log of job {job}", tail)
         )
     return "\n\n".join(parts)
 
