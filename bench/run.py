@@ -133,6 +133,13 @@ def summary(name: str, r: Result) -> str:
                 if (o := r.get("ordinary"))
                 else ""
             )
+            + (
+                f"; exploration (reads, searches, edits, tests): {x['vs_append_only']['0.9']:.2f}x/"
+                f"{x['vs_append_only']['0.5']:.2f}x append-only, {x['compactions']} compactions, "
+                f"current text kept: {x['current_text']['holds']}"
+                if (x := r.get("exploration"))
+                else ""
+            )
         ),
     }
     lines["caps"] = lambda: (

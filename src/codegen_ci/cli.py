@@ -127,11 +127,11 @@ def batch(**kwargs: Any) -> None:
     _invoke(batch_command, **kwargs)
 
 
-@cli.command(name="eval")
+@cli.group(name="eval", invoke_without_command=True)
 @click.option(
     "--from-history",
     type=click.IntRange(1, 10_000),
-    required=True,
+    default=None,
     metavar="N",
     help="Take tasks from the last N first-parent commits of HEAD.",
 )
@@ -165,9 +165,17 @@ def batch(**kwargs: Any) -> None:
     type=click.Path(path_type=Path),
     default=None,
     help="Where eval.json, eval.md and every run's report go "
-    "(default: .git/codegen/evals/<eval id>/).",
+    "(default: .git/codegen/evals/<eval id>/); a re-run with the same directory resumes.",
 )
-def eval_(**kwargs: Any) -> None:
+@click.option(
+    "--shard",
+    default=None,
+    metavar="K/N",
+    help="Run only shard K of N: the tasks whose commit falls in it (the same split on every "
+    "machine); `eval merge` joins the shards' outputs.",
+)
+@click.pass_context
+def eval_(ctx: click.Context, /, **kwargs: Any) -> None:
     """Measure models on the repository's own history.
 
     Each of the last N first-parent commits that changed both source and test files is a
@@ -181,10 +189,45 @@ def eval_(**kwargs: Any) -> None:
       3  an infrastructure error (model service, git) or an interruption
       1  a kept task was not resolved
       0  every kept task was resolved
+
+    `codegen-ci eval merge DIR...` joins the outputs of `--shard` runs.
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    if kwargs["from_history"] is None:
+        raise click.UsageError("Missing option '--from-history'.", ctx)
     from codegen_ci.commands.eval import eval_command
 
     _invoke(eval_command, **kwargs)
+
+
+@eval_.command(name="merge")
+@click.argument(
+    "dirs", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, file_okay=True)
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    default=Path("eval-merged"),
+    show_default=True,
+    help="Where the merged eval.json and eval.md go.",
+)
+def eval_merge(dirs: tuple[Path, ...], output_dir: Path) -> None:
+    """Join the outputs of `eval --shard K/N` runs into one eval.json and eval.md.
+
+    The directories must be shards of one run (the same history, settings and number of
+    shards); each configuration's shards are joined into one row.
+
+    \b
+    Exit status:
+      2  not shards of one run, or a shard given twice (nothing written)
+      3  a shard missing, interrupted, or with an infrastructure error
+      1  a kept task was not resolved
+      0  every kept task was resolved
+    """
+    from codegen_ci.commands.eval_merge import merge_command
+
+    _invoke(merge_command, dirs=dirs, output_dir=output_dir)
 
 
 @cli.command()

@@ -5,12 +5,13 @@ no escape sequence or other control to the terminal, and cannot start a line of 
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
 import time
 from contextlib import AbstractContextManager
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.markup import escape
 
@@ -143,5 +144,137 @@ class RichProgress(Progress):
 
 
 def make_progress() -> Progress:
-    interactive = sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
-    return RichProgress() if interactive else Progress()
+    return RichProgress() if interactive() else Progress()
+
+
+# --- many tasks (eval, batch) ----------------------------------------------------------------
+
+
+class Tally:
+    """Long work of many tasks (eval's tasks, batch's specs): what is done so far. Plain: the
+    caller's line per task, as it is (CI logs, pipes). `LiveTally` adds a live bar."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.lock = threading.Lock()
+        self.phase, self.total, self.done = "", 0, 0
+        self.resolved, self.tokens = 0, 0
+        self.cost: float | None = None
+        self.what = "resolved"
+
+    def start(self, phase: str, total: int, what: str = "resolved") -> None:
+        """A new share of the work (the check, one configuration): counts start again;
+        `what` names the tasks that went well (resolved, kept)."""
+        with self.lock:
+            self.phase, self.total, self.done, self.resolved = phase, total, 0, 0
+            self.what = what
+            self._started()
+
+    def task_done(
+        self, text: str, *, resolved: bool = False, tokens: int = 0, cost: float | None = None
+    ) -> None:
+        with self.lock:
+            self.done += 1
+            self.resolved += resolved
+            self.tokens += tokens
+            if cost is not None:
+                self.cost = (self.cost or 0.0) + cost
+            self._show(REDACTOR.redact(text))
+
+    def line(self, text: str) -> None:
+        with self.lock:
+            self._show(REDACTOR.redact(text))
+
+    def close(self) -> None:
+        pass
+
+    def _started(self) -> None:
+        pass
+
+    def _show(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+class LiveTally(Tally):
+    """A rich progress bar under the task lines: tasks done, resolved so far, tokens and cost
+    so far, time left (from the pace so far)."""
+
+    def __init__(self, console: Any = None) -> None:
+        super().__init__()
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        self.console = console or Console(file=raw_stream(sys.stderr), highlight=False)
+        self.bar = Bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeRemainingColumn(),
+            TextColumn("left"),
+            console=self.console,
+            redirect_stderr=False,
+            redirect_stdout=False,
+        )
+        self.task_id: Any = None
+        self.bar.start()
+
+    def _started(self) -> None:
+        if self.task_id is not None:
+            self.bar.remove_task(self.task_id)
+        self.task_id = self.bar.add_task(
+            escape(self.shown(self.phase)), total=self.total, counts=self._counts()
+        )
+
+    def _counts(self) -> str:
+        cost = f" · ${self.cost:.4f}" if self.cost is not None else ""
+        return f"{self.resolved} {self.what} · {self.tokens:,} tokens{cost}"
+
+    def _show(self, text: str) -> None:
+        self.console.print(escape(self.shown(text)), markup=True, highlight=False)
+        if self.task_id is not None:
+            self.bar.update(self.task_id, completed=self.done, counts=self._counts())
+
+    def shown(self, text: str) -> str:
+        return for_terminal(REDACTOR.redact(text), one_line=True)
+
+    def render(self) -> Any:
+        """What the bar shows now (a rich renderable)."""
+        return self.bar.get_renderable()
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+class TallyStream(io.TextIOBase):
+    """A stream whose whole lines go to a tally (above its live bar): for progress lines
+    written while the bar is shown."""
+
+    def __init__(self, tally: Tally) -> None:
+        super().__init__()
+        self.tally = tally
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            self.tally.line(line)
+        return len(text)
+
+
+def interactive(stream: TextIO | None = None) -> bool:
+    """A person watching a terminal (not a pipe, not CI)."""
+    stream = stream or sys.stderr
+    return stream.isatty() and os.environ.get("CI", "").lower() not in ("1", "true")
+
+
+def make_tally() -> Tally:
+    return LiveTally() if interactive() else Tally()

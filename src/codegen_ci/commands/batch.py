@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,8 +41,12 @@ from codegen_ci.commands.run_driver import (
     sigterm_as_interrupt,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
+from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
+from codegen_ci.publish.markdown import escape_cell
+from codegen_ci.publish.mermaid import fenced, outcomes_pie
 from codegen_ci.report import Reason, Report, Status
 from codegen_ci.security.inert_text import for_terminal, raw_stream
+from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
@@ -104,6 +108,9 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
     width = max(len(p.name) for p in plans)
     click.echo(f"batch: {len(plans)} spec(s), {concurrency} at a time; output {out}", err=True)
     futures: list[Future[Outcome]] = []
+    tally = LiveTally() if interactive() else None  # CI logs: the specs' lines, as they are
+    if tally is not None:
+        tally.start("batch", len(plans), "succeeded")
     # The handler is installed before the first spec starts and stays while the specs wind
     # down: it ignores the SIGTERM a cancelled workflow sends after SIGINT, so every report
     # still gets written.
@@ -114,14 +121,36 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
         try:
             for p in plans:
                 progress = SpecProgress(p.name, width, stop)
+                if tally is not None:
+                    progress.stream = TallyStream(tally)
                 futures.append(pool.submit(run_one, p, root, out / p.name, progress, git_lock))
+                if tally is not None:
+                    futures[-1].add_done_callback(_tallied(tally))
             wait(futures)
         except (KeyboardInterrupt, Interrupted):
             stop.set()
             click.echo("batch: interrupted; stopping the running specs", err=True)
             wait(futures)
+    if tally is not None:
+        tally.close()
     outcomes = [f.result() for f in futures]
     return outcomes + [_not_started(p) for p in plans[len(outcomes) :]]
+
+
+def _tallied(tally: Tally) -> Callable[[Future[Outcome]], None]:
+    """What counts a spec on the live bar once it ends."""
+
+    def done(future: Future[Outcome]) -> None:
+        outcome = future.result()
+        r = outcome.report
+        tally.task_done(
+            f"{outcome.planned.name}: {outcome.status}",
+            resolved=outcome.status == Status.SUCCESS,
+            tokens=r.usage.billed_tokens if r else 0,
+            cost=r.usage.cost_usd if r else None,
+        )
+
+    return done
 
 
 def _not_started(planned: Planned) -> Outcome:
@@ -205,6 +234,31 @@ def write_summary(outcomes: list[Outcome], out: Path) -> None:
     ]
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    text = REDACTOR.redact(summary_markdown(outcomes))
+    (out / "summary.md").write_text(text, encoding="utf-8")
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if os.environ.get("GITHUB_ACTIONS") == "true" and path:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text)
+
+
+def summary_markdown(outcomes: Sequence[Outcome]) -> str:
+    """The outcomes as a Mermaid pie (how many ended how) and the summary table."""
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    done = counts.get(Status.SUCCESS, 0)
+    lines = [
+        f"## codegen-ci batch: {done}/{len(outcomes)} succeeded",
+        "",
+        fenced(outcomes_pie(counts, f"{len(outcomes)} spec(s) by outcome")),
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    lines += [
+        "| " + " | ".join(escape_cell(v) for v in row) + " |" for row in summary_rows(outcomes)
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def exit_code(outcomes: list[Outcome]) -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import sys
 import tempfile
 import threading
 import time
@@ -42,12 +41,13 @@ from codegen_ci.commands.run_driver import (
     sigterm_as_interrupt,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted
-from codegen_ci.eval import judge
+from codegen_ci.eval import judge, store
 from codegen_ci.eval.history import Task, find_tasks, make_base
 from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
+from codegen_ci.eval.shards import check_settings, digest, parse_shard, run_identity
 from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
-from codegen_ci.progress import Progress, StoppableProgress
+from codegen_ci.progress import Progress, StoppableProgress, make_tally
 from codegen_ci.report import Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
@@ -70,7 +70,9 @@ def eval_command(
     check_only: bool,
     concurrency: int,
     output_dir: Path | None,
+    shard: str | None = None,
 ) -> int:
+    share = parse_shard(shard) if shard else None
     root = git.repo_root(repo.resolve())
     layers = _settings_layers(root, spec_file, base_url)
     settings = resolve_spec(
@@ -85,6 +87,9 @@ def eval_command(
     models = list(dict.fromkeys(model)) or [settings.model.name]
     counts = list(dict.fromkeys(candidates)) or [settings.candidates.count]
     tasks, examined = find_tasks(root, from_history)
+    task_commits = [t.commit for t in tasks]  # the whole run's, in commit order
+    if share is not None:
+        tasks = [t for t in tasks if share.holds(t.commit)]
     eval_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
     out = make_output_dir((output_dir or default_eval_dir(root, eval_id)).resolve())
     register_secrets()
@@ -104,10 +109,14 @@ def eval_command(
         )
     click.echo(
         f"eval: {len(tasks)} task(s) among the last {examined} first-parent commit(s) of "
-        f"{head[:12]}; output {out}",
+        f"{head[:12]}"
+        + (f" (shard {share.label()} of {len(task_commits)})" if share else "")
+        + f"; output {out}",
         err=True,
     )
+    settings_json = settings.model_dump(mode="json")
     runner = Runner(root, out, eval_id, layers, concurrency)
+    runner.keys(digest(settings_json), digest(check_settings(settings_json)))
     configurations = (
         []
         if check_only
@@ -126,6 +135,7 @@ def eval_command(
                     break
                 config.runs = runner.run_all(config, kept, checks)
     finally:
+        runner.tally.close()
         runner.sweep_branches()
     meta = {
         "eval_id": eval_id,
@@ -137,12 +147,15 @@ def eval_command(
         "concurrency": concurrency,
         "interrupted": runner.stop.is_set(),
         "shallow": shallow,
+        "run": run_identity(head, from_history, settings_json, share.count if share else 1),
+        "shard": {"index": share.index, "count": share.count} if share else None,
+        "task_commits": task_commits,
     }
     doc = document(meta, tasks, checks, configurations)
     write_json(doc, out)
     text = REDACTOR.redact(markdown(doc))
     (out / "eval.md").write_text(text, encoding="utf-8")
-    _job_summary(text)
+    job_summary(text)
     _show(doc, out)
     return exit_code(doc, configurations)
 
@@ -182,7 +195,7 @@ def _settings_layers(
     return [environment_layer(os.environ), repo_layer, spec_layer, flags]
 
 
-def _job_summary(text: str) -> None:
+def job_summary(text: str) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if os.environ.get("GITHUB_ACTIONS") == "true" and path:
         with open(path, "a", encoding="utf-8") as summary:
@@ -230,23 +243,42 @@ class Runner:
         self.root, self.out, self.eval_id = root, out, eval_id
         self.layers, self.concurrency = layers, concurrency
         self.git_lock = threading.Lock()
-        self.print_lock = threading.Lock()
         self.stop = threading.Event()
+        self.tally = make_tally()
+        self.settings_digest = self.check_digest = ""
+
+    def keys(self, settings_digest: str, check_digest: str) -> None:
+        """What finished work saved in the output directory must match to be reused
+        (eval/store.py): every setting for a model run, the model-free ones for a check."""
+        self.settings_digest, self.check_digest = settings_digest, check_digest
 
     # -- the check --------------------------------------------------------------------------
 
     def check_all(self, tasks: list[Task]) -> dict[str, judge.CheckResult]:
         total = len(tasks)
+        self.tally.start("check", total, "kept")
         results = self._map(tasks, lambda i, t: self._check_one(i, total, t))
         return {t.commit: r for t, r in zip(tasks, results, strict=True)}
 
     def _check_one(self, index: int, total: int, task: Task) -> judge.CheckResult:
         started = time.monotonic()
         where = self.out / "tasks" / task.short
+        key = store.check_key(self.check_digest, task)
+        result = store.load_check(where, key)
+        if result is not None:
+            self._line(
+                f"[{index + 1}/{total}] check {task.short} "
+                + ("kept" if result.kept else f"dropped ({judge.REASON_TEXT[result.reason or '']})")
+                + f", from an earlier run: {printable(task.subject)[:60]}",
+                kept=result.kept,
+            )
+            return result
         before = self._attempt(task, task.base, where / "before", "before", dry_run=True)
-        result = self._judge_check(task, before, where)
+        result, transient = self._judge_check(task, before, where)
         if self.stop.is_set() and not result.kept:
             result = judge.CheckResult(False, None, "not checked: the eval was interrupted")
+        elif not transient:  # an infrastructure error is not the task's verdict: check again
+            store.save_check(where, key, result)
         self._line(
             f"[{index + 1}/{total}] check {task.short} "
             + (
@@ -254,22 +286,29 @@ class Runner:
                 if result.kept
                 else f"dropped ({judge.REASON_TEXT.get(result.reason or '', 'interrupted')})"
             )
-            + f", {time.monotonic() - started:.0f}s: {printable(task.subject)[:60]}"
+            + f", {time.monotonic() - started:.0f}s: {printable(task.subject)[:60]}",
+            kept=result.kept,
         )
         return result
 
-    def _judge_check(self, task: Task, before: Attempt, where: Path) -> judge.CheckResult:
+    def _judge_check(
+        self, task: Task, before: Attempt, where: Path
+    ) -> tuple[judge.CheckResult, bool]:
+        """The check's verdict, and whether an infrastructure error made it (not to keep)."""
         if before.error or before.report is None or not before.report.rounds:
-            return judge.CheckResult(False, "setup_failed", "on the base: " + _why(before))
+            why = "on the base: " + _why(before)
+            return judge.CheckResult(False, "setup_failed", why), _infra(before)
         after = self._attempt(task, task.commit, where / "after", "after", dry_run=True)
         if after.error or after.report is None or not after.report.rounds:
-            return judge.CheckResult(False, "setup_failed", "with the commit: " + _why(after))
-        return judge.check(
+            why = "with the commit: " + _why(after)
+            return judge.CheckResult(False, "setup_failed", why), _infra(after)
+        result = judge.check(
             task,
             judge.last_round(where / "before", before.report),
             judge.last_round(where / "after", after.report),
             after.report,
         )
+        return result, False
 
     # -- model runs ---------------------------------------------------------------------------
 
@@ -277,12 +316,29 @@ class Runner:
         self, config: Configuration, kept: list[Task], checks: dict[str, judge.CheckResult]
     ) -> list[TaskRun]:
         total = len(kept)
+        self.tally.start(config.name, total)
         return self._map(kept, lambda i, t: self._run_one(i, total, config, t, checks[t.commit]))
 
     def _run_one(
         self, index: int, total: int, config: Configuration, task: Task, check: judge.CheckResult
     ) -> TaskRun:
         where = self.out / "runs" / slugify(config.name, 40) / task.short
+        identity = {"name": config.name, "model": config.model, "candidates": config.candidates}
+        key = store.run_key(self.settings_digest, identity | {"pinned": config.pinned}, task, check)
+        saved = store.load_result(where, key)
+        saved_report = _read_report(where) if saved is not None else None
+        if saved is not None and saved_report is not None:
+            run = TaskRun(
+                task,
+                bool(saved["resolved"]),
+                str(saved["why"]),
+                saved_report,
+                str(where / "report.json"),
+                saved.get("error"),
+                int(saved.get("exit_code", 0)),
+            )
+            self._run_line(index, total, config, run, " (from an earlier run)")
+            return run
         attempt = self._attempt(
             task,
             task.base,
@@ -314,16 +370,33 @@ class Runner:
                 check.passed_before,
             )
             run = TaskRun(task, verdict.resolved, verdict.why, report, str(where / "report.json"))
+        finished = run.exit_code != EXIT_INFRA and not isinstance(attempt.error, Interrupted)
+        if finished and not self.stop.is_set() and (where / "report.json").is_file():
+            store.save_result(
+                where,
+                key,
+                {"resolved": run.resolved, "why": run.why, "error": run.error}
+                | {"exit_code": run.exit_code},
+            )
+        self._run_line(index, total, config, run, "")
+        return run
+
+    def _run_line(
+        self, index: int, total: int, config: Configuration, run: TaskRun, note: str
+    ) -> None:
+        report = run.report
         usage = report.usage if report else None
         self._line(
-            f"[{index + 1}/{total}] {printable(config.name)} {task.short} "
+            f"[{index + 1}/{total}] {printable(config.name)} {run.task.short} "
             + ("resolved" if run.resolved else "not resolved")
             + f" ({printable(run.why)[:80]}); {run.rounds()} round(s), "
             + (f"{run.candidates_ran()} candidate(s), " if config.candidates > 1 else "")
             + f"{usage.billed_tokens if usage else 0} billed tokens, "
-            f"{report.duration_s if report else 0:.0f}s"
+            f"{report.duration_s if report else 0:.0f}s" + note,
+            kept=run.resolved,
+            tokens=usage.billed_tokens if usage else 0,
+            cost=usage.cost_usd if usage else None,
         )
-        return run
 
     # -- one pipeline run --------------------------------------------------------------------
 
@@ -470,10 +543,12 @@ class Runner:
                 wait(futures)  # running tasks stop at their next step; what finished counts
         return [f.result() for f in futures]
 
-    def _line(self, text: str) -> None:
-        with self.print_lock:
-            click.echo(REDACTOR.redact(text), err=True)
-            sys.stderr.flush()
+    def _line(
+        self, text: str, *, kept: bool = False, tokens: int = 0, cost: float | None = None
+    ) -> None:
+        """A task's one line as it ends (plain in CI logs; above the live bar in a
+        terminal); `kept`: resolved, or kept by the check."""
+        self.tally.task_done(text, resolved=kept, tokens=tokens, cost=cost)
 
 
 def chosen_dir(where: Path, report: Report) -> Path:
@@ -484,6 +559,18 @@ def chosen_dir(where: Path, report: Report) -> Path:
             if c.index == report.chosen and c.output_dir:
                 return Path(c.output_dir)
     return where
+
+
+def _read_report(where: Path) -> Report | None:
+    """A finished run's report, kept from an earlier eval; None when it cannot be read."""
+    try:
+        return Report.read(where)
+    except (OSError, ValueError):
+        return None
+
+
+def _infra(attempt: Attempt) -> bool:
+    return attempt.error is not None and attempt.error.exit_code == EXIT_INFRA
 
 
 def _why(attempt: Attempt) -> str:

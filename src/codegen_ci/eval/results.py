@@ -13,6 +13,7 @@ from typing import Any
 from codegen_ci.eval.history import Task
 from codegen_ci.eval.judge import REASON_TEXT, CheckResult
 from codegen_ci.publish.markdown import code_span, escape_cell, neutralise
+from codegen_ci.publish.mermaid import CostPoint, fenced, resolved_against_cost
 from codegen_ci.report import Report
 
 SCHEMA_VERSION = 1
@@ -60,6 +61,7 @@ class TaskRun:
             "duration_s": r.duration_s if r else 0.0,
             "files_changed": r.files_changed if r else [],
             "report": self.report_path,
+            "exit_code": self.exit_code,
         }
 
 
@@ -72,33 +74,38 @@ class Configuration:
     runs: list[TaskRun] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        rows = [run.row() for run in self.runs]
-        billed = [row["billed_tokens"] for row in rows]
-        costs = [row["cost_usd"] for row in rows]
-        known_costs = [c for c in costs if c is not None]
-        priced = bool(rows) and len(known_costs) == len(costs)
-        return {
-            "name": self.name,
-            "model": self.model,
-            "candidates": self.candidates,
-            "tasks": len(rows),
-            "resolved": sum(row["resolved"] for row in rows),
-            "resolved_commits": [row["commit"] for row in rows if row["resolved"]],
-            "billed_tokens": {"median": _median(billed), "total": sum(billed)},
-            "cost_usd": {
-                "median": _median(known_costs) if priced else None,
-                "total": round(sum(known_costs), 6) if priced else None,
-            },
-            "duration_s": {
-                "median": _median([row["duration_s"] for row in rows]),
-                "total": round(sum(row["duration_s"] for row in rows), 3),
-            },
-            "rounds": {
-                "median": _median([row["rounds"] for row in rows]),
-                "total": sum(row["rounds"] for row in rows),
-            },
-            "errors": sum(row["status"] == "error" for row in rows),
-        }
+        return summarize(self.name, self.model, self.candidates, [run.row() for run in self.runs])
+
+
+def summarize(name: str, model: str, candidates: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A configuration's numbers from its per-task rows (`TaskRun.row`); `eval merge` joins
+    shards' rows and sums them up again here."""
+    billed = [row["billed_tokens"] for row in rows]
+    costs = [row["cost_usd"] for row in rows]
+    known_costs = [c for c in costs if c is not None]
+    priced = bool(rows) and len(known_costs) == len(costs)
+    return {
+        "name": name,
+        "model": model,
+        "candidates": candidates,
+        "tasks": len(rows),
+        "resolved": sum(row["resolved"] for row in rows),
+        "resolved_commits": [row["commit"] for row in rows if row["resolved"]],
+        "billed_tokens": {"median": _median(billed), "total": sum(billed)},
+        "cost_usd": {
+            "median": _median(known_costs) if priced else None,
+            "total": round(sum(known_costs), 6) if priced else None,
+        },
+        "duration_s": {
+            "median": _median([row["duration_s"] for row in rows]),
+            "total": round(sum(row["duration_s"] for row in rows), 3),
+        },
+        "rounds": {
+            "median": _median([row["rounds"] for row in rows]),
+            "total": sum(row["rounds"] for row in rows),
+        },
+        "errors": sum(row["status"] == "error" for row in rows),
+    }
 
 
 def _median(values: list[Any]) -> Any:
@@ -155,6 +162,7 @@ def markdown(doc: dict[str, Any]) -> str:
     ]
     if doc.get("interrupted"):
         lines += ["**Interrupted**: the tables hold only what finished.", ""]
+    lines += shard_notes(doc)
     if doc["configurations"]:
         lines += [
             "| Configuration | Resolved | Billed tokens (median / total) | "
@@ -169,6 +177,7 @@ def markdown(doc: dict[str, Any]) -> str:
                 f"{_secs(c['duration_s']['median'])} | "
                 f"{_num(c['rounds']['median'])} / {c['rounds']['total']} |"
             )
+        lines += ["", cost_chart(doc)]
         lines += ["", "### Per task", ""]
         names = [escape_cell(c["name"]) for c in doc["configurations"]]
         lines += [
@@ -220,3 +229,38 @@ def _money(value: float | None) -> str:
 
 def _secs(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}s"
+
+
+def cost_chart(doc: dict[str, Any]) -> str:
+    """Each configuration's resolved share against its billed cost, as a Mermaid chart."""
+    points = [
+        CostPoint(
+            c["name"],
+            c["resolved"] / c["tasks"] if c["tasks"] else 0.0,
+            c["cost_usd"]["total"],
+            c["billed_tokens"]["total"],
+            # resolved with proof: a configuration's `resolved_with_proof`, once runs record it
+            (c["resolved_with_proof"] / c["tasks"] if c["tasks"] else 0.0)
+            if c.get("resolved_with_proof") is not None
+            else None,
+        )
+        for c in doc["configurations"]
+    ]
+    return fenced(resolved_against_cost(points))
+
+
+def shard_notes(doc: dict[str, Any]) -> list[str]:
+    """What share of the run this document holds (one shard, or shards merged)."""
+    shard, merged = doc.get("shard"), doc.get("merged")
+    lines = []
+    if shard:
+        lines.append(f"Shard {shard['index']}/{shard['count']} of the run's tasks.")
+    if merged:
+        lines.append(f"Merged from {len(merged['shards'])} shard output(s).")
+        if merged.get("missing"):
+            lines.append(
+                "**Incomplete**: missing "
+                + ", ".join(escape_cell(m) for m in merged["missing"])
+                + "."
+            )
+    return [*lines, ""] if lines else []

@@ -53,7 +53,15 @@ def test_prompt_growth_records_every_request() -> None:
 
 
 def test_cache_cost_compares_three_policies_on_one_session() -> None:
-    r = cache_cost(calls=(8,), ordinary_calls=6)
+    r = cache_cost(calls=(8,), ordinary_calls=6, exploration_calls=12)
+    x = r["exploration"]  # reads, searches, six edits, test runs
+    assert x["tool_calls"] == 12 and x["current_text"]["test_runs"] >= 1
+    assert x["current_text"]["edited_files"] == [
+        "CHANGES.rst",
+        "src/itsdangerous/exc.py",
+        "src/itsdangerous/timed.py",
+        "tests/test_itsdangerous/test_timed.py",
+    ]
     o = r["ordinary"]  # a real repository explored: reads, greps, one edit
     assert o["tool_calls"] == 7 and o["requests"] == 8 and o["run_cached_tokens"] > 0
     assert 15_000 < o["first_request_bytes"] < 40_000
