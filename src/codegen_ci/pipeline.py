@@ -31,7 +31,7 @@ from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import git, output_cap
+from codegen_ci.workspace import git, isolated_repo, output_cap
 from codegen_ci.workspace.finalize import enforce_protected, finalize
 from codegen_ci.workspace.shell import AgentShell
 from codegen_ci.workspace.worktree import Worktree
@@ -56,6 +56,11 @@ class RunContext:
     # What earlier candidates tried (escalate): a message after the shared, cache-stable prefix.
     carry: str | None = None
     report: Report = field(default_factory=Report)
+    # Kept from the run's commands besides its output directory (a candidate's siblings'
+    # folders and outputs, an eval task's user repository), and the private folder its
+    # sandbox's scratch is made in (default: the temporary directory).
+    hidden: tuple[Path, ...] = ()
+    scratch_in: Path | None = None
 
 
 def execute(spec: Spec, ctx: RunContext) -> Report:
@@ -133,12 +138,21 @@ def _error_reason(exc: CodegenError) -> Reason:
 def _open_sandbox(ctx: RunContext) -> Sandbox:
     """Confinement for this run's commands; when it cannot be had, the run ends before any
     command runs (report written, worktree and its new branch removed)."""
+
+    def hidden(place: Path) -> bool:
+        return any(h == place or h in place.parents for h in ctx.hidden)
+
+    # A repository of the run's own (workspace/isolated_repo.py) shows the user's checkout
+    # (its dependencies) and the object store it borrows, unless the run must not see them.
+    checkout = isolated_repo.dependencies_of(ctx.repo)
     try:
         return open_sandbox(
             os.environ,
             git_dir=git.common_dir(ctx.repo),
-            checkout=ctx.repo,
-            private=(ctx.output_dir,),
+            checkout=ctx.repo if hidden(checkout) else checkout,
+            dependencies=[p for p in isolated_repo.shown_by(ctx.repo) if not hidden(p)],
+            private=(ctx.output_dir, *ctx.hidden),
+            parent=ctx.scratch_in,
         )
     except (SandboxUnavailable, InputError) as exc:
         reason = Reason.SANDBOX if isinstance(exc, SandboxUnavailable) else Reason.CONFIG
@@ -153,7 +167,8 @@ def _places(ctx: RunContext, sandbox: Sandbox | None) -> Places:
     """Where the run's commands may write (gate/environment_check.py)."""
     tree = ctx.worktree
     writable = sandbox.scratch if sandbox and sandbox.enabled else Path(tempfile.gettempdir())
-    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), ctx.repo)
+    checkout = isolated_repo.dependencies_of(ctx.repo)  # a repository of ours: the user's
+    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), checkout)
 
 
 def _first_prompt(spec: Spec, ctx: RunContext) -> str:

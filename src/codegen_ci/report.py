@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_serializer, field_validator
 
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 
 CommandKind = Literal["setup", "lint", "test"]
@@ -295,11 +296,10 @@ class Report(BaseModel):
     def write(self, output_dir: Path) -> Path:
         output_dir.mkdir(parents=True, exist_ok=True)
         path = output_dir / "report.json"
-        tmp = path.with_suffix(".json.tmp")
-        # Strings are redacted before serialisation, so the file always parses.
+        # Strings are redacted before serialisation, so the file always parses. Written to a
+        # new name and renamed (security/guarded_write.py): never through a link.
         text = REDACTOR.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False)
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(path)
+        guarded_write.write_into(path, text + "\n")
         return path
 
     @classmethod

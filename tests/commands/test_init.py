@@ -540,3 +540,49 @@ def test_a_test_named_file_without_test_functions_is_not_a_suite(tmp_path: Path)
 def _written(repo: Path) -> str:
     path = repo / ".codegen.yml"
     return path.read_text() if path.is_file() else ""
+
+
+# --- a hostile clone: links out are never written through ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("link", "args"),
+    [
+        (".github", ("--workflows", "issue")),
+        (".github/workflows", ("--workflows", "issue")),
+        (".codegen.yml", ()),
+        (".codegen.yml", ("--force",)),
+    ],
+)
+def test_init_never_writes_through_a_link_out_of_the_clone(
+    tmp_path: Path, link: str, args: tuple[str, ...]
+) -> None:
+    repo, outside = tmp_path / "clone", tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (repo / "go.mod").write_text("module demo\n")
+    target = repo / link
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if link == ".codegen.yml":  # a dangling link: `exists()` says no
+        target.symlink_to(outside / "planted.yml")
+    else:
+        target.symlink_to(outside, target_is_directory=True)
+
+    result = init(repo, *args)
+
+    assert result.exit_code == 2, result.output
+    assert f"not writing through {link}: it is a symlink" in result.output
+    assert list(outside.iterdir()) == []  # nothing written outside
+    assert not (repo / ".codegen.yml").is_file() or link != ".codegen.yml"
+    assert target.is_symlink()  # left as it was
+
+
+def test_init_control_writes_the_same_files_through_real_folders(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module demo\n")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+
+    result = init(tmp_path, "--workflows", "issue")
+
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".github" / "workflows" / "codegen-issue-labeled.yml").is_file()
+    assert (tmp_path / ".codegen.yml").is_file()

@@ -45,6 +45,7 @@ from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
 from codegen_ci.publish.markdown import escape_cell
 from codegen_ci.publish.mermaid import fenced, outcomes_pie
 from codegen_ci.report import Reason, Report, Status
+from codegen_ci.security import guarded_write
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
@@ -233,9 +234,9 @@ def write_summary(outcomes: list[Outcome], out: Path) -> None:
         for o in outcomes
     ]
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    guarded_write.write_into(out / "summary.json", json.dumps(rows, indent=2) + "\n")
     text = REDACTOR.redact(summary_markdown(outcomes))
-    (out / "summary.md").write_text(text, encoding="utf-8")
+    guarded_write.write_into(out / "summary.md", text)
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if os.environ.get("GITHUB_ACTIONS") == "true" and path:
         with open(path, "a", encoding="utf-8") as summary:

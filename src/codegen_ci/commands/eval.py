@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import tempfile
 import threading
 import time
@@ -49,11 +50,13 @@ from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
 from codegen_ci.progress import Progress, StoppableProgress, make_tally
 from codegen_ci.report import Report, Status
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec, slugify
-from codegen_ci.workspace import git
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace import git, isolated_repo
+from codegen_ci.workspace.private_dir import private_folder
+from codegen_ci.workspace.worktree import Worktree, worktrees_root
 
 EXIT_FAILED, EXIT_INFRA = 1, 3
 BRANCH_ROOT = "codegen-eval"
@@ -154,7 +157,7 @@ def eval_command(
     doc = document(meta, tasks, checks, configurations)
     write_json(doc, out)
     text = REDACTOR.redact(markdown(doc))
-    (out / "eval.md").write_text(text, encoding="utf-8")
+    guarded_write.write_into(out / "eval.md", text)
     job_summary(text)
     _show(doc, out)
     return exit_code(doc, configurations)
@@ -435,22 +438,33 @@ class Runner:
         out.mkdir(parents=True, exist_ok=True)
         run_id = new_run_id(spec)
         worktree: Worktree | None = None
-        with (out / "progress.log").open("w", encoding="utf-8") as log:
+        # A model's run works on a repository holding the base alone (the check's dry runs,
+        # which need the commit itself and run no model, work on the user's).
+        with (
+            (out / "progress.log").open("w", encoding="utf-8") as log,
+            contextlib.ExitStack() as cleanup,
+        ):
+            repo, hidden = self.root, tuple[Path, ...]()
+            if not dry_run:
+                folder = worktrees_root(self.root)
+                cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
+                repo, hidden = task_repository(self.root, base, folder), self.apart()
             if candidates > 1 and not dry_run:
-                return self._candidates(spec, out, run_id, TaskProgress(log, self.stop))
+                return self._candidates(spec, out, run_id, TaskProgress(log, self.stop), repo)
             try:
                 with self.git_lock:
-                    worktree = prepare_worktree(self.root, spec, run_id)
+                    worktree = prepare_worktree(repo, spec, run_id)
                 instructions = read_instructions(self.root, worktree.base_commit, spec.instructions)
                 report = run_pipeline(
                     spec,
-                    self.root,
+                    repo,
                     out,
                     run_id,
                     worktree,
                     dry_run=dry_run,
                     progress=TaskProgress(log, self.stop),
                     briefing=Briefing(instructions),
+                    hidden=hidden,
                 )
                 return Attempt(report, None)
             except CodegenError as exc:
@@ -460,9 +474,17 @@ class Runner:
                 if worktree is not None:
                     self._clean(worktree)
 
-    def _candidates(self, spec: Spec, out: Path, run_id: str, progress: Progress) -> Attempt:
-        """K attempts through the candidates machinery `run` uses (run_candidates.start):
-        the chosen attempt's report is the task's; every attempt's worktree and branch go."""
+    def apart(self) -> tuple[Path, ...]:
+        """What a task's model run must not see: the user's repository (the history holds the
+        answer), its git directory and the eval's output (the check's runs of the answer)."""
+        return (self.root, git.common_dir(self.root), self.out)
+
+    def _candidates(
+        self, spec: Spec, out: Path, run_id: str, progress: Progress, repo: Path
+    ) -> Attempt:
+        """K attempts through the candidates machinery `run` uses (run_candidates.start), on
+        the task's own repository: the chosen attempt's report is the task's; every attempt's
+        worktree and branch go."""
         from codegen_ci.commands import run_candidates
 
         branch = spec.git.branch
@@ -470,7 +492,7 @@ class Runner:
             instructions = read_instructions(self.root, spec.git.base or "HEAD", spec.instructions)
             report = run_candidates.start(
                 spec,
-                self.root,
+                repo,
                 out,
                 run_id,
                 briefing=Briefing(instructions),
@@ -478,6 +500,8 @@ class Runner:
                 lock=self.git_lock,
                 progress=progress,
                 branch=branch,
+                hidden=self.apart(),
+                folder=private_folder(repo.parent, name="candidates"),  # goes with the task's
             )
             return Attempt(report, None)
         except CodegenError as exc:
@@ -549,6 +573,13 @@ class Runner:
         """A task's one line as it ends (plain in CI logs; above the live bar in a
         terminal); `kept`: resolved, or kept by the check."""
         self.tally.task_done(text, resolved=kept, tokens=tokens, cost=cost)
+
+
+def task_repository(root: Path, base: str, folder: Path) -> Path:
+    """A repository for one task's model run: the base commit alone, fetched shallow from the
+    user's repository (workspace/isolated_repo.py), with no ref, object or reflog that reaches
+    the commit the task was made from."""
+    return isolated_repo.base_only(root, base, folder / "repo")
 
 
 def chosen_dir(where: Path, report: Report) -> Path:

@@ -20,6 +20,7 @@ from codegen_ci.commands.run_dir import make_output_dir
 from codegen_ci.errors import InputError
 from codegen_ci.eval.merge import exit_code, merge
 from codegen_ci.eval.results import markdown, write_json
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 
 
@@ -29,7 +30,7 @@ def merge_command(dirs: tuple[Path, ...], output_dir: Path) -> int:
     out = make_output_dir(output_dir.resolve())
     write_json(doc, out)
     text = REDACTOR.redact(markdown(doc))
-    (out / "eval.md").write_text(text, encoding="utf-8")
+    guarded_write.write_into(out / "eval.md", text)
     job_summary(text)
     shards = doc["merged"]["shards"]
     click.echo(f"eval merge: {len(shards)} shard output(s), {len(doc['tasks'])} task(s)")

@@ -21,6 +21,7 @@ import click
 
 from codegen_ci.commands.init_detect import Detected, ci_workflows, detect
 from codegen_ci.errors import InputError
+from codegen_ci.security import guarded_read, guarded_write
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
 
 # --workflows choice -> template file; written as .github/workflows/codegen-<file> so it cannot
@@ -76,12 +77,38 @@ def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
     existing = [path.relative_to(root).as_posix() for path in files if path.exists()]
     if existing and not force:
         raise InputError(f"not overwriting {', '.join(existing)} (use --force to replace)")
+    # A clone's `.github` or `.codegen.yml` may be a link out: refused before anything is
+    # written, and the writer itself never follows one (should it appear meanwhile).
+    linked = [rel for path in files if (rel := _linked_part(root, path))]
+    if linked:
+        raise InputError(_link_message(linked[0]))
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {path.relative_to(root).as_posix()}")
+        rel = path.relative_to(root).as_posix()
+        try:
+            guarded_write.write_text(root, rel, text, replace=force)
+        except guarded_read.Refused as exc:
+            raise InputError(_link_message(exc.path) + f" ({exc.reason})") from None
+        click.echo(f"wrote {rel}")
     show_next_steps(detected, workflows)
     return 0
+
+
+def _linked_part(root: Path, path: Path) -> str | None:
+    """The first part of `path` below `root` that is a symlink, if any."""
+    rel = path.relative_to(root)
+    for n in range(1, len(rel.parts) + 1):
+        part = Path(*rel.parts[:n])
+        if (root / part).is_symlink():
+            return part.as_posix()
+    return None
+
+
+def _link_message(rel: str) -> str:
+    return (
+        f"not writing through {rel}: it is a symlink (it may point outside the repository); "
+        "init writes only real files and folders inside the repository: replace the link "
+        "and run init again"
+    )
 
 
 COPY_NOTE = re.compile(

@@ -206,11 +206,14 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
         spec_file=spec_file,
         base_url=base_url,
     )
+    apart: tuple[Path, ...] = ()
     if run_candidates.is_multi(out.parent.parent):
-        # One attempt of a multi-candidate run: its model is the attempt's own.
+        # One attempt of a multi-candidate run: its model is the attempt's own, and its
+        # siblings stay hidden from it.
         spec = spec.model_copy(
             update={"model": spec.model.model_copy(update={"name": state.spec.model.name})}
         )
+        apart = run_candidates.Plan.load(out.parent.parent).apart()
     report = read_report(out)
     if report.status == Status.SUCCESS:
         raise InputError(f"the run in {out} already succeeded; nothing to resume")
@@ -223,6 +226,7 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
     worktree = reopen_worktree(root, spec, state, report)
     conversation.resume_note(report.rounds[-1:])
     report.finish(Status.ERROR)
+    own = worktree.path.parent
     return run_pipeline(
         spec,
         root,
@@ -232,6 +236,8 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
         report=report,
         conversation=conversation,
         sources=state.sources,
+        hidden=apart,
+        scratch_in=own if any(p in own.parents for p in apart) else None,
     )
 
 

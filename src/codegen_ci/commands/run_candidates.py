@@ -3,6 +3,12 @@
 `OUT/candidates/<i>/`) from the same base commit; the gate's verdicts choose (`candidates.py`),
 and only the chosen attempt's one commit ends up on the run's branch.
 
+Attempts are strangers: each works in a repository of its own (workspace/isolated_repo.py:
+the user's objects read through alternates, no ref) in its own private folder, all inside
+the run's one private folder, and its sandbox hides that folder and `OUT` but for its own
+parts. So one attempt's commands cannot list, read or change another's worktree, branch,
+commits, scratch or output; the chosen commit is fetched into the user's repository at the end.
+
 escalate runs them one after another and stops at the first that passes; race runs them at
 once (at most `concurrency`) and chooses when all have finished. `OUT/candidates.json` records
 the plan and every finished attempt, so `resume OUT` continues an interrupted run.
@@ -30,7 +36,7 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.run_dir import is_run_dir
+from codegen_ci.commands.run_dir import RunState, is_run_dir
 from codegen_ci.commands.run_driver import (
     SpecProgress,
     branch_for,
@@ -41,9 +47,12 @@ from codegen_ci.commands.run_driver import (
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Reason, Report, Status
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
-from codegen_ci.workspace import git
+from codegen_ci.workspace import git, isolated_repo
+from codegen_ci.workspace.private_dir import private_folder
+from codegen_ci.workspace.worktree import worktrees_root
 
 STATE = "candidates.json"
 
@@ -65,6 +74,15 @@ class Plan:
     # Held around `git worktree add` and branch moves (a batch shares one per repository).
     lock: threading.Lock = field(default_factory=threading.Lock)
     progress: Progress | None = None  # default: a display of its own per candidate
+    # The run's private folder: one private folder per attempt inside (its repository,
+    # worktree, base tree and sandbox scratch); hidden from every attempt but for its own.
+    folder: Path | None = None
+    hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
+
+    def apart(self) -> tuple[Path, ...]:
+        """What every attempt's commands must not see: the run's output and its folder (each
+        attempt's own parts in it are shown again), and what the caller hides besides."""
+        return (self.out, *([self.folder] if self.folder else []), *self.hidden)
 
     def model(self, index: int) -> str:
         return self.spec.candidates.model_for(index, self.spec.model.name)
@@ -89,10 +107,9 @@ class Plan:
             "sources": self.sources,
             "elapsed_s": self.elapsed_s,
             "done": [c.model_dump(mode="json") for c in self.done],
+            "folder": str(self.folder) if self.folder else None,
         }
-        tmp = self.out / (STATE + ".tmp")
-        tmp.write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(self.out / STATE)
+        guarded_write.write_into(self.out / STATE, REDACTOR.dumps(data, indent=2))
 
     @classmethod
     def load(cls, out: Path) -> Plan:
@@ -109,6 +126,7 @@ class Plan:
                 dict(data.get("sources") or {}),
                 [Candidate.model_validate(c) for c in data["done"]],
                 float(data.get("elapsed_s", 0.0)),
+                folder=Path(data["folder"]) if data.get("folder") else None,
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path} is corrupt: {type(exc).__name__}: {exc}"[:500]) from None
@@ -129,7 +147,11 @@ def start(
     lock: threading.Lock | None = None,
     progress: Progress | None = None,
     branch: str | None = None,
+    hidden: tuple[Path, ...] = (),
+    folder: Path | None = None,
 ) -> Report:
+    """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
+    siblings; `folder`: the run's private folder (default: a new one)."""
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
     wanted = spec.git.branch.replace("{slug}", spec.slug)
@@ -137,6 +159,7 @@ def start(
         with lock:
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
+    plan.folder, plan.hidden = folder or worktrees_root(root), hidden
     plan.save()
     return drive(plan, briefing)
 
@@ -261,14 +284,19 @@ def _run_one(
     progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
-    with plan.lock:  # `git worktree add` takes the repository's locks: one at a time
+    if plan.folder is None or not plan.folder.is_dir():  # a plan from before, resumed
+        plan.folder = worktrees_root(plan.root)
+        plan.save()
+    folder = private_folder(plan.folder, name=f"candidate-{index}")
+    with plan.lock:
+        repo = isolated_repo.sharing(plan.root, folder / "repo")
         worktree = prepare_worktree(
-            plan.root, spec, run_id, branch=f"{plan.branch}-candidate-{index}"
+            repo, spec, run_id, branch=f"{plan.branch}-candidate-{index}", folder=folder
         )
     try:
         report = run_pipeline(
             spec,
-            plan.root,
+            repo,
             out,
             run_id,
             worktree,
@@ -276,6 +304,8 @@ def _run_one(
             sources=plan.sources,
             carry=carry,
             progress=progress,
+            hidden=plan.apart(),
+            scratch_in=folder,
         )
     except Interrupted:
         raise
@@ -298,13 +328,14 @@ def _finish(plan: Plan) -> Report:
         for c in plan.done:
             git.git(["branch", "-D", f"{plan.branch}-candidate-{c.index}"], plan.root, check=False)
         if best.commit:
+            _bring_back(plan, best)
             git.git(["branch", "-f", plan.branch, best.commit], plan.root)
             report.branch, report.commit = plan.branch, best.commit
         else:
             report.branch, report.commit = None, None
     for name in ("diff.patch", "transcript.jsonl"):
         if (best_out / name).is_file():
-            shutil.copyfile(best_out / name, plan.out / name)
+            guarded_write.copy_into(best_out / name, plan.out / name)
     report.run_id, report.output_dir = plan.run_id, str(plan.out)
     report.candidates, report.chosen, report.chosen_why = list(plan.done), best.index, why
     report.candidates_note = plan.note
@@ -312,7 +343,20 @@ def _finish(plan: Plan) -> Report:
     report.duration_s = round(plan.elapsed_s, 3)
     report.write(plan.out)
     REDACTOR.redact_tree(plan.out)
+    if plan.folder is not None:  # every attempt's repository, worktree and scratch
+        shutil.rmtree(plan.folder, ignore_errors=True)
     return report
+
+
+def _bring_back(plan: Plan, best: Candidate) -> None:
+    """Fetch the chosen commit from the attempt's own repository into the user's (by its
+    branch there, which our ref guard kept where the attempt's run left it)."""
+    assert best.commit is not None
+    if git.ok(["cat-file", "-e", f"{best.commit}^{{commit}}"], plan.root):
+        return  # an attempt from before attempts had repositories of their own
+    repo = RunState.read(Path(best.output_dir)).repo
+    ref = f"refs/heads/{plan.branch}-candidate-{best.index}"
+    git.git(["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(repo), ref], plan.root)
 
 
 def exit_code(report: Report) -> int:

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from codegen_ci.errors import InputError
 from codegen_ci.report import Report
+from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import deep_merge, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -65,6 +66,14 @@ def make_output_dir(out: Path) -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the output directory {out}: {exc.strerror}") from None
+    # The tool never makes a link there: one found was planted, and writing the run's files
+    # through it would write wherever it points.
+    planted = guarded_write.links_in(out)
+    if planted:
+        raise InputError(
+            f"the output directory {out} holds a symlink ({planted[0]}); codegen-ci writes "
+            "its outputs only into folders without links: choose a new or empty folder"
+        )
     return out
 
 
@@ -98,7 +107,7 @@ class RunState:
             "worktree": str(self.worktree),
             "sources": dict(self.sources),
         }
-        (out / RUN_FILE).write_text(REDACTOR.dumps(data, indent=2), encoding="utf-8")
+        guarded_write.write_into(out / RUN_FILE, REDACTOR.dumps(data, indent=2))
 
     @classmethod
     def read(cls, run_dir: Path) -> RunState:

@@ -57,14 +57,22 @@ def new_run_id(spec: Spec) -> str:
 
 
 def prepare_worktree(
-    root: Path, spec: Spec, run_id: str, *, branch: str | None = None, reset: bool = False
+    root: Path,
+    spec: Spec,
+    run_id: str,
+    *,
+    branch: str | None = None,
+    reset: bool = False,
+    folder: Path | None = None,
 ) -> Worktree:
     """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
-    suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch."""
+    suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch.
+    `folder`: the private folder it goes in (default: a new one)."""
     wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
     name = wanted if reset else branch_for(root, wanted, spec)
     reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
-    return open_worktree(root, spec, run_id, name, spec.git.base or "HEAD", reset=reset)
+    base = spec.git.base or "HEAD"
+    return open_worktree(root, spec, run_id, name, base, reset=reset, folder=folder)
 
 
 def open_worktree(
@@ -77,11 +85,12 @@ def open_worktree(
     reset: bool = False,
     keep_branch: bool = False,
     artifacts: Iterable[str] = (),
+    folder: Path | None = None,
 ) -> Worktree:
     """The one way a run's worktree is made, for `run` and `resume` alike: `name` in a new
     private folder of the run's own, on a new `branch` from `base` (`reset`: an existing one
     moved to `base`; `keep_branch`: an existing one checked out as it is)."""
-    path = worktrees_root(root) / name
+    path = (folder or worktrees_root(root)) / name
     try:
         worktree = create_worktree(
             root,
@@ -144,6 +153,8 @@ def run_pipeline(
     briefing: Briefing | None = None,
     sources: Mapping[str, Any] | None = None,
     carry: str | None = None,
+    hidden: tuple[Path, ...] = (),
+    scratch_in: Path | None = None,
 ) -> Report:
     """One pipeline run as the commands start it: run.json first (what `resume` needs), then
     the pipeline under the progress display, with SIGTERM/SIGINT turned into an interrupt."""
@@ -172,6 +183,8 @@ def run_pipeline(
         conversation=conversation,
         start_iteration=(report.iterations + 1) if report else 1,
         briefing=briefing or Briefing(),
+        hidden=hidden,
+        scratch_in=scratch_in,
     )
     progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
     try:

@@ -15,6 +15,7 @@ from codegen_ci.eval.judge import REASON_TEXT, CheckResult
 from codegen_ci.publish.markdown import code_span, escape_cell, neutralise
 from codegen_ci.publish.mermaid import CostPoint, fenced, resolved_against_cost
 from codegen_ci.report import Report
+from codegen_ci.security import guarded_write
 
 SCHEMA_VERSION = 1
 
@@ -149,7 +150,7 @@ def document(
 
 def write_json(doc: dict[str, Any], out: Path) -> Path:
     path = out / "eval.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    guarded_write.write_into(path, json.dumps(doc, indent=2) + "\n")
     return path
 
 

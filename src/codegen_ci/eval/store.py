@@ -19,6 +19,7 @@ from typing import Any
 from codegen_ci.eval.history import Task
 from codegen_ci.eval.judge import CheckResult
 from codegen_ci.eval.shards import digest
+from codegen_ci.security import guarded_write
 
 CHECK_FILE = "check.json"
 RESULT_FILE = "result.json"
@@ -73,9 +74,8 @@ def load_result(where: Path, key: str) -> dict[str, Any] | None:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)  # a reader never sees half a file
+    # a temporary name renamed into place: a reader never sees half a file
+    guarded_write.write_into(path, json.dumps(data, indent=2) + "\n")
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ plugin even with PYTEST_DISABLE_PLUGIN_AUTOLOAD). `read_status` tells what the p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.security import guarded_read
+from codegen_ci.security import guarded_read, guarded_write
 
 PYTEST_TOKEN = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 # pytest options that take a separate value, so the value is not mistaken for a test path.
@@ -221,7 +222,8 @@ def keep(status: Path, tool_dir: Path, work_dir: Path) -> FirstStatus:
     ids = tool_dir / "pytest_plugin" / status.name.replace("-status.jsonl", "-ids.txt")
     for path in (ids, tool_dir / "pytest_plugin" / f"{PLUGIN}.py"):  # the tool's own files
         if path.is_file() and tool_dir != work_dir:
-            shutil.copyfile(path, target / path.name)
+            with contextlib.suppress(guarded_read.Refused):  # a link there: not written through
+                guarded_write.copy_into(path, target / path.name)
     copy = target / status.name
     try:
         guarded_read.copy_file(

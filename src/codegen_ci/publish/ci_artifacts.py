@@ -10,12 +10,15 @@ written over the whole run.
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate.junit.parse import parse_files
 from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.security import guarded_write
+from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.untrusted import Untrusted, strip_ansi
 
 MAX_ZIP_BYTES = 100 * 1024 * 1024
@@ -87,6 +90,8 @@ def _junit_members(data: bytes, workdir: Path, prefix: str, budget: _Budget) -> 
         path = workdir / f"{prefix}-{n}-{name}"
         try:
             written = _extract(archive, info, path, min(MAX_XML_BYTES, budget.bytes))
+        except Refused:
+            continue  # a link or special file planted at the name: left as it is, not read
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
             path.unlink(missing_ok=True)
             continue
@@ -100,12 +105,15 @@ def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limit:
     """Stream one member into `path`, at most `limit` bytes (a longer member is cut there and
     then fails to parse, as a truncated report should)."""
     written = 0
-    with archive.open(info) as member, path.open("wb") as out:
+    # the member's name is the artifact's: a link or a FIFO at that name is never opened
+    with archive.open(info) as member, guarded_write.create(path) as out:
         while written < limit:
             chunk = member.read(min(1 << 16, limit - written))
             if not chunk:
                 break
-            out.write(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(out, view) :]
             written += len(chunk)
     return written
 

@@ -298,17 +298,20 @@ def open_sandbox(
     checkout: Path | None = None,
     dependencies: Sequence[Path] = (),
     private: Sequence[Path] = (),
+    parent: Path | None = None,
 ) -> Sandbox:
     """Set up confinement for one run and prove it works, or fail closed. `dependencies`: the
     repository's dependency folders commands may read (beside the checkout); `private`: the
-    run's own files (its output directory), hidden like HOME."""
+    run's own files (its output directory, and what must stay apart from it: a candidate's
+    siblings), hidden like HOME; `parent`: where its private root is made (a candidate's own
+    folder, hidden from its siblings; default: the temporary directory)."""
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = (environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or "").strip().lower()
     if mode not in OFF | AUTO | {"bwrap", "landlock"}:
         raise InputError(
             f"{SANDBOX_ENV} / sandbox input: unknown value {mode!r} (auto, bwrap, landlock or off)"
         )
-    root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-"))
+    root = Path(tempfile.mkdtemp(prefix="codegen-sandbox-", dir=parent))
     for sub in (*(f"rw/{d}" for d in SCRATCH_DIRS), "tool"):
         (root / sub).mkdir(parents=True)
     (root / "tool").chmod(0o755)

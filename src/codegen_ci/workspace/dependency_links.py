@@ -31,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codegen_ci.workspace import git
+from codegen_ci.workspace import git, isolated_repo
 
 DEPENDENCY_DIRS = frozenset(
     {"node_modules", "bower_components", ".venv", "venv", ".yarn", "vendor", ".bundle"}
@@ -62,6 +62,7 @@ def link_dependencies(checkout: Path, tree: Path) -> tuple[str, ...]:
     worktree counts (a resumed run); anything else at that path (a tracked `vendor/`) is
     left alone."""
     placed = []
+    checkout = isolated_repo.dependencies_of(checkout)  # a repository of ours: the user's
     for rel in installed_dependencies(checkout):
         source, target = checkout / rel, tree / rel
         if target.is_symlink() and target.readlink() == source:
