@@ -12,6 +12,7 @@ from typing import Any
 
 from codegen_ci.report import Round
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted, fence
 
 
 class Conversation:
@@ -46,15 +47,17 @@ class Conversation:
         return cls(transcript, _complete_steps(messages))
 
     def resume_note(self, last_rounds: Sequence[Round] = ()) -> None:
-        """Tell the model the run was stopped, and what the last validation round found."""
+        """Tell the model the run was stopped, and what the last validation round found (test
+        ids and messages are the repository's text: fenced as data)."""
         lines = [
             "[The run was stopped and is now resumed. The files on disk are current; "
             "continue the task.]"
         ]
         for rnd in last_rounds:
             if not rnd.passed and rnd.failures:
+                listed = "\n".join(f"- {f.id}: {f.message[:300]}" for f in rnd.failures[:20])
                 lines.append(f"Validation round {rnd.iteration} failed:")
-                lines += [f"- {f.id}: {f.message[:300]}" for f in rnd.failures[:20]]
+                lines.append(fence("failing tests", Untrusted(listed)).rstrip("\n"))
         self.add({"role": "user", "content": "\n".join(lines)})
 
 

@@ -22,7 +22,7 @@ from codegen_ci.agent.model import Model, ModelReply
 from codegen_ci.agent.tools import ReadFileArgs, Toolbox, ToolError
 from codegen_ci.report import Reason
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import fence
+from codegen_ci.security.untrusted import Untrusted, fence
 from codegen_ci.workspace.paths import PathRefused
 
 
@@ -96,7 +96,7 @@ class Agent:
                 text = self.toolbox.read_file(ReadFileArgs(path=path))
             except (ToolError, PathRefused, OSError) as exc:
                 text = f"(cannot be read now: {exc})"
-            texts[path] = fence(f"file {path}", REDACTOR.redact(text))
+            texts[path] = fence(f"file {path}", Untrusted(REDACTOR.redact(text)))
         self.conversation.add({"role": "user", "content": current_files_note(texts)})
         return True
 

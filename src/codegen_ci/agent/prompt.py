@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import fence
+from codegen_ci.security.untrusted import Untrusted, fence, outside_fences
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.paths import matches
@@ -81,12 +81,18 @@ def first_messages(
 
 
 def task_message(spec: Spec, worktree: Worktree) -> str:
-    parts = []
-    if spec.title:
-        parts.append(f"# Task: {spec.title}")
     # The task is the maintainer's words (a spec, or an issue a writer chose to run); text
-    # quoted from others inside it arrives already fenced by its source.
-    parts.append(spec.task.strip())
+    # quoted from others inside it arrives already fenced by its source. The title is a header
+    # only when it is the task's own words; else it may be an issue's title or an old commit's
+    # subject (whoever wrote it), and follows the task as data.
+    parts = []
+    task = spec.task.strip()
+    if spec.title and _said_by_the_task(spec.title, task):
+        parts += [f"# Task: {spec.title}", task]
+    elif spec.title:
+        parts += [task, "The task's title:\n" + fence("task title", Untrusted(spec.title))]
+    else:
+        parts.append(task)
     if spec.constraints:
         parts.append("Constraints:\n" + "\n".join(f"- {c}" for c in spec.constraints))
     if spec.outputs:
@@ -102,6 +108,12 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
         parts.append(context)
     parts.append("Repository map (files with top-level symbols):\n" + repo_map(worktree))
     return "\n\n".join(parts)
+
+
+def _said_by_the_task(title: str, task: str) -> bool:
+    """Whether `title` is in the task's own words (outside the fences of quoted text)."""
+    words = " ".join(title.split())
+    return bool(words) and words in " ".join(outside_fences(task).split())
 
 
 def context_section(entries: list[str], worktree: Worktree) -> str:
@@ -128,7 +140,8 @@ def context_section(entries: list[str], worktree: Worktree) -> str:
                 try:
                     data = guarded_read.read_text(root, rel, max_bytes=MAX_CONTEXT_READ_BYTES)
                     text, note = _within(data, min(MAX_FILE_CHARS, budget))
-                    blocks.append(f"File {rel}:\n" + fence(f"file {rel}", text) + note)
+                    shown = fence(f"file {rel}", Untrusted(text))
+                    blocks.append(f"File {rel}:\n" + shown + note)
                 except guarded_read.Refused as exc:
                     why = "matched nothing" if exc.reason == "does not exist" else exc.reason
                     blocks.append(f"(context entry {entry!r}: {why})")
@@ -193,10 +206,14 @@ def _safe(read: Callable[[], list[T]]) -> list[T]:
 # --- the briefing: the maintainers' instructions and earlier runs --------------------------
 
 
+NO_HISTORY = Untrusted("")
+
+
 @dataclass(frozen=True)
 class Briefing:
     instructions: Instructions | None = None
-    history: str = ""  # earlier runs on this pull request, one line each, oldest first
+    # earlier runs on this pull request, one line each, oldest first
+    history: Untrusted = NO_HISTORY
 
     def system_addition(self) -> str:
         return f"\n\n{system_section(self.instructions)}" if self.instructions else ""

@@ -33,6 +33,7 @@ from codegen_ci.sources.pull_tasks import (
     ci_task_text,
     review_thread_task,
     whole_review_task,
+    with_title,
 )
 from codegen_ci.sources.task_spec import default_branch_config
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -77,18 +78,23 @@ def prepare(
     root: Path,
 ) -> EventTask | Skip:
     """The full task, or why there is none."""
-    where = f"pull request #{pull.number} ({pull.title})"
+    where = f"pull request #{pull.number}"
     if task.kind == "review_comment" and task.review_comment_id is not None:
         loop.review_comments = gh.pull_review_comments(pull.number)
         loop.reply_to = [task.review_comment_id]
-        return replace(task, task=review_thread_task(task, loop.review_comments, where))
+        text = review_thread_task(task, loop.review_comments, where)
+        return replace(task, task=with_title(text, where, pull.title))
     if task.kind == "review" and task.review_id is not None:
         loop.review_comments = gh.pull_review_comments(pull.number)
         own = gh.review_comments(pull.number, task.review_id)
         loop.reply_to = [int(c["id"]) for c in own]
-        return replace(task, task=whole_review_task(task, own, loop.review_comments, where))
+        text = whole_review_task(task, own, loop.review_comments, where)
+        return replace(task, task=with_title(text, where, pull.title))
     if task.kind == "ci_failure":
-        return _prepare_ci(gh, task, pull, loop, settings, root, where)
+        prepared = _prepare_ci(gh, task, pull, loop, settings, root, where)
+        if isinstance(prepared, Skip):
+            return prepared
+        return replace(prepared, task=with_title(prepared.task, where, pull.title))
     return task
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from codegen_ci.eval.history import Task
 from codegen_ci.eval.judge import REASON_TEXT, CheckResult
-from codegen_ci.publish.markdown import code_span, escape_cell
+from codegen_ci.publish.markdown import code_span, escape_cell, neutralise
 from codegen_ci.publish.mermaid import CostPoint, fenced, resolved_against_cost
 from codegen_ci.report import Report
 from codegen_ci.security import guarded_write
@@ -211,7 +211,9 @@ def markdown(doc: dict[str, Any]) -> str:
             f"| {code_span(t['commit'][:12])} | {escape_cell(t['subject'][:80])} | "
             f"{'yes' if t['kept'] else 'no'} | {detail} |"
         )
-    return "\n".join(lines) + "\n"
+    # Subjects and reasons are the repository's text: no bidi override reorders the page and
+    # no @team is pinged from eval.md or the job summary.
+    return neutralise("\n".join(lines) + "\n")
 
 
 def _num(value: Any) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from codegen_ci.errors import CodegenError
 from codegen_ci.eval.history import Task
-from codegen_ci.security.untrusted import clean_untrusted, fence
+from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence
 from codegen_ci.workspace import git
 
 PULL_IN_SUBJECT = re.compile(r"^Merge pull request #(\d+)\b|\(#(\d+)\)\s*$")
@@ -33,7 +33,7 @@ Lookup = Callable[[int], tuple[str, str]]  # number -> (title, body); raises Cod
 
 def task_text(task: Task, lookup: Lookup | None) -> tuple[str, list[str]]:
     """The text the model gets for `task`, and notes on lookups that failed."""
-    parts = [fence("commit message", clean_untrusted(task.message), max_chars=MAX_CHARS)]
+    parts = [fence("commit message", Untrusted(clean_untrusted(task.message)), max_chars=MAX_CHARS)]
     notes: list[str] = []
     if lookup is not None:
         bodies = [task.message]
@@ -68,7 +68,7 @@ def _read(lookup: Lookup, number: int, kind: str, parts: list[str], notes: list[
         notes.append(f"{kind} #{number}: {exc.message.splitlines()[0][:200]}")
         return ""
     text = clean_untrusted(f"{title}\n\n{body}".strip())
-    parts.append(fence(f"{kind} #{number}", text, max_chars=MAX_CHARS))
+    parts.append(fence(f"{kind} #{number}", Untrusted(text), max_chars=MAX_CHARS))
     return body
 
 

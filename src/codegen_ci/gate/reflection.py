@@ -20,7 +20,13 @@ from collections.abc import Callable, Sequence
 from codegen_ci.gate.junit.parse import JUnitCase
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Failure, Round, location
-from codegen_ci.security.untrusted import fence, head_tail, strip_ansi, strip_nondeterminism
+from codegen_ci.security.untrusted import (
+    Untrusted,
+    fence,
+    head_tail,
+    strip_ansi,
+    strip_nondeterminism,
+)
 
 MAX_MESSAGE_CHARS = 12_000
 MAX_DETAILED = 5  # failures shown with a traceback
@@ -85,14 +91,14 @@ def reflection_message(
         listed = "\n".join(clean(e)[:MAX_LINE_CHARS] for e in outcome.lint_errors)
         parts.append(
             f"Lint errors ({len(outcome.lint_errors)}):\n"
-            + fence("lint errors", head_tail(listed, room(LINT_BUDGET)))
+            + fence("lint errors", Untrusted(head_tail(listed, room(LINT_BUDGET))))
         )
     unexplained = [f for f in outcome.failed if not f.explained]
     for failed in unexplained[:2]:
         text = head_tail(clean(failed.output), room(OUTPUT_BUDGET))
         parts.append(
             f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"
-            + fence(f"{failed.kind} output", text)
+            + fence(f"{failed.kind} output", Untrusted(text))
         )
     if len(unexplained) > 2:
         parts.append(f"({len(unexplained) - 2} more failed commands; see the commands above.)")
@@ -107,7 +113,9 @@ def reflection_message(
         parts.append(_failures(title, old, cases, clean, budget, MAX_DETAILED - len(new)))
     if rnd.parse_problems:
         problems = "\n".join(clean(p)[:200] for p in rnd.parse_problems[:3])
-        parts.append("JUnit reports that could not be read:\n" + fence("parse problems", problems))
+        parts.append(
+            "JUnit reports that could not be read:\n" + fence("parse problems", Untrusted(problems))
+        )
     message = "\n\n".join(parts)
     # The budgets above keep the message under the bound; this is only the backstop.
     return head_tail(message, MAX_MESSAGE_CHARS)
@@ -174,7 +182,7 @@ def _failures(
     text = "\n".join(entries)
     if len(entries) < len(failures):
         text += f"\n... and {len(failures) - len(entries)} more not shown"
-    return f"{title}: {len(failures)}{shown}\n" + fence("test failures", text)
+    return f"{title}: {len(failures)}{shown}\n" + fence("test failures", Untrusted(text))
 
 
 def trim_traceback(text: str, max_chars: int = MAX_TRACE_CHARS) -> str:

@@ -19,7 +19,7 @@ from codegen_ci.gate.junit.parse import parse_files
 from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.security import guarded_write
 from codegen_ci.security.guarded_read import Refused
-from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.security.untrusted import Untrusted, strip_ansi
 
 MAX_ZIP_BYTES = 100 * 1024 * 1024
 MAX_XML_BYTES = 20 * 1024 * 1024  # one member
@@ -35,8 +35,10 @@ TAIL_CHARS = 6000
 
 @dataclass
 class RunLeftovers:
-    tests: list[tuple[str, str]] = field(default_factory=list)  # (test id, message)
-    logs: list[tuple[str, str]] = field(default_factory=list)  # (job name, log tail)
+    # (test id, message) and (job name, log tail): the messages and logs the code under test
+    # printed reach the model only fenced
+    tests: list[tuple[str, Untrusted]] = field(default_factory=list)
+    logs: list[tuple[str, Untrusted]] = field(default_factory=list)
     junit_files: list[str] = field(default_factory=list)
 
 
@@ -51,13 +53,13 @@ def failed_run_leftovers(gh: GitHubPublisher, run_id: int, workdir: Path) -> Run
         paths += _junit_members(data, workdir, f"{artifact['id']}", budget)
     result = parse_files(paths)
     found.junit_files = [p.name for p in paths]
-    found.tests = [(f.id, f.message or "") for f in result.failures()]
+    found.tests = [(f.id, Untrusted(f.message or "")) for f in result.failures()]
     if found.tests:
         return found
     jobs = gh.run_jobs(run_id)
     for job in [j for j in jobs if j.get("conclusion") == "failure"][:MAX_JOBS]:
         log = gh.job_log(job, MAX_LOG_BYTES)
-        found.logs.append((str(job.get("name") or job["id"]), _tail(log)))
+        found.logs.append((str(job.get("name") or job["id"]), Untrusted(_tail(log))))
     return found
 
 

@@ -30,6 +30,7 @@ from codegen_ci.security.inert_text import (
     defang_links,
     show_controls,
 )
+from codegen_ci.security.untrusted import Untrusted, _reveal
 
 __all__ = [
     "OWN_MARKER",
@@ -53,9 +54,9 @@ _MARKDOWN_SPECIALS = "\\`*_[]|~"
 # -- the whole body ----------------------------------------------------------------------
 
 
-def neutralise(body: str) -> str:
+def neutralise(body: str | Untrusted) -> str:
     """A whole body, ready to post: controls made visible, mentions and `<!--` broken."""
-    body = show_controls(body, keep="\n\t").replace(_COMMENT_OPEN, "<!" + ZWJ + "--")
+    body = show_controls(_reveal(body), keep="\n\t").replace(_COMMENT_OPEN, "<!" + ZWJ + "--")
     return break_mentions(body)
 
 
@@ -72,34 +73,35 @@ def with_markers(body: str, head: Sequence[str] = (), tail: Sequence[str] = ()) 
 # -- one piece, escaped for its spot -------------------------------------------------------
 
 
-def escape_md(text: str, limit: int = 300) -> str:
+def escape_md(text: str | Untrusted, limit: int = 300) -> str:
     """Prose on one line with every markup character escaped, and no link or issue
     reference made of it."""
-    text = text.replace("\r", " ").replace("\n", " ").strip()
+    text = _reveal(text).replace("\r", " ").replace("\n", " ").strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return break_references(defang_links(re.sub(r"([\\`*_{}\[\]|#!~])", r"\\\1", text)))
 
 
-def escape_cell(text: str, *, links: bool = False) -> str:
+def escape_cell(text: str | Untrusted, *, links: bool = False) -> str:
     """Plain text for a Markdown table cell: no HTML, no formatting, no cell breaks, and no
     links or issue references unless `links` (for the tool's own URLs)."""
-    text = " ".join(text.split())
+    text = " ".join(_reveal(text).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = "".join("\\" + ch if ch in _MARKDOWN_SPECIALS else ch for ch in text)
     return text if links else break_references(defang_links(text))
 
 
-def code_span(text: str) -> str:
+def code_span(text: str | Untrusted) -> str:
     """Text as inline code that its own backticks, pipes or newlines cannot break out of."""
-    text = " ".join(text.split()).replace("|", "\\|")
+    text = " ".join(_reveal(text).split()).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {text} {fence}" if longest else f"{fence}{text}{fence}"
 
 
-def code_block(text: str) -> str:
+def code_block(text: str | Untrusted) -> str:
     """`text` fenced so that no backticks inside it can close the block."""
+    text = _reveal(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}\n{fence}"

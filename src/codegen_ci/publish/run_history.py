@@ -14,6 +14,7 @@ from typing import Any
 from codegen_ci.publish.github import GitHubPublisher
 from codegen_ci.publish.markdown import code_span
 from codegen_ci.report import Report, Status
+from codegen_ci.security.untrusted import Untrusted
 
 STATUSES = ("success", "failed", "error")
 KEEP = 10  # records kept in the marker
@@ -115,8 +116,9 @@ def history_marker(records: list[RunRecord]) -> str:
     return f"<!-- codegen-ci:history {data} -->"
 
 
-def memory_text(records: list[RunRecord]) -> str:
-    return "\n".join(f"{i}. {r.line()}" for i, r in enumerate(records[-SHOWN:], start=1))
+def memory_text(records: list[RunRecord]) -> Untrusted:
+    """Earlier runs for the model: their requests and failing tests are others' text."""
+    return Untrusted("\n".join(f"{i}. {r.line()}" for i, r in enumerate(records[-SHOWN:], start=1)))
 
 
 def read_history(gh: GitHubPublisher, issue_number: int, marker: str) -> list[RunRecord]:

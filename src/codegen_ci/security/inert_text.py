@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from codegen_ci.security.untrusted import Untrusted, _reveal
+
 __all__ = [
     "ZWJ",
     "TerminalStream",
@@ -75,20 +77,20 @@ def break_references(text: str) -> str:
     return _REFERENCE.sub(lambda m: (m[1] or "#") + ZWJ, text)
 
 
-def for_terminal(text: str, *, one_line: bool = False) -> str:
+def for_terminal(text: str | Untrusted, *, one_line: bool = False) -> str:
     """Text safe to print: no control reaches the terminal (see the module's docstring)."""
-    text = show_controls(text, keep="\n\t")
+    text = show_controls(_reveal(text), keep="\n\t")
     return text.replace("\n", "⏎") if one_line else text
 
 
-def for_commit(text: str) -> str:
+def for_commit(text: str | Untrusted) -> str:
     """Untrusted text for a commit message: controls shown, links defanged, references and
     mentions broken."""
-    text = defang_links(show_controls(text, keep="\n"))
+    text = defang_links(show_controls(_reveal(text), keep="\n"))
     return break_mentions(break_references(text))
 
 
-def quoted_lines(text: str) -> list[str]:
+def quoted_lines(text: str | Untrusted) -> list[str]:
     """Untrusted lines for a commit message body, each behind `> `: none is a trailer."""
     return [f"> {line}".rstrip() for line in for_commit(text).split("\n")]
 

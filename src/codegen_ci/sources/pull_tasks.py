@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codegen_ci.security.untrusted import clean_untrusted, fence
+from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence
 from codegen_ci.sources.events import CiRun, EventTask, user_of
 
 MAX_FAILURES = 30
@@ -29,8 +29,8 @@ class CiFailures:
     """What a failed run left to go on: failing tests from its JUnit artifacts, or else the
     tails of its failed jobs' logs."""
 
-    tests: tuple[tuple[str, str], ...] = ()  # (test id, message)
-    logs: tuple[tuple[str, str], ...] = ()  # (job name, log tail)
+    tests: tuple[tuple[str, Untrusted], ...] = ()  # (test id, message)
+    logs: tuple[tuple[str, Untrusted], ...] = ()  # (job name, log tail)
 
     def signature(self) -> str:
         keys = sorted(t for t, _ in self.tests) or sorted(job for job, _ in self.logs)
@@ -43,15 +43,20 @@ class CiFailures:
 
 
 def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
+    # The workflow's name and the branch's are whoever pushed the branch's words: data.
+    run = Untrusted(f"workflow: {ci.name}\nbranch: {ci.head_branch}")
     parts = [
-        f"The CI workflow {ci.name!r} failed on {where} (branch {ci.head_branch}, commit "
-        f"{ci.head_sha[:12]}). Make the failing checks pass with the smallest correct change "
-        "to the code; do not weaken or skip the tests.",
+        f"The CI workflow failed on {where} (commit {ci.head_sha[:12]}). Make the failing "
+        "checks pass with the smallest correct change to the code; do not weaken or skip the "
+        "tests. The workflow and the branch:\n" + fence("the failed CI run", run),
     ]
     if failures.tests:
-        listed = "\n\n".join(
-            f"{test}\n{message[:MAX_MESSAGE]}".strip()
-            for test, message in failures.tests[:MAX_FAILURES]
+        listed = Untrusted.join(
+            "\n\n",
+            (
+                (Untrusted(f"{test}\n") + message.map(lambda m: m[:MAX_MESSAGE])).map(str.strip)
+                for test, message in failures.tests[:MAX_FAILURES]
+            ),
         )
         more = len(failures.tests) - MAX_FAILURES
         parts.append(
@@ -82,6 +87,13 @@ def thread_of(comment_id: int, comments: Sequence[Comment]) -> list[Comment]:
     return sorted(found, key=lambda c: int(c["id"]))
 
 
+def with_title(task_text: str, where: str, title: str) -> str:
+    """A pull request's task followed by its title, as data (anyone who can open one wrote it)."""
+    if not title:
+        return task_text
+    return f"{task_text}\n\nThe title of {where}:\n" + fence(f"title of {where}", Untrusted(title))
+
+
 def review_thread_task(task: EventTask, comments: Sequence[Comment], where: str) -> str:
     """The task for one review comment: instruction, then where and its thread as data."""
     assert task.review_comment_id is not None
@@ -93,7 +105,9 @@ def review_thread_task(task: EventTask, comments: Sequence[Comment], where: str)
         parts.append(_location(asked))
     others = [c for c in thread if int(c["id"]) != task.review_comment_id]
     if others:
-        parts.append(fence("the rest of the review thread, oldest first", _quote(others)))
+        parts.append(
+            fence("the rest of the review thread, oldest first", Untrusted(_quote(others)))
+        )
     return "\n\n".join(parts)
 
 
@@ -114,7 +128,7 @@ def whole_review_task(
             c for c in thread_of(int(comment["id"]), comments) if int(c["id"]) != int(comment["id"])
         ]
         if others:
-            parts.append(fence(f"the rest of the thread of comment {n}", _quote(others)))
+            parts.append(fence(f"the rest of the thread of comment {n}", Untrusted(_quote(others))))
     return "\n\n".join(parts)
 
 
@@ -125,7 +139,7 @@ def _location(comment: Comment) -> str:
     lines = f"lines {start}-{end}" if start and start != end else f"line {end}"
     text = f"File {path}, {lines}" if end else f"File {path}"
     hunk = str(comment.get("diff_hunk") or "")
-    return text + (":\n" + fence(f"diff hunk of {path}", hunk) if hunk else ".")
+    return text + (":\n" + fence(f"diff hunk of {path}", Untrusted(hunk)) if hunk else ".")
 
 
 def _quote(comments: Sequence[Comment]) -> str:

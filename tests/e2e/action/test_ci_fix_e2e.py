@@ -53,7 +53,8 @@ def test_failing_junit_artifact_becomes_the_task_and_the_fix_is_pushed(world: Ac
 
     assert result.code == 0, result.log
     task = world.model.requests[0]["messages"][1]["content"]
-    assert "The CI workflow 'CI' failed on pull request #1" in task
+    assert "The CI workflow failed on pull request #1" in task
+    assert "workflow: CI\nbranch: " in task  # the run's names, fenced
     assert "test_bump_minor_resets_patch" in task and "assert '3.5.5' == '3.5.0'" in task
     assert task.index("<<untrusted") < task.index("test_bump_minor_resets_patch")
     assert world.origin_git("rev-parse", f"{BRANCH}~1").strip() == old_head  # on top
