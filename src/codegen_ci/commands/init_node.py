@@ -1,6 +1,8 @@
 """`init` for Node: the package manager (by lockfile), its install command, and a test command
 that writes JUnit for the runner the `test` script uses (jest + jest-junit, vitest, mocha +
-mocha-junit-reporter, node's own runner); other scripts run as they are, without JUnit.
+mocha-junit-reporter, node's own runner); other scripts run as they are, without JUnit. A
+script that goes on after its runner (`vitest run && npm run test-types`) keeps every part:
+each becomes a test command of its own.
 
 Reports are written as `reports/junit-<runner>.xml`: a `junit*.xml` file is a tool artifact
 that never enters the commit."""
@@ -145,7 +147,8 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
     first = match is not None and match.start() == 0
     last = match is not None and not _SEPARATOR.search(rest)
     runner = " ".join(match["runner"].split()) if match else ""
-    if match is None or not (first or (last and runner != "node --test")):
+    chained = first and not last and re.search(r";|\|\|", rest) is not None
+    if match is None or chained or not (first or (last and runner != "node --test")):
         project.test.append(f"{project.manager} run test")
         project.tools.append("test script (writes no JUnit)")
         return
@@ -169,6 +172,14 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
     project.test.append(command)
     project.junit.append(report)
     project.tools.append(f"{runner} with JUnit")
+    # The script goes on after the runner (`vitest run && npm run test-types`): each further
+    # part is a check of its own, not to be dropped.
+    for part in _SEPARATOR.split(rest)[1:] if first else []:
+        part = part.strip()
+        if part:
+            runs_itself = re.match(r"^(?:npm|pnpm|yarn|bun|node|npx|bunx)\b", part)
+            project.test.append(part if runs_itself else _exec(project, part))
+            project.tools.append(f"{part.split()[0]} from the test script")
 
 
 def _join(*parts: str) -> str:
