@@ -139,6 +139,14 @@ def config_text(found: Detected) -> str:
             "test", found.test, "no test command detected: add what your CI runs", found.origins
         ),
         *_junit(found.junit),
+        *(
+            [
+                "  # tox downloads its environments' dependencies:",
+                f"  network: {json.dumps(found.network)}",
+            ]
+            if found.network
+            else []
+        ),
         "  timeout: 600  # seconds per command",
         "",
         "limits:",

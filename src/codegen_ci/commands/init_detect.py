@@ -18,7 +18,7 @@ import configparser
 import json
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ class Detected:
     missing: list[tuple[str, str]] = field(default_factory=list)  # (tool, how to install it)
     notes: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
+    network: list[str] = field(default_factory=list)  # kinds of command that must download
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
@@ -104,6 +105,14 @@ def detect(root: Path) -> Detected:
     _follow_ci(root, found, tools)
     _src_layout(root, found, tools)
     _pytest_junit(found)
+    for kind in ("lint", "test"):
+        if any(bare(c).startswith("tox") for c in getattr(found, kind)):
+            # tox builds each environment's virtualenv from downloads
+            found.network.append(kind)
+            found.notes.append(
+                f"a {kind} command runs tox itself, which downloads each environment's "
+                f"dependencies: validation.network lets {kind} commands use the network"
+            )
     for command in [*found.lint, *found.test]:
         gap = missing_tool(command, tools)
         if gap and gap not in found.missing:
@@ -337,8 +346,7 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
     ini = _ini_sections(root, "setup.cfg", "tox.ini", "pytest.ini", "mypy.ini", ".flake8")
     deps = _python_requirements(root, pyproject)
     py = env.python
-    pytest_ok = "pytest" in deps or env.has_module("pytest")
-    suite = unittest_suite(root, pytest_ok)
+    suite = unittest_suite(root, lambda: "pytest" in deps or env.has_module("pytest"))
     plain = pytest_files(root)
     tox = tox_envs(root)
     if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite or plain):
@@ -365,7 +373,7 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
         command, through_pytest = suite
         tools.append("unittest suite, run through pytest" if through_pytest else "unittest")
         test.append(command.replace("python ", f"{py} ", 1))
-        if not through_pytest and not pytest_ok:
+        if not through_pytest and not env.has_module("pytest"):
             found.notes.append(
                 f"pytest is not installed for {py}: the unittest suite runs through unittest, "
                 f"which writes no JUnit, so test counts stay unknown (install pytest: {py} -m "
@@ -506,7 +514,9 @@ def test_folders(root: Path) -> list[str]:
     return folders
 
 
-def unittest_suite(root: Path, pytest_ok: bool = True) -> tuple[str, bool] | None:
+def unittest_suite(
+    root: Path, pytest_ok: Callable[[], bool] = lambda: True
+) -> tuple[str, bool] | None:
     """(test command, through pytest) for a unittest suite under a test folder: pytest when
     it is installed (or declared) and every unittest file is one pytest collects (it then
     writes JUnit), else unittest's own discovery (exit codes only); else unittest modules at
@@ -519,7 +529,7 @@ def unittest_suite(root: Path, pytest_ok: bool = True) -> tuple[str, bool] | Non
         suites = [p for p in files if UNITTEST_IMPORT.search(_text(p))]
         if not suites:
             continue
-        if pytest_ok and all(PYTEST_FILE.match(p.name) for p in suites):
+        if all(PYTEST_FILE.match(p.name) for p in suites) and pytest_ok():
             return f"python -m pytest -q {folder}", True
         return f"python -m unittest discover -s {folder} -t .", False
     # a unittest module at the top (`test.py`, run as `python test.py` or by coverage): pytest

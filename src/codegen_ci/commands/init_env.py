@@ -110,7 +110,7 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
         )
         folder = _folder(command, tools.root)
         if tool and not (folder / "node_modules" / ".bin" / tool).exists():
-            return tool, "install the dependencies (npm ci, pnpm install, yarn install)"
+            return tool, f"{_node_install(folder)} (the project's dependencies)"
         return None
     if first in INSTALL_HINTS and not tools.has_command(first):
         return first, INSTALL_HINTS[first]
@@ -120,3 +120,15 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
 def _folder(command: str, root: Path) -> Path:
     words = command.split()
     return root / words[1] if words[:1] == ["cd"] and len(words) > 1 else root
+
+
+def _node_install(folder: Path) -> str:
+    for lock, install in (
+        ("pnpm-lock.yaml", "pnpm install"),
+        ("yarn.lock", "yarn install"),
+        ("bun.lock", "bun install"),
+        ("package-lock.json", "npm ci"),
+    ):
+        if (folder / lock).is_file():
+            return install
+    return "npm install"
