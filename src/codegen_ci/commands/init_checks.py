@@ -19,6 +19,7 @@ CheckKind = Literal["test", "lint", "setup"]
 DIR_PREFIX = re.compile(r"^(cd\s+\S+\s+&&\s+)")
 ASSIGNMENTS = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)")
 PY_RUNNER = re.compile(r"^(?:uv\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run)\s+")
+VENV_BIN = re.compile(r"^(?:\S*/)?\.?venv/bin/(?=\S)")
 PY = re.compile(r"^python(?:3(?:\.\d+)?)?(?=\s|$)")
 COVERAGE = re.compile(r"^(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?coverage\s+run\s+(?:\S+\s+)*?-m\s+")
 PY_TOOLS = ("pytest", "mypy", "ruff", "flake8", "black", "isort", "pylint", "pyright", "tox", "nox")
@@ -113,6 +114,7 @@ def bare(line: str) -> str:
     body = DIR_PREFIX.sub("", line.strip())
     body = body[ASSIGNMENTS.match(body).end() :]  # type: ignore[union-attr]
     body = PY_RUNNER.sub("", body)
+    body = VENV_BIN.sub("", body)  # `.venv/bin/mypy`: the tool, run by the interpreter init names
     return COVERAGE.sub("python -m ", body)
 
 
@@ -129,6 +131,8 @@ def explicit(line: str, python: str) -> str:
         body = f"{python} -m {body}"
     elif first == "pytest":
         body = f"python -m {body}"
+    elif first in ("pip", "pip3"):
+        body = "python -m pip" + body[len(first) :]
     body = PY.sub(python, body)
     return prefix + assignments + checking_form(body)
 
