@@ -347,7 +347,7 @@ def test_ci_lines_in_their_checking_form_with_their_folders(tmp_path: Path) -> N
         "isort --check-only src",
         "cd web && npx prettier --check .",
         'test -z "$(gofmt -l ./cmd)"',
-        "cd web && npm run lint -- --fix",
+        "cd web && npm run lint",
     ]
     assert validation["test"] == ["python -m pytest -q"]  # CI runs no test it can: the file's
     out = result.output
@@ -441,3 +441,43 @@ def test_cargo_nextest_gives_junit_when_installed(
     assert '[profile.ci.junit]\npath = "junit.xml"\n' in config
     assert "wrote .config/nextest.toml" in result.output
     assert "note: cargo nextest is installed" in result.output
+
+
+def test_rust_workflows_set_up_the_toolchain_ci_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crate(tmp_path)
+    workflow(tmp_path, "CI", {"lint": job({"run": "cargo clippy -- -D warnings"})})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cargo-nextest").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "cargo-nextest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    init(tmp_path, "--workflows", "issue")
+
+    written = yaml.safe_load((tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text())
+    steps = written["jobs"]["codegen"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    rust = steps[uses.index("dtolnay/rust-toolchain@stable")]
+    assert rust["with"] == {"components": "clippy"}
+    assert uses.index("taiki-e/install-action@nextest") < uses.index(
+        "codegen-ci/codegen-ci/host@v0"
+    )
+
+
+def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/demo\n\ngo 1.22\n")
+    workflow(tmp_path, "Go", {"test": job({"run": "go test -race ./..."})})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["gotestsum --junitfile reports/junit-go.xml -- -race ./..."]
+    assert validation["junit"] == ["reports/junit-go.xml"]
+    assert validation["lint"] == []
+    assert "left out: go vet ./...: the repository's CI does not run it" in result.output
+    assert (
+        "# Detected: go.mod (gotestsum, go vet); .github/workflows/go.yml (the checks"
+        in (tmp_path / ".codegen.yml").read_text()
+    )

@@ -257,6 +257,15 @@ def _toolchain_steps(found: Detected) -> list[str]:
         )
         if node.manager == "bun":
             steps.append("      - uses: oven-sh/setup-bun@v2\n")
+    if "rust" in found.ecosystems:
+        lint = " ".join(found.lint)
+        components = ["clippy"] * ("clippy" in lint) + ["rustfmt"] * ("fmt" in lint)
+        with_ = (
+            f"        with:\n          components: {','.join(components)}\n" if components else ""
+        )
+        steps.append("      - uses: dtolnay/rust-toolchain@stable\n" + with_)
+        if any(command.startswith("cargo nextest") for command in found.test):
+            steps.append("      - uses: taiki-e/install-action@nextest\n")
     if "go" in found.ecosystems:
         steps.append(
             "      - uses: actions/setup-go@v5\n        with:\n          go-version-file: go.mod\n"

@@ -163,6 +163,9 @@ def checking_form(body: str) -> str:
         return " ".join([*head, *("--check" if a in ("--write", "-w") else a for a in args)])
     if tool == "biome" and "--write" in args:
         return " ".join([*head, *(a for a in args if a != "--write")])
+    if tool in ("npm", "pnpm", "yarn", "bun") and "--fix" in args:  # `npm run lint -- --fix`
+        kept = [a for a in args if a != "--fix"]
+        return " ".join([*head, *(kept[:-1] if kept[-1:] == ["--"] else kept)])
     if tool == "gofmt":
         paths = [a for a in args if not a.startswith("-")] or ["."]
         return f'test -z "$(gofmt -l {" ".join(paths)})"'

@@ -235,7 +235,8 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
         g for g in found.junit if g in written or (g == NEXTEST_REPORT and NEXTEST in written)
     ]
     found.setup = list(dict.fromkeys([*setup, *found.setup])) if setup else found.setup
-    found.found.append(".github/workflows (the checks CI runs)")
+    sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
+    found.found.append(f"{', '.join(sources)} (the checks CI runs)")
 
 
 def _as_commands(

@@ -61,7 +61,8 @@ def test_a_makefile_unittest_project_with_its_venv_gets_the_venvs_interpreter(
     (repo / "tests" / "test_calc.py").write_text(UNITTEST_SUITE)
     (repo / "setup.py").write_text("from setuptools import setup\nsetup(name='calc')\n")
     (repo / "Makefile").write_text(
-        "venv:\n\tpython3 -m venv .venv\n\ntest:\n\t.venv/bin/python -m unittest discover -s tests\n"
+        "venv:\n\tpython3 -m venv .venv\n\n"
+        "test:\n\t.venv/bin/python -m unittest discover -s tests\n"
     )
     workflows = repo / ".github" / "workflows"
     workflows.mkdir(parents=True)
