@@ -533,8 +533,8 @@ def unittest_suite(
         if all(PYTEST_FILE.match(p.name) for p in suites) and pytest_ok():
             return f"python -m pytest -q {folder}", True
         # `-t .` needs the folder to be a package; without it the folder is the top
-        top = " -t ." if (base / "__init__.py").is_file() else ""
-        return f"python -m unittest discover -s {folder}{top}", False
+        top_level = " -t ." if (base / "__init__.py").is_file() else ""
+        return f"python -m unittest discover -s {folder}{top_level}", False
     # a unittest module at the top (`test.py`, run as `python test.py` or by coverage): pytest
     # collects a file it is given by name, whatever its name, and writes JUnit for it
     top = [
