@@ -1,15 +1,19 @@
-"""Guess a repository's own test and lint commands from its build files, for `codegen-ci init`.
+"""Guess a repository's own test and lint commands, for `codegen-ci init`.
 
-Every ecosystem found contributes (a Python backend with a Node frontend gets both test
-commands); Makefile targets are used only for a kind nothing else provided, since they
-usually wrap the same tools. Setup commands are suggestions: `init` writes them commented out,
-because a local run's setup would install into the user's own environment.
+What the repository's CI runs decides (`_follow_ci`: the workflows' lines from `init_ci.py`,
+judged and written in their explicit form by `init_checks.py`): every check CI runs becomes a
+command, and a check only the build files suggest is left out, with the reason. The build
+files fill in what CI does not say, and everything when there is no CI: every ecosystem found
+contributes (a Python backend with a Node frontend gets both test commands); Makefile targets
+are used only for a kind nothing else provided, since they usually wrap the same tools. Setup
+commands are suggestions: `init` writes them commented out, because a local run's setup would
+install into the user's own environment.
 
 Where the build files name no runner, the test commands come from elsewhere: unittest suites
-(run through pytest where pytest can collect them, for JUnit), tox's and nox's sessions, and
-the `run:` steps of the repository's own CI workflows. The names of those CI workflows are
-also found here, for the CI-fix workflow's `workflow_run` trigger. Node projects are
-`init_node.py`'s.
+(run through pytest when pytest is installed and can collect them, for JUnit), tests inside
+the package (`pkg/tests/`), tox's environments (`init_tox.py`) and nox's sessions. Python
+commands name the interpreter (`init_env.py`), and a src layout gets `PYTHONPATH=src`. Node
+projects are `init_node.py`'s.
 """
 
 from __future__ import annotations
