@@ -25,7 +25,7 @@ COVERAGE = re.compile(r"^(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?coverage\s+run\s+(?:
 PY_TOOLS = ("pytest", "mypy", "ruff", "flake8", "black", "isort", "pylint", "pyright", "tox", "nox")
 
 PUBLISH = re.compile(
-    r"\b(?:publish|deploy|upload|release|twine|codecov|coveralls|docker\s+(?:push|login|build)|"
+    r"\b(?:publish|deploy|upload|release|twine|codecov|coveralls|docker\s+(?:push|login)|"
     r"git\s+push|gh\s|curl|wget|aws\s|gcloud|az\s|ssh|scp|rsync)\b"
 )
 INSTALL = re.compile(
@@ -85,10 +85,15 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
         return Judged(None, "publishes, deploys or talks to a service")
     if PRE_COMMIT.match(body):
         return Judged(None, "pre-commit installs its hooks from the network")
+    if re.match(r"^(?:docker|podman)\b", body):
+        return Judged(None, "runs containers, not a check of the code")
     if INSTALL.match(body):
         if INTO_WORKTREE.match(body) or (venv_in_repo and "pip install" in body):
             return Judged("setup")
-        return Judged(None, "installs outside the worktree (a toolchain you have already)")
+        return Judged(
+            None,
+            "installs outside the worktree (into this machine's toolchain: do it once yourself)",
+        )
     script = NPM_SCRIPT.match(body)
     if script and script[2] not in ("test", "t", "exec", "x", "dlx", "ci", "install", "i"):
         name, text = script[2], scripts.get(script[2], "")

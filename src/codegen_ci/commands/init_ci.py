@@ -31,7 +31,11 @@ QUIET_ACTIONS = re.compile(
 MAX_MATRIX = 8
 CD = re.compile(r"^cd\s+(\S+)$")
 # Shell lines that are not checks and deserve no "left out" line of their own.
-NOISE = re.compile(r"^(?:#|set\s+-|echo\b|export\s|printf\b|true$|:$|shopt\b|ulimit\b)")
+NOISE = re.compile(
+    r"^(?:#|set\s+-|echo\b|export\s|printf\b|true$|:$|shopt\b|ulimit\b|"
+    r"[A-Za-z_][A-Za-z0-9_]*=\S*$|(?:mkdir|touch|rm|cp|mv|chmod|ln|sleep|pwd|which|env|"
+    r"printenv|ls|cat|du|df|uname|date)\b)"
+)
 
 
 @dataclass(frozen=True)
