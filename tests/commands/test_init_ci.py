@@ -481,3 +481,38 @@ def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path
         "# Detected: go.mod (gotestsum, go vet); .github/workflows/go.yml (the checks"
         in (tmp_path / ".codegen.yml").read_text()
     )
+
+
+def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_spelt(
+    tmp_path: Path,
+) -> None:
+    """unjs/defu today: the test script chains lint, types and vitest; CI runs each itself,
+    vitest as `pnpm vitest --coverage` and the lint as `pnpm lint`."""
+    scripts = {
+        "build": "unbuild",
+        "lint": "oxlint src && oxfmt --check src test",
+        "test": "pnpm lint && pnpm test:types && pnpm vitest run",
+        "test:types": "tsgo --noEmit",
+    }
+    (tmp_path / "package.json").write_text(json.dumps({"name": "defu", "scripts": scripts}))
+    (tmp_path / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    steps = ["corepack enable", "pnpm install", "pnpm lint", "pnpm build", "pnpm test:types"]
+    workflow(
+        tmp_path,
+        "ci",
+        {"ci": job(*({"run": s} for s in steps), {"run": "pnpm vitest --coverage"})},
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == ["pnpm lint", "pnpm test:types"]
+    assert validation["test"] == [
+        "pnpm exec vitest run --coverage --reporter=default --reporter=junit "
+        "--outputFile.junit=reports/junit-vitest.xml"
+    ]
+    assert validation["junit"] == ["reports/junit-vitest.xml"]
+    assert "left out: pnpm run lint" not in result.output  # `pnpm lint` is the same check
+    assert "left out: pnpm run test: the repository's CI runs its tests otherwise" in (
+        result.output
+    )

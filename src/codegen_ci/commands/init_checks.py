@@ -95,6 +95,17 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
             "installs outside the worktree (into this machine's toolchain: do it once yourself)",
         )
     script = NPM_SCRIPT.match(body)
+    if (
+        script
+        and script[1] != "npm"
+        and script[2] not in scripts
+        and body.split()[1:2] != ["run"]
+        and script[2] not in ("test", "t", "ci", "install", "i")
+    ):
+        # `pnpm vitest --coverage`, `yarn eslint .`: pnpm, yarn and bun run a package's binary
+        # by its name when no script has it
+        tool = re.sub(r"^(?:exec|x|dlx)\s+", "", f"{script[2]}{script[3]}".strip())
+        return judge(tool, scripts, venv_in_repo)
     if script and script[2] not in ("test", "t", "exec", "x", "dlx", "ci", "install", "i"):
         name, text = script[2], scripts.get(script[2], "")
         if LINT_SCRIPT.match(name) or LINT.match(text.strip()):

@@ -30,7 +30,7 @@ from typing import Any
 from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
-from codegen_ci.commands.init_node import NodeProject, node_project
+from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
 
 __all__ = ["Detected", "ci_workflows", "detect"]
@@ -213,12 +213,12 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     tests = [(c, o) for kind, c, o in checks if kind == "test"]
     lints = [(c, o) for kind, c, o in checks if kind == "lint"]
     for command in found.lint:
-        if command not in [c for c, _ in lints]:
+        if _script_call(command) not in [_script_call(c) for c, _ in lints]:
             found.left_out.append(LeftOut(command, "the repository's CI does not run it"))
     found.lint = list(dict.fromkeys(c for c, _ in lints))
     if tests:
         for command in found.test:
-            if command not in [c for c, _ in tests]:
+            if _script_call(command) not in [_script_call(c) for c, _ in tests]:
                 found.left_out.append(
                     LeftOut(command, "the repository's CI runs its tests otherwise")
                 )
@@ -255,6 +255,10 @@ def _as_commands(
         return [(kind, explicit(line.command, tools.python), origin)]
     if NPM_TEST.match(body) and found.node is not None and found.node.test:
         return [("test", c, origin) for c in found.node.test]
+    if kind == "test" and found.node is not None and (runner := runner_in_ci(root, body)):
+        found.junit.extend(g for g in runner.junit if g not in found.junit)
+        found.setup.extend(c for c in runner.reporters if c not in found.setup)
+        return [("test", c, origin) for c in runner.test]
     if (go := GO_TEST.match(body)) and (root / "go.mod").is_file():
         args = go[1].removeprefix("./...").strip() if body.startswith("go") else ""
         if body.startswith("gotestsum"):
@@ -278,6 +282,11 @@ def _as_commands(
                 for env_kind, c, env in unfolded.commands
             ]
     return [(kind, explicit(line.command, tools.python), origin)]
+
+
+def _script_call(command: str) -> str:
+    """`pnpm lint` and `pnpm run lint` are one check."""
+    return re.sub(r"^(npm|pnpm|yarn|bun)\s+run\s+", r"\1 ", command)
 
 
 def _tox_envs_named(args: str) -> list[str] | None:

@@ -80,6 +80,24 @@ def node_project(root: Path) -> NodeProject | None:
     return project
 
 
+def runner_in_ci(root: Path, line: str) -> NodeProject | None:
+    """A CI line that calls a test runner itself (`pnpm vitest --coverage`, `npx jest`) as
+    the project's test command with JUnit, like a `test` script that starts with it; None when
+    the line is no runner call init knows."""
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    package = package if isinstance(package, dict) else {}
+    script = re.sub(r"^(?:npx|bunx|pnpm\s+(?:exec\s+)?|yarn\s+(?:exec\s+)?|bun\s+x\s+)", "", line)
+    match = _RUNNER.match(script)
+    if match is None or _SEPARATOR.search(script):
+        return None
+    project = _manager(root, package)
+    _test_command(project, script, _dependencies(package))
+    return project if project.junit else None
+
+
 def _split_lint(script: str) -> tuple[str, list[str]]:
     """`eslint . && mocha` -> (`mocha`, [`eslint .`]): leading lint steps of a test script
     (joined by `&&`) taken apart from the runner; the script unchanged when none."""
