@@ -516,3 +516,92 @@ def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_
     assert "left out: pnpm run test: the repository's CI runs its tests otherwise" in (
         result.output
     )
+
+
+SLUGIFY_TOX = """\
+[tox]
+env_list =
+    coverage-erase
+    py{3.10, 3.11}-{unidecode, text_unidecode}
+    coverage-report
+    mypy
+    pycodestyle
+
+[testenv]
+deps = pytest
+commands =
+    coverage run -m pytest test.py
+
+[testenv:coverage-erase]
+commands = coverage erase
+
+[testenv:coverage-report]
+commands = coverage report
+
+[testenv:mypy]
+commands = mypy
+
+[testenv:pycodestyle]
+commands = pycodestyle --ignore=E128 slugify test.py
+"""
+
+
+def test_a_tox_env_list_with_spaced_braces_and_coverage_around_the_tests(tmp_path: Path) -> None:
+    """un33k/python-slugify: `py{3.10, 3.11}-{…}` over several lines, coverage bookkeeping
+    environments, a lint env named after its tool; CI runs `tox`, and another workflow runs
+    the same suite as `coverage run --source=slugify test.py`."""
+    (tmp_path / "tox.ini").write_text(SLUGIFY_TOX)
+    (tmp_path / "test.py").write_text("import unittest\n\nclass T(unittest.TestCase):\n    pass\n")
+    workflow(
+        tmp_path,
+        "Main",
+        {
+            "build": job(
+                {"run": "python -m pip install coveralls tox tox-uv"},
+                {"run": "tox"},
+                {"run": "coverage run --source=slugify test.py"},
+                {"run": "coveralls --service=github", "env": {"T": "${{ secrets.GITHUB_TOKEN }}"}},
+            )
+        },
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["python -m pytest test.py"]  # once, not once per env
+    assert validation["lint"] == ["mypy", "pycodestyle --ignore=E128 slugify test.py"]
+    out = result.output
+    assert "left out: tox env coverage-erase: coverage erase: not a recognised" in out
+    assert "left out: python -m pip install coveralls tox tox-uv (" in out
+    assert "installs outside the worktree" in out  # an install, not "talks to a service"
+    assert (
+        "left out: coveralls --service=github (.github/workflows/main.yml, job build): needs"
+        in (out)
+    )
+
+
+def test_uv_run_tox_and_an_option_only_tox_can_fill(tmp_path: Path) -> None:
+    """pallets/itsdangerous: `uv run --locked tox run -e typing` in CI, pytest's
+    `--basetemp={env_tmp_dir}` in the native tox configuration."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "itsdangerous"\nversion = "1"\n'
+        "[tool.tox]\n"
+        'env_list = ["py3.13", "style", "typing"]\n'
+        "[tool.tox.env_run_base]\n"
+        'commands = [["pytest", "-v", "--tb=short", "--basetemp={env_tmp_dir}", '
+        '{ replace = "posargs", default = [], extend = true }]]\n'
+        "[tool.tox.env.style]\n"
+        'commands = [["pre-commit", "run", "--all-files"]]\n'
+        "[tool.tox.env.typing]\n"
+        'commands = [["mypy"], ["pyright"]]\n'
+    )
+    workflow(tmp_path, "Tests", {"typing": job({"run": "uv run --locked tox run -e typing"})})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == ["mypy", "pyright"]
+    assert validation["test"] == ["python -m pytest -v --tb=short"]
+    assert "tox env style: pre-commit run --all-files: pre-commit installs its hooks" in (
+        result.output
+    )

@@ -18,10 +18,16 @@ CheckKind = Literal["test", "lint", "setup"]
 # `cd web && ` in front of a CI line (its working directory), and `VAR=value ` assignments.
 DIR_PREFIX = re.compile(r"^(cd\s+\S+\s+&&\s+)")
 ASSIGNMENTS = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)")
-PY_RUNNER = re.compile(r"^(?:uv\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run)\s+")
+PY_RUNNER = re.compile(
+    r"^(?:uv\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run|hatch\s+run)\s+"
+    r"(?:(?:--(?:group|extra|with|python|package|env|directory|project)|-[pe])[=\s]\S+\s+|"
+    r"--?[\w-]+\s+)*"
+)
 VENV_BIN = re.compile(r"^(?:\S*/)?\.?venv/bin/(?=\S)")
 PY = re.compile(r"^python(?:3(?:\.\d+)?)?(?=\s|$)")
-COVERAGE = re.compile(r"^(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?coverage\s+run\s+(?:\S+\s+)*?-m\s+")
+COVERAGE = re.compile(
+    r"^(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?coverage\s+run\s+(?:-(?!m\b)\S+\s+)*(?:-m\s+)?"
+)
 PY_TOOLS = ("pytest", "mypy", "ruff", "flake8", "black", "isort", "pylint", "pyright", "tox", "nox")
 
 PUBLISH = re.compile(
@@ -81,12 +87,6 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
     """What a shell line from CI is. `scripts` are package.json's (to look through `npm run x`);
     a `pip install` repeats in setup only into the repository's own venv."""
     body = bare(line)
-    if PUBLISH.search(body):
-        return Judged(None, "publishes, deploys or talks to a service")
-    if PRE_COMMIT.match(body):
-        return Judged(None, "pre-commit installs its hooks from the network")
-    if re.match(r"^(?:docker|podman)\b", body):
-        return Judged(None, "runs containers, not a check of the code")
     if INSTALL.match(body):
         if INTO_WORKTREE.match(body) or (venv_in_repo and "pip install" in body):
             return Judged("setup")
@@ -94,6 +94,12 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
             None,
             "installs outside the worktree (into this machine's toolchain: do it once yourself)",
         )
+    if PUBLISH.search(body):
+        return Judged(None, "publishes, deploys or talks to a service")
+    if PRE_COMMIT.match(body):
+        return Judged(None, "pre-commit installs its hooks from the network")
+    if re.match(r"^(?:docker|podman)\b", body):
+        return Judged(None, "runs containers, not a check of the code")
     script = NPM_SCRIPT.match(body)
     if (
         script
@@ -115,7 +121,7 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
         if BUILD.match(f"npm run {name}") or BUILD.match(text.strip()):
             return Judged(None, "a build, not a check")
         return Judged(None, "a script that is neither a test nor a lint")
-    if LINT.match(body):
+    if LINT.match(body) or LINT.match(re.sub(r"^python3?\s+-m\s+", "", body)):
         return Judged("lint")
     if TEST.match(body):
         return Judged("test")
@@ -131,7 +137,11 @@ def bare(line: str) -> str:
     body = body[ASSIGNMENTS.match(body).end() :]  # type: ignore[union-attr]
     body = PY_RUNNER.sub("", body)
     body = VENV_BIN.sub("", body)  # `.venv/bin/mypy`: the tool, run by the interpreter init names
-    return COVERAGE.sub("python -m ", body)
+    coverage = COVERAGE.match(body)
+    if coverage:  # coverage measures, the check is what it runs: a module or a script
+        rest = body[coverage.end() :]
+        return f"python -m {rest}" if coverage[0].rstrip().endswith("-m") else f"python {rest}"
+    return body
 
 
 def explicit(line: str, python: str) -> str:

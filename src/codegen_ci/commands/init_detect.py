@@ -108,7 +108,16 @@ def detect(root: Path) -> Detected:
     _makefile(root, found)
     _follow_ci(root, found, tools)
     _src_layout(root, found, tools)
+    found.lint = list(dict.fromkeys(found.lint))
+    # `pytest -q test.py` from one workflow and `pytest test.py` from tox: one suite, run once
+    found.test = list({_quiet(c): c for c in reversed(found.test)}.values())[::-1]
     _pytest_junit(found)
+    written = {bare(c) for c in [*found.lint, *found.test]}
+    found.left_out = [
+        item
+        for item in dict.fromkeys(found.left_out)
+        if not any(item.what == w or w.endswith(f"-m {item.what}") for w in written)
+    ]
     for kind in ("lint", "test"):
         if any(bare(c).startswith("tox") for c in getattr(found, kind)):
             # tox builds each environment's virtualenv from downloads
@@ -281,7 +290,20 @@ def _as_commands(
                 (env_kind, explicit(c, tools.python), f"{origin} (env {env} of {unfolded.source})")
                 for env_kind, c, env in unfolded.commands
             ]
+    script = re.match(r"^python3?\s+(\S+\.py)$", body)
+    if (
+        kind == "test"
+        and script
+        and UNITTEST_IMPORT.search(_text(root / script[1]))
+        and tools.has_module("pytest")
+    ):
+        # a unittest module run as a script: through pytest, for JUnit and test counts
+        return [("test", f"{tools.python} -m pytest -q {script[1]}", origin)]
     return [(kind, explicit(line.command, tools.python), origin)]
+
+
+def _quiet(command: str) -> str:
+    return re.sub(r"\s-(?:q+|v+)(?=\s|$)", "", command)
 
 
 def _script_call(command: str) -> str:
@@ -375,6 +397,8 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
             written = explicit(command, py)
             getattr(found, kind).append(written)
             found.origins.setdefault(written, f"from {tox.source}, env {name}")
+    if any(kind == "test" for kind, _, _ in tox.commands):
+        pass  # tox's test environments are the tests
     elif (
         "pytest" in tool
         or {"pytest", "tool:pytest"} & ini

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.commands.init_checks import CheckKind, quote_argv
+from codegen_ci.commands.init_checks import CheckKind, judge, quote_argv
 from codegen_ci.commands.init_ci import LeftOut
 
 BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
@@ -57,9 +57,14 @@ def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
         if SKIP_ENV.search(name) and not only:
             found.left_out.append(LeftOut(f"tox env {name}", "builds, publishes or serves"))
             continue
-        kind: CheckKind = "lint" if LINT_ENV.match(name) else "test"
         for argv in _commands(envs, name, found):
             line = quote_argv(argv)
+            judged = judge(line, {}, venv_in_repo=False)
+            if judged.kind in (None, "setup"):
+                why = judged.why or "an install, which tox does itself"
+                found.left_out.append(LeftOut(f"tox env {name}: {line}", why))
+                continue
+            kind: CheckKind = "lint" if LINT_ENV.match(name) or judged.kind == "lint" else "test"
             if line not in seen:
                 seen.add(line)
                 found.commands.append((kind, line, name))
@@ -99,7 +104,20 @@ def _ini(text: str, source: str) -> tuple[str, Raw, list[str]] | None:
     envlist = parser.get("tox", "envlist", fallback="") or parser.get(
         "tox", "env_list", fallback=""
     )
-    return source, envs, [e for e in re.split(r"[,\s]+", envlist) if e]
+    return source, envs, _env_names(envlist)
+
+
+def _env_names(envlist: str) -> list[str]:
+    """`py{3.10, 3.11}-{a, b}, lint` -> its names, commas and spaces inside braces kept."""
+    names, depth, current = [], 0, ""
+    for char in envlist:
+        depth += (char == "{") - (char == "}")
+        if depth == 0 and (char == "," or char.isspace()):
+            names.append(current)
+            current = ""
+        elif not (depth > 0 and char.isspace()):
+            current += char
+    return [name for name in [*names, current] if name]
 
 
 def _native(tox: dict[str, Any], source: str) -> tuple[str, Raw, list[str]] | None:
@@ -170,6 +188,9 @@ def _commands(envs: Raw, name: str, found: ToxEnvs) -> list[list[str]]:
                 argv = shlex.split(text)
             except ValueError:
                 continue
+        # an option only tox can fill in (`--basetemp={env_tmp_dir}`) goes; the command stays
+        argv = [a for a in argv if not (a.startswith("-") and OTHER.search(a))]
+        text = " ".join(argv)
         if not argv or OTHER.search(text):
             found.left_out.append(
                 LeftOut(f"tox env {name}: {text}", "a tox substitution only tox can resolve")
