@@ -106,6 +106,7 @@ def test_every_part_of_the_test_script_and_cis_typecheck_become_commands(tmp_pat
     assert "left out: npm run lint: the repository's CI does not run it" in out
     assert "left out: codecov/codecov-action@v4" in out
     assert "setup-node" not in out  # a setup action is the machine's business, not a check
+    assert "missing: node_modules is not installed; install it with: npm ci" in out
     text = (tmp_path / ".codegen.yml").read_text()
     assert "    # from .github/workflows/ci.yml, job typecheck: npm run typecheck\n" in text
     assert '# setup: ["npm ci"]' in text

@@ -112,6 +112,13 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
         if tool and not (folder / "node_modules" / ".bin" / tool).exists():
             return tool, f"{_node_install(folder)} (the project's dependencies)"
         return None
+    if first in ("npm", "pnpm", "yarn", "bun"):
+        folder = _folder(command, tools.root)
+        if not tools.has_command(first):
+            return first, "corepack enable (pnpm, yarn) or install it (https://nodejs.org)"
+        if (folder / "package.json").is_file() and not (folder / "node_modules").is_dir():
+            return "node_modules", f"{_node_install(folder)} (the project's dependencies)"
+        return None
     if first in INSTALL_HINTS and not tools.has_command(first):
         return first, INSTALL_HINTS[first]
     return None
