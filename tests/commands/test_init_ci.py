@@ -606,3 +606,50 @@ def test_uv_run_tox_and_an_option_only_tox_can_fill(tmp_path: Path) -> None:
     assert "tox env style: pre-commit run --all-files: pre-commit installs its hooks" in (
         result.output
     )
+
+
+def test_a_crates_ci_with_toolchain_actions_release_tests_and_nightly_jobs(tmp_path: Path) -> None:
+    """dtolnay/itoa's CI shape: toolchain actions, `cargo test --release` beside `cargo test`,
+    miri on nightly, `cargo outdated` against the registry."""
+    crate(tmp_path)
+    workflow(
+        tmp_path,
+        "CI",
+        {
+            "test": job(
+                {"uses": "dtolnay/rust-toolchain@stable"},
+                {"run": "cargo build"},
+                {"run": "cargo test"},
+                {"run": "cargo test --release"},
+                {"run": "cargo bench --no-run"},
+            ),
+            "miri": job({"uses": "dtolnay/rust-toolchain@miri"}, {"run": "cargo miri test"}),
+            "outdated": job({"run": "cargo outdated --workspace --exit-code 1"}),
+        },
+    )
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["cargo test", "cargo test --release"]
+    out = result.output
+    assert "rust-toolchain" not in out  # a toolchain action is the machine's, not a check
+    assert "left out: cargo bench --no-run (.github/workflows/ci.yml, job test): a build" in out
+    assert "cargo miri test (.github/workflows/ci.yml, job miri): needs a nightly" in out
+    assert "cargo outdated --workspace --exit-code 1 (" in out
+
+
+def test_a_lint_action_becomes_its_command(tmp_path: Path) -> None:
+    """spf13/pflag: golangci-lint runs through its action; the command it stands for is the
+    lint, and init names how to install the tool."""
+    (tmp_path / "go.mod").write_text("module example.com/demo\n\ngo 1.22\n")
+    lint = {
+        "uses": "golangci/golangci-lint-action@v8",
+        "with": {"version": "v2.1", "args": "--timeout=5m"},
+    }
+    workflow(tmp_path, "CI", {"lint": job(lint), "test": job({"run": "go test ./..."})})
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == ["golangci-lint run --timeout=5m"]
+    assert "(from .github/workflows/ci.yml, job lint: golangci-lint run --timeout=5m)" in (
+        result.output
+    )

@@ -31,7 +31,7 @@ COVERAGE = re.compile(
 PY_TOOLS = ("pytest", "mypy", "ruff", "flake8", "black", "isort", "pylint", "pyright", "tox", "nox")
 
 PUBLISH = re.compile(
-    r"\b(?:publish|deploy|upload|release|twine|codecov|coveralls|docker\s+(?:push|login)|"
+    r"(?<!-)\b(?:publish|deploy|upload|release|twine|outdated|audit|codecov|coveralls|docker\s+(?:push|login)|"
     r"git\s+push|gh\s|curl|wget|aws\s|gcloud|az\s|ssh|scp|rsync)\b"
 )
 INSTALL = re.compile(
@@ -48,7 +48,7 @@ INTO_WORKTREE = re.compile(
 )
 BUILD = re.compile(
     r"^(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:build|docs?|bundle|compile|pack|dist)\b|"
-    r"(?:cargo|go)\s+(?:build|doc|run)\b|python3?\s+-m\s+build\b|python3?\s+setup\.py\s+"
+    r"(?:cargo|go)\s+(?:build|doc|run|bench|docs-rs)\b|python3?\s+-m\s+build\b|python3?\s+setup\.py\s+"
     r"(?:sdist|bdist|build)|make(?:\s+(?:build|all|docs?|dist|install))?$|docker\b|"
     r"mkdocs\b|sphinx-build\b|(?:npx\s+)?tsc(?!.*--noEmit)(?:\s|$)|ls\b|cat\b|git\b)"
 )
@@ -98,6 +98,8 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
         return Judged(None, "publishes, deploys or talks to a service")
     if PRE_COMMIT.match(body):
         return Judged(None, "pre-commit installs its hooks from the network")
+    if re.match(r"^cargo\s+(?:miri|fuzz|\+nightly)\b", body):
+        return Judged(None, "needs a nightly Rust toolchain (miri, fuzz)")
     if re.match(r"^(?:docker|podman)\b", body):
         return Judged(None, "runs containers, not a check of the code")
     script = NPM_SCRIPT.match(body)

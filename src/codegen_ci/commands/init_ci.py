@@ -26,8 +26,18 @@ MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}")
 EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
 SECRET = re.compile(r"\$\{\{\s*secrets\.")
 QUIET_ACTIONS = re.compile(
-    r"^(?:actions/(?:checkout|cache|upload-artifact|download-artifact)|.*/setup-|.*cache)"
+    r"^(?:actions/(?:checkout|cache|upload-artifact|download-artifact)|.*(?:setup|cache|"
+    r"toolchain|install))",
+    re.I,
 )
+# Actions that are checks: the command they run, with the step's `with: args`.
+CHECK_ACTIONS = {
+    "golangci/golangci-lint-action": "golangci-lint run",
+    "astral-sh/ruff-action": "ruff check",
+    "chartboost/ruff-action": "ruff check",
+    "psf/black": "black --check .",
+}
+
 MAX_MATRIX = 8
 CD = re.compile(r"^cd\s+(\S+)$")
 # Shell lines that are not checks and deserve no "left out" line of their own.
@@ -117,7 +127,14 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
             continue
         uses = step.get("uses")
         if isinstance(uses, str):
-            if not QUIET_ACTIONS.match(uses):
+            check = CHECK_ACTIONS.get(uses.split("@")[0])
+            if check:
+                args = (
+                    step.get("with", {}).get("args") if isinstance(step.get("with"), dict) else ""
+                )
+                command = f"{check} {args}".strip() if isinstance(args, str) else check
+                runs.lines.append(CiLine(command, workflow, job_id))
+            elif not QUIET_ACTIONS.match(uses):
                 runs.left_out.append(LeftOut(f"{uses} ({where})", "an action, not a command"))
             continue
         run = step.get("run")
