@@ -335,6 +335,7 @@ def test_ci_lines_in_their_checking_form_with_their_folders(tmp_path: Path) -> N
             "deploy": job({"run": "npm publish"}),
             "windows": job({"run": "pytest"}, **{"runs-on": "windows-latest"}),
             "expr": job({"run": "pytest -k ${{ inputs.filter }}"}),
+            "pwsh": job({"run": "pytest", "shell": "pwsh"}),
         },
     )
 
@@ -358,6 +359,7 @@ def test_ci_lines_in_their_checking_form_with_their_folders(tmp_path: Path) -> N
     assert "npm publish (.github/workflows/lint.yml, job deploy): publishes" in out
     assert "job windows (.github/workflows/lint.yml): runs on windows-latest" in out
     assert "uses an expression only CI knows" in out
+    assert "left out: pytest (.github/workflows/lint.yml, job pwsh): runs in pwsh" in out
 
 
 def test_matrix_values_expand_into_each_command(tmp_path: Path) -> None:

@@ -120,7 +120,9 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
         return
     matrix = _matrix(job)
     defaults = job.get("defaults")
-    job_dir = _working_directory(defaults.get("run") if isinstance(defaults, dict) else None)
+    job_run = defaults.get("run") if isinstance(defaults, dict) else None
+    job_dir = _working_directory(job_run)
+    job_shell = job_run.get("shell") if isinstance(job_run, dict) else None
     steps = job.get("steps")
     for step in steps if isinstance(steps, list) else []:
         if not isinstance(step, dict):
@@ -139,6 +141,10 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
             continue
         run = step.get("run")
         if not isinstance(run, str):
+            continue
+        shell = step.get("shell") or job_shell
+        if isinstance(shell, str) and not re.match(r"^(?:bash|sh)\b", shell):
+            runs.left_out.append(LeftOut(f"{_first_line(run)} ({where})", f"runs in {shell}"))
             continue
         if SECRET.search(str(step.get("env", ""))) or SECRET.search(run):
             runs.left_out.append(LeftOut(f"{_first_line(run)} ({where})", "needs secrets"))

@@ -75,16 +75,22 @@ class Toolchain:
 def toolchain(root: Path) -> Toolchain:
     for name in VENV_DIRS:
         if (root / name / "bin" / "python").exists():
-            return Toolchain(root, f"{name}/bin/python", f"the repository's {name}", True)
+            origin = (
+                f"the repository's {name} (a workflow running codegen-ci must create {name} "
+                "before it)"
+            )
+            return Toolchain(root, f"{name}/bin/python", origin, True)
     active = os.environ.get("VIRTUAL_ENV")
     if active and (Path(active) / "bin" / "python").exists():
         venv = Path(active).resolve()
         if venv.is_relative_to(root):
             where = venv.relative_to(root).as_posix()
             return Toolchain(root, f"{where}/bin/python", f"the active virtualenv ({where})", True)
-        return Toolchain(
-            root, str(venv / "bin" / "python"), f"the active virtualenv (VIRTUAL_ENV={venv})", False
+        origin = (
+            f"the active virtualenv (VIRTUAL_ENV={venv}); the path is this machine's: write "
+            "`python` instead where another machine runs the commands"
         )
+        return Toolchain(root, str(venv / "bin" / "python"), origin, False)
     return Toolchain(root, "python", "", False)
 
 
