@@ -7,7 +7,7 @@ display); `run_dir.py` owns the run directory and its `run.json`; `run_candidate
 several candidates of one run; `publish_local.py` is `run --push`/`--pr` outside Actions.
 `action.py` is the GitHub Actions entrypoint (`action_pr_loop.py`: its work on an existing
 pull request), `batch.py` many specs at once, `eval.py` the history evaluation, `init.py` the
-starter configuration and workflows (`init_detect.py`, `init_node.py`: the repository's
-commands), `validate.py` the commands that read files and report (`validate`, `schema`,
-`junit`).
+starter configuration and workflows (`init_detect.py`, `init_node.py`, `init_ci.py`,
+`init_checks.py`, `init_tox.py`, `init_env.py`: the repository's commands), `validate.py`
+the commands that read files and report (`validate`, `schema`, `junit`).
 """

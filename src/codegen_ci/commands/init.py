@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from codegen_ci.commands.init_detect import Detected, ci_workflows, detect
+from codegen_ci.commands.init_detect import Detected, ci_workflows, detect, explain
 from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read, guarded_write
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
@@ -65,9 +65,11 @@ def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
     # The starter must load as it is written; a failure here is our bug, not the user's input.
     parse_layer_text(config, REPO_CONFIG_NAME, is_spec=False)
     files = {root / REPO_CONFIG_NAME: config}
+    # Files the commands need (nextest's JUnit profile), never replacing the repository's own.
+    files.update({root / path: text for path, text in detected.files.items()})
     if workflows and (root / REPO_CONFIG_NAME).exists() and not force:
         # Workflows beside the repository's own configuration: keep it, add what was asked.
-        del files[root / REPO_CONFIG_NAME]
+        files = {}
         click.echo(f"kept {REPO_CONFIG_NAME} (use --force to replace it)")
     ci_names = [name for name, _ in ci_workflows(root)]
     for choice in dict.fromkeys(workflows):
@@ -89,6 +91,8 @@ def init_command(repo: Path, workflows: tuple[str, ...], force: bool) -> int:
         except guarded_read.Refused as exc:
             raise InputError(_link_message(exc.path) + f" ({exc.reason})") from None
         click.echo(f"wrote {rel}")
+    for line in explain(detected):
+        click.echo(line)
     show_next_steps(detected, workflows)
     return 0
 
@@ -149,16 +153,27 @@ def config_text(found: Detected) -> str:
         "# codegen-ci repository defaults: the spec's schema minus `task`. A spec, an issue or a",
         "# /codegen comment overrides any key. Check with: codegen-ci validate .codegen.yml",
         f"# Detected: {detected}",
+        *(f"# Left out: {item.what}: {item.why}" for item in found.left_out),
         "version: 1",
         "",
         "validation:",
         "  # Run once before the first round, e.g. to install dependencies on a fresh CI runner:",
         *_commented("setup", found.setup),
         "  # Lint runs every round before the tests; its errors go back to the model.",
-        *_commands("lint", found.lint, "no lint command detected"),
+        *_commands("lint", found.lint, "no lint command detected", found.origins),
         "  # The repository's own tests decide when the task is done.",
-        *_commands("test", found.test, "no test command detected: add what your CI runs"),
+        *_commands(
+            "test", found.test, "no test command detected: add what your CI runs", found.origins
+        ),
         *_junit(found.junit),
+        *(
+            [
+                "  # tox downloads its environments' dependencies:",
+                f"  network: {json.dumps(found.network)}",
+            ]
+            if found.network
+            else []
+        ),
         "  timeout: 600  # seconds per command",
         "",
         "limits:",
@@ -177,10 +192,15 @@ def config_text(found: Detected) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _commands(key: str, commands: list[str], missing: str) -> list[str]:
+def _commands(key: str, commands: list[str], missing: str, origins: dict[str, str]) -> list[str]:
     if not commands:
         return [f"  # {missing}", f"  {key}: []"]
-    return [f"  {key}:", *(f"    - {json.dumps(c)}" for c in commands)]
+    lines = [f"  {key}:"]
+    for command in commands:
+        if origins.get(command):  # where it came from, so a reader can check it against CI
+            lines.append(f"    # {origins[command]}")
+        lines.append(f"    - {json.dumps(command)}")
+    return lines
 
 
 def _commented(key: str, commands: list[str]) -> list[str]:
@@ -264,6 +284,15 @@ def _toolchain_steps(found: Detected) -> list[str]:
         )
         if node.manager == "bun":
             steps.append("      - uses: oven-sh/setup-bun@v2\n")
+    if "rust" in found.ecosystems:
+        lint = " ".join(found.lint)
+        components = ["clippy"] * ("clippy" in lint) + ["rustfmt"] * ("fmt" in lint)
+        with_ = (
+            f"        with:\n          components: {','.join(components)}\n" if components else ""
+        )
+        steps.append("      - uses: dtolnay/rust-toolchain@stable\n" + with_)
+        if any(command.startswith("cargo nextest") for command in found.test):
+            steps.append("      - uses: taiki-e/install-action@nextest\n")
     if "go" in found.ecosystems:
         steps.append(
             "      - uses: actions/setup-go@v5\n        with:\n          go-version-file: go.mod\n"

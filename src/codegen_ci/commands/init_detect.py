@@ -1,35 +1,49 @@
-"""Guess a repository's own test and lint commands from its build files, for `codegen-ci init`.
+"""Guess a repository's own test and lint commands, for `codegen-ci init`.
 
-Every ecosystem found contributes (a Python backend with a Node frontend gets both test
-commands); Makefile targets are used only for a kind nothing else provided, since they
-usually wrap the same tools. Setup commands are suggestions: `init` writes them commented out,
-because a local run's setup would install into the user's own environment.
+What the repository's CI runs decides (`_follow_ci`: the workflows' lines from `init_ci.py`,
+judged and written in their explicit form by `init_checks.py`): every check CI runs becomes a
+command, and a check only the build files suggest is left out, with the reason. The build
+files fill in what CI does not say, and everything when there is no CI: every ecosystem found
+contributes (a Python backend with a Node frontend gets both test commands); Makefile targets
+are used only for a kind nothing else provided, since they usually wrap the same tools. Setup
+commands are suggestions: `init` writes them commented out, because a local run's setup would
+install into the user's own environment.
 
 Where the build files name no runner, the test commands come from elsewhere: unittest suites
-(run through pytest where pytest can collect them, for JUnit), tox's and nox's sessions, and
-the `run:` steps of the repository's own CI workflows. The names of those CI workflows are
-also found here, for the CI-fix workflow's `workflow_run` trigger. Node projects are
-`init_node.py`'s.
+(run through pytest when pytest is installed and can collect them, for JUnit), tests inside
+the package (`pkg/tests/`), tox's environments (`init_tox.py`) and nox's sessions. Python
+commands name the interpreter (`init_env.py`), and a src layout gets `PYTHONPATH=src`. Node
+projects are `init_node.py`'s.
 """
 
 from __future__ import annotations
 
 import configparser
+import json
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
+from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
+from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
+from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
+from codegen_ci.commands.init_tox import tox_envs
 
-from codegen_ci.commands.init_node import NodeProject, node_project
+__all__ = ["Detected", "ci_workflows", "detect"]
 
 # gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
 GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
 GO_REPORT = "reports/junit-go.xml"
 PYTEST_REPORT = "reports/junit-pytest.xml"
+# nextest writes JUnit for a profile that names a path; init adds the `ci` profile's.
+NEXTEST = "cargo nextest run --profile ci"
+NEXTEST_CONFIG = ".config/nextest.toml"
+NEXTEST_REPORT = "target/nextest/ci/junit.xml"
+NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
 MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Test files pytest collects by default; unittest discovers `test*.py`.
@@ -38,13 +52,11 @@ PYTEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test_?\w*\s*\(", re.M)
 UNITTEST_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
 TEST_DIRS = ("tests", "test", "testing")
 MAX_FILES = 200
-# A CI step line that runs tests, in the usual spellings.
-CI_TEST_LINE = re.compile(
-    r"^(?:python3?\s+-m\s+(?:pytest|unittest)\b|pytest\b|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?"
-    r"test\b|go\s+test\b|gotestsum\b|cargo\s+(?:test|nextest)\b|make\s+(?:test|check)\b|"
-    r"tox\b|nox\b|python3?\s+setup\.py\s+test\b|npx\s+(?:jest|vitest|mocha)\b)"
-)
-SUBSTITUTION = re.compile(r"\s*\{[^}]*\}")  # tox's {posargs}, {toxinidir}
+NPM_TEST = re.compile(r"^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test$")
+GO_TEST = re.compile(r"^(?:go\s+test|gotestsum)\b\s*(.*)$")
+CARGO_TEST = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
+TOX = re.compile(r"^tox\b(.*)$")
+PYTEST_RUN = re.compile(r"-m pytest\b")
 
 
 @dataclass
@@ -57,17 +69,27 @@ class Detected:
     install: list[str] = field(default_factory=list)  # a workflow's install step
     ecosystems: list[str] = field(default_factory=list)  # python, node, go, rust
     node: NodeProject | None = None
+    origins: dict[str, str] = field(default_factory=dict)  # command -> "from tox.ini, env lint"
+    left_out: list[LeftOut] = field(default_factory=list)  # what init did not write, and why
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (tool, how to install it)
+    notes: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
+    network: list[str] = field(default_factory=list)  # kinds of command that must download
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
         self.found.append(f"{source} ({', '.join(names)})" if names else source)
         for kind, values in commands.items():
             getattr(self, kind).extend(values)
+            if kind in ("test", "lint"):
+                for value in values:
+                    self.origins.setdefault(value, f"from {source}")
 
 
 def detect(root: Path) -> Detected:
     found = Detected()
-    _python(root, found)
+    tools = toolchain(root)
+    _python(root, found, tools)
     _node(root, found)
     if (root / "go.mod").is_file():
         setup = ["go mod download", f"go install {GOTESTSUM}"]
@@ -82,77 +104,351 @@ def detect(root: Path) -> Detected:
         )
         found.ecosystems.append("go")
     if (root / "Cargo.toml").is_file():
-        found.add(
-            "Cargo.toml",
-            ["cargo test", "clippy"],
-            test=["cargo test"],
-            lint=["cargo clippy -- -D warnings"],
-        )
-        found.ecosystems.append("rust")
+        _rust(root, found, tools)
     _makefile(root, found)
-    if not found.test:
-        _elsewhere(root, found)
-    if found.junit and "python" in found.ecosystems:
-        # Explicit JUnit globs turn off pytest's automatic report: name it.
-        pytest = "python -m pytest -q"
-        if pytest in found.test:
-            found.test[found.test.index(pytest)] = f"{pytest} --junitxml={PYTEST_REPORT}"
-            found.junit.append(PYTEST_REPORT)
+    _follow_ci(root, found, tools)
+    _src_layout(root, found, tools)
+    found.lint = list(dict.fromkeys(found.lint))
+    # `pytest -q test.py` from one workflow and `pytest test.py` from tox: one suite, run once
+    found.test = list({_quiet(c): c for c in reversed(found.test)}.values())[::-1]
+    _pytest_junit(found)
+    written = {bare(c) for c in [*found.lint, *found.test]}
+    found.left_out = [
+        item
+        for item in dict.fromkeys(found.left_out)
+        if not any(item.what == w or w.endswith(f"-m {item.what}") for w in written)
+    ]
+    for kind in ("lint", "test"):
+        if any(bare(c).startswith("tox") for c in getattr(found, kind)):
+            # tox builds each environment's virtualenv from downloads
+            found.network.append(kind)
+            found.notes.append(
+                f"a {kind} command runs tox itself, which downloads each environment's "
+                f"dependencies: validation.network lets {kind} commands use the network"
+            )
+    for command in [*found.lint, *found.test]:
+        gap = missing_tool(command, tools)
+        if gap and gap not in found.missing:
+            found.missing.append(gap)
     return found
 
 
-def _python(root: Path, found: Detected) -> None:
+def _pytest_junit(found: Detected) -> None:
+    """Explicit JUnit globs turn off pytest's automatic report: each pytest command names its
+    own (one report each, so two commands do not overwrite one file)."""
+    if not found.junit:
+        return
+    n = 0
+    for i, command in enumerate(found.test):
+        if PYTEST_RUN.search(command) and "--junitxml" not in command and "&&" not in bare(command):
+            n += 1
+            report = PYTEST_REPORT if n == 1 else PYTEST_REPORT.replace(".xml", f"-{n}.xml")
+            found.test[i] = f"{command} --junitxml={report}"
+            found.origins[found.test[i]] = found.origins.get(command, "")
+            found.junit.append(report)
+
+
+def _rust(root: Path, found: Detected, tools: Toolchain) -> None:
+    """cargo's tests, through nextest's JUnit when `cargo nextest` is installed (test counts);
+    else `cargo test`, whose results are exit codes only. clippy only when CI runs it."""
+    test, junit = _cargo_tests(root, found, tools, "")
+    found.add("Cargo.toml", ["cargo nextest" if junit else "cargo test"], test=test, junit=junit)
+    found.left_out.append(LeftOut("cargo clippy", "no CI workflow runs it"))
+    found.ecosystems.append("rust")
+
+
+def _cargo_tests(
+    root: Path, found: Detected, tools: Toolchain, args: str
+) -> tuple[list[str], list[str]]:
+    args = " ".join(args.split())
+    if not tools.nextest:
+        note = (
+            "cargo nextest is not installed: `cargo test` writes no JUnit, so test counts stay "
+            "unknown (install it with `cargo install cargo-nextest --locked` and run init again)"
+        )
+        if note not in found.notes:
+            found.notes.append(note)
+        return [f"cargo test {args}".strip()], []
+    config = root / NEXTEST_CONFIG
+    if config.is_file() and "[profile.ci.junit]" not in _text(config):
+        found.notes.append(
+            f"cargo nextest is installed, but {NEXTEST_CONFIG} has no [profile.ci.junit]: add "
+            f"`{NEXTEST_PROFILE.strip().replace(chr(10), ' ')}` there for test counts"
+        )
+        return [f"{NEXTEST} {args}".strip()], []
+    if not config.is_file():
+        found.files[NEXTEST_CONFIG] = (
+            "# Written by `codegen-ci init`: nextest writes JUnit for the `ci` profile\n"
+            f"# (to {NEXTEST_REPORT}), which codegen-ci reads for test counts.\n" + NEXTEST_PROFILE
+        )
+    note = (
+        f"cargo nextest is installed: the tests run as `{NEXTEST}`, whose JUnit "
+        f"({NEXTEST_REPORT}) gives test counts"
+    )
+    tests = [f"{NEXTEST} {args}".strip()]
+    if (root / "src" / "lib.rs").is_file():
+        tests.append("cargo test --doc")  # nextest does not run doctests
+        note += "; doctests run as `cargo test --doc` (nextest does not run them)"
+    if note not in found.notes:
+        found.notes.append(note)
+    return tests, [NEXTEST_REPORT]
+
+
+# -- what CI runs -----------------------------------------------------------------------------
+
+
+def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
+    """The checks of the repository's CI replace the build files' guesses: each CI line that is
+    a test or lint becomes a command (in its explicit, checking form), and a check CI does not
+    run is left out. Only when CI runs no test at all do the build files' tests stay (the gate
+    needs tests); when CI runs no recognisable check, nothing changes."""
+    runs = ci_runs(root)
+    found.left_out.extend(runs.left_out)
+    scripts = _scripts(root)
+    checks: list[tuple[CheckKind, str, str]] = []
+    setup: list[str] = []
+    for line in runs.lines:
+        judged = judge(line.command, scripts, tools.venv_in_repo)
+        if judged.kind is None:
+            found.left_out.append(
+                LeftOut(f"{line.command} ({line.origin.removeprefix('from ')})", judged.why)
+            )
+        elif judged.kind == "setup":
+            setup.append(explicit(line.command, tools.python))
+        else:
+            checks.extend(_as_commands(root, found, tools, judged.kind, line))
+    if not checks:
+        return
+    tests = [(c, o) for kind, c, o in checks if kind == "test"]
+    lints = [(c, o) for kind, c, o in checks if kind == "lint"]
+    for command in found.lint:
+        if _script_call(command) not in [_script_call(c) for c, _ in lints]:
+            found.left_out.append(LeftOut(command, "the repository's CI does not run it"))
+    found.lint = list(dict.fromkeys(c for c, _ in lints))
+    if tests:
+        for command in found.test:
+            if _script_call(command) not in [_script_call(c) for c, _ in tests]:
+                found.left_out.append(
+                    LeftOut(command, "the repository's CI runs its tests otherwise")
+                )
+        found.test = list(dict.fromkeys(c for c, _ in tests))
+    else:
+        found.notes.append(
+            "the CI workflows run no test command init recognises: the build files' tests are kept"
+        )
+    found.left_out = [
+        item
+        for item in found.left_out
+        if not (item.what == "cargo clippy" and any("clippy" in c for c in found.lint))
+    ]
+    for command, origin in [*tests, *lints]:
+        found.origins[command] = origin
+    written = " ".join(found.test)
+    found.junit = [
+        g for g in found.junit if g in written or (g == NEXTEST_REPORT and NEXTEST in written)
+    ]
+    found.setup = list(dict.fromkeys([*setup, *found.setup])) if setup else found.setup
+    sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
+    found.found.append(f"{', '.join(sources)} (the checks CI runs)")
+
+
+def _as_commands(
+    root: Path, found: Detected, tools: Toolchain, kind: CheckKind, line: CiLine
+) -> list[tuple[CheckKind, str, str]]:
+    """A CI line as the commands init writes: `npm test` as the test script's JUnit commands,
+    `go test` through gotestsum, `cargo test` through nextest, `tox` as its environments'
+    commands; anything else in its explicit form."""
+    origin = f"{line.origin}: {line.command}"
+    body = bare(line.command)
+    if DIR_PREFIX.match(line.command):  # another project's folder: as CI runs it
+        return [(kind, explicit(line.command, tools.python), origin)]
+    if NPM_TEST.match(body) and found.node is not None and found.node.test:
+        return [("test", c, origin) for c in found.node.test]
+    if kind == "test" and found.node is not None and (runner := runner_in_ci(root, body)):
+        found.junit.extend(g for g in runner.junit if g not in found.junit)
+        found.setup.extend(c for c in runner.reporters if c not in found.setup)
+        return [("test", c, origin) for c in runner.test]
+    if (go := GO_TEST.match(body)) and (root / "go.mod").is_file():
+        args = go[1].removeprefix("./...").strip() if body.startswith("go") else ""
+        if body.startswith("gotestsum"):
+            return [("test", body, origin)]
+        go_args = f" -- {go[1]}" if args else " ./..."
+        if GO_REPORT not in found.junit:
+            found.junit.append(GO_REPORT)
+        return [("test", f"gotestsum --junitfile {GO_REPORT}{go_args}", origin)]
+    if (cargo := CARGO_TEST.match(body)) and (root / "Cargo.toml").is_file():
+        args = cargo[1] if body.startswith("cargo test") else ""
+        tests, junit = _cargo_tests(root, found, tools, args)
+        found.junit.extend(g for g in junit if g not in found.junit)
+        return [("test", c, origin) for c in tests]
+    if tox := TOX.match(body):
+        envs = _tox_envs_named(tox[1])
+        unfolded = tox_envs(root, envs)
+        found.left_out.extend(unfolded.left_out)
+        if unfolded.commands:
+            return [
+                (env_kind, explicit(c, tools.python), f"{origin} (env {env} of {unfolded.source})")
+                for env_kind, c, env in unfolded.commands
+            ]
+    script = re.match(r"^python3?\s+(\S+\.py)$", body)
+    if (
+        kind == "test"
+        and script
+        and UNITTEST_IMPORT.search(_text(root / script[1]))
+        and tools.has_module("pytest")
+    ):
+        # a unittest module run as a script: through pytest, for JUnit and test counts
+        return [("test", f"{tools.python} -m pytest -q {script[1]}", origin)]
+    return [(kind, explicit(line.command, tools.python), origin)]
+
+
+def _quiet(command: str) -> str:
+    return re.sub(r"\s-(?:q+|v+)(?=\s|$)", "", command)
+
+
+def _script_call(command: str) -> str:
+    """`pnpm lint` and `pnpm run lint` are one check."""
+    return re.sub(r"^(npm|pnpm|yarn|bun)\s+run\s+", r"\1 ", command)
+
+
+def _tox_envs_named(args: str) -> list[str] | None:
+    match = re.search(r"(?:-e|--env)\s*=?\s*(\S+)", args)
+    return [e for e in match[1].split(",") if e] if match else None
+
+
+def _scripts(root: Path) -> dict[str, str]:
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    scripts = package.get("scripts") if isinstance(package, dict) else None
+    return {str(k): str(v) for k, v in scripts.items()} if isinstance(scripts, dict) else {}
+
+
+def _src_layout(root: Path, found: Detected, tools: Toolchain) -> None:
+    """A package under `src/` is importable in the worktree only when installed or on the path:
+    `PYTHONPATH=src` in front of the Python test commands needs no install (and no network);
+    nothing when pytest's `pythonpath` or an editable install in the repository's venv does it."""
+    src = root / "src"
+    if "python" not in found.ecosystems or not src.is_dir():
+        return
+    if not any((p / "__init__.py").is_file() for p in src.iterdir() if p.is_dir()) and not any(
+        src.glob("*.py")
+    ):
+        return
+    pytest_ini = _toml(root / "pyproject.toml").get("tool", {}).get("pytest", {})
+    options = pytest_ini.get("ini_options", {}) if isinstance(pytest_ini, dict) else {}
+    if "src" in str(options.get("pythonpath", "")) or "pythonpath" in _text(root / "pytest.ini"):
+        return
+    if tools.venv_in_repo and _editable_install(root, tools):
+        found.notes.append(
+            "src layout: the repository's venv has the project installed in editable mode "
+            "(the worktree's copy imports the worktree's code)"
+        )
+        return
+    changed = False
+    for i, command in enumerate(found.test):
+        words = bare(command).split()
+        if (
+            words
+            and (words[0] in (tools.python, "python", "python3"))
+            and "PYTHONPATH=" not in command
+        ):
+            prefix = DIR_PREFIX.match(command)
+            head = prefix[1] if prefix else ""
+            found.test[i] = f"{head}PYTHONPATH=src {command[len(head) :]}"
+            found.origins[found.test[i]] = found.origins.pop(command, "")
+            changed = True
+    if changed:
+        found.notes.append(
+            "src layout: PYTHONPATH=src in front of the Python test commands makes the package "
+            "importable in the worktree without installing it (no network needed); "
+            "`pip install -e .` into a venv in the repository would do it too"
+        )
+
+
+def _editable_install(root: Path, tools: Toolchain) -> bool:
+    venv = (root / tools.python).parent.parent
+    for pth in venv.glob("lib/python*/site-packages/*.pth"):
+        text = _text(pth)
+        if pth.name.startswith("__editable__") or str(root / "src") in text:
+            return True
+    return False
+
+
+def _python(root: Path, found: Detected, env: Toolchain) -> None:
     pyproject = _toml(root / "pyproject.toml")
     tool = pyproject.get("tool", {})
     ini = _ini_sections(root, "setup.cfg", "tox.ini", "pytest.ini", "mypy.ini", ".flake8")
     deps = _python_requirements(root, pyproject)
-    suite = unittest_suite(root)
+    py = env.python
+    suite = unittest_suite(root, lambda: "pytest" in deps or env.has_module("pytest"))
     plain = pytest_files(root)
+    tox = tox_envs(root)
     if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite or plain):
         return
     tools, test, lint = [], [], []
-    if (
+    if tox.commands:
+        # tox names the project's own checks, paths and options: its commands, unfolded
+        found.left_out.extend(tox.left_out)
+        envs = list(dict.fromkeys(name for _, _, name in tox.commands))
+        found.add(str(tox.source), [f"tox envs {', '.join(envs)}, unfolded"])
+        for kind, command, name in tox.commands:
+            written = explicit(command, py)
+            getattr(found, kind).append(written)
+            found.origins.setdefault(written, f"from {tox.source}, env {name}")
+    if any(kind == "test" for kind, _, _ in tox.commands):
+        pass  # tox's test environments are the tests
+    elif (
         "pytest" in tool
         or {"pytest", "tool:pytest"} & ini
         or "pytest" in deps
         or (root / "conftest.py").is_file()
     ):
         tools.append("pytest")
-        test.append("python -m pytest -q")
+        test.append(f"{py} -m pytest -q")
     elif suite:
         command, through_pytest = suite
         tools.append("unittest suite, run through pytest" if through_pytest else "unittest")
-        test.append(command)
-    elif tox := tox_commands(root):
-        tools.append("tox.ini's test command")
-        test.extend(tox)
+        test.append(command.replace("python ", f"{py} ", 1))
+        if not through_pytest and not env.has_module("pytest"):
+            found.notes.append(
+                f"pytest is not installed for {py}: the unittest suite runs through unittest, "
+                f"which writes no JUnit, so test counts stay unknown (install pytest: {py} -m "
+                "pip install pytest, and run init again)"
+            )
     elif nox := nox_commands(root):
         tools.append("noxfile's pytest session")
-        test.extend(nox)
+        test.extend(c.replace("python ", f"{py} ", 1) for c in nox)
     elif plain:
         tools.append("pytest-style test files")
-        test.append(plain)
+        test.append(plain.replace("python ", f"{py} ", 1))
     if (
         "ruff" in tool
         or "ruff" in deps
         or any((root / n).is_file() for n in ("ruff.toml", ".ruff.toml"))
     ):
         tools.append("ruff")
-        lint.append("ruff check .")
+        lint.append(explicit("ruff check .", py))
     if "flake8" in ini or "flake8" in deps:
         tools.append("flake8")
-        lint.append("flake8")
+        lint.append(explicit("flake8", py))
     if "mypy" in tool or "mypy" in ini or "mypy" in deps:
-        tools.append("mypy")
-        lint.append("mypy" if "files" in tool.get("mypy", {}) else "mypy .")
+        if "mypy" in deps or (env.venv_in_repo and env.has_module("mypy")):
+            tools.append("mypy")
+            lint.append(explicit("mypy" if "files" in tool.get("mypy", {}) else "mypy .", py))
+        else:
+            found.left_out.append(LeftOut("mypy", "configured, but no requirement installs it"))
     extras = pyproject.get("project", {}).get("optional-dependencies", {})
     extra = next((e for e in ("test", "tests", "dev") if e in extras), None)
-    setup = [f"python -m pip install -e '.[{extra}]'" if extra else "python -m pip install -e ."]
+    setup = [f"{py} -m pip install -e '.[{extra}]'" if extra else f"{py} -m pip install -e ."]
     if any("pytest" in t for t in test) and "pytest" not in deps:
-        setup.append("python -m pip install pytest")  # runs the unittest suite, writes JUnit
+        setup.append(f"{py} -m pip install pytest")  # runs the unittest suite, writes JUnit
     source = "pyproject.toml" if pyproject else "Python project"
     found.add(source, tools, test=test, lint=lint, setup=setup, install=setup)
     found.ecosystems.append("python")
+    if env.python_origin:
+        found.notes.append(f"Python commands use {py}, {env.python_origin}")
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -222,12 +518,6 @@ def _node(root: Path, found: Detected) -> None:
     found.node = project
 
 
-def _elsewhere(root: Path, found: Detected) -> None:
-    """No build file named a test runner: the repository's CI workflow steps may."""
-    if commands := ci_test_commands(root):
-        found.add(".github/workflows (its CI's test steps)", [], test=commands)
-
-
 def _makefile(root: Path, found: Detected) -> None:
     path = next(
         (root / n for n in ("GNUmakefile", "makefile", "Makefile") if (root / n).is_file()), None
@@ -246,11 +536,30 @@ def _makefile(root: Path, found: Detected) -> None:
 # -- elsewhere: unittest suites, tox, nox, the CI workflows -------------------------------
 
 
-def unittest_suite(root: Path) -> tuple[str, bool] | None:
+def test_folders(root: Path) -> list[str]:
+    """Where tests live: the usual top folders, then `tests/` inside a package (`pkg/tests`,
+    `src/pkg/tests`)."""
+    folders = list(TEST_DIRS)
+    for base in (root, root / "src"):
+        packages = sorted(base.iterdir()) if base.is_dir() else []
+        for package in packages[:MAX_FILES]:
+            if package.is_dir() and (package / "__init__.py").is_file():
+                folders.extend(
+                    (package / name).relative_to(root).as_posix()
+                    for name in ("tests", "test")
+                    if (package / name).is_dir()
+                )
+    return folders
+
+
+def unittest_suite(
+    root: Path, pytest_ok: Callable[[], bool] = lambda: True
+) -> tuple[str, bool] | None:
     """(test command, through pytest) for a unittest suite under a test folder: pytest when
-    every unittest file is one pytest collects (it then writes JUnit), else unittest's own
-    discovery (exit codes only); else unittest modules at the top (`test.py`), through pytest."""
-    for folder in TEST_DIRS:
+    it is installed (or declared) and every unittest file is one pytest collects (it then
+    writes JUnit), else unittest's own discovery (exit codes only); else unittest modules at
+    the top (`test.py`), through pytest."""
+    for folder in test_folders(root):
         base = root / folder
         if not base.is_dir():
             continue
@@ -258,9 +567,11 @@ def unittest_suite(root: Path) -> tuple[str, bool] | None:
         suites = [p for p in files if UNITTEST_IMPORT.search(_text(p))]
         if not suites:
             continue
-        if all(PYTEST_FILE.match(p.name) for p in suites):
+        if all(PYTEST_FILE.match(p.name) for p in suites) and pytest_ok():
             return f"python -m pytest -q {folder}", True
-        return f"python -m unittest discover -s {folder} -t .", False
+        # `-t .` needs the folder to be a package; without it the folder is the top
+        top_level = " -t ." if (base / "__init__.py").is_file() else ""
+        return f"python -m unittest discover -s {folder}{top_level}", False
     # a unittest module at the top (`test.py`, run as `python test.py` or by coverage): pytest
     # collects a file it is given by name, whatever its name, and writes JUnit for it
     top = [
@@ -277,7 +588,7 @@ def pytest_files(root: Path) -> str | None:
     """A pytest command for plain test files (`test_*.py` or `*_test.py` with a `def test_`
     function) in a test folder or at the top, when nothing else names the runner: such files
     are pytest's by convention, with no configuration at all."""
-    for folder in TEST_DIRS:
+    for folder in test_folders(root):
         base = root / folder
         if base.is_dir() and any(
             PYTEST_FILE.match(p.name) and PYTEST_FUNCTION.search(_text(p))
@@ -291,21 +602,6 @@ def pytest_files(root: Path) -> str | None:
     return None
 
 
-def tox_commands(root: Path) -> list[str]:
-    """The test commands of tox's `[testenv]` (substitutions dropped) that run a test runner."""
-    path = root / "tox.ini"
-    if not path.is_file():
-        return []
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read(path, encoding="utf-8")
-        commands = parser.get("testenv", "commands", fallback="")
-    except (configparser.Error, UnicodeDecodeError):
-        return []
-    lines = [SUBSTITUTION.sub("", line).strip() for line in commands.splitlines()]
-    return [_pytest_form(line) for line in lines if CI_TEST_LINE.match(line)][:1]
-
-
 def nox_commands(root: Path) -> list[str]:
     text = _text(root / "noxfile.py")
     if re.search(r"""session\.run\(\s*["']pytest["']|["']-m["'],\s*["']pytest["']""", text):
@@ -313,51 +609,24 @@ def nox_commands(root: Path) -> list[str]:
     return []
 
 
-def ci_workflows(root: Path) -> list[tuple[str, dict[str, Any]]]:
-    """The repository's own workflows that run on pushes or pull requests: (name, document).
-    A workflow without `name:` is called by its path, as GitHub does."""
-    found = []
-    folder = root / ".github" / "workflows"
-    for path in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
-        if path.name.startswith("codegen-"):
-            continue
-        try:
-            doc = yaml.safe_load(_text(path))
-        except yaml.YAMLError:
-            continue
-        if not isinstance(doc, dict):
-            continue
-        triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
-        names = set(triggers) if isinstance(triggers, dict | list) else {triggers}
-        if names & {"push", "pull_request"}:
-            name = doc.get("name")
-            found.append((name if isinstance(name, str) else f".github/workflows/{path.name}", doc))
-    return found
-
-
-def ci_test_commands(root: Path) -> list[str]:
-    """Test lines of the CI workflows' `run:` steps (first of each kind, in order)."""
-    commands: list[str] = []
-    for _, doc in ci_workflows(root):
-        jobs = doc.get("jobs")
-        for job in jobs.values() if isinstance(jobs, dict) else []:
-            steps = job.get("steps") if isinstance(job, dict) else None
-            for step in steps if isinstance(steps, list) else []:
-                run = step.get("run") if isinstance(step, dict) else None
-                for line in run.splitlines() if isinstance(run, str) else []:
-                    line = line.strip()
-                    if CI_TEST_LINE.match(line) and "${{" not in line:
-                        commands.append(_pytest_form(line))
-    return list(dict.fromkeys(commands))[:2]
-
-
-def _pytest_form(line: str) -> str:
-    """`pytest ...` as `python -m pytest ...` (the repository's interpreter, not a global)."""
-    return re.sub(r"^pytest\b", "python -m pytest", line)
-
-
 def _text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def explain(found: Detected) -> list[str]:
+    """What `init` prints: each command with where it came from, what it left out and why,
+    the tools a command needs that are not installed (with how to install them), and notes."""
+    lines = []
+    for kind in ("lint", "test"):
+        for command in getattr(found, kind):
+            origin = found.origins.get(command)
+            lines.append(f"{kind}: {command}" + (f"  ({origin})" if origin else ""))
+    lines.extend(f"left out: {item.what}: {item.why}" for item in found.left_out)
+    lines.extend(
+        f"missing: {tool} is not installed; install it with: {how}" for tool, how in found.missing
+    )
+    lines.extend(f"note: {note}" for note in found.notes)
+    return lines

@@ -1,6 +1,8 @@
 """`init` for Node: the package manager (by lockfile), its install command, and a test command
 that writes JUnit for the runner the `test` script uses (jest + jest-junit, vitest, mocha +
-mocha-junit-reporter, node's own runner); other scripts run as they are, without JUnit.
+mocha-junit-reporter, node's own runner); other scripts run as they are, without JUnit. A
+script that goes on after its runner (`vitest run && npm run test-types`) keeps every part:
+each becomes a test command of its own.
 
 Reports are written as `reports/junit-<runner>.xml`: a `junit*.xml` file is a tool artifact
 that never enters the commit."""
@@ -78,6 +80,24 @@ def node_project(root: Path) -> NodeProject | None:
     return project
 
 
+def runner_in_ci(root: Path, line: str) -> NodeProject | None:
+    """A CI line that calls a test runner itself (`pnpm vitest --coverage`, `npx jest`) as
+    the project's test command with JUnit, like a `test` script that starts with it; None when
+    the line is no runner call init knows."""
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    package = package if isinstance(package, dict) else {}
+    script = re.sub(r"^(?:npx|bunx|pnpm\s+(?:exec\s+)?|yarn\s+(?:exec\s+)?|bun\s+x\s+)", "", line)
+    match = _RUNNER.match(script)
+    if match is None or _SEPARATOR.search(script):
+        return None
+    project = _manager(root, package)
+    _test_command(project, script, _dependencies(package))
+    return project if project.junit else None
+
+
 def _split_lint(script: str) -> tuple[str, list[str]]:
     """`eslint . && mocha` -> (`mocha`, [`eslint .`]): leading lint steps of a test script
     (joined by `&&`) taken apart from the runner; the script unchanged when none."""
@@ -145,7 +165,8 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
     first = match is not None and match.start() == 0
     last = match is not None and not _SEPARATOR.search(rest)
     runner = " ".join(match["runner"].split()) if match else ""
-    if match is None or not (first or (last and runner != "node --test")):
+    chained = first and not last and re.search(r";|\|\|", rest) is not None
+    if match is None or chained or not (first or (last and runner != "node --test")):
         project.test.append(f"{project.manager} run test")
         project.tools.append("test script (writes no JUnit)")
         return
@@ -169,6 +190,14 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
     project.test.append(command)
     project.junit.append(report)
     project.tools.append(f"{runner} with JUnit")
+    # The script goes on after the runner (`vitest run && npm run test-types`): each further
+    # part is a check of its own, not to be dropped.
+    for part in _SEPARATOR.split(rest)[1:] if first else []:
+        part = part.strip()
+        if part:
+            runs_itself = re.match(r"^(?:npm|pnpm|yarn|bun|node|npx|bunx)\b", part)
+            project.test.append(part if runs_itself else _exec(project, part))
+            project.tools.append(f"{part.split()[0]} from the test script")
 
 
 def _join(*parts: str) -> str:

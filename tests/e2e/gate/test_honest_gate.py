@@ -328,6 +328,7 @@ def test_init_on_a_unittest_project_gives_a_gate_that_catches_a_broken_module(
     (repo / "setup.py").write_text("from setuptools import setup\nsetup(name='calc')\n")
     (repo / ".gitignore").write_text("__pycache__/\n")
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{__import__('os').environ['PATH']}")
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)  # else init names the active venv's python
     assert CliRunner().invoke(cli, ["init", "--repo", str(repo)]).exit_code == 0
     sh(["git", "init", "-q", "-b", "main"], repo)
     sh(["git", "add", "-A"], repo)

@@ -1,0 +1,222 @@
+"""Which kind of check a shell line is (test, lint, a setup install, or something `init`
+leaves out, with the reason), and the form it is written in: the repository's interpreter
+named explicitly (`.venv/bin/python -m pytest`, not a bare `pytest` that PATH resolves), and
+a tool that rewrites files in its checking form (`ruff check --no-fix`, `prettier --check`,
+`black --check`, `gofmt -l` failing on output), since the gate must report, not repair.
+
+The lines come from CI workflows (`init_ci.py`) and tox environments (`init_tox.py`)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+CheckKind = Literal["test", "lint", "setup"]
+
+# `cd web && ` in front of a CI line (its working directory), and `VAR=value ` assignments.
+DIR_PREFIX = re.compile(r"^(cd\s+\S+\s+&&\s+)")
+ASSIGNMENTS = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)")
+PY_RUNNER = re.compile(
+    r"^(?:uv\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run|hatch\s+run)\s+"
+    r"(?:(?:--(?:group|extra|with|python|package|env|directory|project)|-[pe])[=\s]\S+\s+|"
+    r"--?[\w-]+\s+)*"
+)
+VENV_BIN = re.compile(r"^(?:\S*/)?\.?venv/bin/(?=\S)")
+PY = re.compile(r"^python(?:3(?:\.\d+)?)?(?=\s|$)")
+COVERAGE = re.compile(
+    r"^(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?coverage\s+run\s+(?:-(?!m\b)\S+\s+)*(?:-m\s+)?"
+)
+PY_TOOLS = ("pytest", "mypy", "ruff", "flake8", "black", "isort", "pylint", "pyright", "tox", "nox")
+
+PUBLISH = re.compile(
+    r"(?<!-)\b(?:publish|deploy|upload|release|twine|outdated|audit|codecov|coveralls|docker\s+(?:push|login)|"
+    r"git\s+push|gh\s|curl|wget|aws\s|gcloud|az\s|ssh|scp|rsync)\b"
+)
+INSTALL = re.compile(
+    r"^(?:sudo\s|apt(?:-get)?\s|brew\s|choco\s|yum\s|dnf\s|apk\s|corepack\b|rustup\b|"
+    r"(?:python3?\s+-m\s+)?pip3?\s+install\b|uv\s+(?:sync|pip\s+install|tool\s+install)\b|"
+    r"(?:poetry|pipenv|pdm|hatch)\s+install\b|pipx\s+install\b|"
+    r"(?:npm|pnpm|yarn|bun)\s+(?:ci|install|i|add)\b|yarn$|pnpm\s+fetch\b|"
+    r"go\s+(?:mod\s+download|get|install)\b|cargo\s+(?:install|fetch|binstall)\b|"
+    r"pre-commit\s+install\b|nvm\s|npm\s+config\b|git\s+config\b|git\s+submodule\b)"
+)
+# An install that writes into the worktree, so setup may repeat it there.
+INTO_WORKTREE = re.compile(
+    r"^(?:npm\s+(?:ci|install|i)|pnpm\s+install|yarn(?:\s+install)?|bun\s+install)(?:\s+(?!-g\b|--global\b)\S+)*\s*$"
+)
+BUILD = re.compile(
+    r"^(?:(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:build|docs?|bundle|compile|pack|dist)\b|"
+    r"(?:cargo|go)\s+(?:build|doc|run|bench|docs-rs)\b|python3?\s+-m\s+build\b|python3?\s+setup\.py\s+"
+    r"(?:sdist|bdist|build)|make(?:\s+(?:build|all|docs?|dist|install))?$|docker\b|"
+    r"mkdocs\b|sphinx-build\b|(?:npx\s+)?tsc(?!.*--noEmit)(?:\s|$)|ls\b|cat\b|git\b)"
+)
+LINT = re.compile(
+    r"^(?:(?:npx|pnpm\s+exec|yarn|bunx)\s+)?(?:ruff|flake8|pylint|mypy|pyright|black|isort|"
+    r"pyflakes|pycodestyle|pydocstyle|eslint|prettier|biome|standard|xo|tsc\s.*--noEmit|"
+    r"vue-tsc|svelte-check|tsd\b|go\s+vet|golangci-lint|staticcheck|gofmt|go\s+fmt|"
+    r"cargo\s+(?:clippy|fmt)|rustfmt|shellcheck|actionlint|yamllint|markdownlint|codespell|"
+    r"lint-imports|check-manifest|validate-pyproject)\b"
+)
+NPM_SCRIPT = re.compile(r"^(npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)(.*)$")
+LINT_SCRIPT = re.compile(
+    r"^(?:lint|typecheck|type-check|types|tsc|check-types|check-type|typings|format:check|"
+    r"fmt:check|prettier:check|check-format|check|lint:.*|types:.*|typecheck:.*|test-types|"
+    r"test:types|test:lint|test-tsd)$"
+)
+TEST = re.compile(
+    r"^(?:pytest|py\.test|python3?\s+-m\s+(?:pytest|unittest)|tox|nox|"
+    r"python3?\s+-m\s+\S*tests?\b\S*|python3?\s+\S*tests?\S*\.py|"
+    r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test(?::\S+)?|(?:npx\s+)?(?:jest|vitest|mocha|ava|tap)\b|"
+    r"node\s+--test|go\s+test|gotestsum|cargo\s+(?:test|nextest)|make\s+(?:tests?|check)|"
+    r"ctest|bats)\b"
+)
+PRE_COMMIT = re.compile(r"^pre-commit\s+run\b")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A line's kind, or None with the reason it is left out."""
+
+    kind: CheckKind | None
+    why: str = ""
+
+
+def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
+    """What a shell line from CI is. `scripts` are package.json's (to look through `npm run x`);
+    a `pip install` repeats in setup only into the repository's own venv."""
+    body = bare(line)
+    if INSTALL.match(body):
+        if INTO_WORKTREE.match(body) or (venv_in_repo and "pip install" in body):
+            return Judged("setup")
+        return Judged(
+            None,
+            "installs outside the worktree (into this machine's toolchain: do it once yourself)",
+        )
+    if PUBLISH.search(body):
+        return Judged(None, "publishes, deploys or talks to a service")
+    if PRE_COMMIT.match(body):
+        return Judged(None, "pre-commit installs its hooks from the network")
+    if re.match(r"^cargo\s+(?:miri|fuzz|\+nightly)\b", body):
+        return Judged(None, "needs a nightly Rust toolchain (miri, fuzz)")
+    if re.match(r"^(?:docker|podman)\b", body):
+        return Judged(None, "runs containers, not a check of the code")
+    script = NPM_SCRIPT.match(body)
+    if (
+        script
+        and script[1] != "npm"
+        and script[2] not in scripts
+        and body.split()[1:2] != ["run"]
+        and script[2] not in ("test", "t", "ci", "install", "i")
+    ):
+        # `pnpm vitest --coverage`, `yarn eslint .`: pnpm, yarn and bun run a package's binary
+        # by its name when no script has it
+        tool = re.sub(r"^(?:exec|x|dlx)\s+", "", f"{script[2]}{script[3]}".strip())
+        return judge(tool, scripts, venv_in_repo)
+    if script and script[2] not in ("test", "t", "exec", "x", "dlx", "ci", "install", "i"):
+        name, text = script[2], scripts.get(script[2], "")
+        if LINT_SCRIPT.match(name) or LINT.match(text.strip()):
+            return Judged("lint")
+        if TEST.match(text.strip()) or name.startswith("test"):
+            return Judged("test")
+        if BUILD.match(f"npm run {name}") or BUILD.match(text.strip()):
+            return Judged(None, "a build, not a check")
+        return Judged(None, "a script that is neither a test nor a lint")
+    if LINT.match(body) or LINT.match(re.sub(r"^python3?\s+-m\s+", "", body)):
+        return Judged("lint")
+    if TEST.match(body):
+        return Judged("test")
+    if BUILD.match(body):
+        return Judged(None, "a build, not a check")
+    return Judged(None, "not a recognised test or lint command")
+
+
+def bare(line: str) -> str:
+    """The command itself: no `cd dir &&` in front, no variable assignments, no runner wrapper
+    (`uv run`, `poetry run`, `coverage run -m`)."""
+    body = DIR_PREFIX.sub("", line.strip())
+    body = body[ASSIGNMENTS.match(body).end() :]  # type: ignore[union-attr]
+    body = PY_RUNNER.sub("", body)
+    body = VENV_BIN.sub("", body)  # `.venv/bin/mypy`: the tool, run by the interpreter init names
+    coverage = COVERAGE.match(body)
+    if coverage:  # coverage measures, the check is what it runs: a module or a script
+        rest = body[coverage.end() :]
+        return f"python -m {rest}" if coverage[0].rstrip().endswith("-m") else f"python {rest}"
+    return body
+
+
+def explicit(line: str, python: str) -> str:
+    """The line in the form init writes: the interpreter named, wrappers gone, checking form."""
+    prefix_match = DIR_PREFIX.match(line.strip())
+    prefix = prefix_match[1] if prefix_match else ""
+    rest = line.strip()[len(prefix) :]
+    assignments = ASSIGNMENTS.match(rest)[1]  # type: ignore[index]
+    body = bare(line)
+    body = re.sub(r"^py\.test\b", "pytest", body)
+    first = body.split(maxsplit=1)[0] if body else ""
+    if first in PY_TOOLS and first not in ("tox", "nox") and python != "python":
+        body = f"{python} -m {body}"
+    elif first == "pytest":
+        body = f"python -m {body}"
+    elif first in ("pip", "pip3"):
+        body = "python -m pip" + body[len(first) :]
+    body = PY.sub(python, body)
+    return prefix + assignments + checking_form(body)
+
+
+def checking_form(body: str) -> str:
+    """A formatter or fixer in the form that reports instead of rewriting."""
+    words = body.split()
+    tool_index = _tool_index(words)
+    if tool_index is None:
+        return body
+    tool = words[tool_index]
+    args = words[tool_index + 1 :]
+    head = words[: tool_index + 1]
+    if tool == "ruff" and args[:1] == ["format"] and "--check" not in args:
+        return " ".join([*head, "format", "--check", *args[1:]])
+    if tool == "ruff" and (args[:1] == ["check"] or (args and args[0].startswith("."))):
+        rest = [a for a in (args[1:] if args[:1] == ["check"] else args) if a != "--fix"]
+        if "--no-fix" not in rest:
+            rest = ["--no-fix", *rest]
+        return " ".join([*head, "check", *rest])
+    if tool == "black" and "--check" not in args:
+        return " ".join([*head, "--check", *args])
+    if tool == "isort" and not {"--check", "--check-only", "-c"} & set(args):
+        return " ".join([*head, "--check-only", *args])
+    if tool == "eslint" and "--fix" in args:
+        return " ".join([*head, *(a for a in args if a not in ("--fix", "--fix-dry-run"))])
+    if tool == "prettier" and {"--write", "-w"} & set(args):
+        return " ".join([*head, *("--check" if a in ("--write", "-w") else a for a in args)])
+    if tool == "biome" and "--write" in args:
+        return " ".join([*head, *(a for a in args if a != "--write")])
+    if tool in ("npm", "pnpm", "yarn", "bun") and "--fix" in args:  # `npm run lint -- --fix`
+        kept = [a for a in args if a != "--fix"]
+        return " ".join([*head, *(kept[:-1] if kept[-1:] == ["--"] else kept)])
+    if tool == "gofmt":
+        paths = [a for a in args if not a.startswith("-")] or ["."]
+        return f'test -z "$(gofmt -l {" ".join(paths)})"'
+    if tool == "go" and args[:1] == ["fmt"]:
+        return 'test -z "$(gofmt -l .)"'
+    if tool == "cargo" and args[:1] == ["fmt"] and "--check" not in args:
+        return " ".join([*head, *args, "--check"] if "--" not in args else [*head, *args])
+    return body
+
+
+def _tool_index(words: list[str]) -> int | None:
+    """Where the tool's name is: after `python -m`, `npx` and the like."""
+    i = 0
+    if i < len(words) and (PY.match(words[i]) or words[i].endswith("/python")):
+        return i + 2 if words[i + 1 : i + 2] == ["-m"] and i + 2 < len(words) else None
+    if words[i : i + 2] in (["pnpm", "exec"],):
+        i += 2
+    elif words[i : i + 1] in (["npx"], ["bunx"], ["yarn"]):
+        i += 1
+    return i if i < len(words) else None
+
+
+def quote_argv(argv: list[str]) -> str:
+    """An argument vector (tox's, pyproject's) as one shell line: globs and spaces quoted, so
+    the shell passes them as tox would, unexpanded."""
+    return " ".join(shlex.quote(a) for a in argv)

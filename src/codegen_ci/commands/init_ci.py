@@ -1,0 +1,244 @@
+"""What the repository's own CI runs, for `codegen-ci init`: the shell lines of the `run:` steps
+of its workflows (those on pushes and pull requests), each with the place it came from.
+
+A line is taken as CI runs it: multi-line scripts split into lines (a trailing `\\` joins the
+next one) and `&&` chains into their parts, `cd dir` and `working-directory` (the step's or
+the job's `defaults.run`) put in front as `cd dir && …`, and `${{ matrix.x }}` expanded to
+each value of a simple matrix list. What cannot run on a developer's machine is left out with
+the reason: steps and jobs that need secrets, services or a deployment environment, jobs that
+run only on Windows or macOS, and expressions only CI can evaluate. Actions (`uses:`) are not
+commands: setup-*, checkout and cache are dropped silently, the others are named.
+
+Which lines are checks (and which kind) is `init_checks.py`'s decision, not this module's."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}")
+EXPRESSION = re.compile(r"\$\{\{.*?\}\}")
+SECRET = re.compile(r"\$\{\{\s*secrets\.")
+QUIET_ACTIONS = re.compile(
+    r"^(?:actions/(?:checkout|cache|upload-artifact|download-artifact)|.*(?:setup|cache|"
+    r"toolchain|install))",
+    re.I,
+)
+# Actions that are checks: the command they run, with the step's `with: args`.
+CHECK_ACTIONS = {
+    "golangci/golangci-lint-action": "golangci-lint run",
+    "astral-sh/ruff-action": "ruff check",
+    "chartboost/ruff-action": "ruff check",
+    "psf/black": "black --check .",
+}
+
+MAX_MATRIX = 8
+CD = re.compile(r"^cd\s+(\S+)$")
+# Shell lines that are not checks and deserve no "left out" line of their own.
+NOISE = re.compile(
+    r"^(?:#|set\s+-|echo\b|export\s|printf\b|true$|:$|shopt\b|ulimit\b|"
+    r"[A-Za-z_][A-Za-z0-9_]*=\S*$|(?:mkdir|touch|rm|cp|mv|chmod|ln|sleep|pwd|which|env|"
+    r"printenv|ls|cat|du|df|uname|date)\b)"
+)
+
+
+@dataclass(frozen=True)
+class CiLine:
+    """One command a CI job runs: `command` as a shell line from the repository's root."""
+
+    command: str
+    workflow: str  # ".github/workflows/ci.yml"
+    job: str
+
+    @property
+    def origin(self) -> str:
+        return f"from {self.workflow}, job {self.job}"
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Something CI does that `init` does not turn into a command, and why."""
+
+    what: str
+    why: str
+
+
+@dataclass
+class CiRuns:
+    lines: list[CiLine]
+    left_out: list[LeftOut]
+
+
+def ci_workflows(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The repository's own workflows that run on pushes or pull requests: (name, document).
+    A workflow without `name:` is called by its path, as GitHub does."""
+    return [(name, doc) for name, _, doc in _workflow_files(root)]
+
+
+def ci_runs(root: Path) -> CiRuns:
+    runs = CiRuns([], [])
+    for _, path, doc in _workflow_files(root):
+        jobs = doc.get("jobs")
+        for job_id, job in jobs.items() if isinstance(jobs, dict) else []:
+            if isinstance(job, dict):
+                _job(runs, f".github/workflows/{path.name}", str(job_id), job)
+    return runs
+
+
+def _workflow_files(root: Path) -> list[tuple[str, Path, dict[str, Any]]]:
+    found = []
+    folder = root / ".github" / "workflows"
+    for path in sorted([*folder.glob("*.yml"), *folder.glob("*.yaml")]):
+        if path.name.startswith("codegen-"):
+            continue
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, yaml.YAMLError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
+        names = set(triggers) if isinstance(triggers, dict | list) else {triggers}
+        if names & {"push", "pull_request"}:
+            name = doc.get("name")
+            label = name if isinstance(name, str) else f".github/workflows/{path.name}"
+            found.append((label, path, doc))
+    return found
+
+
+def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
+    where = f"{workflow}, job {job_id}"
+    why = _job_cannot_run(job)
+    if why:
+        runs.left_out.append(LeftOut(f"job {job_id} ({workflow})", why))
+        return
+    matrix = _matrix(job)
+    defaults = job.get("defaults")
+    job_run = defaults.get("run") if isinstance(defaults, dict) else None
+    job_dir = _working_directory(job_run)
+    job_shell = job_run.get("shell") if isinstance(job_run, dict) else None
+    steps = job.get("steps")
+    for step in steps if isinstance(steps, list) else []:
+        if not isinstance(step, dict):
+            continue
+        uses = step.get("uses")
+        if isinstance(uses, str):
+            check = CHECK_ACTIONS.get(uses.split("@")[0])
+            if check:
+                args = (
+                    step.get("with", {}).get("args") if isinstance(step.get("with"), dict) else ""
+                )
+                command = f"{check} {args}".strip() if isinstance(args, str) else check
+                runs.lines.append(CiLine(command, workflow, job_id))
+            elif not QUIET_ACTIONS.match(uses):
+                runs.left_out.append(LeftOut(f"{uses} ({where})", "an action, not a command"))
+            continue
+        run = step.get("run")
+        if not isinstance(run, str):
+            continue
+        shell = step.get("shell") or job_shell
+        if isinstance(shell, str) and not re.match(r"^(?:bash|sh)\b", shell):
+            runs.left_out.append(LeftOut(f"{_first_line(run)} ({where})", f"runs in {shell}"))
+            continue
+        if SECRET.search(str(step.get("env", ""))) or SECRET.search(run):
+            runs.left_out.append(LeftOut(f"{_first_line(run)} ({where})", "needs secrets"))
+            continue
+        folder = _working_directory(step) or job_dir
+        for line in _lines(run, folder):
+            for expanded in _expand(line, matrix):
+                if EXPRESSION.search(expanded):
+                    runs.left_out.append(
+                        LeftOut(f"{expanded} ({where})", "uses an expression only CI knows")
+                    )
+                else:
+                    runs.lines.append(CiLine(expanded, workflow, job_id))
+
+
+def _job_cannot_run(job: dict[str, Any]) -> str | None:
+    if job.get("services"):
+        services = job["services"]
+        names = ", ".join(services) if isinstance(services, dict) else "services"
+        return f"needs services ({names})"
+    if job.get("environment"):
+        return "a deployment job (environment)"
+    runs_on = job.get("runs-on")
+    if isinstance(runs_on, str) and re.search(r"windows|macos", runs_on, re.I):
+        return f"runs on {runs_on}"
+    if SECRET.search(str(job.get("env", ""))):
+        return "needs secrets"
+    return None
+
+
+def _working_directory(settings: Any) -> str | None:
+    if not isinstance(settings, dict):
+        return None
+    folder = settings.get("working-directory")
+    if isinstance(folder, str) and folder.strip() not in ("", ".", "./"):
+        return folder.strip().removeprefix("./").rstrip("/")
+    return None
+
+
+def _matrix(job: dict[str, Any]) -> dict[str, list[str]]:
+    strategy = job.get("strategy")
+    matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+    if not isinstance(matrix, dict):
+        return {}
+    return {
+        str(key): [str(v) for v in values]
+        for key, values in matrix.items()
+        if isinstance(values, list) and all(isinstance(v, str | int | float) for v in values)
+    }
+
+
+def _expand(line: str, matrix: dict[str, list[str]]) -> list[str]:
+    keys = list(dict.fromkeys(MATRIX_REF.findall(line)))
+    if not keys or any(k not in matrix for k in keys):
+        return [line]
+    lines = []
+    for values in itertools.islice(itertools.product(*(matrix[k] for k in keys)), MAX_MATRIX):
+        chosen = dict(zip(keys, values, strict=True))
+        lines.append(MATRIX_REF.sub(functools.partial(_value, chosen), line))
+    return list(dict.fromkeys(lines))
+
+
+def _value(chosen: dict[str, str], match: re.Match[str]) -> str:
+    return chosen[match[1]]
+
+
+def _lines(script: str, folder: str | None) -> list[str]:
+    """The commands of a `run:` script, each with the folder it runs in put in front."""
+    joined = re.sub(r"\\\n\s*", " ", script)
+    commands = []
+    for raw in joined.splitlines():
+        line = raw.strip()
+        if not line or NOISE.match(line):
+            continue
+        for part in _and_parts(line):
+            cd = CD.match(part)
+            if cd:
+                target = cd[1].strip("'\"").removeprefix("./").rstrip("/")
+                folder = (
+                    None
+                    if target in ("", ".", "$GITHUB_WORKSPACE")
+                    else (f"{folder}/{target}" if folder else target)
+                )
+                continue
+            commands.append(f"cd {folder} && {part}" if folder else part)
+    return commands
+
+
+def _and_parts(line: str) -> list[str]:
+    """`a && b` -> [a, b], unless a quote makes the split uncertain."""
+    if "'" in line or '"' in line or "&&" not in line:
+        return [line]
+    return [part.strip() for part in line.split("&&") if part.strip()]
+
+
+def _first_line(script: str) -> str:
+    return next((line.strip() for line in script.splitlines() if line.strip()), script)

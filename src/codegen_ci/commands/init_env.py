@@ -1,0 +1,147 @@
+"""What this machine has for the repository, for `codegen-ci init`: the Python interpreter the
+commands name (the repository's own `.venv`, else the active virtualenv, else `python`), which
+tools are installed, whether `cargo nextest` is, and how to install what a written command
+needs but is missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codegen_ci.commands.init_checks import PY_TOOLS, bare
+
+VENV_DIRS = (".venv", "venv")
+# How to install a tool that is not a Python package or the project's own dependency.
+INSTALL_HINTS = {
+    "gotestsum": "go install gotest.tools/gotestsum@v1.12.0",
+    "cargo-nextest": "cargo install cargo-nextest --locked",
+    "cargo-clippy": "rustup component add clippy",
+    "cargo-fmt": "rustup component add rustfmt",
+    "golangci-lint": "see https://golangci-lint.run/welcome/install/",
+    "staticcheck": "go install honnef.co/go/tools/cmd/staticcheck@latest",
+    "go": "install Go (https://go.dev/dl/)",
+    "cargo": "install Rust (https://rustup.rs)",
+    "make": "install make (apt-get install make)",
+}
+NODE_EXEC = ("npx", "bunx", "yarn")
+
+
+@dataclass
+class Toolchain:
+    root: Path
+    python: str  # as written in commands: ".venv/bin/python", an absolute path, or "python"
+    python_origin: str  # why that interpreter: "the repository's .venv", "VIRTUAL_ENV", ""
+    venv_in_repo: bool
+    _modules: dict[str, bool] = field(default_factory=dict)
+
+    def has_command(self, name: str) -> bool:
+        if self.python != "python" and (Path(self.python).parent / name).exists():
+            return True
+        if self.python != "python" and (self.root / self.python).parent.joinpath(name).exists():
+            return True
+        return shutil.which(name) is not None
+
+    def has_module(self, module: str) -> bool:
+        """Whether the interpreter imports `module` (asked once, without running any of the
+        repository's code: `-I` ignores the current folder and user site)."""
+        if module not in self._modules:
+            try:
+                done = subprocess.run(
+                    [self._python_path(), "-I", "-c", f"import {module}"],
+                    cwd=self.root,
+                    capture_output=True,
+                    timeout=20,
+                    check=False,
+                )
+                self._modules[module] = done.returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                self._modules[module] = False
+        return self._modules[module]
+
+    def _python_path(self) -> str:
+        if self.python == "python":
+            return shutil.which("python") or shutil.which("python3") or "python3"
+        return str(self.root / self.python)
+
+    @property
+    def nextest(self) -> bool:
+        cargo_home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
+        return self.has_command("cargo-nextest") or (cargo_home / "bin" / "cargo-nextest").exists()
+
+
+def toolchain(root: Path) -> Toolchain:
+    for name in VENV_DIRS:
+        if (root / name / "bin" / "python").exists():
+            origin = (
+                f"the repository's {name} (a workflow running codegen-ci must create {name} "
+                "before it)"
+            )
+            return Toolchain(root, f"{name}/bin/python", origin, True)
+    active = os.environ.get("VIRTUAL_ENV")
+    if active and (Path(active) / "bin" / "python").exists():
+        venv = Path(active).resolve()
+        if venv.is_relative_to(root):
+            where = venv.relative_to(root).as_posix()
+            return Toolchain(root, f"{where}/bin/python", f"the active virtualenv ({where})", True)
+        origin = (
+            f"the active virtualenv (VIRTUAL_ENV={venv}); the path is this machine's: write "
+            "`python` instead where another machine runs the commands"
+        )
+        return Toolchain(root, str(venv / "bin" / "python"), origin, False)
+    return Toolchain(root, "python", "", False)
+
+
+def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
+    """(tool, how to install it) when `command` needs a tool this machine lacks."""
+    words = bare(command).split()
+    if not words:
+        return None
+    first = words[0]
+    if first == tools.python or first in ("python", "python3"):
+        module = words[2] if words[1:2] == ["-m"] and len(words) > 2 else None
+        if module in PY_TOOLS and not tools.has_module(module):
+            return module, f"{tools.python} -m pip install {module}"
+        return None
+    if first in PY_TOOLS:
+        return None if tools.has_command(first) else (first, f"python -m pip install {first}")
+    if first == "cargo" and len(words) > 1 and words[1] in ("nextest", "clippy", "fmt"):
+        tool = f"cargo-{words[1]}"
+        return None if tools.has_command(tool) else (tool, INSTALL_HINTS[tool])
+    if first in NODE_EXEC or words[:2] == ["pnpm", "exec"]:
+        tool = (
+            words[2] if first == "pnpm" and len(words) > 2 else words[1] if len(words) > 1 else ""
+        )
+        folder = _folder(command, tools.root)
+        if tool and not (folder / "node_modules" / ".bin" / tool).exists():
+            return tool, f"{_node_install(folder)} (the project's dependencies)"
+        return None
+    if first in ("npm", "pnpm", "yarn", "bun"):
+        folder = _folder(command, tools.root)
+        if not tools.has_command(first):
+            return first, "corepack enable (pnpm, yarn) or install it (https://nodejs.org)"
+        if (folder / "package.json").is_file() and not (folder / "node_modules").is_dir():
+            return "node_modules", f"{_node_install(folder)} (the project's dependencies)"
+        return None
+    if first in INSTALL_HINTS and not tools.has_command(first):
+        return first, INSTALL_HINTS[first]
+    return None
+
+
+def _folder(command: str, root: Path) -> Path:
+    words = command.split()
+    return root / words[1] if words[:1] == ["cd"] and len(words) > 1 else root
+
+
+def _node_install(folder: Path) -> str:
+    for lock, install in (
+        ("pnpm-lock.yaml", "pnpm install"),
+        ("yarn.lock", "yarn install"),
+        ("bun.lock", "bun install"),
+        ("package-lock.json", "npm ci"),
+    ):
+        if (folder / lock).is_file():
+            return install
+    return "npm install"

@@ -1,0 +1,225 @@
+"""tox's environments unfolded to their commands, for `codegen-ci init`: `tox.ini`,
+`pyproject.toml`'s `[tool.tox]` (its `legacy_tox_ini` string or tox 4's native TOML) and
+`tox.toml`. tox itself would build a virtualenv and download the dependencies of each
+environment, which a sandboxed run without network cannot do; its commands run with the
+repository's interpreter instead.
+
+tox passes each command as an argument vector, not through a shell, so the vectors are written
+back with every argument quoted (`pytest 'tests/*.py'` keeps its glob for pytest, as tox does).
+Substitutions are resolved where they are plain (`{posargs}` and its default, `{toxinidir}`,
+`{envpython}`); a line with any other is left out, as are lines whose failure tox ignores
+(`- cmd`) and environments that build, publish or serve documents."""
+
+from __future__ import annotations
+
+import configparser
+import itertools
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codegen_ci.commands.init_checks import CheckKind, judge, quote_argv
+from codegen_ci.commands.init_ci import LeftOut
+
+BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+POSARGS = re.compile(r"\{posargs(?::([^{}]*))?\}")
+PLAIN = {"{toxinidir}": ".", "{tox_root}": ".", "{envpython}": "python", "{env_python}": "python"}
+BINDIR = re.compile(r"\{env_?bin_?dir\}/")
+OTHER = re.compile(r"\{[^{}]*\}")
+FACTOR_LINE = re.compile(r"^(!?[\w.-]+(?:,!?[\w.-]+)*):\s+(.*)$")
+LINT_ENV = re.compile(
+    r"^(?:lint|linters?|flake8|mypy|types?|typing|typecheck|style|format|fmt|pep8|pylint|"
+    r"ruff|black|isort|check|static|pyright|codestyle|quality|pre-commit)$"
+)
+SKIP_ENV = re.compile(r"docs?|build|release|publish|upload|clean|report|dev|pkg|serve|bump")
+
+
+@dataclass
+class ToxEnvs:
+    source: str | None = None  # the file the environments were read from
+    commands: list[tuple[CheckKind, str, str]] = field(default_factory=list)  # kind, line, env
+    left_out: list[LeftOut] = field(default_factory=list)
+
+
+def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
+    """The commands of the environments `only` names (default: the env list), in order."""
+    found = ToxEnvs()
+    config = _config(root)
+    if config is None:
+        return found
+    found.source, envs, default = config
+    names = only or default or ["py"]
+    seen: set[str] = set()
+    for name in _expand_names(names):
+        if SKIP_ENV.search(name) and not only:
+            found.left_out.append(LeftOut(f"tox env {name}", "builds, publishes or serves"))
+            continue
+        for argv in _commands(envs, name, found):
+            line = quote_argv(argv)
+            judged = judge(line, {}, venv_in_repo=False)
+            if judged.kind in (None, "setup"):
+                why = judged.why or "an install, which tox does itself"
+                found.left_out.append(LeftOut(f"tox env {name}: {line}", why))
+                continue
+            kind: CheckKind = "lint" if LINT_ENV.match(name) or judged.kind == "lint" else "test"
+            if line not in seen:
+                seen.add(line)
+                found.commands.append((kind, line, name))
+    return found
+
+
+# -- reading the configuration: (source, env -> raw command lines or argv, default env list) --
+
+Raw = dict[str, list[str] | list[list[str]]]
+
+
+def _config(root: Path) -> tuple[str, Raw, list[str]] | None:
+    if (root / "tox.ini").is_file():
+        return _ini(_text(root / "tox.ini"), "tox.ini")
+    if (root / "tox.toml").is_file():
+        return _native(_toml(root / "tox.toml"), "tox.toml")
+    tox = _toml(root / "pyproject.toml").get("tool", {}).get("tox")
+    if isinstance(tox, dict):
+        legacy = tox.get("legacy_tox_ini")
+        if isinstance(legacy, str):
+            return _ini(legacy, "pyproject.toml [tool.tox] legacy_tox_ini")
+        return _native(tox, "pyproject.toml [tool.tox]")
+    return None
+
+
+def _ini(text: str, source: str) -> tuple[str, Raw, list[str]] | None:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    envs: Raw = {}
+    for section in parser.sections():
+        if section == "testenv" or section.startswith("testenv:"):
+            lines = _joined(parser.get(section, "commands", fallback=""))
+            envs[section.removeprefix("testenv").removeprefix(":") or "*"] = lines
+    envlist = parser.get("tox", "envlist", fallback="") or parser.get(
+        "tox", "env_list", fallback=""
+    )
+    return source, envs, _env_names(envlist)
+
+
+def _env_names(envlist: str) -> list[str]:
+    """`py{3.10, 3.11}-{a, b}, lint` -> its names, commas and spaces inside braces kept."""
+    names, depth, current = [], 0, ""
+    for char in envlist:
+        depth += (char == "{") - (char == "}")
+        if depth == 0 and (char == "," or char.isspace()):
+            names.append(current)
+            current = ""
+        elif not (depth > 0 and char.isspace()):
+            current += char
+    return [name for name in [*names, current] if name]
+
+
+def _native(tox: dict[str, Any], source: str) -> tuple[str, Raw, list[str]] | None:
+    envs: Raw = {}
+    base = tox.get("env_run_base", {})
+    if isinstance(base, dict) and isinstance(base.get("commands"), list):
+        envs["*"] = [_argv(c) for c in base["commands"] if isinstance(c, list)]
+    for name, env in (tox.get("env") or {}).items():
+        if isinstance(env, dict) and isinstance(env.get("commands"), list):
+            envs[str(name)] = [_argv(c) for c in env["commands"] if isinstance(c, list)]
+    env_list = tox.get("env_list")
+    names = [str(e) for e in env_list] if isinstance(env_list, list) else []
+    return source, envs, names
+
+
+def _argv(command: list[Any]) -> list[str]:
+    """A native command: strings, and `{replace = "posargs", default = [...]}` tables."""
+    argv: list[str] = []
+    for part in command:
+        if isinstance(part, str):
+            argv.append(part)
+        elif isinstance(part, dict) and part.get("replace") == "posargs":
+            argv.extend(str(d) for d in part.get("default", []) if isinstance(d, str))
+        else:
+            argv.append("{unresolved}")
+    return argv
+
+
+def _joined(value: str) -> list[str]:
+    return [
+        line.strip()
+        for line in re.sub(r"\\\n\s*", " ", value).splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
+
+
+def _expand_names(names: list[str]) -> list[str]:
+    expanded: list[str] = []
+    for name in names:
+        parts = BRACES.split(name)
+        choices = [p.split(",") if i % 2 else [p] for i, p in enumerate(parts)]
+        expanded.extend("".join(c).strip() for c in itertools.product(*choices))
+    return list(dict.fromkeys(e for e in expanded if e))
+
+
+def _commands(envs: Raw, name: str, found: ToxEnvs) -> list[list[str]]:
+    raw = envs.get(name, envs.get("*", []))
+    factors = set(name.split("-"))
+    commands = []
+    for item in raw:
+        if isinstance(item, list):
+            argv = [_substitute(a) for a in item]
+            text = " ".join(argv)
+        else:
+            conditional = FACTOR_LINE.match(item)
+            if conditional:
+                wanted = conditional[1].split(",")
+                if not any(_factor_matches(f, factors) for f in wanted):
+                    continue
+                item = conditional[2]
+            text = _substitute(item)
+            if text.startswith("-"):
+                found.left_out.append(
+                    LeftOut(f"tox env {name}: {item}", "tox ignores its exit code")
+                )
+                continue
+            try:
+                argv = shlex.split(text)
+            except ValueError:
+                continue
+        # an option only tox can fill in (`--basetemp={env_tmp_dir}`) goes; the command stays
+        argv = [a for a in argv if not (a.startswith("-") and OTHER.search(a))]
+        text = " ".join(argv)
+        if not argv or OTHER.search(text):
+            found.left_out.append(
+                LeftOut(f"tox env {name}: {text}", "a tox substitution only tox can resolve")
+            )
+            continue
+        commands.append(argv)
+    return commands
+
+
+def _factor_matches(factor: str, factors: set[str]) -> bool:
+    return factor[1:] not in factors if factor.startswith("!") else factor in factors
+
+
+def _substitute(text: str) -> str:
+    text = POSARGS.sub(lambda m: m[1] or "", text)
+    for key, value in PLAIN.items():
+        text = text.replace(key, value)
+    return " ".join(BINDIR.sub("", text).split())
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,657 @@
+"""`codegen-ci init` matches the repository's CI: every check CI runs that can run locally
+becomes a lint or test command (in its explicit, checking form), nothing CI does not run is
+added, and init says where each command came from and what it left out. The repositories are
+modelled on real ones' shapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from codegen_ci.cli import cli
+from codegen_ci.spec.layers import load_layer_file
+
+VITEST = (
+    "npx vitest run --reporter=default --reporter=junit --outputFile.junit=reports/junit-vitest.xml"
+)
+
+
+@pytest.fixture(autouse=True)
+def plain_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No active virtualenv and no cargo-nextest, whatever the machine running the tests has."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "no-cargo-home"))
+    path = [
+        p for p in os.environ["PATH"].split(os.pathsep) if not Path(p, "cargo-nextest").exists()
+    ]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
+
+
+def init(repo: Path, *args: str) -> Result:
+    result = CliRunner().invoke(cli, ["init", "--repo", str(repo), *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def validation_of(repo: Path) -> dict[str, list[str]]:
+    layer = load_layer_file(repo / ".codegen.yml", is_spec=False)
+    return layer["validation"]  # type: ignore[no-any-return]
+
+
+def workflow(repo: Path, name: str, jobs: dict[str, object], **top: object) -> None:
+    folder = repo / ".github" / "workflows"
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {"name": name, "on": {"push": None, "pull_request": None}, **top, "jobs": jobs}
+    (folder / f"{name.lower()}.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def job(*steps: dict[str, object], **settings: object) -> dict[str, object]:
+    return {
+        "runs-on": "ubuntu-latest",
+        **settings,
+        "steps": [{"uses": "actions/checkout@v4"}, *steps],
+    }
+
+
+# --- Node: every part of the test script, CI's typecheck -------------------------------------
+
+
+def vitest_repo(root: Path) -> None:
+    """defu's shape: `test: vitest run && npm run test-types`, a typecheck job in CI."""
+    scripts = {
+        "test": "vitest run && npm run test-types",
+        "test-types": "tsc --noEmit -p test",
+        "typecheck": "tsc --noEmit",
+        "build": "unbuild",
+        "lint": "eslint . && prettier -c src",
+    }
+    package = {"name": "defu", "scripts": scripts, "devDependencies": {"vitest": "^3"}}
+    (root / "package.json").write_text(json.dumps(package))
+    (root / "package-lock.json").write_text("{}\n")
+    workflow(
+        root,
+        "CI",
+        {
+            "test": job(
+                {"uses": "actions/setup-node@v4", "with": {"node-version": 20}},
+                {"run": "npm ci"},
+                {"run": "npm run build"},
+                {"run": "npm test"},
+                {"uses": "codecov/codecov-action@v4"},
+            ),
+            "typecheck": job({"run": "npm ci"}, {"run": "npm run typecheck"}),
+        },
+    )
+
+
+def test_every_part_of_the_test_script_and_cis_typecheck_become_commands(tmp_path: Path) -> None:
+    vitest_repo(tmp_path)
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [VITEST, "npm run test-types"]
+    assert validation["lint"] == ["npm run typecheck"]  # CI runs no lint: `npm run lint` is out
+    assert validation["junit"] == ["reports/junit-vitest.xml"]
+    out = result.output
+    assert "lint: npm run typecheck  (from .github/workflows/ci.yml, job typecheck: " in out
+    assert "npm run typecheck)" in out
+    assert "left out: npm run build (.github/workflows/ci.yml, job test): a build" in out
+    assert "left out: npm run lint: the repository's CI does not run it" in out
+    assert "left out: codecov/codecov-action@v4" in out
+    assert "setup-node" not in out  # a setup action is the machine's business, not a check
+    assert "missing: node_modules is not installed; install it with: npm ci" in out
+    text = (tmp_path / ".codegen.yml").read_text()
+    assert "    # from .github/workflows/ci.yml, job typecheck: npm run typecheck\n" in text
+    assert '# setup: ["npm ci"]' in text
+
+
+def test_without_ci_the_test_script_keeps_its_tail(tmp_path: Path) -> None:
+    vitest_repo(tmp_path)
+    for path in (tmp_path / ".github" / "workflows").iterdir():
+        path.unlink()
+
+    init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [VITEST, "npm run test-types"]
+    assert validation["lint"] == ["npm run lint"]
+
+
+# --- tox: environments unfolded; the Detected line names tox's file ------------------------
+
+TOX_INI = """\
+[tox]
+envlist = py{310,311}, lint, docs
+
+[testenv]
+deps = pytest
+commands = pytest {posargs:tests} -p no:cacheprovider
+    - coverage report
+
+[testenv:lint]
+deps = flake8
+commands =
+    flake8 src tests
+    python -m isort src
+
+[testenv:docs]
+commands = sphinx-build docs docs/_build
+"""
+TOX_NATIVE = """\
+[project]
+name = "demo"
+version = "1"
+
+[tool.tox]
+env_list = ["3.12", "lint"]
+
+[tool.tox.env_run_base]
+deps = ["pytest"]
+commands = [
+  ["pytest", { replace = "posargs", default = ["tests"] }, "-p", "no:cacheprovider"],
+]
+
+[tool.tox.env.lint]
+commands = [["flake8", "src", "tests"], ["python", "-m", "isort", "src"]]
+"""
+
+
+@pytest.mark.parametrize("shape", ["tox.ini", "legacy_tox_ini", "native"])
+def test_tox_environments_are_unfolded_to_their_commands(tmp_path: Path, shape: str) -> None:
+    if shape == "tox.ini":
+        (tmp_path / "tox.ini").write_text(TOX_INI)
+        (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1"\n')
+        source = "tox.ini"
+    elif shape == "legacy_tox_ini":
+        legacy = json.dumps(TOX_INI)
+        (tmp_path / "pyproject.toml").write_text(f"[tool.tox]\nlegacy_tox_ini = {legacy}\n")
+        source = "pyproject.toml [tool.tox] legacy_tox_ini"
+    else:
+        (tmp_path / "pyproject.toml").write_text(TOX_NATIVE)
+        source = "pyproject.toml [tool.tox]"
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["python -m pytest tests -p no:cacheprovider"]
+    assert validation["lint"] == ["flake8 src tests", "python -m isort --check-only src"]
+    text = (tmp_path / ".codegen.yml").read_text()
+    assert f"# Detected: {source} (tox envs " in text
+    assert "tox.ini's test command" not in text
+    assert f"(from {source}, env lint)" in result.output
+    if shape != "native":
+        assert "left out: tox env docs: builds, publishes or serves" in result.output
+        assert "coverage report: tox ignores its exit code" in result.output
+
+
+def test_ci_running_tox_gets_the_environments_commands(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text(TOX_INI)
+    workflow(tmp_path, "Tests", {"tests": job({"run": "pip install tox"}, {"run": "tox -e lint"})})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == ["flake8 src tests", "python -m isort --check-only src"]
+    # CI runs only the lint env; the gate still needs tests, so tox's test env stays
+    assert validation["test"] == ["python -m pytest tests -p no:cacheprovider"]
+    assert "left out: pip install tox" in result.output
+    assert "(env lint of tox.ini)" in result.output
+
+
+def test_a_tox_matrix_unfolds_once_and_tox_itself_gets_the_network(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text(TOX_INI)
+    matrix = job(
+        {"run": "tox -e ${{ matrix.env }}"},
+        strategy={"matrix": {"env": ["py310", "py311"]}},
+    )
+    workflow(tmp_path, "CI", {"tox": matrix})
+
+    init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["python -m pytest tests -p no:cacheprovider"]  # one, not two
+    assert "network" not in validation
+
+    (tmp_path / "tox.ini").unlink()  # tox's configuration elsewhere (setup.cfg): tox runs it
+    (tmp_path / "setup.cfg").write_text("[tox:tox]\nenvlist = py310\n")
+    result = init(tmp_path, "--force")
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["tox -e py310", "tox -e py311"]
+    assert validation["network"] == ["test"]  # tox downloads each environment's dependencies
+    assert "tox" in result.output and "network" in result.output
+
+
+def test_a_glob_in_a_tox_command_is_quoted_for_the_shell(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text("[testenv]\ncommands = pytest tests/test_*.py\n")
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pytest 'tests/test_*.py'"]
+
+
+# --- Python: the interpreter, tests inside the package, a src layout ------------------------
+
+
+def test_tests_inside_the_package_run_as_ci_runs_them(tmp_path: Path) -> None:
+    """A package whose suite lives in `pkg/tests/` and runs as `python -m pkg.tests.runner`."""
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='pkg')\n")
+    tests = tmp_path / "pkg" / "tests"
+    tests.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tests / "__init__.py").write_text("")
+    (tests / "runner.py").write_text("import unittest\nunittest.main(module=None)\n")
+    (tests / "test_core.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+    )
+    workflow(
+        tmp_path,
+        "CI",
+        {
+            "test": job(
+                {"uses": "actions/setup-python@v5"},
+                {"run": "python -m pip install -e .\npython -m pkg.tests.runner\n"},
+                strategy={"matrix": {"python-version": ["3.11", "3.12"]}},
+            )
+        },
+    )
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pkg.tests.runner"]
+    assert "(from .github/workflows/ci.yml, job test: python -m pkg.tests.runner)" in (
+        result.output
+    )
+
+    (tmp_path / ".github" / "workflows" / "ci.yml").unlink()
+    init(tmp_path, "--force")
+    assert validation_of(tmp_path)["test"] == ["python -m pytest -q pkg/tests"]
+
+
+def test_a_src_layout_is_made_importable_without_installing(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "1"\n[tool.pytest.ini_options]\n'
+    )
+    (tmp_path / "src" / "demo").mkdir(parents=True)
+    (tmp_path / "src" / "demo" / "__init__.py").write_text("")
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["PYTHONPATH=src python -m pytest -q"]
+    assert "note: src layout: PYTHONPATH=src" in result.output
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "1"\n[tool.pytest.ini_options]\npythonpath = ["src"]\n'
+    )
+    init(tmp_path, "--force")
+    assert validation_of(tmp_path)["test"] == ["python -m pytest -q"]  # pytest does it
+
+
+def test_the_active_virtualenvs_interpreter_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = tmp_path / "elsewhere" / "env"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n[tool.ruff]\n")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+
+    result = init(repo)
+
+    python = str(venv.resolve() / "bin" / "python")
+    validation = validation_of(repo)
+    assert validation["test"] == [f"{python} -m pytest -q"]
+    assert validation["lint"] == [f"{python} -m ruff check --no-fix ."]
+    assert f"the active virtualenv (VIRTUAL_ENV={venv.resolve()})" in result.output
+
+
+# --- what CI runs, read as CI runs it -----------------------------------------------------
+
+
+def test_ci_lines_in_their_checking_form_with_their_folders(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 99\n")
+    workflow(
+        tmp_path,
+        "Lint",
+        {
+            "style": job(
+                {"run": "ruff format .\nruff check --fix . \\\n  --output-format=github\n"},
+                {"run": "black src && isort src"},
+                {"run": "npx prettier --write .", "working-directory": "./web"},
+                {"run": "gofmt -l ./cmd"},
+                {"run": "npm run lint -- --fix", "working-directory": "web"},
+            ),
+            "secret": job({"run": "pytest --live", "env": {"TOKEN": "${{ secrets.TOKEN }}"}}),
+            "db": job({"run": "pytest tests/db"}, services={"postgres": {"image": "postgres"}}),
+            "deploy": job({"run": "npm publish"}),
+            "windows": job({"run": "pytest"}, **{"runs-on": "windows-latest"}),
+            "expr": job({"run": "pytest -k ${{ inputs.filter }}"}),
+            "pwsh": job({"run": "pytest", "shell": "pwsh"}),
+        },
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == [
+        "ruff format --check .",
+        "ruff check --no-fix . --output-format=github",
+        "black --check src",
+        "isort --check-only src",
+        "cd web && npx prettier --check .",
+        'test -z "$(gofmt -l ./cmd)"',
+        "cd web && npm run lint",
+    ]
+    assert validation["test"] == ["python -m pytest -q"]  # CI runs no test it can: the file's
+    out = result.output
+    assert "left out: flake8: the repository's CI does not run it" in out
+    assert "left out: pytest --live (.github/workflows/lint.yml, job secret): needs secrets" in out
+    assert "left out: job db (.github/workflows/lint.yml): needs services (postgres)" in out
+    assert "npm publish (.github/workflows/lint.yml, job deploy): publishes" in out
+    assert "job windows (.github/workflows/lint.yml): runs on windows-latest" in out
+    assert "uses an expression only CI knows" in out
+    assert "left out: pytest (.github/workflows/lint.yml, job pwsh): runs in pwsh" in out
+
+
+def test_matrix_values_expand_into_each_command(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text(
+        json.dumps({"scripts": {"lint": "eslint .", "typecheck": "tsc --noEmit"}})
+    )
+    workflow(
+        tmp_path,
+        "CI",
+        {
+            "checks": job(
+                {"run": "npm run ${{ matrix.task }}"},
+                strategy={"matrix": {"task": ["lint", "typecheck"]}},
+            )
+        },
+    )
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == ["npm run lint", "npm run typecheck"]
+
+
+# --- Rust ---------------------------------------------------------------------------------
+
+
+def crate(root: Path) -> None:
+    (root / "Cargo.toml").write_text('[package]\nname = "demo"\nversion = "0.1.0"\n')
+    (root / "src").mkdir()
+    (root / "src" / "lib.rs").write_text("pub fn one() -> u32 { 1 }\n")
+
+
+def test_clippy_only_when_ci_runs_it(tmp_path: Path) -> None:
+    crate(tmp_path)
+    workflow(tmp_path, "CI", {"test": job({"run": "cargo test --all-features"})})
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path) == {"test": ["cargo test --all-features"], "lint": []} | {
+        k: v for k, v in validation_of(tmp_path).items() if k not in ("test", "lint")
+    }
+    assert "left out: cargo clippy: no CI workflow runs it" in result.output
+    assert "note: cargo nextest is not installed" in result.output
+    assert "test counts stay unknown" in result.output
+    assert "junit" not in validation_of(tmp_path)
+
+    workflow(
+        tmp_path,
+        "CI",
+        {
+            "test": job({"run": "cargo test --all-features"}),
+            "lint": job(
+                {"uses": "dtolnay/rust-toolchain@stable", "with": {"components": "clippy"}},
+                {"run": "cargo clippy --all-targets -- -D warnings"},
+                {"run": "cargo fmt --all"},
+            ),
+        },
+    )
+    result = init(tmp_path, "--force")
+    assert validation_of(tmp_path)["lint"] == [
+        "cargo clippy --all-targets -- -D warnings",
+        "cargo fmt --all --check",
+    ]
+    assert "cargo clippy: no CI workflow runs it" not in result.output
+
+
+def test_cargo_nextest_gives_junit_when_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crate(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cargo-nextest").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "cargo-nextest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["cargo nextest run --profile ci", "cargo test --doc"]
+    assert validation["junit"] == ["target/nextest/ci/junit.xml"]
+    config = (tmp_path / ".config" / "nextest.toml").read_text()
+    assert '[profile.ci.junit]\npath = "junit.xml"\n' in config
+    assert "wrote .config/nextest.toml" in result.output
+    assert "note: cargo nextest is installed" in result.output
+
+
+def test_rust_workflows_set_up_the_toolchain_ci_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crate(tmp_path)
+    workflow(tmp_path, "CI", {"lint": job({"run": "cargo clippy -- -D warnings"})})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cargo-nextest").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "cargo-nextest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    init(tmp_path, "--workflows", "issue")
+
+    written = yaml.safe_load((tmp_path / ".github/workflows/codegen-issue-labeled.yml").read_text())
+    steps = written["jobs"]["codegen"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    rust = steps[uses.index("dtolnay/rust-toolchain@stable")]
+    assert rust["with"] == {"components": "clippy"}
+    assert uses.index("taiki-e/install-action@nextest") < uses.index(
+        "codegen-ci/codegen-ci/host@v0"
+    )
+
+
+def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/demo\n\ngo 1.22\n")
+    workflow(tmp_path, "Go", {"test": job({"run": "go test -race ./..."})})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["gotestsum --junitfile reports/junit-go.xml -- -race ./..."]
+    assert validation["junit"] == ["reports/junit-go.xml"]
+    assert validation["lint"] == []
+    assert "left out: go vet ./...: the repository's CI does not run it" in result.output
+    assert (
+        "# Detected: go.mod (gotestsum, go vet); .github/workflows/go.yml (the checks"
+        in (tmp_path / ".codegen.yml").read_text()
+    )
+
+
+def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_spelt(
+    tmp_path: Path,
+) -> None:
+    """unjs/defu today: the test script chains lint, types and vitest; CI runs each itself,
+    vitest as `pnpm vitest --coverage` and the lint as `pnpm lint`."""
+    scripts = {
+        "build": "unbuild",
+        "lint": "oxlint src && oxfmt --check src test",
+        "test": "pnpm lint && pnpm test:types && pnpm vitest run",
+        "test:types": "tsgo --noEmit",
+    }
+    (tmp_path / "package.json").write_text(json.dumps({"name": "defu", "scripts": scripts}))
+    (tmp_path / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    steps = ["corepack enable", "pnpm install", "pnpm lint", "pnpm build", "pnpm test:types"]
+    workflow(
+        tmp_path,
+        "ci",
+        {"ci": job(*({"run": s} for s in steps), {"run": "pnpm vitest --coverage"})},
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == ["pnpm lint", "pnpm test:types"]
+    assert validation["test"] == [
+        "pnpm exec vitest run --coverage --reporter=default --reporter=junit "
+        "--outputFile.junit=reports/junit-vitest.xml"
+    ]
+    assert validation["junit"] == ["reports/junit-vitest.xml"]
+    assert "left out: pnpm run lint" not in result.output  # `pnpm lint` is the same check
+    assert "left out: pnpm run test: the repository's CI runs its tests otherwise" in (
+        result.output
+    )
+
+
+SLUGIFY_TOX = """\
+[tox]
+env_list =
+    coverage-erase
+    py{3.10, 3.11}-{unidecode, text_unidecode}
+    coverage-report
+    mypy
+    pycodestyle
+
+[testenv]
+deps = pytest
+commands =
+    coverage run -m pytest test.py
+
+[testenv:coverage-erase]
+commands = coverage erase
+
+[testenv:coverage-report]
+commands = coverage report
+
+[testenv:mypy]
+commands = mypy
+
+[testenv:pycodestyle]
+commands = pycodestyle --ignore=E128 slugify test.py
+"""
+
+
+def test_a_tox_env_list_with_spaced_braces_and_coverage_around_the_tests(tmp_path: Path) -> None:
+    """un33k/python-slugify: `py{3.10, 3.11}-{…}` over several lines, coverage bookkeeping
+    environments, a lint env named after its tool; CI runs `tox`, and another workflow runs
+    the same suite as `coverage run --source=slugify test.py`."""
+    (tmp_path / "tox.ini").write_text(SLUGIFY_TOX)
+    (tmp_path / "test.py").write_text("import unittest\n\nclass T(unittest.TestCase):\n    pass\n")
+    workflow(
+        tmp_path,
+        "Main",
+        {
+            "build": job(
+                {"run": "python -m pip install coveralls tox tox-uv"},
+                {"run": "tox"},
+                {"run": "coverage run --source=slugify test.py"},
+                {"run": "coveralls --service=github", "env": {"T": "${{ secrets.GITHUB_TOKEN }}"}},
+            )
+        },
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["python -m pytest test.py"]  # once, not once per env
+    assert validation["lint"] == ["mypy", "pycodestyle --ignore=E128 slugify test.py"]
+    out = result.output
+    assert "left out: tox env coverage-erase: coverage erase: not a recognised" in out
+    assert "left out: python -m pip install coveralls tox tox-uv (" in out
+    assert "installs outside the worktree" in out  # an install, not "talks to a service"
+    assert (
+        "left out: coveralls --service=github (.github/workflows/main.yml, job build): needs"
+        in (out)
+    )
+
+
+def test_uv_run_tox_and_an_option_only_tox_can_fill(tmp_path: Path) -> None:
+    """pallets/itsdangerous: `uv run --locked tox run -e typing` in CI, pytest's
+    `--basetemp={env_tmp_dir}` in the native tox configuration."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "itsdangerous"\nversion = "1"\n'
+        "[tool.tox]\n"
+        'env_list = ["py3.13", "style", "typing"]\n'
+        "[tool.tox.env_run_base]\n"
+        'commands = [["pytest", "-v", "--tb=short", "--basetemp={env_tmp_dir}", '
+        '{ replace = "posargs", default = [], extend = true }]]\n'
+        "[tool.tox.env.style]\n"
+        'commands = [["pre-commit", "run", "--all-files"]]\n'
+        "[tool.tox.env.typing]\n"
+        'commands = [["mypy"], ["pyright"]]\n'
+    )
+    workflow(tmp_path, "Tests", {"typing": job({"run": "uv run --locked tox run -e typing"})})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == ["mypy", "pyright"]
+    assert validation["test"] == ["python -m pytest -v --tb=short"]
+    assert "tox env style: pre-commit run --all-files: pre-commit installs its hooks" in (
+        result.output
+    )
+
+
+def test_a_crates_ci_with_toolchain_actions_release_tests_and_nightly_jobs(tmp_path: Path) -> None:
+    """dtolnay/itoa's CI shape: toolchain actions, `cargo test --release` beside `cargo test`,
+    miri on nightly, `cargo outdated` against the registry."""
+    crate(tmp_path)
+    workflow(
+        tmp_path,
+        "CI",
+        {
+            "test": job(
+                {"uses": "dtolnay/rust-toolchain@stable"},
+                {"run": "cargo build"},
+                {"run": "cargo test"},
+                {"run": "cargo test --release"},
+                {"run": "cargo bench --no-run"},
+            ),
+            "miri": job({"uses": "dtolnay/rust-toolchain@miri"}, {"run": "cargo miri test"}),
+            "outdated": job({"run": "cargo outdated --workspace --exit-code 1"}),
+        },
+    )
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["cargo test", "cargo test --release"]
+    out = result.output
+    assert "rust-toolchain" not in out  # a toolchain action is the machine's, not a check
+    assert "left out: cargo bench --no-run (.github/workflows/ci.yml, job test): a build" in out
+    assert "cargo miri test (.github/workflows/ci.yml, job miri): needs a nightly" in out
+    assert "cargo outdated --workspace --exit-code 1 (" in out
+
+
+def test_a_lint_action_becomes_its_command(tmp_path: Path) -> None:
+    """spf13/pflag: golangci-lint runs through its action; the command it stands for is the
+    lint, and init names how to install the tool."""
+    (tmp_path / "go.mod").write_text("module example.com/demo\n\ngo 1.22\n")
+    lint = {
+        "uses": "golangci/golangci-lint-action@v8",
+        "with": {"version": "v2.1", "args": "--timeout=5m"},
+    }
+    workflow(tmp_path, "CI", {"lint": job(lint), "test": job({"run": "go test ./..."})})
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == ["golangci-lint run --timeout=5m"]
+    assert "(from .github/workflows/ci.yml, job lint: golangci-lint run --timeout=5m)" in (
+        result.output
+    )
