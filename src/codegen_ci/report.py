@@ -29,6 +29,7 @@ class Reason(StrEnum):
     MAX_ITERATIONS = "max_iterations"  # the last validation round still failed
     STUCK = "stuck"  # the same failures repeated for `limits.stuck_rounds` rounds
     BUDGET = "budget"  # tokens, billed tokens, cost or wall clock used up
+    NO_CHANGE = "no_change"  # the gate passed, but on no change: nothing to commit
     # status success or failed: the pre-flight of `--dry-run` passed or not
     DRY_RUN = "dry-run"
     # status error
@@ -224,7 +225,8 @@ class Report(BaseModel):
     status: Status = Status.ERROR
     reason: Reason | None = Field(
         default=None,
-        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget. "
+        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget, "
+        "no_change (the gate passed with nothing changed: no branch, no commit). "
         "Status error: interrupted, config, environment (a command could not write outside the "
         "code), sandbox (confinement could not be set up), error. A dry run (success or "
         "failed): dry-run. Null when a run succeeded.",
@@ -245,7 +247,9 @@ class Report(BaseModel):
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
     artifacts: list[str] = Field(
-        default=[], description="Files commands created or changed; left out of the commit."
+        default=[],
+        description="Files commands created (or deleted); left out of the commit. A file a "
+        "command rewrote in place (a formatter) stays in it.",
     )
     branch: str | None = None
     base_commit: str | None = None
