@@ -45,9 +45,11 @@ from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace import output_cap
+from codegen_ci.workspace import output_cap, uncommitted
 from codegen_ci.workspace.proc import ProcResult, run_shell
 from codegen_ci.workspace.worktree import Worktree
+
+MAX_CLEARED_SHOWN = 200
 
 
 class CommandObserver(Protocol):
@@ -79,6 +81,8 @@ class ValidationState:
     base_lint_ends: dict[str, CommandEnd] = field(default_factory=dict)  # the same runs, whole
     ladder: RerunLadder = field(default_factory=RerunLadder)
     round_commands: int = 0  # commands the rounds ran so far: numbers their logs
+    # untracked and ignored files as the last `setup` left them (workspace/uncommitted.py)
+    setup_files: uncommitted.SetupState | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class Validator:
         state = self.state
         outcome = RoundOutcome(Round(iteration=iteration))
         self._new_phase()
+        self._clear(iteration)
         if not state.setup_done:
             if not self._setup(outcome):
                 return outcome.finish()
@@ -134,7 +139,25 @@ class Validator:
                 outcome.failed.append(self._failed(command, "setup", run, False))
                 return False
         self.state.setup_done = True
+        self.state.setup_files = uncommitted.setup_state(self.worktree)
         return True
+
+    def _clear(self, iteration: int) -> None:
+        """Only the change is judged: what the commit will not hold and `setup` did not make
+        goes before the round's commands run (workspace/uncommitted.py); listed in the
+        round's `<tag>-cleared.txt` log."""
+        cleared = uncommitted.clear(self.worktree, self.state.setup_files)
+        if cleared:
+            log = self.output_dir / "logs" / f"{round_tag(iteration)}-cleared.txt"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            shown = cleared[:MAX_CLEARED_SHOWN]
+            more = len(cleared) - len(shown)
+            log.write_text(
+                "Removed before the round (the commit will not hold them):\n"
+                + "".join(f"{rel}\n" for rel in shown)
+                + (f"... and {more} more\n" if more else ""),
+                encoding="utf-8",
+            )
 
     def preflight(self, *, full: bool = False) -> RoundOutcome:
         """Round 0, on the untouched code before any model call: `setup` (once, as a round

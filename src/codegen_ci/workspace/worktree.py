@@ -162,6 +162,22 @@ class Worktree:
         paths.extend(p for p in committed.split("\0") if p)
         return sorted(p for p in set(paths) if not is_linked(p, self.links))
 
+    def untracked_entries(self) -> list[str]:
+        """Every untracked and every git-ignored file (a nested repository: its folder, with a
+        trailing `/`), dependency copies included: what git alone would never commit."""
+        out = self._git(
+            [
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--ignored=traditional",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ]
+        )
+        return [e[3:] for e in out.split("\0") if e[:3] in ("?? ", "!! ")]
+
     def snapshot(self) -> dict[str, str | None]:
         """Content hash of every changed path (None: deleted); toolchain caches and outputs
         (never the change anyway) are not hashed, so an unignored node_modules costs nothing."""
@@ -187,7 +203,7 @@ class Worktree:
             was = before.get(rel, ABSENT)
             if was == digest or rel in self.artifacts:
                 continue
-            existed = was not in (ABSENT, None) or (rel not in before and self._in_base(rel))
+            existed = was not in (ABSENT, None) or (rel not in before and self.in_base(rel))
             if digest is None or not existed:
                 self.artifacts.add(rel)
             elif was == ABSENT:
@@ -213,11 +229,11 @@ class Worktree:
             or (
                 p not in self.artifacts
                 and not matches(p, ARTIFACT_GLOBS)
-                and not (matches(p, GENERATED_GLOBS) and not self._in_base(p))
+                and not (matches(p, GENERATED_GLOBS) and not self.in_base(p))
             )
         ]
 
-    def _in_base(self, rel: str) -> bool:
+    def in_base(self, rel: str) -> bool:
         return self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"])
 
     def protected_changes(self) -> list[str]:
@@ -239,7 +255,7 @@ class Worktree:
 
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
-        if self._in_base(rel):
+        if self.in_base(rel):
             self._git(["checkout", self.base_commit, "--", rel])
             self._git(["reset", "-q", "--", rel])
         else:

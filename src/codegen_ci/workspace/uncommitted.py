@@ -1,0 +1,134 @@
+"""Only the change is judged: before each validation round, what the commit will not hold
+and `setup` did not make is removed from the worktree.
+
+A file the model left that git ignores (a `.pyc` of other code with a forged header, a
+compiled extension module, a `conftest.py` or `.pth` under an ignored folder), or an
+untracked file the commit leaves out (a command's artifact), is read by the repository's
+commands as if it were code: it could make broken source pass a round, and the commit would
+hold the broken source without it. So each round starts from the commit-to-be plus what
+`setup` made:
+
+- `setup_state` records, right after `setup` passed (the pre-flight's, on the untouched
+  code), every untracked and ignored file with its identity (type, size, times, inode; the
+  change time cannot be set back). The dependency folders copied from the checkout and what
+  `setup` installed are in it.
+- `clear` removes every untracked or ignored entry that the commit will not hold and that is
+  not in that record as it was (new since, or rewritten), and puts back tracked files the
+  commit will not hold (a command's edit or deletion of a tracked file) as the base commit
+  has them. Caches the rounds' own commands write (`__pycache__`, `.pytest_cache`, `target/`)
+  are made again from the change in every round. Without a record (a resumed run, which
+  has no pre-flight) everything but the dependency copies goes, and `setup` runs again.
+
+Removal opens each parent without following a symlink (security/guarded_read.py), so a link
+planted in the path cannot point it elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from pathlib import PurePosixPath
+
+from codegen_ci.security import guarded_read
+from codegen_ci.workspace.dependency_links import is_linked
+from codegen_ci.workspace.worktree import Worktree
+
+Identity = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
+SetupState = dict[str, Identity]
+
+
+def setup_state(worktree: Worktree) -> SetupState:
+    """The untracked and ignored entries as `setup` left them."""
+    state: SetupState = {}
+    for rel in worktree.untracked_entries():
+        if (ident := _identity(worktree, rel)) is not None:
+            state[rel] = ident
+    return state
+
+
+def clear(worktree: Worktree, kept: SetupState | None) -> list[str]:
+    """Remove what the commit will not hold and `kept` does not list as it is now (None:
+    keep only the dependency copies); returns what was removed or put back."""
+    committed = set(worktree.agent_changes())
+    folders = _folders(kept or {})
+    cleared = []
+    for rel in worktree.changed_paths():
+        if rel not in committed and worktree.in_base(rel):
+            worktree.restore(rel)  # a command's edit or deletion of a tracked file
+            cleared.append(rel)
+    for rel in worktree.untracked_entries():
+        if rel.rstrip("/") in committed:
+            continue
+        if kept is None:
+            if is_linked(rel.rstrip("/"), worktree.links):
+                continue
+        elif kept.get(rel) is not None and kept.get(rel) == _identity(worktree, rel):
+            continue
+        if _remove(worktree, rel, folders):
+            cleared.append(rel)
+    return cleared
+
+
+def _identity(worktree: Worktree, rel: str) -> Identity | None:
+    try:
+        info = os.lstat(worktree.path / rel.rstrip("/"))
+    except OSError:
+        return None
+    return (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
+def _remove(worktree: Worktree, rel: str, folders: set[str]) -> bool:
+    """Remove `rel` (a file, a link, or a nested repository's folder) without following a
+    symlink on the way; then its parent folders that are left empty, but not `folders` (those
+    that held what setup made). False when it could not be reached."""
+    parts = PurePosixPath(rel.rstrip("/")).parts
+    if not parts:
+        return False
+    root = guarded_read.open_root(worktree.path)
+    try:
+        try:
+            parent = guarded_read.open_beneath(root, "/".join(parts[:-1]), directory=True)
+        except guarded_read.Refused:
+            return False
+        try:
+            name = parts[-1]
+            try:
+                info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                return False
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(name, dir_fd=parent)
+            else:
+                os.unlink(name, dir_fd=parent)
+        finally:
+            os.close(parent)
+        _remove_empty_parents(root, parts[:-1], folders)
+    finally:
+        os.close(root)
+    return True
+
+
+def _remove_empty_parents(root: int, parents: tuple[str, ...], keep: set[str]) -> None:
+    """An emptied folder goes too (an empty folder is a namespace package to Python)."""
+    for depth in range(len(parents), 0, -1):
+        folder = "/".join(parents[:depth])
+        if folder in keep:
+            return
+        with contextlib.suppress(OSError, guarded_read.Refused):
+            above = guarded_read.open_beneath(root, "/".join(parents[: depth - 1]), directory=True)
+            try:
+                os.rmdir(parents[depth - 1], dir_fd=above)
+            except OSError:
+                return  # not empty: neither is any folder above it
+            finally:
+                os.close(above)
+
+
+def _folders(kept: SetupState) -> set[str]:
+    folders: set[str] = set()
+    for rel in kept:
+        parts = PurePosixPath(rel.rstrip("/")).parts
+        folders.update("/".join(parts[:n]) for n in range(1, len(parts)))
+    return folders
