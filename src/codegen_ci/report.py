@@ -110,6 +110,12 @@ class Round(BaseModel):
         description="Totals from JUnit; null when unknown (no test command wrote JUnit, or "
         "none ran), never a misleading 0/0.",
     )
+    tests_carried: int = Field(
+        default=0,
+        description="Of `tests`, those this round did not run (it stopped after the previously "
+        "failing tests, which still fail), counted as they ran in the last full run; 0: every "
+        "test counted ran in this round.",
+    )
     failures: list[Failure] = []
     parse_problems: list[str] = []
     passed: bool = False
@@ -136,7 +142,8 @@ class Round(BaseModel):
             return "unknown (no JUnit)"
         if not self.tests_known:
             return "not run"
-        return f"{self.tests.passed}/{self.tests.total} passed"
+        carried = f" ({self.tests_carried} as in the last full run)" if self.tests_carried else ""
+        return f"{self.tests.passed}/{self.tests.total} passed{carried}"
 
     @field_serializer("tests")
     def _totals_or_null(self, tests: TestTotals) -> dict[str, int] | None:

@@ -81,6 +81,9 @@ class ValidationState:
     base_lint_ends: dict[str, CommandEnd] = field(default_factory=dict)  # the same runs, whole
     ladder: RerunLadder = field(default_factory=RerunLadder)
     round_commands: int = 0  # commands the rounds ran so far: numbers their logs
+    # the JUnit of the last run of the whole suite: the totals of a round that stopped after
+    # the previously failing tests count the rest as they ran there
+    suite: JUnitResult | None = None
     # untracked and ignored files as the last `setup` left them (workspace/uncommitted.py)
     setup_files: uncommitted.SetupState | None = None
 
@@ -186,9 +189,16 @@ class Validator:
         return outcome.finish()
 
     def _tests(self, outcome: RoundOutcome) -> None:
-        if not self._targeted(outcome):
+        answered, partial = self._targeted(outcome)
+        if not answered:
             for command in self.validation.test:
                 self._take(outcome, command, self._run(command, "test", outcome))
+        if partial and self.state.suite is not None:
+            ran = {case.id for case in outcome.junit.cases}
+            rest = [case for case in self.state.suite.cases if case.id not in ran]
+            outcome.carried = JUnitResult(cases=rest)
+        elif not partial:
+            self.state.suite = outcome.junit
         self._require_tests(outcome)
         self.state.targets = outcome.failing_ids()
 
@@ -202,25 +212,26 @@ class Validator:
             note = "ran no test (its JUnit report lists none): no test, no success"
             outcome.failed.append(FailedCommand(ran[-1].command, "test", note, False))
 
-    def _targeted(self, outcome: RoundOutcome) -> bool:
-        """Start from the previously failing tests; True when that answered the round: the
-        plugin's run always does (it goes on through the full suite when they pass), a
-        rewritten command's only when one of them still fails (or it timed out)."""
+    def _targeted(self, outcome: RoundOutcome) -> tuple[bool, bool]:
+        """Start from the previously failing tests; (answered, partial). Answered when that
+        answered the round: the plugin's run always does (it goes on through the full suite
+        when they pass), a rewritten command's only when one of them still fails (or it timed
+        out). Partial when the answer ran only some of the suite."""
         targets = self.state.targets
         if not targets or len(self.validation.test) != 1:
-            return False
+            return False, False
 
         def run(command: str, first: list[str] | None) -> CommandRun:
             return self._run(command, "test", outcome, first=first, targeted=first is None)
 
         step = self.state.ladder.climb(self.validation.test[0], targets, self.worktree.path, run)
         if step is None:
-            return False
+            return False, False
         ran = step.run
         answered = step.rung == "plugin" or bool(ran.junit.failing()) or ran.result.timed_out
         if answered:
             self._take(outcome, step.command, ran)
-        return answered
+        return answered, answered and (step.rung == "rewritten" or ran.first.stopped)
 
     def _take(self, outcome: RoundOutcome, command: str, run: CommandRun) -> None:
         outcome.junit = outcome.junit.merge(run.junit)
@@ -347,6 +358,8 @@ class RoundOutcome:
     lint_errors: list[str] = field(default_factory=list)
     failed: list[FailedCommand] = field(default_factory=list)
     preexisting_lint: dict[str, list[str]] = field(default_factory=dict)  # pre-flight only
+    # the suite's tests a partial re-run did not run, as they last ran (totals only)
+    carried: JUnitResult = field(default_factory=JUnitResult)
     # once finished: each failed command nothing explains, with its entry in the report
     command_failures: list[tuple[FailedCommand, Failure]] = field(default_factory=list)
 
@@ -369,7 +382,8 @@ class RoundOutcome:
         """Fill in the report's view of the round from what was collected."""
         rnd = self.round
         self.command_failures = [(f, f.failure()) for f in self.failed if not f.explained]
-        rnd.tests = self.junit.totals()
+        rnd.tests = JUnitResult(cases=self.junit.cases + self.carried.cases).totals()
+        rnd.tests_carried = len(self.carried.cases)
         rnd.parse_problems = list(self.junit.problems)
         rnd.failures = [
             *self.junit.failures(),

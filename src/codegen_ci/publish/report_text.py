@@ -52,6 +52,8 @@ def rounds_table(rounds: list[Round]) -> str:
         commands = commands_cell(rnd)
         t = rnd.tests
         tests = "unknown (no JUnit)" if rnd.tests_unknown else f"{t.passed}/{t.total}"
+        if rnd.tests_carried:  # the round stopped after the previously failing tests
+            tests += f" ({rnd.tests_carried} as in the last full run)"
         rows.append(f"| {rnd.iteration} | {commands} | {tests} | {t.failed} | {t.errors} |")
     return "\n".join(rows)
 
