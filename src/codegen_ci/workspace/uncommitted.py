@@ -15,7 +15,9 @@ hold the broken source without it. So each round starts from the commit-to-be pl
 - `clear` removes every untracked or ignored entry that the commit will not hold and that is
   not in that record as it was (new since, or rewritten), and puts back tracked files the
   commit will not hold (a command's edit or deletion of a tracked file) as the base commit
-  has them. Caches the rounds' own commands write (`__pycache__`, `.pytest_cache`, `target/`)
+  has them; each file of the change gets the time now, so no cache keyed on a file's time
+  and size (a `.pyc`, cargo's fingerprints) takes it for other code. Caches the rounds' own
+  commands write (`__pycache__`, `.pytest_cache`, `target/`)
   are made again from the change in every round. Without a record (a resumed run, which
   has no pre-flight) everything but the dependency copies goes, and `setup` runs again.
 
@@ -29,6 +31,8 @@ import contextlib
 import os
 import shutil
 import stat
+import time
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from codegen_ci.security import guarded_read
@@ -36,23 +40,29 @@ from codegen_ci.workspace.dependency_links import is_linked
 from codegen_ci.workspace.worktree import Worktree
 
 Identity = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
-SetupState = dict[str, Identity]
+SECOND_NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class SetupState:
+    files: dict[str, Identity]  # untracked and ignored entries as `setup` left them
+    taken_ns: int  # when (wall clock)
 
 
 def setup_state(worktree: Worktree) -> SetupState:
     """The untracked and ignored entries as `setup` left them."""
-    state: SetupState = {}
+    files: dict[str, Identity] = {}
     for rel in worktree.untracked_entries():
         if (ident := _identity(worktree, rel)) is not None:
-            state[rel] = ident
-    return state
+            files[rel] = ident
+    return SetupState(files, time.time_ns())
 
 
 def clear(worktree: Worktree, kept: SetupState | None) -> list[str]:
     """Remove what the commit will not hold and `kept` does not list as it is now (None:
     keep only the dependency copies); returns what was removed or put back."""
     committed = set(worktree.agent_changes())
-    folders = _folders(kept or {})
+    folders = _folders(kept.files if kept else {})
     cleared = []
     for rel in worktree.changed_paths():
         if rel not in committed and worktree.in_base(rel):
@@ -64,11 +74,36 @@ def clear(worktree: Worktree, kept: SetupState | None) -> list[str]:
         if kept is None:
             if is_linked(rel.rstrip("/"), worktree.links):
                 continue
-        elif kept.get(rel) is not None and kept.get(rel) == _identity(worktree, rel):
+        elif kept.files.get(rel) is not None and kept.files.get(rel) == _identity(worktree, rel):
             continue
         if _remove(worktree, rel, folders):
             cleared.append(rel)
+    # a whole second after setup ended: newer than any source a kept cache was built from
+    stamp = max(time.time_ns(), (kept.taken_ns // SECOND_NS + 1) * SECOND_NS if kept else 0)
+    for rel in committed:
+        _touch(worktree, rel, stamp)
     return cleared
+
+
+def _touch(worktree: Worktree, rel: str, stamp_ns: int) -> None:
+    """A file of the change gets the time `stamp_ns`: a cache that trusts a file's time and
+    size (a `.pyc`'s header, cargo's fingerprints, make) cannot take it for the code it was
+    built from, whatever time the model gave it."""
+    parts = PurePosixPath(rel).parts
+    if not parts:
+        return
+    root = guarded_read.open_root(worktree.path)
+    try:
+        parent = guarded_read.open_beneath(root, "/".join(parts[:-1]), directory=True)
+    except guarded_read.Refused:
+        return
+    finally:
+        os.close(root)
+    try:
+        with contextlib.suppress(OSError):  # deleted by the change
+            os.utime(parts[-1], ns=(stamp_ns, stamp_ns), dir_fd=parent, follow_symlinks=False)
+    finally:
+        os.close(parent)
 
 
 def _identity(worktree: Worktree, rel: str) -> Identity | None:
@@ -126,7 +161,7 @@ def _remove_empty_parents(root: int, parents: tuple[str, ...], keep: set[str]) -
                 os.close(above)
 
 
-def _folders(kept: SetupState) -> set[str]:
+def _folders(kept: dict[str, Identity]) -> set[str]:
     folders: set[str] = set()
     for rel in kept:
         parts = PurePosixPath(rel.rstrip("/")).parts

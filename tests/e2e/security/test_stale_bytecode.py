@@ -85,3 +85,48 @@ def test_a_stale_bytecode_file_the_commit_will_not_hold_cannot_pass_the_gate(
     assert report["files_changed"] == [VERSION_FILE]
     cleared = (out / "logs" / "round-1-cleared.txt").read_text()
     assert "src/semver/__pycache__/version.cpython-" in cleared
+
+
+# The code is right on the base commit; `setup` compiles it. The model breaks it, at the same
+# size, and gives the file the base file's time back: the setup's .pyc header matches again.
+RIGHT = GOOD
+WRONG = RIGHT.replace("self.major + 1, 0, 0", "self.major + 2, 0, 0")
+REUSE_SETUPS_BYTECODE = textwrap.dedent(
+    f"""\
+    import os
+    path = {VERSION_FILE!r}
+    st = os.stat(path)
+    with open(path, "w") as f:
+        f.write({WRONG!r})
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    """
+)
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_bytecode_setup_made_is_not_taken_for_the_changed_source(
+    sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    assert len(WRONG) == len(RIGHT) and WRONG != RIGHT
+    sample_repo.commit({VERSION_FILE: RIGHT}, "the code is right")
+    write = call("write_file", path="attack/plant.py", content=REUSE_SETUPS_BYTECODE)
+    plant = call("run_command", command=f"{sys.executable} attack/plant.py && rm -r attack")
+    model_env.add(Reply(tool_calls=[write]), Reply(tool_calls=[plant]), Reply("refactored"))
+    validation = {
+        "setup": [f"{sys.executable} -m compileall -q src"],
+        "test": [PYTEST],
+        "protect_tests": True,
+    }
+    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
+    out = sample_repo.tmp / "out"
+    args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+
+    result = CliRunner().invoke(cli, args)
+
+    report = json.loads((out / "report.json").read_text())
+    assert (result.exit_code, report["status"]) == (1, "failed"), result.output
+    assert report["rounds"][0]["tests"]["failed"] == 1  # test_bump_major, on the wrong code
