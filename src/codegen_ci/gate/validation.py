@@ -34,7 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from codegen_ci.gate import pytest_commands
@@ -50,6 +51,29 @@ from codegen_ci.workspace.proc import ProcResult, run_shell
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_CLEARED_SHOWN = 200
+DEPENDENCY_MANIFESTS = (
+    "package.json",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "requirements*.txt",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Pipfile",
+    "Pipfile.lock",
+    "poetry.lock",
+    "uv.lock",
+    "Cargo.toml",
+    "Cargo.lock",
+    "go.mod",
+    "go.sum",
+    "Gemfile",
+    "Gemfile.lock",
+    "composer.json",
+    "composer.lock",
+)
 
 
 class CommandObserver(Protocol):
@@ -106,12 +130,13 @@ class Validator:
         outcome = RoundOutcome(Round(iteration=iteration))
         self._new_phase()
         self._clear(iteration)
-        if not state.setup_done:
+        again = state.setup_done and self._manifest_changed()
+        if not state.setup_done or again:
             if not self._setup(outcome):
                 return outcome.finish()
             # Run on the model's code (a resumed run has no pre-flight): what it left in the
             # scratch is not kept for later phases, so it runs again in the next round.
-            state.setup_done = self.sandbox is None
+            state.setup_done = again or self.sandbox is None
         for command in self.validation.lint:
             run = self._run(command, "lint", outcome)
             if not run.result.ok:
@@ -144,6 +169,16 @@ class Validator:
         self.state.setup_done = True
         self.state.setup_files = uncommitted.setup_state(self.worktree)
         return True
+
+    def _manifest_changed(self) -> bool:
+        """The change edits a dependency manifest (`package.json`, `requirements.txt`,
+        `Cargo.toml`...): `setup` runs again in every round, on the change, since what the
+        model installed itself does not carry into a round (`_clear`)."""
+        return any(
+            fnmatch(PurePosixPath(rel).name, pattern)
+            for rel in self.worktree.agent_changes()
+            for pattern in DEPENDENCY_MANIFESTS
+        )
 
     def _clear(self, iteration: int) -> None:
         """Only the change is judged: what the commit will not hold and `setup` did not make
