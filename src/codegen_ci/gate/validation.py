@@ -51,6 +51,7 @@ from codegen_ci.workspace.proc import ProcResult, run_shell
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_CLEARED_SHOWN = 200
+CLEAR_COMMAND = "(remove what the commit will not hold)"
 DEPENDENCY_MANIFESTS = (
     "package.json",
     "package-lock.json",
@@ -129,7 +130,8 @@ class Validator:
         state = self.state
         outcome = RoundOutcome(Round(iteration=iteration))
         self._new_phase()
-        self._clear(iteration)
+        if not self._clear(outcome):
+            return outcome.finish()
         again = state.setup_done and self._manifest_changed()
         if not state.setup_done or again:
             if not self._setup(outcome):
@@ -180,22 +182,32 @@ class Validator:
             for pattern in DEPENDENCY_MANIFESTS
         )
 
-    def _clear(self, iteration: int) -> None:
+    def _clear(self, outcome: RoundOutcome) -> bool:
         """Only the change is judged: what the commit will not hold and `setup` did not make
-        goes before the round's commands run (workspace/uncommitted.py); listed in the
-        round's `<tag>-cleared.txt` log."""
+        goes before the round's commands run (workspace/uncommitted.py), listed in the round's
+        `<tag>-cleared.txt` log. False (the round failed, nothing run) when some of it could
+        not be removed."""
+        iteration = outcome.round.iteration
         cleared = uncommitted.clear(self.worktree, self.state.setup_files)
-        if cleared:
+        if cleared.removed:
             log = self.output_dir / "logs" / f"{round_tag(iteration)}-cleared.txt"
             log.parent.mkdir(parents=True, exist_ok=True)
-            shown = cleared[:MAX_CLEARED_SHOWN]
-            more = len(cleared) - len(shown)
+            shown = cleared.removed[:MAX_CLEARED_SHOWN]
+            more = len(cleared.removed) - len(shown)
             log.write_text(
                 "Removed before the round (the commit will not hold them):\n"
                 + "".join(f"{rel}\n" for rel in shown)
                 + (f"... and {more} more\n" if more else ""),
                 encoding="utf-8",
             )
+        if not cleared.stuck:
+            return True
+        note = (
+            "files the commit will not hold could not be removed before the round, so its "
+            "commands were not run: " + ", ".join(cleared.stuck[:20])
+        )
+        outcome.failed.append(FailedCommand(CLEAR_COMMAND, "setup", note, False))
+        return False
 
     def preflight(self, *, full: bool = False) -> RoundOutcome:
         """Round 0, on the untouched code before any model call: `setup` (once, as a round

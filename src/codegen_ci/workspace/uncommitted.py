@@ -32,7 +32,7 @@ import os
 import shutil
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from codegen_ci.security import guarded_read
@@ -58,16 +58,22 @@ def setup_state(worktree: Worktree) -> SetupState:
     return SetupState(files, time.time_ns())
 
 
-def clear(worktree: Worktree, kept: SetupState | None) -> list[str]:
+@dataclass
+class Cleared:
+    removed: list[str] = field(default_factory=list)  # removed, or put back as in the base
+    stuck: list[str] = field(default_factory=list)  # could not be removed: the round is void
+
+
+def clear(worktree: Worktree, kept: SetupState | None) -> Cleared:
     """Remove what the commit will not hold and `kept` does not list as it is now (None:
-    keep only the dependency copies); returns what was removed or put back."""
+    keep only the dependency copies)."""
     committed = set(worktree.agent_changes())
     folders = _folders(kept.files if kept else {})
-    cleared = []
+    cleared = Cleared()
     for rel in worktree.changed_paths():
         if rel not in committed and worktree.in_base(rel):
             worktree.restore(rel)  # a command's edit or deletion of a tracked file
-            cleared.append(rel)
+            cleared.removed.append(rel)
     for rel in worktree.untracked_entries():
         if rel.rstrip("/") in committed:
             continue
@@ -76,8 +82,7 @@ def clear(worktree: Worktree, kept: SetupState | None) -> list[str]:
                 continue
         elif kept.files.get(rel) is not None and kept.files.get(rel) == _identity(worktree, rel):
             continue
-        if _remove(worktree, rel, folders):
-            cleared.append(rel)
+        (cleared.removed if _remove(worktree, rel, folders) else cleared.stuck).append(rel)
     # a whole second after setup ended: newer than any source a kept cache was built from
     stamp = max(time.time_ns(), (kept.taken_ns // SECOND_NS + 1) * SECOND_NS if kept else 0)
     for rel in committed:
@@ -116,33 +121,71 @@ def _identity(worktree: Worktree, rel: str) -> Identity | None:
 
 def _remove(worktree: Worktree, rel: str, folders: set[str]) -> bool:
     """Remove `rel` (a file, a link, or a nested repository's folder) without following a
-    symlink on the way; then its parent folders that are left empty, but not `folders` (those
-    that held what setup made). False when it could not be reached."""
+    symlink on the way, giving back the owner's write permission on the folders a command
+    took it from; then its parent folders that are left empty, but not `folders` (those that
+    held what setup made). False when it could not be removed."""
     parts = PurePosixPath(rel.rstrip("/")).parts
     if not parts:
         return False
     root = guarded_read.open_root(worktree.path)
     try:
-        try:
-            parent = guarded_read.open_beneath(root, "/".join(parts[:-1]), directory=True)
-        except guarded_read.Refused:
-            return False
-        try:
-            name = parts[-1]
+        for attempt in (1, 2):
             try:
-                info = os.stat(name, dir_fd=parent, follow_symlinks=False)
-            except OSError:
-                return False
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(name, dir_fd=parent)
-            else:
-                os.unlink(name, dir_fd=parent)
-        finally:
-            os.close(parent)
+                _remove_at(root, parts)
+                break
+            except FileNotFoundError:
+                break
+            except (OSError, guarded_read.Refused):
+                if attempt == 2:
+                    return False
+                _writable(root, parts)
         _remove_empty_parents(root, parts[:-1], folders)
     finally:
         os.close(root)
     return True
+
+
+def _remove_at(root: int, parts: tuple[str, ...]) -> None:
+    parent = guarded_read.open_beneath(root, "/".join(parts[:-1]), directory=True)
+    try:
+        info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(parts[-1], dir_fd=parent)
+        else:
+            os.unlink(parts[-1], dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def _writable(root: int, parts: tuple[str, ...]) -> None:
+    """Owner read, write and search on every folder from the worktree down to `parts` and,
+    when it is a folder, every folder below it; never through a symlink (a folder is opened
+    with O_NOFOLLOW, and only what `lstat` calls a folder is changed)."""
+    pending = []
+    for depth in range(len(parts)):
+        with contextlib.suppress(OSError, guarded_read.Refused):
+            above = guarded_read.open_beneath(root, "/".join(parts[:depth]), directory=True)
+            try:
+                info = os.stat(parts[depth], dir_fd=above, follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    os.chmod(parts[depth], 0o700 | stat.S_IMODE(info.st_mode), dir_fd=above)
+            finally:
+                os.close(above)
+    pending.append("/".join(parts))
+    while pending:
+        current = pending.pop()
+        try:
+            fd = guarded_read.open_beneath(root, current, directory=True)
+        except guarded_read.Refused:
+            continue
+        try:
+            for entry in os.scandir(fd):
+                if entry.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.chmod(entry.name, 0o700, dir_fd=fd)
+                    pending.append(f"{current}/{entry.name}")
+        finally:
+            os.close(fd)
 
 
 def _remove_empty_parents(root: int, parents: tuple[str, ...], keep: set[str]) -> None:

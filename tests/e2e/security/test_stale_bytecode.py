@@ -130,3 +130,28 @@ def test_bytecode_setup_made_is_not_taken_for_the_changed_source(
     report = json.loads((out / "report.json").read_text())
     assert (result.exit_code, report["status"]) == (1, "failed"), result.output
     assert report["rounds"][0]["tests"]["failed"] == 1  # test_bump_major, on the wrong code
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_read_only_folder_does_not_shield_the_forged_bytecode(
+    sandbox: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    write = call("write_file", path="attack/plant.py", content=ATTACK)
+    lock = "chmod 555 src/semver/__pycache__ && chmod 444 src/semver/__pycache__/*"
+    plant = call("run_command", command=f"{sys.executable} attack/plant.py && {lock}")
+    model_env.add(Reply(tool_calls=[write]), Reply(tool_calls=[plant]), Reply("fixed"))
+    validation = {"test": [PYTEST], "protect_tests": True}
+    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
+    out = sample_repo.tmp / "out"
+    args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+
+    result = CliRunner().invoke(cli, args)
+
+    report = json.loads((out / "report.json").read_text())
+    assert (result.exit_code, report["status"]) == (1, "failed"), result.output
+    assert report["rounds"][0]["tests"]["failed"] == 1
+    assert "__pycache__/version.cpython-" in (out / "logs" / "round-1-cleared.txt").read_text()
