@@ -30,6 +30,7 @@ class Reason(StrEnum):
     MAX_ITERATIONS = "max_iterations"  # the last validation round still failed
     STUCK = "stuck"  # the same failures repeated for `limits.stuck_rounds` rounds
     BUDGET = "budget"  # tokens, billed tokens, cost or wall clock used up
+    NO_CHANGE = "no_change"  # the gate passed, but on no change: nothing to commit
     # status success or failed: the pre-flight of `--dry-run` passed or not
     DRY_RUN = "dry-run"
     # status error
@@ -110,6 +111,12 @@ class Round(BaseModel):
         description="Totals from JUnit; null when unknown (no test command wrote JUnit, or "
         "none ran), never a misleading 0/0.",
     )
+    tests_carried: int = Field(
+        default=0,
+        description="Of `tests`, those this round did not run (it stopped after the previously "
+        "failing tests, which still fail), counted as they ran in the last full run; 0: every "
+        "test counted ran in this round.",
+    )
     failures: list[Failure] = []
     parse_problems: list[str] = []
     passed: bool = False
@@ -136,7 +143,8 @@ class Round(BaseModel):
             return "unknown (no JUnit)"
         if not self.tests_known:
             return "not run"
-        return f"{self.tests.passed}/{self.tests.total} passed"
+        carried = f" ({self.tests_carried} as in the last full run)" if self.tests_carried else ""
+        return f"{self.tests.passed}/{self.tests.total} passed{carried}"
 
     @field_serializer("tests")
     def _totals_or_null(self, tests: TestTotals) -> dict[str, int] | None:
@@ -225,7 +233,8 @@ class Report(BaseModel):
     status: Status = Status.ERROR
     reason: Reason | None = Field(
         default=None,
-        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget. "
+        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget, "
+        "no_change (the gate passed with nothing changed: no branch, no commit). "
         "Status error: interrupted, config, environment (a command could not write outside the "
         "code), sandbox (confinement could not be set up), error. A dry run (success or "
         "failed): dry-run. Null when a run succeeded.",
@@ -251,7 +260,9 @@ class Report(BaseModel):
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
     artifacts: list[str] = Field(
-        default=[], description="Files commands created or changed; left out of the commit."
+        default=[],
+        description="Files commands created (or deleted); left out of the commit. A file a "
+        "command rewrote in place (a formatter) stays in it.",
     )
     branch: str | None = None
     base_commit: str | None = None

@@ -25,7 +25,7 @@ from codegen_ci.publish.run_history import (
     render_history,
 )
 from codegen_ci.publish.status import StatusComment, status_marker
-from codegen_ci.report import Report, Status
+from codegen_ci.report import Reason, Report, Status
 from codegen_ci.sources.events import EventTask, Skip
 from codegen_ci.sources.pull_tasks import (
     CiFailures,
@@ -192,17 +192,20 @@ def reply(
 
 
 def _reply_text(report: Report, pull: PullInfo) -> str:
+    if report.reason == Reason.NO_CHANGE:
+        return (
+            "**codegen-ci** changed nothing (`no_change`): validation passes as the code is, "
+            f"so nothing was pushed to {code_span(pull.head_ref)}."
+        )
     if report.status != Status.SUCCESS:
         return (
             "❌ **codegen-ci** could not make this change pass validation; nothing was "
             f"pushed to {code_span(pull.head_ref)}. The status comment on the pull request "
             "lists the failures."
         )
-    if not report.commit:
-        return "✅ **codegen-ci**: validation passes and nothing needed to change here."
     files = ", ".join(code_span(f) for f in report.files_changed[:10]) or "no files"
     return (
-        f"✅ **codegen-ci** pushed {report.commit[:12]} to {code_span(pull.head_ref)}: "
+        f"✅ **codegen-ci** pushed {(report.commit or '')[:12]} to {code_span(pull.head_ref)}: "
         f"changed {files}."
     )
 

@@ -38,7 +38,7 @@ from codegen_ci.commands.run_driver import (
     run_pipeline,
 )
 from codegen_ci.errors import InputError
-from codegen_ci.report import Failure, Report, Status
+from codegen_ci.report import Failure, Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -342,6 +342,8 @@ def show_result(report: Report, out: Path) -> int:
     if line := summary_line(report):
         click.echo(f"candidates: {REDACTOR.redact(line)}")
     click.echo(f"status: {report.status}" + (f" ({report.reason})" if report.reason else ""))
+    if report.reason == Reason.NO_CHANGE and report.error:
+        click.echo(report.error)
     if report.branch:
         click.echo(f"branch: {report.branch} (commit {(report.commit or '')[:12]})")
     if report.pr_url:

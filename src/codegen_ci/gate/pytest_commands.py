@@ -94,7 +94,7 @@ def targeted_command(command: str, junit_ids: list[str], repo: Path) -> str | No
     """
     if not mentions_pytest(command) or not junit_ids or len(junit_ids) > MAX_TARGETS:
         return None
-    tokens = _plain_tokens(command)
+    tokens = plain_tokens(command)
     if tokens is None:
         return None
     start = next((i for i, t in enumerate(tokens) if t.endswith(("pytest", "py.test"))), None)
@@ -117,7 +117,7 @@ def targeted_command(command: str, junit_ids: list[str], repo: Path) -> str | No
 def junitxml_arg(command: str) -> str | None:
     """The report path a command passes pytest itself (`--junitxml=PATH`), if any: a command
     line option beats PYTEST_ADDOPTS, so that is where the report lands."""
-    tokens = _plain_tokens(command) or []
+    tokens = plain_tokens(command) or []
     for n, token in enumerate(tokens):
         for option in JUNIT_OPTIONS:
             if token.startswith(option + "="):
@@ -127,7 +127,7 @@ def junitxml_arg(command: str) -> str | None:
     return None
 
 
-def _plain_tokens(command: str) -> list[str] | None:
+def plain_tokens(command: str) -> list[str] | None:
     """The words of a command without shell operators; None when it has any (or is not
     valid shell), since rewriting such a command could change what it does."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)

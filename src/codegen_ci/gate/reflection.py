@@ -68,7 +68,11 @@ def reflection_message(
 
     t = rnd.tests
     if t.total:
-        scope = " (only the previously failing tests were re-run)" if _targeted(rnd) else ""
+        scope = ""
+        if _targeted(rnd):
+            carried = rnd.tests_carried
+            rest = f"; the other {carried} count as in the last full run" if carried else ""
+            scope = f" (only the previously failing tests were re-run{rest})"
         parts.append(
             f"Tests{scope}: {t.total} total, {t.passed} passed, {t.failed} failed, "
             f"{t.errors} errors, {t.skipped} skipped."

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.gate import pytest_commands
+from codegen_ci.gate import pytest_commands, unittest_commands
 from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.pytest_commands import FirstStatus, Mode
@@ -78,6 +78,10 @@ class Runner:
         "first") or alone ("only"), through the `codegen_first` plugin."""
         places = command_places(self.sandbox, self.own_dir, tag)
         status_file = None
+        as_unittest = unittest_commands.junit_command(command)
+        if as_unittest and not self.validation.junit:  # where run_test_command looks for it
+            command = as_unittest
+            env = unittest_commands.prepare(env, places.tool_dir, places.io_dir / f"{tag}.xml")
         if first:
             env, status_file = pytest_commands.prepare(
                 env, first, places.tool_dir, tag, mode, io_dir=places.io_dir

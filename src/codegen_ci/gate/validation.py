@@ -34,7 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from codegen_ci.gate import pytest_commands
@@ -46,9 +47,35 @@ from codegen_ci.report import CommandKind, CommandResult, Failure, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace import output_cap
+from codegen_ci.workspace import output_cap, uncommitted
 from codegen_ci.workspace.proc import ProcResult, run_shell
 from codegen_ci.workspace.worktree import Worktree
+
+MAX_CLEARED_SHOWN = 200
+CLEAR_COMMAND = "(remove what the commit will not hold)"
+DEPENDENCY_MANIFESTS = (
+    "package.json",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "requirements*.txt",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Pipfile",
+    "Pipfile.lock",
+    "poetry.lock",
+    "uv.lock",
+    "Cargo.toml",
+    "Cargo.lock",
+    "go.mod",
+    "go.sum",
+    "Gemfile",
+    "Gemfile.lock",
+    "composer.json",
+    "composer.lock",
+)
 
 
 class CommandObserver(Protocol):
@@ -82,6 +109,11 @@ class ValidationState:
     round_commands: int = 0  # commands the rounds ran so far: numbers their logs
     # where the commands' interpreters import the repository's own code from, once checked
     imports: ImportCheck | None = None
+    # the JUnit of the last run of the whole suite: the totals of a round that stopped after
+    # the previously failing tests count the rest as they ran there
+    suite: JUnitResult | None = None
+    # untracked and ignored files as the last `setup` left them (workspace/uncommitted.py)
+    setup_files: uncommitted.SetupState | None = None
 
 
 @dataclass(frozen=True)
@@ -101,12 +133,15 @@ class Validator:
         state = self.state
         outcome = RoundOutcome(Round(iteration=iteration))
         self._new_phase()
-        if not state.setup_done:
+        if not self._clear(outcome):
+            return outcome.finish()
+        again = state.setup_done and self._manifest_changed()
+        if not state.setup_done or again:
             if not self._setup(outcome):
                 return outcome.finish()
             # Run on the model's code (a resumed run has no pre-flight): what it left in the
             # scratch is not kept for later phases, so it runs again in the next round.
-            state.setup_done = self.sandbox is None
+            state.setup_done = again or self.sandbox is None
         if state.imports is None:  # a resumed run has had no pre-flight
             self._check_imports()
         for command in self.validation.lint:
@@ -139,7 +174,45 @@ class Validator:
                 outcome.failed.append(self._failed(command, "setup", run, False))
                 return False
         self.state.setup_done = True
+        self.state.setup_files = uncommitted.setup_state(self.worktree)
         return True
+
+    def _manifest_changed(self) -> bool:
+        """The change edits a dependency manifest (`package.json`, `requirements.txt`,
+        `Cargo.toml`...): `setup` runs again in every round, on the change, since what the
+        model installed itself does not carry into a round (`_clear`)."""
+        return any(
+            fnmatch(PurePosixPath(rel).name, pattern)
+            for rel in self.worktree.agent_changes()
+            for pattern in DEPENDENCY_MANIFESTS
+        )
+
+    def _clear(self, outcome: RoundOutcome) -> bool:
+        """Only the change is judged: what the commit will not hold and `setup` did not make
+        goes before the round's commands run (workspace/uncommitted.py), listed in the round's
+        `<tag>-cleared.txt` log. False (the round failed, nothing run) when some of it could
+        not be removed."""
+        iteration = outcome.round.iteration
+        cleared = uncommitted.clear(self.worktree, self.state.setup_files)
+        if cleared.removed:
+            log = self.output_dir / "logs" / f"{round_tag(iteration)}-cleared.txt"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            shown = cleared.removed[:MAX_CLEARED_SHOWN]
+            more = len(cleared.removed) - len(shown)
+            log.write_text(
+                "Removed before the round (the commit will not hold them):\n"
+                + "".join(f"{rel}\n" for rel in shown)
+                + (f"... and {more} more\n" if more else ""),
+                encoding="utf-8",
+            )
+        if not cleared.stuck:
+            return True
+        note = (
+            "files the commit will not hold could not be removed before the round, so its "
+            "commands were not run: " + ", ".join(cleared.stuck[:20])
+        )
+        outcome.failed.append(FailedCommand(CLEAR_COMMAND, "setup", note, False))
+        return False
 
     def preflight(self, *, full: bool = False) -> RoundOutcome:
         """Round 0, on the untouched code before any model call: `setup` (once, as a round
@@ -190,9 +263,16 @@ class Validator:
         return self.state.imports.apply(self.env, self.worktree.path)
 
     def _tests(self, outcome: RoundOutcome) -> None:
-        if not self._targeted(outcome):
+        answered, partial = self._targeted(outcome)
+        if not answered:
             for command in self.validation.test:
                 self._take(outcome, command, self._run(command, "test", outcome))
+        if partial and self.state.suite is not None:
+            ran = {case.id for case in outcome.junit.cases}
+            rest = [case for case in self.state.suite.cases if case.id not in ran]
+            outcome.carried = JUnitResult(cases=rest)
+        elif not partial:
+            self.state.suite = outcome.junit
         self._require_tests(outcome)
         self.state.targets = outcome.failing_ids()
 
@@ -206,25 +286,26 @@ class Validator:
             note = "ran no test (its JUnit report lists none): no test, no success"
             outcome.failed.append(FailedCommand(ran[-1].command, "test", note, False))
 
-    def _targeted(self, outcome: RoundOutcome) -> bool:
-        """Start from the previously failing tests; True when that answered the round: the
-        plugin's run always does (it goes on through the full suite when they pass), a
-        rewritten command's only when one of them still fails (or it timed out)."""
+    def _targeted(self, outcome: RoundOutcome) -> tuple[bool, bool]:
+        """Start from the previously failing tests; (answered, partial). Answered when that
+        answered the round: the plugin's run always does (it goes on through the full suite
+        when they pass), a rewritten command's only when one of them still fails (or it timed
+        out). Partial when the answer ran only some of the suite."""
         targets = self.state.targets
         if not targets or len(self.validation.test) != 1:
-            return False
+            return False, False
 
         def run(command: str, first: list[str] | None) -> CommandRun:
             return self._run(command, "test", outcome, first=first, targeted=first is None)
 
         step = self.state.ladder.climb(self.validation.test[0], targets, self.worktree.path, run)
         if step is None:
-            return False
+            return False, False
         ran = step.run
         answered = step.rung == "plugin" or bool(ran.junit.failing()) or ran.result.timed_out
         if answered:
             self._take(outcome, step.command, ran)
-        return answered
+        return answered, answered and (step.rung == "rewritten" or ran.first.stopped)
 
     def _take(self, outcome: RoundOutcome, command: str, run: CommandRun) -> None:
         outcome.junit = outcome.junit.merge(run.junit)
@@ -351,6 +432,8 @@ class RoundOutcome:
     lint_errors: list[str] = field(default_factory=list)
     failed: list[FailedCommand] = field(default_factory=list)
     preexisting_lint: dict[str, list[str]] = field(default_factory=dict)  # pre-flight only
+    # the suite's tests a partial re-run did not run, as they last ran (totals only)
+    carried: JUnitResult = field(default_factory=JUnitResult)
     # once finished: each failed command nothing explains, with its entry in the report
     command_failures: list[tuple[FailedCommand, Failure]] = field(default_factory=list)
 
@@ -373,7 +456,8 @@ class RoundOutcome:
         """Fill in the report's view of the round from what was collected."""
         rnd = self.round
         self.command_failures = [(f, f.failure()) for f in self.failed if not f.explained]
-        rnd.tests = self.junit.totals()
+        rnd.tests = JUnitResult(cases=self.junit.cases + self.carried.cases).totals()
+        rnd.tests_carried = len(self.carried.cases)
         rnd.parse_problems = list(self.junit.problems)
         rnd.failures = [
             *self.junit.failures(),

@@ -31,7 +31,7 @@ from codegen_ci.publish.report_text import (
     usage_line,
 )
 from codegen_ci.publish.status import StatusComment
-from codegen_ci.report import Report, Status
+from codegen_ci.report import Reason, Report, Status
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 
@@ -72,9 +72,9 @@ class NewBranch:
 
 
 def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch) -> Published:
-    if report.status != Status.SUCCESS:
+    if report.status != Status.SUCCESS and report.reason != Reason.NO_CHANGE:
         return _failed_on_new_branch(p, report, spec, to)
-    if not report.commit:
+    if not report.commit:  # no_change: a success always has a commit
         p.say(_nothing_to_change(report) + p.run_link())
         return Published()
     _push_own_branch(p, to.name)
@@ -154,10 +154,10 @@ def _push_own_branch(p: Publishing, branch: str) -> None:
 
 def publish_on_pull(p: Publishing, report: Report, pull: PullInfo, local: str) -> Published:
     """A `/codegen` comment on a pull request: add the commit on top of its branch."""
-    if report.status != Status.SUCCESS:
+    if report.status != Status.SUCCESS and report.reason != Reason.NO_CHANGE:
         p.say(failure_comment(report, run_url=p.run_url) + f"\n\n{_untouched(pull)}")
         return Published()
-    if not report.commit:
+    if not report.commit:  # no_change: a success always has a commit
         p.say(_nothing_to_change(report) + p.run_link())
         return Published()
     remote.push_on_top(p.root, local, pull.head_ref, p.token)
@@ -184,6 +184,7 @@ def _untouched(pull: PullInfo) -> str:
 
 def _nothing_to_change(report: Report) -> str:
     return (
-        f"✅ **codegen-ci**: validation passes after {rounds_text(report)} and nothing needed to "
-        "change, so nothing was pushed."
+        f"**codegen-ci** changed nothing (`no_change`): validation passes after "
+        f"{rounds_text(report)} without a change, so nothing was pushed and the task is not "
+        "done by this run."
     )

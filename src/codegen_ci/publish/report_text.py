@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
-from codegen_ci.report import Report, Round, Usage
+from codegen_ci.report import Reason, Report, Round, Usage
 
 __all__ = [
     "FAILURES_SHOWN",
@@ -52,6 +52,8 @@ def rounds_table(rounds: list[Round]) -> str:
         commands = commands_cell(rnd)
         t = rnd.tests
         tests = "unknown (no JUnit)" if rnd.tests_unknown else f"{t.passed}/{t.total}"
+        if rnd.tests_carried:  # the round stopped after the previously failing tests
+            tests += f" ({rnd.tests_carried} as in the last full run)"
         rows.append(f"| {rnd.iteration} | {commands} | {tests} | {t.failed} | {t.errors} |")
     return "\n".join(rows)
 
@@ -150,7 +152,9 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
 
 
 def failure_comment(report: Report, *, run_url: str | None) -> str:
-    if report.rounds:
+    if report.reason == Reason.NO_CHANGE:
+        ran = escape_md(report.error, 500) if report.error else ""
+    elif report.rounds:
         ran = f"{report.iterations} validation round(s) ran; the last one still failed."
     else:
         ran = escape_md(report.error, 500) if report.error else ""

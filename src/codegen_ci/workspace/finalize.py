@@ -5,7 +5,10 @@ After each model turn (`enforce_protected`): whatever reached a protected path (
 command can) is restored, and every refusal of the turn (the tools', the shell's, git
 tampering, moved refs, escaping symlinks) goes into the report once.
 
-At the end (`finalize`): the commit, with a conventional-commit message (`fix(scope):
+At the end (`finalize`): a "success" always has a commit that holds the change; a run whose
+gate passed on no change of the model's (nothing to commit, or only what a formatter did to
+files the change never touched) ends `failed`, reason `no_change`, with no branch. Otherwise
+the commit, with a conventional-commit message (`fix(scope):
 subject`) derived from the spec's title (`commit_message`). The title and the task are
 untrusted (an issue's words): they pass `for_commit`, so the message closes, references and
 mentions nothing when it lands (`Fixes #2` reads the same and does nothing), and the task's
@@ -30,6 +33,10 @@ from codegen_ci.workspace.worktree import Worktree
 
 REF_MOVED = "git ref moved by a command; restored"
 GIT_TAMPERED = "git hooks/config changed by a command; restored"
+NO_CHANGE = (
+    "validation passed, but nothing the model changed is left to commit: "
+    "no branch, no commit (the code may already do what the task asks)"
+)
 
 
 def enforce_protected(worktree: Worktree, report: Report, *pending: list[Refusal]) -> None:
@@ -66,6 +73,10 @@ def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -
     for rel in worktree.protected_changes():
         worktree.restore(rel)
     changes = worktree.refuse_gitlinks(worktree.agent_changes())
+    if report.status == Status.SUCCESS and not worktree.holds_change(changes):
+        report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
+    if report.reason == Reason.NO_CHANGE:
+        changes = []  # formatting alone is no change of the model's: nothing to keep
     report.files_changed = changes
     (output_dir / "diff.patch").write_text(
         REDACTOR.redact(worktree.diff(changes)), encoding="utf-8"
@@ -78,6 +89,8 @@ def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -
     report.refusals += [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
     refused = {path.rstrip("/") for path, _ in worktree.commit_refusals}
     report.files_changed = [p for p in changes if p.rstrip("/") not in refused]
+    if report.commit is None and report.status == Status.SUCCESS:  # everything refused
+        report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
     if report.commit is None:
         worktree.discard()
         report.branch = None

@@ -9,8 +9,10 @@ tool built on watchman or haste maps ignore each path containing `/.git/`, so a 
 (workspace/private_dir.py), never at a path another user could guess and make first.
 Dependencies installed in the checkout are linked in (workspace/dependency_links.py).
 
-Files that validation commands create or change (reports, caches, `.coverage`) are tracked as
-artifacts and left out of the commit; so are protected paths, which are restored. The paths
+Files that validation commands create (reports, caches, `.coverage`) are tracked as artifacts
+and left out of the commit; so are protected paths, which are restored. A file a command
+rewrites in place (a fixing linter, a formatter) stays what it was: the change, or a tracked
+file, committed as rewritten (`note_artifacts`). The paths
 the model gives are checked by the path guard (workspace/paths.py).
 
 Its git commands are guarded: commands (the agent's and the repository's tests, which run code
@@ -46,6 +48,8 @@ from codegen_ci.workspace.paths import (
 )
 from codegen_ci.workspace.private_dir import check_private, private_folder
 
+ABSENT = "absent"  # `note_artifacts`: a path that was not among the changed ones before
+
 
 @dataclass
 class Worktree:
@@ -57,6 +61,9 @@ class Worktree:
     base_commit: str
     protected: Sequence[str] = ()
     artifacts: set[str] = field(default_factory=set)
+    # Tracked files only commands rewrote (formatting the change never touched): committed,
+    # yet on their own not a change (`holds_change`).
+    formatted: set[str] = field(default_factory=set)
     links: tuple[str, ...] = ()  # dependency dirs linked from the checkout; never the change
     named: tuple[str, ...] = ()  # globs the task named (`outputs`): kept even if generated
     # What our git guards put back before one of our own git commands (git_guard.py): guarded
@@ -155,6 +162,22 @@ class Worktree:
         paths.extend(p for p in committed.split("\0") if p)
         return sorted(p for p in set(paths) if not is_linked(p, self.links))
 
+    def untracked_entries(self) -> list[str]:
+        """Every untracked and every git-ignored file (a nested repository: its folder, with a
+        trailing `/`), dependency copies included: what git alone would never commit."""
+        out = self._git(
+            [
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--ignored=traditional",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ]
+        )
+        return [e[3:] for e in out.split("\0") if e[:3] in ("?? ", "!! ")]
+
     def snapshot(self) -> dict[str, str | None]:
         """Content hash of every changed path (None: deleted); toolchain caches and outputs
         (never the change anyway) are not hashed, so an unignored node_modules costs nothing."""
@@ -170,14 +193,31 @@ class Worktree:
         return snap
 
     def note_artifacts(self, before: dict[str, str | None]) -> None:
-        """Everything that changed since `before` was written by a command, not the agent."""
+        """Sort what a validation command changed since `before`. A file it created, or
+        deleted, is its artifact (reports, caches, builds), not the change. A file that was
+        there when it ran (one of the change's, or one the base commit tracks) and that it
+        rewrote in place is the repository's own formatting (`ruff` with `fix = true`,
+        `eslint --fix`, `prettier --write`, `gofmt -w`, black): the gate judged the rewritten
+        file, so it stays the change and the commit holds it as rewritten."""
         for rel, digest in self.snapshot().items():
-            if before.get(rel, "absent") != digest:
+            was = before.get(rel, ABSENT)
+            if was == digest or rel in self.artifacts:
+                continue
+            existed = was not in (ABSENT, None) or (rel not in before and self.in_base(rel))
+            if digest is None or not existed:
                 self.artifacts.add(rel)
+            elif was == ABSENT:
+                self.formatted.add(rel)
 
     def claim(self, rel: str) -> None:
         """The agent wrote `rel` itself: part of the change even if a command touched it too."""
         self.artifacts.discard(rel)
+        self.formatted.discard(rel)
+
+    def holds_change(self, paths: Sequence[str]) -> bool:
+        """Whether `paths` hold more than the formatting commands did to files the change
+        never touched."""
+        return any(p not in self.formatted for p in paths)
 
     def agent_changes(self) -> list[str]:
         """The change: what the agent wrote, less what commands generated (caches, coverage,
@@ -189,11 +229,11 @@ class Worktree:
             or (
                 p not in self.artifacts
                 and not matches(p, ARTIFACT_GLOBS)
-                and not (matches(p, GENERATED_GLOBS) and not self._in_base(p))
+                and not (matches(p, GENERATED_GLOBS) and not self.in_base(p))
             )
         ]
 
-    def _in_base(self, rel: str) -> bool:
+    def in_base(self, rel: str) -> bool:
         return self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"])
 
     def protected_changes(self) -> list[str]:
@@ -215,7 +255,7 @@ class Worktree:
 
     def restore(self, rel: str) -> None:
         """Put `rel` back as it is in the base commit (or remove it if the base has none)."""
-        if self._in_base(rel):
+        if self.in_base(rel):
             self._git(["checkout", self.base_commit, "--", rel])
             self._git(["reset", "-q", "--", rel])
         else:

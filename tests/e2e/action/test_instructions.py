@@ -57,7 +57,7 @@ def test_a_pr_head_cannot_change_the_instructions_the_model_gets(world: ActionWo
     world.sample.git("push", "-q", "origin", "main")
     world.model.add(*fixing_script())
     again = world.run("issue_comment", world.comment(pr.number, "/codegen fix bump_minor"))
-    assert again.code == 0, again.log
+    assert again.code == 1, again.log  # the fix is on the PR already: the run changed nothing
     assert PR_RULES in system_prompt(world.model, 1)
 
 

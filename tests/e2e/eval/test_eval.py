@@ -466,7 +466,8 @@ def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
 ) -> None:
     """With `allow_preexisting_failures` the gate passes when only tests that also fail on
-    the base fail, which the task's own tests do: the run succeeds, yet nothing is resolved."""
+    the base fail, which the task's own tests do: with no change that is no success
+    (`no_change`), and nothing is resolved."""
     settings = {
         **SETTINGS,
         "validation": {**SETTINGS["validation"], "allow_preexisting_failures": True},
@@ -480,8 +481,8 @@ def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
 
     assert result.exit_code == 1, result.output
     (run,) = read(out)["configurations"][0]["results"]
-    assert run["status"] == "success"  # the gate alone would have called it done
-    assert not run["resolved"] and "target test(s) did not pass" in run["why"]
+    assert (run["status"], run["reason"]) == ("failed", "no_change")  # the gate passed
+    assert not run["resolved"] and run["why"] == "gate: failed (no_change)"
 
 
 def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_text(

@@ -105,14 +105,15 @@ def test_a_round_whose_failing_test_still_fails_stops_after_it(
     assert report["iterations"] == 3
     [second] = commands(report, 2)
     assert (second["targeted"], second["failing_first"], second["exit_code"]) == (True, True, 1)
-    # totals count only what ran: the previously failing test
+    # the suite's totals: the previously failing test ran, the other two count as last run
     assert report["rounds"][1]["tests"] == {
-        "total": 1,
-        "passed": 0,
+        "total": 3,
+        "passed": 2,
         "failed": 1,
         "errors": 0,
         "skipped": 0,
     }
+    assert report["rounds"][1]["tests_carried"] == 2
     assert (
         "previously failing tests still fail" in (out / "logs" / "round-2-02-test.log").read_text()
     )
@@ -120,7 +121,10 @@ def test_a_round_whose_failing_test_still_fails_stops_after_it(
     assert (third["targeted"], third["failing_first"], third["exit_code"]) == (False, True, 0)
     assert report["rounds"][2]["tests"]["passed"] == 3
     _, second_message = reflections(model_env)
-    assert "Tests (only the previously failing tests were re-run): 1 total" in second_message
+    assert (
+        "Tests (only the previously failing tests were re-run; the other 2 count as in the last "
+        "full run): 3 total, 2 passed, 1 failed" in second_message
+    )
     assert "[only the previously failing tests]" in second_message
 
 
@@ -164,7 +168,8 @@ def test_a_model_that_repeats_itself_is_stopped_as_stuck(
     assert full_suite_runs(report) == 1
     later = commands(report, 2) + commands(report, 3)
     assert [(c["targeted"], c["failing_first"]) for c in later] == [(True, True), (True, True)]
-    assert [r["tests"]["total"] for r in report["rounds"]] == [3, 1, 1]
+    assert [r["tests"]["total"] for r in report["rounds"]] == [3, 3, 3]  # the suite's
+    assert [r["tests_carried"] for r in report["rounds"]] == [0, 2, 2]
 
 
 @pytest.mark.parametrize(

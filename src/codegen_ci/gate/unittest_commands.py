@@ -1,0 +1,53 @@
+"""A unittest suite's per-test results: `python -m unittest ARGS` runs as `python -m
+codegen_unittest ARGS` (gate/codegen_unittest.py), the same interpreter, arguments, discovery
+and tests, through unittest's own `main`, which also writes a JUnit report. So a round of a
+unittest suite has totals and failing test ids (for the reflection and the base-commit
+comparison) instead of an exit code alone, whether or not pytest is installed.
+
+Only a command that is exactly `<python> -m unittest ...` (no interpreter options, no shell
+operators) is run so; anything else (a Makefile, `tox`, `python -I -m unittest`) runs as
+written, and its JUnit stays unknown unless the runner writes some.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from codegen_ci.gate.pytest_commands import plain_tokens
+
+RUNNER = "codegen_unittest"
+# The runner's file, copied into the tool's read-only folder; never imported here.
+RUNNER_SOURCE = Path(__file__).with_name(f"{RUNNER}.py")
+JUNIT_ENV = "CODEGEN_UNITTEST_JUNIT"
+PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
+
+
+def junit_command(command: str) -> str | None:
+    """`command` run through the JUnit-writing runner; None when it is not a plain
+    `<python> -m unittest ...`."""
+    tokens = plain_tokens(command)
+    if not tokens or len(tokens) < 3 or tokens[1:3] != ["-m", "unittest"]:
+        return None
+    if not PYTHON.fullmatch(tokens[0]):
+        return None
+    return shlex.join([tokens[0], "-m", RUNNER, *tokens[3:]])
+
+
+def prepare(env: Mapping[str, str], tool_dir: Path, report: Path) -> dict[str, str]:
+    """The environment for one run through the runner: `tool_dir` (the tool's own, read-only
+    to commands) gets `unittest_runner/codegen_unittest.py`, on PYTHONPATH; the report goes to
+    `report` (in the command's fresh writable folder)."""
+    runner_dir = tool_dir / "unittest_runner"
+    runner_dir.mkdir(parents=True, exist_ok=True)
+    runner = runner_dir / f"{RUNNER}.py"
+    if not runner.is_file():
+        shutil.copyfile(RUNNER_SOURCE, runner)
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join([str(runner_dir), *filter(None, [env.get("PYTHONPATH")])])
+    out[JUNIT_ENV] = str(report)
+    return out

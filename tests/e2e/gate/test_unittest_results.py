@@ -1,0 +1,105 @@
+"""A unittest suite's rounds have per-test results: `python -m unittest ...` runs through
+codegen-ci's unittest runner (the same tests, unittest's own discovery), which writes JUnit,
+also in an interpreter without pytest."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+PYTHON = "/usr/bin/python3"  # the system's: no pytest installed in it
+UNITTEST = f"{PYTHON} -m unittest discover -s tests -t ."
+VERSION_PY = """\
+def bump_minor(version):
+    major, minor, patch = version
+    return (major, minor + 1, patch)
+"""
+TEST_PY = """\
+import unittest
+
+from semver.version import bump_minor
+
+
+class BumpTest(unittest.TestCase):
+    def test_minor(self):
+        self.assertEqual(bump_minor((3, 4, 5))[:2], (3, 5))
+
+    def test_minor_resets_patch(self):
+        self.assertEqual(bump_minor((3, 4, 5)), (3, 5, 0))
+
+    @unittest.skip("not yet")
+    def test_later(self):
+        pass
+"""
+FAILING_ID = "tests.test_version.BumpTest::test_minor_resets_patch"
+
+
+def make_repo(tmp: Path) -> Path:
+    repo = tmp / "repo"
+    files = {
+        "semver/__init__.py": "",
+        "semver/version.py": VERSION_PY,
+        "tests/__init__.py": "",
+        "tests/test_version.py": TEST_PY,
+        ".gitignore": "__pycache__/\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    return repo
+
+
+def edit(old: str, new: str) -> Reply:
+    return Reply(
+        tool_calls=[call("edit_file", path="semver/version.py", old_text=old, new_text=new)]
+    )
+
+
+def test_unittest_rounds_have_totals_and_failing_test_ids(
+    tmp_path: Path, model_env: ScriptedModelServer
+) -> None:
+    assert subprocess.run([PYTHON, "-c", "import pytest"], capture_output=True).returncode != 0
+    repo = make_repo(tmp_path)
+    model_env.add(
+        edit("(major, minor + 1, patch)", "(major, minor + 1, patch)  # looked"),
+        Reply("done"),
+        edit("(major, minor + 1, patch)  # looked", "(major, minor + 1, 0)"),
+        Reply("done"),
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "task": "bump_minor must reset the patch number.",
+                "validation": {"test": [UNITTEST], "timeout": 120},
+                "limits": {"max_iterations": 2},
+            }
+        )
+    )
+    out = tmp_path / "out"
+
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo), "--output-dir", str(out)]
+    )
+
+    report = json.loads((out / "report.json").read_text())
+    assert (result.exit_code, report["status"]) == (0, "success"), result.output
+    assert report["junit_missing"] == []
+    first, second = report["rounds"]
+    assert first["tests"] == {"total": 3, "passed": 1, "failed": 1, "errors": 0, "skipped": 1}
+    [failure] = [f for f in first["failures"]]
+    assert failure["id"] == FAILING_ID
+    assert failure["new"] is False  # it fails on the base commit too: the same id there
+    assert failure["file"] == "tests/test_version.py" and failure["line"] == 11
+    assert second["tests"] == {"total": 3, "passed": 2, "failed": 0, "errors": 0, "skipped": 1}
+    assert "AssertionError" in (out / "logs" / "round-1-01-test.log").read_text()
