@@ -30,11 +30,12 @@ from pathlib import Path
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, round_end
-from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.junit.parse import JUnitCase, JUnitResult
+from codegen_ci.gate.kept_tests import SuiteTests, suite_tests
 from codegen_ci.gate.preflight import not_started
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import CommandResult, Round
+from codegen_ci.report import CommandResult
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
@@ -58,6 +59,7 @@ class Baseline:
     # test command -> how it ended on the base (to compare a failure without JUnit with)
     command_ends: dict[str, CommandEnd] = field(default_factory=dict, init=False)
     unavailable: str | None = field(default=None, init=False)  # why nothing can be judged
+    suite: SuiteTests | None = field(default=None, init=False)  # the tests a full run listed
     runs: int = field(default=0, init=False)
     _ladder: RerunLadder = field(default_factory=RerunLadder, init=False)
     _tree: Path | None = field(default=None, init=False)
@@ -102,18 +104,29 @@ class Baseline:
             and all(f.kind == "test" and f.explained for f in outcome.failed)
         )
 
-    def seed(self, preflight: Round) -> None:
-        """Take a pre-flight round's full test runs (on the untouched code, which is the base
-        commit) as the base suite's answer, so no base worktree is needed. A pytest pre-flight
-        only collected, so it answers nothing."""
-        tests = [c for c in preflight.commands if c.kind == "test"]
+    def seed(self, preflight: RoundOutcome, tree: Path) -> None:
+        """Take a pre-flight round's full test runs (on the untouched code in `tree`, which is
+        the base commit) as the base suite's answer, so no base worktree is needed. A pytest
+        pre-flight only collected, so it answers nothing."""
+        rnd = preflight.round
+        tests = [c for c in rnd.commands if c.kind == "test"]
         if not tests or any(pytest_commands.mentions_pytest(c.command) for c in tests):
             return
         for record in tests:
             self._check_usable(record, whole_suite=True)
             end = command_end(record.exit_code, record.timed_out, record.output_path)
             self.command_ends[record.command] = end
-        self.suite_failing = {f.id for f in preflight.failures if f.kind in ("failure", "error")}
+        self.suite_failing = {f.id for f in rnd.failures if f.kind in ("failure", "error")}
+        self.suite = suite_tests(preflight.junit.cases, tests, [tree])
+
+    def suite_tests(self) -> SuiteTests | None:
+        """Which tests the base commit's suite lists and runs (gate/kept_tests.py): from the
+        pre-flight, or an earlier full run on the base, else from a full run now (a pytest
+        pre-flight only collected). None when the base runs cannot tell."""
+        if self.suite is None and not self.unavailable:
+            self._fresh = False  # a phase of its own: nothing the rounds left in HOME runs
+            self._run_suite()
+        return None if self.unavailable else self.suite
 
     def _answer(self, ids: list[str]) -> None:
         if self.suite_failing is None:
@@ -153,9 +166,13 @@ class Baseline:
 
     def _run_suite(self) -> None:
         failing: set[str] = set()
+        cases: list[JUnitCase] = []
+        records: list[CommandResult] = []
         for command in self.validation.test:
             run = self._run(command, whole_suite=True)
             failing |= {c.id for c in run.junit.failing()}
+            cases += run.junit.cases
+            records.append(base_record(command, run.result, run.junit))
             result = run.result
             self.command_ends[command] = command_end(
                 result.exit_code, result.timed_out, result.output_path
@@ -169,6 +186,7 @@ class Baseline:
                     f"(exit {run.result.exit_code}; collection errors?), see baseline/logs"
                 )
         self.suite_failing = failing
+        self.suite = suite_tests(cases, records, [self._worktree()])
 
     def _check_usable(self, record: CommandResult, whole_suite: bool) -> None:
         expects_junit = bool(self.validation.junit) or pytest_commands.mentions_pytest(

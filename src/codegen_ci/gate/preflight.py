@@ -54,7 +54,7 @@ from codegen_ci.workspace.proc import read_head_tail
 class Seeded(Protocol):
     """What takes the pre-flight's full test runs as the base commit's answer (the baseline)."""
 
-    def seed(self, preflight: Round) -> None: ...
+    def seed(self, preflight: RoundOutcome, tree: Path) -> None: ...
 
 
 def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: Path) -> None:
@@ -65,7 +65,7 @@ def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: P
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, cwd)
     check_round(outcome.round, validator.validation, cwd)
-    baseline.seed(outcome.round)
+    baseline.seed(outcome, cwd)
 
 
 def note_preexisting_lint(report: Report, outcome: RoundOutcome) -> None:

@@ -41,7 +41,7 @@ from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
-from codegen_ci.report import CommandKind, CommandResult, Failure, Round
+from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
@@ -326,6 +326,8 @@ class RoundOutcome:
     preexisting_lint: dict[str, list[str]] = field(default_factory=dict)  # pre-flight only
     # once finished: each failed command nothing explains, with its entry in the report
     command_failures: list[tuple[FailedCommand, Failure]] = field(default_factory=list)
+    # the base commit's tests the change removed or skipped (gate/kept_tests.py)
+    removed_tests: list[RemovedTest] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -337,6 +339,7 @@ class RoundOutcome:
         sig = {f"test:{test_id}" for test_id in self.failing_ids()}
         sig |= {f"lint:{e}" for e in self.lint_errors}
         sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
+        sig |= {f"removed:{r.id}" for r in self.removed_tests}
         return frozenset(sig)
 
     def failing_ids(self) -> list[str]:
