@@ -51,23 +51,24 @@ UNITTEST_VERBOSE = re.compile(
     r"unexpected success)\b",
     re.M,
 )
+DOCTEST_LINE = re.compile(r" \(line \d+\)$")  # `src/lib.rs - clamp (line 3)`: lines move
 # ... and totals, where that is all a runner prints.
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*?\bskipped=(\d+)", re.M)
 NODE_TESTS = re.compile(r"^(?:# |ℹ )tests (\d+)$", re.M)
 NODE_SKIPPED = re.compile(r"^(?:# |ℹ )(?:skip|skipped|todo) (\d+)$", re.M)
+# A run that says how many tests it ran, none included (libtest's `running 0 tests`).
+RAN_SOME = re.compile(r"^running \d+ tests?$|^Ran \d+ tests? in |^(?:# |ℹ )tests \d+$", re.M)
 
 
 @dataclass(frozen=True)
 class SuiteTests:
-    """Which tests a run of the whole suite listed (`listed`) and ran, not skipped (`ran`)."""
+    """Which tests a run of the whole suite listed (`listed`) and ran, not skipped (`ran`);
+    `known`: some command wrote JUnit or printed what it ran (a count of 0 included)."""
 
     listed: Counter[str] = field(default_factory=Counter)
     ran: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def known(self) -> bool:
-        return bool(self.listed)
+    known: bool = False
 
 
 def suite_tests(
@@ -86,13 +87,17 @@ def suite_tests(
 
     for case in cases:
         add(case.id, case.outcome == "skipped")
+    known = bool(listed)
     for record in records:
         if record.kind != "test" or record.skipped or record.collect_only:
             continue
+        known = known or record.junit_tests is not None
         if record.junit_tests is None and record.output_path:
-            for test_id, skipped, times in _from_output(record.command, _log(record.output_path)):
+            text = _log(record.output_path)
+            known = known or bool(RAN_SOME.search(text))
+            for test_id, skipped, times in _from_output(record.command, text):
                 add(test_id, skipped, times)
-    return SuiteTests(listed, ran)
+    return SuiteTests(listed, ran, known or bool(listed))
 
 
 def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
@@ -156,7 +161,7 @@ def _from_output(command: str, text: str) -> Iterable[tuple[str, bool, int]]:
     named = False
     for name, state in LIBTEST.findall(text):
         named = True
-        yield name, state == "ignored", 1
+        yield DOCTEST_LINE.sub("", name), state == "ignored", 1
     for state, name in GO_VERBOSE.findall(text):
         named = True
         yield name, state == "SKIP", 1
