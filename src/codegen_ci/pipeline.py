@@ -222,9 +222,7 @@ def _loop(
             if outcome.passed or (
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
             ):  # would pass: were the base commit's tests kept? (gate/kept_tests.py)
-                report.removed_tests = check_kept(
-                    outcome, baseline, spec.validation, ctx.worktree.path
-                )
+                report.removed_tests = check_kept(outcome, baseline, spec.validation, ctx.worktree)
             report.rounds.append(outcome.round)
             note_missing_junit(report, outcome.round, ctx.worktree.path)
             report.iterations = iteration

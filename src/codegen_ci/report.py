@@ -153,9 +153,15 @@ class Round(BaseModel):
 class RemovedTest(BaseModel):
     """A test the base commit ran that the change removed or skipped (gate/kept_tests.py)."""
 
-    id: str = Field(description="Its JUnit id (or the name its runner printed).")
-    how: Literal["removed", "skipped"]
-    count: int = Field(default=1, description="How many of its runs (a repeated id) are gone.")
+    id: str = Field(
+        description="Its JUnit id (or the name its runner printed); for `weakened`, the file."
+    )
+    how: Literal["removed", "skipped", "weakened"] = Field(
+        description="weakened: the file's tests hold fewer assertions than on the base commit."
+    )
+    count: int = Field(
+        default=1, description="How many of its runs (a repeated id), or assertions, are gone."
+    )
 
 
 class JUnitMissing(BaseModel):

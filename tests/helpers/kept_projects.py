@@ -128,6 +128,10 @@ UNITTEST = Project(
             ],
             [gone("test_calc.ClampTest.test_above", "removed")],
         ),
+        "assertion removed": (
+            [("test_calc.py", "self.assertEqual(clamp(5, 0, 3), 3)", "clamp(5, 0, 3)")],
+            [gone("test_calc.py", "weakened")],
+        ),
     },
 )
 
@@ -285,6 +289,10 @@ CARGO = Project(
         "inline mod tests removed": (
             [("src/lib.rs", MOD_TESTS, "")],
             [gone("tests::below", "removed"), gone("tests::above", "removed")],
+        ),
+        "inline assertion removed": (
+            [("src/lib.rs", "assert_eq!(clamp(5, 0, 3), 3);", "let _ = clamp(5, 0, 3);")],
+            [gone("src/lib.rs", "weakened")],
         ),
     },
 )

@@ -37,8 +37,11 @@ from typing import Protocol
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.report import CommandResult, Failure, RemovedTest
+from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
+from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.worktree import Worktree
 
 MAX_LOG_BYTES = 32_000_000  # a log longer than this is read in part (output_cap limits logs)
 CHECK_NAME = "existing tests kept"
@@ -124,15 +127,18 @@ class BaseSuite(Protocol):
 
 
 def check_kept(
-    outcome: RoundOutcome, base: BaseSuite, validation: Validation, worktree: Path
+    outcome: RoundOutcome, base: BaseSuite, validation: Validation, worktree: Worktree
 ) -> list[RemovedTest]:
-    """For a round that would pass: the base commit's tests it removed or skipped. Under
-    `keep` (or `true`) the round then fails with a `removed` failure per test."""
+    """For a round that would pass: the base commit's tests it removed or skipped (or, when
+    every test is still there, test files left with fewer assertions). Under `keep` (or
+    `true`) the round then fails with a `removed` failure per entry."""
     base_tests = base.suite_tests()
-    if base_tests is None:
-        return []
-    change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree])
-    problems = compare(base_tests, change)
+    problems: list[RemovedTest] = []
+    if base_tests is not None:
+        change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
+        problems = compare(base_tests, change)
+    if not problems:
+        problems = weakened(worktree)
     if problems and validation.keep_tests:
         refuse(outcome, problems)
     return problems
@@ -147,6 +153,43 @@ def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:
         for p in problems
     ]
     outcome.round.passed = False
+
+
+# An assertion, as the usual test styles write one: `assert x`, `self.assertEqual(`,
+# `assert.equal(`, `assert_eq!(`, `expect(`, Go's `t.Errorf(`/`t.Fatal(`, `self.fail(`.
+ASSERTION = re.compile(
+    r"\bassert(?:\w*!?\s*\(|\s|\.)|\bexpect\s*\(|\bt\.(?:Errorf?|Fatalf?|Fail(?:Now)?)\s*\("
+    r"|\bself\.fail\s*\("
+)
+RUST_TESTS = "#[cfg(test)]"  # where a Rust file's inline tests start
+MAX_TEST_FILE_BYTES = 4_000_000
+
+
+def weakened(worktree: Worktree) -> list[RemovedTest]:
+    """Test files the change edited that hold fewer assertions than on the base commit (an
+    assertion removed, so a test still runs and proves less): test paths, and Rust files with
+    inline tests (counted from `#[cfg(test)]`). A file the change deleted is the ids' to tell."""
+    problems = []
+    for rel in worktree.agent_changes():
+        before = worktree.base_text(rel)
+        if before is None or not (
+            is_test_path(rel) or (rel.endswith(".rs") and RUST_TESTS in before)
+        ):
+            continue
+        try:
+            after = guarded_read.read_text(worktree.path, rel, max_bytes=MAX_TEST_FILE_BYTES)
+        except (guarded_read.Refused, OSError):
+            continue  # deleted, or not a regular file
+        lost = _assertions(before, rel) - _assertions(after, rel)
+        if lost > 0:
+            problems.append(RemovedTest(id=rel, how="weakened", count=lost))
+    return problems
+
+
+def _assertions(text: str, rel: str) -> int:
+    if rel.endswith(".rs") and not is_test_path(rel):
+        text = text[text.index(RUST_TESTS) :] if RUST_TESTS in text else ""
+    return len(ASSERTION.findall(text))
 
 
 def describe(problems: Sequence[RemovedTest], limit: int = 20) -> str:

@@ -116,15 +116,19 @@ def reflection_message(
 
 
 def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) -> str:
-    """The base commit's tests the change removed or skipped (gate/kept_tests.py)."""
-    entries = [
-        f"- {clean(r.id)[:MAX_LINE_CHARS]}: {r.how}" + (f" ({r.count} runs)" if r.count > 1 else "")
-        for r in outcome.removed_tests
-    ]
+    """The base commit's tests the change removed, skipped or weakened (gate/kept_tests.py)."""
+    entries = []
+    for r in outcome.removed_tests:
+        if r.how == "weakened":
+            note = f"{r.count} assertion(s) fewer than on the base commit"
+        else:
+            note = r.how + (f" ({r.count} runs)" if r.count > 1 else "")
+        entries.append(f"- {clean(r.id)[:MAX_LINE_CHARS]}: {note}")
     return (
-        f"Existing tests removed or skipped by the change ({len(entries)}): the base commit "
-        "ran them, this round did not. Restore them (undo the deletion, the skip or ignore "
-        "marker) and make them pass by fixing the code; adding new tests is fine.\n"
+        f"Existing tests removed, skipped or weakened by the change ({len(entries)}): the base "
+        "commit ran them, this round did not (or they assert less). Restore them (undo the "
+        "deletion, the skip or ignore marker, the removed assertion) and make them pass by "
+        "fixing the code; adding new tests is fine.\n"
         + fence("tests", head_tail("\n".join(entries), budget))
     )
 

@@ -49,7 +49,7 @@ def test_pytest_skip_marker_is_refused_and_listed(
     assert not first["passed"] and first["tests"]["skipped"] == 1
     assert {"id": BUG_ID, "kind": "removed"}.items() <= first["failures"][0].items()
     [message] = reflections(model_env)
-    assert "Existing tests removed or skipped by the change (1)" in message
+    assert "Existing tests removed, skipped or weakened by the change (1)" in message
     assert BUG_ID in message and "Restore them" in message
     # the rule came first, before any failed round
     task = next(m for m in model_env.tool_requests[0]["messages"] if m["role"] == "user")
@@ -75,7 +75,7 @@ def test_pytest_deleted_test_is_refused_then_restored_and_fixed(
     assert (report["status"], report["iterations"]) == ("success", 2)
     assert report["rounds"][0]["failures"][0]["kind"] == "removed"
     assert report["removed_tests"] == []  # as of the passing round: every test back
-    assert "Existing tests removed or skipped" in reflections(model_env)[0]
+    assert "Existing tests removed, skipped or weakened" in reflections(model_env)[0]
 
 
 def test_pytest_fix_that_adds_a_test_passes(
