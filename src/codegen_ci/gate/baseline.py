@@ -27,15 +27,17 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, round_end
 from codegen_ci.gate.junit.parse import JUnitCase, JUnitResult
-from codegen_ci.gate.kept_tests import SuiteTests, suite_tests
+from codegen_ci.gate.kept_tests import SuiteTests, compare, suite_tests
 from codegen_ci.gate.preflight import not_started
+from codegen_ci.gate.pytest_commands import Mode
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import CommandResult
+from codegen_ci.report import CommandResult, RemovedTest
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
@@ -119,6 +121,41 @@ class Baseline:
         self.suite_failing = {f.id for f in rnd.failures if f.kind in ("failure", "error")}
         self.suite = suite_tests(preflight.junit.cases, tests, [tree])
 
+    def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:
+        """The base commit's tests that a change's whole-suite run (`change`) no longer runs
+        (gate/kept_tests.py); None when the base runs cannot tell. A single pytest command
+        asks the plugin to run on the base just the tests the change did not run (usually
+        none: the price of a collection); anything else compares whole suites."""
+        if self.suite is None and not self.unavailable:
+            found = self._not_run_by(change)
+            if found is not None:
+                return found
+        suite = self.suite_tests()
+        return None if suite is None else compare(suite, change)
+
+    def _not_run_by(self, change: SuiteTests) -> list[RemovedTest] | None:
+        ran = [i for i, n in change.ran.items() if n > 0]
+        command = self.validation.test[0] if len(self.validation.test) == 1 else ""
+        if not (ran and self._ladder.plugin_usable and pytest_commands.applies(command)):
+            return None
+        self._fresh = False  # a phase of its own: nothing the rounds left in HOME runs
+        run = self._run(command, only=ran, mode="except")
+        if run.refused:
+            self._ladder.plugin_usable = False
+            return None
+        if not (collected_everything(run.result) and run.junit.files):
+            return None  # collection errors on the base, or no report: compare whole suites
+        problems: dict[str, RemovedTest] = {}
+        for case in run.junit.cases:
+            if case.outcome == "skipped":
+                continue  # not run on the base either
+            how: Literal["removed", "skipped"] = "skipped" if change.listed[case.id] else "removed"
+            if case.id in problems:
+                problems[case.id].count += 1
+            else:
+                problems[case.id] = RemovedTest(id=case.id, how=how)
+        return list(problems.values())
+
     def suite_tests(self) -> SuiteTests | None:
         """Which tests the base commit's suite lists and runs (gate/kept_tests.py): from the
         pre-flight, or an earlier full run on the base, else from a full run now (a pytest
@@ -197,9 +234,15 @@ class Baseline:
             self.unavailable = f"`{record.command}` on the base commit: {reason}"
 
     def _run(
-        self, command: str, only: list[str] | None = None, *, whole_suite: bool = False
+        self,
+        command: str,
+        only: list[str] | None = None,
+        *,
+        whole_suite: bool = False,
+        mode: Mode = "only",
     ) -> CommandRun:
-        """Run a test command on the base; `only`: run just these tests, through the plugin."""
+        """Run a test command on the base; `only`: run just these tests, through the plugin
+        (`mode` "except": all but these)."""
         tree = self._worktree()
         if self.sandbox is not None and not self._fresh:
             self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
@@ -214,7 +257,7 @@ class Baseline:
         runner = Runner(tree, self.validation, self.work_dir, self.sandbox, wrap)
         env = base_env(self.env, tree)
         log = self.work_dir / "logs" / f"{tag}.log"
-        run = runner.run(command, env, tag, log, first=only, mode="only")
+        run = runner.run(command, env, tag, log, first=only, mode=mode)
         if not run.refused:  # a refused plugin is no verdict on the base; the ladder goes on
             self._check_usable(base_record(command, run.result, run.junit), whole_suite)
         return run

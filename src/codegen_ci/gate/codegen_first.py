@@ -12,7 +12,8 @@ The environment says what to do:
 - CODEGEN_FIRST_MODE: `first` (default) puts those tests first; when they have all finished
   and one of them failed, the session stops, so a still-broken fix costs only those tests.
   When they all pass the same process goes on through the rest of the suite. `only`
-  deselects every other test.
+  deselects every other test; `except` deselects these tests and runs the others (on the
+  base commit: which tests a change no longer runs, gate/kept_tests.py).
 - CODEGEN_FIRST_STATUS: a file this plugin appends one JSON line to per pytest process:
   how many tests it matched and whether it stopped the session early.
 
@@ -90,6 +91,10 @@ class FailingFirst:
             items[:] = first
             if rest:
                 config.hook.pytest_deselected(items=rest)
+        elif self.mode == "except":
+            items[:] = rest
+            if first:
+                config.hook.pytest_deselected(items=first)
         else:
             items[:] = first + rest
 

@@ -3,20 +3,25 @@ it, or makes fewer tests run, is not a success (`validation.protect_tests`, defa
 
 The check compares two runs of the whole suite: the base commit's (the pre-flight's full runs,
 or the baseline's run of the suite in the base worktree, gate/baseline.py) and the round that
-would otherwise pass. A test is known by its id: its JUnit id (`classname::name`,
-gate/junit/cases.py), or, for a test command that wrote no JUnit, the name its runner printed
-(Rust's libtest `test name ... ok|ignored`, `go test -v`'s `--- PASS: Name`, unittest's
-verbose `name (module.Class.name) ... ok`); where a runner prints only totals (unittest's `Ran N
-tests` and `skipped=K`, node's `tests N` and `skipped K`), the command's tests count as one
-unnamed group. Ids are compared as multisets: a test the base ran twice (two parameters of the
-same name) must still run twice.
+would otherwise pass. A single pytest command asks the base commit only for the tests the
+round did not run (the `codegen_first` plugin's `except` mode), usually none.
+
+A test is known by its id: its JUnit id (`classname::name`, gate/junit/cases.py), or, for a
+test command that wrote no JUnit, the name its runner printed (Rust's libtest `test name ...
+ok|ignored`, `go test -v`'s `--- PASS: Name`, unittest's verbose `name (module.Class.name) ...
+ok`); where a runner prints only totals (unittest's `Ran N tests` and `skipped=K`, node's
+`tests N` and `skipped K`), the command's tests count as one unnamed group. Ids are compared
+as multisets: a test the base ran twice (two parameters of the same name) must still run
+twice.
 
 A test is *removed* when the change's run lists it fewer times than the base run did (its file
 deleted, its function removed or renamed, a Rust `mod tests` taken out of `src/lib.rs`);
 *skipped* when it is still listed but runs fewer times: the change's run reports it skipped
 (pytest `skip`/`skipif`/`xfail`, unittest `skip`, jest/vitest/mocha `.skip`/`xit`/`.todo`,
-node:test `{skip}`/`t.skip`, Go `t.Skip`, Rust `#[ignore]`). Tests the change adds are never a
-problem. Where neither run says which tests ran, nothing is compared.
+node:test `{skip}`/`t.skip`/`todo`, Go `t.Skip`, Rust `#[ignore]`). When every test is still
+there, an existing test file (or a Rust file's inline tests) holding fewer assertions than on
+the base commit is *weakened* (an assertion removed: the test runs and proves less). Tests the
+change adds are never a problem. Where neither run says which tests ran, nothing is compared.
 
 With `keep` (or `true`) such a round fails: the model is told which tests to restore (a
 `removed` failure per test, gate/reflection.py), so the run ends successful only with the tests
@@ -121,9 +126,10 @@ def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
 
 
 class BaseSuite(Protocol):
-    """What answers "which tests did the base commit run?" (gate/baseline.py)."""
+    """What answers "which of the base commit's tests does this run no longer run?"
+    (gate/baseline.py); None when the base runs cannot tell."""
 
-    def suite_tests(self) -> SuiteTests | None: ...
+    def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None: ...
 
 
 def check_kept(
@@ -132,11 +138,8 @@ def check_kept(
     """For a round that would pass: the base commit's tests it removed or skipped (or, when
     every test is still there, test files left with fewer assertions). Under `keep` (or
     `true`) the round then fails with a `removed` failure per entry."""
-    base_tests = base.suite_tests()
-    problems: list[RemovedTest] = []
-    if base_tests is not None:
-        change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
-        problems = compare(base_tests, change)
+    change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
+    problems = (base.removed_tests(change) or []) if change.known else []
     if not problems:
         problems = weakened(worktree)
     if problems and validation.keep_tests:

@@ -160,7 +160,7 @@ MAX_STATUS_BYTES = 1024 * 1024  # one short JSON line per pytest process
 XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx")
 XDIST_WORD = re.compile(r"-n\S+|--(numprocesses|dist|tx)=\S*")
 
-Mode = Literal["first", "only"]
+Mode = Literal["first", "only", "except"]
 
 
 @dataclass(frozen=True)
