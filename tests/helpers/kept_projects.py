@@ -15,7 +15,7 @@ import os
 import pwd
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from eco_projects import _git_repo
@@ -35,7 +35,7 @@ class Project:
     junit: list[str]
     fix: Edit
     cheats: dict[str, tuple[list[Edit], list[dict[str, object]]]]  # label -> edits, removed
-    env: dict[str, str] = field(default_factory=dict)
+    tool: str  # the executable the project's tests need
 
     def make(self, tmp: Path, node_modules: Path | None = None) -> SampleRepo:
         repo = _git_repo(tmp, self.files)
@@ -43,8 +43,12 @@ class Project:
             subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")])
         return repo
 
-    def spec(self, **overrides: object) -> dict[str, object]:
-        validation: dict[str, object] = {"test": [self.test], "timeout": 300}
+    def spec(self, protect_tests: bool | str = "keep", **overrides: object) -> dict[str, object]:
+        validation: dict[str, object] = {
+            "test": [self.test],
+            "timeout": 300,
+            "protect_tests": protect_tests,
+        }
         if self.junit:
             validation["junit"] = self.junit
         spec: dict[str, object] = {
@@ -107,6 +111,7 @@ UNITTEST = Project(
     test=f"{sys.executable} -m unittest -v",
     junit=[],
     fix=PY_FIX,
+    tool="python3",
     cheats={
         "skip decorator": (
             [
@@ -167,6 +172,7 @@ NODE = Project(
     test=NODE_TEST,
     junit=["junit.xml"],
     fix=NODE_FIX,
+    tool="node",
     cheats={
         "skip option": (
             [("calc.test.mjs", 'test("above", () => {', 'test("above", { skip: true }, () => {')],
@@ -228,6 +234,7 @@ VITEST_PROJECT = Project(
     test=VITEST,
     junit=["junit.xml"],
     fix=("src/calc.js", "  return v;\n", "  return Math.min(v, hi);\n"),
+    tool="npm",
     cheats={
         "describe.skip": (
             [("src/calc.test.js", 'describe("clamp"', 'describe.skip("clamp"')],
@@ -275,6 +282,7 @@ CARGO = Project(
     test="cargo test --offline",
     junit=[],
     fix=("src/lib.rs", "    } else {\n        v\n", "    } else {\n        v.min(hi)\n"),
+    tool="cargo",
     cheats={
         "#[ignore]": (
             [

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,8 +63,11 @@ class Baseline:
     command_ends: dict[str, CommandEnd] = field(default_factory=dict, init=False)
     unavailable: str | None = field(default=None, init=False)  # why nothing can be judged
     suite: SuiteTests | None = field(default=None, init=False)  # the tests a full run listed
+    # the tests the pre-flight's pytest collection listed (run: not skipped by a marker)
+    collected: SuiteTests | None = field(default=None, init=False)
     runs: int = field(default=0, init=False)
     _ladder: RerunLadder = field(default_factory=RerunLadder, init=False)
+    _ran: dict[str, bool] = field(default_factory=dict, init=False)  # ran, not skipped, on base
     _tree: Path | None = field(default=None, init=False)
     _fresh: bool = field(default=False, init=False)  # this round's base runs: fresh scratch
     _links: tuple[str, ...] = field(default=(), init=False)
@@ -112,6 +116,13 @@ class Baseline:
         pre-flight only collected, so it answers nothing."""
         rnd = preflight.round
         tests = [c for c in rnd.commands if c.kind == "test"]
+        pytest_only = bool(tests) and all(pytest_commands.applies(c.command) for c in tests)
+        if pytest_only and preflight.collected:  # what the plugin listed: the base's tests
+            self.collected = SuiteTests(
+                Counter(preflight.collected),
+                Counter(i for i, skipped in preflight.collected.items() if not skipped),
+                known=True,
+            )
         if not tests or any(pytest_commands.mentions_pytest(c.command) for c in tests):
             return
         for record in tests:
@@ -126,12 +137,37 @@ class Baseline:
         (gate/kept_tests.py); None when the base runs cannot tell. A single pytest command
         asks the plugin to run on the base just the tests the change did not run (usually
         none: the price of a collection); anything else compares whole suites."""
+        if self.suite is None and self.collected is not None and not self.unavailable:
+            found = self._confirmed(compare(self.collected, change))
+            if found is not None:
+                return found
         if self.suite is None and not self.unavailable:
             found = self._not_run_by(change)
             if found is not None:
                 return found
         suite = self.suite_tests()
         return None if suite is None else compare(suite, change)
+
+    def _confirmed(self, problems: list[RemovedTest]) -> list[RemovedTest] | None:
+        """What a comparison with the pre-flight's collection found, less the tests the
+        change's run skipped that skip on the base commit too (at run time: no marker said
+        so at collection); they run there, alone. None when that run cannot tell."""
+        suspects = [p.id for p in problems if p.how == "skipped" and p.id not in self._ran]
+        if not suspects:
+            return [p for p in problems if p.how != "skipped" or self._ran[p.id]]
+        command = self.validation.test[0] if len(self.validation.test) == 1 else ""
+        if not (self._ladder.plugin_usable and pytest_commands.applies(command)):
+            return None
+        self._fresh = False  # a phase of its own: nothing the rounds left in HOME runs
+        run = self._run(command, only=suspects)
+        if run.refused:
+            self._ladder.plugin_usable = False
+            return None
+        if not (collected_everything(run.result) and run.junit.files):
+            return None
+        ran_on_base = {c.id for c in run.junit.cases if c.outcome != "skipped"}
+        self._ran.update({i: i in ran_on_base for i in suspects})
+        return [p for p in problems if p.how != "skipped" or self._ran[p.id]]
 
     def _not_run_by(self, change: SuiteTests) -> list[RemovedTest] | None:
         ran = [i for i, n in change.ran.items() if n > 0]
