@@ -134,9 +134,10 @@ class Baseline:
 
     def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:
         """The base commit's tests that a change's whole-suite run (`change`) no longer runs
-        (gate/kept_tests.py); None when the base runs cannot tell. A single pytest command
-        asks the plugin to run on the base just the tests the change did not run (usually
-        none: the price of a collection); anything else compares whole suites."""
+        (gate/kept_tests.py); None when the base runs cannot tell. pytest: compared with the
+        pre-flight's collection (a skip only the change shows is confirmed on the base),
+        else a single command runs on the base just the tests the change did not run
+        (usually none: the price of a collection); anything else compares whole suites."""
         if self.suite is None and self.collected is not None and not self.unavailable:
             found = self._confirmed(compare(self.collected, change))
             if found is not None:

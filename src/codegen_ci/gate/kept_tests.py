@@ -3,8 +3,8 @@ it, or makes fewer tests run, is not a success (`validation.protect_tests`, defa
 
 The check compares two runs of the whole suite: the base commit's (the pre-flight's full runs,
 or the baseline's run of the suite in the base worktree, gate/baseline.py) and the round that
-would otherwise pass. A single pytest command asks the base commit only for the tests the
-round did not run (the `codegen_first` plugin's `except` mode), usually none.
+would otherwise pass. For pytest, whose pre-flight only collects, the collection lists the
+base commit's tests through the `codegen_first` plugin (gate/baseline.py says the rest).
 
 A test is known by its id: its JUnit id (`classname::name`, gate/junit/cases.py), or, for a
 test command that wrote no JUnit, the name its runner printed (Rust's libtest `test name ...

@@ -4,7 +4,9 @@ already fails is known as pre-existing (gate/validation.py), and test commands t
 JUnit get a note (`junit_hint`, gate/junit/capture.py). `--dry-run` is the pre-flight with every
 test command run in full (`dry_run`).
 
-Cost: setup runs here instead of in round 1 (no extra run); a pytest command only collects;
+Cost: setup runs here instead of in round 1 (no extra run); a pytest command only collects
+(through codegen-ci's plugin, which lists the collected tests: the base commit's tests, that
+the change must keep, gate/kept_tests.py);
 any other test command runs its suite once more, and that run then answers the baseline's
 question (which failures are pre-existing) without a separate base-commit worktree.
 
