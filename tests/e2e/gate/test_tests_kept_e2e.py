@@ -115,3 +115,37 @@ def test_pytest_removal_allowed_explicitly_is_success_and_the_pr_says_so(
     assert report["removed_tests"] == [{"id": BUG_ID, "how": "skipped", "count": 1}]
     body = pr_body(Report.model_validate(report), task="t", issue_number=None, run_url=None)
     assert "validation.protect_tests: false" in body and BUG_ID in body
+
+
+SKIPPING_TESTS = """\
+import sys
+
+import pytest
+
+
+@pytest.mark.skip(reason="never ran")
+def test_marked():
+    assert False
+
+
+def test_skips_itself():
+    if sys.version_info > (3,):
+        pytest.skip("skips at run time, on the base commit too")
+"""
+
+
+def test_tests_the_base_commit_skips_too_are_not_counted_against_the_change(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    sample_repo.commit({"tests/test_skipping.py": SKIPPING_TESTS}, "tests that skip")
+    model_env.add(edit(VERSION, FIXED_LINE_OLD, FIXED_LINE_NEW), Reply("Fixed."))
+
+    code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 0, output
+    assert report["status"] == "success" and report["removed_tests"] == []
+    assert report["rounds"][-1]["tests"]["skipped"] == 2
+    # the marker's skip was known from the pre-flight's collection; the run-time one ran on
+    # the base commit, alone, once
+    [log] = (out / "baseline" / "logs").glob("*.log")
+    assert "1 skipped" in log.read_text() and "deselected" in log.read_text()
