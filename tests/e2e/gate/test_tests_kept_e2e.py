@@ -113,6 +113,7 @@ def test_pytest_removal_allowed_explicitly_is_success_and_the_pr_says_so(
     assert code == 0, output
     assert report["status"] == "success" and report["removed_tests_allowed"] is True
     assert report["removed_tests"] == [{"id": BUG_ID, "how": "skipped", "count": 1}]
+    assert f"tests removed or skipped (validation.protect_tests: false): {BUG_ID}" in output
     body = pr_body(Report.model_validate(report), task="t", issue_number=None, run_url=None)
     assert "validation.protect_tests: false" in body and BUG_ID in body
 
