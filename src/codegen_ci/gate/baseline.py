@@ -116,10 +116,10 @@ class Baseline:
         pre-flight only collected, so it answers nothing."""
         rnd = preflight.round
         tests = [c for c in rnd.commands if c.kind == "test"]
-        pytest_only = bool(tests) and all(pytest_commands.applies(c.command) for c in tests)
+        pytest_only = bool(tests) and all(pytest_commands.mentions_pytest(c.command) for c in tests)
         if pytest_only and preflight.collected:  # what the plugin listed: the base's tests
             self.collected = SuiteTests(
-                Counter(preflight.collected),
+                Counter(list(preflight.collected)),
                 Counter(i for i, skipped in preflight.collected.items() if not skipped),
                 known=True,
             )

@@ -251,7 +251,7 @@ class Validator:
                 self.worktree.path, self.validation, self.output_dir, self.sandbox, self._wrap(kind)
             )
             run = runner.run(command, self.env, tag, log, first=first)
-        elif collect_only and pytest_commands.applies(command):
+        elif collect_only and pytest_commands.mentions_pytest(command):
             run = self._collect(command, outcome, tag, log)
         else:
             result = run_shell(

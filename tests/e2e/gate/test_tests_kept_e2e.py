@@ -150,3 +150,20 @@ def test_tests_the_base_commit_skips_too_are_not_counted_against_the_change(
     # the base commit, alone, once
     [log] = (out / "baseline" / "logs").glob("*.log")
     assert "1 skipped" in log.read_text() and "deselected" in log.read_text()
+
+
+def test_under_xdist_a_deleted_test_is_known_from_the_pre_flight_alone(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    original = sample_repo.path.joinpath(TEST_FILE).read_text()
+    model_env.add(
+        edit(TEST_FILE, original[original.index(f"def {BUG}") :], ""), Reply("Removed it.")
+    )
+    validation = {"test": [PYTEST_CMD + " -n 2"]}
+    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
+
+    code, output, out, report = run_cli(sample_repo, spec)
+
+    assert code == 1, output
+    assert report["removed_tests"] == [{"id": BUG_ID, "how": "removed", "count": 1}]
+    assert not (out / "baseline").exists()  # the pre-flight's collection listed it
