@@ -22,6 +22,7 @@ from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
+from codegen_ci.gate.kept_tests import check_kept
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator
@@ -178,6 +179,7 @@ def _first_prompt(spec: Spec, ctx: RunContext) -> str:
 
 def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline) -> None:
     report, limits = ctx.report, spec.limits
+    report.removed_tests_allowed = not spec.validation.keep_tests
     if ctx.start_iteration == 1 and ctx.conversation is None:
         try:
             run_preflight(validator, baseline, report, ctx.worktree.path)
@@ -195,12 +197,12 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
         validator.command_env(),  # the worktree's own code first, as the commands get it
         ctx.output_dir / "logs",
         spec.validation.timeout,
-        protect_tests=spec.validation.protect_tests,
+        protect_tests=spec.validation.refuse_test_edits,
         time_left=budget.remaining_s,
         sandbox=validator.sandbox,
         network="run_command" in spec.validation.network,
     )
-    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.protect_tests)
+    toolbox = Toolbox(ctx.worktree, shell.run, protect_tests=spec.validation.refuse_test_edits)
     agent = Agent(
         ctx.model_factory(spec),
         toolbox,
@@ -231,6 +233,10 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
                     report.iterations = iteration
                     raise
                 baseline.classify(outcome)
+            if outcome.passed or (
+                spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
+            ):  # would pass: were the base commit's tests kept? (gate/kept_tests.py)
+                report.removed_tests = check_kept(outcome, baseline, spec.validation, ctx.worktree)
             report.rounds.append(outcome.round)
             note_missing_junit(report, outcome.round, ctx.worktree.path)
             report.iterations = iteration

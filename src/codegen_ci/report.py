@@ -85,7 +85,10 @@ class Failure(BaseModel):
     message: str
     file: str | None = None
     line: int | None = None
-    kind: Literal["failure", "error", "lint", "command"] = "failure"
+    kind: Literal["failure", "error", "lint", "command", "removed"] = Field(
+        default="failure",
+        description="removed: a test the base commit ran that the change removed or skipped.",
+    )
     new: bool | None = Field(default=None, description="False: also fails on the base commit.")
 
     @property
@@ -154,6 +157,20 @@ class Round(BaseModel):
     @classmethod
     def _null_totals(cls, value: object) -> object:
         return TestTotals() if value is None else value
+
+
+class RemovedTest(BaseModel):
+    """A test the base commit ran that the change removed or skipped (gate/kept_tests.py)."""
+
+    id: str = Field(
+        description="Its JUnit id (or the name its runner printed); for `weakened`, the file."
+    )
+    how: Literal["removed", "skipped", "weakened"] = Field(
+        description="weakened: the file's tests hold fewer assertions than on the base commit."
+    )
+    count: int = Field(
+        default=1, description="How many of its runs (a repeated id), or assertions, are gone."
+    )
 
 
 class JUnitMissing(BaseModel):
@@ -259,6 +276,15 @@ class Report(BaseModel):
     )
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
+    removed_tests: list[RemovedTest] = Field(
+        default=[],
+        description="Tests the base commit ran that the change removed or skipped, as of the "
+        "last round that otherwise passed (validation.protect_tests).",
+    )
+    removed_tests_allowed: bool = Field(
+        default=False,
+        description="validation.protect_tests was false: the task may remove or skip tests.",
+    )
     artifacts: list[str] = Field(
         default=[],
         description="Files commands created (or deleted); left out of the commit. A file a "

@@ -66,6 +66,8 @@ def test_python_project_gets_pytest_and_ruff(tmp_path: Path) -> None:
     text = (tmp_path / ".codegen.yml").read_text()
     assert "# Detected: pyproject.toml (pytest, ruff)" in text
     assert "# setup: [\"python -m pip install -e '.[test]'\"]" in text  # a suggestion only
+    # existing tests are kept, as the schema's default says, and the file says so
+    assert validation["protect_tests"] == "keep"  # type: ignore[comparison-overlap]
 
 
 def test_python_project_with_flake8_and_mypy_from_config_files(tmp_path: Path) -> None:

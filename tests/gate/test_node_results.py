@@ -79,3 +79,32 @@ def test_third_party_jest_report_ids_are_unique(tmp_path: Path) -> None:
     ids = [f["id"] for f in summary["failures"]]
     assert len(ids) == len(set(ids))
     assert "Test 1 › Test 1.1::Failing test" in ids  # describe path :: test title
+
+
+NODE_TODO_REPORT = """\
+<?xml version="1.0" encoding="utf-8"?>
+<testsuites>
+\t<testcase name="below" time="0.000874" classname="test"/>
+\t<testcase name="above" time="0.002625" classname="test" failure="5 !== 3">
+\t\t<skipped type="todo" message="true"/>
+\t\t<failure type="testCodeFailure" message="5 !== 3">AssertionError: 5 !== 3</failure>
+\t</testcase>
+</testsuites>
+"""
+
+
+def test_a_failing_node_todo_counts_as_skipped_as_node_counts_it(tmp_path: Path) -> None:
+    # node --test writes a `test.todo` whose body fails with both children, and exits 0:
+    # the failure does not count, so neither does the test (gate/kept_tests.py)
+    report = tmp_path / "junit.xml"
+    report.write_text(NODE_TODO_REPORT)
+
+    result = CliRunner().invoke(cli, ["junit", "--json", str(report)])
+
+    summary = json.loads(result.stdout)
+    assert (summary["total"], summary["passed"], summary["skipped"], summary["failed"]) == (
+        2,
+        1,
+        1,
+        0,
+    )

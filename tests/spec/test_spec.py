@@ -175,3 +175,23 @@ def test_run_with_bad_spec_exits_2_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "validaton" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["keep", "true", "false"])
+def test_protect_tests_takes_keep_and_the_old_booleans(tmp_path: Path, value: str) -> None:
+    code, output = validate(tmp_path, GOOD.replace("timeout: 600", f"protect_tests: {value}"))
+    assert code == 0, output
+
+
+def test_protect_tests_refuses_other_words(tmp_path: Path) -> None:
+    code, output = validate(tmp_path, GOOD.replace("timeout: 600", "protect_tests: strict"))
+    assert code != 0 and "protect_tests" in output
+
+
+def test_existing_tests_are_kept_by_default_in_the_schema() -> None:
+    schema = json.loads(CliRunner().invoke(cli, ["schema"]).output)
+    protect = schema["$defs"]["Validation"]["properties"]["protect_tests"]
+    assert protect["default"] == "keep"
+    spec = resolve_spec({"task": "t"})
+    assert spec.validation.protect_tests == "keep" and spec.validation.keep_tests
+    assert not spec.validation.refuse_test_edits

@@ -101,8 +101,7 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
     checks = [*(f"lint: {c}" for c in v.lint), *(f"test: {c}" for c in v.test)]
     if checks:
         parts.append("The harness will validate with:\n" + "\n".join(f"- {c}" for c in checks))
-    if v.protect_tests:
-        parts.append("Test files and test configuration are protected: do not edit them.")
+    parts.append(tests_rule(spec))
     context = context_section(spec.context, worktree)
     if context:
         parts.append(context)
@@ -114,6 +113,30 @@ def _said_by_the_task(title: str, task: str) -> bool:
     """Whether `title` is in the task's own words (outside the fences of quoted text)."""
     words = " ".join(title.split())
     return bool(words) and words in " ".join(outside_fences(task).split())
+
+
+KEEP_TESTS_RULE = (
+    "Existing tests are kept: every test the base commit runs must still run and must not "
+    "be skipped (no deleting tests or test files, no skip/skipif/xfail, .skip, xit, .todo, "
+    "t.Skip or #[ignore], no removed assertions). A change that removes or skips one is "
+    "refused, however the commands end. Adding new tests is welcome."
+)
+
+PROTECTED_TESTS_RULE = "Test files and test configuration are protected: do not edit them."
+ALLOW_REMOVAL_RULE = (
+    "This task may remove or skip existing tests where it asks for that "
+    "(validation.protect_tests: false)."
+)
+
+
+def tests_rule(spec: Spec) -> str:
+    """What the model is told about the repository's tests (`validation.protect_tests`)."""
+    v = spec.validation
+    if v.refuse_test_edits:
+        return KEEP_TESTS_RULE + " " + PROTECTED_TESTS_RULE
+    if v.keep_tests:
+        return KEEP_TESTS_RULE
+    return ALLOW_REMOVAL_RULE
 
 
 def context_section(entries: list[str], worktree: Worktree) -> str:

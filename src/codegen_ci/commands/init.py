@@ -175,6 +175,10 @@ def config_text(found: Detected) -> str:
             else []
         ),
         "  timeout: 600  # seconds per command",
+        "  # Existing tests are kept: a change that removes or skips a test the base commit",
+        "  # ran is not a success (new tests are welcome). true: no edits to tests at all;",
+        "  # false: the task may remove or skip tests (the pull request says so).",
+        "  protect_tests: keep",
         "",
         "limits:",
         "  max_iterations: 3  # validation rounds before giving up",

@@ -39,6 +39,7 @@ from codegen_ci.commands.run_driver import (
 )
 from codegen_ci.errors import InputError
 from codegen_ci.report import Failure, Reason, Report, Status
+from codegen_ci.security.inert_text import for_terminal
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -351,6 +352,10 @@ def show_result(report: Report, out: Path) -> int:
     for failure in (report.rounds[-1].failures if report.rounds else [])[:10]:
         if report.status != Status.SUCCESS:
             click.echo(f"  FAIL {describe(failure)}")
+    if report.status == Status.SUCCESS and report.removed_tests:  # allowed: protect_tests false
+        gone = ", ".join(f"{t.id} ({t.how})" for t in report.removed_tests[:10])
+        gone = for_terminal(REDACTOR.redact(gone), one_line=True)
+        click.echo(f"tests removed or skipped (validation.protect_tests: false): {gone}")
     click.echo(f"report: {out / 'report.json'}")
     sys.stdout.flush()
     return 0 if report.status == Status.SUCCESS else EXIT_FAILED

@@ -24,18 +24,22 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, round_end
-from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.junit.parse import JUnitCase, JUnitResult
+from codegen_ci.gate.kept_tests import SuiteTests, compare, suite_tests
 from codegen_ci.gate.preflight import not_started
 from codegen_ci.gate.project_source import ImportCheck
+from codegen_ci.gate.pytest_commands import Mode
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import CommandResult, Round
+from codegen_ci.report import CommandResult, RemovedTest
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
@@ -62,8 +66,12 @@ class Baseline:
     # test command -> how it ended on the base (to compare a failure without JUnit with)
     command_ends: dict[str, CommandEnd] = field(default_factory=dict, init=False)
     unavailable: str | None = field(default=None, init=False)  # why nothing can be judged
+    suite: SuiteTests | None = field(default=None, init=False)  # the tests a full run listed
+    # the tests the pre-flight's pytest collection listed (run: not skipped by a marker)
+    collected: SuiteTests | None = field(default=None, init=False)
     runs: int = field(default=0, init=False)
     _ladder: RerunLadder = field(default_factory=RerunLadder, init=False)
+    _ran: dict[str, bool] = field(default_factory=dict, init=False)  # ran, not skipped, on base
     _tree: Path | None = field(default=None, init=False)
     _fresh: bool = field(default=False, init=False)  # this round's base runs: fresh scratch
     _links: tuple[str, ...] = field(default=(), init=False)
@@ -106,18 +114,97 @@ class Baseline:
             and all(f.kind == "test" and f.explained for f in outcome.failed)
         )
 
-    def seed(self, preflight: Round) -> None:
-        """Take a pre-flight round's full test runs (on the untouched code, which is the base
-        commit) as the base suite's answer, so no base worktree is needed. A pytest pre-flight
-        only collected, so it answers nothing."""
-        tests = [c for c in preflight.commands if c.kind == "test"]
+    def seed(self, preflight: RoundOutcome, tree: Path) -> None:
+        """Take a pre-flight round's full test runs (on the untouched code in `tree`, which is
+        the base commit) as the base suite's answer, so no base worktree is needed. A pytest
+        pre-flight only collected, so it answers nothing."""
+        rnd = preflight.round
+        tests = [c for c in rnd.commands if c.kind == "test"]
+        pytest_only = bool(tests) and all(pytest_commands.mentions_pytest(c.command) for c in tests)
+        if pytest_only and preflight.collected:  # what the plugin listed: the base's tests
+            self.collected = SuiteTests(
+                Counter(list(preflight.collected)),
+                Counter(i for i, skipped in preflight.collected.items() if not skipped),
+                known=True,
+            )
         if not tests or any(pytest_commands.mentions_pytest(c.command) for c in tests):
             return
         for record in tests:
             self._check_usable(record, whole_suite=True)
             end = command_end(record.exit_code, record.timed_out, record.output_path)
             self.command_ends[record.command] = end
-        self.suite_failing = {f.id for f in preflight.failures if f.kind in ("failure", "error")}
+        self.suite_failing = {f.id for f in rnd.failures if f.kind in ("failure", "error")}
+        self.suite = suite_tests(preflight.junit.cases, tests, [tree])
+
+    def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:
+        """The base commit's tests that a change's whole-suite run (`change`) no longer runs
+        (gate/kept_tests.py); None when the base runs cannot tell. pytest: compared with the
+        pre-flight's collection (a skip only the change shows is confirmed on the base),
+        else a single command runs on the base just the tests the change did not run
+        (usually none: the price of a collection); anything else compares whole suites."""
+        if self.suite is None and self.collected is not None and not self.unavailable:
+            found = self._confirmed(compare(self.collected, change))
+            if found is not None:
+                return found
+        if self.suite is None and not self.unavailable:
+            found = self._not_run_by(change)
+            if found is not None:
+                return found
+        suite = self.suite_tests()
+        return None if suite is None else compare(suite, change)
+
+    def _confirmed(self, problems: list[RemovedTest]) -> list[RemovedTest] | None:
+        """What a comparison with the pre-flight's collection found, less the tests the
+        change's run skipped that skip on the base commit too (at run time: no marker said
+        so at collection); they run there, alone. None when that run cannot tell."""
+        suspects = [p.id for p in problems if p.how == "skipped" and p.id not in self._ran]
+        if not suspects:
+            return [p for p in problems if p.how != "skipped" or self._ran[p.id]]
+        command = self.validation.test[0] if len(self.validation.test) == 1 else ""
+        if not (self._ladder.plugin_usable and pytest_commands.applies(command)):
+            return None
+        self._fresh = False  # a phase of its own: nothing the rounds left in HOME runs
+        run = self._run(command, only=suspects)
+        if run.refused:
+            self._ladder.plugin_usable = False
+            return None
+        if not (collected_everything(run.result) and run.junit.files):
+            return None
+        ran_on_base = {c.id for c in run.junit.cases if c.outcome != "skipped"}
+        self._ran.update({i: i in ran_on_base for i in suspects})
+        return [p for p in problems if p.how != "skipped" or self._ran[p.id]]
+
+    def _not_run_by(self, change: SuiteTests) -> list[RemovedTest] | None:
+        ran = [i for i, n in change.ran.items() if n > 0]
+        command = self.validation.test[0] if len(self.validation.test) == 1 else ""
+        if not (ran and self._ladder.plugin_usable and pytest_commands.applies(command)):
+            return None
+        self._fresh = False  # a phase of its own: nothing the rounds left in HOME runs
+        run = self._run(command, only=ran, mode="except")
+        if run.refused:
+            self._ladder.plugin_usable = False
+            return None
+        if not (collected_everything(run.result) and run.junit.files):
+            return None  # collection errors on the base, or no report: compare whole suites
+        problems: dict[str, RemovedTest] = {}
+        for case in run.junit.cases:
+            if case.outcome == "skipped":
+                continue  # not run on the base either
+            how: Literal["removed", "skipped"] = "skipped" if change.listed[case.id] else "removed"
+            if case.id in problems:
+                problems[case.id].count += 1
+            else:
+                problems[case.id] = RemovedTest(id=case.id, how=how)
+        return list(problems.values())
+
+    def suite_tests(self) -> SuiteTests | None:
+        """Which tests the base commit's suite lists and runs (gate/kept_tests.py): from the
+        pre-flight, or an earlier full run on the base, else from a full run now (a pytest
+        pre-flight only collected). None when the base runs cannot tell."""
+        if self.suite is None and not self.unavailable:
+            self._fresh = False  # a phase of its own: nothing the rounds left in HOME runs
+            self._run_suite()
+        return None if self.unavailable else self.suite
 
     def _answer(self, ids: list[str]) -> None:
         if self.suite_failing is None:
@@ -157,9 +244,13 @@ class Baseline:
 
     def _run_suite(self) -> None:
         failing: set[str] = set()
+        cases: list[JUnitCase] = []
+        records: list[CommandResult] = []
         for command in self.validation.test:
             run = self._run(command, whole_suite=True)
             failing |= {c.id for c in run.junit.failing()}
+            cases += run.junit.cases
+            records.append(base_record(command, run.result, run.junit))
             result = run.result
             self.command_ends[command] = command_end(
                 result.exit_code, result.timed_out, result.output_path
@@ -173,6 +264,7 @@ class Baseline:
                     f"(exit {run.result.exit_code}; collection errors?), see baseline/logs"
                 )
         self.suite_failing = failing
+        self.suite = suite_tests(cases, records, [self._worktree()])
 
     def _check_usable(self, record: CommandResult, whole_suite: bool) -> None:
         expects_junit = bool(self.validation.junit) or pytest_commands.mentions_pytest(
@@ -183,9 +275,15 @@ class Baseline:
             self.unavailable = f"`{record.command}` on the base commit: {reason}"
 
     def _run(
-        self, command: str, only: list[str] | None = None, *, whole_suite: bool = False
+        self,
+        command: str,
+        only: list[str] | None = None,
+        *,
+        whole_suite: bool = False,
+        mode: Mode = "only",
     ) -> CommandRun:
-        """Run a test command on the base; `only`: run just these tests, through the plugin."""
+        """Run a test command on the base; `only`: run just these tests, through the plugin
+        (`mode` "except": all but these)."""
         tree = self._worktree()
         if self.sandbox is not None and not self._fresh:
             self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
@@ -201,7 +299,7 @@ class Baseline:
         found = self.sources()
         env = base_env(found.apply(self.env, tree) if found else self.env, tree)
         log = self.work_dir / "logs" / f"{tag}.log"
-        run = runner.run(command, env, tag, log, first=only, mode="only")
+        run = runner.run(command, env, tag, log, first=only, mode=mode)
         if not run.refused:  # a refused plugin is no verdict on the base; the ladder goes on
             self._check_usable(base_record(command, run.result, run.junit), whole_suite)
         return run

@@ -12,9 +12,13 @@ The environment says what to do:
 - CODEGEN_FIRST_MODE: `first` (default) puts those tests first; when they have all finished
   and one of them failed, the session stops, so a still-broken fix costs only those tests.
   When they all pass the same process goes on through the rest of the suite. `only`
-  deselects every other test.
+  deselects every other test; `except` deselects these tests and runs the others (on the
+  base commit: which tests a change no longer runs, gate/kept_tests.py).
 - CODEGEN_FIRST_STATUS: a file this plugin appends one JSON line to per pytest process:
   how many tests it matched and whether it stopped the session early.
+- CODEGEN_FIRST_COLLECTED: a file this plugin appends each collected test's JUnit id to, one
+  a line, `R <id>` or, when a skip or xfail marker already skips it at collection, `S <id>`
+  (the pre-flight's collection: which tests the base commit has, gate/kept_tests.py).
 
 Under pytest-xdist the tests are only reordered: a worker cannot tell when the others have
 finished the previously failing tests, so it never stops the session.
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 IDS_ENV = "CODEGEN_FIRST_IDS"
 MODE_ENV = "CODEGEN_FIRST_MODE"
 STATUS_ENV = "CODEGEN_FIRST_STATUS"
+COLLECTED_ENV = "CODEGEN_FIRST_COLLECTED"
 STOP_MESSAGE = "codegen-ci: previously failing tests still fail; the rest of the suite was not run"
 
 
@@ -62,6 +67,17 @@ def _mangled(nodeid: str) -> list[str]:
         return names
 
 
+def _skipped_by_marker(item: pytest.Item) -> bool:
+    """A `skip`, a true `skipif` or an `xfail` (run=False too) marker: skipped before it runs.
+    pytest's own evaluation; False where it cannot be had (it is not public API)."""
+    try:
+        from _pytest.skipping import evaluate_skip_marks, evaluate_xfail_marks
+
+        return bool(evaluate_skip_marks(item) or evaluate_xfail_marks(item))
+    except Exception:
+        return False
+
+
 class FailingFirst:
     def __init__(self, ids: set[str], mode: str, status_path: str, xdist_worker: bool) -> None:
         self.ids, self.mode, self.status_path = ids, mode, status_path
@@ -82,6 +98,12 @@ class FailingFirst:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         prefix = getattr(config.option, "junitprefix", None)
+        collected = os.environ.get(COLLECTED_ENV, "")
+        if collected and not self.xdist_worker:
+            with open(collected, "a", encoding="utf-8") as out:
+                for item in items:
+                    mark = "S" if _skipped_by_marker(item) else "R"
+                    out.write(mark + " " + junit_id(item.nodeid, prefix) + "\n")
         first = [item for item in items if junit_id(item.nodeid, prefix) in self.ids]
         rest = [item for item in items if junit_id(item.nodeid, prefix) not in self.ids]
         self.matched, self.rest = len(first), len(rest)
@@ -90,6 +112,10 @@ class FailingFirst:
             items[:] = first
             if rest:
                 config.hook.pytest_deselected(items=rest)
+        elif self.mode == "except":
+            items[:] = rest
+            if first:
+                config.hook.pytest_deselected(items=first)
         else:
             items[:] = first + rest
 

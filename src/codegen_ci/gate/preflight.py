@@ -4,7 +4,9 @@ already fails is known as pre-existing (gate/validation.py), and test commands t
 JUnit get a note (`junit_hint`, gate/junit/capture.py). `--dry-run` is the pre-flight with every
 test command run in full (`dry_run`).
 
-Cost: setup runs here instead of in round 1 (no extra run); a pytest command only collects;
+Cost: setup runs here instead of in round 1 (no extra run); a pytest command only collects
+(through codegen-ci's plugin, which lists the collected tests: the base commit's tests, that
+the change must keep, gate/kept_tests.py);
 any other test command runs its suite once more, and that run then answers the baseline's
 question (which failures are pre-existing) without a separate base-commit worktree.
 
@@ -60,7 +62,7 @@ from codegen_ci.workspace.proc import read_head_tail
 class Seeded(Protocol):
     """What takes the pre-flight's full test runs as the base commit's answer (the baseline)."""
 
-    def seed(self, preflight: Round) -> None: ...
+    def seed(self, preflight: RoundOutcome, tree: Path) -> None: ...
 
 
 def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: Path) -> None:
@@ -72,7 +74,7 @@ def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: P
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, cwd)
     check_round(outcome.round, validator.validation, cwd, SandboxView.of(validator.sandbox))
-    baseline.seed(outcome.round)
+    baseline.seed(outcome, cwd)
 
 
 def check_imports_found(validator: Validator, report: Report) -> None:

@@ -155,13 +155,15 @@ PLUGIN_SOURCE = Path(__file__).with_name(f"{PLUGIN}.py")
 IDS_ENV = "CODEGEN_FIRST_IDS"
 MODE_ENV = "CODEGEN_FIRST_MODE"
 STATUS_ENV = "CODEGEN_FIRST_STATUS"
+COLLECTED_ENV = "CODEGEN_FIRST_COLLECTED"
+MAX_COLLECTED_BYTES = 64 * 1024 * 1024  # one line per collected test
 MAX_STATUS_BYTES = 1024 * 1024  # one short JSON line per pytest process
 # xdist on the command line: workers cannot stop early, so the command-rewriting path
 # (re-run only the failing node ids, under xdist too) is cheaper there.
 XDIST_OPTIONS = ("-n", "--numprocesses", "--dist", "-d", "--tx")
 XDIST_WORD = re.compile(r"-n\S+|--(numprocesses|dist|tx)=\S*")
 
-Mode = Literal["first", "only"]
+Mode = Literal["first", "only", "except"]
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ def prepare(
     mode: Mode = "first",
     *,
     io_dir: Path | None = None,
+    collect: bool = False,
 ) -> tuple[dict[str, str], Path]:
     """The environment for one command run with the plugin, and the status file it writes.
 
@@ -209,7 +212,34 @@ def prepare(
     out[IDS_ENV] = str(ids_file)
     out[MODE_ENV] = mode
     out[STATUS_ENV] = str(status)
+    if collect:  # the collected tests' ids, beside the status (`collected_tests`)
+        out[COLLECTED_ENV] = str(status.with_name(f"{tag}-collected.txt"))
     return out, status
+
+
+def collected_tests(status: Path, work_dir: Path) -> dict[str, bool] | None:
+    """The tests a collection run listed (`prepare(collect=True)`): JUnit id -> True when a
+    marker skips it; None when the plugin wrote no list. Read through the guarded reader (the
+    command could write its folder), a copy kept in `work_dir`/pytest_plugin."""
+    name = status.name.replace("-status.jsonl", "-collected.txt")
+    copy = work_dir / "pytest_plugin" / name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        guarded_read.copy_file(
+            status.parent.parent,
+            f"{status.parent.name}/{name}",
+            copy,
+            max_bytes=MAX_COLLECTED_BYTES,
+        )
+        text = guarded_read.read_text(copy.parent, copy.name, max_bytes=MAX_COLLECTED_BYTES)
+    except (guarded_read.Refused, OSError):
+        return None
+    tests: dict[str, bool] = {}
+    for line in text.splitlines():
+        mark, _, test_id = line.partition(" ")
+        if mark in ("R", "S") and test_id:
+            tests[test_id] = tests.get(test_id, True) and mark == "S"
+    return tests
 
 
 def keep(status: Path, tool_dir: Path, work_dir: Path) -> FirstStatus:

@@ -84,6 +84,8 @@ def reflection_message(
             "Baseline unavailable (whether a failure is new is unknown): "
             + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS]
         )
+    if outcome.removed_tests:
+        parts.append(_removed(outcome, clean, room(FAILURES_BUDGET)))
     cases = {c.id: c for c in outcome.junit.failing()}
     tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
     new = [f for f in tests if f.new is not False]
@@ -123,6 +125,24 @@ def reflection_message(
     message = "\n\n".join(parts)
     # The budgets above keep the message under the bound; this is only the backstop.
     return head_tail(message, MAX_MESSAGE_CHARS)
+
+
+def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) -> str:
+    """The base commit's tests the change removed, skipped or weakened (gate/kept_tests.py)."""
+    entries = []
+    for r in outcome.removed_tests:
+        if r.how == "weakened":
+            note = f"{r.count} assertion(s) fewer than on the base commit"
+        else:
+            note = r.how + (f" ({r.count} runs)" if r.count > 1 else "")
+        entries.append(f"- {clean(r.id)[:MAX_LINE_CHARS]}: {note}")
+    return (
+        f"Existing tests removed, skipped or weakened by the change ({len(entries)}): the base "
+        "commit ran them, this round did not (or they assert less). Restore them (undo the "
+        "deletion, the skip or ignore marker, the removed assertion) and make them pass by "
+        "fixing the code; adding new tests is fine.\n"
+        + fence("tests", Untrusted(head_tail("\n".join(entries), budget)))
+    )
 
 
 def repo_relative(text: str, roots: Sequence[str]) -> str:

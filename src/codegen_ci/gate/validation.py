@@ -42,8 +42,8 @@ from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.project_source import ImportCheck, check_sources
-from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
-from codegen_ci.report import CommandKind, CommandResult, Failure, Round
+from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner, command_places
+from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
@@ -359,15 +359,13 @@ class Validator:
                 self.worktree.path, self.validation, self.output_dir, self.sandbox, self._wrap(kind)
             )
             run = runner.run(command, self.command_env(), tag, log, first=first)
+        elif collect_only and pytest_commands.mentions_pytest(command):
+            run = self._collect(command, outcome, tag, log)
         else:
-            env = self.command_env()
-            if collect_only:
-                addopts = f"{env.get('PYTEST_ADDOPTS', '')} --collect-only -q"
-                env["PYTEST_ADDOPTS"] = addopts.strip()
             result = run_shell(
                 command,
                 cwd=self.worktree.path,
-                env=env,
+                env=_collecting(self.command_env()) if collect_only else self.command_env(),
                 timeout=self.validation.timeout,
                 output_path=log,
                 wrap=self._wrap(kind),
@@ -392,6 +390,44 @@ class Validator:
             outcome.round.commands.append(record)
         self.observer.command_finished(record)
         return run
+
+    def _collect(self, command: str, outcome: RoundOutcome, tag: str, log: Path) -> CommandRun:
+        """A pre-flight pytest collection, with the plugin listing the collected tests (the
+        base commit's, for gate/kept_tests.py) into `outcome.collected`; collected again
+        without it when pytest refuses the plugin."""
+        places = command_places(self.sandbox, self.output_dir, tag)
+        env, status = pytest_commands.prepare(
+            _collecting(self.command_env()),
+            [],
+            places.tool_dir,
+            tag,
+            io_dir=places.io_dir,
+            collect=True,
+        )
+        wrap = self._wrap("test")
+        timeout = self.validation.timeout
+        result = run_shell(
+            command, cwd=self.worktree.path, env=env, timeout=timeout, output_path=log, wrap=wrap
+        )
+        plugin = pytest_commands.keep(status, places.tool_dir, self.output_dir)
+        if pytest_commands.failed_to_load(plugin, result.excerpt(4000)):
+            env = _collecting(self.command_env())
+            result = run_shell(
+                command,
+                cwd=self.worktree.path,
+                env=env,
+                timeout=timeout,
+                output_path=log,
+                wrap=wrap,
+            )
+            outcome.collected = None
+        elif outcome.collected is not None:
+            tests = pytest_commands.collected_tests(status, self.output_dir)
+            if tests is None:
+                outcome.collected = None
+            else:
+                outcome.collected.update(tests)
+        return CommandRun(result, JUnitResult())
 
     def _new_phase(self) -> None:
         """A fresh scratch HOME, TMPDIR and caches: nothing the model's commands (or an
@@ -436,6 +472,10 @@ class RoundOutcome:
     carried: JUnitResult = field(default_factory=JUnitResult)
     # once finished: each failed command nothing explains, with its entry in the report
     command_failures: list[tuple[FailedCommand, Failure]] = field(default_factory=list)
+    # the base commit's tests the change removed or skipped (gate/kept_tests.py)
+    removed_tests: list[RemovedTest] = field(default_factory=list)
+    # pre-flight: the tests pytest collected (JUnit id -> skipped by a marker); None: unknown
+    collected: dict[str, bool] | None = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -447,6 +487,7 @@ class RoundOutcome:
         sig = {f"test:{test_id}" for test_id in self.failing_ids()}
         sig |= {f"lint:{e}" for e in self.lint_errors}
         sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
+        sig |= {f"removed:{r.id}" for r in self.removed_tests}
         return frozenset(sig)
 
     def failing_ids(self) -> list[str]:
@@ -504,6 +545,13 @@ def lint_errors(output: str) -> list[str]:
         if len(errors) >= MAX_LINT_ERRORS:
             break
     return errors
+
+
+def _collecting(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` for a pre-flight pytest command that only collects the tests."""
+    out = dict(env)
+    out["PYTEST_ADDOPTS"] = f"{out.get('PYTEST_ADDOPTS', '')} --collect-only -q".strip()
+    return out
 
 
 def lint_key(error: str) -> str:

@@ -140,6 +140,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
             "⚠️ **Test files or test configuration were edited:** "
             + ", ".join(code_span(p) for p in report.tests_touched)
         )
+    if text := removed_tests_text(report):
+        parts.append(text)
     if report.refusals:
         parts.append(f"🛡️ {len(report.refusals)} tool call(s) refused for safety (see report).")
     parts.append(f"Usage: {usage_line(report)}; {report.duration_s:.0f}s.")
@@ -268,3 +270,20 @@ def _link(url: str, label: str) -> str:
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+def removed_tests_text(report: Report) -> str:
+    """What the PR says of existing tests when the task allowed removing or skipping them
+    (`validation.protect_tests: false`): that it did, and each test removed or skipped."""
+    if not report.removed_tests_allowed:
+        return ""
+    removed = report.removed_tests
+    text = (
+        "⚠️ **Existing tests were not protected:** the task allows removing or skipping them "
+        "(`validation.protect_tests: false`)"
+    )
+    if not removed:
+        return text + "; none was removed or skipped."
+    listed = "\n".join(f"- {code_span(r.id)} ({r.how})" for r in removed[:MAX_FAILURES])
+    more = f"\n- ... and {len(removed) - MAX_FAILURES} more" if len(removed) > MAX_FAILURES else ""
+    return f"{text}. Removed or skipped by this change:\n{listed}{more}"

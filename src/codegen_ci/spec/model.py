@@ -49,14 +49,28 @@ class Validation(_Strict):
         "commands that collect nothing): lint and exit codes alone decide. Off by default: "
         "a gate without tests cannot tell a fix from a break.",
     )
-    protect_tests: bool = Field(
-        default=False, description="Refuse edits to test files and test configuration."
+    protect_tests: bool | Literal["keep"] = Field(
+        default="keep",
+        description="keep (the default): every test the base commit ran must still run, "
+        "neither removed nor skipped (compared by JUnit ids); the model may edit tests and "
+        "add new ones. true: keep, and refuse any edit to test files and test configuration. "
+        "false: the task may remove or skip tests (a task about the tests); the PR says so.",
     )
     network: list[CommandKindName] = Field(
         default=[],
         description="Kinds of command that may use the network inside the sandbox, e.g. "
         "[setup] for package installs; none by default (see docs/sandbox.md).",
     )
+
+    @property
+    def refuse_test_edits(self) -> bool:
+        """`protect_tests: true`: test files and test configuration may not be edited."""
+        return self.protect_tests is True
+
+    @property
+    def keep_tests(self) -> bool:
+        """Every test the base commit ran must still run (all but `protect_tests: false`)."""
+        return self.protect_tests is not False
 
 
 class Limits(_Strict):

@@ -236,6 +236,12 @@ class Worktree:
     def in_base(self, rel: str) -> bool:
         return self._git_ok(["cat-file", "-e", f"{self.base_commit}:{rel}"])
 
+    def base_text(self, rel: str) -> str | None:
+        """`rel` as the base commit has it (a blob, no filter run); None when it has none."""
+        if not self.in_base(rel):
+            return None
+        return self._git(["cat-file", "blob", f"{self.base_commit}:{rel}"], check=False)
+
     def protected_changes(self) -> list[str]:
         return [p for p in self.changed_paths() if matches(p, self.protected)]
 

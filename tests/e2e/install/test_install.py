@@ -65,11 +65,10 @@ def test_no_module_of_the_tool_imports_pytest() -> None:
 
 def test_the_plugin_reads_the_environment_the_harness_sets() -> None:
     """pytest_commands names the plugin's variables without importing it; they must agree."""
-    assert (pytest_commands.IDS_ENV, pytest_commands.MODE_ENV, pytest_commands.STATUS_ENV) == (
-        codegen_first.IDS_ENV,
-        codegen_first.MODE_ENV,
-        codegen_first.STATUS_ENV,
-    )
+    names = ("IDS_ENV", "MODE_ENV", "STATUS_ENV", "COLLECTED_ENV")
+    assert [getattr(pytest_commands, n) for n in names] == [
+        getattr(codegen_first, n) for n in names
+    ]
     assert pytest_commands.PLUGIN_SOURCE.read_text() == Path(codegen_first.__file__).read_text()
 
 

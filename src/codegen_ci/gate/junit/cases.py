@@ -99,6 +99,7 @@ def case_of(elem: Element, root: Path | None = None) -> JUnitCase:
     classname: str = model.classname or ""
     worst: Element | None = None
     rank, flaky = 0, False
+    todo = False
     for child in elem:
         tag = local_tag(child.tag)
         child_rank = _RANK.get(tag, 0)
@@ -106,6 +107,9 @@ def case_of(elem: Element, root: Path | None = None) -> JUnitCase:
             worst, rank = child, child_rank
         elif tag in _RERUN_TAGS:
             flaky = True
+        todo = todo or (tag == Skipped._tag and child.get("type") == "todo")
+    if todo:  # node's `test.todo`: its failure does not count (nor fail the run): not run
+        rank = _RANK[Skipped._tag]
     message, details = _texts(worst)
     file, line = elem.get("file") or None, _to_int(elem.get("line"))
     if rank >= _RANK[Failure._tag]:

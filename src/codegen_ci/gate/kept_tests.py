@@ -1,0 +1,245 @@
+"""Existing tests are kept: a change that removes a test the base commit ran, skips or disables
+it, or makes fewer tests run, is not a success (`validation.protect_tests`, default `keep`).
+
+The check compares two runs of the whole suite: the base commit's (the pre-flight's full runs,
+or the baseline's run of the suite in the base worktree, gate/baseline.py) and the round that
+would otherwise pass. For pytest, whose pre-flight only collects, the collection lists the
+base commit's tests through the `codegen_first` plugin (gate/baseline.py says the rest).
+
+A test is known by its id: its JUnit id (`classname::name`, gate/junit/cases.py), or, for a
+test command that wrote no JUnit, the name its runner printed (Rust's libtest `test name ...
+ok|ignored`, `go test -v`'s `--- PASS: Name`, unittest's verbose `name (module.Class.name) ...
+ok`); where a runner prints only totals (unittest's `Ran N tests` and `skipped=K`, node's
+`tests N` and `skipped K`), the command's tests count as one unnamed group. Ids are compared
+as multisets: a test the base ran twice (two parameters of the same name) must still run
+twice.
+
+A test is *removed* when the change's run lists it fewer times than the base run did (its file
+deleted, its function removed or renamed, a Rust `mod tests` taken out of `src/lib.rs`);
+*skipped* when it is still listed but runs fewer times: the change's run reports it skipped
+(pytest `skip`/`skipif`/`xfail`, unittest `skip`, jest/vitest/mocha `.skip`/`xit`/`.todo`,
+node:test `{skip}`/`t.skip`/`todo`, Go `t.Skip`, Rust `#[ignore]`). When every test is still
+there, an existing test file (or a Rust file's inline tests) holding fewer assertions than on
+the base commit is *weakened* (an assertion removed: the test runs and proves less). Tests the
+change adds are never a problem. Where neither run says which tests ran, nothing is compared.
+
+With `keep` (or `true`) such a round fails: the model is told which tests to restore (a
+`removed` failure per test, gate/reflection.py), so the run ends successful only with the tests
+back. With `false` the round stands, and the report lists what was removed or skipped (the PR
+body says the task allowed it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from codegen_ci.gate.junit.cases import JUnitCase
+from codegen_ci.gate.validation import FailedCommand, RoundOutcome
+from codegen_ci.report import CommandResult, Failure, RemovedTest
+from codegen_ci.security import guarded_read
+from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.spec.model import Validation
+from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.worktree import Worktree
+
+MAX_LOG_BYTES = 32_000_000  # a log longer than this is read in part (output_cap limits logs)
+CHECK_NAME = "existing tests kept"
+
+# Runners' own lines naming one test and how it ended, for commands that wrote no JUnit.
+LIBTEST = re.compile(r"^test (\S.*?) \.\.\. (ok|FAILED|ignored|bench)\b", re.M)
+GO_VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
+UNITTEST_VERBOSE = re.compile(
+    r"^(\w+) \(([\w.]+)\)(?:\n[^\n]*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|"
+    r"unexpected success)\b",
+    re.M,
+)
+DOCTEST_LINE = re.compile(r" \(line \d+\)$")  # `src/lib.rs - clamp (line 3)`: lines move
+# ... and totals, where that is all a runner prints.
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
+UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*?\bskipped=(\d+)", re.M)
+NODE_TESTS = re.compile(r"^(?:# |ℹ )tests (\d+)$", re.M)
+NODE_SKIPPED = re.compile(r"^(?:# |ℹ )(?:skip|skipped|todo) (\d+)$", re.M)
+# A run that says how many tests it ran, none included (libtest's `running 0 tests`).
+RAN_SOME = re.compile(r"^running \d+ tests?$|^Ran \d+ tests? in |^(?:# |ℹ )tests \d+$", re.M)
+
+
+@dataclass(frozen=True)
+class SuiteTests:
+    """Which tests a run of the whole suite listed (`listed`) and ran, not skipped (`ran`);
+    `known`: some command wrote JUnit or printed what it ran (a count of 0 included)."""
+
+    listed: Counter[str] = field(default_factory=Counter)
+    ran: Counter[str] = field(default_factory=Counter)
+    known: bool = False
+
+
+def suite_tests(
+    cases: Iterable[JUnitCase], records: Iterable[CommandResult], roots: Sequence[Path] = ()
+) -> SuiteTests:
+    """The tests a run listed: its JUnit cases, and for each test command that wrote no JUnit
+    the tests its output names (or counts). `roots`: the tree the run ran in, cut from ids."""
+    listed: Counter[str] = Counter()
+    ran: Counter[str] = Counter()
+
+    def add(test_id: str, skipped: bool, times: int = 1) -> None:
+        test_id = _without_roots(test_id, roots)
+        listed[test_id] += times
+        if not skipped:
+            ran[test_id] += times
+
+    for case in cases:
+        add(case.id, case.outcome == "skipped")
+    known = bool(listed)
+    for record in records:
+        if record.kind != "test" or record.skipped or record.collect_only:
+            continue
+        known = known or record.junit_tests is not None
+        if record.junit_tests is None and record.output_path:
+            text = _log(record.output_path)
+            known = known or bool(RAN_SOME.search(text))
+            for test_id, skipped, times in _from_output(record.command, text):
+                add(test_id, skipped, times)
+    return SuiteTests(listed, ran, known or bool(listed))
+
+
+def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
+    """The base run's tests the change's run lists fewer times (removed) or runs fewer times
+    (skipped); empty when either run names no test."""
+    if not (base.known and change.known):
+        return []
+    problems: list[RemovedTest] = []
+    for test_id, times in base.listed.items():
+        gone = times - change.listed[test_id]
+        if gone > 0:
+            problems.append(RemovedTest(id=test_id, how="removed", count=gone))
+            continue
+        skipped = base.ran[test_id] - change.ran[test_id]
+        if skipped > 0:
+            problems.append(RemovedTest(id=test_id, how="skipped", count=skipped))
+    return problems
+
+
+class BaseSuite(Protocol):
+    """What answers "which of the base commit's tests does this run no longer run?"
+    (gate/baseline.py); None when the base runs cannot tell."""
+
+    def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None: ...
+
+
+def check_kept(
+    outcome: RoundOutcome, base: BaseSuite, validation: Validation, worktree: Worktree
+) -> list[RemovedTest]:
+    """For a round that would pass: the base commit's tests it removed or skipped (or, when
+    every test is still there, test files left with fewer assertions). Under `keep` (or
+    `true`) the round then fails with a `removed` failure per entry."""
+    change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
+    problems = (base.removed_tests(change) or []) if change.known else []
+    if not problems:
+        problems = weakened(worktree)
+    if problems and validation.keep_tests:
+        refuse(outcome, problems)
+    return problems
+
+
+def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:
+    """Fail the round for `problems`, keeping what the baseline said of its other failures."""
+    outcome.removed_tests = problems
+    outcome.failed.append(FailedCommand(CHECK_NAME, "test", describe(problems), True))
+    outcome.round.failures += [
+        Failure(id=p.id, message=f"existing test {p.how} by the change", kind="removed")
+        for p in problems
+    ]
+    outcome.round.passed = False
+
+
+# An assertion, as the usual test styles write one: `assert x`, `self.assertEqual(`,
+# `assert.equal(`, `assert_eq!(`, `expect(`, Go's `t.Errorf(`/`t.Fatal(`, `self.fail(`.
+ASSERTION = re.compile(
+    r"\bassert(?:\w*!?\s*\(|\s|\.)|\bexpect\s*\(|\bt\.(?:Errorf?|Fatalf?|Fail(?:Now)?)\s*\("
+    r"|\bself\.fail\s*\("
+)
+RUST_TESTS = "#[cfg(test)]"  # where a Rust file's inline tests start
+MAX_TEST_FILE_BYTES = 4_000_000
+
+
+def weakened(worktree: Worktree) -> list[RemovedTest]:
+    """Test files the change edited that hold fewer assertions than on the base commit (an
+    assertion removed, so a test still runs and proves less): test paths, and Rust files with
+    inline tests (counted from `#[cfg(test)]`). A file the change deleted is the ids' to tell."""
+    problems = []
+    for rel in worktree.agent_changes():
+        before = worktree.base_text(rel)
+        if before is None or not (
+            is_test_path(rel) or (rel.endswith(".rs") and RUST_TESTS in before)
+        ):
+            continue
+        try:
+            after = guarded_read.read_text(worktree.path, rel, max_bytes=MAX_TEST_FILE_BYTES)
+        except (guarded_read.Refused, OSError):
+            continue  # deleted, or not a regular file
+        lost = _assertions(before, rel) - _assertions(after, rel)
+        if lost > 0:
+            problems.append(RemovedTest(id=rel, how="weakened", count=lost))
+    return problems
+
+
+def _assertions(text: str, rel: str) -> int:
+    if rel.endswith(".rs") and not is_test_path(rel):
+        text = text[text.index(RUST_TESTS) :] if RUST_TESTS in text else ""
+    return len(ASSERTION.findall(text))
+
+
+def describe(problems: Sequence[RemovedTest], limit: int = 20) -> str:
+    lines = [f"- {p.id} ({p.how}{f' x{p.count}' if p.count > 1 else ''})" for p in problems]
+    more = [f"- ... and {len(lines) - limit} more"] if len(lines) > limit else []
+    return "\n".join(lines[:limit] + more)
+
+
+def _from_output(command: str, text: str) -> Iterable[tuple[str, bool, int]]:
+    """(id, skipped, times) for each test a runner's own output names; one unnamed group per
+    command when it prints only totals."""
+    named = False
+    for name, state in LIBTEST.findall(text):
+        named = True
+        yield DOCTEST_LINE.sub("", name), state == "ignored", 1
+    for state, name in GO_VERBOSE.findall(text):
+        named = True
+        yield name, state == "SKIP", 1
+    for name, where, state in UNITTEST_VERBOSE.findall(text):
+        named = True
+        test_id = where if where.endswith("." + name) else f"{where}.{name}"
+        yield test_id, state in ("skipped", "expected failure"), 1
+    if named:
+        return
+    group = f"(the tests of `{command}`)"
+    for total_re, skipped_re in ((UNITTEST_RAN, UNITTEST_SKIPPED), (NODE_TESTS, NODE_SKIPPED)):
+        totals = [int(n) for n in total_re.findall(text)]
+        if totals:
+            total = sum(totals)
+            skipped = min(total, sum(int(n) for n in skipped_re.findall(text)))
+            if total - skipped:
+                yield group, False, total - skipped
+            if skipped:
+                yield group, True, skipped
+            return
+
+
+def _log(path: str) -> str:
+    try:
+        with open(path, "rb") as f:  # the tool's own log of the command's output
+            return strip_ansi(f.read(MAX_LOG_BYTES).decode("utf-8", errors="replace"))
+    except OSError:
+        return ""
+
+
+def _without_roots(test_id: str, roots: Sequence[Path]) -> str:
+    for root in roots:
+        for variant in sorted({str(root), os.path.realpath(root)}, key=len, reverse=True):
+            test_id = test_id.replace(variant.rstrip("/") + "/", "")
+    return test_id
