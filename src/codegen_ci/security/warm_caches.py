@@ -10,8 +10,9 @@ has it):
   cache poisoned by one phase does not reach the next. A cache larger than `MAX_SEED_BYTES`
   is not copied (the phase starts cold, as before).
 - **the checkout's caches** (`CHECKOUT_CACHES`: cargo's `target/`, mypy's and ruff's): copied
-  into the run's worktree when it is made (workspace/worktree.py), where the run's commands
-  write anyway."""
+  into each worktree the run makes, beside its dependency folders
+  (workspace/dependency_links.py), where the run's commands write anyway; like those copies
+  they are never part of the change."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from pathlib import Path
 MAX_SEED_BYTES = 2 << 30
 # (variable, where the copy goes in the scratch): the user's cache, found by `user_caches`.
 USER_CACHES = (("GOCACHE", "cache/go-build"),)
-# Cache folders in a checkout (ignored by git) copied into a new worktree that has none.
-CHECKOUT_CACHES = ("target", ".mypy_cache", ".ruff_cache")
+# Cache folders in a checkout (untracked) copied into a new worktree that has none.
+CHECKOUT_CACHES = frozenset({"target", ".mypy_cache", ".ruff_cache"})
 
 
 def user_caches(environ: Mapping[str, str]) -> tuple[tuple[str, Path], ...]:
@@ -60,19 +61,6 @@ def seed_scratch(scratch: Path, caches: tuple[tuple[str, Path], ...]) -> dict[st
 def scratch_env(scratch: Path) -> dict[str, str]:
     """The variables `seed_scratch` set, for a command's environment."""
     return {name: str(scratch / target) for name, target in USER_CACHES}
-
-
-def seed_worktree(checkout: Path, worktree: Path) -> list[str]:
-    """Copy the checkout's caches into a new worktree (only what is absent there, only real
-    folders: a link is not followed). Returns the names copied."""
-    copied = []
-    for name in CHECKOUT_CACHES:
-        source, target = checkout / name, worktree / name
-        if source.is_symlink() or not source.is_dir() or os.path.lexists(target):
-            continue
-        if copy_tree(source, target):
-            copied.append(name)
-    return copied
 
 
 def copy_tree(source: Path, target: Path) -> bool:

@@ -16,8 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sample_repo import SampleRepo
 
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.workspace.worktree import attach_worktree
 
 pytestmark = pytest.mark.e2e
 BACKENDS = ["bwrap", "landlock"]
@@ -219,3 +221,38 @@ def test_venvs_and_node_managers_in_home_run_through_tilde(confined: tuple[Path,
         sandbox.close()
     for rel in PYTHON_PLACES + (NODE_PLACES if node else ()):
         assert f"ran {rel}" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not (CARGO and RUSTC), reason="needs Debian's cargo and rustc")
+def test_the_checkouts_cargo_target_is_warm_in_the_worktree_and_stays_the_users(
+    confined: tuple[Path, Path], sample_repo: SampleRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path dependency outside the checkout keeps its fingerprint in the copied `target/`:
+    `Fresh` inside, where a cold target would compile it again."""
+    _, work = confined
+    monkeypatch.setenv("RUSTC", RUSTC or "")  # Debian's, not a rustup proxy on PATH
+    dep = crate(work / "dep")
+    sample_repo.commit(
+        {
+            ".gitignore": "target/\n.mypy_cache/\n",
+            "Cargo.toml": '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
+            f'[dependencies]\nadder = {{ path = "{dep}" }}\n',
+            "src/lib.rs": "pub fn three() -> i32 { adder::add(1, 2) }\n",
+        },
+        "a crate",
+    )
+    checkout = sample_repo.path
+    subprocess.run([CARGO or "", "build", "--offline", "-q"], cwd=checkout, check=True)
+    (checkout / ".mypy_cache").mkdir()
+    (checkout / ".mypy_cache" / "CACHEDIR.TAG").write_text("warm\n")
+    before = {p: p.stat().st_mtime_ns for p in (checkout / "target").rglob("*")}
+    tree, _ = attach_worktree(checkout, work / "tree", commit="HEAD")
+    sandbox = open_sandbox(os.environ, git_dir=None, checkout=checkout, dependencies=[dep])
+    try:
+        proc = run_inside(sandbox, tree, f"{CARGO} build --offline -v 2>&1")
+    finally:
+        sandbox.close()
+    assert proc.returncode == 0, proc.stdout
+    assert "Fresh adder" in proc.stdout and "Compiling adder" not in proc.stdout, proc.stdout
+    assert (tree / ".mypy_cache" / "CACHEDIR.TAG").read_text() == "warm\n"
+    assert {p: p.stat().st_mtime_ns for p in (checkout / "target").rglob("*")} == before
