@@ -53,7 +53,8 @@ func TestName(t *testing.T) {{
 LIB_RS = "pub fn add(a: i32, b: i32) -> i32 {{ a + b }}\n"
 APP_RS = (
     "pub fn three() -> i32 {{ dep::add(1, 2) }}\n"
-    "#[cfg(test)]\nmod tests {{\n    #[test]\n    fn three() {{ assert_eq!(super::three(), 3); }}\n}}\n"
+    "#[cfg(test)]\nmod tests {{\n    #[test]\n"
+    "    fn three() {{ assert_eq!(super::three(), 3); }}\n}}\n"
 )
 PY_TEST = "def test_{n}():\n    assert sum(range({n})) == {total}\n"
 
@@ -87,9 +88,14 @@ def warm_caches(runs: int = 5) -> dict[str, Any]:
                     tree = _worktree(cwd, root, name, mode)
                     wrap = sandbox.prefix(tree, network=False)
 
-                    def once(c: str = command, t: Path = tree, w: list[str] = wrap) -> None:
+                    def once(
+                        c: str = command,
+                        t: Path = tree,
+                        w: list[str] = wrap,
+                        e: dict[str, str] = inside,
+                    ) -> None:
                         proc = run_shell(
-                            c, cwd=t, env=inside, timeout=600, output_path=root / "log", wrap=w
+                            c, cwd=t, env=e, timeout=600, output_path=root / "log", wrap=w
                         )
                         if proc.exit_code != 0:
                             raise RuntimeError(f"{c} failed inside: {proc.output[-2000:]}")
