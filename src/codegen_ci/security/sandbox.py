@@ -22,9 +22,10 @@ allowlist: no credential file is readable whatever its name), the Actions runner
 directory (its registration and credentials) and work directory (`_temp`, `_actions`,
 `_diag`), RUNNER_TEMP, the GitHub file-command directories and container-engine sockets.
 Shown again, read-only, from inside those: the toolchains commands need (`toolchain_places`:
-pyenv, nvm, volta, fnm, rustup and cargo's `bin`, Go's module cache, sdkman, asdf,
-`~/.local/bin` when it is on PATH, the runner's tool cache, a virtualenv or a `bin` directory
-on PATH, the tool's own interpreter).
+the table in security/toolchains.py, `~/.local/bin` when it is on PATH, the runner's tool
+cache, a virtualenv or a `bin` directory on PATH, the tool's own interpreter), linked from the
+scratch HOME and named in RUSTUP_HOME, CARGO_HOME, GOMODCACHE...; Go's build cache copied warm
+into each phase (security/warm_caches.py).
 
 `CODEGEN_SANDBOX` (or the action's `sandbox` input) picks a backend: `auto` (default: bwrap
 where it starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the
