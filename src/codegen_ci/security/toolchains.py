@@ -86,14 +86,12 @@ HOME_VARS = {
     "ASDF_DATA_DIR": ".asdf",
     "UV_PYTHON_INSTALL_DIR": ".local/share/uv/python",
 }
-CARGO_PARTS = ("bin", "registry", "git")
-# Cargo's config in CARGO_HOME is copied into the view only without these (registry tokens).
-CARGO_SECRETS = ("token", "credential", "secret-key")
 
 
 def furnish_home(scratch_home: Path, home: Path, shown: Sequence[Path]) -> None:
     """Links in the scratch HOME to each toolchain of the real `home` that is `shown`, at the
-    same relative path; a `.cargo` view (`cargo_view`)."""
+    same relative path (`.cargo` is a folder of the scratch holding links to its shown parts:
+    cargo's `CARGO_HOME` there, with nothing else of the user's `~/.cargo`)."""
     kept = set(shown)
     for name in HOME_TOOLCHAINS:
         try:
@@ -104,23 +102,6 @@ def furnish_home(scratch_home: Path, home: Path, shown: Sequence[Path]) -> None:
         if real in kept and not os.path.lexists(link):
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(real)
-    cargo_view(home / ".cargo", scratch_home / ".cargo")
-
-
-def cargo_view(cargo_home: Path, view: Path) -> None:
-    """The user's config.toml in the `.cargo` view when it names no credential (links to
-    `bin`, `registry` and `git` are made by `furnish_home`)."""
-    for name in ("config.toml", "config"):
-        config = cargo_home / name
-        try:
-            if not config.is_file() or config.stat().st_size > 1 << 20:
-                continue
-            text = config.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if not any(word in text.lower() for word in CARGO_SECRETS):
-            view.mkdir(parents=True, exist_ok=True)
-            (view / name).write_text(text, encoding="utf-8")
 
 
 def toolchain_env(

@@ -63,6 +63,14 @@ def scratch_env(scratch: Path) -> dict[str, str]:
     return {name: str(scratch / target) for name, target in USER_CACHES}
 
 
+def is_checkout_cache(folder: Path) -> bool:
+    """A cache folder in a checkout: `.mypy_cache`, `.ruff_cache`, or a `target/` beside a
+    `Cargo.toml` (elsewhere `target` may be anything)."""
+    if folder.name == "target":
+        return (folder.parent / "Cargo.toml").is_file()
+    return folder.name in CHECKOUT_CACHES
+
+
 def copy_tree(source: Path, target: Path) -> bool:
     """`cp -a --reflink=auto` of `source` to `target` when it is under `MAX_SEED_BYTES`."""
     if tree_size(source, MAX_SEED_BYTES) > MAX_SEED_BYTES:

@@ -34,7 +34,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codegen_ci.security.warm_caches import CHECKOUT_CACHES, copy_tree
+from codegen_ci.security.warm_caches import CHECKOUT_CACHES, copy_tree, is_checkout_cache
 from codegen_ci.workspace import git, isolated_repo
 
 DEPENDENCY_DIRS = frozenset(
@@ -78,7 +78,7 @@ def link_dependencies(checkout: Path, tree: Path) -> tuple[str, ...]:
                 placed.append(rel)  # our copy, from before an interruption
             continue
         if target.name in CHECKOUT_CACHES:  # a copy or nothing: never the user's, linked
-            if copy_tree(source, target):
+            if is_checkout_cache(source) and copy_tree(source, target):
                 placed.append(rel)
             continue
         if copy_dependency(source, target):
