@@ -16,9 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sample_repo import SampleRepo
+from gate_repos import run_cli
+from sample_repo import SampleRepo, fixing_script
 
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.workspace.worktree import attach_worktree
 
 pytestmark = pytest.mark.e2e
@@ -256,3 +258,38 @@ def test_the_checkouts_cargo_target_is_warm_in_the_worktree_and_stays_the_users(
     assert "Fresh adder" in proc.stdout and "Compiling adder" not in proc.stdout, proc.stdout
     assert (tree / ".mypy_cache" / "CACHEDIR.TAG").read_text() == "warm\n"
     assert {p: p.stat().st_mtime_ns for p in (checkout / "target").rglob("*")} == before
+
+
+@pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_a_run_whose_go_tests_need_the_module_cache_in_home_succeeds(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    sandbox: str,
+) -> None:
+    """Issue 33: a dependency in `~/go/pkg/mod` (filled from a local `file://` proxy), the
+    network off; before, inside the sandbox Go found no module cache."""
+    for name in ("GOMODCACHE", "GOPATH", "GOFLAGS", "GOCACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    proxy = go_proxy(tmp_path / "proxy")
+    sample_repo.commit(
+        {"go.mod": "module example.com/app\n\ngo 1.19\n", "app_test.go": GO_TEST}, "Go tests"
+    )
+    env = {**os.environ, "GOPROXY": proxy, "GOSUMDB": "off"}
+    subprocess.run(
+        ["go", "get", "example.com/greet@v1.0.0"], cwd=sample_repo.path, env=env, check=True
+    )
+    sample_repo.git("add", "-A")
+    sample_repo.git("commit", "-qm", "greet")
+    monkeypatch.setenv("GOPROXY", "off")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": ["go test ./..."], "timeout": 300})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert report["sandbox"] == sandbox
+    assert code == 0, output
+    assert report["status"] == "success"
