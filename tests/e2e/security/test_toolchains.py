@@ -202,26 +202,35 @@ PYTHON_PLACES = (
     ".cache/pypoetry/virtualenvs/proj-AbCd1234-py3.11",  # poetry
     ".local/pipx/venvs/tool",  # pipx
     ".local/share/uv/python/cpython-3.11-linux",  # uv
+    ".pyenv/versions/3.11-test",  # pyenv
 )
-NODE_PLACES = (".nvm/versions/node/v20.0.0", ".volta/tools/image/node/20.0.0")
+NODE_PLACES = (
+    ".nvm/versions/node/v20.0.0",
+    ".volta/tools/image/node/20.0.0",
+    ".local/share/fnm/node-versions/v20.0.0/installation",
+    ".asdf/installs/nodejs/20.0.0",
+)
 
 
-def test_venvs_and_node_managers_in_home_run_through_tilde(confined: tuple[Path, Path]) -> None:
+def test_venvs_and_interpreter_managers_in_home_run_through_tilde(
+    confined: tuple[Path, Path],
+) -> None:
     home, work = confined
     for rel in PYTHON_PLACES:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home / rel)], check=True)
     node = shutil.which("node")
-    for rel in NODE_PLACES if node else ():
+    node_places = NODE_PLACES if node else ()
+    for rel in node_places:
         (home / rel / "bin").mkdir(parents=True)
         (home / rel / "bin" / "node").symlink_to(node or "")
     sandbox = open_sandbox(os.environ, git_dir=None)
     try:
         checks = [f"~/{rel}/bin/python -c 'print(\"ran {rel}\")'" for rel in PYTHON_PLACES]
-        checks += [f"~/{rel}/bin/node -e 'console.log(\"ran {rel}\")'" for rel in NODE_PLACES]
-        proc = run_inside(sandbox, work, "; ".join(checks[: len(PYTHON_PLACES) + 2 * bool(node)]))
+        checks += [f"~/{rel}/bin/node -e 'console.log(\"ran {rel}\")'" for rel in node_places]
+        proc = run_inside(sandbox, work, "; ".join(checks))
     finally:
         sandbox.close()
-    for rel in PYTHON_PLACES + (NODE_PLACES if node else ()):
+    for rel in PYTHON_PLACES + node_places:
         assert f"ran {rel}" in proc.stdout, proc.stdout + proc.stderr
 
 
