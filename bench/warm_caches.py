@@ -59,7 +59,8 @@ APP_RS = (
 PY_TEST = "def test_{n}():\n    assert sum(range({n})) == {total}\n"
 
 
-def warm_caches(runs: int = 5) -> dict[str, Any]:
+def warm_caches(runs: int = 5, only: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`only`: the commands to time (`go_vet`, `go_test`, `cargo_test`, `pytest`; all)."""
     with tempfile.TemporaryDirectory(prefix="bench-warm-") as tmp:
         root = Path(tmp)
         home = root / "home"
@@ -68,7 +69,7 @@ def warm_caches(runs: int = 5) -> dict[str, Any]:
         env.update(HOME=str(home), GOPROXY="off", GOFLAGS="-mod=mod", RUSTC="/usr/bin/rustc")
         env.pop("XDG_CACHE_HOME", None)
         env["PATH"] = f"/usr/bin:{env.get('PATH', '')}"
-        projects = _projects(root, env)
+        projects = {k: v for k, v in _projects(root, env).items() if not only or k in only}
         result: dict[str, Any] = {"runs": runs}
         for name, (cwd, command) in projects.items():
             _sh(command, cwd, env)  # warm the user's cache
