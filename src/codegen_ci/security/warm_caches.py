@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-MAX_SEED_BYTES = 2 << 30
+MAX_SEED_BYTES = 1 << 30
 # (variable, where the copy goes in the scratch): the user's cache, found by `user_caches`.
 USER_CACHES = (("GOCACHE", "cache/go-build"),)
 # Cache folders in a checkout (untracked) copied into a new worktree that has none.
