@@ -33,6 +33,7 @@ from bench.redaction import redaction  # noqa: E402
 from bench.sandbox_cost import sandbox_cost  # noqa: E402
 from bench.startup import startup  # noqa: E402
 from bench.validation_cost import LONG, validation_cost  # noqa: E402
+from bench.warm_caches import warm_caches  # noqa: E402
 
 Result = dict[str, Any]
 BENCHMARKS: dict[str, Callable[..., Result]] = {
@@ -46,6 +47,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "caps": command_caps,
     "cache_cost": cache_cost,
     "sandbox": sandbox_cost,
+    "warm_caches": warm_caches,
     "candidates": candidates_tradeoff,
 }
 FULL: dict[str, dict[str, Any]] = {
@@ -59,6 +61,7 @@ FULL: dict[str, dict[str, Any]] = {
     "caps": {"calls": 40, "flood_mb": 200},
     "cache_cost": {"calls": (20, 60, 300)},
     "sandbox": {"calls": 20, "files": 5000},
+    "warm_caches": {"runs": 7},
     "candidates": {"test_sleep_s": 1.0, "repeats": 2},
 }
 QUICK: dict[str, dict[str, Any]] = {
@@ -70,6 +73,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "junit": {"megabytes": 5},
     "redaction": {"megabytes": 1},
     "caps": {"calls": 10, "flood_mb": 20},
+    "warm_caches": {"runs": 3},
     "cache_cost": {"calls": (20, 60)},
     "sandbox": {"calls": 5, "files": 500},
     "candidates": {"test_sleep_s": 0.2},

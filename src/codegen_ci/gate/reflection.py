@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from codegen_ci.gate.junit.parse import JUnitCase
+from codegen_ci.gate.rust_panics import panic_locations
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Failure, Round, location
 from codegen_ci.security.untrusted import (
@@ -101,6 +102,10 @@ def reflection_message(
         )
     unexplained = [f for f in outcome.failed if not f.explained]
     for failed in unexplained[:2]:
+        panics = panic_locations(failed.output) if failed.kind == "test" else []
+        if panics:  # plain `cargo test`: where each test panicked, before the output
+            listed = "\n".join(f"{p.test} at {location(p.file, p.line)}" for p in panics)
+            parts.append("Rust tests that panicked:\n" + fence("panics", Untrusted(clean(listed))))
         text = head_tail(clean(failed.output), room(OUTPUT_BUDGET))
         parts.append(
             f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"

@@ -42,6 +42,7 @@ from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.project_source import ImportCheck, check_sources
+from codegen_ci.gate.rust_panics import panic_locations
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner, command_places
 from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
 from codegen_ci.security.sandbox import Sandbox
@@ -454,8 +455,13 @@ class FailedCommand:
     def failure(self) -> Failure:
         """The report's entry for a failure nothing else explains: the command by its kind and
         text, with the line of its output that says what went wrong."""
+        panics = panic_locations(self.output) if self.kind == "test" else []
         return Failure(
-            id=f"{self.kind}: {self.command}", message=summary_line(self.output), kind="command"
+            id=f"{self.kind}: {self.command}",
+            message=summary_line(self.output),
+            file=panics[0].file if panics else None,
+            line=panics[0].line if panics else None,
+            kind="command",
         )
 
 

@@ -22,9 +22,10 @@ allowlist: no credential file is readable whatever its name), the Actions runner
 directory (its registration and credentials) and work directory (`_temp`, `_actions`,
 `_diag`), RUNNER_TEMP, the GitHub file-command directories and container-engine sockets.
 Shown again, read-only, from inside those: the toolchains commands need (`toolchain_places`:
-pyenv, nvm, volta, fnm, rustup and cargo's `bin`, Go's module cache, sdkman, asdf,
-`~/.local/bin` when it is on PATH, the runner's tool cache, a virtualenv or a `bin` directory
-on PATH, the tool's own interpreter).
+the table in security/toolchains.py, `~/.local/bin` when it is on PATH, the runner's tool
+cache, a virtualenv or a `bin` directory on PATH, the tool's own interpreter), linked from the
+scratch HOME and named in RUSTUP_HOME, CARGO_HOME, GOMODCACHE...; Go's build cache copied warm
+into each phase (security/warm_caches.py).
 
 `CODEGEN_SANDBOX` (or the action's `sandbox` input) picks a backend: `auto` (default: bwrap
 where it starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the
@@ -52,6 +53,14 @@ from codegen_ci.security import guarded_read
 from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import kernel_abi, landlock_argv
+from codegen_ci.security.toolchains import (
+    HOME_TOOLCHAINS,
+    TOOLCHAIN_PARTS,
+    TOOLCHAIN_VARS,
+    furnish_home,
+    toolchain_env,
+)
+from codegen_ci.security.warm_caches import scratch_env, seed_scratch, user_caches
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
@@ -89,55 +98,6 @@ ENGINE_SOCKETS = (
     "/run/podman/podman.sock",
 )
 RUNNER_PROGRAMS = ("Runner.Worker", "Runner.Listener")
-# Toolchains kept in HOME (none holds credentials): shown whole, when they exist.
-HOME_TOOLCHAINS = (
-    ".pyenv",
-    ".nvm",
-    ".volta",
-    ".fnm",
-    ".local/share/fnm",
-    ".rustup",
-    ".cargo/bin",
-    ".cargo/registry",
-    ".cargo/git",
-    "go/pkg/mod",
-    "go/bin",
-    ".sdkman/candidates",
-    ".asdf",
-    ".local/share/mise/installs",
-    ".local/share/uv/python",
-    ".rbenv",
-    ".nodenv",
-    ".goenv",
-    ".jenv/versions",
-    ".bun/bin",
-    ".deno/bin",
-    ".dotnet",
-    ".ghcup/bin",
-    ".elan/toolchains",
-    ".juliaup",
-    ".m2/repository",
-    ".gradle/wrapper/dists",
-    ".gradle/caches/modules-2",
-)
-# Variables naming a toolchain (shown whole) or a tree whose named parts are toolchains.
-TOOLCHAIN_VARS = (
-    "PYENV_ROOT",
-    "NVM_DIR",
-    "VOLTA_HOME",
-    "FNM_DIR",
-    "RUSTUP_HOME",
-    "GOROOT",
-    "GOMODCACHE",
-    "SDKMAN_CANDIDATES_DIR",
-    "ASDF_DATA_DIR",
-    "JAVA_HOME",
-    "VIRTUAL_ENV",
-    "CONDA_PREFIX",
-    "RUNNER_TOOL_CACHE",
-    "AGENT_TOOLSDIRECTORY",
-)
-TOOLCHAIN_PARTS = {"GOPATH": ("pkg/mod", "bin"), "CARGO_HOME": ("bin", "registry", "git")}
 
 
 class SandboxUnavailable(InfraError):
@@ -158,6 +118,8 @@ class Sandbox:
     bwrap: str | None = None
     landlock_abi: int | None = None  # the kernel's, when kind is landlock
     unix_stream: bool = True  # landlock: False where a container engine's socket is reachable
+    home: Path | None = None  # the user's HOME: its toolchains are linked from the scratch's
+    caches: tuple[tuple[str, Path], ...] = ()  # the user's caches each phase starts from
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
@@ -206,6 +168,14 @@ class Sandbox:
         old.mkdir(exist_ok=True)
         for sub in SCRATCH_DIRS:
             (old / sub).mkdir(exist_ok=True)
+        self.furnish()
+
+    def furnish(self) -> None:
+        """The scratch HOME's links to the toolchains, the user's caches copied in
+        (security/toolchains.py, security/warm_caches.py)."""
+        if self.enabled and self.home is not None:
+            furnish_home(self.scratch / "home", self.home, self.toolchains)
+            seed_scratch(self.scratch, self.caches)
 
     def keep_setup_state(self) -> None:
         """Keep what `setup` left in the scratch (on the untouched code, before any model
@@ -223,6 +193,10 @@ class Sandbox:
             for name in CACHE_VARS:  # a build cache elsewhere is read-only: one per run instead
                 if name in out:
                     out[name] = str(self.scratch / "cache" / name.lower())
+            if self.home is not None:
+                home = self.scratch / "home"
+                out.update(toolchain_env(env, self.home, home, self.toolchains))
+                out.update(scratch_env(self.scratch))
             for name in HOME_FILES:  # the user's git config (tokens in insteadOf) stays hidden
                 if name in out and self._hides(Path(out[name])):
                     del out[name]
@@ -331,12 +305,22 @@ def open_sandbox(
     base = Sandbox(
         "off", root, git_dir, setup.hidden, checkout, setup.toolchains, tuple(dependencies)
     )
+    base = replace(base, home=_home(environ), caches=user_caches(environ))
     try:
         sanitise_git_config(setup)
-        return _start(mode, setup, base)
+        sandbox = _start(mode, setup, base)
+        sandbox.furnish()
+        return sandbox
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
+
+
+def _home(environ: Mapping[str, str]) -> Path | None:
+    try:
+        return Path(environ.get("HOME") or str(Path.home())).resolve()
+    except (OSError, RuntimeError):
+        return None
 
 
 def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:

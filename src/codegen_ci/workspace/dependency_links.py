@@ -15,9 +15,12 @@ while they run (vitest's `--typecheck` writes `tsconfig.tmp.tsbuildinfo` into
 a command fail (EROFS) for a reason the model cannot fix; unconfined, it changed the user's
 copy. The copy is per worktree, so every backend (bwrap, landlock, off) gets the same
 answer: the tools write where they need to, the checkout stays exactly as it was, and the
-copy goes with the worktree. A Python venv is made to work from its new place: scripts whose
-shebang names the checkout's venv, and `.pth`/editable-install files that point into the
-checkout, are rewritten to the worktree's paths. Cost: docs/ecosystems.md.
+copy goes with the worktree. The checkout's caches (cargo's `target/`, `.mypy_cache`,
+`.ruff_cache`: security/warm_caches.py) are copied the same way, so a warm cache outside is
+warm inside; one too large to copy is left out, never linked. A Python venv is made to work
+from its new place: scripts whose shebang names the checkout's venv, and
+`.pth`/editable-install files that point into the checkout, are rewritten to the worktree's
+paths. Cost: docs/ecosystems.md.
 
 The copies are ours, not the change: `Worktree` leaves them out of every list of changed
 paths, and they are removed before the worktree is. When a copy cannot be made (a full disk),
@@ -31,6 +34,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from codegen_ci.security.warm_caches import CHECKOUT_CACHES, copy_tree, is_checkout_cache
 from codegen_ci.workspace import git, isolated_repo
 
 DEPENDENCY_DIRS = frozenset(
@@ -51,7 +55,8 @@ def installed_dependencies(checkout: Path) -> list[str]:
         rel = entry.rstrip("/")
         name = rel.rsplit("/", 1)[-1]
         is_dir = entry.endswith("/")
-        if (is_dir and name in DEPENDENCY_DIRS) or (not is_dir and name in DEPENDENCY_FILES):
+        wanted = DEPENDENCY_DIRS | CHECKOUT_CACHES if is_dir else DEPENDENCY_FILES
+        if name in wanted:
             found.append(rel)
     return sorted(found)
 
@@ -71,6 +76,10 @@ def link_dependencies(checkout: Path, tree: Path) -> tuple[str, ...]:
         if target.exists() or target.is_symlink() or not target.parent.is_dir():
             if target.is_dir() and not target.is_symlink() and not _holds_tracked(tree, rel):
                 placed.append(rel)  # our copy, from before an interruption
+            continue
+        if target.name in CHECKOUT_CACHES:  # a copy or nothing: never the user's, linked
+            if is_checkout_cache(source) and copy_tree(source, target):
+                placed.append(rel)
             continue
         if copy_dependency(source, target):
             if (target / VENV_MARK).is_file():

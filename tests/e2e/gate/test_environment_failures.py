@@ -29,7 +29,9 @@ needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubble
 BACKENDS = [pytest.param("bwrap", marks=needs_bwrap), "landlock"]
 SCRATCH = "codegen-sandbox-"  # the sandbox's folders: never shown as the user's
 
-MAKEFILE = "test:\n\t~/.virtualenvs/semver/bin/python -m pytest -q -p no:cacheprovider tests\n"
+# A venv under HOME in a folder no tool keeps venvs in (virtualenvwrapper's `~/.virtualenvs`
+# is shown inside: security/toolchains.py, and the last test here).
+MAKEFILE = "test:\n\t~/envs/semver/bin/python -m pytest -q -p no:cacheprovider tests\n"
 DOWNLOADS = """\
 import urllib.request
 
@@ -42,10 +44,10 @@ def test_cases():
 MISSING_TOOL = "#!/bin/sh\nset -e\nfrobnicate-tests --all tests\n"
 
 
-def venv_in_home(name: str) -> Path:
-    """A virtualenv under the user's HOME (the test's), as `mkvirtualenv` makes it, that
-    sees this run's pytest: it works outside the sandbox."""
-    venv = Path(os.environ["HOME"]) / ".virtualenvs" / name
+def venv_in_home(name: str, folder: str = "envs") -> Path:
+    """A virtualenv under the user's HOME (the test's) that sees this run's pytest: it works
+    outside the sandbox."""
+    venv = Path(os.environ["HOME"]) / folder / name
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python*/site-packages"))
     (site / "_test_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -84,10 +86,32 @@ def test_a_makefile_whose_venv_is_under_home_stops_before_the_model(
 
     assert report["sandbox"] == backend
     error = assert_stopped_before_the_model(code, output, report, model_env)
-    assert "`~/.virtualenvs/semver/bin/python` was not found inside the sandbox" in error
+    assert "`~/envs/semver/bin/python` was not found inside the sandbox" in error
     assert "is under HOME" in error and f"not your {os.environ['HOME']}" in error
     assert "VIRTUAL_ENV" in error and "PATH" in error
     assert str(venv) not in error.split("Last lines")[0]  # what the sandbox hid is named as ~
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_makefile_whose_venv_is_virtualenvwrappers_runs_inside(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
+) -> None:
+    """Issue 33: `mkvirtualenv`'s `~/.virtualenvs` is among the toolchains shown inside."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    venv_in_home("semver", ".virtualenvs")
+    makefile = MAKEFILE.replace("~/envs/", "~/.virtualenvs/")
+    sample_repo.commit({"Makefile": makefile}, "make test")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": ["make test"], "timeout": 120})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert report["sandbox"] == backend
+    assert code == 0, output
+    assert report["status"] == "success"
 
 
 def test_the_dry_run_exits_2_there_too_and_never_says_success(
@@ -103,7 +127,7 @@ def test_the_dry_run_exits_2_there_too_and_never_says_success(
 
     assert result.exit_code == 2, result.output
     assert "success" not in result.output
-    assert "~/.virtualenvs/semver/bin/python" in result.output
+    assert "~/envs/semver/bin/python" in result.output
     assert SCRATCH not in result.output
     assert model_env.requests == []
 

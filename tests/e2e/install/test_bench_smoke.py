@@ -124,6 +124,15 @@ def test_sandbox_cost_times_each_backend_it_can_set_up() -> None:
         assert r[f"{mode}_ms"] is not None or r[f"{mode}_unavailable"]
 
 
+def test_warm_caches_times_each_command_direct_and_confined() -> None:
+    from bench.warm_caches import warm_caches
+
+    r = warm_caches(runs=1, only=("pytest",))
+    assert r["pytest_direct_ms"] > 0
+    for mode in ("bwrap", "landlock"):  # a backend this machine cannot set up says why
+        assert r.get(f"pytest_{mode}_ratio") or r[f"{mode}_unavailable"]
+
+
 def test_candidates_tradeoff_runs_one_escalate_and_race() -> None:
     r = candidates_tradeoff(test_sleep_s=0.0)
     rows = r["rows"]

@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
+from codegen_ci.gate.junit.nextest import nextest_reports
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
@@ -61,6 +62,7 @@ def run_test_command(
         env["PYTEST_ADDOPTS"] = addopts.strip()
     places = [cwd, *anchors]
     globs = [expand_glob(pattern, env) for pattern in validation.junit]
+    globs = globs or nextest_reports(command, cwd, env)  # nextest's own JUnit profile
     before = _report_candidates(command, places, globs)
     result = run_shell(
         command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log, wrap=wrap
@@ -211,8 +213,8 @@ HINTS = (
     (
         re.compile(r"\bcargo\b"),
         "cargo: run `cargo nextest run --profile ci` with "
-        '`[profile.ci.junit] path = "junit.xml"` in .config/nextest.toml and set '
-        "`validation.junit: [target/nextest/ci/junit.xml]`",
+        '`[profile.ci.junit] path = "junit.xml"` in .config/nextest.toml (the gate then '
+        "reads target/nextest/ci/junit.xml itself)",
     ),
     (
         re.compile(r"\bpytest\b|\btox\b|\bnox\b"),

@@ -198,13 +198,15 @@ def _to_int(value: str | None) -> int | None:
 
 # Where a failure happened, as runners print it: pytest/go "path.py:12: ...", Python
 # 'File "path.py", line 12', jest "(path/x.test.js:12:5)" or "at path/x.ts:12:5", a Go
-# goroutine frame "\t/abs/path/file.go:304 +0x356". Java frames name only a file's basename,
-# which would mislead more than help: not matched.
+# goroutine frame "\t/abs/path/file.go:304 +0x356", a Rust panic "panicked at src/lib.rs:12:5"
+# (nextest). Java frames name only a file's basename, which would mislead more than help: not
+# matched.
 _LOCATION = re.compile(
     r'^[ \t]*([^\s:()"\']+\.[A-Za-z]\w*):(\d+):'
     r'|File "([^"]+)", line (\d+)'
     r"|(?:\(|at )(?:file://)?([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+"
-    r"|^\t([^\s:]+\.go):(\d+)(?: \+0x[0-9a-f]+)?$",
+    r"|^\t([^\s:]+\.go):(\d+)(?: \+0x[0-9a-f]+)?$"
+    r"|panicked at (?:'(?:[^']|'(?!, ))*', )?([^\s:'\"]+\.rs):(\d+):\d+",  # Rust (nextest, libtest)
     re.MULTILINE,
 )
 _SCAN_CHARS = 8192

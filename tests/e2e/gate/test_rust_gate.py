@@ -1,0 +1,151 @@
+"""Rust through the gate with the real cargo and rustc (Debian's), on both sandbox backends:
+plain `cargo test` writes no JUnit, so the counts stay unknown, but where each test panicked
+(`src/lib.rs:N`) reaches the report and the model (gate/rust_panics.py); `cargo nextest run`
+gives counts through the JUnit its profile in `.config/nextest.toml` writes
+(gate/junit/nextest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from eco_projects import _git_repo, edit_turn, write_spec
+from gate_repos import reflections
+from sample_repo import SampleRepo
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not (shutil.which("cargo", path="/usr/bin") and shutil.which("rustc", path="/usr/bin")),
+        reason="needs Debian's cargo and rustc",
+    ),
+]
+CARGO_TOML = '[package]\nname = "stock"\nversion = "0.1.0"\nedition = "2021"\n'
+LIB_RS = """pub fn remove(stock: u32, n: u32) -> u32 {
+    stock - n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove;
+
+    #[test]
+    fn removes() {
+        assert_eq!(remove(5, 2), 3);
+    }
+
+    #[test]
+    fn never_below_zero() {
+        assert_eq!(remove(1, 3), 0);
+    }
+}
+"""
+BUG = "    stock - n\n"
+WRONG = "    stock.wrapping_sub(n)\n"
+RIGHT = "    stock.saturating_sub(n)\n"
+
+
+def run(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, Any]]:
+    out = repo.tmp / "out"
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+    )
+    path = out / "report.json"
+    return result.exit_code, result.output, json.loads(path.read_text()) if path.exists() else {}
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
+def test_a_cargo_test_panic_is_located_for_the_model_and_the_report(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")  # Debian's, not a rustup proxy
+    monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
+    repo = _git_repo(
+        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS, ".gitignore": "target/\n"}
+    )
+    model_env.add(*edit_turn("src/lib.rs", BUG, WRONG), *edit_turn("src/lib.rs", WRONG, RIGHT))
+    spec = write_spec(
+        repo,
+        task="remove() must never go below zero",
+        validation={"test": ["cargo test --offline"], "timeout": 300},
+    )
+
+    code, output, report = run(repo, spec)
+
+    assert code == 0, output
+    assert report["iterations"] == 2
+    failures = report["rounds"][0]["failures"]
+    assert [(f["file"], f["line"]) for f in failures] == [("src/lib.rs", 16)], failures
+    reflection = reflections(model_env)[0]
+    assert "Rust tests that panicked" in reflection
+    assert "tests::never_below_zero at src/lib.rs:16" in reflection
+
+
+NEXTEST_FIXTURE = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures"
+    / "junit"
+    / "nextest-rs-nextest"
+    / "fixture-project-junit.xml"
+)
+
+
+NEXTEST_TOML = '[profile.ci]\nfail-fast = false\n\n[profile.ci.junit]\npath = "junit.xml"\n'
+
+
+def nextest_stand_in(where: Path) -> Path:
+    """`cargo-nextest` is not installable offline (crates.io): a stand-in that cargo runs for
+    `cargo nextest` and that writes nextest's own JUnit (its fixture project's report, from
+    nextest-rs/nextest) where the profile's config says, then fails as nextest does."""
+    where.mkdir()
+    shutil.copy(NEXTEST_FIXTURE, where / "report.xml")
+    script = where / "cargo-nextest"
+    script.write_text(
+        "#!/bin/sh\n"
+        'profile=default; [ "$3" = "--profile" ] && profile="$4"\n'
+        'mkdir -p "target/nextest/$profile"\n'
+        f'cp {where}/report.xml "target/nextest/$profile/junit.xml"\n'
+        "exit 100\n"
+    )
+    script.chmod(0o755)
+    return where
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
+def test_nextests_junit_is_read_from_the_repositorys_profile(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    stand_in = nextest_stand_in(tmp_path / "nextest")
+    monkeypatch.setenv("PATH", f"{stand_in}:/usr/bin:{os.environ['PATH']}")
+    repo = _git_repo(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/lib.rs": LIB_RS,
+            ".gitignore": "target/\n",
+            ".config/nextest.toml": NEXTEST_TOML,
+        },
+    )
+    spec = write_spec(
+        repo, task="t", validation={"test": ["cargo nextest run --profile ci"], "timeout": 300}
+    )
+    out = repo.tmp / "dry"
+
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), "--dry-run"]
+    )
+
+    assert "tests: 3 total, 2 passed, 1 failed" in result.output, result.output
+    assert "fixture-project::basic::test_failure_assert (tests/basic.rs:19)" in result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["junit_missing"] == []

@@ -1,0 +1,66 @@
+"""Rust panic locations, as libtest prints them (texts from real runs: Debian's Rust 1.63 and
+rustup's 1.95), from plain `cargo test` output and from nextest's JUnit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codegen_ci.gate.junit.cases import locate
+from codegen_ci.gate.junit.parse import parse_files
+from codegen_ci.gate.rust_panics import Panic, panic_locations
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "junit" / "nextest-rs-nextest"
+OLD = """running 2 tests
+test tests::ok ... ok
+test tests::eq ... FAILED
+
+failures:
+
+---- tests::eq stdout ----
+thread 'tests::eq' panicked at 'assertion failed: `(left == right)`
+  left: `2`,
+ right: `3`', src/lib.rs:5:9
+stack backtrace:
+   0: rust_begin_unwind
+             at /usr/src/rustc-1.63.0/library/std/src/panicking.rs:584:5
+"""
+NEW = """---- tests::eq stdout ----
+
+thread 'tests::eq' panicked at src/lib.rs:5:9:
+assertion `left == right` failed
+  left: 2
+ right: 3
+
+---- it::works stdout ----
+
+thread 'it::works' panicked at ./tests/it.rs:7:5:
+boom
+thread 'it::works' panicked at src/other.rs:1:1:
+again
+"""
+
+
+def test_the_old_multi_line_format() -> None:
+    assert panic_locations(OLD) == [Panic("tests::eq", "src/lib.rs", 5)]
+
+
+def test_the_new_format_each_test_once() -> None:
+    assert panic_locations(NEW) == [
+        Panic("tests::eq", "src/lib.rs", 5),
+        Panic("it::works", "tests/it.rs", 7),
+    ]
+
+
+def test_no_panic_no_location() -> None:
+    assert panic_locations("test result: ok. 2 passed; 0 failed") == []
+
+
+def test_a_junit_case_is_located_at_its_panic_in_either_format() -> None:
+    assert locate(None, None, OLD) == ("src/lib.rs", 5)
+    assert locate(None, None, NEW.split("---- it")[0]) == ("src/lib.rs", 5)
+
+
+def test_nextests_junit_cases_carry_the_panics_location() -> None:
+    result = parse_files([FIXTURES / "fixture-project-junit.xml"])
+    located = {c.id: (c.file, c.line) for c in result.failing()}
+    assert located["fixture-project::basic::test_failure_assert"] == ("tests/basic.rs", 19)
