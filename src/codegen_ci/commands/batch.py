@@ -8,7 +8,7 @@ Every spec is checked before anything runs. Exit status, first match wins:
 
 The plan: the arguments expanded to spec files, every spec resolved against `.codegen.yml`
 and checked, and the matrix. What it shows: each spec's progress lines, prefixed with its name
-(`run_driver.SpecProgress`), and the summary table at the end (a rich table in a terminal,
+(`run.attempt.SpecProgress`), and the summary table at the end (a rich table in a terminal,
 plain columns otherwise).
 """
 
@@ -30,8 +30,13 @@ from typing import Any
 
 import click
 
-from codegen_ci.commands.run_dir import make_output_dir
-from codegen_ci.commands.run_driver import (
+from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
+from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
+from codegen_ci.publish.job_summary import job_summary
+from codegen_ci.publish.markdown import escape_cell
+from codegen_ci.publish.mermaid import fenced, outcomes_pie
+from codegen_ci.report import Reason, Report, Status
+from codegen_ci.run.attempt import (
     SpecProgress,
     environment_layer,
     new_run_id,
@@ -40,11 +45,7 @@ from codegen_ci.commands.run_driver import (
     run_pipeline,
     sigterm_as_interrupt,
 )
-from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
-from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
-from codegen_ci.publish.markdown import escape_cell
-from codegen_ci.publish.mermaid import fenced, outcomes_pie
-from codegen_ci.report import Reason, Report, Status
+from codegen_ci.run.directory import make_output_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.security.redact import REDACTOR
@@ -169,7 +170,7 @@ def run_one(
     try:
         if spec.candidates.count > 1:
             from codegen_ci.agent.prompt import Briefing
-            from codegen_ci.commands.run_candidates import start
+            from codegen_ci.run.candidates import start
 
             out.mkdir(parents=True, exist_ok=True)
             report = start(
@@ -237,10 +238,7 @@ def write_summary(outcomes: list[Outcome], out: Path) -> None:
     guarded_write.write_into(out / "summary.json", json.dumps(rows, indent=2) + "\n")
     text = REDACTOR.redact(summary_markdown(outcomes))
     guarded_write.write_into(out / "summary.md", text)
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if os.environ.get("GITHUB_ACTIONS") == "true" and path:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(text)
+    job_summary(text)
 
 
 def summary_markdown(outcomes: Sequence[Outcome]) -> str:

@@ -32,15 +32,6 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from codegen_ci.agent.prompt import Briefing, read_instructions
-from codegen_ci.commands.run_dir import make_output_dir
-from codegen_ci.commands.run_driver import (
-    environment_layer,
-    new_run_id,
-    prepare_worktree,
-    register_secrets,
-    run_pipeline,
-    sigterm_as_interrupt,
-)
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.eval import judge, store
 from codegen_ci.eval.history import Task, find_tasks, make_base
@@ -49,7 +40,17 @@ from codegen_ci.eval.shards import check_settings, digest, parse_shard, run_iden
 from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
 from codegen_ci.progress import Progress, StoppableProgress, make_tally
+from codegen_ci.publish.job_summary import job_summary
 from codegen_ci.report import Report, Status
+from codegen_ci.run.attempt import (
+    environment_layer,
+    new_run_id,
+    prepare_worktree,
+    register_secrets,
+    run_pipeline,
+    sigterm_as_interrupt,
+)
+from codegen_ci.run.directory import make_output_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
@@ -196,13 +197,6 @@ def _settings_layers(
         spec_layer = load_layer_file(spec_file, is_spec=False)
     flags: dict[str, Any] = {"model": {"base_url": base_url}} if base_url else {}
     return [environment_layer(os.environ), repo_layer, spec_layer, flags]
-
-
-def job_summary(text: str) -> None:
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if os.environ.get("GITHUB_ACTIONS") == "true" and path:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(text)
 
 
 def _show(doc: dict[str, Any], out: Path) -> None:
@@ -485,7 +479,7 @@ class Runner:
         """K attempts through the candidates machinery `run` uses (run_candidates.start), on
         the task's own repository: the chosen attempt's report is the task's; every attempt's
         worktree and branch go."""
-        from codegen_ci.commands import run_candidates
+        from codegen_ci.run import candidates as run_candidates
 
         branch = spec.git.branch
         try:

@@ -1,10 +1,5 @@
 """`codegen-ci run SPEC` and `codegen-ci resume RUN_DIR`: a run, started or continued, and its
-result shown.
-
-A new run's worktree comes from `run_driver.prepare_worktree`; `resume` goes on in an
-interrupted run's worktree, or makes a removed one again through the same
-`run_driver.open_worktree`. The pipeline runs as every command runs it (`run_driver`), the run
-directory's files are `run_dir.py`'s, several candidates of one run `run_candidates.py`'s.
+result shown. The run itself is `run/`'s.
 """
 
 from __future__ import annotations
@@ -18,8 +13,18 @@ import click
 
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.prompt import Briefing, read_instructions
-from codegen_ci.commands.publish_local import check_prerequisites
-from codegen_ci.commands.run_dir import (
+from codegen_ci.errors import InputError
+from codegen_ci.publish.local import check_prerequisites
+from codegen_ci.report import Failure, Report, Status
+from codegen_ci.run.attempt import (
+    environment_layer,
+    new_run_id,
+    open_worktree,
+    prepare_worktree,
+    register_secrets,
+    run_pipeline,
+)
+from codegen_ci.run.directory import (
     RUN_FILE,
     RunState,
     default_output_dir,
@@ -29,16 +34,6 @@ from codegen_ci.commands.run_dir import (
     settings_sources,
     trusted_spec,
 )
-from codegen_ci.commands.run_driver import (
-    environment_layer,
-    new_run_id,
-    open_worktree,
-    prepare_worktree,
-    register_secrets,
-    run_pipeline,
-)
-from codegen_ci.errors import InputError
-from codegen_ci.report import Failure, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -111,7 +106,7 @@ def run_command(
     )
     if dry_run:
         if multi:
-            from codegen_ci.commands.run_candidates import Plan
+            from codegen_ci.run.candidates import Plan
 
             plan = Plan(resolved, root, out, run_id, worktree.branch, worktree.base_commit)
             click.echo(plan.describe())
@@ -127,7 +122,7 @@ def run_command(
             )
         return show_dry_run(report, out)
     if report.branch and (push or pr):
-        from codegen_ci.commands.publish_local import publish_branch
+        from codegen_ci.publish.local import publish_branch
 
         publish_branch(root, report, resolved, open_pr=bool(pr))
         report.write(out)
@@ -145,7 +140,7 @@ def _run_candidates(
     push: bool,
     pr: bool,
 ) -> int:
-    from codegen_ci.commands import run_candidates
+    from codegen_ci.run import candidates as run_candidates
 
     # From the base commit, like the code the run starts from: not from the working tree.
     base = git.git(
@@ -161,7 +156,7 @@ def _run_candidates(
         sources=settings_sources(spec, flags),
     )
     if report.branch and (push or pr):
-        from codegen_ci.commands.publish_local import publish_branch
+        from codegen_ci.publish.local import publish_branch
 
         publish_branch(root, report, resolved, open_pr=pr)
         report.write(out)
@@ -176,7 +171,7 @@ def resume_command(
     run.json must match the run's sources unless restated (run_dir.py). A multi-candidate
     run (OUT/candidates.json) goes on where it stopped: the interrupted attempt resumes, the
     ones not started yet run, then the gate chooses."""
-    from codegen_ci.commands import run_candidates
+    from codegen_ci.run import candidates as run_candidates
 
     run_dir = run_dir.resolve()
     if run_candidates.is_multi(run_dir):
@@ -192,7 +187,7 @@ def resume_command(
 
 def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Report:
     """Continue one run (a whole run, or one attempt of a multi-candidate run)."""
-    from codegen_ci.commands import run_candidates
+    from codegen_ci.run import candidates as run_candidates
 
     state_file = out / RUN_FILE
     if not state_file.is_file() or not (out / "report.json").is_file():

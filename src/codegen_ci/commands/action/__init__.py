@@ -7,7 +7,7 @@ publish (branch, pull request, status comment) -> outputs and job summary.
 Exit codes as everywhere: 0 success, ignored or refused; 1 the task failed; 2 bad input;
 3 GitHub, git or the model service failed. Whatever happens, the outputs get written (`ActionRun`'s
 endings). The pull request loop (review threads, failing CI, the run history) is
-`action_pr_loop`.
+`pr_loop`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.agent.prompt import Briefing, read_instructions
-from codegen_ci.commands import action_pr_loop as loop
+from codegen_ci.commands.action import pr_loop as loop
 from codegen_ci.errors import CodegenError, GitHubError
 from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
@@ -158,9 +158,9 @@ class ActionRun:
         self, task: EventTask, payload: dict[str, Any], root: Path, pull: PullInfo | None
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
-        from codegen_ci.commands.run_dir import make_output_dir
-        from codegen_ci.commands.run_driver import new_run_id, prepare_worktree, run_pipeline
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
+        from codegen_ci.run.attempt import new_run_id, prepare_worktree, run_pipeline
+        from codegen_ci.run.directory import make_output_dir
 
         gh, token = self.github(), self.settings.github_token
         default = gh.default_branch()
@@ -188,7 +188,7 @@ class ActionRun:
         )
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
             if spec.candidates.count > 1:
-                from codegen_ci.commands.run_candidates import start
+                from codegen_ci.run.candidates import start
 
                 self.report = start(
                     spec,

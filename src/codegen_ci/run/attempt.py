@@ -3,7 +3,7 @@
 
 Before the run: its id, the settings the environment gives, the secrets the redactor must know,
 and its worktree on its branch (`open_worktree` is the one way a run's worktree is made, for a
-new run and for `resume` alike). The run itself: run.json first (`run_dir.py`), the progress
+new run and for `resume` alike). The run itself: run.json first (`directory.py`), the progress
 display (`SpecProgress` for a run on a worker thread), the model adapter, and SIGTERM/SIGINT
 turned into an interrupt.
 """
@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, OpenAIChatModel
 from codegen_ci.agent.prompt import Briefing
-from codegen_ci.commands.run_dir import RunState
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.progress import Progress, StoppableProgress, make_progress
 from codegen_ci.report import Report
+from codegen_ci.run.directory import RunState
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git

@@ -36,17 +36,17 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.run_dir import RunState, is_run_dir
-from codegen_ci.commands.run_driver import (
+from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.progress import Progress, make_progress
+from codegen_ci.report import Candidate, Reason, Report, Status
+from codegen_ci.run.attempt import (
     SpecProgress,
     branch_for,
     prepare_worktree,
     run_pipeline,
     sigterm_as_interrupt,
 )
-from codegen_ci.errors import CodegenError, InputError, Interrupted
-from codegen_ci.progress import Progress, make_progress
-from codegen_ci.report import Candidate, Reason, Report, Status
+from codegen_ci.run.directory import RunState, is_run_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
