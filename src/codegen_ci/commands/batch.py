@@ -30,7 +30,14 @@ from typing import Any
 
 import click
 
-from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
+from codegen_ci.errors import (
+    CodegenError,
+    ExitCode,
+    InputError,
+    Interrupted,
+    SpecError,
+    SpecProblem,
+)
 from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
 from codegen_ci.publish.job_summary import job_summary
 from codegen_ci.publish.markdown import escape_cell
@@ -39,22 +46,18 @@ from codegen_ci.report import Reason, Report, Status
 from codegen_ci.run.attempt import (
     SpecProgress,
     environment_layer,
-    new_run_id,
-    prepare_worktree,
     register_secrets,
-    run_pipeline,
     sigterm_as_interrupt,
 )
 from codegen_ci.run.directory import make_output_dir
+from codegen_ci.run.start import RunRequest, exit_code, start
 from codegen_ci.security import guarded_write
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
-from codegen_ci.workspace.worktree import Worktree
 
-EXIT_INTERRUPTED = 3
 SPEC_SUFFIXES = (".yaml", ".yml")
 COLUMNS = ("spec", "status", "rounds", "branch", "tokens", "time")
 
@@ -91,7 +94,7 @@ def batch_command(
     outcomes = run_all(plans, root, out, concurrency)
     write_summary(outcomes, out)
     show_summary(outcomes, out)
-    return exit_code(outcomes)
+    return batch_exit_code(outcomes)
 
 
 def default_batch_dir(root: Path, batch_id: str) -> Path:
@@ -156,7 +159,7 @@ def _tallied(tally: Tally) -> Callable[[Future[Outcome]], None]:
 
 
 def _not_started(planned: Planned) -> Outcome:
-    return Outcome(planned, EXIT_INTERRUPTED, error="not started: the batch was interrupted")
+    return Outcome(planned, ExitCode.INFRA, error="not started: the batch was interrupted")
 
 
 def run_one(
@@ -164,61 +167,17 @@ def run_one(
 ) -> Outcome:
     if progress.stop.is_set():
         return _not_started(planned)
-    spec = planned.spec
-    run_id = new_run_id(spec)
-    worktree: Worktree | None = None
     try:
-        if spec.candidates.count > 1:
-            from codegen_ci.agent.prompt import Briefing
-            from codegen_ci.run.candidates import start
-
-            out.mkdir(parents=True, exist_ok=True)
-            report = start(
-                spec,
-                root,
-                out,
-                run_id,
-                briefing=Briefing(),
-                sources={},
-                lock=git_lock,
-                progress=progress,
-            )
-            progress.line(f"report: {out / 'report.json'}")
-            return Outcome(planned, 0 if report.status == Status.SUCCESS else 1, report)
-        # Branch names are chosen and created under one lock, so two specs never pick the
-        # same name and concurrent `git worktree add` calls never race for the repo's locks.
-        with git_lock:
-            worktree = prepare_worktree(root, spec, run_id)
-        report = run_pipeline(spec, root, out, run_id, worktree, progress=progress)
+        report = start(RunRequest(planned.spec, root, out, progress=progress, lock=git_lock))
     except CodegenError as exc:
         progress.line(f"error: {exc.message}")
         saved = Report.read(out) if (out / "report.json").is_file() else None
         return Outcome(planned, exc.exit_code, saved, exc.message)
     except Exception as exc:  # a bug in one spec's run must not take the others down
         progress.line("internal error:\n" + traceback.format_exc())
-        return Outcome(planned, 3, error=f"internal error: {exc!r}")
-    finally:
-        if worktree is not None:
-            _drop_empty_branch(root, worktree, git_lock)
+        return Outcome(planned, ExitCode.INFRA, error=f"internal error: {exc!r}")
     progress.line(f"report: {out / 'report.json'}")
-    return Outcome(planned, 0 if report.status == Status.SUCCESS else 1, report)
-
-
-def _drop_empty_branch(root: Path, worktree: Worktree, git_lock: threading.Lock) -> None:
-    """The pipeline deletes a branch that got no commit, but a concurrent ref update can make
-    that delete fail (packed-refs.lock); retry it under the lock. A branch whose worktree is
-    still there (interrupted) is kept for `resume`."""
-    if worktree.path.exists():
-        return
-    with git_lock:
-        for _ in range(3):
-            head = git.git(
-                ["rev-parse", "--verify", "-q", f"refs/heads/{worktree.branch}"], root, check=False
-            ).strip()
-            if head != worktree.base_commit:
-                return
-            git.git(["branch", "-D", worktree.branch], root, check=False)
-            time.sleep(0.1)
+    return Outcome(planned, exit_code(report), report)
 
 
 def write_summary(outcomes: list[Outcome], out: Path) -> None:
@@ -260,12 +219,12 @@ def summary_markdown(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def exit_code(outcomes: list[Outcome]) -> int:
+def batch_exit_code(outcomes: list[Outcome]) -> ExitCode:
     codes = {o.exit_code for o in outcomes}
-    for code in (2, 1, 3):
+    for code in (ExitCode.INPUT, ExitCode.FAILED, ExitCode.INFRA):
         if code in codes:
             return code
-    return 0
+    return ExitCode.SUCCESS
 
 
 # -- the plan ------------------------------------------------------------------------------
@@ -343,7 +302,7 @@ def _check_git(root: Path, spec: Spec, name: str) -> None:
     except InputError as exc:
         problems.append(SpecProblem(name, None, "git.base", exc.message))
     try:
-        git.check_branch_name(root, spec.git.branch.replace("{slug}", spec.slug))
+        git.check_branch_name(root, spec.branch_name)
     except InputError as exc:
         problems.append(SpecProblem(name, None, "git.branch", exc.message))
     if problems:

@@ -68,7 +68,7 @@ def prepare_worktree(
     """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
     suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch.
     `folder`: the private folder it goes in (default: a new one)."""
-    wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
+    wanted = branch or spec.branch_name
     name = wanted if reset else branch_for(root, wanted, spec)
     reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
     base = spec.git.base or "HEAD"

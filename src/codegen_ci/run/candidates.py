@@ -154,7 +154,7 @@ def start(
     siblings; `folder`: the run's private folder (default: a new one)."""
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
-    wanted = spec.git.branch.replace("{slug}", spec.slug)
+    wanted = spec.branch_name
     if branch is None:  # the action names its own branch (and replaces it)
         with lock:
             branch = branch_for(root, wanted, spec)
@@ -359,8 +359,17 @@ def _bring_back(plan: Plan, best: Candidate) -> None:
     git.git(["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(repo), ref], plan.root)
 
 
-def exit_code(report: Report) -> int:
-    return 0 if report.status == Status.SUCCESS else 1
+def dry_run_plan(spec: Spec, root: Path, out: Path, run_id: str, base: str) -> str:
+    """What a multi-candidate run would do, for `run --dry-run`."""
+    branch = branch_for(root, spec.branch_name, spec)
+    plan = Plan(spec, root, out, run_id, branch, base)
+    return (
+        f"{plan.describe()}\n"
+        f"  each candidate: a whole run from {base[:12]}, in {out / 'candidates'}/<i>/; the "
+        f"chosen one's commit goes on {spec.branch_name}\n"
+        "  budgets are for all candidates together; choice: passes the gate, fewer new "
+        "failures, passes lint, fewer lines changed, lower billed cost, earlier\n"
+    )
 
 
-__all__ = ["Plan", "drive", "exit_code", "is_multi", "start"]
+__all__ = ["Plan", "drive", "dry_run_plan", "is_multi", "start"]

@@ -19,7 +19,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.agent.prompt import Briefing, read_instructions
 from codegen_ci.commands.action import pr_loop as loop
 from codegen_ci.errors import CodegenError, GitHubError
 from codegen_ci.progress import Progress
@@ -159,8 +158,9 @@ class ActionRun:
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
-        from codegen_ci.run.attempt import new_run_id, prepare_worktree, run_pipeline
+        from codegen_ci.run.attempt import new_run_id
         from codegen_ci.run.directory import make_output_dir
+        from codegen_ci.run.start import RunRequest, start
 
         gh, token = self.github(), self.settings.github_token
         default = gh.default_branch()
@@ -182,29 +182,19 @@ class ActionRun:
         else:
             branch = branch_for(task, title, spec, root, token)
         self.out = make_output_dir(self.output_dir(root, run_id))
-        progress = self.progress()
-        briefing = Briefing(
-            read_instructions(root, default_sha, spec.instructions), memory_text(self.loop.history)
+        request = RunRequest(
+            spec,
+            root,
+            self.out,
+            run_id,
+            progress=self.progress(),
+            branch=branch,
+            # The maintainers' instructions come from the default branch, not the pull request.
+            instructions_at=default_sha,
+            memory=memory_text(self.loop.history),
         )
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
-            if spec.candidates.count > 1:
-                from codegen_ci.run.candidates import start
-
-                self.report = start(
-                    spec,
-                    root,
-                    self.out,
-                    run_id,
-                    briefing=briefing,
-                    sources={},
-                    progress=progress,
-                    branch=branch,
-                )
-            else:
-                worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
-                self.report = run_pipeline(
-                    spec, root, self.out, run_id, worktree, progress=progress, briefing=briefing
-                )
+            self.report = start(request)
         loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:
