@@ -27,6 +27,7 @@ class ExitCode(IntEnum):
     FAILED = 1  # the task did not succeed (a report with status "failed"), or a spec failed
     INPUT = 2  # bad input: spec, config, arguments, event payload; nothing ran
     INFRA = 3  # a service failed, or the run was interrupted
+    KEYBOARD = 130  # Ctrl-C reached the command itself (the shell's convention: 128 + SIGINT)
 
 
 class CodegenError(Exception):

@@ -118,8 +118,11 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         if ctx.dry_run:
             ctx.worktree.discard()
             report.branch = None
-        else:
-            finalize(spec, ctx.worktree, ctx.output_dir, report)
+        elif (committed := finalize(spec, ctx.worktree, ctx.output_dir, report)) is not None:
+            report.commit, report.files_changed = committed.commit, committed.files
+            report.refusals += committed.refusals
+            report.branch = report.branch if committed.commit else None
+            report.worktree = None
         report.duration_s = round(time.monotonic() - started, 3)
         report.output_capped = output_cap.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)

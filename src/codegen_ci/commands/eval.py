@@ -31,7 +31,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.errors import CodegenError, ExitCode, InputError, Interrupted
 from codegen_ci.eval import judge, store
 from codegen_ci.eval.history import Task, find_tasks, make_base
 from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
@@ -56,7 +56,6 @@ from codegen_ci.workspace import git, isolated_repo
 from codegen_ci.workspace.private_dir import private_folder
 from codegen_ci.workspace.worktree import worktrees_root
 
-EXIT_FAILED, EXIT_INFRA = 1, 3
 BRANCH_ROOT = "codegen-eval"
 T = TypeVar("T")
 
@@ -169,9 +168,9 @@ def config_name(model: str, count: int, counts: list[int]) -> str:
 
 def exit_code(doc: dict[str, Any], configurations: list[Configuration]) -> int:
     runs = [run for c in configurations for run in c.runs]
-    if doc["interrupted"] or any(run.exit_code == EXIT_INFRA for run in runs):
-        return EXIT_INFRA
-    return 0 if all(run.resolved for run in runs) else EXIT_FAILED
+    if doc["interrupted"] or any(run.exit_code == ExitCode.INFRA for run in runs):
+        return ExitCode.INFRA
+    return ExitCode.SUCCESS if all(run.resolved for run in runs) else ExitCode.FAILED
 
 
 def default_eval_dir(root: Path, eval_id: str) -> Path:
@@ -364,7 +363,7 @@ class Runner:
                 check.passed_before,
             )
             run = TaskRun(task, verdict.resolved, verdict.why, report, str(where / "report.json"))
-        finished = run.exit_code != EXIT_INFRA and not isinstance(attempt.error, Interrupted)
+        finished = run.exit_code != ExitCode.INFRA and not isinstance(attempt.error, Interrupted)
         if finished and not self.stop.is_set() and (where / "report.json").is_file():
             store.save_result(
                 where,
@@ -544,7 +543,7 @@ def _read_report(where: Path) -> Report | None:
 
 
 def _infra(attempt: Attempt) -> bool:
-    return attempt.error is not None and attempt.error.exit_code == EXIT_INFRA
+    return attempt.error is not None and attempt.error.exit_code == ExitCode.INFRA
 
 
 def _why(attempt: Attempt) -> str:

@@ -22,11 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, OpenAIChatModel
-from codegen_ci.agent.prompt import Briefing
 from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.progress import Progress, StoppableProgress, make_progress
+from codegen_ci.progress import StoppableProgress
 from codegen_ci.report import Report
 from codegen_ci.run.directory import RunState
 from codegen_ci.security.redact import REDACTOR
@@ -139,59 +137,28 @@ def rerun_branch(root: Path, name: str, spec: Spec) -> bool:
 # -- the run --------------------------------------------------------------------------------
 
 
-def run_pipeline(
-    spec: Spec,
-    root: Path,
-    out: Path,
-    run_id: str,
-    worktree: Worktree,
-    *,
-    dry_run: bool = False,
-    report: Report | None = None,
-    conversation: Conversation | None = None,
-    progress: Progress | None = None,
-    briefing: Briefing | None = None,
-    sources: Mapping[str, Any] | None = None,
-    carry: str | None = None,
-    hidden: tuple[Path, ...] = (),
-    scratch_in: Path | None = None,
-) -> Report:
-    """One pipeline run as the commands start it: run.json first (what `resume` needs), then
+def run_pipeline(spec: Spec, ctx: RunContext, sources: Mapping[str, Any]) -> Report:
+    """One pipeline run as `run/` starts it (`ctx` built by start, resume or a candidate):
+    run.json first (what `resume` needs, with `sources`: where the settings came from), then
     the pipeline under the progress display, with SIGTERM/SIGINT turned into an interrupt."""
+    out, worktree = ctx.output_dir, ctx.worktree
     out.mkdir(parents=True, exist_ok=True)
     state = RunState(
         spec,
-        root,
-        run_id,
+        ctx.repo,
+        ctx.run_id,
         worktree.branch,
         worktree.base_commit,
         worktree.path,
-        dict(sources or {}),
+        dict(sources),
     )
     state.write(out)
-    progress = progress or make_progress()
-    ctx = RunContext(
-        root,
-        out,
-        run_id,
-        worktree,
-        progress,
-        model_factory,
-        dry_run=dry_run,
-        carry=carry,
-        report=report or Report(),
-        conversation=conversation,
-        start_iteration=(report.iterations + 1) if report else 1,
-        briefing=briefing or Briefing(),
-        hidden=hidden,
-        scratch_in=scratch_in,
-    )
-    progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
+    ctx.progress.stage(f"run {ctx.run_id}: branch {worktree.branch}, output {out}")
     try:
         with sigterm_as_interrupt():
             result = execute(spec, ctx)
     finally:
-        progress.finished(ctx.report)
+        ctx.progress.finished(ctx.report)
     return result
 
 

@@ -37,11 +37,13 @@ from codegen_ci.candidates import (
     total_usage,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.pipeline import RunContext
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Reason, Report, Status
 from codegen_ci.run.attempt import (
     SpecProgress,
     branch_for,
+    model_factory,
     prepare_worktree,
     run_pipeline,
     sigterm_as_interrupt,
@@ -294,19 +296,19 @@ def _run_one(
             repo, spec, run_id, branch=f"{plan.branch}-candidate-{index}", folder=folder
         )
     try:
-        report = run_pipeline(
-            spec,
+        ctx = RunContext(
             repo,
             out,
             run_id,
             worktree,
+            progress,
+            model_factory,
             briefing=briefing,
-            sources=plan.sources,
             carry=carry,
-            progress=progress,
             hidden=plan.apart(),
             scratch_in=folder,
         )
+        report = run_pipeline(spec, ctx, plan.sources)
     except Interrupted:
         raise
     except CodegenError as exc:

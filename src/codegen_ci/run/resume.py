@@ -13,9 +13,17 @@ from pathlib import Path
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.prompt import Briefing
 from codegen_ci.errors import InputError
+from codegen_ci.pipeline import RunContext
+from codegen_ci.progress import make_progress
 from codegen_ci.report import Report, Status
 from codegen_ci.run import candidates
-from codegen_ci.run.attempt import environment_layer, open_worktree, register_secrets, run_pipeline
+from codegen_ci.run.attempt import (
+    environment_layer,
+    model_factory,
+    open_worktree,
+    register_secrets,
+    run_pipeline,
+)
 from codegen_ci.run.directory import (
     RUN_FILE,
     RunState,
@@ -79,18 +87,20 @@ def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Repor
     conversation.resume_note(report.rounds[-1:])
     report.finish(Status.ERROR)
     own = worktree.path.parent
-    return run_pipeline(
-        spec,
+    ctx = RunContext(
         root,
         out,
         state.run_id,
         worktree,
-        report=report,
+        make_progress(),
+        model_factory,
+        start_iteration=report.iterations + 1,
         conversation=conversation,
-        sources=state.sources,
+        report=report,
         hidden=apart,
         scratch_in=own if any(p in own.parents for p in apart) else None,
     )
+    return run_pipeline(spec, ctx, state.sources)
 
 
 def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> Worktree:

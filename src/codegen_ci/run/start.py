@@ -20,10 +20,17 @@ from typing import Any
 
 from codegen_ci.agent.prompt import NO_HISTORY, Briefing, read_instructions
 from codegen_ci.errors import ExitCode
-from codegen_ci.progress import Progress
+from codegen_ci.pipeline import RunContext
+from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Report, Status
 from codegen_ci.run import candidates
-from codegen_ci.run.attempt import new_run_id, prepare_worktree, register_secrets, run_pipeline
+from codegen_ci.run.attempt import (
+    model_factory,
+    new_run_id,
+    prepare_worktree,
+    register_secrets,
+    run_pipeline,
+)
 from codegen_ci.run.directory import default_output_dir, make_output_dir
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
@@ -89,18 +96,18 @@ def start(request: RunRequest) -> Report:
             worktree = prepare_worktree(
                 root, spec, run_id, branch=request.branch, reset=request.branch is not None
             )
-        return run_pipeline(
-            spec,
+        ctx = RunContext(
             root,
             out,
             run_id,
             worktree,
+            request.progress or make_progress(),
+            model_factory,
             dry_run=request.dry_run,
-            progress=request.progress,
             briefing=_briefing(request, worktree.base_commit),
-            sources=request.sources,
             hidden=request.hidden,
         )
+        return run_pipeline(spec, ctx, request.sources)
     finally:
         if worktree is not None and request.disposable:
             _remove(root, worktree, lock)

@@ -46,8 +46,6 @@ from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.spec.layers import deep_merge
 from codegen_ci.workspace import git
 
-EXIT_FAILED = 1
-
 
 def action_command() -> int:
     io = ActionsIO(
@@ -240,6 +238,8 @@ class ActionRun:
         return 0
 
     def finish(self) -> int:
+        from codegen_ci.run.start import exit_code
+
         report = self.report
         assert report is not None and self.out is not None
         report.pr_url = self.published.pr_url or None
@@ -252,7 +252,7 @@ class ActionRun:
         if report.status != Status.SUCCESS:
             self.io.error(f"codegen-ci {report.status}: {report.reason or report.error or ''}")
         self._outputs(report.status)
-        return 0 if report.status == Status.SUCCESS else EXIT_FAILED
+        return exit_code(report)
 
     def fail(self, exc: CodegenError) -> int:
         self.io.error(exc.message, title="codegen-ci")
