@@ -19,6 +19,7 @@ from codegen_ci.agent.loop import Agent
 from codegen_ci.agent.model import Model
 from codegen_ci.agent.prompt import Briefing, first_messages
 from codegen_ci.agent.tools import Toolbox
+from codegen_ci.cancel import Cancel, Checked
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
@@ -61,6 +62,8 @@ class RunContext:
     # sandbox's scratch is made in (default: the temporary directory).
     hidden: tuple[Path, ...] = ()
     scratch_in: Path | None = None
+    # Checked before each round, model call and command: set, the run stops (`Interrupted`).
+    cancel: Cancel = field(default_factory=Cancel)
 
 
 def execute(spec: Spec, ctx: RunContext) -> Report:
@@ -77,7 +80,12 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     report.sandbox, report.landlock_abi = sandbox.kind, sandbox.landlock_abi
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(
-        spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress, sandbox=sandbox
+        spec.validation,
+        ctx.worktree,
+        ctx.output_dir,
+        env,
+        Checked(ctx.progress, ctx.cancel),
+        sandbox=sandbox,
     )
     baseline = Baseline(
         repo=ctx.repo,
@@ -209,7 +217,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
         toolbox,
         conversation,
         budget,
-        ctx.progress,
+        Checked(ctx.progress, ctx.cancel),
         limits.max_steps,
     )
     signatures: list[frozenset[str]] = []
@@ -217,6 +225,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
     report.finish(Status.FAILED, Reason.MAX_ITERATIONS)
     try:
         for iteration in range(ctx.start_iteration, last + 1):
+            ctx.cancel.check()
             ctx.progress.round_started(iteration, last)
             try:
                 agent.turn()

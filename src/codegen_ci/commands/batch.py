@@ -30,6 +30,7 @@ from typing import Any
 
 import click
 
+from codegen_ci.cancel import Cancel
 from codegen_ci.errors import (
     CodegenError,
     ExitCode,
@@ -108,7 +109,7 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
     """Run the specs on `concurrency` threads. Signals reach only this (the main) thread: it
     sets `stop`, and each running spec stops at its next step, keeping its worktree for
     `codegen-ci resume`; specs not yet started are skipped."""
-    stop = threading.Event()
+    stop = Cancel("batch")
     git_lock = threading.Lock()
     width = max(len(p.name) for p in plans)
     click.echo(f"batch: {len(plans)} spec(s), {concurrency} at a time; output {out}", err=True)
@@ -125,10 +126,12 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
     ):
         try:
             for p in plans:
-                progress = SpecProgress(p.name, width, stop)
+                progress = SpecProgress(p.name, width)
                 if tally is not None:
                     progress.stream = TallyStream(tally)
-                futures.append(pool.submit(run_one, p, root, out / p.name, progress, git_lock))
+                futures.append(
+                    pool.submit(run_one, p, root, out / p.name, progress, git_lock, stop)
+                )
                 if tally is not None:
                     futures[-1].add_done_callback(_tallied(tally))
             wait(futures)
@@ -163,12 +166,18 @@ def _not_started(planned: Planned) -> Outcome:
 
 
 def run_one(
-    planned: Planned, root: Path, out: Path, progress: SpecProgress, git_lock: threading.Lock
+    planned: Planned,
+    root: Path,
+    out: Path,
+    progress: SpecProgress,
+    git_lock: threading.Lock,
+    stop: Cancel,
 ) -> Outcome:
-    if progress.stop.is_set():
+    if stop.is_set():
         return _not_started(planned)
     try:
-        report = start(RunRequest(planned.spec, root, out, progress=progress, lock=git_lock))
+        request = RunRequest(planned.spec, root, out, progress=progress, lock=git_lock, cancel=stop)
+        report = start(request)
     except CodegenError as exc:
         progress.line(f"error: {exc.message}")
         saved = Report.read(out) if (out / "report.json").is_file() else None

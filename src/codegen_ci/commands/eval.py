@@ -27,10 +27,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import click
 
+from codegen_ci.cancel import Cancel
 from codegen_ci.errors import CodegenError, ExitCode, InputError, Interrupted
 from codegen_ci.eval import judge, store
 from codegen_ci.eval.history import Task, find_tasks, make_base
@@ -38,7 +39,7 @@ from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, 
 from codegen_ci.eval.shards import check_settings, digest, parse_shard, run_identity
 from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
-from codegen_ci.progress import StoppableProgress, make_tally
+from codegen_ci.progress import Progress, make_tally
 from codegen_ci.publish.job_summary import job_summary
 from codegen_ci.report import Report, Status
 from codegen_ci.run.attempt import (
@@ -211,15 +212,6 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-class TaskProgress(StoppableProgress):
-    """A run's progress goes to its own log file (`progress.log`), not the terminal, where
-    each task gets one line when it ends; once `stop` is set the run's next step raises
-    `Interrupted` (worker threads get no signals)."""
-
-    def __init__(self, stream: TextIO, stop: threading.Event) -> None:
-        super().__init__(stream, stop, "eval")
-
-
 @dataclass
 class Attempt:
     report: Report | None
@@ -236,7 +228,7 @@ class Runner:
         self.root, self.out, self.eval_id = root, out, eval_id
         self.layers, self.concurrency = layers, concurrency
         self.git_lock = threading.Lock()
-        self.stop = threading.Event()
+        self.stop = Cancel("eval")
         self.tally = make_tally()
         self.settings_digest = self.check_digest = ""
 
@@ -443,7 +435,10 @@ class Runner:
                 repo,
                 out,
                 dry_run=dry_run,
-                progress=TaskProgress(log, self.stop),
+                # the run's progress goes to its own log file, not the terminal, where each
+                # task gets one line when it ends
+                progress=Progress(log),
+                cancel=self.stop,
                 lock=self.git_lock,
                 hidden=hidden,
                 # K attempts: the task's own repository; the chosen attempt's report is the

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from codegen_ci.agent.model import Model, OpenAIChatModel
 from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.progress import StoppableProgress
+from codegen_ci.progress import Progress
 from codegen_ci.report import Report
 from codegen_ci.run.directory import RunState
 from codegen_ci.security.redact import REDACTOR
@@ -201,15 +201,14 @@ def sigterm_as_interrupt() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-class SpecProgress(StoppableProgress):
+class SpecProgress(Progress):
     """Plain lines for one spec of a batch (a live display per thread would fight over the
-    terminal). Once `stop` is set, the next step of the run raises `Interrupted`: worker
-    threads get no signals, so this is where they learn the batch is stopping."""
+    terminal), each prefixed with its name."""
 
     _write_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, name: str, width: int, stop: threading.Event) -> None:
-        super().__init__(sys.stderr, stop, "batch")
+    def __init__(self, name: str, width: int) -> None:
+        super().__init__(sys.stderr)
         self.prefix = name.ljust(width)
 
     def line(self, text: str) -> None:

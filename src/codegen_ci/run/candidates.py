@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.agent.prompt import Briefing
+from codegen_ci.cancel import Cancel
 from codegen_ci.candidates import (
     carry_note,
     choose,
@@ -80,6 +81,7 @@ class Plan:
     # worktree, base tree and sandbox scratch); hidden from every attempt but for its own.
     folder: Path | None = None
     hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
+    cancel: Cancel | None = None  # the caller's (a batch's, an eval's): every attempt checks it
 
     def apart(self) -> tuple[Path, ...]:
         """What every attempt's commands must not see: the run's output and its folder (each
@@ -151,6 +153,7 @@ def start(
     branch: str | None = None,
     hidden: tuple[Path, ...] = (),
     folder: Path | None = None,
+    cancel: Cancel | None = None,
 ) -> Report:
     """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
     siblings; `folder`: the run's private folder (default: a new one)."""
@@ -161,7 +164,7 @@ def start(
         with lock:
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
-    plan.folder, plan.hidden = folder or worktrees_root(root), hidden
+    plan.folder, plan.hidden, plan.cancel = folder or worktrees_root(root), hidden, cancel
     plan.save()
     return drive(plan, briefing)
 
@@ -229,17 +232,17 @@ def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] |
     finished = {c.index for c in plan.done}
     todo = [i for i in range(cfg.count) if i not in finished]
     state_lock = threading.Lock()
-    stop = threading.Event()
+    stop = Cancel("batch")
 
     def one(index: int) -> None:
-        progress = plan.progress or SpecProgress(f"candidate {index}", 11, stop)
+        progress = plan.progress or SpecProgress(f"candidate {index}", 11)
         cand_out = plan.out / "candidates" / str(index)
         if resume_one is not None and is_run_dir(cand_out):
             candidate = summarize(
                 index, plan.model(index), resume_one(cand_out), cand_out, time.time()
             )
         else:
-            candidate = _run_one(plan, index, limits, briefing, None, progress)
+            candidate = _run_one(plan, index, limits, briefing, None, progress, plan.cancel or stop)
         with state_lock:
             plan.done.append(candidate)
             plan.done.sort(key=lambda c: c.index)
@@ -272,6 +275,7 @@ def _run_one(
     briefing: Briefing,
     carry: str | None,
     progress: Progress | None = None,
+    cancel: Cancel | None = None,
 ) -> Candidate:
     model = plan.model(index)
     spec = plan.spec.model_copy(
@@ -307,6 +311,7 @@ def _run_one(
             carry=carry,
             hidden=plan.apart(),
             scratch_in=folder,
+            cancel=cancel or plan.cancel or Cancel(),
         )
         report = run_pipeline(spec, ctx, plan.sources)
     except Interrupted:

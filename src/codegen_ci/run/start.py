@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.agent.prompt import NO_HISTORY, Briefing, read_instructions
+from codegen_ci.cancel import Cancel
 from codegen_ci.errors import ExitCode
 from codegen_ci.pipeline import RunContext
 from codegen_ci.progress import Progress, make_progress
@@ -61,6 +62,9 @@ class RunRequest:
     folder: Path | None = None  # the private folder K candidates go in (default: a new one)
     # An eval's run: its worktree and branch go when it ends, whatever happened.
     disposable: bool = False
+    # Set by the thread that gets the signals (a batch's, an eval's): the run stops at its
+    # next step. Runs on the main thread stop on the signal itself.
+    cancel: Cancel | None = None
 
 
 def start(request: RunRequest) -> Report:
@@ -87,6 +91,7 @@ def start(request: RunRequest) -> Report:
             branch=request.branch,
             hidden=request.hidden,
             folder=request.folder,
+            cancel=request.cancel,
         )
     worktree: Worktree | None = None
     try:
@@ -106,6 +111,7 @@ def start(request: RunRequest) -> Report:
             dry_run=request.dry_run,
             briefing=_briefing(request, worktree.base_commit),
             hidden=request.hidden,
+            cancel=request.cancel or Cancel(),
         )
         return run_pipeline(spec, ctx, request.sources)
     finally:
