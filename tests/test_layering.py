@@ -23,6 +23,7 @@ STAGES = [
     "publish",
     "security",
     "commands",
+    "run",
     "testing",
 ]
 

@@ -1,7 +1,7 @@
 """Several attempts at one task, chosen by the gate: what one attempt's report says about it,
 which one wins, what the next attempt is told, and what budget is left for it.
 
-The driving (worktrees, threads, the branch) is `commands/run_candidates.py`; this module holds
+The driving (worktrees, threads, the branch) is `run/candidates.py`; this module holds
 the rules, so they read in one place:
 
 * choice, in this order: passes the gate; fewer new failures; passes lint; fewer lines changed;

@@ -15,9 +15,7 @@ from typing import Any
 import click
 
 from codegen_ci import __version__
-from codegen_ci.errors import CodegenError
-
-EXIT_BAD_INPUT = 2
+from codegen_ci.errors import CodegenError, ExitCode
 
 
 def _invoke(func: Callable[..., int], **kwargs: Any) -> None:
@@ -33,7 +31,7 @@ def _invoke(func: Callable[..., int], **kwargs: Any) -> None:
             code = exc.exit_code
         except KeyboardInterrupt:
             click.echo("codegen-ci: interrupted", err=True)
-            code = 130
+            code = ExitCode.KEYBOARD
     sys.exit(code)
 
 

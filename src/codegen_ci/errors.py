@@ -17,10 +17,21 @@ pipeline returns a report with status "failed" and the CLI exits 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The process exit status (docs/contract.md): the one list of them."""
+
+    SUCCESS = 0
+    FAILED = 1  # the task did not succeed (a report with status "failed"), or a spec failed
+    INPUT = 2  # bad input: spec, config, arguments, event payload; nothing ran
+    INFRA = 3  # a service failed, or the run was interrupted
+    KEYBOARD = 130  # Ctrl-C reached the command itself (the shell's convention: 128 + SIGINT)
 
 
 class CodegenError(Exception):
-    exit_code = 3
+    exit_code: ExitCode = ExitCode.INFRA
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -28,7 +39,7 @@ class CodegenError(Exception):
 
 
 class InputError(CodegenError):
-    exit_code = 2
+    exit_code = ExitCode.INPUT
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,7 @@ class SpecError(InputError):
 
 
 class InfraError(CodegenError):
-    exit_code = 3
+    exit_code = ExitCode.INFRA
 
 
 class ModelServiceError(InfraError):
@@ -67,4 +78,4 @@ class GitError(InfraError):
 
 
 class Interrupted(CodegenError):
-    exit_code = 3
+    exit_code = ExitCode.INFRA

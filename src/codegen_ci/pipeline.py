@@ -19,6 +19,7 @@ from codegen_ci.agent.loop import Agent
 from codegen_ci.agent.model import Model
 from codegen_ci.agent.prompt import Briefing, first_messages
 from codegen_ci.agent.tools import Toolbox
+from codegen_ci.cancel import Cancel, Checked
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
@@ -33,7 +34,7 @@ from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git, isolated_repo, output_cap
-from codegen_ci.workspace.finalize import enforce_protected, finalize
+from codegen_ci.workspace.finalize import NO_CHANGE, enforce_protected, finalize
 from codegen_ci.workspace.shell import AgentShell
 from codegen_ci.workspace.worktree import Worktree
 
@@ -62,6 +63,8 @@ class RunContext:
     # sandbox's scratch is made in (default: the temporary directory).
     hidden: tuple[Path, ...] = ()
     scratch_in: Path | None = None
+    # Checked before each round, model call and command: set, the run stops (`Interrupted`).
+    cancel: Cancel = field(default_factory=Cancel)
 
 
 def execute(spec: Spec, ctx: RunContext) -> Report:
@@ -78,7 +81,12 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     report.sandbox, report.landlock_abi = sandbox.kind, sandbox.landlock_abi
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(
-        spec.validation, ctx.worktree, ctx.output_dir, env, ctx.progress, sandbox=sandbox
+        spec.validation,
+        ctx.worktree,
+        ctx.output_dir,
+        env,
+        Checked(ctx.progress, ctx.cancel),
+        sandbox=sandbox,
     )
     baseline = Baseline(
         repo=ctx.repo,
@@ -119,8 +127,13 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         if ctx.dry_run:
             ctx.worktree.discard()
             report.branch = None
-        else:
-            finalize(spec, ctx.worktree, ctx.output_dir, report)
+        elif (committed := finalize(spec, ctx.worktree, ctx.output_dir, report)) is not None:
+            report.commit, report.files_changed = committed.commit, committed.files
+            report.refusals += committed.refusals
+            report.branch = report.branch if committed.commit else None
+            report.worktree = None
+            if committed.no_change:
+                report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
         report.duration_s = round(time.monotonic() - started, 3)
         report.output_capped = output_cap.read_notes(ctx.output_dir)
         report.write(ctx.output_dir)
@@ -208,7 +221,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
         toolbox,
         conversation,
         budget,
-        ctx.progress,
+        Checked(ctx.progress, ctx.cancel),
         limits.max_steps,
     )
     signatures: list[frozenset[str]] = []
@@ -216,6 +229,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
     report.finish(Status.FAILED, Reason.MAX_ITERATIONS)
     try:
         for iteration in range(ctx.start_iteration, last + 1):
+            ctx.cancel.check()
             ctx.progress.round_started(iteration, last)
             try:
                 agent.turn()

@@ -15,7 +15,6 @@ from typing import Any, TextIO
 
 from rich.markup import escape
 
-from codegen_ci.errors import Interrupted
 from codegen_ci.report import CommandResult, Reason, Report, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
@@ -89,33 +88,6 @@ class Progress:
 
     def close(self) -> None:
         pass
-
-
-class StoppableProgress(Progress):
-    """Progress for a run on a worker thread (batch, eval): worker threads get no signals, so
-    once `stop` is set the run's next step (a round, a model call, a command) raises
-    `Interrupted` here, naming `what` was interrupted."""
-
-    def __init__(self, stream: TextIO | None, stop: threading.Event, what: str) -> None:
-        super().__init__(stream)
-        self.stop = stop
-        self.what = what
-
-    def _check_stop(self) -> None:
-        if self.stop.is_set():
-            raise Interrupted(f"the {self.what} was interrupted")
-
-    def round_started(self, iteration: int, max_iterations: int) -> None:
-        self._check_stop()
-        super().round_started(iteration, max_iterations)
-
-    def model_call(self, step: int) -> None:
-        self._check_stop()
-        super().model_call(step)
-
-    def command_started(self, kind: str, command: str) -> None:
-        self._check_stop()
-        super().command_started(kind, command)
 
 
 class RichProgress(Progress):

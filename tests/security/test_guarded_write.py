@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.commands.run_dir import make_output_dir
 from codegen_ci.errors import InputError
 from codegen_ci.publish.ci_artifacts import _Budget, _junit_members
 from codegen_ci.report import Report
+from codegen_ci.run.directory import make_output_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.guarded_read import Refused, copy_file
 

@@ -8,7 +8,7 @@ Every spec is checked before anything runs. Exit status, first match wins:
 
 The plan: the arguments expanded to spec files, every spec resolved against `.codegen.yml`
 and checked, and the matrix. What it shows: each spec's progress lines, prefixed with its name
-(`run_driver.SpecProgress`), and the summary table at the end (a rich table in a terminal,
+(`run.attempt.SpecProgress`), and the summary table at the end (a rich table in a terminal,
 plain columns otherwise).
 """
 
@@ -30,30 +30,35 @@ from typing import Any
 
 import click
 
-from codegen_ci.commands.run_dir import make_output_dir
-from codegen_ci.commands.run_driver import (
-    SpecProgress,
-    environment_layer,
-    new_run_id,
-    prepare_worktree,
-    register_secrets,
-    run_pipeline,
-    sigterm_as_interrupt,
+from codegen_ci.cancel import Cancel
+from codegen_ci.errors import (
+    CodegenError,
+    ExitCode,
+    InputError,
+    Interrupted,
+    SpecError,
+    SpecProblem,
 )
-from codegen_ci.errors import CodegenError, InputError, Interrupted, SpecError, SpecProblem
 from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
+from codegen_ci.publish.job_summary import job_summary
 from codegen_ci.publish.markdown import escape_cell
 from codegen_ci.publish.mermaid import fenced, outcomes_pie
 from codegen_ci.report import Reason, Report, Status
+from codegen_ci.run.attempt import (
+    SpecProgress,
+    environment_layer,
+    register_secrets,
+    sigterm_as_interrupt,
+)
+from codegen_ci.run.directory import make_output_dir
+from codegen_ci.run.start import RunRequest, exit_code, start
 from codegen_ci.security import guarded_write
 from codegen_ci.security.inert_text import for_terminal, raw_stream
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
-from codegen_ci.workspace.worktree import Worktree
 
-EXIT_INTERRUPTED = 3
 SPEC_SUFFIXES = (".yaml", ".yml")
 COLUMNS = ("spec", "status", "rounds", "branch", "tokens", "time")
 
@@ -90,7 +95,7 @@ def batch_command(
     outcomes = run_all(plans, root, out, concurrency)
     write_summary(outcomes, out)
     show_summary(outcomes, out)
-    return exit_code(outcomes)
+    return batch_exit_code(outcomes)
 
 
 def default_batch_dir(root: Path, batch_id: str) -> Path:
@@ -104,7 +109,7 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
     """Run the specs on `concurrency` threads. Signals reach only this (the main) thread: it
     sets `stop`, and each running spec stops at its next step, keeping its worktree for
     `codegen-ci resume`; specs not yet started are skipped."""
-    stop = threading.Event()
+    stop = Cancel("batch")
     git_lock = threading.Lock()
     width = max(len(p.name) for p in plans)
     click.echo(f"batch: {len(plans)} spec(s), {concurrency} at a time; output {out}", err=True)
@@ -121,10 +126,12 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
     ):
         try:
             for p in plans:
-                progress = SpecProgress(p.name, width, stop)
+                progress = SpecProgress(p.name, width)
                 if tally is not None:
                     progress.stream = TallyStream(tally)
-                futures.append(pool.submit(run_one, p, root, out / p.name, progress, git_lock))
+                futures.append(
+                    pool.submit(run_one, p, root, out / p.name, progress, git_lock, stop)
+                )
                 if tally is not None:
                     futures[-1].add_done_callback(_tallied(tally))
             wait(futures)
@@ -155,69 +162,31 @@ def _tallied(tally: Tally) -> Callable[[Future[Outcome]], None]:
 
 
 def _not_started(planned: Planned) -> Outcome:
-    return Outcome(planned, EXIT_INTERRUPTED, error="not started: the batch was interrupted")
+    return Outcome(planned, ExitCode.INFRA, error="not started: the batch was interrupted")
 
 
 def run_one(
-    planned: Planned, root: Path, out: Path, progress: SpecProgress, git_lock: threading.Lock
+    planned: Planned,
+    root: Path,
+    out: Path,
+    progress: SpecProgress,
+    git_lock: threading.Lock,
+    stop: Cancel,
 ) -> Outcome:
-    if progress.stop.is_set():
+    if stop.is_set():
         return _not_started(planned)
-    spec = planned.spec
-    run_id = new_run_id(spec)
-    worktree: Worktree | None = None
     try:
-        if spec.candidates.count > 1:
-            from codegen_ci.agent.prompt import Briefing
-            from codegen_ci.commands.run_candidates import start
-
-            out.mkdir(parents=True, exist_ok=True)
-            report = start(
-                spec,
-                root,
-                out,
-                run_id,
-                briefing=Briefing(),
-                sources={},
-                lock=git_lock,
-                progress=progress,
-            )
-            progress.line(f"report: {out / 'report.json'}")
-            return Outcome(planned, 0 if report.status == Status.SUCCESS else 1, report)
-        # Branch names are chosen and created under one lock, so two specs never pick the
-        # same name and concurrent `git worktree add` calls never race for the repo's locks.
-        with git_lock:
-            worktree = prepare_worktree(root, spec, run_id)
-        report = run_pipeline(spec, root, out, run_id, worktree, progress=progress)
+        request = RunRequest(planned.spec, root, out, progress=progress, lock=git_lock, cancel=stop)
+        report = start(request)
     except CodegenError as exc:
         progress.line(f"error: {exc.message}")
         saved = Report.read(out) if (out / "report.json").is_file() else None
         return Outcome(planned, exc.exit_code, saved, exc.message)
     except Exception as exc:  # a bug in one spec's run must not take the others down
         progress.line("internal error:\n" + traceback.format_exc())
-        return Outcome(planned, 3, error=f"internal error: {exc!r}")
-    finally:
-        if worktree is not None:
-            _drop_empty_branch(root, worktree, git_lock)
+        return Outcome(planned, ExitCode.INFRA, error=f"internal error: {exc!r}")
     progress.line(f"report: {out / 'report.json'}")
-    return Outcome(planned, 0 if report.status == Status.SUCCESS else 1, report)
-
-
-def _drop_empty_branch(root: Path, worktree: Worktree, git_lock: threading.Lock) -> None:
-    """The pipeline deletes a branch that got no commit, but a concurrent ref update can make
-    that delete fail (packed-refs.lock); retry it under the lock. A branch whose worktree is
-    still there (interrupted) is kept for `resume`."""
-    if worktree.path.exists():
-        return
-    with git_lock:
-        for _ in range(3):
-            head = git.git(
-                ["rev-parse", "--verify", "-q", f"refs/heads/{worktree.branch}"], root, check=False
-            ).strip()
-            if head != worktree.base_commit:
-                return
-            git.git(["branch", "-D", worktree.branch], root, check=False)
-            time.sleep(0.1)
+    return Outcome(planned, exit_code(report), report)
 
 
 def write_summary(outcomes: list[Outcome], out: Path) -> None:
@@ -237,10 +206,7 @@ def write_summary(outcomes: list[Outcome], out: Path) -> None:
     guarded_write.write_into(out / "summary.json", json.dumps(rows, indent=2) + "\n")
     text = REDACTOR.redact(summary_markdown(outcomes))
     guarded_write.write_into(out / "summary.md", text)
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if os.environ.get("GITHUB_ACTIONS") == "true" and path:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(text)
+    job_summary(text)
 
 
 def summary_markdown(outcomes: Sequence[Outcome]) -> str:
@@ -262,12 +228,12 @@ def summary_markdown(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def exit_code(outcomes: list[Outcome]) -> int:
+def batch_exit_code(outcomes: list[Outcome]) -> ExitCode:
     codes = {o.exit_code for o in outcomes}
-    for code in (2, 1, 3):
+    for code in (ExitCode.INPUT, ExitCode.FAILED, ExitCode.INFRA):
         if code in codes:
             return code
-    return 0
+    return ExitCode.SUCCESS
 
 
 # -- the plan ------------------------------------------------------------------------------
@@ -345,7 +311,7 @@ def _check_git(root: Path, spec: Spec, name: str) -> None:
     except InputError as exc:
         problems.append(SpecProblem(name, None, "git.base", exc.message))
     try:
-        git.check_branch_name(root, spec.git.branch.replace("{slug}", spec.slug))
+        git.check_branch_name(root, spec.branch_name)
     except InputError as exc:
         problems.append(SpecProblem(name, None, "git.branch", exc.message))
     if problems:

@@ -27,38 +27,36 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import click
 
-from codegen_ci.agent.prompt import Briefing, read_instructions
-from codegen_ci.commands.run_dir import make_output_dir
-from codegen_ci.commands.run_driver import (
-    environment_layer,
-    new_run_id,
-    prepare_worktree,
-    register_secrets,
-    run_pipeline,
-    sigterm_as_interrupt,
-)
-from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.cancel import Cancel
+from codegen_ci.errors import CodegenError, ExitCode, InputError, Interrupted
 from codegen_ci.eval import judge, store
 from codegen_ci.eval.history import Task, find_tasks, make_base
 from codegen_ci.eval.results import Configuration, TaskRun, document, markdown, write_json
 from codegen_ci.eval.shards import check_settings, digest, parse_shard, run_identity
 from codegen_ci.eval.texts import github_lookup, task_text
 from codegen_ci.gate.preflight import ConfigError
-from codegen_ci.progress import Progress, StoppableProgress, make_tally
+from codegen_ci.progress import Progress, make_tally
+from codegen_ci.publish.job_summary import job_summary
 from codegen_ci.report import Report, Status
+from codegen_ci.run.attempt import (
+    environment_layer,
+    register_secrets,
+    sigterm_as_interrupt,
+)
+from codegen_ci.run.directory import make_output_dir
+from codegen_ci.run.start import RunRequest, start
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git, isolated_repo
 from codegen_ci.workspace.private_dir import private_folder
-from codegen_ci.workspace.worktree import Worktree, worktrees_root
+from codegen_ci.workspace.worktree import worktrees_root
 
-EXIT_FAILED, EXIT_INFRA = 1, 3
 BRANCH_ROOT = "codegen-eval"
 T = TypeVar("T")
 
@@ -171,9 +169,9 @@ def config_name(model: str, count: int, counts: list[int]) -> str:
 
 def exit_code(doc: dict[str, Any], configurations: list[Configuration]) -> int:
     runs = [run for c in configurations for run in c.runs]
-    if doc["interrupted"] or any(run.exit_code == EXIT_INFRA for run in runs):
-        return EXIT_INFRA
-    return 0 if all(run.resolved for run in runs) else EXIT_FAILED
+    if doc["interrupted"] or any(run.exit_code == ExitCode.INFRA for run in runs):
+        return ExitCode.INFRA
+    return ExitCode.SUCCESS if all(run.resolved for run in runs) else ExitCode.FAILED
 
 
 def default_eval_dir(root: Path, eval_id: str) -> Path:
@@ -198,13 +196,6 @@ def _settings_layers(
     return [environment_layer(os.environ), repo_layer, spec_layer, flags]
 
 
-def job_summary(text: str) -> None:
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if os.environ.get("GITHUB_ACTIONS") == "true" and path:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(text)
-
-
 def _show(doc: dict[str, Any], out: Path) -> None:
     kept = doc["kept"]
     click.echo(f"{kept}/{len(doc['tasks'])} task(s) kept by the check")
@@ -219,15 +210,6 @@ def _show(doc: dict[str, Any], out: Path) -> None:
 def printable(text: str) -> str:
     """A commit subject for one terminal line: no control characters or escapes."""
     return "".join(ch if ch.isprintable() else "?" for ch in text)
-
-
-class TaskProgress(StoppableProgress):
-    """A run's progress goes to its own log file (`progress.log`), not the terminal, where
-    each task gets one line when it ends; once `stop` is set the run's next step raises
-    `Interrupted` (worker threads get no signals)."""
-
-    def __init__(self, stream: TextIO, stop: threading.Event) -> None:
-        super().__init__(stream, stop, "eval")
 
 
 @dataclass
@@ -246,7 +228,7 @@ class Runner:
         self.root, self.out, self.eval_id = root, out, eval_id
         self.layers, self.concurrency = layers, concurrency
         self.git_lock = threading.Lock()
-        self.stop = threading.Event()
+        self.stop = Cancel("eval")
         self.tally = make_tally()
         self.settings_digest = self.check_digest = ""
 
@@ -373,7 +355,7 @@ class Runner:
                 check.passed_before,
             )
             run = TaskRun(task, verdict.resolved, verdict.why, report, str(where / "report.json"))
-        finished = run.exit_code != EXIT_INFRA and not isinstance(attempt.error, Interrupted)
+        finished = run.exit_code != ExitCode.INFRA and not isinstance(attempt.error, Interrupted)
         if finished and not self.stop.is_set() and (where / "report.json").is_file():
             store.save_result(
                 where,
@@ -436,8 +418,6 @@ class Runner:
             return Attempt(None, Interrupted("not started: the eval was interrupted"))
         spec = self._spec(task, base, phase, model, candidates, pinned)
         out.mkdir(parents=True, exist_ok=True)
-        run_id = new_run_id(spec)
-        worktree: Worktree | None = None
         # A model's run works on a repository holding the base alone (the check's dry runs,
         # which need the commit itself and run no model, work on the user's).
         with (
@@ -449,66 +429,36 @@ class Runner:
                 folder = worktrees_root(self.root)
                 cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
                 repo, hidden = task_repository(self.root, base, folder), self.apart()
-            if candidates > 1 and not dry_run:
-                return self._candidates(spec, out, run_id, TaskProgress(log, self.stop), repo)
+            multi = candidates > 1 and not dry_run
+            request = RunRequest(
+                spec,
+                repo,
+                out,
+                dry_run=dry_run,
+                # the run's progress goes to its own log file, not the terminal, where each
+                # task gets one line when it ends
+                progress=Progress(log),
+                cancel=self.stop,
+                lock=self.git_lock,
+                hidden=hidden,
+                # K attempts: the task's own repository; the chosen attempt's report is the
+                # task's. Their folder goes with the task's.
+                folder=private_folder(repo.parent, name="candidates") if multi else None,
+                disposable=True,
+            )
             try:
-                with self.git_lock:
-                    worktree = prepare_worktree(repo, spec, run_id)
-                instructions = read_instructions(self.root, worktree.base_commit, spec.instructions)
-                report = run_pipeline(
-                    spec,
-                    repo,
-                    out,
-                    run_id,
-                    worktree,
-                    dry_run=dry_run,
-                    progress=TaskProgress(log, self.stop),
-                    briefing=Briefing(instructions),
-                    hidden=hidden,
-                )
-                return Attempt(report, None)
+                return Attempt(start(request), None)
             except CodegenError as exc:
                 saved = Report.read(out) if (out / "report.json").is_file() else None
                 return Attempt(saved, exc)
             finally:
-                if worktree is not None:
-                    self._clean(worktree)
+                if multi:
+                    self._clean_candidates(spec.git.branch)
 
     def apart(self) -> tuple[Path, ...]:
         """What a task's model run must not see: the user's repository (the history holds the
         answer), its git directory and the eval's output (the check's runs of the answer)."""
         return (self.root, git.common_dir(self.root), self.out)
-
-    def _candidates(
-        self, spec: Spec, out: Path, run_id: str, progress: Progress, repo: Path
-    ) -> Attempt:
-        """K attempts through the candidates machinery `run` uses (run_candidates.start), on
-        the task's own repository: the chosen attempt's report is the task's; every attempt's
-        worktree and branch go."""
-        from codegen_ci.commands import run_candidates
-
-        branch = spec.git.branch
-        try:
-            instructions = read_instructions(self.root, spec.git.base or "HEAD", spec.instructions)
-            report = run_candidates.start(
-                spec,
-                repo,
-                out,
-                run_id,
-                briefing=Briefing(instructions),
-                sources={},
-                lock=self.git_lock,
-                progress=progress,
-                branch=branch,
-                hidden=self.apart(),
-                folder=private_folder(repo.parent, name="candidates"),  # goes with the task's
-            )
-            return Attempt(report, None)
-        except CodegenError as exc:
-            saved = Report.read(out) if (out / "report.json").is_file() else None
-            return Attempt(saved, exc)
-        finally:
-            self._clean_candidates(branch)
 
     def _clean_candidates(self, branch: str) -> None:
         """Every attempt's worktree (an interrupted or failed one keeps its own) and branch."""
@@ -529,19 +479,6 @@ class Runner:
             )
             for ref in refs.split():
                 git.git(["update-ref", "-d", ref], self.root, check=False)
-
-    def _clean(self, worktree: Worktree) -> None:
-        """The run's worktree and branch go, whatever happened (an eval keeps nothing for
-        `resume`; its report and diff.patch stay in the output directory)."""
-        with self.git_lock:
-            if worktree.path.exists():
-                worktree.remove()
-            for _ in range(3):
-                ref = f"refs/heads/{worktree.branch}"
-                if not git.ok(["rev-parse", "--verify", "-q", ref], self.root):
-                    return
-                git.git(["update-ref", "-d", ref], self.root, check=False)
-                time.sleep(0.05)
 
     def sweep_branches(self) -> None:
         """Last line of defence: no `codegen-eval/<this eval>/` branch survives the eval."""
@@ -601,7 +538,7 @@ def _read_report(where: Path) -> Report | None:
 
 
 def _infra(attempt: Attempt) -> bool:
-    return attempt.error is not None and attempt.error.exit_code == EXIT_INFRA
+    return attempt.error is not None and attempt.error.exit_code == ExitCode.INFRA
 
 
 def _why(attempt: Attempt) -> str:

@@ -15,11 +15,11 @@ from typing import Any
 
 import click
 
-from codegen_ci.commands.eval import job_summary
-from codegen_ci.commands.run_dir import make_output_dir
 from codegen_ci.errors import InputError
 from codegen_ci.eval.merge import exit_code, merge
 from codegen_ci.eval.results import markdown, write_json
+from codegen_ci.publish.job_summary import job_summary
+from codegen_ci.run.directory import make_output_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 

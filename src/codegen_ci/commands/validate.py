@@ -16,13 +16,9 @@ from typing import Any
 
 import click
 
-from codegen_ci.errors import SpecError
+from codegen_ci.errors import ExitCode, SpecError
 from codegen_ci.gate.junit.parse import parse_files, render_text, summary_json
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, deep_merge, json_schema, load_layer_file
-
-EXIT_OK = 0
-EXIT_FAILING = 1
-EXIT_BAD_INPUT = 2
 
 
 def validate_command(specs: tuple[Path, ...]) -> int:
@@ -46,8 +42,8 @@ def validate_command(specs: tuple[Path, ...]) -> int:
         click.echo(f"ok: {path}")
     if bad:
         click.echo(f"{bad} of {len(specs)} file(s) invalid", err=True)
-        return EXIT_BAD_INPUT
-    return EXIT_OK
+        return ExitCode.INPUT
+    return ExitCode.SUCCESS
 
 
 def _no_tests(path: Path, layer: dict[str, Any], is_config: bool) -> tuple[bool, str] | None:
@@ -102,5 +98,5 @@ def junit_command(files: list[Path], as_json: bool, root: Path = Path()) -> int:
     else:
         click.echo(render_text(result))
     if result.problems:
-        return EXIT_BAD_INPUT
-    return EXIT_FAILING if result.failing() else EXIT_OK
+        return ExitCode.INPUT
+    return ExitCode.FAILED if result.failing() else ExitCode.SUCCESS

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from codegen_ci.errors import InputError
+from codegen_ci.errors import ExitCode, InputError
 from codegen_ci.eval.results import SCHEMA_VERSION, summarize
 
 PARTS = {
@@ -136,7 +136,7 @@ def exit_code(doc: dict[str, Any]) -> int:
     if (
         doc.get("interrupted")
         or (doc.get("merged") or {}).get("missing")
-        or any(r.get("exit_code") == 3 for r in results)
+        or any(r.get("exit_code") == ExitCode.INFRA for r in results)
     ):
-        return 3
-    return 0 if all(r["resolved"] for r in results) else 1
+        return ExitCode.INFRA
+    return ExitCode.SUCCESS if all(r["resolved"] for r in results) else ExitCode.FAILED

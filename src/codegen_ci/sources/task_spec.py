@@ -83,7 +83,7 @@ def branch_for(task: EventTask, title: str, spec: Spec, root: Path, token: str |
     """`codegen/<issue>-<slug>` for an issue, the one already on origin when a run made it
     before (so a re-run after a title edit still updates it); the spec's branch otherwise."""
     if task.issue_number is None:
-        return spec.git.branch.replace("{slug}", spec.slug)
+        return spec.branch_name
     prefix = f"codegen/{task.issue_number}-"
     existing = sorted(remote.remote_branches(root, prefix + "*", token))
     return existing[0] if existing else prefix + slugify(title or spec.slug, 40)

@@ -232,6 +232,12 @@ class Spec(RepoConfig):
     def slug(self) -> str:
         return slugify(self.title or self.task.strip().splitlines()[0])
 
+    @property
+    def branch_name(self) -> str:
+        """The run's branch as the spec names it: `git.branch` with `{slug}` substituted (the
+        one place it is)."""
+        return self.git.branch.replace("{slug}", self.slug)
+
 
 def slugify(text: str, max_len: int = 40) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.report import Reason, Refusal, Report, Status
@@ -64,39 +65,50 @@ def git_refusals(worktree: Worktree) -> list[Refusal]:
     return refusals
 
 
-def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -> None:
+@dataclass(frozen=True)
+class Committed:
+    """What `finalize` made: the commit (None: nothing to commit, the branch is gone), the
+    files it holds, and what was refused on the way. The pipeline records it in the report."""
+
+    commit: str | None
+    files: list[str]
+    refusals: list[Refusal] = field(default_factory=list)
+    no_change: bool = False  # the gate passed, yet nothing of the model's was committed
+
+
+def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -> Committed | None:
     """Commit exactly the agent's changes, write diff.patch, then drop the worktree (and its
-    branch, when nothing was committed)."""
+    branch, when nothing was committed). None for an interrupted run: its worktree is kept for
+    `codegen-ci resume`. `report` is read (the commit message tells the run), not written."""
     if report.reason == Reason.INTERRUPTED:
-        return  # keep the worktree for `codegen-ci resume`
+        return None
     worktree.restore_escaping_links()
     for rel in worktree.protected_changes():
         worktree.restore(rel)
     changes = worktree.refuse_gitlinks(worktree.agent_changes())
     if report.status == Status.SUCCESS and not worktree.holds_change(changes):
-        report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
-    if report.reason == Reason.NO_CHANGE:
         changes = []  # formatting alone is no change of the model's: nothing to keep
-    report.files_changed = changes
+    if report.reason == Reason.NO_CHANGE:
+        changes = []
     (output_dir / "diff.patch").write_text(
         REDACTOR.redact(worktree.diff(changes)), encoding="utf-8"
     )
     message = commit_message(spec, report, changes)
     # One commit on top of the base: a resumed run folds its earlier wip commit in.
     worktree.fold_onto_base()
-    report.commit = worktree.commit(changes, message)
-    report.refusals += git_refusals(worktree)
-    report.refusals += [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
+    commit = worktree.commit(changes, message)
+    refusals = git_refusals(worktree)
+    refusals += [Refusal(path=p, reason=why) for p, why in worktree.commit_refusals]
     refused = {path.rstrip("/") for path, _ in worktree.commit_refusals}
-    report.files_changed = [p for p in changes if p.rstrip("/") not in refused]
-    if report.commit is None and report.status == Status.SUCCESS:  # everything refused
-        report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
-    if report.commit is None:
+    if commit is None:
         worktree.discard()
-        report.branch = None
     else:
         worktree.remove()
-    report.worktree = None
+    files = [p for p in changes if p.rstrip("/") not in refused]
+    # A gate that passed with nothing of the model's committed (no change, formatting alone,
+    # everything refused) is no success: the pipeline ends the run `no_change`.
+    no_change = report.status == Status.SUCCESS and commit is None
+    return Committed(commit, files, refusals, no_change=no_change)
 
 
 # --- the commit message -------------------------------------------------------------------

@@ -101,6 +101,26 @@ def test_three_specs_give_three_branches_and_three_reports(
     assert sample_repo.git("worktree", "list").count("\n") == 1
 
 
+def test_each_spec_runs_with_the_repositorys_agents_md(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    # Every command starts its run through run.start, which reads the maintainers'
+    # instructions from the base commit: batch too (it once never read them).
+    rule = "Batch rule: name every new file in lower case."
+    sample_repo.commit({"AGENTS.md": rule + "\n"}, "agents")
+    model_env.add(*[create_file_step] * 2)
+    specs = write_specs(sample_repo, ["alpha"])
+    out = sample_repo.tmp / "out"
+
+    result = batch(sample_repo, str(specs), "--output-dir", str(out))
+
+    assert result.exit_code == 0, result.output
+    system = model_env.requests[0]["messages"][0]
+    assert system["role"] == "system"
+    assert rule in system["content"]
+    assert json.loads((out / "alpha" / "report.json").read_text())["instructions"] == "AGENTS.md"
+
+
 def test_one_failing_spec_exits_1_and_the_others_still_finish(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:

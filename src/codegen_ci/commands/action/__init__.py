@@ -7,7 +7,7 @@ publish (branch, pull request, status comment) -> outputs and job summary.
 Exit codes as everywhere: 0 success, ignored or refused; 1 the task failed; 2 bad input;
 3 GitHub, git or the model service failed. Whatever happens, the outputs get written (`ActionRun`'s
 endings). The pull request loop (review threads, failing CI, the run history) is
-`action_pr_loop`.
+`pr_loop`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.agent.prompt import Briefing, read_instructions
-from codegen_ci.commands import action_pr_loop as loop
+from codegen_ci.commands.action import pr_loop as loop
 from codegen_ci.errors import CodegenError, GitHubError
 from codegen_ci.progress import Progress
 from codegen_ci.publish import remote
@@ -46,8 +45,6 @@ from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.spec.layers import deep_merge
 from codegen_ci.workspace import git
-
-EXIT_FAILED = 1
 
 
 def action_command() -> int:
@@ -158,9 +155,10 @@ class ActionRun:
         self, task: EventTask, payload: dict[str, Any], root: Path, pull: PullInfo | None
     ) -> int:
         # Imported here: an ignored or refused event need not load the model client.
-        from codegen_ci.commands.run_dir import make_output_dir
-        from codegen_ci.commands.run_driver import new_run_id, prepare_worktree, run_pipeline
         from codegen_ci.publish.flow import NewBranch, publish_new_branch, publish_on_pull
+        from codegen_ci.run.attempt import new_run_id
+        from codegen_ci.run.directory import make_output_dir
+        from codegen_ci.run.start import RunRequest, start
 
         gh, token = self.github(), self.settings.github_token
         default = gh.default_branch()
@@ -182,29 +180,19 @@ class ActionRun:
         else:
             branch = branch_for(task, title, spec, root, token)
         self.out = make_output_dir(self.output_dir(root, run_id))
-        progress = self.progress()
-        briefing = Briefing(
-            read_instructions(root, default_sha, spec.instructions), memory_text(self.loop.history)
+        request = RunRequest(
+            spec,
+            root,
+            self.out,
+            run_id,
+            progress=self.progress(),
+            branch=branch,
+            # The maintainers' instructions come from the default branch, not the pull request.
+            instructions_at=default_sha,
+            memory=memory_text(self.loop.history),
         )
         with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
-            if spec.candidates.count > 1:
-                from codegen_ci.commands.run_candidates import start
-
-                self.report = start(
-                    spec,
-                    root,
-                    self.out,
-                    run_id,
-                    briefing=briefing,
-                    sources={},
-                    progress=progress,
-                    branch=branch,
-                )
-            else:
-                worktree = prepare_worktree(root, spec, run_id, branch=branch, reset=True)
-                self.report = run_pipeline(
-                    spec, root, self.out, run_id, worktree, progress=progress, briefing=briefing
-                )
+            self.report = start(request)
         loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)
         if pull is not None:
@@ -250,6 +238,8 @@ class ActionRun:
         return 0
 
     def finish(self) -> int:
+        from codegen_ci.run.start import exit_code
+
         report = self.report
         assert report is not None and self.out is not None
         report.pr_url = self.published.pr_url or None
@@ -262,7 +252,7 @@ class ActionRun:
         if report.status != Status.SUCCESS:
             self.io.error(f"codegen-ci {report.status}: {report.reason or report.error or ''}")
         self._outputs(report.status)
-        return 0 if report.status == Status.SUCCESS else EXIT_FAILED
+        return exit_code(report)
 
     def fail(self, exc: CodegenError) -> int:
         self.io.error(exc.message, title="codegen-ci")

@@ -3,7 +3,7 @@
 
 Before the run: its id, the settings the environment gives, the secrets the redactor must know,
 and its worktree on its branch (`open_worktree` is the one way a run's worktree is made, for a
-new run and for `resume` alike). The run itself: run.json first (`run_dir.py`), the progress
+new run and for `resume` alike). The run itself: run.json first (`directory.py`), the progress
 display (`SpecProgress` for a run on a worker thread), the model adapter, and SIGTERM/SIGINT
 turned into an interrupt.
 """
@@ -22,13 +22,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.model import Model, OpenAIChatModel
-from codegen_ci.agent.prompt import Briefing
-from codegen_ci.commands.run_dir import RunState
 from codegen_ci.pipeline import RunContext, execute
-from codegen_ci.progress import Progress, StoppableProgress, make_progress
+from codegen_ci.progress import Progress
 from codegen_ci.report import Report
+from codegen_ci.run.directory import RunState
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git
@@ -68,7 +66,7 @@ def prepare_worktree(
     """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
     suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch.
     `folder`: the private folder it goes in (default: a new one)."""
-    wanted = branch or spec.git.branch.replace("{slug}", spec.slug)
+    wanted = branch or spec.branch_name
     name = wanted if reset else branch_for(root, wanted, spec)
     reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
     base = spec.git.base or "HEAD"
@@ -139,59 +137,28 @@ def rerun_branch(root: Path, name: str, spec: Spec) -> bool:
 # -- the run --------------------------------------------------------------------------------
 
 
-def run_pipeline(
-    spec: Spec,
-    root: Path,
-    out: Path,
-    run_id: str,
-    worktree: Worktree,
-    *,
-    dry_run: bool = False,
-    report: Report | None = None,
-    conversation: Conversation | None = None,
-    progress: Progress | None = None,
-    briefing: Briefing | None = None,
-    sources: Mapping[str, Any] | None = None,
-    carry: str | None = None,
-    hidden: tuple[Path, ...] = (),
-    scratch_in: Path | None = None,
-) -> Report:
-    """One pipeline run as the commands start it: run.json first (what `resume` needs), then
+def run_pipeline(spec: Spec, ctx: RunContext, sources: Mapping[str, Any]) -> Report:
+    """One pipeline run as `run/` starts it (`ctx` built by start, resume or a candidate):
+    run.json first (what `resume` needs, with `sources`: where the settings came from), then
     the pipeline under the progress display, with SIGTERM/SIGINT turned into an interrupt."""
+    out, worktree = ctx.output_dir, ctx.worktree
     out.mkdir(parents=True, exist_ok=True)
     state = RunState(
         spec,
-        root,
-        run_id,
+        ctx.repo,
+        ctx.run_id,
         worktree.branch,
         worktree.base_commit,
         worktree.path,
-        dict(sources or {}),
+        dict(sources),
     )
     state.write(out)
-    progress = progress or make_progress()
-    ctx = RunContext(
-        root,
-        out,
-        run_id,
-        worktree,
-        progress,
-        model_factory,
-        dry_run=dry_run,
-        carry=carry,
-        report=report or Report(),
-        conversation=conversation,
-        start_iteration=(report.iterations + 1) if report else 1,
-        briefing=briefing or Briefing(),
-        hidden=hidden,
-        scratch_in=scratch_in,
-    )
-    progress.stage(f"run {run_id}: branch {worktree.branch}, output {out}")
+    ctx.progress.stage(f"run {ctx.run_id}: branch {worktree.branch}, output {out}")
     try:
         with sigterm_as_interrupt():
             result = execute(spec, ctx)
     finally:
-        progress.finished(ctx.report)
+        ctx.progress.finished(ctx.report)
     return result
 
 
@@ -234,15 +201,14 @@ def sigterm_as_interrupt() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-class SpecProgress(StoppableProgress):
+class SpecProgress(Progress):
     """Plain lines for one spec of a batch (a live display per thread would fight over the
-    terminal). Once `stop` is set, the next step of the run raises `Interrupted`: worker
-    threads get no signals, so this is where they learn the batch is stopping."""
+    terminal), each prefixed with its name."""
 
     _write_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, name: str, width: int, stop: threading.Event) -> None:
-        super().__init__(sys.stderr, stop, "batch")
+    def __init__(self, name: str, width: int) -> None:
+        super().__init__(sys.stderr)
         self.prefix = name.ljust(width)
 
     def line(self, text: str) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci.agent.prompt import Briefing
+from codegen_ci.cancel import Cancel
 from codegen_ci.candidates import (
     carry_note,
     choose,
@@ -36,17 +37,19 @@ from codegen_ci.candidates import (
     summarize,
     total_usage,
 )
-from codegen_ci.commands.run_dir import RunState, is_run_dir
-from codegen_ci.commands.run_driver import (
+from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.pipeline import RunContext
+from codegen_ci.progress import Progress, make_progress
+from codegen_ci.report import Candidate, Reason, Report, Status
+from codegen_ci.run.attempt import (
     SpecProgress,
     branch_for,
+    model_factory,
     prepare_worktree,
     run_pipeline,
     sigterm_as_interrupt,
 )
-from codegen_ci.errors import CodegenError, InputError, Interrupted
-from codegen_ci.progress import Progress, make_progress
-from codegen_ci.report import Candidate, Reason, Report, Status
+from codegen_ci.run.directory import RunState, is_run_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
@@ -78,6 +81,7 @@ class Plan:
     # worktree, base tree and sandbox scratch); hidden from every attempt but for its own.
     folder: Path | None = None
     hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
+    cancel: Cancel | None = None  # the caller's (a batch's, an eval's): every attempt checks it
 
     def apart(self) -> tuple[Path, ...]:
         """What every attempt's commands must not see: the run's output and its folder (each
@@ -149,17 +153,18 @@ def start(
     branch: str | None = None,
     hidden: tuple[Path, ...] = (),
     folder: Path | None = None,
+    cancel: Cancel | None = None,
 ) -> Report:
     """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
     siblings; `folder`: the run's private folder (default: a new one)."""
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
-    wanted = spec.git.branch.replace("{slug}", spec.slug)
+    wanted = spec.branch_name
     if branch is None:  # the action names its own branch (and replaces it)
         with lock:
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
-    plan.folder, plan.hidden = folder or worktrees_root(root), hidden
+    plan.folder, plan.hidden, plan.cancel = folder or worktrees_root(root), hidden, cancel
     plan.save()
     return drive(plan, briefing)
 
@@ -227,17 +232,17 @@ def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] |
     finished = {c.index for c in plan.done}
     todo = [i for i in range(cfg.count) if i not in finished]
     state_lock = threading.Lock()
-    stop = threading.Event()
+    stop = Cancel("batch")
 
     def one(index: int) -> None:
-        progress = plan.progress or SpecProgress(f"candidate {index}", 11, stop)
+        progress = plan.progress or SpecProgress(f"candidate {index}", 11)
         cand_out = plan.out / "candidates" / str(index)
         if resume_one is not None and is_run_dir(cand_out):
             candidate = summarize(
                 index, plan.model(index), resume_one(cand_out), cand_out, time.time()
             )
         else:
-            candidate = _run_one(plan, index, limits, briefing, None, progress)
+            candidate = _run_one(plan, index, limits, briefing, None, progress, plan.cancel or stop)
         with state_lock:
             plan.done.append(candidate)
             plan.done.sort(key=lambda c: c.index)
@@ -270,6 +275,7 @@ def _run_one(
     briefing: Briefing,
     carry: str | None,
     progress: Progress | None = None,
+    cancel: Cancel | None = None,
 ) -> Candidate:
     model = plan.model(index)
     spec = plan.spec.model_copy(
@@ -294,19 +300,20 @@ def _run_one(
             repo, spec, run_id, branch=f"{plan.branch}-candidate-{index}", folder=folder
         )
     try:
-        report = run_pipeline(
-            spec,
+        ctx = RunContext(
             repo,
             out,
             run_id,
             worktree,
+            progress,
+            model_factory,
             briefing=briefing,
-            sources=plan.sources,
             carry=carry,
-            progress=progress,
             hidden=plan.apart(),
             scratch_in=folder,
+            cancel=cancel or plan.cancel or Cancel(),
         )
+        report = run_pipeline(spec, ctx, plan.sources)
     except Interrupted:
         raise
     except CodegenError as exc:
@@ -359,8 +366,17 @@ def _bring_back(plan: Plan, best: Candidate) -> None:
     git.git(["fetch", "-q", "--no-tags", "--no-write-fetch-head", str(repo), ref], plan.root)
 
 
-def exit_code(report: Report) -> int:
-    return 0 if report.status == Status.SUCCESS else 1
+def dry_run_plan(spec: Spec, root: Path, out: Path, run_id: str, base: str) -> str:
+    """What a multi-candidate run would do, for `run --dry-run`."""
+    branch = branch_for(root, spec.branch_name, spec)
+    plan = Plan(spec, root, out, run_id, branch, base)
+    return (
+        f"{plan.describe()}\n"
+        f"  each candidate: a whole run from {base[:12]}, in {out / 'candidates'}/<i>/; the "
+        f"chosen one's commit goes on {spec.branch_name}\n"
+        "  budgets are for all candidates together; choice: passes the gate, fewer new "
+        "failures, passes lint, fewer lines changed, lower billed cost, earlier\n"
+    )
 
 
-__all__ = ["Plan", "drive", "exit_code", "is_multi", "start"]
+__all__ = ["Plan", "drive", "dry_run_plan", "is_multi", "start"]
