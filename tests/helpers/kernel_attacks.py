@@ -7,6 +7,7 @@ of the test process on 127.0.0.1 or a Unix socket it made: nothing leaves the ma
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -155,6 +156,12 @@ def attack(prefix: Sequence[str], cwd: Path, attacks: Sequence[str], **values: s
         check=False,
     )
     return proc.stdout + proc.stderr
+
+
+def probe_command(attacks: Sequence[str], **values: str) -> str:
+    """PROBE as a shell command line (the model's `run_command`, a test command)."""
+    pairs = [f"attacks={','.join(attacks)}", *(f"{k}={v}" for k, v in values.items())]
+    return shlex.join([sys.executable, "-c", PROBE, *pairs])
 
 
 def outcomes(output: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ What each backend does about it, and what it cannot: docs/sandbox.md (the table)
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import tempfile
@@ -22,14 +23,17 @@ from kernel_attacks import (
     environ_with,
     listen_and_get_called,
     outcomes,
+    probe_command,
     remove_key,
     udp_listener,
     unix_listener,
 )
-from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF
+from sample_repo import FIX, SampleRepo
+from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF, launch, results
 
 from codegen_ci.security.landlock import kernel_abi
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 REFUSED_BY_FILTER = errno.errorcode[errno.EACCES]
 MISSING = errno.errorcode[errno.ENOSYS]
@@ -304,3 +308,39 @@ def test_the_seccomp_descriptor_does_not_reach_the_command(work: Path) -> None:
     finally:
         sandbox.close()
     assert sorted(fds.stdout.split()) == ["0", "1", "2", "3"], fds.stdout + fds.stderr
+
+
+@pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
+def test_in_a_run_the_model_sends_nothing_out_and_keeps_no_key(
+    kind: str,
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    listener: tuple[int, list[bytes]],
+    key: str,
+) -> None:
+    """The red team's attack as a run makes it: the model's command sends the private source
+    out with TCP Fast Open and adds a key to the user keyring, its next command reads the key
+    back. report.json says what loopback commands had; under Landlock the run says so."""
+    tcp, received = listener
+    secret = f"secret{uuid.uuid4().hex}"
+    send = probe_command(["tfo-sendto", "add-key"], tcp=str(tcp), key=key, secret=secret)
+    read = probe_command(["read-key"], key=key)
+    model_server.add(
+        Reply(tool_calls=[call("run_command", command=send), call("run_command", command=read)]),
+        Reply(tool_calls=[FIX]),
+        Reply("ok"),
+    )
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    report = json.loads((out_dir / "report.json").read_text())
+    if kind == "off":  # control
+        wait_for(received, 1)
+        assert received == [b"leak-tfo-sendto"] and f"KEY={secret}" in seen, seen
+        assert report["loopback"] is None
+        return
+    assert received == [] and f"KEY={secret}" not in seen, seen
+    assert "add-key: REFUSED ENOSYS" in seen and "read-key: REFUSED ENOSYS" in seen, seen
+    assert report["loopback"] == {"bwrap": "own", "landlock": "none"}[kind]
+    assert ("no loopback of their own" in proc.stderr) is (kind == "landlock"), proc.stderr
