@@ -7,15 +7,17 @@ places, and the network):
 - **bwrap** (security/bwrap.py): own PID, IPC, UTS and network namespaces (network only if
   `validation.network` names the command's kind), no capability, `no_new_privs`, the
   machine's files read-only but for the workdir and the run's scratch directory (HOME,
-  TMPDIR); HOME and the other hidden places empty, with the toolchains in them shown
-  read-only; the repository's git config shown without credentials, the worktree's `.git`
-  file read-only.
+  TMPDIR); HOME, `/tmp`, `/var/tmp` and the other hidden places empty, with the toolchains in
+  them shown read-only, the named sockets outside covered; the repository's git config shown
+  without credentials, the worktree's `.git` file read-only; the seccomp filter of
+  security/landlock_exec.py (`bwrap --seccomp FD`).
 - **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
   bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
   kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
   allowlist (system directories, toolchains, the checkout, git directory and dependency
-  folders), writes beneath the workdir and the scratch directory only, no network, no ptrace
-  of and (ABI 6) no signal to anything outside, `no_new_privs`, no capability.
+  folders), writes beneath the workdir and the scratch directory only, no network (no inet
+  socket at all), no ptrace of and (ABI 6) no signal to anything outside, `no_new_privs`, no
+  capability, and no Unix socket where one outside is reachable (`outside_sockets`).
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
