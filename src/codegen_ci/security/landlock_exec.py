@@ -383,7 +383,7 @@ def policy_program(policy: dict[str, object]) -> list[tuple[int, ...]]:
 
 
 def compiled(program: list[tuple[int, ...]]) -> bytes:
-    """The program as the kernel (and `bwrap --seccomp`) takes it: struct sock_filter[]."""
+    """The program as the kernel (and `bwrap --seccomp`) takes it: an array of BPF instructions."""
     if len(program) > 4096:
         raise ConfineError("seccomp program too long")
     return b"".join(struct.pack("=HBBI", *insn) for insn in program)
