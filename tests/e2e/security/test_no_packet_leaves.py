@@ -344,3 +344,31 @@ def test_in_a_run_the_model_sends_nothing_out_and_keeps_no_key(
     assert "add-key: REFUSED ENOSYS" in seen and "read-key: REFUSED ENOSYS" in seen, seen
     assert report["loopback"] == {"bwrap": "own", "landlock": "none"}[kind]
     assert ("no loopback of their own" in proc.stderr) is (kind == "landlock"), proc.stderr
+
+
+@pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
+def test_a_named_pipe_outside_takes_nothing(kind: str, work: Path, tmp_path: Path) -> None:
+    """A FIFO another process reads, in /tmp: a read-only mount does not stop a write into a
+    FIFO, so bubblewrap relies on /tmp being emptied (docs/sandbox.md: elsewhere on the
+    read-only machine it cannot); Landlock refuses the write (no write right there)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that a writer's open succeeds
+    sandbox = opened(kind)
+    try:
+        proc = subprocess.run(
+            [*sandbox.prefix(work, network=False), "/bin/sh", "-c", f"echo leak > {fifo}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        try:
+            got = os.read(reader, 100)
+        except BlockingIOError:
+            got = b""
+    finally:
+        os.close(reader)
+        sandbox.close()
+    assert (got == b"leak\n") is (kind == "off"), proc.stderr
+    assert (proc.returncode == 0) is (kind == "off"), proc.stderr
