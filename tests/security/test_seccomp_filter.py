@@ -36,6 +36,8 @@ def verdict(program: list[tuple[int, ...]], nr: int, *args: int, arch: int = ARC
         code, jt, jf, k = program[pc]
         if code == lx.BPF_LD_W_ABS:
             acc, pc = struct.unpack_from("=I", data, k)[0], pc + 1
+        elif code == lx.BPF_AND_K:
+            acc, pc = acc & k, pc + 1
         elif code == lx.BPF_JEQ_K:
             pc += 1 + (jt if acc == k else jf)
         elif code == lx.BPF_JGE_K:
@@ -88,6 +90,12 @@ def test_netlink_for_routes_only_and_unix_unless_one_outside_is_reachable() -> N
         assert verdict(closed, NR["socket"], socket.AF_UNIX, kind, 0) == EACCES
     assert verdict(closed, NR["socketpair"], socket.AF_UNIX, socket.SOCK_STREAM, 0) == ALLOW
     assert verdict(closed, NR["socketpair"], 30, socket.SOCK_STREAM, 0) == EACCES  # TIPC
+    # a supervisor that checks connect() but not a datagram's address: datagrams only refused
+    datagrams = landlock(unix_datagram=False)
+    for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC):
+        assert verdict(datagrams, NR["socket"], socket.AF_UNIX, kind, 0) == EACCES
+    for kind in (socket.SOCK_STREAM | socket.SOCK_NONBLOCK, socket.SOCK_SEQPACKET):
+        assert verdict(datagrams, NR["socket"], socket.AF_UNIX, kind, 0) == ALLOW
 
 
 def test_keyring_io_uring_and_ipc_are_missing() -> None:

@@ -160,10 +160,11 @@ WRITE = ((1 << 16) - 1) & ~(MAKE_CHAR | MAKE_BLOCK)  # everything but making dev
 DEVICE = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV
 
 # seccomp BPF
-BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K, BPF_AND_K = 0x20, 0x15, 0x35, 0x06, 0x54
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_USER_NOTIF = 0x7FFF0000, 0x00050000, 0x7FC00000
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
 NETLINK_ROUTE = 0
+SOCK_DGRAM, SOCK_TYPE_MASK = 2, 0xF  # the type without SOCK_NONBLOCK, SOCK_CLOEXEC
 # seccomp_data: nr at 0, arch at 4, then the arguments, 8 bytes each, from 16; the low 32 bits
 # of an argument come first (little-endian, both machines).
 NR, ARCH = 0, 4
@@ -308,6 +309,7 @@ def seccomp_program(
     own_network: bool = False,
     own_ipc: bool = False,
     unix_sockets: bool = True,
+    unix_datagram: bool = True,
     notify: tuple[str, ...] = (),
 ) -> list[tuple[int, ...]]:
     """The seccomp filter every confined command runs under, on both backends, as BPF
@@ -319,7 +321,9 @@ def seccomp_program(
     - `notify`: these system calls (names in `SYSCALLS`) go to a supervisor
       (SECCOMP_RET_USER_NOTIF; the filter must then be loaded with a listener);
     - socket(): Unix sockets unless `unix_sockets` is False (a socket of the user's session
-      or a container engine is reachable, which Landlock cannot stop a connect() to);
+      or a container engine is reachable, which Landlock cannot stop a connect() to), and
+      datagram ones unless `unix_datagram` is False too (for a supervisor that checks
+      connect() but cannot check a datagram's `sendto()` address);
       netlink for NETLINK_ROUTE only (interfaces and addresses, as getaddrinfo reads them);
       inet (every type: TCP, UDP, raw, SCTP, MPTCP; TCP Fast Open and listen()'s autobind
       included) only with the `network` or in a network namespace of the command's own
@@ -344,10 +348,15 @@ def seccomp_program(
         prog += [(BPF_JEQ_K, 0, 1, numbers[name]), missing]
     for name in notify:
         prog += [(BPF_JEQ_K, 0, 1, numbers[name]), (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)]
-    inet = [allow] if network or own_network else [refuse]
-    netlink = [(BPF_LD_W_ABS, 0, 0, ARG[2]), (BPF_JEQ_K, 0, 1, NETLINK_ROUTE), allow, refuse]
+    inet: list[tuple[int, ...]] = [allow] if network or own_network else [refuse]
+    netlink: list[tuple[int, ...]] = [
+        (BPF_LD_W_ABS, 0, 0, ARG[2]),
+        (BPF_JEQ_K, 0, 1, NETLINK_ROUTE),
+        allow,
+        refuse,
+    ]
     families = [
-        (AF_UNIX, [allow] if unix_sockets else [refuse]),
+        (AF_UNIX, _unix(unix_sockets=unix_sockets, unix_datagram=unix_datagram)),
         (AF_NETLINK, netlink),
         (AF_INET, inet),
         (AF_INET6, inet),
@@ -362,8 +371,25 @@ def seccomp_program(
     return [*prog, allow]
 
 
+def _unix(*, unix_sockets: bool, unix_datagram: bool) -> list[tuple[int, ...]]:
+    allow = (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
+    refuse = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)
+    if not unix_sockets:
+        return [refuse]
+    if unix_datagram:
+        return [allow]
+    return [
+        (BPF_LD_W_ABS, 0, 0, ARG[1]),
+        (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
+        (BPF_JEQ_K, 0, 1, SOCK_DGRAM),
+        refuse,
+        allow,
+    ]
+
+
 def policy_program(policy: dict[str, object]) -> list[tuple[int, ...]]:
-    """The filter for a policy: `network`, `unix_sockets` (default true), `notify` (system
+    """The filter for a policy: `network`, `unix_sockets` and `unix_datagram` (default
+    true; `unix_datagram` false refuses datagram Unix sockets only), `notify` (system
     call names), and `backend`: "bwrap" gives the command a network and IPC namespace of its
     own (`own_network`, `own_ipc`), anything else (Landlock) none."""
     notify = policy.get("notify", [])
@@ -378,6 +404,7 @@ def policy_program(policy: dict[str, object]) -> list[tuple[int, ...]]:
         own_network=bwrap,
         own_ipc=bwrap,
         unix_sockets=bool(policy.get("unix_sockets", True)),
+        unix_datagram=bool(policy.get("unix_datagram", True)),
         notify=tuple(notify),
     )
 
