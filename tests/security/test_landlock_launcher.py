@@ -127,14 +127,14 @@ def test_a_policy_it_cannot_apply_never_runs_the_command(tmp_path: Path) -> None
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("unix_stream", [False, True])
-def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
-    tmp_path: Path, unix_stream: bool
+@pytest.mark.parametrize("unix_sockets", [False, True])
+def test_where_a_socket_outside_is_reachable_unix_sockets_are_refused(
+    tmp_path: Path, unix_sockets: bool
 ) -> None:
     """Landlock cannot stop a connect() to a named socket (`/var/run/docker.sock` in GitHub's
-    action containers): with `unix_stream=False` no stream Unix socket can be made, while
+    action containers): with `unix_sockets=False` no Unix socket can be made, while
     socketpair() (pipes between a command's own processes) still works. Control: with
-    `unix_stream=True` the same listener is reached."""
+    `unix_sockets=True` the same listener is reached."""
     path = tmp_path / "engine.sock"
     work = tmp_path / "work"
     work.mkdir()
@@ -144,7 +144,7 @@ def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
         connect = f"socket.socket(socket.AF_UNIX).connect({str(path)!r})"
         code = attempt(f"socket.socketpair(); print('PAIR'); {connect}")
         confinement = Confinement(work, (work,), toolchain_places(os.environ))
-        prefix = landlock_argv(confinement, unix_stream=unix_stream)
+        prefix = landlock_argv(confinement, unix_sockets=unix_sockets)
         proc = subprocess.run(
             [*prefix, sys.executable, "-c", code],
             cwd=work,
@@ -154,4 +154,4 @@ def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
             check=False,
         )
     assert "PAIR" in proc.stdout, proc.stdout + proc.stderr
-    assert ("WORKED" in proc.stdout) is unix_stream, proc.stdout + proc.stderr
+    assert ("WORKED" in proc.stdout) is unix_sockets, proc.stdout + proc.stderr

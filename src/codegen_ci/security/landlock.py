@@ -45,9 +45,11 @@ def kernel_abi() -> int:
     return landlock_exec.abi_version(ctypes.CDLL(None, use_errno=True))
 
 
-def landlock_argv(confinement: Confinement, *, unix_stream: bool = True) -> list[str]:
-    """The launcher's argv prefix for this confinement. `unix_stream`: False where a container
-    engine's socket is reachable (the launcher then refuses stream Unix sockets)."""
+def landlock_argv(confinement: Confinement, *, unix_sockets: bool = True) -> list[str]:
+    """The launcher's argv prefix for this confinement. `unix_sockets`: False where a named
+    socket of the user's session or a container engine is reachable, or an abstract one on a
+    kernel before Landlock ABI 6 (the launcher then refuses Unix sockets; `socketpair()`
+    still works)."""
     c = confinement
     hidden = tuple(c.hidden) + tuple(target for _, target in c.replaced)
     readable = [Path(p) for p in SYSTEM] + list(c.read_only)
@@ -57,7 +59,7 @@ def landlock_argv(confinement: Confinement, *, unix_stream: bool = True) -> list
         "list": ["/dev"],
         "devices": list(DEVICES),
         "network": c.network,
-        "unix_stream": unix_stream,
+        "unix_sockets": unix_sockets,
     }
     return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), "--"]
 

@@ -7,15 +7,17 @@ places, and the network):
 - **bwrap** (security/bwrap.py): own PID, IPC, UTS and network namespaces (network only if
   `validation.network` names the command's kind), no capability, `no_new_privs`, the
   machine's files read-only but for the workdir and the run's scratch directory (HOME,
-  TMPDIR); HOME and the other hidden places empty, with the toolchains in them shown
-  read-only; the repository's git config shown without credentials, the worktree's `.git`
-  file read-only.
+  TMPDIR); HOME, `/tmp`, `/var/tmp` and the other hidden places empty, with the toolchains in
+  them shown read-only, the named sockets outside covered; the repository's git config shown
+  without credentials, the worktree's `.git` file read-only; the seccomp filter of
+  security/landlock_exec.py (`bwrap --seccomp FD`).
 - **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
   bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
   kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
   allowlist (system directories, toolchains, the checkout, git directory and dependency
-  folders), writes beneath the workdir and the scratch directory only, no network, no ptrace
-  of and (ABI 6) no signal to anything outside, `no_new_privs`, no capability.
+  folders), writes beneath the workdir and the scratch directory only, no network (no inet
+  socket at all), no ptrace of and (ABI 6) no signal to anything outside, `no_new_privs`, no
+  capability, and no Unix socket where one outside is reachable (`outside_sockets`).
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
@@ -35,10 +37,12 @@ before the run uses it. When none can be set up, `open_sandbox` fails closed wit
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -89,6 +93,7 @@ ENGINE_SOCKETS = (
     "/run/podman/podman.sock",
 )
 RUNNER_PROGRAMS = ("Runner.Worker", "Runner.Listener")
+PROC_NET_UNIX = "/proc/net/unix"  # every Unix socket bound in this network namespace
 # Toolchains kept in HOME (none holds credentials): shown whole, when they exist.
 HOME_TOOLCHAINS = (
     ".pyenv",
@@ -157,12 +162,23 @@ class Sandbox:
     dependencies: tuple[Path, ...] = ()  # the repository's dependency folders, read-only
     bwrap: str | None = None
     landlock_abi: int | None = None  # the kernel's, when kind is landlock
-    unix_stream: bool = True  # landlock: False where a container engine's socket is reachable
+    sockets: tuple[Path, ...] = ()  # named sockets outside (`outside_sockets`)
+    unix_sockets: bool = True  # landlock: False where a socket outside is reachable
+    abstract_sockets: bool = False  # an abstract socket listens in the host's namespace
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
     def enabled(self) -> bool:
         return self.kind != "off"
+
+    @property
+    def loopback(self) -> Literal["own", "none"] | None:
+        """What a command without the network has of 127.0.0.1: bubblewrap a loopback of its
+        own (a test's own server works, isolated); Landlock none (it cannot isolate the
+        host's, so no inet socket at all); None when off (the host's, and the network)."""
+        if self.kind == "off":
+            return None
+        return "own" if self.kind == "bwrap" else "none"
 
     @property
     def scratch(self) -> Path:
@@ -256,6 +272,7 @@ class Sandbox:
             hidden=(*self.hidden, *hidden),
             replaced=replaced,
             frozen=(workdir / ".git",),
+            sockets=self.sockets,
             network=network,
         )
 
@@ -266,9 +283,11 @@ class Sandbox:
     def wrap(self, confinement: Confinement) -> list[str]:
         """The argv prefix of this run's backend for `confinement` ([] when off)."""
         if self.kind == "bwrap" and self.bwrap is not None:
-            return bwrap_argv(self.bwrap, confinement)
+            # with the network, a command shares the host's abstract Unix sockets
+            shared = confinement.network and self.abstract_sockets
+            return bwrap_argv(self.bwrap, confinement, unix_sockets=not shared)
         if self.kind == "landlock":
-            return landlock_argv(confinement, unix_stream=self.unix_stream)
+            return landlock_argv(confinement, unix_sockets=self.unix_sockets)
         return []
 
     def close(self) -> None:
@@ -327,9 +346,20 @@ def open_sandbox(
     toolchains = tuple(
         t for t in toolchain_places(environ) if not any(t == h or t in h.parents for h in hidden)
     )
-    setup = Setup(environ, root, git_dir, checkout, hidden, toolchains, tuple(dependencies))
+    found = outside_sockets(environ)
+    setup = Setup(
+        environ, root, git_dir, checkout, hidden, toolchains, tuple(dependencies), found.named
+    )
     base = Sandbox(
-        "off", root, git_dir, setup.hidden, checkout, setup.toolchains, tuple(dependencies)
+        "off",
+        root,
+        git_dir,
+        setup.hidden,
+        checkout,
+        setup.toolchains,
+        tuple(dependencies),
+        sockets=found.named,
+        abstract_sockets=bool(found.abstract),
     )
     try:
         sanitise_git_config(setup)
@@ -348,9 +378,12 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
             if mode == "bwrap":
                 raise fail_closed([exc.message]) from None
             problems.append(exc.message)
-    unix_stream = reachable_engine_socket() is None
+    # Landlock cannot stop a connect() to a named socket, nor (before ABI 6) to an abstract one
+    reachable = [str(p) for p in base.sockets]
+    if base.abstract_sockets and kernel_abi() < 6:
+        reachable.append("an abstract Unix socket")
     try:
-        abi = start_landlock(setup, unix_stream=unix_stream)
+        abi = start_landlock(setup, unix_sockets=not reachable)
     except SandboxUnavailable as exc:
         raise fail_closed([*problems, exc.message]) from None
     if problems:
@@ -359,7 +392,23 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
             "instead (docs/sandbox.md)",
             file=sys.stderr,
         )
-    return replace(base, kind="landlock", landlock_abi=abi, unix_stream=unix_stream)
+    print(landlock_notice(reachable), file=sys.stderr)
+    return replace(base, kind="landlock", landlock_abi=abi, unix_sockets=not reachable)
+
+
+def landlock_notice(reachable: Sequence[str]) -> str:
+    """What Landlock cannot give commands, said once per run (docs/sandbox.md)."""
+    text = (
+        "codegen-ci: note: Landlock gives commands no loopback of their own: without the "
+        "network they open no inet socket, so a test that starts a server on 127.0.0.1 fails "
+        "(bubblewrap runs it in a network namespace of its own)"
+    )
+    if reachable:
+        text += (
+            f"; a socket outside the sandbox is reachable ({reachable[0]}) and Landlock cannot "
+            "refuse a connect() to it: commands open no Unix socket (socketpair() works)"
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -373,6 +422,7 @@ class Setup:
     hidden: tuple[Path, ...]
     toolchains: tuple[Path, ...]
     dependencies: Sequence[Path] = ()
+    sockets: tuple[Path, ...] = ()
 
     def probe(self) -> Confinement:
         """A confinement like a command's, working in the scratch directory."""
@@ -386,6 +436,7 @@ class Setup:
             read_only=tuple(read_only),
             hidden=self.hidden,
             replaced=replaced,
+            sockets=self.sockets,
         )
 
 
@@ -410,7 +461,7 @@ def start_bwrap(setup: Setup) -> str:
     return bwrap
 
 
-def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
+def start_landlock(setup: Setup, *, unix_sockets: bool) -> int:
     """The kernel's Landlock ABI, proven by one command confined with it."""
     abi = kernel_abi()
     if abi < 1:
@@ -418,7 +469,7 @@ def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
             "this kernel has no Landlock (Linux 5.13 or later, with "
             "`landlock` in /sys/kernel/security/lsm)"
         )
-    problem = _prove(landlock_argv(setup.probe(), unix_stream=unix_stream))
+    problem = _prove(landlock_argv(setup.probe(), unix_sockets=unix_sockets))
     if problem is not None:
         raise SandboxUnavailable(f"Landlock could not confine a command: {problem}")
     return abi
@@ -449,6 +500,8 @@ def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
     """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories and
     container-engine sockets: resolved, outermost first, none inside another."""
     places = [Path(p) for p in SOCKETS]
+    if environ.get("XDG_RUNTIME_DIR"):  # the session's sockets: D-Bus, gpg-agent, ssh-agent
+        places.append(Path(environ["XDG_RUNTIME_DIR"]))
     home = environ.get("HOME") or str(Path.home())
     places.append(Path(home))
     if environ.get("RUNNER_TEMP"):
@@ -514,17 +567,70 @@ def _path_entry(entry: Path, home: Path) -> list[Path]:
     return found
 
 
-def reachable_engine_socket() -> Path | None:
-    """A container engine's socket this process could connect to (Landlock cannot stop a
-    connect() to a named socket: the backend then refuses stream Unix sockets)."""
-    for name in ENGINE_SOCKETS:
-        path = Path(name)
-        try:
-            if path.exists() and os.access(path, os.W_OK):
-                return path
-        except OSError:
-            continue
+@dataclass(frozen=True)
+class OutsideSockets:
+    """Unix sockets outside the sandbox that a command could reach (`outside_sockets`)."""
+
+    named: tuple[Path, ...] = ()  # resolved, each one this user may connect to
+    abstract: tuple[str, ...] = ()  # names of abstract sockets bound in this namespace
+
+
+def outside_sockets(
+    environ: Mapping[str, str], proc_net_unix: str = PROC_NET_UNIX
+) -> OutsideSockets:
+    """The named sockets this user could connect to: every socket bound in this network
+    namespace (`/proc/net/unix`: ssh-agent, gpg-agent, D-Bus, journald, a database), the
+    container engines' (bind-mounted from another namespace), `SSH_AUTH_SOCK`'s, and any
+    under /run; and the abstract ones bound here. Found once, when the run starts."""
+    named: set[Path] = set()
+    abstract: list[str] = []
+    try:
+        lines = Path(proc_net_unix).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    candidates = [*ENGINE_SOCKETS]
+    for line in lines[1:]:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8:
+            name = fields[7]
+            if name.startswith("@"):
+                abstract.append(name)
+            elif name.startswith("/"):
+                candidates.append(name)
+    if environ.get("SSH_AUTH_SOCK"):
+        candidates.append(environ["SSH_AUTH_SOCK"])
+    candidates += _sockets_beneath(Path("/run"))
+    for name in candidates:
+        path = _reachable_socket(Path(name))
+        if path is not None:
+            named.add(path)
+    return OutsideSockets(tuple(sorted(named)), tuple(sorted(set(abstract))))
+
+
+def _reachable_socket(path: Path) -> Path | None:
+    try:
+        real = path.resolve()
+        if stat.S_ISSOCK(real.stat().st_mode) and os.access(real, os.W_OK):
+            return real
+    except (OSError, RuntimeError):
+        pass
     return None
+
+
+def _sockets_beneath(top: Path, limit: int = 5000) -> list[str]:
+    """Sockets beneath `top`, links not followed, at most `limit` entries looked at."""
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        seen += len(dirs) + len(files)
+        if seen > limit:
+            break
+        for name in files:
+            path = Path(folder, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(path.lstat().st_mode):
+                    found.append(str(path))
+    return found
 
 
 def runner_root() -> Path | None:
