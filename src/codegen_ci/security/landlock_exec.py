@@ -32,11 +32,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import importlib.util
 import json
 import os
 import stat
 import struct
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 
 # System call numbers: the same on x86_64 and aarch64 (the generic table) for these three.
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -210,8 +213,12 @@ def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def seccomp_program(*, network: bool, abi: int, unix_stream: bool) -> list[tuple[int, ...]]:
-    """Step 4 of the module docstring, as BPF instructions (code, jt, jf, k)."""
+def seccomp_program(
+    *, network: bool, abi: int, unix_stream: bool, notify: Sequence[tuple[int, ...]] = ()
+) -> list[tuple[int, ...]]:
+    """Step 4 of the module docstring, as BPF instructions (code, jt, jf, k). `notify`:
+    instructions run with the call number loaded (and leaving it there) that send calls to
+    the supervisor (security/metadata_guard.py: `notify_rules`)."""
     arch, sys_socket, x32 = ARCHES[os.uname().machine]
     allow = (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
     refuse = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)
@@ -223,6 +230,7 @@ def seccomp_program(*, network: bool, abi: int, unix_stream: bool) -> list[tuple
     ]
     if x32:
         prog += [(BPF_JGE_K, 0, 1, x32), (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
+    prog += notify
     for number in IO_URING:
         prog += [(BPF_JEQ_K, 0, 1, number), (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
     prog += [(BPF_JEQ_K, 1, 0, sys_socket), allow]
@@ -273,7 +281,8 @@ def load_seccomp(libc: ctypes.CDLL, program: list[tuple[int, ...]]) -> None:
     _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fprog, 0, 0), "seccomp")
 
 
-def confine(policy: dict[str, object]) -> None:
+def confine(policy: dict[str, object], guard: ModuleType) -> int:
+    """Steps 1 to 3, for the supervisor and the command alike; the kernel's Landlock ABI."""
     if os.uname().machine not in ARCHES:
         raise ConfineError(f"unsupported architecture {os.uname().machine}")
     libc = _libc()
@@ -283,8 +292,73 @@ def confine(policy: dict[str, object]) -> None:
     no_new_privs(libc)
     drop_capabilities(libc)
     landlock(libc, policy, abi)
+    try:
+        guard.drop_all_capabilities(libc, os.uname().machine)
+    except OSError as exc:
+        raise ConfineError(str(exc)) from None
+    return abi
+
+
+def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> int | None:
+    """In the command's process, after the fork: a Landlock domain of its own inside the
+    supervisor's (so it can neither ptrace nor signal it), then step 4 with the metadata
+    calls sent to the supervisor; the filter's listener, or None (an outer supervisor's
+    listener already answers them: this filter then goes without those rules)."""
+    libc = _libc()
+    nest(libc, abi)
+    machine = os.uname().machine
     network, unix_stream = bool(policy.get("network")), bool(policy.get("unix_stream", True))
-    load_seccomp(libc, seccomp_program(network=network, abi=abi, unix_stream=unix_stream))
+    static = seccomp_program(network=network, abi=abi, unix_stream=unix_stream)
+    notify = guard.notify_rules(machine)
+    program = seccomp_program(network=network, abi=abi, unix_stream=unix_stream, notify=notify)
+    if len(program) > 4096:
+        raise ConfineError("seccomp program too long")
+    try:
+        listener: int | None = guard.load_with_listener(libc, program, machine)
+    except OSError as exc:
+        raise ConfineError(str(exc)) from None
+    if listener is None:
+        load_seccomp(libc, static)
+    return listener
+
+
+def nest(libc: ctypes.CDLL, abi: int) -> None:
+    """A second Landlock layer that takes nothing more away (device nodes are refused
+    already; with ABI 6, signals and abstract sockets outside too): the command's domain is
+    then a child of the supervisor's, which it can neither ptrace nor (ABI 6) signal."""
+    attr = struct.pack("=Q", MAKE_BLOCK)
+    if abi >= 4:
+        attr += struct.pack("=Q", 0)
+    if abi >= 6:
+        attr += struct.pack("=Q", SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _check(
+        libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
+        ),
+        "landlock_create_ruleset (nested)",
+    )
+    try:
+        _check(
+            libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
+            "landlock_restrict_self (nested)",
+        )
+    finally:
+        os.close(ruleset)
+
+
+def load_guard() -> ModuleType:
+    """security/metadata_guard.py, loaded from beside this file (run as a script with -I, this
+    launcher has no import path; it imports nothing a confined command could have shaped)."""
+    here = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120 - no pathlib here
+    path = os.path.join(here, "metadata_guard.py")  # noqa: PTH118
+    spec = importlib.util.spec_from_file_location("codegen_ci_metadata_guard", path)
+    if spec is None or spec.loader is None:
+        raise ConfineError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str]) -> int:
@@ -295,16 +369,17 @@ def main(argv: list[str]) -> int:
         policy = json.loads(argv[1])
         if not isinstance(policy, dict):
             raise ConfineError("policy: not an object")
-        confine(policy)
-    except (ConfineError, ValueError) as exc:
+        writable = _paths(policy, "write")
+        guard = load_guard()
+        abi = confine(policy, guard)
+    except (ConfineError, ValueError, OSError) as exc:
         print(f"codegen-ci: cannot confine the command (landlock): {exc}", file=sys.stderr)
         return 126
-    command = argv[3:]
-    try:
-        os.execvp(command[0], command)  # noqa: S606 - ARGV is the confined command itself
-    except OSError as exc:
-        print(f"codegen-ci: cannot run {command[0]}: {exc}", file=sys.stderr)
-        return 127
+    return int(
+        guard.supervise(
+            lambda: confine_command(policy, abi, guard), argv[3:], writable, os.uname().machine
+        )
+    )
 
 
 if __name__ == "__main__":
