@@ -23,8 +23,15 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    sockets without socket()) is missing; a system call through another architecture's table
    (i386, x32) fails. With `unix_stream: false` (a container engine's socket is reachable on
    this machine: Landlock cannot stop a connect() to a named socket) stream Unix sockets are
-   refused as well (socketpair() still works).
-Any step that fails ends it with exit code 126 and a message; ARGV never runs unconfined.
+   refused as well (socketpair() still works);
+5. forks (security/metadata_guard.py): the child nests a Landlock domain of its own, loads the
+   filter of step 4 with the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls)
+   sent to the parent, and execs ARGV; the parent, with no capability, answers those calls,
+   performing them beneath the `write` paths and refusing them elsewhere (Landlock does not
+   cover them), and exits with ARGV's status.
+With `landlock: false` (inside bubblewrap, whose mounts do the rest) steps 3 and the nested
+domain are skipped: only the filter and its supervisor. Any step that fails ends it with exit
+code 126 and a message; ARGV never runs unconfined.
 """
 
 from __future__ import annotations
@@ -287,11 +294,12 @@ def confine(policy: dict[str, object], guard: ModuleType) -> int:
         raise ConfineError(f"unsupported architecture {os.uname().machine}")
     libc = _libc()
     abi = abi_version(libc)
-    if abi < 1:
+    if abi < 1 and policy.get("landlock", True):
         raise ConfineError("the kernel has no Landlock (Linux 5.13+, lsm=landlock)")
     no_new_privs(libc)
     drop_capabilities(libc)
-    landlock(libc, policy, abi)
+    if policy.get("landlock", True):
+        landlock(libc, policy, abi)
     try:
         guard.drop_all_capabilities(libc, os.uname().machine)
     except OSError as exc:
@@ -305,7 +313,8 @@ def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> i
     calls sent to the supervisor; the filter's listener, or None (an outer supervisor's
     listener already answers them: this filter then goes without those rules)."""
     libc = _libc()
-    nest(libc, abi)
+    if policy.get("landlock", True):
+        nest(libc, abi)
     machine = os.uname().machine
     network, unix_stream = bool(policy.get("network")), bool(policy.get("unix_stream", True))
     static = seccomp_program(network=network, abi=abi, unix_stream=unix_stream)

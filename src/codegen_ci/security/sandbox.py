@@ -49,9 +49,14 @@ from typing import Literal
 
 from codegen_ci.errors import InfraError, InputError
 from codegen_ci.security import guarded_read
-from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
+from codegen_ci.security.bwrap import (
+    bwrap_argv,
+    devices_are_ours,
+    has_credentials,
+    without_credentials,
+)
 from codegen_ci.security.confinement import Confinement
-from codegen_ci.security.landlock import kernel_abi, landlock_argv
+from codegen_ci.security.landlock import LAUNCHER, guard_argv, kernel_abi, landlock_argv
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
@@ -158,6 +163,7 @@ class Sandbox:
     bwrap: str | None = None
     landlock_abi: int | None = None  # the kernel's, when kind is landlock
     unix_stream: bool = True  # landlock: False where a container engine's socket is reachable
+    bwrap_guard: Path | None = None  # bwrap: the metadata guard's launcher (`start_bwrap_guard`)
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
@@ -266,7 +272,8 @@ class Sandbox:
     def wrap(self, confinement: Confinement) -> list[str]:
         """The argv prefix of this run's backend for `confinement` ([] when off)."""
         if self.kind == "bwrap" and self.bwrap is not None:
-            return bwrap_argv(self.bwrap, confinement)
+            guard = guard_argv(self.bwrap_guard, confinement) if self.bwrap_guard else []
+            return [*bwrap_argv(self.bwrap, confinement), *guard]
         if self.kind == "landlock":
             return landlock_argv(confinement, unix_stream=self.unix_stream)
         return []
@@ -340,7 +347,9 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
     problems = []
     if mode != "landlock":
         try:
-            return replace(base, kind="bwrap", bwrap=start_bwrap(setup))
+            bwrap = start_bwrap(setup)
+            guard = start_bwrap_guard(setup, bwrap)
+            return replace(base, kind="bwrap", bwrap=bwrap, bwrap_guard=guard)
         except SandboxUnavailable as exc:
             if mode == "bwrap":
                 raise fail_closed([exc.message]) from None
@@ -405,6 +414,28 @@ def start_bwrap(setup: Setup) -> str:
     if problem is not None:
         raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {problem}")
     return bwrap
+
+
+def start_bwrap_guard(setup: Setup, bwrap: str) -> Path | None:
+    """Bubblewrap mounts the machine read-only, so metadata changes outside fail with EROFS,
+    but for the device nodes it shows (`/dev/null`, ...): those stay writable, and when they
+    are ours (the tool runs as root) a command could chmod, chown or touch the machine's own.
+    Then every command runs under the metadata guard inside bubblewrap too (the Landlock
+    launcher without Landlock, from a copy in the tool's read-only folder); None when not
+    needed."""
+    if not devices_are_ours():
+        return None
+    folder = guarded_read.make_fresh_dir(setup.root / "tool", "guard")
+    for source in (LAUNCHER, LAUNCHER.with_name("metadata_guard.py")):
+        shutil.copyfile(source, folder / source.name)
+    folder.chmod(0o755)
+    launcher = folder / LAUNCHER.name
+    probe = setup.probe()
+    probe = replace(probe, read_only=(*probe.read_only, folder))
+    problem = _prove([*bwrap_argv(bwrap, probe), *guard_argv(launcher, probe)])
+    if problem is not None:
+        raise SandboxUnavailable(f"bubblewrap could not start its metadata guard: {problem}")
+    return launcher
 
 
 def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
