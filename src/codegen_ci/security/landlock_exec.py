@@ -45,7 +45,6 @@ import os
 import stat
 import struct
 import sys
-from collections.abc import Sequence
 from types import ModuleType
 
 # System call numbers: the same on x86_64 and aarch64 (the generic table) for these three.
@@ -220,12 +219,8 @@ def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def seccomp_program(
-    *, network: bool, abi: int, unix_stream: bool, notify: Sequence[tuple[int, ...]] = ()
-) -> list[tuple[int, ...]]:
-    """Step 4 of the module docstring, as BPF instructions (code, jt, jf, k). `notify`:
-    instructions run with the call number loaded (and leaving it there) that send calls to
-    the supervisor (security/metadata_guard.py: `notify_rules`)."""
+def seccomp_program(*, network: bool, abi: int, unix_stream: bool) -> list[tuple[int, ...]]:
+    """Step 4 of the module docstring, as BPF instructions (code, jt, jf, k)."""
     arch, sys_socket, x32 = ARCHES[os.uname().machine]
     allow = (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
     refuse = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)
@@ -237,7 +232,6 @@ def seccomp_program(
     ]
     if x32:
         prog += [(BPF_JGE_K, 0, 1, x32), (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
-    prog += notify
     for number in IO_URING:
         prog += [(BPF_JEQ_K, 0, 1, number), (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
     prog += [(BPF_JEQ_K, 1, 0, sys_socket), allow]
@@ -309,25 +303,19 @@ def confine(policy: dict[str, object], guard: ModuleType) -> int:
 
 def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> int | None:
     """In the command's process, after the fork: a Landlock domain of its own inside the
-    supervisor's (so it can neither ptrace nor signal it), then step 4 with the metadata
-    calls sent to the supervisor; the filter's listener, or None (an outer supervisor's
-    listener already answers them: this filter then goes without those rules)."""
+    supervisor's (so it can neither ptrace nor signal it), step 4, and a second filter that
+    sends the metadata calls to the supervisor (a call the first refuses stays refused: the
+    kernel takes the stricter answer); that filter's listener, or None (an outer launcher's
+    supervisor already answers these calls, for its wider places)."""
     libc = _libc()
     if policy.get("landlock", True):
         nest(libc, abi)
-    machine = os.uname().machine
     network, unix_stream = bool(policy.get("network")), bool(policy.get("unix_stream", True))
-    static = seccomp_program(network=network, abi=abi, unix_stream=unix_stream)
-    notify = guard.notify_rules(machine)
-    program = seccomp_program(network=network, abi=abi, unix_stream=unix_stream, notify=notify)
-    if len(program) > 4096:
-        raise ConfineError("seccomp program too long")
+    load_seccomp(libc, seccomp_program(network=network, abi=abi, unix_stream=unix_stream))
     try:
-        listener: int | None = guard.load_with_listener(libc, program, machine)
+        listener: int | None = guard.load_with_listener(libc, os.uname().machine)
     except OSError as exc:
         raise ConfineError(str(exc)) from None
-    if listener is None:
-        load_seccomp(libc, static)
     return listener
 
 

@@ -84,19 +84,20 @@ CALLS: dict[str, dict[str, int]] = {
     },
 }
 IOCTL = {"x86_64": 16, "aarch64": 29}
+ARCHES = {"x86_64": (0xC000003E, 0x40000000), "aarch64": (0xC00000B7, 0)}  # AUDIT_ARCH, x32
 SECCOMP = {"x86_64": 317, "aarch64": 277}
 CAPSET = {"x86_64": 126, "aarch64": 91}
 # ioctl commands that change an inode: FS_IOC_SETFLAGS (and its 32-bit form), FS_IOC_SETVERSION
 # (both forms), FS_IOC_FSSETXATTR; with the size of what their argument points to.
 INODE_IOCTLS = {0x40086602: 4, 0x40046602: 4, 0x40087602: 4, 0x40047602: 4, 0x401C5820: 28}
 
-SECCOMP_RET_USER_NOTIF = 0x7FC00000
+SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FC00000, 0x7FFF0000, 0x50000
 SECCOMP_SET_MODE_FILTER = 1
 FLAG_NEW_LISTENER, FLAG_WAIT_KILLABLE_RECV = 1 << 3, 1 << 5
 NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
 NOTIF = struct.Struct("=QII iI Q 6Q")  # id, pid, flags; seccomp_data: nr, arch, ip, args
 RESP = struct.Struct("=QqiI")  # id, val, error, flags
-BPF_LD_W_ABS, BPF_JEQ_K, BPF_RET_K = 0x20, 0x15, 0x06
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 AT_FDCWD, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH = -100, 0x100, 0x1000
 O_PATH = 0o10000000
@@ -105,10 +106,23 @@ UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
 IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
+def guard_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The supervisor's own seccomp filter, loaded on top of the launcher's (the kernel runs
+    both and takes the stricter answer: what that one refuses stays refused): each call of
+    `CALLS`, and ioctl with one of `INODE_IOCTLS`, returns SECCOMP_RET_USER_NOTIF; another
+    architecture's table fails (ENOSYS); everything else is allowed."""
+    arch, x32 = ARCHES[machine]
+    missing = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)
+    prog = [(BPF_LD_W_ABS, 0, 0, 4), (BPF_JEQ_K, 1, 0, arch), missing, (BPF_LD_W_ABS, 0, 0, 0)]
+    if x32:
+        prog += [(BPF_JGE_K, 0, 1, x32), missing]
+    return [*prog, *notify_rules(machine), (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]
+
+
 def notify_rules(machine: str) -> list[tuple[int, int, int, int]]:
-    """BPF instructions for the seccomp filter, placed where the accumulator holds the system
-    call number (and left holding it): each call of `CALLS`, and ioctl with one of
-    `INODE_IOCTLS`, returns SECCOMP_RET_USER_NOTIF."""
+    """BPF instructions placed where the accumulator holds the system call number (and left
+    holding it): each call of `CALLS`, and ioctl with one of `INODE_IOCTLS`, returns
+    SECCOMP_RET_USER_NOTIF."""
     notify = (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)
     prog: list[tuple[int, int, int, int]] = []
     for number in sorted(CALLS[machine].values()):
@@ -527,11 +541,11 @@ def _is_path_only(proc: int, fd: int) -> bool:
 # --- the launcher's side --------------------------------------------------------------------
 
 
-def load_with_listener(
-    libc: ctypes.CDLL, program: Sequence[tuple[int, ...]], machine: str
-) -> int | None:
-    """Load `program` and return its listener; None when this task already has a listener
-    (EBUSY: an outer launcher's supervisor answers these calls, for its wider places)."""
+def load_with_listener(libc: ctypes.CDLL, machine: str) -> int | None:
+    """Load `guard_program` and return its listener; None when this task already has a
+    listener (EBUSY: an outer launcher's supervisor answers these calls, for its wider
+    places)."""
+    program = guard_program(machine)
     raw = b"".join(struct.pack("=HBBI", *insn) for insn in program)
     filters = ctypes.create_string_buffer(raw, len(raw))
     fprog = ctypes.create_string_buffer(
