@@ -134,10 +134,11 @@ def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
     """Landlock cannot stop a connect() to a named socket (`/var/run/docker.sock` in GitHub's
     action containers): with `unix_stream=False` no stream Unix socket can be made, while
     socketpair() (pipes between a command's own processes) still works. Control: with
-    `unix_stream=True` the same listener is reached."""
-    path = tmp_path / "engine.sock"
+    `unix_stream=True` the same listener is reached (in the worktree: the metadata guard
+    refuses a named socket outside, tests/e2e/security/test_named_sockets.py)."""
     work = tmp_path / "work"
     work.mkdir()
+    path = work / "engine.sock"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind(str(path))
         server.listen(1)

@@ -16,6 +16,7 @@ from codegen_ci.security.metadata_guard import (
     AT_FDCWD,
     AT_SYMLINK_NOFOLLOW,
     CALLS,
+    CONNECT,
     INODE_IOCTLS,
     IOCTL,
     SECCOMP_RET_USER_NOTIF,
@@ -210,9 +211,13 @@ def stacked(programs: list[list[tuple[int, ...]]], nr: int, args: tuple[int, ...
 @pytest.mark.parametrize("network", [True, False])
 def test_the_filter_sends_exactly_the_metadata_calls_to_the_supervisor(network: bool) -> None:
     static = landlock_exec.seccomp_program(network=network, abi=6, unix_stream=True)
-    both = [static, guard_program("x86_64")]
+    both = [static, guard_program("x86_64", connect=True)]
     for name, nr in CALLS["x86_64"].items():
         assert stacked(both, nr) == SECCOMP_RET_USER_NOTIF, name
+    connect = CONNECT["x86_64"]
+    assert stacked(both, connect) == SECCOMP_RET_USER_NOTIF
+    no_connect = [static, guard_program("x86_64", connect=False)]  # inside bubblewrap
+    assert stacked(no_connect, connect) == landlock_exec.SECCOMP_RET_ALLOW
     ioctl = IOCTL["x86_64"]
     for command in INODE_IOCTLS:
         assert stacked(both, ioctl, (3, command)) == SECCOMP_RET_USER_NOTIF
@@ -233,4 +238,6 @@ def test_each_machine_names_its_own_calls() -> None:
     for machine in CALLS:
         rules = notify_rules(machine)
         assert len(rules) < 255  # every jump fits the instruction's 8 bits
-        assert len(guard_program(machine)) == len(rules) + (7 if machine == "x86_64" else 5)
+        head = 7 if machine == "x86_64" else 5  # the architecture checks and allow
+        assert len(guard_program(machine, connect=False)) == len(rules) + head
+        assert len(guard_program(machine, connect=True)) == len(rules) + head + 2

@@ -313,7 +313,9 @@ def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> i
     network, unix_stream = bool(policy.get("network")), bool(policy.get("unix_stream", True))
     load_seccomp(libc, seccomp_program(network=network, abi=abi, unix_stream=unix_stream))
     try:
-        listener: int | None = guard.load_with_listener(libc, os.uname().machine)
+        # under Landlock, connect() too: Landlock does not stop one to a named Unix socket
+        connect = bool(policy.get("landlock", True))
+        listener: int | None = guard.load_with_listener(libc, os.uname().machine, connect=connect)
     except OSError as exc:
         raise ConfineError(str(exc)) from None
     return listener

@@ -39,6 +39,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -84,6 +85,9 @@ CALLS: dict[str, dict[str, int]] = {
     },
 }
 IOCTL = {"x86_64": 16, "aarch64": 29}
+CONNECT = {"x86_64": 42, "aarch64": 203}
+PIDFD_OPEN, PIDFD_GETFD = 434, 438  # the same on both machines
+AF_UNIX, SOCKADDR_MAX = 1, 128
 ARCHES = {"x86_64": (0xC000003E, 0x40000000), "aarch64": (0xC00000B7, 0)}  # AUDIT_ARCH, x32
 SECCOMP = {"x86_64": 317, "aarch64": 277}
 CAPSET = {"x86_64": 126, "aarch64": 91}
@@ -106,16 +110,19 @@ UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
 IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
-def guard_program(machine: str) -> list[tuple[int, int, int, int]]:
+def guard_program(machine: str, *, connect: bool) -> list[tuple[int, int, int, int]]:
     """The supervisor's own seccomp filter, loaded on top of the launcher's (the kernel runs
     both and takes the stricter answer: what that one refuses stays refused): each call of
-    `CALLS`, and ioctl with one of `INODE_IOCTLS`, returns SECCOMP_RET_USER_NOTIF; another
-    architecture's table fails (ENOSYS); everything else is allowed."""
+    `CALLS`, ioctl with one of `INODE_IOCTLS` and, when `connect`, connect() return
+    SECCOMP_RET_USER_NOTIF; another architecture's table fails (ENOSYS); everything else is
+    allowed."""
     arch, x32 = ARCHES[machine]
     missing = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)
     prog = [(BPF_LD_W_ABS, 0, 0, 4), (BPF_JEQ_K, 1, 0, arch), missing, (BPF_LD_W_ABS, 0, 0, 0)]
     if x32:
         prog += [(BPF_JGE_K, 0, 1, x32), missing]
+    if connect:
+        prog += [(BPF_JEQ_K, 0, 1, CONNECT[machine]), (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)]
     return [*prog, *notify_rules(machine), (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]
 
 
@@ -313,6 +320,11 @@ def parse(name: str, args: Sequence[int], memory: Memory) -> Request:
         )
     if name == "removexattrat":
         return Request("removexattr", _at(a[0], path(1), a[2]), (xname(3),))
+    if name == "connect":  # (fd, struct sockaddr *, addrlen)
+        size = a[2] & 0xFFFFFFFF
+        if size > SOCKADDR_MAX or size >= 1 << 31:
+            raise OSError(errno.EINVAL, "addrlen")
+        return Request("connect", ByFd(_fd(a[0])), (memory.read(a[1], size) if size else b"",))
     if name == "ioctl":
         command = a[1] & 0xFFFFFFFF
         argument = memory.read(a[2], INODE_IOCTLS[command])
@@ -339,6 +351,15 @@ def allowed(where: str, links: int, writable: Sequence[str]) -> bool:
     return False
 
 
+def unix_path(address: bytes) -> bytes | None:
+    """The file a Unix socket address names; None for any other address (an inet one, an
+    abstract or unnamed Unix one, AF_UNSPEC)."""
+    if len(address) <= 2 or int.from_bytes(address[:2], "little") != AF_UNIX:
+        return None
+    path = address[2:].split(b"\0", 1)[0]
+    return path or None
+
+
 # --- the supervisor -------------------------------------------------------------------------
 
 
@@ -351,6 +372,7 @@ class Supervisor:
         self.writable = [os.path.realpath(p) for p in writable]
         self.names = {number: name for name, number in CALLS[machine].items()}
         self.names[IOCTL[machine]] = "ioctl"
+        self.names[CONNECT[machine]] = "connect"
         self.libc = ctypes.CDLL(None, use_errno=True)
 
     def serve(self) -> int:
@@ -397,8 +419,21 @@ class Supervisor:
             error = exc.errno or errno.EPERM
         except Exception:
             error = errno.EPERM
-        if error is None:
-            return  # the caller is gone: nobody to answer
+        if callable(error):  # a connect(), which may block: answered from a thread of its own
+            threading.Thread(target=self._answer_later, args=(notif_id, error), daemon=True).start()
+        elif error is not None:  # None: the caller is gone, nobody to answer
+            self.send(notif_id, error)
+
+    def _answer_later(self, notif_id: int, work: Callable[[], int]) -> None:
+        try:
+            error = work()
+        except OSError as exc:
+            error = exc.errno or errno.EPERM
+        except Exception:
+            error = errno.EPERM
+        self.send(notif_id, error)
+
+    def send(self, notif_id: int, error: int) -> None:
         resp = ctypes.create_string_buffer(RESP.pack(notif_id, 0, -error if error else 0, 0))
         self.libc.ioctl(self.listener, NOTIF_SEND, resp)  # ENOENT: it was killed meanwhile
 
@@ -406,8 +441,11 @@ class Supervisor:
         ident = ctypes.c_uint64(notif_id)
         return int(self.libc.ioctl(self.listener, NOTIF_ID_VALID, ctypes.byref(ident))) == 0
 
-    def handle(self, notif_id: int, pid: int, name: str, args: Sequence[int]) -> int | None:
-        """0, or the errno to answer; None when the caller is gone."""
+    def handle(
+        self, notif_id: int, pid: int, name: str, args: Sequence[int]
+    ) -> int | Callable[[], int] | None:
+        """0, or the errno to answer; None when the caller is gone; for a connect() the work
+        that answers it."""
         try:
             proc = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
@@ -421,6 +459,8 @@ class Supervisor:
             mem = os.open("mem", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
             opened.append(mem)
             request = parse(name, args, Memory(lambda size, at: os.pread(mem, size, at)))
+            if request.kind == "connect":
+                return self.connect(notif_id, proc, request, opened)
             target = self.open_target(proc, request.target, opened)
             if not self.valid(notif_id):
                 return None
@@ -434,6 +474,67 @@ class Supervisor:
         finally:
             for fd in opened:
                 os.close(fd)
+
+    def connect(
+        self, notif_id: int, proc: int, request: Request, opened: list[int]
+    ) -> int | Callable[[], int] | None:
+        """connect() on the caller's socket itself (a duplicate of its descriptor), to the
+        address it gave: a Unix socket's file only beneath a writable place (reached through
+        our own descriptor of that file, so a link swapped in meanwhile leads nowhere else);
+        any other address as given (Landlock's rules, the same for us, decide on TCP)."""
+        assert isinstance(request.target, ByFd)
+        address = request.values[0]
+        assert isinstance(address, bytes)
+        sock = self._socket_of(proc, request.target.fd)
+        opened.append(sock)
+        path = unix_path(address)
+        target = None
+        if path is not None:
+            target = self.open_target(proc, ByPath(AT_FDCWD, path), opened)
+        if not self.valid(notif_id):
+            return None
+        if target is not None:
+            where = os.readlink(f"/proc/self/fd/{target}")
+            if not allowed(where, os.fstat(target).st_nlink, self.writable):
+                return errno.EACCES
+            family = struct.pack("=H", AF_UNIX)
+            address = family + f"/proc/self/fd/{target}".encode() + b"\0"
+            opened.remove(target)
+        opened.remove(sock)
+        mine = [fd for fd in (sock, target) if fd is not None]
+
+        def work() -> int:
+            try:
+                buf = ctypes.create_string_buffer(address, len(address))
+                if self.libc.connect(sock, buf, len(address)) < 0:
+                    return ctypes.get_errno()
+                return 0
+            finally:
+                for fd in mine:
+                    os.close(fd)
+
+        return work
+
+    def _socket_of(self, proc: int, fd: int) -> int:
+        """Our duplicate of the caller's descriptor `fd` (pidfd_getfd: the same open socket)."""
+        tgid = 0
+        status = os.open("status", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
+        try:
+            for line in os.read(status, 4096).decode("ascii", "replace").splitlines():
+                if line.startswith("Tgid:"):
+                    tgid = int(line.split()[1])
+        finally:
+            os.close(status)
+        pidfd = int(self.libc.syscall(PIDFD_OPEN, tgid, 0))
+        if pidfd < 0:
+            raise OSError(ctypes.get_errno(), "pidfd_open")
+        try:
+            dup = int(self.libc.syscall(PIDFD_GETFD, pidfd, fd, 0))
+            if dup < 0:
+                raise OSError(ctypes.get_errno(), "pidfd_getfd")
+            return dup
+        finally:
+            os.close(pidfd)
 
     def open_target(self, proc: int, target: Target, opened: list[int]) -> int:
         """An O_PATH descriptor of ours for the object the caller named."""
@@ -541,11 +642,11 @@ def _is_path_only(proc: int, fd: int) -> bool:
 # --- the launcher's side --------------------------------------------------------------------
 
 
-def load_with_listener(libc: ctypes.CDLL, machine: str) -> int | None:
+def load_with_listener(libc: ctypes.CDLL, machine: str, *, connect: bool) -> int | None:
     """Load `guard_program` and return its listener; None when this task already has a
     listener (EBUSY: an outer launcher's supervisor answers these calls, for its wider
     places)."""
-    program = guard_program(machine)
+    program = guard_program(machine, connect=connect)
     raw = b"".join(struct.pack("=HBBI", *insn) for insn in program)
     filters = ctypes.create_string_buffer(raw, len(raw))
     fprog = ctypes.create_string_buffer(
