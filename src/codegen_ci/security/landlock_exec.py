@@ -39,12 +39,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import importlib.util
 import json
 import os
 import stat
 import struct
 import sys
+from importlib.machinery import SourceFileLoader
 from types import ModuleType
 
 # System call numbers: the same on x86_64 and aarch64 (the generic table) for these three.
@@ -351,12 +351,11 @@ def load_guard() -> ModuleType:
     launcher has no import path; it imports nothing a confined command could have shaped)."""
     here = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120 - no pathlib here
     path = os.path.join(here, "metadata_guard.py")  # noqa: PTH118
-    spec = importlib.util.spec_from_file_location("codegen_ci_metadata_guard", path)
-    if spec is None or spec.loader is None:
-        raise ConfineError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
+    loader = SourceFileLoader("codegen_ci_metadata_guard", path)  # its cached bytecode too
+    module = ModuleType(loader.name)
+    module.__file__, module.__loader__ = path, loader
+    sys.modules[loader.name] = module
+    loader.exec_module(module)
     return module
 
 

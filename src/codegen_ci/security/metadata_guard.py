@@ -29,6 +29,7 @@ path, never through codegen_ci):
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import ctypes
 import errno
@@ -36,12 +37,9 @@ import fcntl
 import os
 import select
 import signal
-import socket
 import struct
 import sys
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 # System call numbers by machine; aarch64 has only the *at forms.
 CALLS: dict[str, dict[str, int]] = {
@@ -146,36 +144,60 @@ def notify_rules(machine: str) -> list[tuple[int, int, int, int]]:
 # --- what a call asks for ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ByFd:
+class _Value:
+    """A frozen record compared by its fields (dataclasses would cost every command's
+    launcher ~30 ms of imports)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Value) or type(other) is not type(self):
+            return False
+        return other._fields() == self._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class ByFd(_Value):
     """The object a descriptor of the caller's refers to."""
 
-    fd: int
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
 
 
-@dataclass(frozen=True)
-class ByPath:
+class ByPath(_Value):
     """A path of the caller's, relative to `dirfd` (AT_FDCWD: its cwd), the last link followed
     when `follow`; the empty path names `dirfd` itself when `empty` (AT_EMPTY_PATH)."""
 
-    dirfd: int
-    path: bytes
-    follow: bool = True
-    empty: bool = False
+    __slots__ = ("dirfd", "empty", "follow", "path")
+
+    def __init__(self, dirfd: int, path: bytes, follow: bool = True, empty: bool = False) -> None:
+        self.dirfd, self.path, self.follow, self.empty = dirfd, path, follow, empty
 
 
 Target = ByFd | ByPath
 
 
-@dataclass(frozen=True)
-class Request:
-    """One metadata change, as the caller asked for it. `kind`: chmod, chown, utimens,
-    setxattr, removexattr or ioctl; `values`: its arguments (mode; uid, gid; the times as
-    (sec, nsec) pairs or None for now; name, value, flags; name; command, argument bytes)."""
+class Request(_Value):
+    """One metadata change (or connect), as the caller asked for it. `kind`: chmod, chown,
+    utimens, setxattr, removexattr, ioctl or connect; `values`: its arguments (mode; uid, gid;
+    the times as (sec, nsec) pairs or None for now; name, value, flags; name; command,
+    argument bytes; the address)."""
 
-    kind: str
-    target: Target
-    values: tuple[object, ...]
+    __slots__ = ("kind", "target", "values")
+
+    def __init__(self, kind: str, target: Target, values: tuple[object, ...]) -> None:
+        self.kind, self.target, self.values = kind, target, values
 
 
 class Memory:
@@ -420,6 +442,8 @@ class Supervisor:
         except Exception:
             error = errno.EPERM
         if callable(error):  # a connect(), which may block: answered from a thread of its own
+            import threading  # only a command that connects pays for it
+
             threading.Thread(target=self._answer_later, args=(notif_id, error), daemon=True).start()
         elif error is not None:  # None: the caller is gone, nobody to answer
             self.send(notif_id, error)
@@ -686,7 +710,7 @@ def supervise(
     of its signal). Exit 126: the child could not be confined, and never ran the command."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     parent = os.getpid()
     child = os.fork()
     if child == 0:  # pragma: no cover - the child execs or exits
@@ -696,22 +720,33 @@ def supervise(
     for sig in IGNORED:  # the reaper's SIGTERM is for the command: we go when it goes
         signal.signal(sig, signal.SIG_IGN)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    try:
-        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
-    except OSError:
-        fds = []
+    fds = _received_fds(ours)
     ours.close()
     if fds:
         status = Supervisor(fds[0], child, writable, machine).serve()
         os.close(fds[0])
     else:  # no listener: it could not be confined, or an outer supervisor answers
         status = _wait(child)
-    if os.WIFSIGNALED(status):
+    if os.WIFSIGNALED(status):  # the same death, for the reaper to report
         number = os.WTERMSIG(status)
-        signal.signal(number, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP keep theirs
+            signal.signal(number, signal.SIG_DFL)
         os.kill(os.getpid(), number)
         return 128 + number
     return os.waitstatus_to_exitcode(status)
+
+
+def _received_fds(sock: _socket.socket) -> list[int]:
+    """The descriptors the child sent (SCM_RIGHTS); none when it ended without sending."""
+    try:
+        _, ancillary, _, _ = sock.recvmsg(1, _socket.CMSG_SPACE(4))
+    except OSError:
+        return []
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += [n for (n,) in struct.iter_unpack("=i", data[: len(data) - len(data) % 4])]
+    return fds
 
 
 def _wait(child: int) -> int:
@@ -724,7 +759,7 @@ def _wait(child: int) -> int:
 def _child(
     libc: ctypes.CDLL,
     parent: int,
-    sock: socket.socket,
+    sock: _socket.socket,
     confine_child: Callable[[], int | None],
     command: Sequence[str],
 ) -> None:  # pragma: no cover - runs in the forked child
@@ -735,7 +770,8 @@ def _child(
             os._exit(126)
         listener = confine_child()
         if listener is not None:
-            socket.send_fds(sock, [b"L"], [listener])
+            rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("=i", listener))]
+            sock.sendmsg([b"L"], rights)
             os.close(listener)  # the command must never hold it
         sock.close()
         code = 127

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import py_compile
 import secrets
 import shutil
 import subprocess
@@ -428,6 +429,9 @@ def start_bwrap_guard(setup: Setup, bwrap: str) -> Path | None:
     folder = guarded_read.make_fresh_dir(setup.root / "tool", "guard")
     for source in (LAUNCHER, LAUNCHER.with_name("metadata_guard.py")):
         shutil.copyfile(source, folder / source.name)
+    # its bytecode cached now: inside, the folder is read-only (no compiling on every command)
+    py_compile.compile(str(folder / "metadata_guard.py"), doraise=True)
+    (folder / "__pycache__").chmod(0o755)
     folder.chmod(0o755)
     launcher = folder / LAUNCHER.name
     probe = setup.probe()
