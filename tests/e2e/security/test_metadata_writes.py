@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, VERSION_FILE, SampleRepo
 from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF, launch, results
 
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
@@ -75,7 +75,8 @@ def devices_are_ours() -> bool:
 
 
 def outside_targets(repo: SampleRepo, tmp: Path) -> dict[str, Path]:
-    """A HOME credential, the repository's hooks directory and a file elsewhere."""
+    """A HOME credential, the repository's hooks directory, a file of the user's checkout, a
+    program in a toolchain directory on PATH (shown read-only) and a file elsewhere."""
     credential = tmp / "home" / ".ssh" / "id_ed25519"
     credential.parent.mkdir(parents=True)
     credential.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
@@ -87,7 +88,19 @@ def outside_targets(repo: SampleRepo, tmp: Path) -> dict[str, Path]:
     outside.parent.mkdir()
     outside.write_text("mine\n")
     outside.chmod(0o644)
-    targets = {"home": credential, "hooks": hooks, "outside": outside}
+    checkout = repo.path / VERSION_FILE
+    checkout.chmod(0o644)
+    tool = tmp / "bin" / "formatter"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    targets = {
+        "home": credential,
+        "hooks": hooks,
+        "checkout": checkout,
+        "toolchain": tool,
+        "outside": outside,
+    }
     if devices_are_ours():  # root: bubblewrap's /dev/null is the machine's, and ours
         targets["devnull"] = Path("/dev/null")
     return targets
@@ -102,7 +115,7 @@ def test_run_command_cannot_change_metadata_outside(
     model_server.add(
         Reply(tool_calls=[call("run_command", command=attack(targets)), FIX]), Reply("ok")
     )
-    extra = {"HOME": str(tmp_path / "home")}
+    extra = {"HOME": str(tmp_path / "home"), "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
