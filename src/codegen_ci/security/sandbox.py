@@ -9,13 +9,15 @@ places, and the network):
   machine's files read-only but for the workdir and the run's scratch directory (HOME,
   TMPDIR); HOME and the other hidden places empty, with the toolchains in them shown
   read-only; the repository's git config shown without credentials, the worktree's `.git`
-  file read-only.
+  file read-only; as root, the metadata guard inside too (`start_bwrap_guard`).
 - **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
   bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
   kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
   allowlist (system directories, toolchains, the checkout, git directory and dependency
   folders), writes beneath the workdir and the scratch directory only, no network, no ptrace
-  of and (ABI 6) no signal to anything outside, `no_new_privs`, no capability.
+  of and (ABI 6) no signal to anything outside, `no_new_privs`, no capability; the metadata
+  calls Landlock does not cover (chmod, chown, utime, xattrs) and connect() answered by the
+  launcher's guard (security/metadata_guard.py), beneath the writable places only.
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
