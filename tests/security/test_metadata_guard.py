@@ -176,7 +176,7 @@ X86_64 = 0xC000003E
 
 
 def run_bpf(program: list[tuple[int, ...]], nr: int, args: tuple[int, ...] = ()) -> int:
-    """The classic BPF subset seccomp programs use here, on one x86_64 seccomp_data."""
+    """The classic BPF subset seccomp programs use here, run on one x86_64 system call."""
     words = [nr, X86_64, 0, 0]  # nr, arch, ip (two words)
     for arg in (*args, *[0] * (6 - len(args))):
         words += [arg & 0xFFFFFFFF, arg >> 32]
