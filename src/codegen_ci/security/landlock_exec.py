@@ -24,11 +24,12 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    (i386, x32) fails. With `unix_stream: false` (a container engine's socket is reachable on
    this machine: Landlock cannot stop a connect() to a named socket) stream Unix sockets are
    refused as well (socketpair() still works);
-5. forks (security/metadata_guard.py): the child nests a Landlock domain of its own, loads the
-   filter of step 4 with the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls)
-   sent to the parent, and execs ARGV; the parent, with no capability, answers those calls,
-   performing them beneath the `write` paths and refusing them elsewhere (Landlock does not
-   cover them), and exits with ARGV's status.
+5. forks (security/metadata_guard.py; steps 1 to 3 are shared, step 4 is the child's): the
+   child nests a Landlock domain of its own, loads the filter of step 4 and, on top, one of
+   the guard's that sends the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls,
+   truncate) and connect() to the parent, and execs ARGV; the parent, with no capability,
+   answers those calls, performing them beneath the `write` paths and refusing them elsewhere
+   (Landlock does not cover them), and exits with ARGV's status.
 With `landlock: false` (inside bubblewrap, whose mounts do the rest) steps 3 and the nested
 domain are skipped: only the filter and its supervisor. Any step that fails ends it with exit
 code 126 and a message; ARGV never runs unconfined.

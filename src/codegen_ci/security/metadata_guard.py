@@ -1,8 +1,8 @@
 """The Landlock launcher's supervisor for metadata writes: Landlock refuses writing, creating,
 removing and renaming outside the writable places, but not changing what a file is: its mode
 (`chmod`), owner (`chown`), times (`utime`), extended attributes (`setxattr`) or inode flags
-(`chattr`). Without this, a confined command could make a HOME credential world-readable or
-`.git/hooks` world-writable.
+(`chattr`), nor, before its ABI 3, `truncate()` of a path. Without this, a confined command
+could make a HOME credential world-readable or `.git/hooks` world-writable.
 
 How (run inside the launcher, security/landlock_exec.py; standard library only, loaded by
 path, never through codegen_ci):
@@ -44,6 +44,7 @@ from collections.abc import Callable, Sequence
 # System call numbers by machine; aarch64 has only the *at forms.
 CALLS: dict[str, dict[str, int]] = {
     "x86_64": {
+        "truncate": 76,
         "chmod": 90,
         "fchmod": 91,
         "chown": 92,
@@ -72,6 +73,7 @@ CALLS: dict[str, dict[str, int]] = {
         "removexattr": 14,
         "lremovexattr": 15,
         "fremovexattr": 16,
+        "truncate": 45,
         "fchmod": 52,
         "fchmodat": 53,
         "fchownat": 54,
@@ -342,6 +344,9 @@ def parse(name: str, args: Sequence[int], memory: Memory) -> Request:
         )
     if name == "removexattrat":
         return Request("removexattr", _at(a[0], path(1), a[2]), (xname(3),))
+    if name == "truncate":  # Landlock refuses it outside from ABI 3 only (Linux 6.2)
+        length = a[1] - (1 << 64) if a[1] >= 1 << 63 else a[1]
+        return Request("truncate", ByPath(cwd, path(0)), (length,))
     if name == "connect":  # (fd, struct sockaddr *, addrlen)
         size = a[2] & 0xFFFFFFFF
         if size > SOCKADDR_MAX or size >= 1 << 31:
@@ -632,6 +637,10 @@ class Supervisor:
             name = values[0]
             assert isinstance(name, bytes)
             os.removexattr(at, name)
+        elif kind == "truncate":
+            length = values[0]
+            assert isinstance(length, int)
+            os.truncate(at, length)
         elif kind == "ioctl":
             command, argument = values
             assert isinstance(command, int) and isinstance(argument, bytes)

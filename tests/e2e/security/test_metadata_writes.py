@@ -178,6 +178,10 @@ mine = os.open("mine", os.O_RDONLY)
 attempt("fchmod-inside", lambda: os.fchmod(mine, 0o700))
 attempt("futimens-inside", lambda: os.utime(mine, (0, 0)))
 attempt("chmod-missing", lambda: os.chmod("missing", 0o700))
+attempt("truncate", lambda: os.truncate(OUTSIDE, 0))  # Landlock before ABI 3 let it through
+with open("long", "w") as f:
+    f.write("0123456789")
+attempt("truncate-inside", lambda: os.truncate("long", 4))
 """
 
 
@@ -219,12 +223,14 @@ def test_links_descriptors_threads_and_children_are_guarded_alike(
         "chattr-nodump",
         "chmod-from-a-thread",
         "chmod-from-a-child",
+        "truncate",
     ]
     assert [label for label in refused if f"{label} REFUSED" not in out] == [], out
     after = outside.stat()
     assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
     # the link itself is the command's; its own files too; a missing one is missing
-    for label in ("lchown-of-link", "fchmod-inside", "futimens-inside"):
+    assert outside.read_text() == "mine\n" and (work / "long").read_text() == "0123"
+    for label in ("lchown-of-link", "fchmod-inside", "futimens-inside", "truncate-inside"):
         assert f"{label} WORKED" in out, out
     assert "chmod-missing REFUSED 2" in out, out
     assert stat.S_IMODE((work / "mine").stat().st_mode) == 0o700
