@@ -134,10 +134,11 @@ def test_where_a_socket_outside_is_reachable_unix_sockets_are_refused(
     """Landlock cannot stop a connect() to a named socket (`/var/run/docker.sock` in GitHub's
     action containers): with `unix_sockets=False` no Unix socket can be made, while
     socketpair() (pipes between a command's own processes) still works. Control: with
-    `unix_sockets=True` the same listener is reached."""
-    path = tmp_path / "engine.sock"
+    `unix_sockets=True` the same listener is reached (in the worktree: the metadata guard
+    refuses a named socket outside, tests/e2e/security/test_named_sockets.py)."""
     work = tmp_path / "work"
     work.mkdir()
+    path = work / "engine.sock"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind(str(path))
         server.listen(1)

@@ -4,6 +4,7 @@ what it confines), and the repository's git config as a confined command may see
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ EMPTIED = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 - hidden, inside the sa
 
 _CREDENTIALS = re.compile(r"^\s*extraheader\s*=.*$", re.IGNORECASE | re.MULTILINE)
 _USERINFO = re.compile(r"(://)[^/@\s]+@")
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")  # what `--dev` shows of /dev
 
 
 def bwrap_argv(bwrap: str, confinement: Confinement, *, unix_sockets: bool = True) -> list[str]:
@@ -100,3 +102,15 @@ def has_credentials(config: Path) -> bool:
     except OSError:
         return False
     return without_credentials(text) != text
+
+
+def devices_are_ours() -> bool:
+    """Whether this user owns a device node `--dev` shows (binds writable, and read-only would
+    mean `nodev`): then a command could change its mode, owner or times (root, a container)."""
+    for name in DEVICES:
+        try:
+            if (Path("/dev") / name).stat().st_uid == os.geteuid():
+                return True
+        except OSError:
+            continue
+    return False

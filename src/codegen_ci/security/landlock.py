@@ -91,3 +91,15 @@ def _without(place: Path, inside: list[Path]) -> list[Path]:
             continue
         out += _without(child, [h for h in inside if child in h.parents])
     return out
+
+
+def guard_argv(launcher: Path, confinement: Confinement) -> list[str]:
+    """The launcher's argv prefix inside bubblewrap: no Landlock (the mounts confine), only the
+    metadata guard (security/metadata_guard.py) for the writable places and bubblewrap's own
+    `/dev/shm`."""
+    policy = {
+        "landlock": False,
+        "write": [str(p) for p in (*confinement.writable, Path("/dev/shm"))],  # noqa: S108
+        "network": True,  # bubblewrap's network namespace decides
+    }
+    return [sys.executable, "-I", "-S", str(launcher), json.dumps(policy), "--"]

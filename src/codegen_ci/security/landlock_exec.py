@@ -21,12 +21,21 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    other architecture's system calls; without `network` no inet socket at all (Landlock
    checks only TCP bind() and connect(): TCP Fast Open's sendto() and listen()'s autobind
    pass it, and it has no loopback of its own to leave them), no socket family but Unix,
-   inet and netlink (NETLINK_ROUTE) ever; with `unix_sockets: false` (a socket of the user's
-   session or a container engine is reachable: Landlock cannot stop a connect() to a named
-   socket) no Unix socket either (socketpair() still works).
+   inet and netlink (NETLINK_ROUTE) ever; with `unix_sockets: false` no Unix socket at all,
+   with `unix_datagram: false` no datagram one (socketpair() still works): the guard of
+   step 5 checks a connect()'s address, not a datagram's sendto();
+5. forks (security/metadata_guard.py; steps 1 to 3 are shared, step 4 is the child's): the
+   child nests a Landlock domain of its own, loads the filter of step 4 and, on top, one of
+   the guard's that sends the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls,
+   truncate) and connect() to the parent, and execs ARGV; the parent, with no capability,
+   answers those calls, performing them beneath the `write` paths and refusing them elsewhere
+   (Landlock does not cover them; a named Unix socket is connected only beneath them), and
+   exits with ARGV's status.
 With `"backend": "bwrap"` in the policy it confines nothing itself: ARGV is bubblewrap's, and
-it runs it with the same filter on a descriptor (`bwrap --seccomp FD`), built for a command
-with a network and IPC namespace of its own (`with_bwrap_filter`).
+it runs it with the filter of step 4 on a descriptor (`bwrap --seccomp FD`), built for a
+command with a network and IPC namespace of its own (`with_bwrap_filter`). With
+`landlock: false` (inside bubblewrap, whose mounts and filter do the rest) steps 3 and 4 and
+the nested domain are skipped: only the guard's filter and its supervisor.
 Any step that fails ends it with exit code 126 and a message; ARGV never runs unconfined.
 """
 
@@ -40,6 +49,8 @@ import os
 import stat
 import struct
 import sys
+from importlib.machinery import SourceFileLoader
+from types import ModuleType
 
 # System call numbers: the same on x86_64 and aarch64 (the generic table) for these three.
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -440,17 +451,80 @@ def with_bwrap_filter(policy: dict[str, object], command: list[str]) -> list[str
     return [command[0], "--seccomp", str(fd), *command[1:]]
 
 
-def confine(policy: dict[str, object]) -> None:
+def confine(policy: dict[str, object], guard: ModuleType) -> int:
+    """Steps 1 to 3, for the supervisor and the command alike; the kernel's Landlock ABI."""
     if os.uname().machine not in ARCHES:
         raise ConfineError(f"unsupported architecture {os.uname().machine}")
     libc = _libc()
     abi = abi_version(libc)
-    if abi < 1:
+    if abi < 1 and policy.get("landlock", True):
         raise ConfineError("the kernel has no Landlock (Linux 5.13+, lsm=landlock)")
     no_new_privs(libc)
     drop_capabilities(libc)
-    landlock(libc, policy, abi)
-    load_seccomp(libc, policy_program(policy))
+    if policy.get("landlock", True):
+        landlock(libc, policy, abi)
+    try:
+        guard.drop_all_capabilities(libc, os.uname().machine)
+    except OSError as exc:
+        raise ConfineError(str(exc)) from None
+    return abi
+
+
+def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> int | None:
+    """In the command's process, after the fork: a Landlock domain of its own inside the
+    supervisor's (so it can neither ptrace nor signal it), step 4, and a second filter that
+    sends the metadata calls to the supervisor (a call the first refuses stays refused: the
+    kernel takes the stricter answer); that filter's listener, or None (an outer launcher's
+    supervisor already answers these calls, for its wider places)."""
+    libc = _libc()
+    if policy.get("landlock", True):  # inside bubblewrap, bwrap loaded the filter of step 4
+        nest(libc, abi)
+        load_seccomp(libc, policy_program(policy))
+    try:
+        # under Landlock, connect() too: Landlock does not stop one to a named Unix socket
+        connect = bool(policy.get("landlock", True))
+        listener: int | None = guard.load_with_listener(libc, os.uname().machine, connect=connect)
+    except OSError as exc:
+        raise ConfineError(str(exc)) from None
+    return listener
+
+
+def nest(libc: ctypes.CDLL, abi: int) -> None:
+    """A second Landlock layer that takes nothing more away (device nodes are refused
+    already; with ABI 6, signals and abstract sockets outside too): the command's domain is
+    then a child of the supervisor's, which it can neither ptrace nor (ABI 6) signal."""
+    attr = struct.pack("=Q", MAKE_BLOCK)
+    if abi >= 4:
+        attr += struct.pack("=Q", 0)
+    if abi >= 6:
+        attr += struct.pack("=Q", SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _check(
+        libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
+        ),
+        "landlock_create_ruleset (nested)",
+    )
+    try:
+        _check(
+            libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
+            "landlock_restrict_self (nested)",
+        )
+    finally:
+        os.close(ruleset)
+
+
+def load_guard() -> ModuleType:
+    """security/metadata_guard.py, loaded from beside this file (run as a script with -I, this
+    launcher has no import path; it imports nothing a confined command could have shaped)."""
+    here = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120 - no pathlib here
+    path = os.path.join(here, "metadata_guard.py")  # noqa: PTH118
+    loader = SourceFileLoader("codegen_ci_metadata_guard", path)  # its cached bytecode too
+    module = ModuleType(loader.name)
+    module.__file__, module.__loader__ = path, loader
+    sys.modules[loader.name] = module
+    loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str]) -> int:
@@ -466,15 +540,23 @@ def main(argv: list[str]) -> int:
             backend = "bwrap"
             command = with_bwrap_filter(policy, command)
         else:
-            confine(policy)
+            writable = _paths(policy, "write")
+            guard = load_guard()
+            abi = confine(policy, guard)
     except (ConfineError, ValueError, OSError) as exc:
         print(f"codegen-ci: cannot confine the command ({backend}): {exc}", file=sys.stderr)
         return 126
-    try:
-        os.execvp(command[0], command)  # noqa: S606 - ARGV is the confined command itself
-    except OSError as exc:
-        print(f"codegen-ci: cannot run {command[0]}: {exc}", file=sys.stderr)
-        return 127
+    if backend == "bwrap":
+        try:
+            os.execvp(command[0], command)  # noqa: S606 - ARGV is bwrap confining the command
+        except OSError as exc:
+            print(f"codegen-ci: cannot run {command[0]}: {exc}", file=sys.stderr)
+            return 127
+    return int(
+        guard.supervise(
+            lambda: confine_command(policy, abi, guard), command, writable, os.uname().machine
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -10,14 +10,17 @@ places, and the network):
   TMPDIR); HOME, `/tmp`, `/var/tmp` and the other hidden places empty, with the toolchains in
   them shown read-only, the named sockets outside covered; the repository's git config shown
   without credentials, the worktree's `.git` file read-only; the seccomp filter of
-  security/landlock_exec.py (`bwrap --seccomp FD`).
+  security/landlock_exec.py (`bwrap --seccomp FD`); as root, the metadata guard inside too
+  (`start_bwrap_guard`).
 - **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
   bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
   kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
   allowlist (system directories, toolchains, the checkout, git directory and dependency
   folders), writes beneath the workdir and the scratch directory only, no network (no inet
   socket at all), no ptrace of and (ABI 6) no signal to anything outside, `no_new_privs`, no
-  capability, and no Unix socket where one outside is reachable (`outside_sockets`).
+  capability; the metadata calls Landlock does not cover (chmod, chown, utime, xattrs) and
+  connect() answered by the launcher's guard (security/metadata_guard.py), beneath the
+  writable places only, and no Unix socket where one outside is reachable (`outside_sockets`).
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
@@ -40,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import py_compile
 import secrets
 import shutil
 import stat
@@ -53,9 +57,14 @@ from typing import Literal
 
 from codegen_ci.errors import InfraError, InputError
 from codegen_ci.security import guarded_read
-from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
+from codegen_ci.security.bwrap import (
+    bwrap_argv,
+    devices_are_ours,
+    has_credentials,
+    without_credentials,
+)
 from codegen_ci.security.confinement import Confinement
-from codegen_ci.security.landlock import kernel_abi, landlock_argv
+from codegen_ci.security.landlock import LAUNCHER, guard_argv, kernel_abi, landlock_argv
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
@@ -165,6 +174,7 @@ class Sandbox:
     sockets: tuple[Path, ...] = ()  # named sockets outside (`outside_sockets`)
     unix_sockets: bool = True  # landlock: False where a socket outside is reachable
     abstract_sockets: bool = False  # an abstract socket listens in the host's namespace
+    bwrap_guard: Path | None = None  # bwrap: the metadata guard's launcher (`start_bwrap_guard`)
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
@@ -285,7 +295,8 @@ class Sandbox:
         if self.kind == "bwrap" and self.bwrap is not None:
             # with the network, a command shares the host's abstract Unix sockets
             shared = confinement.network and self.abstract_sockets
-            return bwrap_argv(self.bwrap, confinement, unix_sockets=not shared)
+            guard = guard_argv(self.bwrap_guard, confinement) if self.bwrap_guard else []
+            return [*bwrap_argv(self.bwrap, confinement, unix_sockets=not shared), *guard]
         if self.kind == "landlock":
             return landlock_argv(confinement, unix_sockets=self.unix_sockets)
         return []
@@ -373,7 +384,9 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
     problems = []
     if mode != "landlock":
         try:
-            return replace(base, kind="bwrap", bwrap=start_bwrap(setup))
+            bwrap = start_bwrap(setup)
+            guard = start_bwrap_guard(setup, bwrap)
+            return replace(base, kind="bwrap", bwrap=bwrap, bwrap_guard=guard)
         except SandboxUnavailable as exc:
             if mode == "bwrap":
                 raise fail_closed([exc.message]) from None
@@ -459,6 +472,31 @@ def start_bwrap(setup: Setup) -> str:
     if problem is not None:
         raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {problem}")
     return bwrap
+
+
+def start_bwrap_guard(setup: Setup, bwrap: str) -> Path | None:
+    """Bubblewrap mounts the machine read-only, so metadata changes outside fail with EROFS,
+    but for the device nodes it shows (`/dev/null`, ...): those stay writable, and when they
+    are ours (the tool runs as root) a command could chmod, chown or touch the machine's own.
+    Then every command runs under the metadata guard inside bubblewrap too (the Landlock
+    launcher without Landlock, from a copy in the tool's read-only folder); None when not
+    needed."""
+    if not devices_are_ours():
+        return None
+    folder = guarded_read.make_fresh_dir(setup.root / "tool", "guard")
+    for source in (LAUNCHER, LAUNCHER.with_name("metadata_guard.py")):
+        shutil.copyfile(source, folder / source.name)
+    # its bytecode cached now: inside, the folder is read-only (no compiling on every command)
+    py_compile.compile(str(folder / "metadata_guard.py"), doraise=True)
+    (folder / "__pycache__").chmod(0o755)
+    folder.chmod(0o755)
+    launcher = folder / LAUNCHER.name
+    probe = setup.probe()
+    probe = replace(probe, read_only=(*probe.read_only, folder))
+    problem = _prove([*bwrap_argv(bwrap, probe), *guard_argv(launcher, probe)])
+    if problem is not None:
+        raise SandboxUnavailable(f"bubblewrap could not start its metadata guard: {problem}")
+    return launcher
 
 
 def start_landlock(setup: Setup, *, unix_sockets: bool) -> int:
