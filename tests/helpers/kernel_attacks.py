@@ -97,6 +97,27 @@ def own_unix_socket():  # a Unix socket of the command's own, in its working dir
         server.listen(1)
         unix_connect(path)()
 
+def unix_sendto(path):  # a datagram to a named socket: no connect() for a guard to see
+    def go():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(b"leak-dgram", path)
+    return go
+
+def own_unix_datagram():  # datagrams between two sockets of the command's own
+    path = os.path.join(os.getcwd(), f"own-{os.getpid()}.dgram")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+        server.bind(path)
+        unix_sendto(path)()
+
+def forkserver():  # multiprocessing's forkserver: a Unix socket server in the temporary folder
+    import multiprocessing, tempfile
+    tempfile.tempdir = os.getcwd()  # a run's TMPDIR: its scratch directory
+    process = multiprocessing.get_context("forkserver").Process(target=os.getpid)
+    process.start()
+    process.join(60)
+    if process.exitcode != 0:
+        raise OSError(errno.ECHILD, f"the forkserver's child ended with {process.exitcode}")
+
 attacks = {
     "tfo-sendto": tfo_sendto,
     "tfo-sendmsg": tfo_sendmsg,
@@ -115,10 +136,14 @@ attacks = {
     "read-key": read_key,
     "sysv-shm": sysv_shm,
     "own-unix-socket": own_unix_socket,
+    "own-unix-datagram": own_unix_datagram,
+    "forkserver": forkserver,
 }
 for name in args["attacks"].split(","):
     if name.startswith("unix:"):
         attempt(name, unix_connect(args[name]))
+    elif name.startswith("dgram:"):
+        attempt(name, unix_sendto(args[name]))
     else:
         attempt(name, attacks[name])
 """
@@ -246,6 +271,29 @@ def unix_listener(path: Path | str) -> Iterator[list[bytes]]:
         server.close()
         if isinstance(path, Path):
             path.unlink(missing_ok=True)
+
+
+@contextmanager
+def unix_datagram_listener(path: Path) -> Iterator[list[bytes]]:
+    """A named datagram Unix socket recording what it receives: `/dev/log` or journald's
+    stand-in."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(str(path))
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                received.append(server.recv(100))
+            except OSError:
+                return
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield received
+    finally:
+        server.close()
+        path.unlink(missing_ok=True)
 
 
 def remove_key(description: str) -> None:

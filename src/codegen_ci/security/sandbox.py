@@ -20,7 +20,7 @@ places, and the network):
   socket at all), no ptrace of and (ABI 6) no signal to anything outside, `no_new_privs`, no
   capability; the metadata calls Landlock does not cover (chmod, chown, utime, xattrs) and
   connect() answered by the launcher's guard (security/metadata_guard.py), beneath the
-  writable places only, and no Unix socket where one outside is reachable (`outside_sockets`).
+  writable places only; no datagram Unix socket (the guard cannot check a sendto()'s address).
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
@@ -172,7 +172,7 @@ class Sandbox:
     bwrap: str | None = None
     landlock_abi: int | None = None  # the kernel's, when kind is landlock
     sockets: tuple[Path, ...] = ()  # named sockets outside (`outside_sockets`)
-    unix_sockets: bool = True  # landlock: False where a socket outside is reachable
+    unix_sockets: bool = True  # landlock: False where an abstract socket outside is reachable
     abstract_sockets: bool = False  # an abstract socket listens in the host's namespace
     bwrap_guard: Path | None = None  # bwrap: the metadata guard's launcher (`start_bwrap_guard`)
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
@@ -391,12 +391,11 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
             if mode == "bwrap":
                 raise fail_closed([exc.message]) from None
             problems.append(exc.message)
-    # Landlock cannot stop a connect() to a named socket, nor (before ABI 6) to an abstract one
-    reachable = [str(p) for p in base.sockets]
-    if base.abstract_sockets and kernel_abi() < 6:
-        reachable.append("an abstract Unix socket")
+    # the metadata guard refuses a connect() to a named socket outside; before ABI 6 nothing
+    # refuses one to an abstract socket
+    abstract = base.abstract_sockets and kernel_abi() < 6
     try:
-        abi = start_landlock(setup, unix_sockets=not reachable)
+        abi = start_landlock(setup, unix_sockets=not abstract)
     except SandboxUnavailable as exc:
         raise fail_closed([*problems, exc.message]) from None
     if problems:
@@ -405,21 +404,22 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
             "instead (docs/sandbox.md)",
             file=sys.stderr,
         )
-    print(landlock_notice(reachable), file=sys.stderr)
-    return replace(base, kind="landlock", landlock_abi=abi, unix_sockets=not reachable)
+    print(landlock_notice(abstract=abstract), file=sys.stderr)
+    return replace(base, kind="landlock", landlock_abi=abi, unix_sockets=not abstract)
 
 
-def landlock_notice(reachable: Sequence[str]) -> str:
+def landlock_notice(*, abstract: bool) -> str:
     """What Landlock cannot give commands, said once per run (docs/sandbox.md)."""
     text = (
         "codegen-ci: note: Landlock gives commands no loopback of their own: without the "
         "network they open no inet socket, so a test that starts a server on 127.0.0.1 fails "
-        "(bubblewrap runs it in a network namespace of its own)"
+        "(bubblewrap runs it in a network namespace of its own); nor datagram Unix sockets"
     )
-    if reachable:
+    if abstract:
         text += (
-            f"; a socket outside the sandbox is reachable ({reachable[0]}) and Landlock cannot "
-            "refuse a connect() to it: commands open no Unix socket (socketpair() works)"
+            "; an abstract Unix socket listens outside the sandbox and this kernel's Landlock "
+            "(ABI < 6) cannot refuse a connect() to it: commands open no Unix socket "
+            "(socketpair() works)"
         )
     return text
 

@@ -26,6 +26,7 @@ from kernel_attacks import (
     probe_command,
     remove_key,
     udp_listener,
+    unix_datagram_listener,
     unix_listener,
 )
 from sample_repo import FIX, SampleRepo
@@ -192,7 +193,7 @@ def test_system_v_ipc_is_the_commands_own_or_missing(kind: str, work: Path) -> N
 def session_sockets(tmp_path: Path) -> Iterator[dict[str, tuple[str, list[bytes]]]]:
     """The user's session sockets, listening: an ssh-agent in /tmp, a gpg-agent in HOME, a
     D-Bus session bus in XDG_RUNTIME_DIR, a system socket under /run (where this user may
-    make one), and an abstract socket."""
+    make one), an abstract socket, and a datagram socket (a syslog's) in /tmp."""
     agent_dir = Path(tempfile.mkdtemp(prefix="ssh-", dir="/tmp"))
     runtime = tmp_path / "run-user"
     gnupg = Path(os.environ["HOME"]) / ".gnupg"
@@ -202,6 +203,7 @@ def session_sockets(tmp_path: Path) -> Iterator[dict[str, tuple[str, list[bytes]
         "unix:ssh-agent": agent_dir / "agent.1",
         "unix:gpg-agent": gnupg / "S.gpg-agent",
         "unix:dbus": runtime / "bus",
+        "dgram:log": agent_dir / "log",
     }
     if os.access("/run", os.W_OK):
         places["unix:run"] = Path(f"/run/codegen-test-{uuid.uuid4().hex[:8]}.sock")
@@ -213,12 +215,14 @@ def session_sockets(tmp_path: Path) -> Iterator[dict[str, tuple[str, list[bytes]
             unix_listener(places["unix:gpg-agent"]) as gpg,
             unix_listener(places["unix:dbus"]) as dbus,
             unix_listener(abstract) as hidden,
+            unix_datagram_listener(places["dgram:log"]) as log,
         ):
             listening = {
                 "unix:ssh-agent": (str(places["unix:ssh-agent"]), agent),
                 "unix:gpg-agent": (str(places["unix:gpg-agent"]), gpg),
                 "unix:dbus": (str(places["unix:dbus"]), dbus),
                 "unix:abstract": (abstract, hidden),
+                "dgram:log": (str(places["dgram:log"]), log),
             }
             if "unix:run" in places:
                 with unix_listener(places["unix:run"]) as run:
@@ -237,18 +241,22 @@ def test_the_users_session_sockets_are_out_of_reach(
     kind: str, work: Path, tmp_path: Path, session_sockets: dict[str, tuple[str, list[bytes]]]
 ) -> None:
     """ssh-agent (SSH_AUTH_SOCK removed, its socket still in /tmp), gpg-agent in HOME, D-Bus
-    in XDG_RUNTIME_DIR, a socket under /run, an abstract socket: a confined command connects
-    to none of them. bubblewrap: /tmp and XDG_RUNTIME_DIR empty, HOME hidden, a socket under
-    /run covered, abstract sockets in its own network namespace. Landlock: it cannot refuse
-    a connect() to a named socket, so where one is reachable no Unix socket is made at all;
-    abstract sockets outside are scoped (ABI 6)."""
+    in XDG_RUNTIME_DIR, a socket under /run, an abstract socket, a syslog's datagram socket:
+    a confined command reaches none of them. bubblewrap: /tmp and XDG_RUNTIME_DIR empty, HOME
+    hidden, a socket under /run covered, abstract sockets in its own network namespace.
+    Landlock cannot refuse a connect() to a named socket: the metadata guard does (EACCES);
+    a datagram's sendto() it cannot check, so the filter refuses datagram Unix sockets;
+    abstract sockets outside are scoped (ABI 6). Positive controls: the command's own Unix
+    socket server and multiprocessing's forkserver work on both backends (and its own
+    datagram sockets under bubblewrap)."""
     if kind == "landlock" and kernel_abi() < 6:
-        session_sockets.pop("unix:abstract")  # refused too, but by the same rule as named ones
+        session_sockets.pop("unix:abstract")  # refused too: no Unix socket at all then
     environ = environ_with(
         XDG_RUNTIME_DIR=str(tmp_path / "run-user"),
         SSH_AUTH_SOCK=session_sockets["unix:ssh-agent"][0],
     )
-    names = [*session_sockets, "own-unix-socket"]
+    own = ["own-unix-socket", "own-unix-datagram", "forkserver"]
+    names = [*session_sockets, *own]
     values = {name: path for name, (path, _) in session_sockets.items()}
     sandbox = opened(kind, environ)
     try:
@@ -267,11 +275,18 @@ def test_the_users_session_sockets_are_out_of_reach(
         return
     assert leaked == [], out
     assert all(seen[name] != "WORKED" for name in session_sockets), out
+    if kind == "landlock" and not sandbox.unix_sockets:  # an abstract one, before ABI 6
+        assert kernel_abi() < 6 and sandbox.abstract_sockets
+        assert {seen[name] for name in own} == {REFUSED_BY_FILTER}, out
+        return
     if kind == "landlock":
-        assert not sandbox.unix_sockets
-        assert seen["own-unix-socket"] == REFUSED_BY_FILTER, out
-    else:  # a Unix socket of its own (in its worktree) still works
-        assert seen["own-unix-socket"] == "WORKED", out
+        named = [name for name in session_sockets if name != "unix:abstract"]
+        for name in named:  # the guard refuses connect(), the filter datagram sockets
+            assert seen[name] == REFUSED_BY_FILTER, out
+    assert seen["own-unix-socket"] == "WORKED", out
+    assert seen["forkserver"] == "WORKED", out
+    own_datagrams = REFUSED_BY_FILTER if kind == "landlock" else "WORKED"
+    assert seen["own-unix-datagram"] == own_datagrams, out
 
 
 def test_bwrap_with_the_network_refuses_unix_sockets_where_an_abstract_one_listens(
