@@ -17,6 +17,7 @@ import pytest
 from codegen_ci.security import landlock_exec as lx
 from codegen_ci.security.bwrap import EMPTIED, LAUNCHER, bwrap_argv
 from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.landlock import landlock_argv
 from codegen_ci.security.sandbox import outside_sockets
 
 pytestmark = pytest.mark.skipif(os.uname().machine not in lx.ARCHES, reason="x86_64, aarch64")
@@ -96,6 +97,38 @@ def test_netlink_for_routes_only_and_unix_unless_one_outside_is_reachable() -> N
         assert verdict(datagrams, NR["socket"], socket.AF_UNIX, kind, 0) == EACCES
     for kind in (socket.SOCK_STREAM | socket.SOCK_NONBLOCK, socket.SOCK_SEQPACKET):
         assert verdict(datagrams, NR["socket"], socket.AF_UNIX, kind, 0) == ALLOW
+
+
+# What the metadata guard needs to start inside bubblewrap (as root) under bwrap's filter.
+GUARD_CALLS = {
+    "x86_64": {"seccomp": 317, "pidfd_open": 434, "pidfd_getfd": 438, "prctl": 157},
+    "aarch64": {"seccomp": 277, "pidfd_open": 434, "pidfd_getfd": 438, "prctl": 167},
+}
+
+
+def test_the_metadata_guard_can_start_under_bubblewraps_filter() -> None:
+    """The guard's launcher inside bubblewrap loads a second filter with a listener
+    (seccomp()), passes it over a socketpair and duplicates the command's sockets
+    (pidfd_open, pidfd_getfd): bwrap's filter allows each, with or without the network."""
+    for program in (bwrap(), bwrap(network=True)):
+        for name, nr in GUARD_CALLS[MACHINE].items():
+            assert verdict(program, nr) == ALLOW, name
+        pair = (socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC, 0)
+        assert verdict(program, NR["socketpair"], *pair) == ALLOW
+
+
+def test_landlocks_policy_refuses_datagram_unix_sockets_only() -> None:
+    """The Landlock launcher's policy: stream and seqpacket Unix sockets (the metadata guard
+    checks their connect()), no datagram ones (their sendto() address it cannot check)."""
+    work = Path("/nonexistent-work")
+    for unix_sockets in (True, False):
+        argv = landlock_argv(Confinement(work, (work,)), unix_sockets=unix_sockets)
+        policy = json.loads(argv[4])
+        assert policy["unix_datagram"] is False and policy["unix_sockets"] is unix_sockets
+        program = lx.policy_program(policy)
+        stream = verdict(program, NR["socket"], socket.AF_UNIX, socket.SOCK_STREAM, 0)
+        assert stream == (ALLOW if unix_sockets else EACCES)
+        assert verdict(program, NR["socket"], socket.AF_UNIX, socket.SOCK_DGRAM, 0) == EACCES
 
 
 def test_keyring_io_uring_and_ipc_are_missing() -> None:
