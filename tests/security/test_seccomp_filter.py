@@ -18,7 +18,7 @@ from codegen_ci.security import landlock_exec as lx
 from codegen_ci.security.bwrap import EMPTIED, LAUNCHER, bwrap_argv
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import landlock_argv
-from codegen_ci.security.sandbox import outside_sockets
+from codegen_ci.security.sandbox import outside_sockets, toolchain_places
 
 pytestmark = pytest.mark.skipif(os.uname().machine not in lx.ARCHES, reason="x86_64, aarch64")
 MACHINE = os.uname().machine
@@ -218,3 +218,16 @@ def test_bwrap_empties_tmp_covers_sockets_and_takes_the_filter(tmp_path: Path) -
     if tmp_path.is_relative_to("/tmp"):
         assert ["--ro-bind", str(checkout), str(checkout)] in triples
         assert str(inside) in covered
+
+
+def test_a_node_modules_bin_on_path_brings_the_packages_its_links_point_to(
+    tmp_path: Path,
+) -> None:
+    """`/tmp` is shown empty under bubblewrap, with the toolchains on PATH shown again: a
+    `node_modules/.bin` entry holds links into its `node_modules` (`pnpm ->
+    ../pnpm/bin/pnpm.cjs`), so that folder is shown too (tests/e2e/security/
+    test_dependency_writes.py runs a pnpm installed under /tmp)."""
+    modules = tmp_path / "tool" / "node_modules"
+    (modules / ".bin").mkdir(parents=True)
+    found = toolchain_places({"HOME": str(tmp_path / "home"), "PATH": str(modules / ".bin")})
+    assert modules / ".bin" in found and modules in found

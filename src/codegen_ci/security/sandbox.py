@@ -591,8 +591,11 @@ def toolchain_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
 
 def _path_entry(entry: Path, home: Path) -> list[Path]:
     """A PATH directory, and the prefix it belongs to when that is a toolchain (a virtualenv,
-    or a prefix with its own `lib`); `~/.local/bin` brings the user site of each Python."""
+    or a prefix with its own `lib`); `~/.local/bin` brings the user site of each Python, and
+    a `node_modules/.bin` its `node_modules` (where its links point: pnpm, tsc)."""
     found = [entry]
+    if entry.name == ".bin" and entry.parent.name == "node_modules":
+        found.append(entry.parent)
     if entry.name == "bin" and entry.parent not in (Path("/"), home):
         prefix = entry.parent
         try:
