@@ -331,10 +331,10 @@ def seccomp_program(
       unless `own_ipc` (bubblewrap's IPC namespace);
     - `notify`: these system calls (names in `SYSCALLS`) go to a supervisor
       (SECCOMP_RET_USER_NOTIF; the filter must then be loaded with a listener);
-    - socket(): Unix sockets unless `unix_sockets` is False (a socket of the user's session
-      or a container engine is reachable, which Landlock cannot stop a connect() to), and
-      datagram ones unless `unix_datagram` is False too (for a supervisor that checks
-      connect() but cannot check a datagram's `sendto()` address);
+    - socket(): Unix sockets unless `unix_sockets` is False (Landlock before ABI 6 where an
+      abstract socket listens outside), and datagram ones unless `unix_datagram` is False
+      too (Landlock: the metadata guard checks a connect()'s address, not a datagram's
+      `sendto()`);
       netlink for NETLINK_ROUTE only (interfaces and addresses, as getaddrinfo reads them);
       inet (every type: TCP, UDP, raw, SCTP, MPTCP; TCP Fast Open and listen()'s autobind
       included) only with the `network` or in a network namespace of the command's own
