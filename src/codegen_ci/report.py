@@ -317,6 +317,12 @@ class Report(BaseModel):
     landlock_abi: int | None = Field(
         default=None, description="The kernel's Landlock ABI, when `sandbox` is landlock."
     )
+    loopback: str | None = Field(
+        default=None,
+        description="What commands without the network have of 127.0.0.1: `own` (bwrap: a "
+        "loopback of their own, a test's own server works), `none` (landlock: no inet socket); "
+        "null when off or before any command (docs/sandbox.md).",
+    )
     candidates: list[Candidate] = Field(
         default=[], description="Every attempt of a multi-candidate run; empty for one run."
     )
