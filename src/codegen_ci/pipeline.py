@@ -23,6 +23,7 @@ from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
+from codegen_ci.gate.proof import Prover, demands_more, missing_proof_message
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator
 from codegen_ci.progress import Progress
@@ -96,7 +97,17 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             finally:  # a round that failed for the environment's sake says so, dry or not
                 check_environment(report.rounds, _places(ctx, sandbox))
         else:
-            _loop(spec, ctx, validator, baseline, env)
+            prover = Prover(
+                repo=ctx.repo,
+                base_commit=ctx.worktree.base_commit,
+                validation=spec.validation,
+                worktree=ctx.worktree,
+                work_dir=ctx.output_dir / "proof",
+                env=env,
+                tree_path=ctx.worktree.path.with_name(ctx.worktree.path.name + "-proof"),
+                sandbox=sandbox,
+            )
+            _loop(spec, ctx, validator, baseline, prover, env)
     except (KeyboardInterrupt, Interrupted):
         report.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         report.worktree = str(ctx.worktree.path)
@@ -161,7 +172,12 @@ def _first_prompt(spec: Spec, ctx: RunContext) -> str:
 
 
 def _loop(
-    spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline, env: dict[str, str]
+    spec: Spec,
+    ctx: RunContext,
+    validator: Validator,
+    baseline: Baseline,
+    prover: Prover,
+    env: dict[str, str],
 ) -> None:
     report, limits = ctx.report, spec.limits
     if ctx.start_iteration == 1 and ctx.conversation is None:
@@ -209,6 +225,7 @@ def _loop(
             finally:
                 enforce_protected(ctx.worktree, report, toolbox.refusals, shell.refusals)
             outcome = validator.run_round(iteration)
+            report.proof = None  # of this round, once it passes
             if not outcome.passed:
                 try:  # never handed to the model as its failure
                     check_environment([outcome.round], _places(ctx, validator.sandbox))
@@ -225,8 +242,18 @@ def _loop(
             if outcome.passed or (
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
             ):
-                report.finish(Status.SUCCESS)
-                return
+                report.proof = prover.prove(outcome)
+                if not demands_more(spec.validation, report.proof):
+                    report.finish(Status.SUCCESS)
+                    return
+                if iteration == last:
+                    report.finish(Status.FAILED, Reason.UNPROVEN, report.proof.reason)
+                else:  # gate/proof.py: ask for a test that fails without the change
+                    message = missing_proof_message(
+                        report.proof, iteration=iteration, max_iterations=last
+                    )
+                    conversation.add({"role": "user", "content": REDACTOR.redact(message)})
+                continue
             signatures.append(outcome.signature())
             if _stuck(signatures, limits.stuck_rounds):
                 report.finish(

@@ -28,6 +28,7 @@ class Reason(StrEnum):
     # status failed
     MAX_ITERATIONS = "max_iterations"  # the last validation round still failed
     STUCK = "stuck"  # the same failures repeated for `limits.stuck_rounds` rounds
+    UNPROVEN = "unproven"  # passed, but `validation.proof.tests: required` found no proof
     BUDGET = "budget"  # tokens, billed tokens, cost or wall clock used up
     # status success or failed: the pre-flight of `--dry-run` passed or not
     DRY_RUN = "dry-run"
@@ -220,11 +221,43 @@ class Candidate(BaseModel):
         return self.status == Status.SUCCESS
 
 
+class ProofStatus(StrEnum):
+    """`proof.status` in report.json (gate/proof.py)."""
+
+    PROVEN = "proven"  # some test fails on the base commit and passes with the change
+    UNPROVEN = "unproven"  # the suite passes, but no test shows the change does anything
+    NOT_APPLICABLE = "not_applicable"  # nothing to prove with (policy off, no JUnit, ...)
+
+
+class ProvingTest(BaseModel):
+    """A test that fails on the base commit and passes with the change."""
+
+    id: str
+    file: str | None = None
+    line: int | None = None
+    on_base: str = Field(description="How it ended on the base: failure, error, or not run.")
+
+    @property
+    def where(self) -> str:
+        return location(self.file, self.line)
+
+
+class Proof(BaseModel):
+    status: ProofStatus = ProofStatus.NOT_APPLICABLE
+    reason: str = ""
+    fail_to_pass: list[ProvingTest] = []
+    pass_to_pass: int = Field(default=0, description="Tests passing on the base and with it.")
+    not_proof: list[str] = Field(
+        default=[], description="Tests the change added or edited that pass on the base too."
+    )
+
+
 class Report(BaseModel):
     status: Status = Status.ERROR
     reason: Reason | None = Field(
         default=None,
-        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget. "
+        description="Why the run ended as it did. Status failed: max_iterations, stuck, budget, "
+        "unproven. "
         "Status error: interrupted, config, environment (a command could not write outside the "
         "code), sandbox (confinement could not be set up), error. A dry run (success or "
         "failed): dry-run. Null when a run succeeded.",
@@ -273,6 +306,9 @@ class Report(BaseModel):
     )
     landlock_abi: int | None = Field(
         default=None, description="The kernel's Landlock ABI, when `sandbox` is landlock."
+    )
+    proof: Proof | None = Field(
+        default=None, description="Fail to pass: the tests that fail without the change."
     )
     candidates: list[Candidate] = Field(
         default=[], description="Every attempt of a multi-candidate run; empty for one run."

@@ -28,6 +28,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+ProofTests = Literal["required", "preferred", "off"]
+
+
+class ProofPolicy(_Strict):
+    """What a success must show beyond a passing suite (gate/proof.py)."""
+
+    tests: ProofTests = Field(
+        default="preferred",
+        description="Tests that fail on the base commit and pass with the change. required: "
+        "a passing change without one is not yet a success (the model is asked for one); "
+        "preferred: the run succeeds and says `unproven`; off: not measured.",
+    )
+
+
 class Validation(_Strict):
     """The repository's own commands; the harness runs them, not the model."""
 
@@ -56,6 +70,9 @@ class Validation(_Strict):
         default=[],
         description="Kinds of command that may use the network inside the sandbox, e.g. "
         "[setup] for package installs; none by default (see docs/sandbox.md).",
+    )
+    proof: ProofPolicy = Field(
+        default_factory=ProofPolicy, description="The proof behind a success (fail to pass)."
     )
 
 
