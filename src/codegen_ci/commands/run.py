@@ -38,7 +38,9 @@ from codegen_ci.commands.run_driver import (
     run_pipeline,
 )
 from codegen_ci.errors import InputError
+from codegen_ci.publish.proof_text import proof_line
 from codegen_ci.report import Failure, Report, Status
+from codegen_ci.security.inert_text import for_terminal
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec
@@ -325,6 +327,8 @@ def show_result(report: Report, out: Path) -> int:
         click.echo(f"branch: {report.branch} (commit {(report.commit or '')[:12]})")
     if report.pr_url:
         click.echo(f"pull request: {report.pr_url}")
+    if line := proof_line(report):
+        click.echo(for_terminal(REDACTOR.redact(line), one_line=True))
     for failure in (report.rounds[-1].failures if report.rounds else [])[:10]:
         if report.status != Status.SUCCESS:
             click.echo(f"  FAIL {describe(failure)}")

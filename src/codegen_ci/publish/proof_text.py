@@ -1,0 +1,50 @@
+"""The proof behind a run (`report.proof`, gate/proof.py) where people read it: a "Proof"
+section for the pull request body and the job summary, and one line for the terminal and
+the status comment. Test ids come from JUnit the change's code could shape: escaped for
+Markdown here, made inert for the terminal by the caller."""
+
+from __future__ import annotations
+
+from codegen_ci.publish.markdown import code_span, escape_md
+from codegen_ci.report import Proof, ProofStatus, Report
+
+MAX_PROVING = 10
+_HEADLINE = {
+    ProofStatus.PROVEN: "✅ **proven**",
+    ProofStatus.UNPROVEN: "⚠️ **unproven**",
+    ProofStatus.NOT_APPLICABLE: "➖ not measured",
+}
+
+
+def proof_line(report: Report) -> str:
+    """`proof: proven (1 test fails on the base commit ...)`; "" when the run has none."""
+    proof = report.proof
+    if proof is None:
+        return ""
+    return f"proof: {proof.status} ({proof.reason})" if proof.reason else f"proof: {proof.status}"
+
+
+def proof_section(report: Report, heading: str = "##") -> str:
+    """`## Proof`: the verdict, each fail-to-pass test by name and place, pass to pass."""
+    proof = report.proof
+    if proof is None:
+        return ""
+    lines = [f"{heading} Proof", "", f"{_HEADLINE[proof.status]}: {escape_md(proof.reason, 600)}"]
+    if proof.fail_to_pass:
+        lines += ["", "Tests that fail on the base commit and pass with the change:"]
+        lines += [_proving(t.id, t.where, t.on_base) for t in proof.fail_to_pass[:MAX_PROVING]]
+        if len(proof.fail_to_pass) > MAX_PROVING:
+            lines.append(f"- … and {len(proof.fail_to_pass) - MAX_PROVING} more (report.json)")
+    lines += ["", _kept(proof)]
+    return "\n".join(lines)
+
+
+def _proving(test_id: str, where: str, on_base: str) -> str:
+    place = f" at {code_span(where)}" if where else ""
+    return f"- {code_span(test_id)}{place} ({escape_md(on_base, 40)} on the base)"
+
+
+def _kept(proof: Proof) -> str:
+    if proof.status == ProofStatus.NOT_APPLICABLE:
+        return "_No test was run on the base commit for this._"
+    return f"{proof.pass_to_pass} test(s) that pass on the base commit still pass."
