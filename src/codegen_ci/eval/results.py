@@ -14,7 +14,7 @@ from codegen_ci.eval.history import Task
 from codegen_ci.eval.judge import REASON_TEXT, CheckResult
 from codegen_ci.publish.markdown import code_span, escape_cell
 from codegen_ci.publish.mermaid import CostPoint, fenced, resolved_against_cost
-from codegen_ci.report import Report
+from codegen_ci.report import ProofStatus, Report
 
 SCHEMA_VERSION = 1
 
@@ -48,6 +48,7 @@ class TaskRun:
         return {
             "commit": self.task.commit,
             "resolved": self.resolved,
+            "proven": bool(r and r.proof and r.proof.status == ProofStatus.PROVEN),
             "why": self.why,
             "status": r.status if r else "error",
             "reason": r.reason if r else None,
@@ -91,6 +92,8 @@ def summarize(name: str, model: str, candidates: int, rows: list[dict[str, Any]]
         "tasks": len(rows),
         "resolved": sum(row["resolved"] for row in rows),
         "resolved_commits": [row["commit"] for row in rows if row["resolved"]],
+        # resolved, and the run itself showed a test failing on the base and passing after
+        "resolved_with_proof": sum(row["resolved"] and row.get("proven", False) for row in rows),
         "billed_tokens": {"median": _median(billed), "total": sum(billed)},
         "cost_usd": {
             "median": _median(known_costs) if priced else None,
@@ -165,13 +168,14 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += shard_notes(doc)
     if doc["configurations"]:
         lines += [
-            "| Configuration | Resolved | Billed tokens (median / total) | "
+            "| Configuration | Resolved | Resolved with proof | Billed tokens (median / total) | "
             "Cost US$ (median / total) | Wall time (median) | Rounds (median / total) |",
-            "|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|",
         ]
         for c in doc["configurations"]:
             lines.append(
                 f"| {escape_cell(c['name'])} | {c['resolved']}/{c['tasks']} | "
+                f"{c.get('resolved_with_proof', '-')}/{c['tasks']} | "
                 f"{_num(c['billed_tokens']['median'])} / {_num(c['billed_tokens']['total'])} | "
                 f"{_money(c['cost_usd']['median'])} / {_money(c['cost_usd']['total'])} | "
                 f"{_secs(c['duration_s']['median'])} | "

@@ -39,6 +39,16 @@ def proof_section(report: Report, heading: str = "##") -> str:
     return "\n".join(lines)
 
 
+def proof_note(report: Report) -> str:
+    """`\n\nProof: ⚠️ **unproven**: why` for the status comment; "" when the run has none."""
+    proof = report.proof
+    if proof is None:
+        return ""
+    names = ", ".join(code_span(t.id) for t in proof.fail_to_pass[:3])
+    shown = f" ({names})" if names else ""
+    return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}"
+
+
 def _proving(test_id: str, where: str, on_base: str) -> str:
     place = f" at {code_span(where)}" if where else ""
     return f"- {code_span(test_id)}{place} ({escape_md(on_base, 40)} on the base)"

@@ -162,6 +162,8 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
     failures = failures_list(report)
     if failures:
         parts.append("Failing tests and lint errors:\n" + failures)
+    if section := proof_section(report, "####"):
+        parts.append(section)
     if report.rounds:
         parts.append(rounds_table(report.rounds))
     if report.junit_missing:
