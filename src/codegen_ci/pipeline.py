@@ -249,10 +249,10 @@ def _loop(
                 if iteration == last:
                     report.finish(Status.FAILED, Reason.UNPROVEN, report.proof.reason)
                 else:  # gate/proof.py: ask for a test that fails without the change
-                    message = missing_proof_message(
+                    ask = missing_proof_message(
                         report.proof, iteration=iteration, max_iterations=last
                     )
-                    conversation.add({"role": "user", "content": REDACTOR.redact(message)})
+                    conversation.add({"role": "user", "content": REDACTOR.redact(ask)})
                 continue
             signatures.append(outcome.signature())
             if _stuck(signatures, limits.stuck_rounds):

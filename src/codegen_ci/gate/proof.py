@@ -20,6 +20,7 @@ in the last round, a failure of its own (reason `unproven`); `off` runs nothing 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -120,10 +121,9 @@ class Prover:
             parent.mkdir(exist_ok=True)
         if dest.is_symlink() or dest.exists():
             dest.unlink()
-        try:
+        # Deleted by the change, or not a regular file: absent on the base too.
+        with contextlib.suppress(Refused, OSError):
             guarded_read.copy_file(self.worktree.path, rel, dest, max_bytes=MAX_TEST_FILE_BYTES)
-        except (Refused, OSError):
-            pass  # deleted by the change, or not a regular file: absent on the base too
 
 
 def judge(after: JUnitResult, base: JUnitResult, test_files: list[str]) -> Proof:
@@ -188,8 +188,7 @@ def missing_proof_message(proof: Proof, *, iteration: int, max_iterations: int) 
         "code with your test files applied and your other files left out, and "
         + _what_is_missing(proof)
         + ". Add or change a test that exercises what the task asks for, so that it fails on "
-        "the base commit and passes with your change; keep the fix and the existing tests."
-        + detail
+        "the base commit and passes with your change; keep the fix and the existing tests." + detail
     )
 
 

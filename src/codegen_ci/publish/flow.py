@@ -23,6 +23,7 @@ from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.github import GitHubPublisher, PullInfo, PullRequestsNotPermitted
 from codegen_ci.publish.markdown import code_span
+from codegen_ci.publish.proof_text import proof_note
 from codegen_ci.publish.report_text import (
     candidates_text,
     failure_comment,
@@ -30,7 +31,6 @@ from codegen_ci.publish.report_text import (
     rounds_text,
     usage_line,
 )
-from codegen_ci.publish.proof_text import proof_note
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Report, Status
 from codegen_ci.spec.model import Spec

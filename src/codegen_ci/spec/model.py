@@ -28,7 +28,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-ProofTests = Literal["required", "preferred", "off"]
+def _off(value: Any) -> Any:
+    """YAML reads a bare `off` as false: `tests: off` means what it says."""
+    return "off" if value is False else value
+
+
+ProofTests = Annotated[Literal["required", "preferred", "off"], BeforeValidator(_off)]
 
 
 class ProofPolicy(_Strict):
