@@ -97,11 +97,23 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
         parts.append("The harness will validate with:\n" + "\n".join(f"- {c}" for c in checks))
     if v.protect_tests:
         parts.append("Test files and test configuration are protected: do not edit them.")
+    elif v.proof.tests != "off":
+        parts.append(PROOF_ASK[v.proof.tests])
     context = context_section(spec.context, worktree)
     if context:
         parts.append(context)
     parts.append("Repository map (files with top-level symbols):\n" + repo_map(worktree))
     return "\n\n".join(parts)
+
+
+PROOF_ASK = {
+    "required": "Proof is required: add or change a test that fails without your change and "
+    "passes with it. The harness runs your tests on the base commit's code (your test files "
+    "applied, your other changes left out); a pass without such a test is not done.",
+    "preferred": "Where you can, add or change a test that fails without your change and "
+    "passes with it: the harness runs your tests on the base commit's code and reports the "
+    "change as proven or unproven.",
+}
 
 
 def context_section(entries: list[str], worktree: Worktree) -> str:
