@@ -1,0 +1,52 @@
+"""The proof where people read it: the PR body's and job summary's "Proof" section, the
+status comment's note, the terminal's line; test ids are escaped for Markdown."""
+
+from __future__ import annotations
+
+from codegen_ci.publish.proof_text import proof_line, proof_note
+from codegen_ci.publish.report_text import pr_body, summary_markdown
+from codegen_ci.report import Proof, ProofStatus, ProvingTest, Report, Status
+
+
+def report(proof: Proof | None) -> Report:
+    r = Report(title="t", files_changed=["src/x.py"], proof=proof)
+    r.finish(Status.SUCCESS)
+    return r
+
+
+PROVEN = Proof(
+    status=ProofStatus.PROVEN,
+    reason="1 test(s) fail on the base commit and pass with the change: tests.test_x::test_y",
+    fail_to_pass=[
+        ProvingTest(id="tests.test_x::test_y", file="tests/test_x.py", line=7, on_base="failure")
+    ],
+    pass_to_pass=12,
+)
+UNPROVEN = Proof(
+    status=ProofStatus.UNPROVEN,
+    reason="none of the tests the change adds or edits fails on the base commit: **x** pass there",
+    pass_to_pass=3,
+)
+
+
+def test_a_proven_run_names_each_test_and_its_place_in_the_pr_body_and_summary() -> None:
+    for text in (
+        pr_body(report(PROVEN), task="fix", issue_number=None, run_url=None),
+        summary_markdown(report(PROVEN), run_url=None),
+    ):
+        assert "Proof\n\n✅ **proven**" in text
+        assert "- `tests.test_x::test_y` at `tests/test_x.py:7` (failure on the base)" in text
+        assert "12 test(s) that pass on the base commit still pass." in text
+
+
+def test_an_unproven_run_says_so_everywhere_people_read() -> None:
+    body = pr_body(report(UNPROVEN), task="fix", issue_number=None, run_url=None)
+    assert "## Proof\n\n⚠️ **unproven**" in body and "\\*\\*x\\*\\*" in body  # escaped
+    assert "⚠️ **unproven**" in summary_markdown(report(UNPROVEN), run_url=None)
+    assert "Proof: ⚠️ **unproven**" in proof_note(report(UNPROVEN))
+    assert proof_line(report(UNPROVEN)).startswith("proof: unproven (none of the tests")
+
+
+def test_a_run_without_proof_shows_no_section() -> None:
+    assert "Proof" not in pr_body(report(None), task="fix", issue_number=None, run_url=None)
+    assert proof_line(report(None)) == proof_note(report(None)) == ""
