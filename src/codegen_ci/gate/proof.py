@@ -21,6 +21,7 @@ in the last round, a failure of its own (reason `unproven`); `off` runs nothing 
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
 from codegen_ci.gate.junit.cases import JUnitCase
+from codegen_ci.gate.junit.go import BUILD_FAILED
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import Runner
 from codegen_ci.gate.validation import RoundOutcome
@@ -46,6 +48,7 @@ from codegen_ci.workspace.worktree import Worktree, attach_worktree
 MAX_TEST_FILE_BYTES = 5_000_000
 FAILING = ("failure", "error")
 SHOWN = 5  # tests named in a reason or a reflection
+GO_TEST_FUNC = re.compile(r"^func (Test\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 
 
 @dataclass(kw_only=True)
@@ -72,7 +75,20 @@ class Prover:
         base, problem = self._run_on_base(test_files)
         if problem:
             return Proof(reason=f"the run on the base commit cannot tell: {problem}")
-        return judge(outcome.junit, base, test_files)
+        return judge(outcome.junit, base, test_files, self._go_tests(test_files))
+
+    def _go_tests(self, test_files: list[str]) -> frozenset[str]:
+        """Top-level Go tests the change's `_test.go` files declare: gotestsum names a case by
+        its package, not its file."""
+        names: set[str] = set()
+        for rel in test_files:
+            if rel.endswith("_test.go"):
+                with contextlib.suppress(Refused, OSError):
+                    text = guarded_read.read_text(
+                        self.worktree.path, rel, max_bytes=MAX_TEST_FILE_BYTES
+                    )
+                    names.update(GO_TEST_FUNC.findall(text))
+        return frozenset(names)
 
     def _run_on_base(self, test_files: list[str]) -> tuple[JUnitResult, str | None]:
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -126,11 +142,17 @@ class Prover:
             guarded_read.copy_file(self.worktree.path, rel, dest, max_bytes=MAX_TEST_FILE_BYTES)
 
 
-def judge(after: JUnitResult, base: JUnitResult, test_files: list[str]) -> Proof:
+def judge(
+    after: JUnitResult,
+    base: JUnitResult,
+    test_files: list[str],
+    go_tests: frozenset[str] = frozenset(),
+) -> Proof:
     """Compare the passing round's cases (`after`) with the base run's (`base`, the change's
-    test files applied)."""
+    test files applied). A test the base run did not report counts only when it is one of
+    the change's (`test_files`; `go_tests` by name) and its container failed as a whole."""
     on_base = _worst(base.cases)
-    failed_whole = [c for c in on_base.values() if c.outcome in FAILING]
+    containers = [_container(c) for c in on_base.values() if c.outcome in FAILING]
     passed_after = {c.id: c for c in after.cases if c.outcome == "passed"}
     proving: list[ProvingTest] = []
     pass_to_pass = 0
@@ -138,13 +160,14 @@ def judge(after: JUnitResult, base: JUnitResult, test_files: list[str]) -> Proof
     modules = _modules(test_files)
     for test_id, case in passed_after.items():
         base_case = on_base.get(test_id)
+        ours = _belongs(case, test_files, modules, go_tests)
         if base_case is not None and base_case.outcome in FAILING:
             proving.append(_proving(case, base_case, base_case.outcome))
-        elif base_case is None and any(_contains(c.id, test_id) for c in failed_whole):
+        elif base_case is None and ours and any(_contains(c, test_id) for c in containers):
             proving.append(_proving(case, None, "not run"))  # its file could not load there
         elif base_case is not None and base_case.outcome == "passed":
             pass_to_pass += 1
-            if _belongs(case, test_files, modules):
+            if ours:
                 not_proof.append(test_id)
     if proving:
         names = ", ".join(t.id for t in proving[:SHOWN])
@@ -215,6 +238,12 @@ def _worst(cases: list[JUnitCase]) -> dict[str, JUnitCase]:
     return out
 
 
+def _container(case: JUnitCase) -> str:
+    """What a failing case stands for when it is a whole file, module or package: a Go
+    package that did not build is its package (gate/junit/go.py)."""
+    return case.classname if case.name == BUILD_FAILED else case.id
+
+
 def _contains(container: str, test_id: str) -> bool:
     """Is `container` (a failed module, file or package, as the base run reported it as a
     whole: pytest's `tests.test_x` collection error, a Go package that did not build) the
@@ -228,17 +257,17 @@ def _modules(test_files: list[str]) -> list[str]:
     return [p[: -len(".py")].replace("/", ".") for p in test_files if p.endswith(".py")]
 
 
-def _belongs(case: JUnitCase, test_files: list[str], modules: list[str]) -> bool:
+def _belongs(
+    case: JUnitCase, test_files: list[str], modules: list[str], go_tests: frozenset[str]
+) -> bool:
     """Is `case` one of `test_files`'? By the file its report names, else by pytest's dotted
-    module (`tests.test_x::test_y`, `tests.test_x.TestK::test_y`), else by a Go package's
-    directory."""
+    module (`tests.test_x::test_y`, `tests.test_x.TestK::test_y`), else by a Go test's name."""
     if case.file and any(case.file == f or case.file.endswith("/" + f) for f in test_files):
         return True
     name = case.classname or case.id
     if any(name == m or name.startswith(m + ".") or case.id.startswith(m + "::") for m in modules):
         return True
-    dirs = {str(PurePosixPath(f).parent) for f in test_files if f.endswith("_test.go")}
-    return any(name == d or name.endswith("/" + d) for d in dirs if d != ".")
+    return case.name.split("/")[0] in go_tests
 
 
 def _proving(after: JUnitCase, base: JUnitCase | None, how: str) -> ProvingTest:
