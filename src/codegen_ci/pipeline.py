@@ -22,12 +22,13 @@ from codegen_ci.agent.tools import Toolbox
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
+from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
 from codegen_ci.gate.proof import Prover, demands_more, missing_proof_message
 from codegen_ci.gate.reflection import reflection_message
-from codegen_ci.gate.validation import Validator
+from codegen_ci.gate.validation import Validator, round_tag
 from codegen_ci.progress import Progress
-from codegen_ci.report import Reason, Report, Status
+from codegen_ci.report import FlakyTest, Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
@@ -212,6 +213,7 @@ def _loop(
         limits.max_steps,
     )
     signatures: list[frozenset[str]] = []
+    flaky: list[FlakyTest] = []
     last = ctx.start_iteration + limits.max_iterations - 1
     report.finish(Status.FAILED, Reason.MAX_ITERATIONS)
     try:
@@ -226,6 +228,9 @@ def _loop(
                 enforce_protected(ctx.worktree, report, toolbox.refusals, shell.refusals)
             outcome = validator.run_round(iteration)
             report.proof = None  # of this round, once it passes
+            if not outcome.passed:  # a test that passes on a re-run is not the model's failure
+                aside = set_flaky_aside(outcome, Rerunner.of(validator, round_tag(iteration)))
+                flaky = merge_flaky(flaky, aside)
             if not outcome.passed:
                 try:  # never handed to the model as its failure
                     check_environment([outcome.round], _places(ctx, validator.sandbox))
@@ -242,7 +247,7 @@ def _loop(
             if outcome.passed or (
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
             ):
-                report.proof = prover.prove(outcome)
+                report.proof = prover.prove(outcome, flaky)
                 if not demands_more(spec.validation, report.proof):
                     report.finish(Status.SUCCESS)
                     return

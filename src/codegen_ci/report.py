@@ -242,6 +242,16 @@ class ProvingTest(BaseModel):
         return location(self.file, self.line)
 
 
+class FlakyTest(BaseModel):
+    """A test that failed and then passed on the same code (gate/flaky.py)."""
+
+    id: str
+    runs: int = Field(description="Runs it took to pass (the first one failed).")
+    where: Literal["change", "base", "both"] = Field(
+        description="Flaky with the change, on the base commit, or both: the repository's."
+    )
+
+
 class Proof(BaseModel):
     status: ProofStatus = ProofStatus.NOT_APPLICABLE
     reason: str = ""
@@ -249,6 +259,9 @@ class Proof(BaseModel):
     pass_to_pass: int = Field(default=0, description="Tests passing on the base and with it.")
     not_proof: list[str] = Field(
         default=[], description="Tests the change added or edited that pass on the base too."
+    )
+    flaky: list[FlakyTest] = Field(
+        default=[], description="Failed, then passed on a re-run: never the model's, never proof."
     )
 
 

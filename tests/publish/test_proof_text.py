@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from codegen_ci.publish.proof_text import proof_line, proof_note
 from codegen_ci.publish.report_text import pr_body, summary_markdown
-from codegen_ci.report import Proof, ProofStatus, ProvingTest, Report, Status
+from codegen_ci.report import FlakyTest, Proof, ProofStatus, ProvingTest, Report, Status
 
 
 def report(proof: Proof | None) -> Report:
@@ -50,3 +50,20 @@ def test_an_unproven_run_says_so_everywhere_people_read() -> None:
 def test_a_run_without_proof_shows_no_section() -> None:
     assert "Proof" not in pr_body(report(None), task="fix", issue_number=None, run_url=None)
     assert proof_line(report(None)) == proof_note(report(None)) == ""
+
+
+def test_flaky_tests_are_named_with_whose_they_are() -> None:
+    proof = UNPROVEN.model_copy(
+        update={
+            "flaky": [
+                FlakyTest(id="t::a", runs=2, where="both"),
+                FlakyTest(id="t::b", runs=3, where="change"),
+            ]
+        }
+    )
+    for text in (
+        pr_body(report(proof), task="fix", issue_number=None, run_url=None),
+        proof_note(report(proof)),
+    ):
+        assert "Flaky (failed, then passed on a re-run; neither charged nor counted): " in text
+        assert "`t::a` (flaky on the base commit too: the repository's), `t::b`" in text

@@ -23,18 +23,19 @@ from __future__ import annotations
 import contextlib
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
+from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import Runner
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import Proof, ProofStatus, ProvingTest
+from codegen_ci.report import FlakyTest, Proof, ProofStatus, ProvingTest
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -65,17 +66,43 @@ class Prover:
     sandbox: Sandbox | None = None
     runs: int = 0
 
-    def prove(self, outcome: RoundOutcome) -> Proof:
-        """The proof behind a passing round `outcome` (its JUnit holds the whole suite)."""
+    def prove(self, outcome: RoundOutcome, flaky: Sequence[FlakyTest] = ()) -> Proof:
+        """The proof behind a passing round `outcome` (its JUnit holds the whole suite);
+        `flaky`: tests seen flaky with the change so far, never proof."""
         if self.validation.proof.tests == "off":
-            return Proof(reason="validation.proof.tests is off")
+            return Proof(reason="validation.proof.tests is off", flaky=list(flaky))
         if not outcome.junit.cases:
-            return Proof(reason="no JUnit report: which tests ran is unknown")
+            return Proof(reason="no JUnit report: which tests ran is unknown", flaky=list(flaky))
         test_files = [p for p in self.worktree.agent_changes() if is_test_path(p)]
-        base, problem = self._run_on_base(test_files)
-        if problem:
-            return Proof(reason=f"the run on the base commit cannot tell: {problem}")
-        return judge(outcome.junit, base, test_files, self._go_tests(test_files))
+        go_tests = self._go_tests(test_files)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)
+        try:
+            for rel in test_files:
+                self._apply(tree, rel)
+            base, problem = self._run_on_base(tree)
+            if problem:
+                reason = f"the run on the base commit cannot tell: {problem}"
+                return Proof(reason=reason, flaky=list(flaky))
+            exclude = frozenset(f.id for f in flaky)
+            proof = judge(outcome.junit, base, test_files, go_tests, exclude)
+            # A test that fails on the base only by chance is no proof: re-run them there,
+            # with the tests flaky with the change that failed there too (the repository's?).
+            failing_there = {c.id for c in base.failing()}
+            suspects = [t.id for t in proof.fail_to_pass]
+            suspects += [f.id for f in flaky if f.id in failing_there]
+            again = self._rerunner(tree).passing(suspects)
+            on_base = [FlakyTest(id=i, runs=n, where="base") for i, n in again.items()]
+            flaky = merge_flaky(list(flaky), on_base)
+            if again:
+                exclude |= frozenset(again)
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude)
+            proof.flaky = list(flaky)
+            return proof
+        finally:
+            unlink_dependencies(tree, links)
+            git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
+            shutil.rmtree(tree, ignore_errors=True)
 
     def _go_tests(self, test_files: list[str]) -> frozenset[str]:
         """Top-level Go tests the change's `_test.go` files declare: gotestsum names a case by
@@ -90,39 +117,38 @@ class Prover:
                     names.update(GO_TEST_FUNC.findall(text))
         return frozenset(names)
 
-    def _run_on_base(self, test_files: list[str]) -> tuple[JUnitResult, str | None]:
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)
-        try:
-            for rel in test_files:
-                self._apply(tree, rel)
-            if self.sandbox is not None:
-                self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
-            wrap = (
-                self.sandbox.prefix(tree, network="test" in self.validation.network)
-                if self.sandbox
-                else []
-            )
-            runner = Runner(tree, self.validation, self.work_dir, self.sandbox, wrap)
-            junit = JUnitResult()
-            for command in self.validation.test:
-                self.runs += 1
-                tag = f"proof-{self.runs:02d}"
-                env = base_env(self.env, tree)
-                if pytest_commands.mentions_pytest(command):
-                    addopts = f"{env.get('PYTEST_ADDOPTS', '')} --continue-on-collection-errors"
-                    env["PYTEST_ADDOPTS"] = addopts.strip()
-                log = self.work_dir / "logs" / f"{tag}.log"
-                run = runner.run(command, env, tag, log)
-                record = base_record(command, run.result, run.junit)
-                if problem := base_run_problem(record, expects_junit=True, whole_suite=True):
-                    return junit, f"`{command}`: {problem} (see proof/logs)"
-                junit = junit.merge(run.junit)
-            return junit, None
-        finally:
-            unlink_dependencies(tree, links)
-            git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
-            shutil.rmtree(tree, ignore_errors=True)
+    def _wrap(self, tree: Path) -> list[str]:
+        if self.sandbox is None:
+            return []
+        return self.sandbox.prefix(tree, network="test" in self.validation.network)
+
+    def _run_on_base(self, tree: Path) -> tuple[JUnitResult, str | None]:
+        """The test commands in `tree`, in a phase of their own; a problem that makes the
+        run unable to tell (gate/baseline.py's `base_run_problem`), or None."""
+        if self.sandbox is not None:
+            self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
+        runner = Runner(tree, self.validation, self.work_dir, self.sandbox, self._wrap(tree))
+        junit = JUnitResult()
+        for command in self.validation.test:
+            self.runs += 1
+            tag = f"proof-{self.runs:02d}"
+            env = base_env(self.env, tree)
+            if pytest_commands.mentions_pytest(command):
+                addopts = f"{env.get('PYTEST_ADDOPTS', '')} --continue-on-collection-errors"
+                env["PYTEST_ADDOPTS"] = addopts.strip()
+            log = self.work_dir / "logs" / f"{tag}.log"
+            run = runner.run(command, env, tag, log)
+            record = base_record(command, run.result, run.junit)
+            if problem := base_run_problem(record, expects_junit=True, whole_suite=True):
+                return junit, f"`{command}`: {problem} (see proof/logs)"
+            junit = junit.merge(run.junit)
+        return junit, None
+
+    def _rerunner(self, tree: Path) -> Rerunner:
+        env = base_env(self.env, tree)
+        return Rerunner(
+            tree, self.validation, self.work_dir, env, self.sandbox, "proof", self._wrap(tree)
+        )
 
     def _apply(self, tree: Path, rel: str) -> None:
         """The change's version of test file `rel` in `tree` (deleted when the change deleted
@@ -147,6 +173,7 @@ def judge(
     base: JUnitResult,
     test_files: list[str],
     go_tests: frozenset[str] = frozenset(),
+    exclude: frozenset[str] = frozenset(),
 ) -> Proof:
     """Compare the passing round's cases (`after`) with the base run's (`base`, the change's
     test files applied). A test the base run did not report counts only when it is one of
@@ -159,6 +186,8 @@ def judge(
     not_proof: list[str] = []
     modules = _modules(test_files)
     for test_id, case in passed_after.items():
+        if test_id in exclude:  # flaky: neither proof nor a test that passes in both runs
+            continue
         base_case = on_base.get(test_id)
         ours = _belongs(case, test_files, modules, go_tests)
         if base_case is not None and base_case.outcome in FAILING:

@@ -36,7 +36,24 @@ def proof_section(report: Report, heading: str = "##") -> str:
         if len(proof.fail_to_pass) > MAX_PROVING:
             lines.append(f"- … and {len(proof.fail_to_pass) - MAX_PROVING} more (report.json)")
     lines += ["", _kept(proof)]
+    if proof.flaky:
+        lines += ["", flaky_text(proof)]
     return "\n".join(lines)
+
+
+def flaky_text(proof: Proof) -> str:
+    """The flaky tests seen: failed, then passed on a re-run (never the model's, never proof)."""
+    if not proof.flaky:
+        return ""
+    names = ", ".join(code_span(f.id) + _WHERE[f.where] for f in proof.flaky[:MAX_PROVING])
+    return f"Flaky (failed, then passed on a re-run; neither charged nor counted): {names}"
+
+
+_WHERE = {
+    "change": "",
+    "base": " (on the base commit)",
+    "both": " (flaky on the base commit too: the repository's)",
+}
 
 
 def proof_note(report: Report) -> str:
@@ -46,7 +63,8 @@ def proof_note(report: Report) -> str:
         return ""
     names = ", ".join(code_span(t.id) for t in proof.fail_to_pass[:3])
     shown = f" ({names})" if names else ""
-    return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}"
+    flaky = f"\n\n{flaky_text(proof)}" if proof.flaky else ""
+    return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}{flaky}"
 
 
 def _proving(test_id: str, where: str, on_base: str) -> str:

@@ -45,6 +45,13 @@ class ProofPolicy(_Strict):
         "a passing change without one is not yet a success (the model is asked for one); "
         "preferred: the run succeeds and says `unproven`; off: not measured.",
     )
+    reruns: int = Field(
+        default=2,
+        ge=0,
+        le=5,
+        description="Re-runs of a failing test before it counts as failing; one that passes on "
+        "a re-run is flaky: never the model's failure, never proof.",
+    )
 
 
 class Validation(_Strict):

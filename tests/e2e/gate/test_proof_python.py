@@ -174,3 +174,67 @@ def test_proof_off_runs_nothing_on_the_base(
     assert code == 0, output
     assert report["proof"]["status"] == "not_applicable"
     assert not (out / "proof").exists()
+
+
+# A test that fails on the first run in each tree and passes after: flaky by design. Its
+# counter lives beside the tests (ignored by git), so the base commit's tree keeps its own.
+FLAKY_TEST = """\
+from pathlib import Path
+
+
+def test_sometimes():
+    counter = Path(__file__).resolve().parent.parent / ".flaky-count"
+    n = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(n))
+    assert n > 1, f"run {n}: the first run fails, by design"
+"""
+
+
+def test_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    sample_repo.commit(
+        {"tests/test_flaky.py": FLAKY_TEST, ".gitignore": "__pycache__/\n.flaky-count\n"},
+        "a flaky test",
+    )
+    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
+
+    code, output, out, report = run_cli(sample_repo, spec(sample_repo))
+
+    assert code == 0, output
+    assert (report["status"], report["iterations"]) == ("success", 1)
+    assert len(model_env.tool_requests) == 2 and reflections(model_env) == []  # never charged
+    proof = report["proof"]
+    # flaky with the change (round 1) and on the base commit (the proof run): the repository's
+    assert [(f["id"], f["where"]) for f in proof["flaky"]] == [
+        ("tests.test_flaky::test_sometimes", "both")
+    ]
+    assert [t["id"] for t in proof["fail_to_pass"]] == [
+        "tests.test_version::test_bump_minor_resets_patch"
+    ]
+    assert report["files_changed"] == [VERSION_FILE]
+    assert (out / "logs" / "round-1-rerun-01.log").is_file()  # the failing test alone, again
+    assert report["rounds"][0]["passed"] and report["rounds"][0]["failures"] == []
+    assert report["rounds"][0]["tests"]["passed"] == report["rounds"][0]["tests"]["total"] == 4
+
+
+def test_without_re_runs_a_flaky_failure_is_the_models(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The control: `reruns: 0` hands the first failure to the model as a failure."""
+    sample_repo.commit(
+        {"tests/test_flaky.py": FLAKY_TEST, ".gitignore": "__pycache__/\n.flaky-count\n"},
+        "a flaky test",
+    )
+    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."), Reply("Nothing else."))
+    path = sample_repo.write_spec(
+        validation={
+            "test": ["python -m pytest -q -p no:cacheprovider tests"],
+            "proof": {"reruns": 0},
+        }
+    )
+
+    code, output, _, report = run_cli(sample_repo, path)
+
+    assert code == 0, output
+    assert report["iterations"] == 2 and "test_sometimes" in reflections(model_env)[0]
