@@ -24,7 +24,7 @@ from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
 from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
-from codegen_ci.gate.proof import Prover, demands_more, missing_proof_message
+from codegen_ci.gate.proof import Prover, missing
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import Validator, round_tag
 from codegen_ci.progress import Progress
@@ -248,15 +248,13 @@ def _loop(
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
             ):
                 report.proof = prover.prove(outcome, flaky)
-                if not demands_more(spec.validation, report.proof):
+                ask = missing(spec.validation, report.proof, iteration=iteration, last=last)
+                if ask is None:
                     report.finish(Status.SUCCESS)
                     return
                 if iteration == last:
                     report.finish(Status.FAILED, Reason.UNPROVEN, report.proof.reason)
                 else:  # gate/proof.py: ask for a test that fails without the change
-                    ask = missing_proof_message(
-                        report.proof, iteration=iteration, max_iterations=last
-                    )
                     conversation.add({"role": "user", "content": REDACTOR.redact(ask)})
                 continue
             signatures.append(outcome.signature())

@@ -252,6 +252,20 @@ class FlakyTest(BaseModel):
     )
 
 
+class ChangedLines(BaseModel):
+    """Which changed executable lines the tests ran (gate/coverage.py)."""
+
+    measured: bool = False
+    covered: int = 0
+    total: int = 0
+    uncovered: list[str] = Field(default=[], description="`file:line` or `file:first-last`.")
+    reason: str = Field(default="", description="Why it was not measured, when it was not.")
+
+    @property
+    def share(self) -> float:
+        return self.covered / self.total if self.total else 1.0
+
+
 class Proof(BaseModel):
     status: ProofStatus = ProofStatus.NOT_APPLICABLE
     reason: str = ""
@@ -262,6 +276,9 @@ class Proof(BaseModel):
     )
     flaky: list[FlakyTest] = Field(
         default=[], description="Failed, then passed on a re-run: never the model's, never proof."
+    )
+    changed_lines: ChangedLines | None = Field(
+        default=None, description="Changed executable lines the tests ran; null: not measured."
     )
 
 

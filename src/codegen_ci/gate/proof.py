@@ -29,13 +29,14 @@ from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
+from codegen_ci.gate.coverage import CoverageRun, below, uncovered_message
 from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import Runner
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import FlakyTest, Proof, ProofStatus, ProvingTest
+from codegen_ci.report import ChangedLines, FlakyTest, Proof, ProofStatus, ProvingTest
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -98,11 +99,25 @@ class Prover:
                 exclude |= frozenset(again)
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude)
             proof.flaky = list(flaky)
-            return proof
         finally:
             unlink_dependencies(tree, links)
             git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
             shutil.rmtree(tree, ignore_errors=True)
+        proof.changed_lines = self._changed_lines()
+        return proof
+
+    def _changed_lines(self) -> ChangedLines:
+        """In the run's worktree, after the base tree is gone (gate/coverage.py)."""
+        run = CoverageRun(
+            worktree=self.worktree,
+            validation=self.validation,
+            work_dir=self.work_dir.with_name("coverage"),
+            env=self.env,
+            sandbox=self.sandbox,
+        )
+        if self.sandbox is not None:
+            self.sandbox.new_phase()
+        return run.measure()
 
     def _go_tests(self, test_files: list[str]) -> frozenset[str]:
         """Top-level Go tests the change's `_test.go` files declare: gotestsum names a case by
@@ -222,9 +237,20 @@ def judge(
     )
 
 
-def demands_more(validation: Validation, proof: Proof) -> bool:
-    """`required` and a pass the base commit would give too: not yet a success."""
-    return validation.proof.tests == "required" and proof.status == ProofStatus.UNPROVEN
+def missing(validation: Validation, proof: Proof, *, iteration: int, last: int) -> str | None:
+    """What a passing round still lacks, as the model's next message; None: it is a
+    success. `required` and a pass the base commit would give too (the proof's reason), or
+    fewer changed lines run than `validation.proof.coverage` asks (the uncovered lines)."""
+    if validation.proof.tests == "required" and proof.status == ProofStatus.UNPROVEN:
+        return missing_proof_message(proof, iteration=iteration, max_iterations=last)
+    lines, wanted = proof.changed_lines, validation.proof.coverage
+    if lines is not None and wanted is not None and below(validation, lines):
+        proof.reason = (
+            f"the tests run {lines.covered} of {lines.total} changed lines, below "
+            f"validation.proof.coverage {wanted:.0%}: " + ", ".join(lines.uncovered[:SHOWN])
+        )
+        return uncovered_message(lines, wanted, iteration=iteration, last=last)
+    return None
 
 
 def missing_proof_message(proof: Proof, *, iteration: int, max_iterations: int) -> str:

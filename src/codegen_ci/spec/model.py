@@ -52,6 +52,13 @@ class ProofPolicy(_Strict):
         description="Re-runs of a failing test before it counts as failing; one that passes on "
         "a re-run is flaky: never the model's failure, never proof.",
     )
+    coverage: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Share of the change's executable lines the tests must run (e.g. 0.8); a "
+        "lower share is a reflection naming the lines no test runs. Null: reported only.",
+    )
 
 
 class Validation(_Strict):

@@ -7,7 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from gate_repos import reflections, run_cli
-from sample_repo import FIX, TEST_VERSION_PY, VERSION_FILE, SampleRepo
+from sample_repo import (
+    FIX,
+    FIXED_LINE_NEW,
+    FIXED_LINE_OLD,
+    TEST_VERSION_PY,
+    VERSION_FILE,
+    VERSION_PY,
+    SampleRepo,
+)
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -238,3 +246,79 @@ def test_without_re_runs_a_flaky_failure_is_the_models(
 
     assert code == 0, output
     assert report["iterations"] == 2 and "test_sometimes" in reflections(model_env)[0]
+
+
+# --- changed lines run by the tests (coverage.py, diff-cover) ---------------------------------
+
+BUMP_PATCH = (
+    '\n    def bump_patch(self) -> "Version":\n'
+    "        return Version(self.major, self.minor, self.patch + 1)\n"
+)
+BUMP_PATCH_BODY = f"{VERSION_FILE}:{len(VERSION_PY.splitlines()) + 3}"  # the `return` line
+BUMP_PATCH_TEST = """\
+from semver.version import Version
+
+
+def test_bump_patch():
+    assert str(Version.parse("1.2.3").bump_patch()) == "1.2.4"
+"""
+
+
+def add_bump_patch() -> Reply:
+    return Reply(
+        tool_calls=[
+            FIX,
+            call(
+                "write_file",
+                path=VERSION_FILE,
+                content=VERSION_PY.replace(FIXED_LINE_OLD, FIXED_LINE_NEW) + BUMP_PATCH,
+            ),
+        ]
+    )
+
+
+def test_changed_lines_no_test_runs_are_named(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(add_bump_patch(), Reply("Fixed, and added bump_patch."))
+
+    code, output, out, report = run_cli(sample_repo, spec(sample_repo))
+
+    assert code == 0, output
+    lines = report["proof"]["changed_lines"]
+    assert lines == {
+        "measured": True,
+        "covered": 2,  # the fixed line, and `def bump_patch` (run at import)
+        "total": 3,
+        "uncovered": [BUMP_PATCH_BODY],
+        "reason": "",
+    }
+    assert (out / "coverage" / "logs" / "coverage.log").is_file()
+    assert report["rounds"][0]["tests"]["total"] == 3  # the gate's own run, as it was
+    assert report["files_changed"] == [VERSION_FILE]  # no `.coverage` file in the change
+
+
+def test_a_coverage_threshold_asks_for_tests_of_the_lines_no_test_runs(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    model_env.add(
+        add_bump_patch(),
+        Reply("Fixed, and added bump_patch."),
+        write("tests/test_bump_patch.py", BUMP_PATCH_TEST),
+        Reply("Tested bump_patch."),
+    )
+    path = sample_repo.write_spec(
+        validation={
+            "test": ["python -m pytest -q -p no:cacheprovider tests"],
+            "proof": {"coverage": 0.8},
+        }
+    )
+
+    code, output, _, report = run_cli(sample_repo, path)
+
+    assert code == 0, output
+    assert report["iterations"] == 2
+    (asked,) = reflections(model_env)
+    assert f"{BUMP_PATCH_BODY} are run by no test" in asked
+    assert "2 of the 3 changed executable lines (67%" in asked
+    assert report["proof"]["changed_lines"]["covered"] == report["proof"]["changed_lines"]["total"]
