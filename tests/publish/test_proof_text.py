@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from codegen_ci.publish.proof_text import proof_line, proof_note
 from codegen_ci.publish.report_text import pr_body, summary_markdown
-from codegen_ci.report import FlakyTest, Proof, ProofStatus, ProvingTest, Report, Status
+from codegen_ci.report import (
+    ChangedLines,
+    FlakyTest,
+    Proof,
+    ProofStatus,
+    ProvingTest,
+    Report,
+    Status,
+)
 
 
 def report(proof: Proof | None) -> Report:
@@ -67,3 +75,22 @@ def test_flaky_tests_are_named_with_whose_they_are() -> None:
     ):
         assert "Flaky (failed, then passed on a re-run; neither charged nor counted): " in text
         assert "`t::a` (flaky on the base commit too: the repository's), `t::b`" in text
+
+
+def test_changed_lines_are_shown_with_the_ones_no_test_runs() -> None:
+    lines = ChangedLines(measured=True, covered=2, total=3, uncovered=["src/x.py:40-44"])
+    proof = PROVEN.model_copy(update={"changed_lines": lines})
+    for text in (
+        pr_body(report(proof), task="fix", issue_number=None, run_url=None),
+        summary_markdown(report(proof), run_url=None),
+        proof_note(report(proof)),
+    ):
+        assert (
+            "Changed lines run by the tests: 2 of 3 (67%); run by no test: `src/x.py:40-44`."
+            in text
+        )
+    why = ChangedLines(reason="measured for one test command only")
+    proof = PROVEN.model_copy(update={"changed_lines": why})
+    assert "not measured (measured for one test command only)" in summary_markdown(
+        report(proof), run_url=None
+    )

@@ -6,7 +6,7 @@ Markdown here, made inert for the terminal by the caller."""
 from __future__ import annotations
 
 from codegen_ci.publish.markdown import code_span, escape_md
-from codegen_ci.report import Proof, ProofStatus, Report
+from codegen_ci.report import ChangedLines, Proof, ProofStatus, Report
 
 MAX_PROVING = 10
 _HEADLINE = {
@@ -36,9 +36,24 @@ def proof_section(report: Report, heading: str = "##") -> str:
         if len(proof.fail_to_pass) > MAX_PROVING:
             lines.append(f"- … and {len(proof.fail_to_pass) - MAX_PROVING} more (report.json)")
     lines += ["", _kept(proof)]
+    if proof.changed_lines is not None:
+        lines += ["", changed_lines_text(proof.changed_lines)]
     if proof.flaky:
         lines += ["", flaky_text(proof)]
     return "\n".join(lines)
+
+
+def changed_lines_text(lines: ChangedLines) -> str:
+    """`Changed lines run by the tests: 2 of 3 (67%); run by no test: `src/x.py:40-44``."""
+    if not lines.measured:
+        return f"Changed lines run by the tests: not measured ({escape_md(lines.reason, 300)})."
+    if not lines.total:
+        return "Changed lines run by the tests: no changed line is executable."
+    text = f"Changed lines run by the tests: {lines.covered} of {lines.total} ({lines.share:.0%})"
+    if lines.uncovered:
+        shown = ", ".join(code_span(u) for u in lines.uncovered[:MAX_PROVING])
+        text += f"; run by no test: {shown}"
+    return text + "."
 
 
 def flaky_text(proof: Proof) -> str:
@@ -64,6 +79,8 @@ def proof_note(report: Report) -> str:
     names = ", ".join(code_span(t.id) for t in proof.fail_to_pass[:3])
     shown = f" ({names})" if names else ""
     flaky = f"\n\n{flaky_text(proof)}" if proof.flaky else ""
+    if proof.changed_lines is not None and proof.changed_lines.measured:
+        flaky = f"\n\n{changed_lines_text(proof.changed_lines)}{flaky}"
     return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}{flaky}"
 
 
