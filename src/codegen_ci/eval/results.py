@@ -92,8 +92,13 @@ def summarize(name: str, model: str, candidates: int, rows: list[dict[str, Any]]
         "tasks": len(rows),
         "resolved": sum(row["resolved"] for row in rows),
         "resolved_commits": [row["commit"] for row in rows if row["resolved"]],
-        # resolved, and the run itself showed a test failing on the base and passing after
-        "resolved_with_proof": sum(row["resolved"] and row.get("proven", False) for row in rows),
+        # resolved, and the run itself showed a test failing on the base and passing after;
+        # null for rows from before runs recorded proof (a shard of an older version)
+        "resolved_with_proof": (
+            sum(row["resolved"] and row["proven"] for row in rows)
+            if rows and all("proven" in row for row in rows)
+            else None
+        ),
         "billed_tokens": {"median": _median(billed), "total": sum(billed)},
         "cost_usd": {
             "median": _median(known_costs) if priced else None,
@@ -175,7 +180,7 @@ def markdown(doc: dict[str, Any]) -> str:
         for c in doc["configurations"]:
             lines.append(
                 f"| {escape_cell(c['name'])} | {c['resolved']}/{c['tasks']} | "
-                f"{c.get('resolved_with_proof', '-')}/{c['tasks']} | "
+                f"{_num(c.get('resolved_with_proof'))}/{c['tasks']} | "
                 f"{_num(c['billed_tokens']['median'])} / {_num(c['billed_tokens']['total'])} | "
                 f"{_money(c['cost_usd']['median'])} / {_money(c['cost_usd']['total'])} | "
                 f"{_secs(c['duration_s']['median'])} | "

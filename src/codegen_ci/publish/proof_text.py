@@ -44,7 +44,7 @@ def proof_section(report: Report, heading: str = "##") -> str:
 
 
 def changed_lines_text(lines: ChangedLines) -> str:
-    """`Changed lines run by the tests: 2 of 3 (67%); run by no test: `src/x.py:40-44``."""
+    """`Changed lines run by the tests: 2 of 3 (67%); run by no test: `<file>:40-44``."""
     if not lines.measured:
         return f"Changed lines run by the tests: not measured ({escape_md(lines.reason, 300)})."
     if not lines.total:
