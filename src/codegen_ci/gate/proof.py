@@ -13,9 +13,14 @@ What is a test file is `is_test_path` (workspace/paths.py), the definition `prot
 uses. A pytest command runs there with `--continue-on-collection-errors`, so one new test file
 that cannot import on the base does not stop the rest of the suite from answering.
 
+A test that fails on the base only by chance is no proof: each candidate is re-run there
+(gate/flaky.py) and one that passes is `flaky`, as are the tests flaky with the change.
+Then the changed lines the tests run are measured in the run's worktree (gate/coverage.py).
+
 The policy (`validation.proof.tests`): `preferred` reports `unproven` and lets the run
-succeed; `required` turns an unproven pass into a reflection (`missing_proof_message`) and,
-in the last round, a failure of its own (reason `unproven`); `off` runs nothing here.
+succeed; `required` turns an unproven pass into a reflection (`missing`) and, in the last
+round, a failure of its own (reason `unproven`); `off` runs nothing here. A share of changed
+lines run below `validation.proof.coverage` is a reflection the same way.
 """
 
 from __future__ import annotations

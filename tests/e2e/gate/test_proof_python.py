@@ -107,7 +107,9 @@ def test_a_fix_without_a_test_succeeds_unproven_when_proof_is_preferred(
     proof = report["proof"]
     assert proof["status"] == "unproven" and proof["fail_to_pass"] == []
     assert "adds or edits no test" in proof["reason"]
-    assert "unproven" in output.lower()
+    assert "proof: unproven (" in output  # the terminal says so
+    first = "\n".join(m.get("content") or "" for m in model_env.tool_requests[0]["messages"])
+    assert "Where you can, add or change a test that fails without your change" in first
 
 
 def test_a_new_test_that_passes_on_the_base_too_is_no_proof(
@@ -143,6 +145,8 @@ def test_required_proof_asks_for_a_failing_test_then_succeeds_proven(
     assert code == 0, output
     assert (report["status"], report["iterations"]) == ("success", 3)
     assert report["proof"]["status"] == "proven"
+    first = "\n".join(m.get("content") or "" for m in model_env.tool_requests[0]["messages"])
+    assert "Proof is required: add or change a test that fails without your change" in first
     asked = reflections(model_env)
     assert len(asked) == 2
     assert "requires a test that fails without the change" in asked[0]
