@@ -52,7 +52,7 @@ class Rerunner:
         return cls(
             tree.path,
             validation,
-            validator.output_dir,
+            validator.output_dir / "reruns",  # apart from the rounds' own logs and JUnit
             validator.env,
             sandbox,
             tag,

@@ -225,7 +225,7 @@ def test_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
         "tests.test_version::test_bump_minor_resets_patch"
     ]
     assert report["files_changed"] == [VERSION_FILE]
-    assert (out / "logs" / "round-1-rerun-01.log").is_file()  # the failing test alone, again
+    assert (out / "reruns" / "logs" / "round-1-rerun-01.log").is_file()  # the failing test again
     assert report["rounds"][0]["passed"] and report["rounds"][0]["failures"] == []
     assert report["rounds"][0]["tests"]["passed"] == report["rounds"][0]["tests"]["total"] == 4
 
