@@ -26,9 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree as safe_etree
+from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 from diff_cover.diff_reporter import GitDiffReporter
 from diff_cover.git_path import GitPathTool
 from diff_cover.report_generator import JsonReportGenerator
@@ -92,8 +93,14 @@ class CoverageRun:
                 reason="no coverage report: is coverage.py installed for the repository's "
                 "Python? (see coverage/logs/coverage.log)"
             )
-        root: Element = safe_etree.fromstring(data)
-        return changed_lines(root, self.worktree.diff(sources), self.worktree.path)
+        try:
+            root: Element = safe_etree.fromstring(data)
+            return changed_lines(root, self.worktree.diff(sources), self.worktree.path)
+        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
+            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
 
 def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
