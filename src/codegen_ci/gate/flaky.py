@@ -3,12 +3,12 @@
 A test that fails and then passes on the same code, in the same tree, is flaky: it is not
 the model's failure (a round whose only failures are flaky passes, and the reflection never
 names them) and never proof (a test that passes on a re-run on the base commit fails there
-only by chance). `validation.proof.reruns` bounds the re-runs (default 2; 0: none). A test
+only by chance). `validation.proof.reruns` bounds the re-runs (default 1; 0: none). A test
 flaky on the base and with the change is the repository's, and the report says so (`where`).
 
 A re-run runs just the failing tests where a pytest command allows it (the plugin in `only`
 mode, else the command rewritten to their node ids: the ladder of gate/test_runs.py), else
-the test commands in full.
+the test commands in full (so each re-run of a Go or jest suite costs a full run).
 """
 
 from __future__ import annotations

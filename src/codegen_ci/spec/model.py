@@ -46,7 +46,7 @@ class ProofPolicy(_Strict):
         "preferred: the run succeeds and says `unproven`; off: not measured.",
     )
     reruns: int = Field(
-        default=2,
+        default=1,
         ge=0,
         le=5,
         description="Re-runs of a failing test before it counts as failing; one that passes on "
