@@ -150,9 +150,11 @@ def slugify_repo(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> SampleRepo:
     """The project as its CI has it: dependencies and runners in the Python on PATH (as
-    setup-python + pip install leave them), no venv in the checkout."""
+    setup-python + pip install leave them), no venv in the checkout and none active (the
+    session's own VIRTUAL_ENV is not the user's)."""
     bin_dir = python_env(shared(tmp_path_factory))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     repo = checkout(tmp_path, "python-slugify", bug=SLUGIFY_BUG)
     codegen_init(repo)
     return repo
