@@ -177,8 +177,11 @@ def test_unittest_project_fixed_means_its_tests_ran_and_passed(
 def test_unittest_project_never_succeeds_with_broken_code(
     slugify_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
+    # broken as only the tests can tell: CI's flake8 is a lint too, and a failing lint ends
+    # the round before the tests run
+    broken = 'raise ImportError("rewritten")\n'
     model_env.add(
-        Reply(tool_calls=[call("write_file", path=SLUGIFY_BUG[0], content="this is not python\n")]),
+        Reply(tool_calls=[call("write_file", path=SLUGIFY_BUG[0], content=broken)]),
         Reply("rewrote it"),
     )
 
