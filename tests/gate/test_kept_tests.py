@@ -113,3 +113,38 @@ def test_nothing_is_compared_where_a_run_names_no_test(tmp_path: Path) -> None:
     base = from_junit(case("m::a"))
 
     assert compare(base, from_output(tmp_path, "ok  example.com/x  0.01s\n")) == []
+
+
+def test_failing_subtests_that_pass_after_the_fix_are_kept() -> None:
+    """unittest (and pytest's subtests) name a subtest only when it fails: the base run lists
+    `test_valid [inf-and-nan]`, the fixed run only `test_valid` (seen on tomli's suite)."""
+    base = from_junit(
+        case("tests.test_data.TestData::test_valid [inf-and-nan]", "failure"),
+        case("tests.test_data.TestData::test_valid [common-25]", "failure"),
+        case("tests.test_data.TestData::test_invalid"),
+        case("m.T::test_param (n=3)", "failure"),
+    )
+    change = from_junit(
+        case("tests.test_data.TestData::test_valid"),
+        case("tests.test_data.TestData::test_invalid"),
+        case("m.T::test_param"),
+    )
+
+    assert compare(base, change) == []
+
+
+def test_a_test_with_failing_subtests_deleted_or_skipped_is_still_caught() -> None:
+    base = from_junit(case("t.T::test_valid [inf-and-nan]", "failure"), case("t.T::test_other"))
+    skipped = from_junit(case("t.T::test_valid", "skipped"), case("t.T::test_other"))
+    deleted = from_junit(case("t.T::test_other"))
+
+    assert [(p.id, p.how) for p in compare(base, skipped)] == [("t.T::test_valid", "skipped")]
+    assert [(p.id, p.how) for p in compare(base, deleted)] == [("t.T::test_valid", "removed")]
+
+
+def test_pytest_parameters_are_tests_of_their_own() -> None:
+    """`test_x[1]` has no space before its bracket: a parameter, not a subtest."""
+    base = from_junit(case("m::test_x[1]"), case("m::test_x[2]"))
+    change = from_junit(case("m::test_x[1]"))
+
+    assert [(p.id, p.how) for p in compare(base, change)] == [("m::test_x[2]", "removed")]

@@ -23,6 +23,13 @@ there, an existing test file (or a Rust file's inline tests) holding fewer asser
 the base commit is *weakened* (an assertion removed: the test runs and proves less). Tests the
 change adds are never a problem. Where neither run says which tests ran, nothing is compared.
 
+Subtests are their test's: unittest's `subTest` (and pytest's subtests) report a subtest only
+when it fails (`test_valid [inf-and-nan]`, `test_x (n=3)`), and the parent test itself only
+when none did. So an id with a subtest's suffix (a space, then `[...]` or `(...)`) counts as its
+parent, once: a right fix that makes the failing subtests pass keeps `test_valid`, while a
+change that deletes or skips `test_valid` still removes it. (pytest's parameters,
+`test_x[1]`, have no space: each stays a test of its own.)
+
 With `keep` (or `true`) such a round fails: the model is told which tests to restore (a
 `removed` failure per test, gate/reflection.py), so the run ends successful only with the tests
 back. With `false` the round stands, and the report lists what was removed or skipped (the PR
@@ -108,18 +115,44 @@ def suite_tests(
     return SuiteTests(listed, ran, known or bool(listed))
 
 
+SUBTEST = re.compile(r"^(?P<parent>\S.*?) (?:\[[^\]]*\]|\([^)]*\))$")
+
+
+def _parent(test_id: str) -> str:
+    match = SUBTEST.match(test_id)
+    return match.group("parent") if match else test_id
+
+
+def _folded(counts: Counter[str]) -> Counter[str]:
+    """`counts` with each subtest counted as its parent test, at least once (a test with three
+    failing subtests is one test, as a passing one is)."""
+    out: Counter[str] = Counter()
+    subtests: set[str] = set()
+    for test_id, times in counts.items():
+        parent = _parent(test_id)
+        if parent == test_id:
+            out[test_id] += times
+        elif times > 0:
+            subtests.add(parent)
+    for parent in subtests:
+        out[parent] = max(out[parent], 1)
+    return out
+
+
 def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
     """The base run's tests the change's run lists fewer times (removed) or runs fewer times
-    (skipped); empty when either run names no test."""
+    (skipped), subtests counted as their test; empty when either run names no test."""
     if not (base.known and change.known):
         return []
     problems: list[RemovedTest] = []
-    for test_id, times in base.listed.items():
-        gone = times - change.listed[test_id]
+    base_listed, base_ran = _folded(base.listed), _folded(base.ran)
+    change_listed, change_ran = _folded(change.listed), _folded(change.ran)
+    for test_id, times in base_listed.items():
+        gone = times - change_listed[test_id]
         if gone > 0:
             problems.append(RemovedTest(id=test_id, how="removed", count=gone))
             continue
-        skipped = base.ran[test_id] - change.ran[test_id]
+        skipped = base_ran[test_id] - change_ran[test_id]
         if skipped > 0:
             problems.append(RemovedTest(id=test_id, how="skipped", count=skipped))
     return problems
