@@ -48,7 +48,9 @@ class DeterministicModel:
         if not self.script:
             return ModelReply("(script done)", [], prompt_tokens=100, completion_tokens=5)
         reply = self.script.pop(0)
-        calls = [ToolCall(f"call_{n}_{i}", c.name, c.arguments) for i, c in enumerate(reply.tool_calls)]
+        calls = [
+            ToolCall(f"call_{n}_{i}", c.name, c.arguments) for i, c in enumerate(reply.tool_calls)
+        ]
         return ModelReply(
             reply.content,
             calls,
