@@ -7,11 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from codegen_ci.errors import ExitCode
-from codegen_ci.gate.preflight import ConfigError
-from codegen_ci.report import Reason, Report, Status
-from codegen_ci.testing.deterministic_model import call, step
 from tests.helpers.in_process import run_in_process, sample_spec
 from tests.helpers.sample_repo import (
     FIXED_LINE_NEW,
@@ -21,6 +16,11 @@ from tests.helpers.sample_repo import (
     SampleRepo,
     make_sample_repo,
 )
+
+from codegen_ci.errors import ExitCode
+from codegen_ci.gate.preflight import ConfigError
+from codegen_ci.report import Reason, Report, Status
+from codegen_ci.testing.deterministic_model import call, step
 
 FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.sample_repo import PYTEST, SampleRepo
+
 from codegen_ci.agent.model import ModelReply
 from codegen_ci.pipeline import RunContext, execute
 from codegen_ci.progress import Progress
@@ -17,7 +19,6 @@ from codegen_ci.run.attempt import prepare_worktree
 from codegen_ci.spec.layers import resolve_spec
 from codegen_ci.spec.model import Spec
 from codegen_ci.testing.deterministic_model import DeterministicModel
-from tests.helpers.sample_repo import PYTEST, SampleRepo
 
 
 def sample_spec(**overrides: Any) -> Spec:
