@@ -20,7 +20,7 @@ from tests.helpers.sample_repo import (
 from codegen_ci.errors import ExitCode
 from codegen_ci.gate.preflight import ConfigError
 from codegen_ci.report import Reason, Report, Status
-from codegen_ci.testing.deterministic_model import call, step
+from codegen_ci.testing.deterministic_model import DeterministicModel, call, step
 
 FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
 
@@ -107,9 +107,11 @@ def test_a_new_failure_is_new_and_one_on_the_base_commit_is_not(tmp_path: Path) 
 def test_a_setup_that_fails_is_a_config_error_before_any_model_call(tmp_path: Path) -> None:
     sample = make_sample_repo(tmp_path)
     spec = sample_spec(validation={"setup": ["sh -c 'exit 3'"], "test": [PYTEST]})
+    model = DeterministicModel([step(None, FIX)])
     with pytest.raises(ConfigError) as raised:
-        run_in_process(sample, spec, [step(None, FIX)])
+        run_in_process(sample, spec, [], model=model)
     assert raised.value.exit_code == ExitCode.INPUT == 2
+    assert model.calls == 0  # pre-flight stopped the run before the model was asked
     report = Report.model_validate_json((sample.tmp / "out-r1" / "report.json").read_text())
     assert (report.status, report.reason) == (Status.ERROR, Reason.CONFIG)
     assert "setup failed" in (report.error or "")
@@ -156,3 +158,14 @@ def test_a_token_budget_used_up_stops_the_run(tmp_path: Path) -> None:
 
 def git_branches(sample: SampleRepo) -> set[str]:
     return set(sample.git("branch", "--format=%(refname:short)").split())
+
+
+def test_a_turn_runs_at_most_max_steps_tool_calls(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    spec = sample_spec(limits={"max_iterations": 1, "max_steps": 1})
+    both = step(None, call("read_file", path=VERSION_FILE), FIX)
+    run = run_in_process(sample, spec, [both])
+    # the second call of the reply was not run: the bug stays, the one round fails
+    assert (run.report.status, run.report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS)
+    assert run.model.calls == 1
+    assert run.report.commit is None, run.log

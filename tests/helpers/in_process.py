@@ -43,9 +43,16 @@ class InProcessRun:
 
 
 def run_in_process(
-    sample: SampleRepo, spec: Spec, script: list[ModelReply], *, run_id: str = "r1"
+    sample: SampleRepo,
+    spec: Spec,
+    script: list[ModelReply],
+    *,
+    run_id: str = "r1",
+    model: DeterministicModel | None = None,
 ) -> InProcessRun:
-    model = DeterministicModel(list(script))
+    """`model`: the one to use (its script then replaces `script`), for a test that must read
+    its requests although the run raised."""
+    model = model or DeterministicModel(list(script))
     out = sample.tmp / f"out-{run_id}"
     out.mkdir()
     worktree = prepare_worktree(sample.path, spec, run_id)
