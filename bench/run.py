@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 from bench.cache_cost import cache_cost  # noqa: E402
 from bench.candidates import candidates_tradeoff  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
+from bench.coverage_cost import coverage_cost  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
@@ -49,6 +50,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "sandbox": sandbox_cost,
     "warm_caches": warm_caches,
     "candidates": candidates_tradeoff,
+    "coverage": coverage_cost,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -63,6 +65,7 @@ FULL: dict[str, dict[str, Any]] = {
     "sandbox": {"calls": 20, "files": 5000},
     "warm_caches": {"runs": 7},
     "candidates": {"test_sleep_s": 1.0, "repeats": 2},
+    "coverage": {"modules": 40, "tests_per_module": 10, "repeats": 5},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -77,6 +80,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "cache_cost": {"calls": (20, 60)},
     "sandbox": {"calls": 5, "files": 500},
     "candidates": {"test_sleep_s": 0.2},
+    "coverage": {"modules": 10, "tests_per_module": 5, "repeats": 2},
 }
 
 
@@ -112,6 +116,10 @@ def summary(name: str, r: Result) -> str:
             f"{r['file_mb']:.0f} MB, {r['cases']} cases: {r['parse_s']:.1f} s "
             f"({r['parse_cpu_s']:.1f} s CPU), RSS +{r['rss_growth_mb']:.0f} MB, "
             f"peak/kept {r['peak_over_kept']:.2f}"
+        ),
+        "coverage": lambda: (
+            f"Python {r['python']}, {r['tests']} tests: plain {r['plain_s']:.2f} s, with "
+            f"changed-line coverage {r['coverage_s']:.2f} s ({r['ratio']:.2f}x)"
         ),
         "redaction": lambda: (
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"

@@ -23,12 +23,14 @@ from codegen_ci.cancel import Cancel, Checked
 from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
+from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside
 from codegen_ci.gate.kept_tests import check_kept
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
+from codegen_ci.gate.proof import Prover, missing
 from codegen_ci.gate.reflection import reflection_message
-from codegen_ci.gate.validation import Validator
+from codegen_ci.gate.validation import Validator, round_tag
 from codegen_ci.progress import Progress
-from codegen_ci.report import Reason, Report, Status
+from codegen_ci.report import FlakyTest, Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
@@ -79,6 +81,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
     sandbox = _open_sandbox(ctx)
     report.sandbox, report.landlock_abi = sandbox.kind, sandbox.landlock_abi
+    report.loopback = sandbox.loopback
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(
         spec.validation,
@@ -111,7 +114,18 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
             finally:  # a round that failed for the environment's sake says so, dry or not
                 check_environment(report.rounds, _places(ctx, sandbox))
         else:
-            _loop(spec, ctx, validator, baseline)
+            prover = Prover(
+                repo=ctx.repo,
+                base_commit=ctx.worktree.base_commit,
+                validation=spec.validation,
+                worktree=ctx.worktree,
+                work_dir=ctx.output_dir / "proof",
+                env=env,
+                tree_path=ctx.worktree.path.with_name(ctx.worktree.path.name + "-proof"),
+                sandbox=sandbox,
+                sources=lambda: validator.state.imports,  # the proof tree's code first
+            )
+            _loop(spec, ctx, validator, baseline, prover)
     except (KeyboardInterrupt, Interrupted):
         report.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         report.worktree = str(ctx.worktree.path)
@@ -190,7 +204,9 @@ def _first_prompt(spec: Spec, ctx: RunContext) -> str:
     return "\n\n".join(m["content"] for m in first_messages(spec, ctx.worktree, ctx.briefing))
 
 
-def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline) -> None:
+def _loop(
+    spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline, prover: Prover
+) -> None:
     report, limits = ctx.report, spec.limits
     report.removed_tests_allowed = not spec.validation.keep_tests
     if ctx.start_iteration == 1 and ctx.conversation is None:
@@ -225,6 +241,7 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
         limits.max_steps,
     )
     signatures: list[frozenset[str]] = []
+    flaky: list[FlakyTest] = []
     last = ctx.start_iteration + limits.max_iterations - 1
     report.finish(Status.FAILED, Reason.MAX_ITERATIONS)
     try:
@@ -239,6 +256,10 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
             finally:
                 enforce_protected(ctx.worktree, report, toolbox.refusals, shell.refusals)
             outcome = validator.run_round(iteration)
+            report.proof = None  # of this round, once it passes
+            if not outcome.passed:  # a test that passes on a re-run is not the model's failure
+                aside = set_flaky_aside(outcome, Rerunner.of(validator, round_tag(iteration)))
+                flaky = merge_flaky(flaky, aside)
             if not outcome.passed:
                 try:  # never handed to the model as its failure
                     check_environment([outcome.round], _places(ctx, validator.sandbox))
@@ -259,8 +280,16 @@ def _loop(spec: Spec, ctx: RunContext, validator: Validator, baseline: Baseline)
             if outcome.passed or (
                 spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
             ):
-                report.finish(Status.SUCCESS)
-                return
+                report.proof = prover.prove(outcome, flaky)
+                ask = missing(spec.validation, report.proof, iteration=iteration, last=last)
+                if ask is None:
+                    report.finish(Status.SUCCESS)
+                    return
+                if iteration == last:
+                    report.finish(Status.FAILED, Reason.UNPROVEN, report.proof.reason)
+                else:  # gate/proof.py: ask for a test that fails without the change
+                    conversation.add({"role": "user", "content": REDACTOR.redact(ask)})
+                continue
             signatures.append(outcome.signature())
             if _stuck(signatures, limits.stuck_rounds):
                 report.finish(

@@ -29,6 +29,7 @@ class Reason(StrEnum):
     # status failed
     MAX_ITERATIONS = "max_iterations"  # the last validation round still failed
     STUCK = "stuck"  # the same failures repeated for `limits.stuck_rounds` rounds
+    UNPROVEN = "unproven"  # passed, but `validation.proof.tests: required` found no proof
     BUDGET = "budget"  # tokens, billed tokens, cost or wall clock used up
     NO_CHANGE = "no_change"  # the gate passed, but on no change: nothing to commit
     # status success or failed: the pre-flight of `--dry-run` passed or not
@@ -246,12 +247,74 @@ class Candidate(BaseModel):
         return self.status == Status.SUCCESS
 
 
+class ProofStatus(StrEnum):
+    """`proof.status` in report.json (gate/proof.py)."""
+
+    PROVEN = "proven"  # some test fails on the base commit and passes with the change
+    UNPROVEN = "unproven"  # the suite passes, but no test shows the change does anything
+    NOT_APPLICABLE = "not_applicable"  # nothing to prove with (policy off, no JUnit, ...)
+
+
+class ProvingTest(BaseModel):
+    """A test that fails on the base commit and passes with the change."""
+
+    id: str
+    file: str | None = None
+    line: int | None = None
+    on_base: str = Field(description="How it ended on the base: failure, error, or not run.")
+
+    @property
+    def where(self) -> str:
+        return location(self.file, self.line)
+
+
+class FlakyTest(BaseModel):
+    """A test that failed and then passed on the same code (gate/flaky.py)."""
+
+    id: str
+    runs: int = Field(description="Runs it took to pass (the first one failed).")
+    where: Literal["change", "base", "both"] = Field(
+        description="Flaky with the change, on the base commit, or both: the repository's."
+    )
+
+
+class ChangedLines(BaseModel):
+    """Which changed executable lines the tests ran (gate/coverage.py)."""
+
+    measured: bool = False
+    covered: int = 0
+    total: int = 0
+    uncovered: list[str] = Field(default=[], description="`file:line` or `file:first-last`.")
+    reason: str = Field(default="", description="Why it was not measured, when it was not.")
+
+    @property
+    def share(self) -> float:
+        return self.covered / self.total if self.total else 1.0
+
+
+class Proof(BaseModel):
+    status: ProofStatus = ProofStatus.NOT_APPLICABLE
+    reason: str = ""
+    fail_to_pass: list[ProvingTest] = []
+    pass_to_pass: int = Field(default=0, description="Tests passing on the base and with it.")
+    not_proof: list[str] = Field(
+        default=[], description="Tests the change added or edited that pass on the base too."
+    )
+    flaky: list[FlakyTest] = Field(
+        default=[], description="Failed, then passed on a re-run: never the model's, never proof."
+    )
+    changed_lines: ChangedLines | None = Field(
+        default=None, description="Changed executable lines the tests ran; null: not measured."
+    )
+
+
 class Report(BaseModel):
     status: Status = Status.ERROR
     reason: Reason | None = Field(
         default=None,
         description="Why the run ended as it did. Status failed: max_iterations, stuck, budget, "
-        "no_change (the gate passed with nothing changed: no branch, no commit). "
+        "unproven (`validation.proof.tests: required` found no test that fails without the "
+        "change), no_change (the gate passed with nothing changed: no branch, no commit). "
         "Status error: interrupted, config, environment (a command could not write outside the "
         "code), sandbox (confinement could not be set up), error. A dry run (success or "
         "failed): dry-run. Null when a run succeeded.",
@@ -316,6 +379,15 @@ class Report(BaseModel):
     )
     landlock_abi: int | None = Field(
         default=None, description="The kernel's Landlock ABI, when `sandbox` is landlock."
+    )
+    loopback: str | None = Field(
+        default=None,
+        description="What commands without the network have of 127.0.0.1: `own` (bwrap: a "
+        "loopback of their own, a test's own server works), `none` (landlock: no inet socket); "
+        "null when off or before any command (docs/sandbox.md).",
+    )
+    proof: Proof | None = Field(
+        default=None, description="Fail to pass: the tests that fail without the change."
     )
     candidates: list[Candidate] = Field(
         default=[], description="Every attempt of a multi-candidate run; empty for one run."

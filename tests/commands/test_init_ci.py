@@ -293,9 +293,11 @@ def test_a_src_layout_is_made_importable_without_installing(tmp_path: Path) -> N
     assert validation_of(tmp_path)["test"] == ["python -m pytest -q"]  # pytest does it
 
 
-def test_the_active_virtualenvs_interpreter_is_named(
+def test_an_active_virtualenv_outside_the_repository_is_python_not_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """.codegen.yml is committed: this machine's venv path would break every other checkout;
+    `python` is the venv's while it is active, and init says so."""
     venv = tmp_path / "elsewhere" / "env"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
@@ -306,11 +308,11 @@ def test_the_active_virtualenvs_interpreter_is_named(
 
     result = init(repo)
 
-    python = str(venv.resolve() / "bin" / "python")
     validation = validation_of(repo)
-    assert validation["test"] == [f"{python} -m pytest -q"]
-    assert validation["lint"] == [f"{python} -m ruff check --no-fix ."]
-    assert f"the active virtualenv (VIRTUAL_ENV={venv.resolve()})" in result.output
+    assert validation["test"] == ["python -m pytest -q"]
+    assert validation["lint"] == ["ruff check --no-fix ."]  # as without a venv: PATH has it
+    assert str(tmp_path) not in (repo / ".codegen.yml").read_text()
+    assert f"VIRTUAL_ENV={venv.resolve()} is outside the repository" in result.output
 
 
 # --- what CI runs, read as CI runs it -----------------------------------------------------
@@ -519,6 +521,38 @@ def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_
     assert "left out: pnpm run test: the repository's CI runs its tests otherwise" in (
         result.output
     )
+
+
+def test_a_ci_branch_running_a_script_package_json_lacks_is_left_out(tmp_path: Path) -> None:
+    """jshttp/range-parser: CI runs `npm run test-ci` when nyc is installed, else `npm test`;
+    a package without the `test-ci` script (or a folder's package.json without it) gets
+    `npm test`, never a command that stops with "Missing script"."""
+    scripts = {"lint": "eslint .", "test": "mocha --reporter spec"}
+    (tmp_path / "package.json").write_text(json.dumps({"name": "rp", "scripts": scripts}))
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "package.json").write_text(json.dumps({"scripts": {"check": "tsc"}}))
+    test_step = "if npm -ps ls nyc | grep -q nyc; then\n  npm run test-ci\nelse\n  npm test\nfi\n"
+    workflow(
+        tmp_path,
+        "ci",
+        {
+            "test": job(
+                {"run": test_step},
+                {"run": "npm run lint"},
+                {"run": "npm run lint", "working-directory": "web"},
+            )
+        },
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert not any("test-ci" in c for c in validation["test"]), validation["test"]
+    assert any("mocha" in c for c in validation["test"]), validation["test"]
+    assert validation["lint"] == ["npm run lint"]
+    out = " ".join(result.output.split())
+    assert "npm run test-ci (.github/workflows/ci.yml, job test): runs the script `test-ci`" in out
+    assert "cd web && npm run lint (.github/workflows/ci.yml, job test): runs the script" in out
 
 
 SLUGIFY_TOX = """\

@@ -7,6 +7,7 @@ launcher that cannot confine never running the command."""
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import subprocess
@@ -127,31 +128,77 @@ def test_a_policy_it_cannot_apply_never_runs_the_command(tmp_path: Path) -> None
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("unix_stream", [False, True])
-def test_where_an_engine_socket_is_reachable_stream_unix_sockets_are_refused(
-    tmp_path: Path, unix_stream: bool
+UNIX_PROBE = """
+import socket, sys
+def attempt(label, action):
+    try:
+        action()
+        print(label, "WORKED")
+    except OSError as exc:
+        print(label, "REFUSED", exc.errno)
+kept = []
+def listen():
+    kept.append(socket.socket(socket.AF_UNIX))
+    kept[0].bind("own.sock")
+    kept[0].listen(1)
+attempt("own-listen", listen)
+attempt("own", lambda: socket.socket(socket.AF_UNIX).connect("own.sock"))
+attempt("engine", lambda: socket.socket(socket.AF_UNIX).connect(sys.argv[1]))
+attempt("seqpacket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).close())
+attempt("datagram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
+attempt("pair", lambda: [s.close() for s in socket.socketpair()])
+"""
+
+
+@pytest.mark.parametrize("confined", [True, False])
+def test_an_engine_socket_outside_is_refused_the_commands_own_works(
+    tmp_path: Path, confined: bool
 ) -> None:
     """Landlock cannot stop a connect() to a named socket (`/var/run/docker.sock` in GitHub's
-    action containers): with `unix_stream=False` no stream Unix socket can be made, while
-    socketpair() (pipes between a command's own processes) still works. Control: with
-    `unix_stream=True` the same listener is reached."""
-    path = tmp_path / "engine.sock"
+    action containers): the metadata guard refuses one outside the writable places (EACCES)
+    while a stream socket of the command's own in its worktree works; datagram Unix sockets
+    are refused by the filter (the guard cannot check a sendto()'s address); socketpair()
+    works. Control: unconfined, the engine socket answers."""
     work = tmp_path / "work"
     work.mkdir()
+    engine = tmp_path / "engine.sock"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-        server.bind(str(path))
+        server.bind(str(engine))
         server.listen(1)
-        connect = f"socket.socket(socket.AF_UNIX).connect({str(path)!r})"
-        code = attempt(f"socket.socketpair(); print('PAIR'); {connect}")
         confinement = Confinement(work, (work,), toolchain_places(os.environ))
-        prefix = landlock_argv(confinement, unix_stream=unix_stream)
+        prefix = landlock_argv(confinement) if confined else []
         proc = subprocess.run(
-            [*prefix, sys.executable, "-c", code],
+            [*prefix, sys.executable, "-c", UNIX_PROBE, str(engine)],
             cwd=work,
             capture_output=True,
             text=True,
             timeout=60,
             check=False,
         )
-    assert "PAIR" in proc.stdout, proc.stdout + proc.stderr
-    assert ("WORKED" in proc.stdout) is unix_stream, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    for label in ("own-listen", "own", "seqpacket", "pair"):
+        assert f"{label} WORKED" in out, out
+    refused = f"REFUSED {errno.EACCES}"
+    assert ("engine WORKED" if not confined else f"engine {refused}") in out, out
+    assert ("datagram WORKED" if not confined else f"datagram {refused}") in out, out
+
+
+def test_without_unix_sockets_only_socketpair_works(tmp_path: Path) -> None:
+    """`unix_sockets=False` (an abstract socket listens outside on a kernel before ABI 6, which
+    cannot scope it): no Unix socket at all, while socketpair() (pipes between a command's own
+    processes) still works."""
+    work = tmp_path / "work"
+    work.mkdir()
+    confinement = Confinement(work, (work,), toolchain_places(os.environ))
+    proc = subprocess.run(
+        [*landlock_argv(confinement, unix_sockets=False), sys.executable, "-c", UNIX_PROBE, "x"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    out = proc.stdout + proc.stderr
+    assert "pair WORKED" in out, out
+    for label in ("own-listen", "seqpacket", "datagram"):
+        assert f"{label} REFUSED {errno.EACCES}" in out, out

@@ -102,6 +102,8 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
     if checks:
         parts.append("The harness will validate with:\n" + "\n".join(f"- {c}" for c in checks))
     parts.append(tests_rule(spec))
+    if v.proof.tests != "off" and not v.refuse_test_edits:
+        parts.append(PROOF_ASK[v.proof.tests])
     context = context_section(spec.context, worktree)
     if context:
         parts.append(context)
@@ -137,6 +139,16 @@ def tests_rule(spec: Spec) -> str:
     if v.keep_tests:
         return KEEP_TESTS_RULE
     return ALLOW_REMOVAL_RULE
+
+
+PROOF_ASK = {
+    "required": "Proof is required: add or change a test that fails without your change and "
+    "passes with it. The harness runs your tests on the base commit's code (your test files "
+    "applied, your other changes left out); a pass without such a test is not done.",
+    "preferred": "Where you can, add or change a test that fails without your change and "
+    "passes with it: the harness runs your tests on the base commit's code and reports the "
+    "change as proven or unproven.",
+}
 
 
 def context_section(entries: list[str], worktree: Worktree) -> str:

@@ -83,9 +83,13 @@ class Judged:
     why: str = ""
 
 
-def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
-    """What a shell line from CI is. `scripts` are package.json's (to look through `npm run x`);
-    a `pip install` repeats in setup only into the repository's own venv."""
+def judge(
+    line: str, scripts: dict[str, str], venv_in_repo: bool, *, package: bool = False
+) -> Judged:
+    """What a shell line from CI is. `scripts` are package.json's (to look through `npm run x`;
+    with `package`, they are those of the package.json the line runs under, and `npm run` of a
+    script it lacks is left out); a `pip install` repeats in setup only into the repository's
+    own venv."""
     body = bare(line)
     if INSTALL.match(body):
         if INTO_WORKTREE.match(body) or (venv_in_repo and "pip install" in body):
@@ -103,17 +107,22 @@ def judge(line: str, scripts: dict[str, str], venv_in_repo: bool) -> Judged:
     if re.match(r"^(?:docker|podman)\b", body):
         return Judged(None, "runs containers, not a check of the code")
     script = NPM_SCRIPT.match(body)
+    via_run = body.split()[1:2] in (["run"], ["run-script"])
+    if package and script and via_run and script[1] in ("npm", "pnpm") and script[2] not in scripts:
+        # CI's `if ...; then npm run test-ci; else npm test; fi`: the branch for a script this
+        # package.json lacks fails with "Missing script" wherever it runs
+        return Judged(None, f"runs the script `{script[2]}`, which package.json does not have")
     if (
         script
         and script[1] != "npm"
         and script[2] not in scripts
-        and body.split()[1:2] != ["run"]
+        and not via_run
         and script[2] not in ("test", "t", "ci", "install", "i")
     ):
         # `pnpm vitest --coverage`, `yarn eslint .`: pnpm, yarn and bun run a package's binary
         # by its name when no script has it
         tool = re.sub(r"^(?:exec|x|dlx)\s+", "", f"{script[2]}{script[3]}".strip())
-        return judge(tool, scripts, venv_in_repo)
+        return judge(tool, scripts, venv_in_repo, package=package)
     if script and script[2] not in ("test", "t", "exec", "x", "dlx", "ci", "install", "i"):
         name, text = script[2], scripts.get(script[2], "")
         if LINT_SCRIPT.match(name) or LINT.match(text.strip()):

@@ -208,7 +208,9 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     checks: list[tuple[CheckKind, str, str]] = []
     setup: list[str] = []
     for line in runs.lines:
-        judged = judge(line.command, scripts, tools.venv_in_repo)
+        package = _package_json(root, line.command)
+        here = scripts if package == root / "package.json" else _scripts(package.parent)
+        judged = judge(line.command, here, tools.venv_in_repo, package=package.is_file())
         if judged.kind is None:
             found.left_out.append(
                 LeftOut(f"{line.command} ({line.origin.removeprefix('from ')})", judged.why)
@@ -314,6 +316,20 @@ def _script_call(command: str) -> str:
 def _tox_envs_named(args: str) -> list[str] | None:
     match = re.search(r"(?:-e|--env)\s*=?\s*(\S+)", args)
     return [e for e in match[1].split(",") if e] if match else None
+
+
+def _package_json(root: Path, command: str) -> Path:
+    """The package.json a CI line's `npm run` reads: the nearest one from the folder it runs in
+    (`cd web && ...`) up to the repository's root, as npm finds it; the root's (perhaps absent)
+    when there is none."""
+    prefix = DIR_PREFIX.match(command)
+    folder = (root / prefix[1].split()[1]).resolve() if prefix else root
+    top = root.resolve()
+    while folder != top and folder.is_relative_to(top):
+        if (folder / "package.json").is_file():
+            return folder / "package.json"
+        folder = folder.parent
+    return root / "package.json"
 
 
 def _scripts(root: Path) -> dict[str, str]:

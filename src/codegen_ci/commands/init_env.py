@@ -1,5 +1,6 @@
 """What this machine has for the repository, for `codegen-ci init`: the Python interpreter the
-commands name (the repository's own `.venv`, else the active virtualenv, else `python`), which
+commands name (the repository's own `.venv`, or an active virtualenv inside it, else `python`:
+an active virtualenv elsewhere is the `python` it probes, never a path written), which
 tools are installed, whether `cargo nextest` is, and how to install what a written command
 needs but is missing."""
 
@@ -32,13 +33,14 @@ NODE_EXEC = ("npx", "bunx", "yarn")
 @dataclass
 class Toolchain:
     root: Path
-    python: str  # as written in commands: ".venv/bin/python", an absolute path, or "python"
+    python: str  # as written in commands: ".venv/bin/python" (in the repository) or "python"
     python_origin: str  # why that interpreter: "the repository's .venv", "VIRTUAL_ENV", ""
     venv_in_repo: bool
+    probe: str = ""  # the interpreter `python` is here (an active venv outside the repository)
     _modules: dict[str, bool] = field(default_factory=dict)
 
     def has_command(self, name: str) -> bool:
-        if self.python != "python" and (Path(self.python).parent / name).exists():
+        if self.probe and (Path(self.probe).parent / name).exists():
             return True
         if self.python != "python" and (self.root / self.python).parent.joinpath(name).exists():
             return True
@@ -62,6 +64,8 @@ class Toolchain:
         return self._modules[module]
 
     def _python_path(self) -> str:
+        if self.probe:
+            return self.probe
         if self.python == "python":
             return shutil.which("python") or shutil.which("python3") or "python3"
         return str(self.root / self.python)
@@ -86,11 +90,14 @@ def toolchain(root: Path) -> Toolchain:
         if venv.is_relative_to(root):
             where = venv.relative_to(root).as_posix()
             return Toolchain(root, f"{where}/bin/python", f"the active virtualenv ({where})", True)
+        # .codegen.yml is committed: a path of this machine would break every other checkout
         origin = (
-            f"the active virtualenv (VIRTUAL_ENV={venv}); the path is this machine's: write "
-            "`python` instead where another machine runs the commands"
+            f"the active virtualenv's while it is active when codegen-ci runs (its `bin` first "
+            f"on PATH): VIRTUAL_ENV={venv} is outside the repository, and a path of this "
+            "machine is not written into .codegen.yml (a venv in the repository, .venv, would "
+            "be named)"
         )
-        return Toolchain(root, str(venv / "bin" / "python"), origin, False)
+        return Toolchain(root, "python", origin, False, probe=str(venv / "bin" / "python"))
     return Toolchain(root, "python", "", False)
 
 

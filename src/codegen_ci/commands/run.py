@@ -13,6 +13,7 @@ import click
 
 from codegen_ci.errors import ExitCode
 from codegen_ci.publish.local import check_prerequisites, publish_branch
+from codegen_ci.publish.proof_text import proof_line
 from codegen_ci.report import Failure, Reason, Report, Status
 from codegen_ci.run.attempt import environment_layer, new_run_id
 from codegen_ci.run.candidates import dry_run_plan as candidates_dry_run
@@ -163,6 +164,8 @@ def show_result(report: Report, out: Path) -> int:
         click.echo(f"branch: {report.branch} (commit {(report.commit or '')[:12]})")
     if report.pr_url:
         click.echo(f"pull request: {report.pr_url}")
+    if line := proof_line(report):
+        click.echo(for_terminal(REDACTOR.redact(line), one_line=True))
     for failure in (report.rounds[-1].failures if report.rounds else [])[:10]:
         if exit_code(report) != ExitCode.SUCCESS:
             click.echo(f"  FAIL {describe(failure)}")

@@ -14,7 +14,7 @@ from codegen_ci.eval.history import Task
 from codegen_ci.eval.judge import REASON_TEXT, CheckResult
 from codegen_ci.publish.markdown import code_span, escape_cell, neutralise
 from codegen_ci.publish.mermaid import CostPoint, fenced, resolved_against_cost
-from codegen_ci.report import Report
+from codegen_ci.report import ProofStatus, Report
 from codegen_ci.security import guarded_write
 
 SCHEMA_VERSION = 1
@@ -49,6 +49,7 @@ class TaskRun:
         return {
             "commit": self.task.commit,
             "resolved": self.resolved,
+            "proven": bool(r and r.proof and r.proof.status == ProofStatus.PROVEN),
             "why": self.why,
             "status": r.status if r else "error",
             "reason": r.reason if r else None,
@@ -92,6 +93,13 @@ def summarize(name: str, model: str, candidates: int, rows: list[dict[str, Any]]
         "tasks": len(rows),
         "resolved": sum(row["resolved"] for row in rows),
         "resolved_commits": [row["commit"] for row in rows if row["resolved"]],
+        # resolved, and the run itself showed a test failing on the base and passing after;
+        # null for rows from before runs recorded proof (a shard of an older version)
+        "resolved_with_proof": (
+            sum(row["resolved"] and row["proven"] for row in rows)
+            if rows and all("proven" in row for row in rows)
+            else None
+        ),
         "billed_tokens": {"median": _median(billed), "total": sum(billed)},
         "cost_usd": {
             "median": _median(known_costs) if priced else None,
@@ -166,13 +174,14 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += shard_notes(doc)
     if doc["configurations"]:
         lines += [
-            "| Configuration | Resolved | Billed tokens (median / total) | "
+            "| Configuration | Resolved | Resolved with proof | Billed tokens (median / total) | "
             "Cost US$ (median / total) | Wall time (median) | Rounds (median / total) |",
-            "|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|",
         ]
         for c in doc["configurations"]:
             lines.append(
                 f"| {escape_cell(c['name'])} | {c['resolved']}/{c['tasks']} | "
+                f"{_num(c.get('resolved_with_proof'))}/{c['tasks']} | "
                 f"{_num(c['billed_tokens']['median'])} / {_num(c['billed_tokens']['total'])} | "
                 f"{_money(c['cost_usd']['median'])} / {_money(c['cost_usd']['total'])} | "
                 f"{_secs(c['duration_s']['median'])} | "

@@ -23,6 +23,7 @@ from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.github import GitHubPublisher, PullInfo, PullRequestsNotPermitted
 from codegen_ci.publish.markdown import code_span
+from codegen_ci.publish.proof_text import proof_note
 from codegen_ci.publish.report_text import (
     candidates_text,
     failure_comment,
@@ -101,6 +102,7 @@ def publish_new_branch(p: Publishing, report: Report, spec: Spec, to: NewBranch)
     p.say(
         f"✅ **codegen-ci** {verb} {pull.html_url}: "
         f"validation passed after {rounds_text(report)}; {usage_line(report)}.{p.run_link()}"
+        + proof_note(report)
         + candidates_text(report)
     )
     return Published(pr_url=pull.html_url, branch=to.name)
@@ -164,6 +166,7 @@ def publish_on_pull(p: Publishing, report: Report, pull: PullInfo, local: str) -
     p.say(
         f"✅ **codegen-ci** pushed {report.commit[:12]} to {code_span(pull.head_ref)}: "
         f"validation passed after {rounds_text(report)}; {usage_line(report)}.{p.run_link()}"
+        + proof_note(report)
         + candidates_text(report)
     )
     return Published(pr_url=pull.html_url, branch=pull.head_ref)

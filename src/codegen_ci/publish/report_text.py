@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
+from codegen_ci.publish.proof_text import proof_section
 from codegen_ci.report import Reason, Report, Round, Usage
 
 __all__ = [
@@ -127,6 +128,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         f"## Validation ({rounds_text(report)}, status **{report.status}**)\n"
         + rounds_table(report.rounds)
     )
+    if section := proof_section(report):
+        parts.append(section)
     if report.junit_missing:
         parts.append(junit_missing_note(report))
     fixed = fixed_tests(report)
@@ -165,6 +168,8 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
     failures = failures_list(report)
     if failures:
         parts.append("Failing tests and lint errors:\n" + failures)
+    if section := proof_section(report, "####"):
+        parts.append(section)
     if report.rounds:
         parts.append(rounds_table(report.rounds))
     if report.junit_missing:
@@ -193,6 +198,8 @@ def summary_markdown(report: Report, *, run_url: str | None) -> str:
         parts += ["", "### Rounds", "", "| Round | Commands | Tests |", "|---|---|---|"]
         parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
         parts += _failures(report.rounds[-1])
+    if section := proof_section(report, "###"):
+        parts += ["", section]
     if report.files_changed:
         parts += ["", "### Files changed", ""]
         parts += [f"- {code_span(path)}" for path in report.files_changed]

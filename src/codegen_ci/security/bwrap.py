@@ -3,32 +3,54 @@ what it confines), and the repository's git config as a confined command may see
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+from codegen_ci.security import landlock_exec
 from codegen_ci.security.confinement import Confinement
+
+# The launcher that hands bwrap the seccomp filter both backends share (`--seccomp FD`).
+LAUNCHER = Path(landlock_exec.__file__)
+# Shown empty and read-only, whatever the confinement: the machine's shared temporary
+# directories hold other users' and the user's own sockets (`/tmp/ssh-*/agent.*`, X11, tmux)
+# and files. What a command needs there (a checkout, the run's scratch) is bound again.
+EMPTIED = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 - hidden, inside the sandbox
 
 _CREDENTIALS = re.compile(r"^\s*extraheader\s*=.*$", re.IGNORECASE | re.MULTILINE)
 _USERINFO = re.compile(r"(://)[^/@\s]+@")
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")  # what `--dev` shows of /dev
 
 
-def bwrap_argv(bwrap: str, confinement: Confinement) -> list[str]:
+def bwrap_argv(bwrap: str, confinement: Confinement, *, unix_sockets: bool = True) -> list[str]:
     """The machine read-only; each hidden place an empty read-only tmpfs (or /dev/null for a
-    file), with the read-only places shown again inside; the writable places bound
-    read-write; replaced and frozen files read-only on top; own namespaces (network only if
-    allowed), no capability, a new session."""
+    file, a named socket included), with the read-only places shown again inside; the
+    writable places bound read-write; replaced and frozen files read-only on top; own
+    namespaces (network only if allowed), no capability, a new session; the seccomp filter
+    of security/landlock_exec.py (`seccomp_program`), handed to bwrap by that launcher.
+    `unix_sockets`: False where a command with the network (the host's network namespace,
+    so its abstract sockets) could reach an abstract socket outside."""
     c = confinement
-    argv = [bwrap, "--unshare-all", *(["--share-net"] if c.network else [])]
+    policy = {"backend": "bwrap", "network": c.network, "unix_sockets": unix_sockets}
+    launcher = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), "--"]
+    argv = [*launcher, bwrap, "--unshare-all", *(["--share-net"] if c.network else [])]
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     argv += ["--tmpfs", "/dev/shm"]  # noqa: S108 - inside the sandbox
     read_only: list[str] = []  # empty and read-only: no message can be left there
+    emptied = [p for p in EMPTIED if p.is_dir() and not p.is_symlink()]
+    covering = (*emptied, *c.hidden)
+    # A read-only place never shows a whole emptied place again (a PATH entry that is /tmp).
+    shown = [p for p in c.read_only if not any(p == e or p in e.parents for e in emptied)]
     # A hidden place inside a place shown again (the run's output directory in the git
     # directory) is hidden after that place is mounted.
-    inner = [h for h in c.hidden if any(p in h.parents for p in c.read_only)]
-    argv += _hide([h for h in c.hidden if h not in inner], read_only)
-    for path in c.read_only:  # only what a hidden place covers: the rest is the read-only /
-        if path.exists() and any(h == path or h in path.parents for h in c.hidden):
+    inner = [h for h in c.hidden if any(p in h.parents for p in shown)]
+    argv += _hide([*emptied, *(h for h in c.hidden if h not in inner)], read_only)
+    for path in shown:  # only what a hidden place covers: the rest is the read-only /
+        if path.exists() and any(h == path or h in path.parents for h in covering):
             argv += ["--ro-bind", str(path), str(path)]
     argv += _hide(inner, read_only)
     for source, target in c.replaced:
@@ -36,10 +58,25 @@ def bwrap_argv(bwrap: str, confinement: Confinement) -> list[str]:
             argv += ["--ro-bind", str(source), str(target)]
     for path in c.writable:
         argv += ["--bind", str(path), str(path)]
+    for path in c.sockets:  # a named socket outside, still there for the command to see
+        if _visible(path, covering, shown, c.writable) and path.exists():
+            argv += ["--ro-bind", "/dev/null", str(path)]
     for path in c.frozen:
         if path.is_file():
             argv += ["--ro-bind", str(path), str(path)]
     return [*argv, *read_only, "--chdir", str(c.workdir), "--"]
+
+
+def _visible(
+    path: Path, covering: Sequence[Path], shown: Sequence[Path], writable: Sequence[Path]
+) -> bool:
+    """Whether `path` is still the host's inside the sandbox: not in a writable place (the
+    command's own), and in a place shown again or in none that is hidden or emptied."""
+    if any(w == path or w in path.parents for w in writable):
+        return False
+    if any(p == path or p in path.parents for p in shown):
+        return True
+    return not any(h == path or h in path.parents for h in covering)
 
 
 def _hide(places: list[Path], read_only: list[str]) -> list[str]:
@@ -65,3 +102,15 @@ def has_credentials(config: Path) -> bool:
     except OSError:
         return False
     return without_credentials(text) != text
+
+
+def devices_are_ours() -> bool:
+    """Whether this user owns a device node `--dev` shows (binds writable, and read-only would
+    mean `nodev`): then a command could change its mode, owner or times (root, a container)."""
+    for name in DEVICES:
+        try:
+            if (Path("/dev") / name).stat().st_uid == os.geteuid():
+                return True
+        except OSError:
+            continue
+    return False

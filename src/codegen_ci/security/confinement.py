@@ -19,8 +19,12 @@ class Confinement:
     `writable`. `replaced`: (source, target) pairs, `source` shown read-only in place of
     `target` (bubblewrap only; Landlock hides `target` instead). `frozen`: files inside a
     writable place that stay read-only (the worktree's `.git` file: bubblewrap only; Landlock
-    leaves them to the tool's git guard, which restores them after each command). `network`:
-    whether it may use the network."""
+    leaves them to the tool's git guard, which restores them after each command). `sockets`:
+    named sockets outside the sandbox (the user's session's, a container engine's, the
+    system's under /run): bubblewrap covers each that a command could still see with
+    /dev/null; under Landlock the metadata guard refuses a connect() to one instead (and the
+    filter every datagram Unix socket). `network`: whether
+    it may use the network."""
 
     workdir: Path
     writable: tuple[Path, ...]
@@ -28,4 +32,5 @@ class Confinement:
     hidden: tuple[Path, ...] = ()
     replaced: tuple[tuple[Path, Path], ...] = ()
     frozen: tuple[Path, ...] = ()
+    sockets: tuple[Path, ...] = ()
     network: bool = False

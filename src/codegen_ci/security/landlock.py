@@ -45,9 +45,13 @@ def kernel_abi() -> int:
     return landlock_exec.abi_version(ctypes.CDLL(None, use_errno=True))
 
 
-def landlock_argv(confinement: Confinement, *, unix_stream: bool = True) -> list[str]:
-    """The launcher's argv prefix for this confinement. `unix_stream`: False where a container
-    engine's socket is reachable (the launcher then refuses stream Unix sockets)."""
+def landlock_argv(confinement: Confinement, *, unix_sockets: bool = True) -> list[str]:
+    """The launcher's argv prefix for this confinement. Datagram Unix sockets are refused
+    always: the launcher's metadata guard checks a connect()'s address (a named socket only
+    beneath the writable places), not the address of a datagram's sendto() (`/dev/log`,
+    journald). `unix_sockets`: False where an abstract socket listens outside on a kernel
+    before Landlock ABI 6 (which cannot scope them): then no Unix socket at all;
+    `socketpair()` still works."""
     c = confinement
     hidden = tuple(c.hidden) + tuple(target for _, target in c.replaced)
     readable = [Path(p) for p in SYSTEM] + list(c.read_only)
@@ -57,7 +61,8 @@ def landlock_argv(confinement: Confinement, *, unix_stream: bool = True) -> list
         "list": ["/dev"],
         "devices": list(DEVICES),
         "network": c.network,
-        "unix_stream": unix_stream,
+        "unix_sockets": unix_sockets,
+        "unix_datagram": False,
     }
     return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), "--"]
 
@@ -89,3 +94,14 @@ def _without(place: Path, inside: list[Path]) -> list[Path]:
             continue
         out += _without(child, [h for h in inside if child in h.parents])
     return out
+
+
+def guard_argv(launcher: Path, confinement: Confinement) -> list[str]:
+    """The launcher's argv prefix inside bubblewrap: no Landlock (the mounts confine) and no
+    second static filter (bwrap loaded it: `bwrap_argv`), only the metadata guard
+    (security/metadata_guard.py) for the writable places and bubblewrap's own `/dev/shm`."""
+    policy = {
+        "landlock": False,
+        "write": [str(p) for p in (*confinement.writable, Path("/dev/shm"))],  # noqa: S108
+    }
+    return [sys.executable, "-I", "-S", str(launcher), json.dumps(policy), "--"]

@@ -16,14 +16,26 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    `network`; with ABI 6 and up no signal to, and no abstract Unix socket of, any process
    outside the sandbox. Landlock also refuses ptrace (so `/proc/<pid>/environ` and `mem`) of
    every process outside;
-4. loads a seccomp filter (a BPF program assembled here, checking the architecture): without
-   `network`, socket() fails with EACCES for every family but Unix and netlink, and for TCP too
-   where Landlock has no network rules (ABI < 4); with them, inet sockets other than plain TCP
-   (UDP, raw, SCTP, MPTCP) are refused, so Landlock's TCP rules decide; io_uring (which opens
-   sockets without socket()) is missing; a system call through another architecture's table
-   (i386, x32) fails. With `unix_stream: false` (a container engine's socket is reachable on
-   this machine: Landlock cannot stop a connect() to a named socket) stream Unix sockets are
-   refused as well (socketpair() still works).
+4. loads the seccomp filter (`seccomp_program`, a BPF program assembled here: the same for
+   both backends): no keyring, no io_uring, no System V IPC or POSIX message queue, no
+   other architecture's system calls; without `network` no inet socket at all (Landlock
+   checks only TCP bind() and connect(): TCP Fast Open's sendto() and listen()'s autobind
+   pass it, and it has no loopback of its own to leave them), no socket family but Unix,
+   inet and netlink (NETLINK_ROUTE) ever; with `unix_sockets: false` no Unix socket at all,
+   with `unix_datagram: false` no datagram one (socketpair() still works): the guard of
+   step 5 checks a connect()'s address, not a datagram's sendto();
+5. forks (security/metadata_guard.py; steps 1 to 3 are shared, step 4 is the child's): the
+   child nests a Landlock domain of its own, loads the filter of step 4 and, on top, one of
+   the guard's that sends the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls,
+   truncate) and connect() to the parent, and execs ARGV; the parent, with no capability,
+   answers those calls, performing them beneath the `write` paths and refusing them elsewhere
+   (Landlock does not cover them; a named Unix socket is connected only beneath them), and
+   exits with ARGV's status.
+With `"backend": "bwrap"` in the policy it confines nothing itself: ARGV is bubblewrap's, and
+it runs it with the filter of step 4 on a descriptor (`bwrap --seccomp FD`), built for a
+command with a network and IPC namespace of its own (`with_bwrap_filter`). With
+`landlock: false` (inside bubblewrap, whose mounts and filter do the rest) steps 3 and 4 and
+the nested domain are skipped: only the guard's filter and its supervisor.
 Any step that fails ends it with exit code 126 and a message; ARGV never runs unconfined.
 """
 
@@ -37,14 +49,102 @@ import os
 import stat
 import struct
 import sys
+from importlib.machinery import SourceFileLoader
+from types import ModuleType
 
 # System call numbers: the same on x86_64 and aarch64 (the generic table) for these three.
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
-ARCHES = {  # machine -> (AUDIT_ARCH_*, socket, x32 bit or 0)
-    "x86_64": (0xC000003E, 41, 0x40000000),
-    "aarch64": (0xC00000B7, 198, 0),
+ARCHES = {  # machine -> (AUDIT_ARCH_*, x32 bit or 0)
+    "x86_64": (0xC000003E, 0x40000000),
+    "aarch64": (0xC00000B7, 0),
 }
-IO_URING = (425, 426, 427)  # io_uring_setup, _enter, _register (both tables)
+# The system calls the seccomp filter names, by machine (aarch64: the generic table). A rule
+# added to the filter (`seccomp_program`'s `notify`, say) names its calls here.
+SYSCALLS = {
+    "x86_64": {
+        "socket": 41,
+        "socketpair": 53,
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "shmget": 29,
+        "shmat": 30,
+        "shmctl": 31,
+        "shmdt": 67,
+        "semget": 64,
+        "semop": 65,
+        "semctl": 66,
+        "semtimedop": 220,
+        "msgget": 68,
+        "msgsnd": 69,
+        "msgrcv": 70,
+        "msgctl": 71,
+        "mq_open": 240,
+        "mq_unlink": 241,
+        "mq_timedsend": 242,
+        "mq_timedreceive": 243,
+        "mq_notify": 244,
+        "mq_getsetattr": 245,
+    },
+    "aarch64": {
+        "socket": 198,
+        "socketpair": 199,
+        "add_key": 217,
+        "request_key": 218,
+        "keyctl": 219,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "shmget": 194,
+        "shmctl": 195,
+        "shmat": 196,
+        "shmdt": 197,
+        "semget": 190,
+        "semctl": 191,
+        "semtimedop": 192,
+        "semop": 193,
+        "msgget": 186,
+        "msgctl": 187,
+        "msgrcv": 188,
+        "msgsnd": 189,
+        "mq_open": 180,
+        "mq_unlink": 181,
+        "mq_timedsend": 182,
+        "mq_timedreceive": 183,
+        "mq_notify": 184,
+        "mq_getsetattr": 185,
+    },
+}
+# Missing (ENOSYS, as on a kernel built without them) for every confined command: the kernel's
+# keyrings (one command's key readable by a later one: the session and user keyrings outlive
+# it) and io_uring (it opens sockets and files without the system calls the filter sees).
+KEYRING = ("add_key", "request_key", "keyctl")
+IO_URING = ("io_uring_setup", "io_uring_enter", "io_uring_register")
+# System V IPC and POSIX message queues: kernel objects of the IPC namespace. bubblewrap gives
+# each command its own; under Landlock they would be the user's, so they are missing there.
+IPC = (
+    "shmget",
+    "shmat",
+    "shmctl",
+    "shmdt",
+    "semget",
+    "semop",
+    "semctl",
+    "semtimedop",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+)
 LANDLOCK_CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 38, 22, 24, 47
@@ -72,10 +172,14 @@ DEVICE = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV
 
 # seccomp BPF
 BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K, BPF_AND_K = 0x20, 0x15, 0x35, 0x06, 0x54
-SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_USER_NOTIF = 0x7FFF0000, 0x00050000, 0x7FC00000
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
-SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 5, 0xF
-IPPROTO_TCP = 6
+NETLINK_ROUTE = 0
+SOCK_DGRAM, SOCK_TYPE_MASK = 2, 0xF  # the type without SOCK_NONBLOCK, SOCK_CLOEXEC
+# seccomp_data: nr at 0, arch at 4, then the arguments, 8 bytes each, from 16; the low 32 bits
+# of an argument come first (little-endian, both machines).
+NR, ARCH = 0, 4
+ARG = (16, 24, 32, 40, 48, 56)
 
 
 class ConfineError(Exception):
@@ -210,62 +314,121 @@ def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def seccomp_program(*, network: bool, abi: int, unix_stream: bool) -> list[tuple[int, ...]]:
-    """Step 4 of the module docstring, as BPF instructions (code, jt, jf, k)."""
-    arch, sys_socket, x32 = ARCHES[os.uname().machine]
+def seccomp_program(
+    *,
+    network: bool,
+    own_network: bool = False,
+    own_ipc: bool = False,
+    unix_sockets: bool = True,
+    unix_datagram: bool = True,
+    notify: tuple[str, ...] = (),
+) -> list[tuple[int, ...]]:
+    """The seccomp filter every confined command runs under, on both backends, as BPF
+    instructions (code, jt, jf, k). In order:
+    - a system call through another architecture's table (i386, x32) fails (ENOSYS): the
+      rules below name this machine's numbers only;
+    - missing (ENOSYS): the keyrings and io_uring, and System V IPC and POSIX message queues
+      unless `own_ipc` (bubblewrap's IPC namespace);
+    - `notify`: these system calls (names in `SYSCALLS`) go to a supervisor
+      (SECCOMP_RET_USER_NOTIF; the filter must then be loaded with a listener);
+    - socket(): Unix sockets unless `unix_sockets` is False (Landlock before ABI 6 where an
+      abstract socket listens outside), and datagram ones unless `unix_datagram` is False
+      too (Landlock: the metadata guard checks a connect()'s address, not a datagram's
+      `sendto()`);
+      netlink for NETLINK_ROUTE only (interfaces and addresses, as getaddrinfo reads them);
+      inet (every type: TCP, UDP, raw, SCTP, MPTCP; TCP Fast Open and listen()'s autobind
+      included) only with the `network` or in a network namespace of the command's own
+      (`own_network`, bubblewrap: its own loopback); every other family (packet, vsock,
+      Bluetooth, CAN, TIPC, RDS, XDP, ALG, ...) never: EACCES;
+    - socketpair(): Unix only."""
+    machine = os.uname().machine
+    arch, x32 = ARCHES[machine]
+    numbers = SYSCALLS[machine]
     allow = (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
     refuse = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)
+    missing = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)
     prog: list[tuple[int, ...]] = [
-        (BPF_LD_W_ABS, 0, 0, 4),  # arch
+        (BPF_LD_W_ABS, 0, 0, ARCH),
         (BPF_JEQ_K, 1, 0, arch),
-        (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
-        (BPF_LD_W_ABS, 0, 0, 0),  # nr
+        missing,
+        (BPF_LD_W_ABS, 0, 0, NR),
     ]
     if x32:
-        prog += [(BPF_JGE_K, 0, 1, x32), (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
-    for number in IO_URING:
-        prog += [(BPF_JEQ_K, 0, 1, number), (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
-    prog += [(BPF_JEQ_K, 1, 0, sys_socket), allow]
-    # socket(family, type, protocol): the low 32 bits of each argument (little-endian)
-    prog += [(BPF_LD_W_ABS, 0, 0, 16)]
-    unix = (
-        [allow]
-        if unix_stream
-        else [
-            (BPF_LD_W_ABS, 0, 0, 24),
-            (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
-            (BPF_JEQ_K, 2, 0, SOCK_STREAM),
-            (BPF_JEQ_K, 1, 0, SOCK_SEQPACKET),
-            allow,
-            refuse,
-        ]
-    )
-    prog += [(BPF_JEQ_K, 0, len(unix), AF_UNIX), *unix]
-    prog += [(BPF_JEQ_K, 0, 1, AF_NETLINK), allow]
-    tcp_only = [
-        (BPF_LD_W_ABS, 0, 0, 24),
-        (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
-        (BPF_JEQ_K, 0, 4, SOCK_STREAM),
-        (BPF_LD_W_ABS, 0, 0, 32),
-        (BPF_JEQ_K, 1, 0, 0),
-        (BPF_JEQ_K, 0, 1, IPPROTO_TCP),
+        prog += [(BPF_JGE_K, 0, 1, x32), missing]
+    for name in (*KEYRING, *IO_URING, *(() if own_ipc else IPC)):
+        prog += [(BPF_JEQ_K, 0, 1, numbers[name]), missing]
+    for name in notify:
+        prog += [(BPF_JEQ_K, 0, 1, numbers[name]), (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)]
+    inet: list[tuple[int, ...]] = [allow] if network or own_network else [refuse]
+    netlink: list[tuple[int, ...]] = [
+        (BPF_LD_W_ABS, 0, 0, ARG[2]),
+        (BPF_JEQ_K, 0, 1, NETLINK_ROUTE),
         allow,
         refuse,
     ]
-    if network:
-        prog += [allow]  # every family: the command has the network
-    elif abi >= 4:  # plain TCP is Landlock's to refuse; everything else inet is ours
-        prog += [(BPF_JEQ_K, 1, 0, AF_INET), (BPF_JEQ_K, 0, len(tcp_only), AF_INET6), *tcp_only]
-        prog += [refuse]
-    else:
-        prog += [refuse]
-    return prog
+    families = [
+        (AF_UNIX, _unix(unix_sockets=unix_sockets, unix_datagram=unix_datagram)),
+        (AF_NETLINK, netlink),
+        (AF_INET, inet),
+        (AF_INET6, inet),
+    ]
+    sockets: list[tuple[int, ...]] = [(BPF_LD_W_ABS, 0, 0, ARG[0])]
+    for family, block in families:
+        sockets += [(BPF_JEQ_K, 0, len(block), family), *block]
+    sockets.append(refuse)
+    pairs = [(BPF_LD_W_ABS, 0, 0, ARG[0]), (BPF_JEQ_K, 0, 1, AF_UNIX), allow, refuse]
+    prog += [(BPF_JEQ_K, 0, len(sockets), numbers["socket"]), *sockets]
+    prog += [(BPF_JEQ_K, 0, len(pairs), numbers["socketpair"]), *pairs]
+    return [*prog, allow]
+
+
+def _unix(*, unix_sockets: bool, unix_datagram: bool) -> list[tuple[int, ...]]:
+    allow = (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)
+    refuse = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EACCES)
+    if not unix_sockets:
+        return [refuse]
+    if unix_datagram:
+        return [allow]
+    return [
+        (BPF_LD_W_ABS, 0, 0, ARG[1]),
+        (BPF_AND_K, 0, 0, SOCK_TYPE_MASK),
+        (BPF_JEQ_K, 0, 1, SOCK_DGRAM),
+        refuse,
+        allow,
+    ]
+
+
+def policy_program(policy: dict[str, object]) -> list[tuple[int, ...]]:
+    """The filter for a policy: `network`, `unix_sockets` and `unix_datagram` (default
+    true; `unix_datagram` false refuses datagram Unix sockets only), `notify` (system
+    call names), and `backend`: "bwrap" gives the command a network and IPC namespace of its
+    own (`own_network`, `own_ipc`), anything else (Landlock) none."""
+    notify = policy.get("notify", [])
+    if not isinstance(notify, list) or not all(isinstance(n, str) for n in notify):
+        raise ConfineError("policy: notify must be a list of system call names")
+    unknown = set(notify) - set(SYSCALLS.get(os.uname().machine, {}))
+    if unknown:
+        raise ConfineError(f"policy: notify names unknown system calls {sorted(unknown)}")
+    bwrap = policy.get("backend") == "bwrap"
+    return seccomp_program(
+        network=bool(policy.get("network")),
+        own_network=bwrap,
+        own_ipc=bwrap,
+        unix_sockets=bool(policy.get("unix_sockets", True)),
+        unix_datagram=bool(policy.get("unix_datagram", True)),
+        notify=tuple(notify),
+    )
+
+
+def compiled(program: list[tuple[int, ...]]) -> bytes:
+    """The program as the kernel (and `bwrap --seccomp`) takes it: an array of BPF instructions."""
+    if len(program) > 4096:
+        raise ConfineError("seccomp program too long")
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program)
 
 
 def load_seccomp(libc: ctypes.CDLL, program: list[tuple[int, ...]]) -> None:
-    if len(program) > 4096:
-        raise ConfineError("seccomp program too long")
-    raw = b"".join(struct.pack("=HBBI", *insn) for insn in program)
+    raw = compiled(program)
     filters = ctypes.create_string_buffer(raw, len(raw))
     fprog = ctypes.create_string_buffer(
         struct.pack("=HxxxxxxQ", len(program), ctypes.addressof(filters)), 16
@@ -273,38 +436,127 @@ def load_seccomp(libc: ctypes.CDLL, program: list[tuple[int, ...]]) -> None:
     _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fprog, 0, 0), "seccomp")
 
 
-def confine(policy: dict[str, object]) -> None:
+def with_bwrap_filter(policy: dict[str, object], command: list[str]) -> list[str]:
+    """bubblewrap's argv `command` with the filter for `policy` given to it on a descriptor
+    (`--seccomp FD`: bwrap reads it, closes it, and loads it right before it execs the
+    confined command, after no_new_privs)."""
+    if os.uname().machine not in ARCHES:
+        raise ConfineError(f"unsupported architecture {os.uname().machine}")
+    raw = compiled(policy_program(policy))
+    fd = os.memfd_create("codegen-ci-seccomp", 0)  # inherited across exec: bwrap reads it
+    view = memoryview(raw)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [command[0], "--seccomp", str(fd), *command[1:]]
+
+
+def confine(policy: dict[str, object], guard: ModuleType) -> int:
+    """Steps 1 to 3, for the supervisor and the command alike; the kernel's Landlock ABI."""
     if os.uname().machine not in ARCHES:
         raise ConfineError(f"unsupported architecture {os.uname().machine}")
     libc = _libc()
     abi = abi_version(libc)
-    if abi < 1:
+    if abi < 1 and policy.get("landlock", True):
         raise ConfineError("the kernel has no Landlock (Linux 5.13+, lsm=landlock)")
     no_new_privs(libc)
     drop_capabilities(libc)
-    landlock(libc, policy, abi)
-    network, unix_stream = bool(policy.get("network")), bool(policy.get("unix_stream", True))
-    load_seccomp(libc, seccomp_program(network=network, abi=abi, unix_stream=unix_stream))
+    if policy.get("landlock", True):
+        landlock(libc, policy, abi)
+    try:
+        guard.drop_all_capabilities(libc, os.uname().machine)
+    except OSError as exc:
+        raise ConfineError(str(exc)) from None
+    return abi
+
+
+def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> int | None:
+    """In the command's process, after the fork: a Landlock domain of its own inside the
+    supervisor's (so it can neither ptrace nor signal it), step 4, and a second filter that
+    sends the metadata calls to the supervisor (a call the first refuses stays refused: the
+    kernel takes the stricter answer); that filter's listener, or None (an outer launcher's
+    supervisor already answers these calls, for its wider places)."""
+    libc = _libc()
+    if policy.get("landlock", True):  # inside bubblewrap, bwrap loaded the filter of step 4
+        nest(libc, abi)
+        load_seccomp(libc, policy_program(policy))
+    try:
+        # under Landlock, connect() too: Landlock does not stop one to a named Unix socket
+        connect = bool(policy.get("landlock", True))
+        listener: int | None = guard.load_with_listener(libc, os.uname().machine, connect=connect)
+    except OSError as exc:
+        raise ConfineError(str(exc)) from None
+    return listener
+
+
+def nest(libc: ctypes.CDLL, abi: int) -> None:
+    """A second Landlock layer that takes nothing more away (device nodes are refused
+    already; with ABI 6, signals and abstract sockets outside too): the command's domain is
+    then a child of the supervisor's, which it can neither ptrace nor (ABI 6) signal."""
+    attr = struct.pack("=Q", MAKE_BLOCK)
+    if abi >= 4:
+        attr += struct.pack("=Q", 0)
+    if abi >= 6:
+        attr += struct.pack("=Q", SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _check(
+        libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
+        ),
+        "landlock_create_ruleset (nested)",
+    )
+    try:
+        _check(
+            libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
+            "landlock_restrict_self (nested)",
+        )
+    finally:
+        os.close(ruleset)
+
+
+def load_guard() -> ModuleType:
+    """security/metadata_guard.py, loaded from beside this file (run as a script with -I, this
+    launcher has no import path; it imports nothing a confined command could have shaped)."""
+    here = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120 - no pathlib here
+    path = os.path.join(here, "metadata_guard.py")  # noqa: PTH118
+    loader = SourceFileLoader("codegen_ci_metadata_guard", path)  # its cached bytecode too
+    module = ModuleType(loader.name)
+    module.__file__, module.__loader__ = path, loader
+    sys.modules[loader.name] = module
+    loader.exec_module(module)
+    return module
 
 
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: landlock_exec.py POLICY_JSON -- ARGV...", file=sys.stderr)
         return 126
+    command, backend = argv[3:], "landlock"
     try:
         policy = json.loads(argv[1])
         if not isinstance(policy, dict):
             raise ConfineError("policy: not an object")
-        confine(policy)
-    except (ConfineError, ValueError) as exc:
-        print(f"codegen-ci: cannot confine the command (landlock): {exc}", file=sys.stderr)
+        if policy.get("backend") == "bwrap":  # ARGV is bwrap's: it applies the filter
+            backend = "bwrap"
+            command = with_bwrap_filter(policy, command)
+        else:
+            writable = _paths(policy, "write")
+            guard = load_guard()
+            abi = confine(policy, guard)
+    except (ConfineError, ValueError, OSError) as exc:
+        print(f"codegen-ci: cannot confine the command ({backend}): {exc}", file=sys.stderr)
         return 126
-    command = argv[3:]
-    try:
-        os.execvp(command[0], command)  # noqa: S606 - ARGV is the confined command itself
-    except OSError as exc:
-        print(f"codegen-ci: cannot run {command[0]}: {exc}", file=sys.stderr)
-        return 127
+    if backend == "bwrap":
+        try:
+            os.execvp(command[0], command)  # noqa: S606 - ARGV is bwrap confining the command
+        except OSError as exc:
+            print(f"codegen-ci: cannot run {command[0]}: {exc}", file=sys.stderr)
+            return 127
+    return int(
+        guard.supervise(
+            lambda: confine_command(policy, abi, guard), command, writable, os.uname().machine
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -7,15 +7,20 @@ places, and the network):
 - **bwrap** (security/bwrap.py): own PID, IPC, UTS and network namespaces (network only if
   `validation.network` names the command's kind), no capability, `no_new_privs`, the
   machine's files read-only but for the workdir and the run's scratch directory (HOME,
-  TMPDIR); HOME and the other hidden places empty, with the toolchains in them shown
-  read-only; the repository's git config shown without credentials, the worktree's `.git`
-  file read-only.
+  TMPDIR); HOME, `/tmp`, `/var/tmp` and the other hidden places empty, with the toolchains in
+  them shown read-only, the named sockets outside covered; the repository's git config shown
+  without credentials, the worktree's `.git` file read-only; the seccomp filter of
+  security/landlock_exec.py (`bwrap --seccomp FD`); as root, the metadata guard inside too
+  (`start_bwrap_guard`).
 - **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
   bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
   kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
   allowlist (system directories, toolchains, the checkout, git directory and dependency
-  folders), writes beneath the workdir and the scratch directory only, no network, no ptrace
-  of and (ABI 6) no signal to anything outside, `no_new_privs`, no capability.
+  folders), writes beneath the workdir and the scratch directory only, no network (no inet
+  socket at all), no ptrace of and (ABI 6) no signal to anything outside, `no_new_privs`, no
+  capability; the metadata calls Landlock does not cover (chmod, chown, utime, xattrs) and
+  connect() answered by the launcher's guard (security/metadata_guard.py), beneath the
+  writable places only; no datagram Unix socket (the guard cannot check a sendto()'s address).
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
@@ -36,10 +41,13 @@ before the run uses it. When none can be set up, `open_sandbox` fails closed wit
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import py_compile
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -50,9 +58,14 @@ from typing import Literal
 
 from codegen_ci.errors import InfraError, InputError
 from codegen_ci.security import guarded_read
-from codegen_ci.security.bwrap import bwrap_argv, has_credentials, without_credentials
+from codegen_ci.security.bwrap import (
+    bwrap_argv,
+    devices_are_ours,
+    has_credentials,
+    without_credentials,
+)
 from codegen_ci.security.confinement import Confinement
-from codegen_ci.security.landlock import kernel_abi, landlock_argv
+from codegen_ci.security.landlock import LAUNCHER, guard_argv, kernel_abi, landlock_argv
 from codegen_ci.security.toolchains import (
     HOME_TOOLCHAINS,
     TOOLCHAIN_PARTS,
@@ -98,6 +111,7 @@ ENGINE_SOCKETS = (
     "/run/podman/podman.sock",
 )
 RUNNER_PROGRAMS = ("Runner.Worker", "Runner.Listener")
+PROC_NET_UNIX = "/proc/net/unix"  # every Unix socket bound in this network namespace
 
 
 class SandboxUnavailable(InfraError):
@@ -117,7 +131,10 @@ class Sandbox:
     dependencies: tuple[Path, ...] = ()  # the repository's dependency folders, read-only
     bwrap: str | None = None
     landlock_abi: int | None = None  # the kernel's, when kind is landlock
-    unix_stream: bool = True  # landlock: False where a container engine's socket is reachable
+    sockets: tuple[Path, ...] = ()  # named sockets outside (`outside_sockets`)
+    unix_sockets: bool = True  # landlock: False where an abstract socket outside is reachable
+    abstract_sockets: bool = False  # an abstract socket listens in the host's namespace
+    bwrap_guard: Path | None = None  # bwrap: the metadata guard's launcher (`start_bwrap_guard`)
     home: Path | None = None  # the user's HOME: its toolchains are linked from the scratch's
     caches: tuple[tuple[str, Path], ...] = ()  # the user's caches each phase starts from
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
@@ -125,6 +142,15 @@ class Sandbox:
     @property
     def enabled(self) -> bool:
         return self.kind != "off"
+
+    @property
+    def loopback(self) -> Literal["own", "none"] | None:
+        """What a command without the network has of 127.0.0.1: bubblewrap a loopback of its
+        own (a test's own server works, isolated); Landlock none (it cannot isolate the
+        host's, so no inet socket at all); None when off (the host's, and the network)."""
+        if self.kind == "off":
+            return None
+        return "own" if self.kind == "bwrap" else "none"
 
     @property
     def scratch(self) -> Path:
@@ -230,6 +256,7 @@ class Sandbox:
             hidden=(*self.hidden, *hidden),
             replaced=replaced,
             frozen=(workdir / ".git",),
+            sockets=self.sockets,
             network=network,
         )
 
@@ -240,9 +267,12 @@ class Sandbox:
     def wrap(self, confinement: Confinement) -> list[str]:
         """The argv prefix of this run's backend for `confinement` ([] when off)."""
         if self.kind == "bwrap" and self.bwrap is not None:
-            return bwrap_argv(self.bwrap, confinement)
+            # with the network, a command shares the host's abstract Unix sockets
+            shared = confinement.network and self.abstract_sockets
+            guard = guard_argv(self.bwrap_guard, confinement) if self.bwrap_guard else []
+            return [*bwrap_argv(self.bwrap, confinement, unix_sockets=not shared), *guard]
         if self.kind == "landlock":
-            return landlock_argv(confinement, unix_stream=self.unix_stream)
+            return landlock_argv(confinement, unix_sockets=self.unix_sockets)
         return []
 
     def close(self) -> None:
@@ -301,9 +331,20 @@ def open_sandbox(
     toolchains = tuple(
         t for t in toolchain_places(environ) if not any(t == h or t in h.parents for h in hidden)
     )
-    setup = Setup(environ, root, git_dir, checkout, hidden, toolchains, tuple(dependencies))
+    found = outside_sockets(environ)
+    setup = Setup(
+        environ, root, git_dir, checkout, hidden, toolchains, tuple(dependencies), found.named
+    )
     base = Sandbox(
-        "off", root, git_dir, setup.hidden, checkout, setup.toolchains, tuple(dependencies)
+        "off",
+        root,
+        git_dir,
+        setup.hidden,
+        checkout,
+        setup.toolchains,
+        tuple(dependencies),
+        sockets=found.named,
+        abstract_sockets=bool(found.abstract),
     )
     base = replace(base, home=_home(environ), caches=user_caches(environ))
     try:
@@ -327,14 +368,18 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
     problems = []
     if mode != "landlock":
         try:
-            return replace(base, kind="bwrap", bwrap=start_bwrap(setup))
+            bwrap = start_bwrap(setup)
+            guard = start_bwrap_guard(setup, bwrap)
+            return replace(base, kind="bwrap", bwrap=bwrap, bwrap_guard=guard)
         except SandboxUnavailable as exc:
             if mode == "bwrap":
                 raise fail_closed([exc.message]) from None
             problems.append(exc.message)
-    unix_stream = reachable_engine_socket() is None
+    # the metadata guard refuses a connect() to a named socket outside; before ABI 6 nothing
+    # refuses one to an abstract socket
+    abstract = base.abstract_sockets and kernel_abi() < 6
     try:
-        abi = start_landlock(setup, unix_stream=unix_stream)
+        abi = start_landlock(setup, unix_sockets=not abstract)
     except SandboxUnavailable as exc:
         raise fail_closed([*problems, exc.message]) from None
     if problems:
@@ -343,7 +388,24 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
             "instead (docs/sandbox.md)",
             file=sys.stderr,
         )
-    return replace(base, kind="landlock", landlock_abi=abi, unix_stream=unix_stream)
+    print(landlock_notice(abstract=abstract), file=sys.stderr)
+    return replace(base, kind="landlock", landlock_abi=abi, unix_sockets=not abstract)
+
+
+def landlock_notice(*, abstract: bool) -> str:
+    """What Landlock cannot give commands, said once per run (docs/sandbox.md)."""
+    text = (
+        "codegen-ci: note: Landlock gives commands no loopback of their own: without the "
+        "network they open no inet socket, so a test that starts a server on 127.0.0.1 fails "
+        "(bubblewrap runs it in a network namespace of its own); nor datagram Unix sockets"
+    )
+    if abstract:
+        text += (
+            "; an abstract Unix socket listens outside the sandbox and this kernel's Landlock "
+            "(ABI < 6) cannot refuse a connect() to it: commands open no Unix socket "
+            "(socketpair() works)"
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -357,6 +419,7 @@ class Setup:
     hidden: tuple[Path, ...]
     toolchains: tuple[Path, ...]
     dependencies: Sequence[Path] = ()
+    sockets: tuple[Path, ...] = ()
 
     def probe(self) -> Confinement:
         """A confinement like a command's, working in the scratch directory."""
@@ -370,6 +433,7 @@ class Setup:
             read_only=tuple(read_only),
             hidden=self.hidden,
             replaced=replaced,
+            sockets=self.sockets,
         )
 
 
@@ -394,7 +458,32 @@ def start_bwrap(setup: Setup) -> str:
     return bwrap
 
 
-def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
+def start_bwrap_guard(setup: Setup, bwrap: str) -> Path | None:
+    """Bubblewrap mounts the machine read-only, so metadata changes outside fail with EROFS,
+    but for the device nodes it shows (`/dev/null`, ...): those stay writable, and when they
+    are ours (the tool runs as root) a command could chmod, chown or touch the machine's own.
+    Then every command runs under the metadata guard inside bubblewrap too (the Landlock
+    launcher without Landlock, from a copy in the tool's read-only folder); None when not
+    needed."""
+    if not devices_are_ours():
+        return None
+    folder = guarded_read.make_fresh_dir(setup.root / "tool", "guard")
+    for source in (LAUNCHER, LAUNCHER.with_name("metadata_guard.py")):
+        shutil.copyfile(source, folder / source.name)
+    # its bytecode cached now: inside, the folder is read-only (no compiling on every command)
+    py_compile.compile(str(folder / "metadata_guard.py"), doraise=True)
+    (folder / "__pycache__").chmod(0o755)
+    folder.chmod(0o755)
+    launcher = folder / LAUNCHER.name
+    probe = setup.probe()
+    probe = replace(probe, read_only=(*probe.read_only, folder))
+    problem = _prove([*bwrap_argv(bwrap, probe), *guard_argv(launcher, probe)])
+    if problem is not None:
+        raise SandboxUnavailable(f"bubblewrap could not start its metadata guard: {problem}")
+    return launcher
+
+
+def start_landlock(setup: Setup, *, unix_sockets: bool) -> int:
     """The kernel's Landlock ABI, proven by one command confined with it."""
     abi = kernel_abi()
     if abi < 1:
@@ -402,7 +491,7 @@ def start_landlock(setup: Setup, *, unix_stream: bool) -> int:
             "this kernel has no Landlock (Linux 5.13 or later, with "
             "`landlock` in /sys/kernel/security/lsm)"
         )
-    problem = _prove(landlock_argv(setup.probe(), unix_stream=unix_stream))
+    problem = _prove(landlock_argv(setup.probe(), unix_sockets=unix_sockets))
     if problem is not None:
         raise SandboxUnavailable(f"Landlock could not confine a command: {problem}")
     return abi
@@ -433,6 +522,8 @@ def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
     """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories and
     container-engine sockets: resolved, outermost first, none inside another."""
     places = [Path(p) for p in SOCKETS]
+    if environ.get("XDG_RUNTIME_DIR"):  # the session's sockets: D-Bus, gpg-agent, ssh-agent
+        places.append(Path(environ["XDG_RUNTIME_DIR"]))
     home = environ.get("HOME") or str(Path.home())
     places.append(Path(home))
     if environ.get("RUNNER_TEMP"):
@@ -484,8 +575,11 @@ def toolchain_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
 
 def _path_entry(entry: Path, home: Path) -> list[Path]:
     """A PATH directory, and the prefix it belongs to when that is a toolchain (a virtualenv,
-    or a prefix with its own `lib`); `~/.local/bin` brings the user site of each Python."""
+    or a prefix with its own `lib`); `~/.local/bin` brings the user site of each Python, and
+    a `node_modules/.bin` its `node_modules` (where its links point: pnpm, tsc)."""
     found = [entry]
+    if entry.name == ".bin" and entry.parent.name == "node_modules":
+        found.append(entry.parent)
     if entry.name == "bin" and entry.parent not in (Path("/"), home):
         prefix = entry.parent
         try:
@@ -498,17 +592,70 @@ def _path_entry(entry: Path, home: Path) -> list[Path]:
     return found
 
 
-def reachable_engine_socket() -> Path | None:
-    """A container engine's socket this process could connect to (Landlock cannot stop a
-    connect() to a named socket: the backend then refuses stream Unix sockets)."""
-    for name in ENGINE_SOCKETS:
-        path = Path(name)
-        try:
-            if path.exists() and os.access(path, os.W_OK):
-                return path
-        except OSError:
-            continue
+@dataclass(frozen=True)
+class OutsideSockets:
+    """Unix sockets outside the sandbox that a command could reach (`outside_sockets`)."""
+
+    named: tuple[Path, ...] = ()  # resolved, each one this user may connect to
+    abstract: tuple[str, ...] = ()  # names of abstract sockets bound in this namespace
+
+
+def outside_sockets(
+    environ: Mapping[str, str], proc_net_unix: str = PROC_NET_UNIX
+) -> OutsideSockets:
+    """The named sockets this user could connect to: every socket bound in this network
+    namespace (`/proc/net/unix`: ssh-agent, gpg-agent, D-Bus, journald, a database), the
+    container engines' (bind-mounted from another namespace), `SSH_AUTH_SOCK`'s, and any
+    under /run; and the abstract ones bound here. Found once, when the run starts."""
+    named: set[Path] = set()
+    abstract: list[str] = []
+    try:
+        lines = Path(proc_net_unix).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    candidates = [*ENGINE_SOCKETS]
+    for line in lines[1:]:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8:
+            name = fields[7]
+            if name.startswith("@"):
+                abstract.append(name)
+            elif name.startswith("/"):
+                candidates.append(name)
+    if environ.get("SSH_AUTH_SOCK"):
+        candidates.append(environ["SSH_AUTH_SOCK"])
+    candidates += _sockets_beneath(Path("/run"))
+    for name in candidates:
+        path = _reachable_socket(Path(name))
+        if path is not None:
+            named.add(path)
+    return OutsideSockets(tuple(sorted(named)), tuple(sorted(set(abstract))))
+
+
+def _reachable_socket(path: Path) -> Path | None:
+    try:
+        real = path.resolve()
+        if stat.S_ISSOCK(real.stat().st_mode) and os.access(real, os.W_OK):
+            return real
+    except (OSError, RuntimeError):
+        pass
     return None
+
+
+def _sockets_beneath(top: Path, limit: int = 5000) -> list[str]:
+    """Sockets beneath `top`, links not followed, at most `limit` entries looked at."""
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        seen += len(dirs) + len(files)
+        if seen > limit:
+            break
+        for name in files:
+            path = Path(folder, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(path.lstat().st_mode):
+                    found.append(str(path))
+    return found
 
 
 def runner_root() -> Path | None:

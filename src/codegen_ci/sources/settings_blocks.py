@@ -13,7 +13,9 @@ Issue and comment text is written by people the repository does not choose, so:
   actor's permission (`parse_settings` runs after it), and then with bounded size and aliases;
 * a block may set only the task-level keys (`TASK_KEYS`); commands, the model and its endpoint,
   `env_passthrough`, `protected_paths`, git and PR settings are ignored with a notice, and
-  `limits` may only lower the repository's own (`clamp_limits`).
+  `limits` may only lower the repository's own (`clamp_limits`);
+* `validation.proof.tests` is the one validation key a block may set, and only to ask for more
+  proof than the repository does (`clamp_proof`: off < preferred < required).
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.markdown import fenced_blocks
 from codegen_ci.spec.action_inputs import bot_key
 from codegen_ci.spec.layers import deep_merge, parse_layer_text
-from codegen_ci.spec.model import Limits, RepoConfig
+from codegen_ci.spec.model import Limits, RepoConfig, Validation
 
 TASK_KEYS = ("version", "title", "context", "outputs", "constraints", "limits")
+PROOF_ORDER = ("off", "preferred", "required")  # clamp_proof: a block may only go up
 MAX_BLOCK_CHARS = 20_000
 _TOP_KEY = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|$)")
 
@@ -76,15 +79,45 @@ def parse_settings(blocks: Iterable[SettingsBlock]) -> tuple[dict[str, Any], tup
     notices: list[str] = []
     for block in blocks:
         layer = _parse_block(block)
-        if refused := [key for key in layer if key not in TASK_KEYS]:
+        kept = {k: v for k, v in layer.items() if k in TASK_KEYS}
+        if proof := _proof_only(layer.get("validation")):
+            kept["validation"] = proof
+        if refused := [key for key in layer if key not in kept]:
             notices.append(
                 f"ignored {', '.join(f'`{k}`' for k in refused)} in the settings block in "
-                f"{block.name}: an issue or comment may set only {', '.join(TASK_KEYS[1:])}; "
-                "commands, the model, env_passthrough and protected_paths come from the spec "
-                "or the default branch's .codegen.yml"
+                f"{block.name}: an issue or comment may set only {', '.join(TASK_KEYS[1:])} "
+                "and validation.proof.tests; commands, the model, env_passthrough and "
+                "protected_paths come from the spec or the default branch's .codegen.yml"
             )
-        overrides = deep_merge(overrides, {k: v for k, v in layer.items() if k in TASK_KEYS})
+        overrides = deep_merge(overrides, kept)
     return overrides, tuple(notices)
+
+
+def _proof_only(validation: object) -> dict[str, Any] | None:
+    """`{"proof": {"tests": ...}}` when that is all a block's `validation` holds."""
+    if not isinstance(validation, dict) or set(validation) != {"proof"}:
+        return None
+    proof = validation["proof"]
+    if not isinstance(proof, dict) or set(proof) != {"tests"}:
+        return None
+    return {"proof": {"tests": proof["tests"]}}
+
+
+def clamp_proof(
+    overrides: Mapping[str, Any], repository: Validation
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """`overrides` with a `validation.proof.tests` below the repository's raised to it: an
+    issue may ask for more proof, never for less."""
+    wanted = ((overrides.get("validation") or {}).get("proof") or {}).get("tests")
+    wanted = "off" if wanted is False else wanted  # YAML's bare `off`
+    ours = repository.proof.tests
+    if wanted not in PROOF_ORDER or PROOF_ORDER.index(wanted) >= PROOF_ORDER.index(ours):
+        return dict(overrides), ()  # an unknown value: resolving the spec reports it
+    notice = (
+        f"validation.proof.tests: {wanted} from an issue or comment is below the repository's "
+        f"{ours}; using {ours}"
+    )
+    return {**overrides, "validation": {"proof": {"tests": ours}}}, (notice,)
 
 
 def clamp_limits(

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from codegen_ci.publish import remote
 from codegen_ci.security.untrusted import clean_untrusted
 from codegen_ci.sources.events import EventTask
-from codegen_ci.sources.settings_blocks import clamp_limits
+from codegen_ci.sources.settings_blocks import clamp_limits, clamp_proof
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.spec.layers import (
     REPO_CONFIG_NAME,
@@ -29,7 +29,7 @@ from codegen_ci.spec.layers import (
     parse_layer_text,
     resolve_spec,
 )
-from codegen_ci.spec.model import Limits, Spec, slugify
+from codegen_ci.spec.model import Limits, Spec, Validation, slugify
 from codegen_ci.workspace import git
 
 
@@ -55,7 +55,8 @@ def resolve_event_spec(
     if task.spec_path:
         layers.append(load_layer_file(root / task.spec_path, is_spec=True))
     overrides, notices = clamp_limits(task.spec_overrides, _limits(layers))
-    for text in notices:
+    overrides, proof_notices = clamp_proof(overrides, _validation(layers))
+    for text in notices + proof_notices:
         notice(text)
     layers += [overrides, {"git": {"base": base}}]
     where = task.spec_path or (f"#{task.issue_number}" if task.issue_number else "the event")
@@ -69,6 +70,14 @@ def default_branch_config(root: Path, commit: str) -> dict[str, Any]:
         return {}
     text = git.git(["show", blob], root)
     return parse_layer_text(text, f"{REPO_CONFIG_NAME} (default branch)", is_spec=False)
+
+
+def _validation(layers: list[Mapping[str, Any]]) -> Validation:
+    merged = deep_merge(*layers).get("validation") or {}
+    try:
+        return Validation.model_validate(merged)
+    except ValidationError:
+        return Validation()  # resolving the spec reports the problem, with its key
 
 
 def _limits(layers: list[Mapping[str, Any]]) -> Limits:

@@ -28,6 +28,39 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _off(value: Any) -> Any:
+    """YAML reads a bare `off` as false: `tests: off` means what it says."""
+    return "off" if value is False else value
+
+
+ProofTests = Annotated[Literal["required", "preferred", "off"], BeforeValidator(_off)]
+
+
+class ProofPolicy(_Strict):
+    """What a success must show beyond a passing suite (gate/proof.py)."""
+
+    tests: ProofTests = Field(
+        default="preferred",
+        description="Tests that fail on the base commit and pass with the change. required: "
+        "a passing change without one is not yet a success (the model is asked for one); "
+        "preferred: the run succeeds and says `unproven`; off: not measured.",
+    )
+    reruns: int = Field(
+        default=1,
+        ge=0,
+        le=5,
+        description="Re-runs of a failing test before it counts as failing; one that passes on "
+        "a re-run is flaky: never the model's failure, never proof.",
+    )
+    coverage: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Share of the change's executable lines the tests must run (e.g. 0.8); a "
+        "lower share is a reflection naming the lines no test runs. Null: reported only.",
+    )
+
+
 class Validation(_Strict):
     """The repository's own commands; the harness runs them, not the model."""
 
@@ -60,6 +93,9 @@ class Validation(_Strict):
         default=[],
         description="Kinds of command that may use the network inside the sandbox, e.g. "
         "[setup] for package installs; none by default (see docs/sandbox.md).",
+    )
+    proof: ProofPolicy = Field(
+        default_factory=ProofPolicy, description="The proof behind a success (fail to pass)."
     )
 
     @property

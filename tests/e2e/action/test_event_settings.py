@@ -163,3 +163,31 @@ def test_an_alias_bomb_from_a_writer_is_bad_input(world: ActionWorld, tmp_path: 
     assert result.code == 2, result.log
     assert result.outputs["status"] == "error" and "expands to more than" in result.stdout
     assert "comment" in result.stdout and world.model.requests == []
+
+
+def test_a_comment_may_require_proof_but_never_lower_the_repositorys(world: ActionWorld) -> None:
+    """The fix alone proves nothing where the base's tests already pass: a comment that asks
+    for proof makes that a failure (reason unproven); one that turns proof off under a
+    repository that requires it is clamped, with a notice."""
+    from tests.e2e.gate.test_proof_python import PASSING_SUITE
+
+    world.sample.commit({"tests/test_version.py": PASSING_SUITE}, "tests that pass on the base")
+    world.sample.git("push", "-q", "origin", "main")
+    world.model.add(*fixing_script(), Reply("Nothing to add."))
+    body = "/codegen fix it\n\n```yaml codegen\nvalidation: {proof: {tests: required}}\n```\n"
+    raised = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "2"})
+
+    assert raised.code == 1, raised.log
+    assert (report(raised.outputs)["reason"]) == "unproven"
+
+    config = {"version": 1, "validation": {"proof": {"tests": "required"}}}
+    world.sample.commit({".codegen.yml": json.dumps(config)}, "config")
+    world.sample.git("push", "-q", "origin", "main")
+    world.model.add(*fixing_script(), Reply("Nothing to add."))
+    body = "/codegen fix it\n\n```yaml codegen\nvalidation: {proof: {tests: off}}\n```\n"
+    lowered = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "2"})
+
+    assert lowered.code == 1 and report(lowered.outputs)["reason"] == "unproven", lowered.log
+    assert "validation.proof.tests: off from an issue or comment is below the repository's" in (
+        lowered.stdout
+    )

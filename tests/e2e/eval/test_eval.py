@@ -180,6 +180,8 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     assert (fixer["name"], idle["name"]) == ("fixer", "idle")
     # the model scripted with #184's own change resolves exactly that task
     assert fixer["resolved"] == 1 and fixer["resolved_commits"] == [HYPHENS]
+    # its run showed the task's tests failing on the base and passing with the fix
+    assert fixer["resolved_with_proof"] == 1 and idle["resolved_with_proof"] == 0
     assert [r["commit"] for r in fixer["results"]] == [SUBSECONDS, HYPHENS, GROUPING]
     hyphens = fixer["results"][1]
     assert hyphens["resolved"] and hyphens["files_changed"] == ["parse.py"]
@@ -193,7 +195,7 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     for r in fixer["results"] + idle["results"]:
         assert Path(r["report"]).is_file()
     md = (out / "eval.md").read_text()
-    assert "| fixer | 1/3 |" in md and "| idle | 0/3 |" in md
+    assert "| fixer | 1/3 | 1/3 |" in md and "| idle | 0/3 | 0/3 |" in md
     assert "✅ resolved" in md
     lines = [ln for ln in result.output.splitlines() if ln.startswith("[")]
     assert sum(" fixer " in ln for ln in lines) == 3 and sum(" idle " in ln for ln in lines) == 3

@@ -150,9 +150,11 @@ def slugify_repo(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> SampleRepo:
     """The project as its CI has it: dependencies and runners in the Python on PATH (as
-    setup-python + pip install leave them), no venv in the checkout."""
+    setup-python + pip install leave them), no venv in the checkout and none active (the
+    session's own VIRTUAL_ENV is not the user's)."""
     bin_dir = python_env(shared(tmp_path_factory))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     repo = checkout(tmp_path, "python-slugify", bug=SLUGIFY_BUG)
     codegen_init(repo)
     return repo
@@ -175,8 +177,11 @@ def test_unittest_project_fixed_means_its_tests_ran_and_passed(
 def test_unittest_project_never_succeeds_with_broken_code(
     slugify_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
+    # broken as only the tests can tell: CI's flake8 is a lint too, and a failing lint ends
+    # the round before the tests run
+    broken = 'raise ImportError("rewritten")\n'
     model_env.add(
-        Reply(tool_calls=[call("write_file", path=SLUGIFY_BUG[0], content="this is not python\n")]),
+        Reply(tool_calls=[call("write_file", path=SLUGIFY_BUG[0], content=broken)]),
         Reply("rewrote it"),
     )
 

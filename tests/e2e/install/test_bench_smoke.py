@@ -133,6 +133,14 @@ def test_warm_caches_times_each_command_direct_and_confined() -> None:
         assert r.get(f"pytest_{mode}_ratio") or r[f"{mode}_unavailable"]
 
 
+def test_coverage_cost_times_a_plain_and_a_covered_run() -> None:
+    from bench.coverage_cost import coverage_cost
+
+    r = coverage_cost(modules=2, tests_per_module=2, repeats=1)
+    assert r["plain_s"] > 0 and r["coverage_s"] > 0 and r["ratio"] > 0
+    assert r["report_written"] and r["tests"] == 4
+
+
 def test_candidates_tradeoff_runs_one_escalate_and_race() -> None:
     r = candidates_tradeoff(test_sleep_s=0.0)
     rows = r["rows"]

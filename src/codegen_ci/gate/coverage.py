@@ -1,0 +1,199 @@
+"""Changed lines run by the tests: which executable lines of the change the test suite ran.
+
+Measured after a passing final round, in a run of its own (the gate's run, its counts and
+its JUnit stay as they are): a `python -m pytest ...` command runs once more under coverage.py
+(`python -m coverage run --include=<the change's source files> -m pytest ...`, then
+`coverage xml`), confined like every command; `--include` and `COVERAGE_CORE=sysmon` keep
+the tracer's cost to the changed files where Python has sys.monitoring (3.12+). The
+Cobertura report is read through the guarded reader and parsed without
+DTDs or entities (defusedxml), and diff-cover matches it against the change's own diff (made
+by our guarded git, `Worktree.diff`, never by diff-cover's `git` calls): the changed lines
+coverage.py counts as executable, which of them ran, and the others as `file:line` ranges.
+
+Where coverage cannot be measured (not a `python -m pytest` command, coverage.py not
+importable by the repository's Python, no source file changed), `ChangedLines.reason` says so
+and why. Go (`go test -coverprofile`) and V8/istanbul (jest, vitest, node) are not measured
+yet.
+
+`validation.proof.coverage` (0 to 1): a lower share of changed lines run makes the passing
+round a reflection naming the lines no test runs (`uncovered_message`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml.ElementTree as safe_etree
+from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
+from diff_cover.diff_reporter import GitDiffReporter
+from diff_cover.git_path import GitPathTool
+from diff_cover.report_generator import JsonReportGenerator
+from diff_cover.violationsreporters.violations_reporter import XmlCoverageReporter
+
+from codegen_ci.gate.test_runs import Runner, command_places
+from codegen_ci.report import ChangedLines
+from codegen_ci.security import guarded_read
+from codegen_ci.security.guarded_read import Refused
+from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.spec.model import Validation
+from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.worktree import Worktree
+
+MAX_REPORT_BYTES = 20_000_000
+SOURCE_SUFFIXES = (".py",)
+MAX_RANGES = 20
+
+
+@dataclass(kw_only=True)
+class CoverageRun:
+    worktree: Worktree
+    validation: Validation
+    work_dir: Path  # `<output>/coverage`: its log and JUnit copy
+    env: Mapping[str, str]
+    sandbox: Sandbox | None = None
+
+    def measure(self) -> ChangedLines:
+        change = self.worktree.agent_changes()
+        sources = [p for p in change if p.endswith(SOURCE_SUFFIXES) and not is_test_path(p)]
+        if not sources:
+            return ChangedLines(reason="the change has no Python source file to measure")
+        if len(self.validation.test) != 1:
+            return ChangedLines(reason="measured for one test command only")
+        command = self.validation.test[0]
+        places = command_places(self.sandbox, self.work_dir, "coverage")
+        covered = coverage_command(command, sources, places.io_dir)
+        if covered is None:
+            return ChangedLines(
+                reason="coverage is measured for `python -m pytest` commands only (coverage.py "
+                "for pytest; Go and V8 coverage are not measured yet)"
+            )
+        wrap = (
+            self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
+            if self.sandbox
+            else []
+        )
+        runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
+        snapshot = self.worktree.snapshot()
+        log = self.work_dir / "logs" / "coverage.log"
+        try:
+            runner.run(covered, self.env, "coverage", log)
+        finally:
+            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
+        try:
+            data = guarded_read.read_bytes(
+                places.io_dir, "coverage.xml", max_bytes=MAX_REPORT_BYTES
+            )
+        except (Refused, OSError):
+            return ChangedLines(
+                reason="no coverage report: is coverage.py installed for the repository's "
+                "Python? (see coverage/logs/coverage.log)"
+            )
+        try:
+            root: Element = safe_etree.fromstring(data)
+            return changed_lines(root, self.worktree.diff(sources), self.worktree.path)
+        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
+            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    """`<python> -m pytest ARGS` as a coverage.py run of the same, then its Cobertura report
+    in `io_dir/coverage.xml`; None for any other shape of command."""
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        return None
+    if len(tokens) < 3 or tokens[1:3] != ["-m", "pytest"] or "python" not in tokens[0]:
+        return None
+    if any(set(t) <= set("();<>|&") for t in tokens):
+        return None
+    python = shlex.quote(tokens[0])
+    data = shlex.quote(str(io_dir / ".coverage"))
+    include = shlex.quote(",".join(sources))
+    report = shlex.quote(str(io_dir / "coverage.xml"))
+    rest = " ".join(shlex.quote(t) for t in tokens[3:])
+    # sys.monitoring (Python 3.12+) traces only the included files' code: about 1.1x a plain
+    # run; older Pythons fall back to the C tracer, which sees every line (docs/benchmarks.md).
+    return (
+        f"COVERAGE_CORE=sysmon {python} -m coverage run --data-file={data} "
+        f"--include={include} -m pytest {rest}; "
+        f"status=$?; {python} -m coverage xml -q --data-file={data} -o {report}; exit $status"
+    )
+
+
+class _Diff:
+    """The change's diff, for diff-cover, in place of its `git diff` calls."""
+
+    range_notation = "..."
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def diff_committed(self, compare_branch: str = "") -> str:
+        return self.text
+
+    def diff_staged(self) -> str:
+        return ""
+
+    def diff_unstaged(self) -> str:
+        return ""
+
+
+def changed_lines(root: Element, diff: str, tree: Path) -> ChangedLines:
+    """diff-cover's verdict on `diff` against the Cobertura report `root`."""
+    # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask git
+    # for; it is the worktree, set here without running anything.
+    GitPathTool._cwd = GitPathTool._root = str(tree)
+    reporter = GitDiffReporter(compare_branch="base", git_diff=_Diff(diff))
+    coverage = XmlCoverageReporter([root], src_roots=[str(tree)])
+    stats: dict[str, Any] = JsonReportGenerator(coverage, reporter).report_dict()
+    total = int(stats["total_num_lines"])
+    missing = int(stats["total_num_violations"])
+    uncovered: list[str] = []
+    for path, found in sorted(stats["src_stats"].items()):
+        uncovered += [
+            f"{PurePosixPath(path).as_posix()}:{r}" for r in ranges(found["violation_lines"])
+        ]
+    return ChangedLines(
+        measured=True,
+        covered=total - missing,
+        total=total,
+        uncovered=uncovered,
+        reason="" if total else "no changed line is executable",
+    )
+
+
+def ranges(lines: Sequence[int]) -> list[str]:
+    """[40, 41, 42, 44] -> ["40-42", "44"]."""
+    spans: list[list[int]] = []
+    for line in sorted(set(lines)):
+        if spans and spans[-1][1] == line - 1:
+            spans[-1][1] = line
+        else:
+            spans.append([line, line])
+    return [str(a) if a == b else f"{a}-{b}" for a, b in spans]
+
+
+def below(validation: Validation, lines: ChangedLines) -> bool:
+    """`validation.proof.coverage` set, measured, and fewer changed lines run than it asks."""
+    wanted = validation.proof.coverage
+    return wanted is not None and lines.measured and lines.total > 0 and lines.share < wanted
+
+
+def uncovered_message(lines: ChangedLines, wanted: float, *, iteration: int, last: int) -> str:
+    """The model's next message when too few changed lines ran."""
+    shown = ", ".join(lines.uncovered[:MAX_RANGES])
+    return (
+        f"Validation round {iteration} of {last} passed, but the tests run only "
+        f"{lines.covered} of the {lines.total} changed executable lines "
+        f"({lines.share:.0%}; this repository asks for {wanted:.0%}, validation.proof.coverage). "
+        f"{shown} are run by no test. Add or change tests that run them (or remove code the "
+        "task does not need); keep the fix and the existing tests."
+    )

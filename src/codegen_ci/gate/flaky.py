@@ -1,0 +1,139 @@
+"""Flaky tests: a failing test is re-run before anyone is charged with it.
+
+A test that fails and then passes on the same code, in the same tree, is flaky: it is not
+the model's failure (a round whose only failures are flaky passes, and the reflection never
+names them) and never proof (a test that passes on a re-run on the base commit fails there
+only by chance). `validation.proof.reruns` bounds the re-runs (default 1; 0: none). A test
+flaky on the base and with the change is the repository's, and the report says so (`where`).
+
+A re-run runs just the failing tests where a pytest command allows it (the plugin in `only`
+mode, else the command rewritten to their node ids: the ladder of gate/test_runs.py), else
+the test commands in full (so each re-run of a Go or jest suite costs a full run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
+from codegen_ci.gate.validation import RoundOutcome, Validator
+from codegen_ci.report import FlakyTest
+from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.spec.model import Validation
+from codegen_ci.workspace.worktree import Worktree
+
+FAILING = ("failure", "error")
+
+
+@dataclass
+class Rerunner:
+    """Re-runs chosen tests of `validation.test` in `cwd` (the run's worktree, or a base
+    tree), logging under `own_dir/logs` as `<tag>-rerun-<n>`."""
+
+    cwd: Path
+    validation: Validation
+    own_dir: Path
+    env: Mapping[str, str]
+    sandbox: Sandbox | None
+    tag: str
+    wrap: Sequence[str] = ()
+    worktree: Worktree | None = None  # the run's: what the re-runs write is not the change
+    runs: int = 0
+    ladder: RerunLadder = field(default_factory=RerunLadder)
+
+    @classmethod
+    def of(cls, validator: Validator, tag: str) -> Rerunner:
+        """Re-runs in the run's worktree, as `validator` runs its tests."""
+        tree, sandbox, validation = validator.worktree, validator.sandbox, validator.validation
+        wrap = sandbox.prefix(tree.path, network="test" in validation.network) if sandbox else []
+        return cls(
+            tree.path,
+            validation,
+            validator.output_dir / "reruns",  # apart from the rounds' own logs and JUnit
+            validator.env,
+            sandbox,
+            tag,
+            wrap,
+            worktree=tree,
+        )
+
+    def passing(self, ids: list[str]) -> dict[str, int]:
+        """Of `ids` (failing once), those that pass in one of up to `reruns` re-runs, with
+        how many runs it took them to pass (2 or more)."""
+        passed: dict[str, int] = {}
+        left = list(ids)
+        for attempt in range(self.validation.proof.reruns):
+            if not left:
+                break
+            outcomes = self._once(left)
+            for test_id in list(left):
+                if outcomes.get(test_id) == "passed":
+                    passed[test_id] = attempt + 2
+                    left.remove(test_id)
+        return passed
+
+    def _once(self, ids: list[str]) -> dict[str, str]:
+        junit = JUnitResult()
+        step = None
+        if len(self.validation.test) == 1:
+            step = self.ladder.climb(self.validation.test[0], ids, self.cwd, self._run)
+        if step is not None:
+            junit = step.run.junit
+        else:
+            for command in self.validation.test:
+                junit = junit.merge(self._run(command, None).junit)
+        outcomes: dict[str, str] = {}
+        for case in junit.cases:  # a test reported twice counts as its worse outcome
+            if outcomes.get(case.id) not in FAILING:
+                outcomes[case.id] = case.outcome
+        return outcomes
+
+    def _run(self, command: str, only: list[str] | None) -> CommandRun:
+        self.runs += 1
+        tag = f"{self.tag}-rerun-{self.runs:02d}"
+        runner = Runner(self.cwd, self.validation, self.own_dir, self.sandbox, self.wrap)
+        log = self.own_dir / "logs" / f"{tag}.log"
+        if self.worktree is None:
+            return runner.run(command, self.env, tag, log, first=only, mode="only")
+        snapshot = self.worktree.snapshot()
+        self.worktree.before_command()
+        try:
+            return runner.run(command, self.env, tag, log, first=only, mode="only")
+        finally:
+            self.worktree.note_artifacts(snapshot)
+
+
+def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest]:
+    """Re-run the round's failing tests; the ones that pass are flaky: taken out of the
+    round's failures (and the round passes when nothing else failed). Returns them."""
+    failing = outcome.failing_ids()
+    if not failing or rerunner.validation.proof.reruns == 0:
+        return []
+    passed = rerunner.passing(failing)
+    if not passed:
+        return []
+    flaky = [FlakyTest(id=i, runs=n, where="change") for i, n in passed.items()]
+    cases = [
+        replace(c, outcome="passed", flaky=True) if c.id in passed else c
+        for c in outcome.junit.cases
+    ]  # passed on a re-run: counted as passed, marked flaky (as JUnit's own reruns are)
+    outcome.junit = JUnitResult(cases, outcome.junit.problems, outcome.junit.files)
+    if not outcome.junit.failing():
+        # Every failing test was flaky: test commands whose failure JUnit explained are
+        # answered; lint, setup and unexplained failures stand.
+        outcome.failed = [f for f in outcome.failed if not (f.kind == "test" and f.explained)]
+    outcome.finish()
+    return flaky
+
+
+def merge_flaky(seen: list[FlakyTest], new: list[FlakyTest]) -> list[FlakyTest]:
+    """`seen` plus `new`; a test flaky with the change and on the base is the repository's."""
+    by_id = {f.id: f for f in seen}
+    for f in new:
+        known = by_id.get(f.id)
+        where = f.where if known is None or known.where == f.where else "both"
+        by_id[f.id] = f.model_copy(update={"where": where})
+    return list(by_id.values())

@@ -1,0 +1,346 @@
+"""Proof: the tests that fail on the base commit and pass with the change ("fail to pass").
+
+A passing suite shows the change broke nothing the suite checks; it does not show the change
+does what the task asked. After a passing final round, the test commands run once more, as
+they are, on the base commit's code with the change's test files applied and its other files
+left out (a detached worktree of its own, confined like every command). A test that passes
+with the change and fails there is proof; so is one the base run could not even run because
+its file, module or package failed as a whole (a test of a function the change adds). Tests
+the base run already saw failing (the repository's own test of a bug) count the same way:
+their files are the base's own. `pass_to_pass` counts the tests that pass in both runs.
+
+What is a test file is `is_test_path` (workspace/paths.py), the definition `protect_tests`
+uses. A pytest command runs there with `--continue-on-collection-errors`, so one new test file
+that cannot import on the base does not stop the rest of the suite from answering.
+
+A test that fails on the base only by chance is no proof: each candidate is re-run there
+(gate/flaky.py) and one that passes is `flaky`, as are the tests flaky with the change.
+Then the changed lines the tests run are measured in the run's worktree (gate/coverage.py).
+
+The policy (`validation.proof.tests`): `preferred` reports `unproven` and lets the run
+succeed; `required` turns an unproven pass into a reflection (`missing`) and, in the last
+round, a failure of its own (reason `unproven`); `off` runs nothing here. A share of changed
+lines run below `validation.proof.coverage` is a reflection the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from codegen_ci.gate import pytest_commands
+from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
+from codegen_ci.gate.coverage import CoverageRun, below, uncovered_message
+from codegen_ci.gate.flaky import Rerunner, merge_flaky
+from codegen_ci.gate.junit.cases import JUnitCase
+from codegen_ci.gate.junit.go import BUILD_FAILED
+from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.project_source import ImportCheck
+from codegen_ci.gate.test_runs import Runner
+from codegen_ci.gate.validation import RoundOutcome
+from codegen_ci.report import ChangedLines, FlakyTest, Proof, ProofStatus, ProvingTest
+from codegen_ci.security import guarded_read
+from codegen_ci.security.guarded_read import Refused
+from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import Untrusted, fence
+from codegen_ci.spec.model import Validation
+from codegen_ci.workspace import git
+from codegen_ci.workspace.dependency_links import unlink_dependencies
+from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.worktree import Worktree, attach_worktree
+
+MAX_TEST_FILE_BYTES = 5_000_000
+FAILING = ("failure", "error")
+SHOWN = 5  # tests named in a reason or a reflection
+GO_TEST_FUNC = re.compile(r"^func (Test\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
+
+
+@dataclass(kw_only=True)
+class Prover:
+    """Runs the fail-to-pass check for one run; each `prove` makes and removes its tree."""
+
+    repo: Path
+    base_commit: str
+    validation: Validation
+    worktree: Worktree
+    work_dir: Path  # logs and reports of the proof runs (`<output>/proof`)
+    env: Mapping[str, str]
+    tree_path: Path  # outside any `.git`, beside the run's worktree
+    sandbox: Sandbox | None = None
+    # where the commands import the project's own code from (gate/project_source.py): the
+    # proof tree's code goes first, as the worktree's does for the rounds
+    sources: Callable[[], ImportCheck | None] = lambda: None
+    runs: int = 0
+
+    def prove(self, outcome: RoundOutcome, flaky: Sequence[FlakyTest] = ()) -> Proof:
+        """The proof behind a passing round `outcome` (its JUnit holds the whole suite);
+        `flaky`: tests seen flaky with the change so far, never proof."""
+        if self.validation.proof.tests == "off":
+            return Proof(reason="validation.proof.tests is off", flaky=list(flaky))
+        if not outcome.junit.cases:
+            return Proof(reason="no JUnit report: which tests ran is unknown", flaky=list(flaky))
+        test_files = [p for p in self.worktree.agent_changes() if is_test_path(p)]
+        go_tests = self._go_tests(test_files)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)
+        try:
+            for rel in test_files:
+                self._apply(tree, rel)
+            base, problem = self._run_on_base(tree)
+            if problem:
+                reason = f"the run on the base commit cannot tell: {problem}"
+                return Proof(reason=reason, flaky=list(flaky))
+            exclude = frozenset(f.id for f in flaky)
+            proof = judge(outcome.junit, base, test_files, go_tests, exclude)
+            # A test that fails on the base only by chance is no proof: re-run them there,
+            # with the tests flaky with the change that failed there too (the repository's?).
+            failing_there = {c.id for c in base.failing()}
+            suspects = [t.id for t in proof.fail_to_pass]
+            suspects += [f.id for f in flaky if f.id in failing_there]
+            again = self._rerunner(tree).passing(suspects)
+            on_base = [FlakyTest(id=i, runs=n, where="base") for i, n in again.items()]
+            flaky = merge_flaky(list(flaky), on_base)
+            if again:
+                exclude |= frozenset(again)
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude)
+            proof.flaky = list(flaky)
+        finally:
+            unlink_dependencies(tree, links)
+            git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
+            shutil.rmtree(tree, ignore_errors=True)
+        proof.changed_lines = self._changed_lines()
+        return proof
+
+    def _changed_lines(self) -> ChangedLines:
+        """In the run's worktree, after the base tree is gone (gate/coverage.py)."""
+        run = CoverageRun(
+            worktree=self.worktree,
+            validation=self.validation,
+            work_dir=self.work_dir.with_name("coverage"),
+            env=self._env(self.worktree.path),
+            sandbox=self.sandbox,
+        )
+        if self.sandbox is not None:
+            self.sandbox.new_phase()
+        return run.measure()
+
+    def _env(self, tree: Path) -> dict[str, str]:
+        found = self.sources()
+        return dict(found.apply(self.env, tree) if found else self.env)
+
+    def _go_tests(self, test_files: list[str]) -> frozenset[str]:
+        """Top-level Go tests the change's `_test.go` files declare: gotestsum names a case by
+        its package, not its file."""
+        names: set[str] = set()
+        for rel in test_files:
+            if rel.endswith("_test.go"):
+                with contextlib.suppress(Refused, OSError):
+                    text = guarded_read.read_text(
+                        self.worktree.path, rel, max_bytes=MAX_TEST_FILE_BYTES
+                    )
+                    names.update(GO_TEST_FUNC.findall(text))
+        return frozenset(names)
+
+    def _wrap(self, tree: Path) -> list[str]:
+        if self.sandbox is None:
+            return []
+        return self.sandbox.prefix(tree, network="test" in self.validation.network)
+
+    def _run_on_base(self, tree: Path) -> tuple[JUnitResult, str | None]:
+        """The test commands in `tree`, in a phase of their own; a problem that makes the
+        run unable to tell (gate/baseline.py's `base_run_problem`), or None."""
+        if self.sandbox is not None:
+            self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
+        runner = Runner(tree, self.validation, self.work_dir, self.sandbox, self._wrap(tree))
+        junit = JUnitResult()
+        for command in self.validation.test:
+            self.runs += 1
+            tag = f"proof-{self.runs:02d}"
+            env = base_env(self._env(tree), tree)
+            if pytest_commands.mentions_pytest(command):
+                addopts = f"{env.get('PYTEST_ADDOPTS', '')} --continue-on-collection-errors"
+                env["PYTEST_ADDOPTS"] = addopts.strip()
+            log = self.work_dir / "logs" / f"{tag}.log"
+            run = runner.run(command, env, tag, log)
+            record = base_record(command, run.result, run.junit)
+            if problem := base_run_problem(record, expects_junit=True, whole_suite=True):
+                return junit, f"`{command}`: {problem} (see proof/logs)"
+            junit = junit.merge(run.junit)
+        return junit, None
+
+    def _rerunner(self, tree: Path) -> Rerunner:
+        env = base_env(self._env(tree), tree)
+        return Rerunner(
+            tree, self.validation, self.work_dir, env, self.sandbox, "proof", self._wrap(tree)
+        )
+
+    def _apply(self, tree: Path, rel: str) -> None:
+        """The change's version of test file `rel` in `tree` (deleted when the change deleted
+        it). Read through the guarded reader (the model's worktree); written only below real
+        directories of the fresh base tree, never through a link."""
+        dest = tree / rel
+        parent = tree
+        for part in PurePosixPath(rel).parent.parts:
+            parent = parent / part
+            if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+                return  # the base has a link or a file there: leave the base's as it is
+            parent.mkdir(exist_ok=True)
+        if dest.is_symlink() or dest.exists():
+            dest.unlink()
+        # Deleted by the change, or not a regular file: absent on the base too.
+        with contextlib.suppress(Refused, OSError):
+            guarded_read.copy_file(self.worktree.path, rel, dest, max_bytes=MAX_TEST_FILE_BYTES)
+
+
+def judge(
+    after: JUnitResult,
+    base: JUnitResult,
+    test_files: list[str],
+    go_tests: frozenset[str] = frozenset(),
+    exclude: frozenset[str] = frozenset(),
+) -> Proof:
+    """Compare the passing round's cases (`after`) with the base run's (`base`, the change's
+    test files applied). A test the base run did not report counts only when it is one of
+    the change's (`test_files`; `go_tests` by name) and its container failed as a whole."""
+    on_base = _worst(base.cases)
+    containers = [_container(c) for c in on_base.values() if c.outcome in FAILING]
+    passed_after = {c.id: c for c in after.cases if c.outcome == "passed"}
+    proving: list[ProvingTest] = []
+    pass_to_pass = 0
+    not_proof: list[str] = []
+    modules = _modules(test_files)
+    for test_id, case in passed_after.items():
+        if test_id in exclude:  # flaky: neither proof nor a test that passes in both runs
+            continue
+        base_case = on_base.get(test_id)
+        ours = _belongs(case, test_files, modules, go_tests)
+        if base_case is not None and base_case.outcome in FAILING:
+            proving.append(_proving(case, base_case, base_case.outcome))
+        elif base_case is None and ours and any(_contains(c, test_id) for c in containers):
+            proving.append(_proving(case, None, "not run"))  # its file could not load there
+        elif base_case is not None and base_case.outcome == "passed":
+            pass_to_pass += 1
+            if ours:
+                not_proof.append(test_id)
+    if proving:
+        names = ", ".join(t.id for t in proving[:SHOWN])
+        return Proof(
+            status=ProofStatus.PROVEN,
+            reason=f"{len(proving)} test(s) fail on the base commit and pass with the change: "
+            + names,
+            fail_to_pass=proving,
+            pass_to_pass=pass_to_pass,
+            not_proof=not_proof,
+        )
+    if not test_files:
+        reason = "no test fails on the base commit and passes with the change; the change adds "
+        reason += "or edits no test"
+    elif not_proof:
+        shown = ", ".join(not_proof[:SHOWN])
+        reason = f"none of the tests the change adds or edits fails on the base commit: {shown} "
+        reason += "pass there"
+    else:
+        reason = "none of the tests the change adds or edits fails on the base commit"
+    return Proof(
+        status=ProofStatus.UNPROVEN, reason=reason, pass_to_pass=pass_to_pass, not_proof=not_proof
+    )
+
+
+def missing(validation: Validation, proof: Proof, *, iteration: int, last: int) -> str | None:
+    """What a passing round still lacks, as the model's next message; None: it is a
+    success. `required` and a pass the base commit would give too (the proof's reason), or
+    fewer changed lines run than `validation.proof.coverage` asks (the uncovered lines)."""
+    if validation.proof.tests == "required" and proof.status == ProofStatus.UNPROVEN:
+        return missing_proof_message(proof, iteration=iteration, max_iterations=last)
+    lines, wanted = proof.changed_lines, validation.proof.coverage
+    if lines is not None and wanted is not None and below(validation, lines):
+        proof.reason = (
+            f"the tests run {lines.covered} of {lines.total} changed lines, below "
+            f"validation.proof.coverage {wanted:.0%}: " + ", ".join(lines.uncovered[:SHOWN])
+        )
+        return uncovered_message(lines, wanted, iteration=iteration, last=last)
+    return None
+
+
+def missing_proof_message(proof: Proof, *, iteration: int, max_iterations: int) -> str:
+    """The model's next message when `validation.proof.tests: required` found no proof."""
+    detail = ""
+    if proof.not_proof:
+        names = "\n".join(proof.not_proof[:SHOWN])
+        detail = "\n\n" + fence("tests that pass on the base commit too", Untrusted(names))
+    return (
+        f"Validation round {iteration} of {max_iterations} passed, but nothing proves the "
+        "change yet: this repository requires a test that fails without the change "
+        "(validation.proof.tests: required). The harness ran the tests on the base commit's "
+        "code with your test files applied and your other files left out, and "
+        + _what_is_missing(proof)
+        + ". Add or change a test that exercises what the task asks for, so that it fails on "
+        "the base commit and passes with your change; keep the fix and the existing tests." + detail
+    )
+
+
+def _what_is_missing(proof: Proof) -> str:
+    if proof.not_proof:
+        return (
+            f"none of the tests you added or changed fails there: {len(proof.not_proof)} of "
+            "them pass on the base commit too (listed below)"
+        )
+    return "no test failed there: you added or changed no test that shows the change"
+
+
+# Matching test ids to files and containers.
+
+
+def _worst(cases: list[JUnitCase]) -> dict[str, JUnitCase]:
+    """One case per id: a test reported twice counts as its worse outcome."""
+    rank = {"passed": 0, "skipped": 1, "failure": 2, "error": 3}
+    out: dict[str, JUnitCase] = {}
+    for case in cases:
+        known = out.get(case.id)
+        if known is None or rank[case.outcome] > rank[known.outcome]:
+            out[case.id] = case
+    return out
+
+
+def _container(case: JUnitCase) -> str:
+    """What a failing case stands for when it is a whole file, module or package: a Go
+    package that did not build is its package (gate/junit/go.py)."""
+    return case.classname if case.name == BUILD_FAILED else case.id
+
+
+def _contains(container: str, test_id: str) -> bool:
+    """Is `container` (a failed module, file or package, as the base run reported it as a
+    whole: pytest's `tests.test_x` collection error, a Go package that did not build) the
+    container of `test_id`?"""
+    if not container or container == test_id:
+        return False
+    return any(test_id.startswith(container + sep) for sep in ("::", ".", "/", " "))
+
+
+def _modules(test_files: list[str]) -> list[str]:
+    return [p[: -len(".py")].replace("/", ".") for p in test_files if p.endswith(".py")]
+
+
+def _belongs(
+    case: JUnitCase, test_files: list[str], modules: list[str], go_tests: frozenset[str]
+) -> bool:
+    """Is `case` one of `test_files`'? By the file its report names, else by pytest's dotted
+    module (`tests.test_x::test_y`, `tests.test_x.TestK::test_y`), else by a Go test's name."""
+    if case.file and any(case.file == f or case.file.endswith("/" + f) for f in test_files):
+        return True
+    name = case.classname or case.id
+    if any(name == m or name.startswith(m + ".") or case.id.startswith(m + "::") for m in modules):
+        return True
+    return case.name.split("/")[0] in go_tests
+
+
+def _proving(after: JUnitCase, base: JUnitCase | None, how: str) -> ProvingTest:
+    """Where the test is: the base run's failure located it (its traceback), else the
+    passing report's own file and line."""
+    file = (base.file if base else None) or after.file
+    line = (base.line if base and base.file else None) or after.line
+    return ProvingTest(id=after.id, file=file, line=line, on_base=how)

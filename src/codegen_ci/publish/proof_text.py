@@ -1,0 +1,95 @@
+"""The proof behind a run (`report.proof`, gate/proof.py) where people read it: a "Proof"
+section for the pull request body and the job summary, and one line for the terminal and
+the status comment. Test ids come from JUnit the change's code could shape: escaped for
+Markdown here, made inert for the terminal by the caller."""
+
+from __future__ import annotations
+
+from codegen_ci.publish.markdown import code_span, escape_md
+from codegen_ci.report import ChangedLines, Proof, ProofStatus, Report
+
+MAX_PROVING = 10
+_HEADLINE = {
+    ProofStatus.PROVEN: "✅ **proven**",
+    ProofStatus.UNPROVEN: "⚠️ **unproven**",
+    ProofStatus.NOT_APPLICABLE: "➖ not measured",
+}
+
+
+def proof_line(report: Report) -> str:
+    """`proof: proven (1 test fails on the base commit ...)`; "" when the run has none."""
+    proof = report.proof
+    if proof is None:
+        return ""
+    return f"proof: {proof.status} ({proof.reason})" if proof.reason else f"proof: {proof.status}"
+
+
+def proof_section(report: Report, heading: str = "##") -> str:
+    """`## Proof`: the verdict, each fail-to-pass test by name and place, pass to pass."""
+    proof = report.proof
+    if proof is None:
+        return ""
+    lines = [f"{heading} Proof", "", f"{_HEADLINE[proof.status]}: {escape_md(proof.reason, 600)}"]
+    if proof.fail_to_pass:
+        lines += ["", "Tests that fail on the base commit and pass with the change:"]
+        lines += [_proving(t.id, t.where, t.on_base) for t in proof.fail_to_pass[:MAX_PROVING]]
+        if len(proof.fail_to_pass) > MAX_PROVING:
+            lines.append(f"- … and {len(proof.fail_to_pass) - MAX_PROVING} more (report.json)")
+    lines += ["", _kept(proof)]
+    if proof.changed_lines is not None:
+        lines += ["", changed_lines_text(proof.changed_lines)]
+    if proof.flaky:
+        lines += ["", flaky_text(proof)]
+    return "\n".join(lines)
+
+
+def changed_lines_text(lines: ChangedLines) -> str:
+    """`Changed lines run by the tests: 2 of 3 (67%); run by no test: `<file>:40-44``."""
+    if not lines.measured:
+        return f"Changed lines run by the tests: not measured ({escape_md(lines.reason, 300)})."
+    if not lines.total:
+        return "Changed lines run by the tests: no changed line is executable."
+    text = f"Changed lines run by the tests: {lines.covered} of {lines.total} ({lines.share:.0%})"
+    if lines.uncovered:
+        shown = ", ".join(code_span(u) for u in lines.uncovered[:MAX_PROVING])
+        text += f"; run by no test: {shown}"
+    return text + "."
+
+
+def flaky_text(proof: Proof) -> str:
+    """The flaky tests seen: failed, then passed on a re-run (never the model's, never proof)."""
+    if not proof.flaky:
+        return ""
+    names = ", ".join(code_span(f.id) + _WHERE[f.where] for f in proof.flaky[:MAX_PROVING])
+    return f"Flaky (failed, then passed on a re-run; neither charged nor counted): {names}"
+
+
+_WHERE = {
+    "change": "",
+    "base": " (on the base commit)",
+    "both": " (flaky on the base commit too: the repository's)",
+}
+
+
+def proof_note(report: Report) -> str:
+    """`\n\nProof: ⚠️ **unproven**: why` for the status comment; "" when the run has none."""
+    proof = report.proof
+    if proof is None:
+        return ""
+    names = ", ".join(code_span(t.id) for t in proof.fail_to_pass[:3])
+    shown = f" ({names})" if names else ""
+    flaky = f"\n\n{flaky_text(proof)}" if proof.flaky else ""
+    if proof.changed_lines is not None and proof.changed_lines.measured:
+        flaky = f"\n\n{changed_lines_text(proof.changed_lines)}{flaky}"
+    return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}{flaky}"
+
+
+def _proving(test_id: str, where: str, on_base: str) -> str:
+    place = f" at {code_span(where)}" if where else ""
+    return f"- {code_span(test_id)}{place} ({escape_md(on_base, 40)} on the base)"
+
+
+def _kept(proof: Proof) -> str:
+    if proof.status == ProofStatus.NOT_APPLICABLE:
+        return "_No test was run on the base commit for this._"
+    return f"{proof.pass_to_pass} test(s) that pass on the base commit still pass."

@@ -1,0 +1,793 @@
+"""The Landlock launcher's supervisor for metadata writes: Landlock refuses writing, creating,
+removing and renaming outside the writable places, but not changing what a file is: its mode
+(`chmod`), owner (`chown`), times (`utime`), extended attributes (`setxattr`) or inode flags
+(`chattr`), nor, before its ABI 3, `truncate()` of a path. Without this, a confined command
+could make a HOME credential world-readable or `.git/hooks` world-writable.
+
+How (run inside the launcher, security/landlock_exec.py; standard library only, loaded by
+path, never through codegen_ci):
+1. The launcher forks. The child loads its seccomp filter with the calls below returning
+   SECCOMP_RET_USER_NOTIF (`notify_rules`; flag NEW_LISTENER), hands the listener to the
+   parent over a socketpair (SCM_RIGHTS) and execs the command. Every process the command
+   starts inherits the filter, so every such call in the whole tree comes here.
+2. The parent (the *supervisor*: no capability, not dumpable, in a Landlock domain the
+   command's nests inside, so the command can neither ptrace nor, from ABI 6, signal it; a
+   child subreaper, so every process of the tree stays its descendant and readable to it
+   under Yama) answers each notification: it pins the caller (`/proc/<pid>` as a directory
+   fd, then SECCOMP_IOCTL_NOTIF_ID_VALID), reads the path, name, value or times from the
+   caller's memory, opens the object itself (O_PATH, relative to the caller's cwd, root or
+   descriptor, following symbolic links as the call would), checks it again (ID_VALID), and
+   asks the kernel where that object is (`/proc/self/fd/N`). Beneath a writable place (or no
+   name at all: a pipe, a socket, an unlinked file) it performs the call on that descriptor
+   and returns its result; anywhere else it refuses with EPERM. It never lets the call itself
+   continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE would re-read a path the command can change in
+   between).
+3. It ends when the command's first process does, with its status (or the same signal);
+   whatever that process left behind is then swept by the command's reaper, and until then
+   any such call of theirs fails (ENOSYS: the listener is gone).
+"""
+
+from __future__ import annotations
+
+import _socket
+import contextlib
+import ctypes
+import errno
+import fcntl
+import os
+import select
+import signal
+import struct
+import sys
+from collections.abc import Callable, Sequence
+
+# System call numbers by machine; aarch64 has only the *at forms.
+CALLS: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "truncate": 76,
+        "chmod": 90,
+        "fchmod": 91,
+        "chown": 92,
+        "fchown": 93,
+        "lchown": 94,
+        "utime": 132,
+        "utimes": 235,
+        "fchownat": 260,
+        "futimesat": 261,
+        "fchmodat": 268,
+        "utimensat": 280,
+        "setxattr": 188,
+        "lsetxattr": 189,
+        "fsetxattr": 190,
+        "removexattr": 197,
+        "lremovexattr": 198,
+        "fremovexattr": 199,
+        "fchmodat2": 452,
+        "setxattrat": 463,
+        "removexattrat": 466,
+    },
+    "aarch64": {
+        "setxattr": 5,
+        "lsetxattr": 6,
+        "fsetxattr": 7,
+        "removexattr": 14,
+        "lremovexattr": 15,
+        "fremovexattr": 16,
+        "truncate": 45,
+        "fchmod": 52,
+        "fchmodat": 53,
+        "fchownat": 54,
+        "fchown": 55,
+        "utimensat": 88,
+        "fchmodat2": 452,
+        "setxattrat": 463,
+        "removexattrat": 466,
+    },
+}
+IOCTL = {"x86_64": 16, "aarch64": 29}
+CONNECT = {"x86_64": 42, "aarch64": 203}
+PIDFD_OPEN, PIDFD_GETFD = 434, 438  # the same on both machines
+AF_UNIX, SOCKADDR_MAX = 1, 128
+ARCHES = {"x86_64": (0xC000003E, 0x40000000), "aarch64": (0xC00000B7, 0)}  # AUDIT_ARCH, x32
+SECCOMP = {"x86_64": 317, "aarch64": 277}
+CAPSET = {"x86_64": 126, "aarch64": 91}
+# ioctl commands that change an inode: FS_IOC_SETFLAGS (and its 32-bit form), FS_IOC_SETVERSION
+# (both forms), FS_IOC_FSSETXATTR; with the size of what their argument points to.
+INODE_IOCTLS = {0x40086602: 4, 0x40046602: 4, 0x40087602: 4, 0x40047602: 4, 0x401C5820: 28}
+
+SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FC00000, 0x7FFF0000, 0x50000
+SECCOMP_SET_MODE_FILTER = 1
+FLAG_NEW_LISTENER, FLAG_WAIT_KILLABLE_RECV = 1 << 3, 1 << 5
+NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
+NOTIF = struct.Struct("=QII iI Q 6Q")  # id, pid, flags; seccomp_data: nr, arch, ip, args
+RESP = struct.Struct("=QqiI")  # id, val, error, flags
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+AT_FDCWD, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH = -100, 0x100, 0x1000
+O_PATH = 0o10000000
+PATH_MAX, XATTR_NAME_MAX, XATTR_SIZE_MAX = 4096, 255, 65536
+UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
+IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+
+def guard_program(machine: str, *, connect: bool) -> list[tuple[int, int, int, int]]:
+    """The supervisor's own seccomp filter, loaded on top of the launcher's (the kernel runs
+    both and takes the stricter answer: what that one refuses stays refused): each call of
+    `CALLS`, ioctl with one of `INODE_IOCTLS` and, when `connect`, connect() return
+    SECCOMP_RET_USER_NOTIF; another architecture's table fails (ENOSYS); everything else is
+    allowed."""
+    arch, x32 = ARCHES[machine]
+    missing = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)
+    prog = [(BPF_LD_W_ABS, 0, 0, 4), (BPF_JEQ_K, 1, 0, arch), missing, (BPF_LD_W_ABS, 0, 0, 0)]
+    if x32:
+        prog += [(BPF_JGE_K, 0, 1, x32), missing]
+    if connect:
+        prog += [(BPF_JEQ_K, 0, 1, CONNECT[machine]), (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)]
+    return [*prog, *notify_rules(machine), (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]
+
+
+def notify_rules(machine: str) -> list[tuple[int, int, int, int]]:
+    """BPF instructions placed where the accumulator holds the system call number (and left
+    holding it): each call of `CALLS`, and ioctl with one of `INODE_IOCTLS`, returns
+    SECCOMP_RET_USER_NOTIF."""
+    notify = (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)
+    prog: list[tuple[int, int, int, int]] = []
+    for number in sorted(CALLS[machine].values()):
+        prog += [(BPF_JEQ_K, 0, 1, number), notify]
+    commands = [(BPF_JEQ_K, 0, 1, cmd) for cmd in INODE_IOCTLS]
+    block = [(BPF_LD_W_ABS, 0, 0, 24)]  # ioctl(fd, cmd, arg): cmd's low 32 bits
+    for insn in commands:
+        block += [insn, notify]
+    block += [(BPF_LD_W_ABS, 0, 0, 0)]  # the call number again
+    prog += [(BPF_JEQ_K, 0, len(block), IOCTL[machine]), *block]
+    return prog
+
+
+# --- what a call asks for ------------------------------------------------------------------
+
+
+class _Value:
+    """A frozen record compared by its fields (dataclasses would cost every command's
+    launcher ~30 ms of imports)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Value) or type(other) is not type(self):
+            return False
+        return other._fields() == self._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class ByFd(_Value):
+    """The object a descriptor of the caller's refers to."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+
+class ByPath(_Value):
+    """A path of the caller's, relative to `dirfd` (AT_FDCWD: its cwd), the last link followed
+    when `follow`; the empty path names `dirfd` itself when `empty` (AT_EMPTY_PATH)."""
+
+    __slots__ = ("dirfd", "empty", "follow", "path")
+
+    def __init__(self, dirfd: int, path: bytes, follow: bool = True, empty: bool = False) -> None:
+        self.dirfd, self.path, self.follow, self.empty = dirfd, path, follow, empty
+
+
+Target = ByFd | ByPath
+
+
+class Request(_Value):
+    """One metadata change (or connect), as the caller asked for it. `kind`: chmod, chown,
+    utimens, setxattr, removexattr, ioctl or connect; `values`: its arguments (mode; uid, gid;
+    the times as (sec, nsec) pairs or None for now; name, value, flags; name; command,
+    argument bytes; the address)."""
+
+    __slots__ = ("kind", "target", "values")
+
+    def __init__(self, kind: str, target: Target, values: tuple[object, ...]) -> None:
+        self.kind, self.target, self.values = kind, target, values
+
+
+class Memory:
+    """The caller's memory (through `/proc/<pid>/mem`, opened from its pinned directory)."""
+
+    def __init__(self, read: Callable[[int, int], bytes]) -> None:
+        self._read = read
+
+    def read(self, address: int, size: int) -> bytes:
+        if address == 0:
+            raise OSError(errno.EFAULT, "null pointer")
+        try:
+            data = self._read(size, address)
+        except (OSError, OverflowError, ValueError):
+            raise OSError(errno.EFAULT, "unreadable") from None
+        if len(data) != size:
+            raise OSError(errno.EFAULT, "unreadable")
+        return data
+
+    def string(self, address: int, limit: int, too_long: int = errno.ENAMETOOLONG) -> bytes:
+        """A NUL-terminated string of at most `limit` bytes, read page by page."""
+        out = b""
+        while len(out) <= limit:
+            size = 4096 - (address % 4096)
+            chunk = self.read(address, size) if size else b""
+            end = chunk.find(b"\0")
+            if end >= 0:
+                out += chunk[:end]
+                break
+            out += chunk
+            address += size
+        if len(out) > limit:
+            raise OSError(too_long, "too long")
+        return out
+
+
+def _fd(value: int) -> int:
+    """A descriptor argument: the low 32 bits, signed (AT_FDCWD is -100)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _id(value: int) -> int:
+    """A uid or gid argument: -1 (unchanged) stays -1."""
+    value &= 0xFFFFFFFF
+    return -1 if value == 0xFFFFFFFF else value
+
+
+def _at(dirfd: int, path: bytes, flags: int) -> ByPath:
+    return ByPath(
+        _fd(dirfd),
+        path,
+        follow=not flags & AT_SYMLINK_NOFOLLOW,
+        empty=bool(flags & AT_EMPTY_PATH),
+    )
+
+
+def _xattr_target(name: str, args: Sequence[int], path: Callable[[int], bytes]) -> Target:
+    """f*xattr: a descriptor; l*xattr: a path, its last link not followed; *xattr: a path."""
+    if name[0] == "f":
+        return ByFd(_fd(args[0]))
+    return ByPath(AT_FDCWD, path(0), follow=name[0] != "l")
+
+
+def _times(memory: Memory, address: int, kind: str) -> tuple[tuple[int, int], ...] | None:
+    """Access and modification times as (sec, nsec), or None (both now)."""
+    if address == 0:
+        return None
+    if kind == "utimbuf":  # time_t actime, modtime
+        actime, modtime = struct.unpack("=qq", memory.read(address, 16))
+        return ((actime, 0), (modtime, 0))
+    raw = struct.unpack("=qqqq", memory.read(address, 32))
+    if kind == "timeval":
+        for usec in (raw[1], raw[3]):
+            if not 0 <= usec < 1_000_000:
+                raise OSError(errno.EINVAL, "bad microseconds")
+        return ((raw[0], raw[1] * 1000), (raw[2], raw[3] * 1000))
+    return ((raw[0], raw[1]), (raw[2], raw[3]))
+
+
+def parse(name: str, args: Sequence[int], memory: Memory) -> Request:
+    """The request behind system call `name` with arguments `args`, its strings and structures
+    read from `memory`. Raises OSError with the errno the call itself would fail with."""
+    a = args
+
+    def path(i: int) -> bytes:
+        return memory.string(a[i], PATH_MAX - 1)
+
+    def xname(i: int) -> bytes:
+        return memory.string(a[i], XATTR_NAME_MAX, errno.ERANGE)
+
+    def value(address: int, size: int) -> bytes:
+        if size > XATTR_SIZE_MAX:
+            raise OSError(errno.E2BIG, "too big")
+        return memory.read(address, size) if size else b""
+
+    cwd = AT_FDCWD
+    if name == "chmod":
+        return Request("chmod", ByPath(cwd, path(0)), (a[1] & 0o7777,))
+    if name == "fchmod":
+        return Request("chmod", ByFd(_fd(a[0])), (a[1] & 0o7777,))
+    if name == "fchmodat":
+        return Request("chmod", ByPath(_fd(a[0]), path(1)), (a[2] & 0o7777,))
+    if name == "fchmodat2":
+        flags = a[3] & 0xFFFFFFFF
+        if flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH):
+            raise OSError(errno.EINVAL, "flags")
+        return Request("chmod", _at(a[0], path(1), flags), (a[2] & 0o7777,))
+    if name in ("chown", "lchown"):
+        target = ByPath(cwd, path(0), follow=name == "chown")
+        return Request("chown", target, (_id(a[1]), _id(a[2])))
+    if name == "fchown":
+        return Request("chown", ByFd(_fd(a[0])), (_id(a[1]), _id(a[2])))
+    if name == "fchownat":
+        return Request("chown", _at(a[0], path(1), a[4]), (_id(a[2]), _id(a[3])))
+    if name == "utime":
+        return Request("utimens", ByPath(cwd, path(0)), (_times(memory, a[1], "utimbuf"),))
+    if name == "utimes":
+        return Request("utimens", ByPath(cwd, path(0)), (_times(memory, a[1], "timeval"),))
+    if name == "futimesat":
+        target = ByPath(_fd(a[0]), path(1))
+        return Request("utimens", target, (_times(memory, a[2], "timeval"),))
+    if name == "utimensat":
+        times = _times(memory, a[2], "timespec")
+        if a[1] == 0:  # futimens(fd, times)
+            return Request("utimens", ByFd(_fd(a[0])), (times,))
+        return Request("utimens", _at(a[0], path(1), a[3]), (times,))
+    if name in ("setxattr", "lsetxattr", "fsetxattr"):
+        return Request(
+            "setxattr",
+            _xattr_target(name, a, path),
+            (xname(1), value(a[2], a[3]), a[4] & 0xFFFFFFFF),
+        )
+    if name in ("removexattr", "lremovexattr", "fremovexattr"):
+        return Request("removexattr", _xattr_target(name, a, path), (xname(1),))
+    if name == "setxattrat":  # (dirfd, path, at_flags, name, struct xattr_args *, size)
+        if a[5] < 16:
+            raise OSError(errno.EINVAL, "xattr_args")
+        address, size, flags = struct.unpack("=QII", memory.read(a[4], 16))
+        return Request(
+            "setxattr", _at(a[0], path(1), a[2]), (xname(3), value(address, size), flags)
+        )
+    if name == "removexattrat":
+        return Request("removexattr", _at(a[0], path(1), a[2]), (xname(3),))
+    if name == "truncate":  # Landlock refuses it outside from ABI 3 only (Linux 6.2)
+        length = a[1] - (1 << 64) if a[1] >= 1 << 63 else a[1]
+        return Request("truncate", ByPath(cwd, path(0)), (length,))
+    if name == "connect":  # (fd, struct sockaddr *, addrlen)
+        size = a[2] & 0xFFFFFFFF
+        if size > SOCKADDR_MAX or size >= 1 << 31:
+            raise OSError(errno.EINVAL, "addrlen")
+        return Request("connect", ByFd(_fd(a[0])), (memory.read(a[1], size) if size else b"",))
+    if name == "ioctl":
+        command = a[1] & 0xFFFFFFFF
+        argument = memory.read(a[2], INODE_IOCTLS[command])
+        return Request("ioctl", ByFd(_fd(a[0])), (command, argument))
+    raise OSError(errno.ENOSYS, name)
+
+
+# --- where the object is --------------------------------------------------------------------
+
+
+def allowed(where: str, links: int, writable: Sequence[str]) -> bool:
+    """May a confined command change the metadata of the object the kernel names `where`
+    (`/proc/self/fd/N`'s target) with `links` hard links? Yes beneath a writable place (a
+    whole path component: `/w` is not beneath `/work`), and for objects no path reaches (a
+    pipe or socket, `pipe:[…]`; an unlinked file or memfd, no link left); no elsewhere."""
+    if not where.startswith("/"):
+        return True
+    if links == 0:
+        return True
+    for place in writable:
+        root = place.rstrip("/")
+        if where == root or where.startswith(root + "/") or root == "":
+            return True
+    return False
+
+
+def unix_path(address: bytes) -> bytes | None:
+    """The file a Unix socket address names; None for any other address (an inet one, an
+    abstract or unnamed Unix one, AF_UNSPEC)."""
+    if len(address) <= 2 or int.from_bytes(address[:2], "little") != AF_UNIX:
+        return None
+    path = address[2:].split(b"\0", 1)[0]
+    return path or None
+
+
+# --- the supervisor -------------------------------------------------------------------------
+
+
+class Supervisor:
+    """Answers the notifications of one listener until the command's first process ends."""
+
+    def __init__(self, listener: int, child: int, writable: Sequence[str], machine: str) -> None:
+        self.listener = listener
+        self.child = child
+        self.writable = [os.path.realpath(p) for p in writable]
+        self.names = {number: name for name, number in CALLS[machine].items()}
+        self.names[IOCTL[machine]] = "ioctl"
+        self.names[CONNECT[machine]] = "connect"
+        self.libc = ctypes.CDLL(None, use_errno=True)
+
+    def serve(self) -> int:
+        """Serve until the child ends; its wait status."""
+        poller = select.poll()
+        poller.register(self.listener, select.POLLIN)
+        pidfd = os.pidfd_open(self.child)
+        poller.register(pidfd, select.POLLIN)
+        while True:
+            status = self._reap()
+            if status is not None:
+                return status
+            try:
+                events = poller.poll(1000)  # now and then: orphans that came to us end too
+            except InterruptedError:
+                continue
+            for fd, event in events:
+                if fd == self.listener and event & select.POLLIN:
+                    self.answer_one()
+                elif fd == self.listener and event & (select.POLLHUP | select.POLLERR):
+                    poller.unregister(self.listener)  # no process of the tree is left
+
+    def _reap(self) -> int | None:
+        """Reap whatever ended (orphans come to us: we are their subreaper); the child's wait
+        status once it has ended."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return 0
+            if pid == 0:
+                return None
+            if pid == self.child:
+                return status
+
+    def answer_one(self) -> None:
+        buf = ctypes.create_string_buffer(NOTIF.size)
+        if self.libc.ioctl(self.listener, NOTIF_RECV, buf) < 0:
+            return  # interrupted, or the caller was killed meanwhile
+        notif_id, pid, _flags, nr, _arch, _ip, *args = NOTIF.unpack(buf.raw)
+        try:
+            error = self.handle(notif_id, pid, self.names.get(nr, ""), args)
+        except OSError as exc:
+            error = exc.errno or errno.EPERM
+        except Exception:
+            error = errno.EPERM
+        if callable(error):  # a connect(), which may block: answered from a thread of its own
+            import threading  # only a command that connects pays for it
+
+            threading.Thread(target=self._answer_later, args=(notif_id, error), daemon=True).start()
+        elif error is not None:  # None: the caller is gone, nobody to answer
+            self.send(notif_id, error)
+
+    def _answer_later(self, notif_id: int, work: Callable[[], int]) -> None:
+        try:
+            error = work()
+        except OSError as exc:
+            error = exc.errno or errno.EPERM
+        except Exception:
+            error = errno.EPERM
+        self.send(notif_id, error)
+
+    def send(self, notif_id: int, error: int) -> None:
+        resp = ctypes.create_string_buffer(RESP.pack(notif_id, 0, -error if error else 0, 0))
+        self.libc.ioctl(self.listener, NOTIF_SEND, resp)  # ENOENT: it was killed meanwhile
+
+    def valid(self, notif_id: int) -> bool:
+        ident = ctypes.c_uint64(notif_id)
+        return int(self.libc.ioctl(self.listener, NOTIF_ID_VALID, ctypes.byref(ident))) == 0
+
+    def handle(
+        self, notif_id: int, pid: int, name: str, args: Sequence[int]
+    ) -> int | Callable[[], int] | None:
+        """0, or the errno to answer; None when the caller is gone; for a connect() the work
+        that answers it."""
+        try:
+            proc = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        opened: list[int] = [proc]
+        try:
+            # /proc/<pid> as a descriptor stays that process's, whatever reuses the number:
+            # once the notification is valid, everything opened through it is the caller's.
+            if not self.valid(notif_id):
+                return None
+            mem = os.open("mem", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
+            opened.append(mem)
+            request = parse(name, args, Memory(lambda size, at: os.pread(mem, size, at)))
+            if request.kind == "connect":
+                return self.connect(notif_id, proc, request, opened)
+            target = self.open_target(proc, request.target, opened)
+            if not self.valid(notif_id):
+                return None
+            where = os.readlink(f"/proc/self/fd/{target}")
+            if not allowed(where, os.fstat(target).st_nlink, self.writable):
+                return errno.EPERM
+            if isinstance(request.target, ByFd) and _is_path_only(proc, request.target.fd):
+                return errno.EBADF  # f*() on an O_PATH descriptor
+            self.perform(request, target, opened)
+            return 0
+        finally:
+            for fd in opened:
+                os.close(fd)
+
+    def connect(
+        self, notif_id: int, proc: int, request: Request, opened: list[int]
+    ) -> int | Callable[[], int] | None:
+        """connect() on the caller's socket itself (a duplicate of its descriptor), to the
+        address it gave: a Unix socket's file only beneath a writable place (reached through
+        our own descriptor of that file, so a link swapped in meanwhile leads nowhere else);
+        any other address as given (Landlock's rules, the same for us, decide on TCP)."""
+        assert isinstance(request.target, ByFd)
+        address = request.values[0]
+        assert isinstance(address, bytes)
+        sock = self._socket_of(proc, request.target.fd)
+        opened.append(sock)
+        path = unix_path(address)
+        target = None
+        if path is not None:
+            target = self.open_target(proc, ByPath(AT_FDCWD, path), opened)
+        if not self.valid(notif_id):
+            return None
+        if target is not None:
+            where = os.readlink(f"/proc/self/fd/{target}")
+            if not allowed(where, os.fstat(target).st_nlink, self.writable):
+                return errno.EACCES
+            family = struct.pack("=H", AF_UNIX)
+            address = family + f"/proc/self/fd/{target}".encode() + b"\0"
+            opened.remove(target)
+        opened.remove(sock)
+        mine = [fd for fd in (sock, target) if fd is not None]
+
+        def work() -> int:
+            try:
+                buf = ctypes.create_string_buffer(address, len(address))
+                if self.libc.connect(sock, buf, len(address)) < 0:
+                    return ctypes.get_errno()
+                return 0
+            finally:
+                for fd in mine:
+                    os.close(fd)
+
+        return work
+
+    def _socket_of(self, proc: int, fd: int) -> int:
+        """Our duplicate of the caller's descriptor `fd` (pidfd_getfd: the same open socket)."""
+        tgid = 0
+        status = os.open("status", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
+        try:
+            for line in os.read(status, 4096).decode("ascii", "replace").splitlines():
+                if line.startswith("Tgid:"):
+                    tgid = int(line.split()[1])
+        finally:
+            os.close(status)
+        pidfd = int(self.libc.syscall(PIDFD_OPEN, tgid, 0))
+        if pidfd < 0:
+            raise OSError(ctypes.get_errno(), "pidfd_open")
+        try:
+            dup = int(self.libc.syscall(PIDFD_GETFD, pidfd, fd, 0))
+            if dup < 0:
+                raise OSError(ctypes.get_errno(), "pidfd_getfd")
+            return dup
+        finally:
+            os.close(pidfd)
+
+    def open_target(self, proc: int, target: Target, opened: list[int]) -> int:
+        """An O_PATH descriptor of ours for the object the caller named."""
+        flags = O_PATH | os.O_CLOEXEC
+        if isinstance(target, ByFd):
+            fd = self._open_proc(f"fd/{target.fd}", flags, proc)
+            opened.append(fd)
+            return fd
+        if target.path.startswith(b"/"):
+            base, rel = "root", target.path.lstrip(b"/") or b"."
+        elif target.dirfd == AT_FDCWD:
+            base, rel = "cwd", target.path
+        else:
+            base, rel = f"fd/{target.dirfd}", target.path
+        if not rel:
+            if not target.empty:
+                raise OSError(errno.ENOENT, "empty path")
+            rel = b"."
+            if base != "cwd" and base != "root":
+                fd = self._open_proc(base, flags, proc)
+                opened.append(fd)
+                return fd
+        base_fd = self._open_proc(base, flags | os.O_DIRECTORY, proc)
+        opened.append(base_fd)
+        if not target.follow and rel != b".":
+            flags |= os.O_NOFOLLOW
+        fd = os.open(rel, flags, dir_fd=base_fd)
+        opened.append(fd)
+        return fd
+
+    @staticmethod
+    def _open_proc(name: str, flags: int, proc: int) -> int:
+        try:
+            return os.open(name, flags, dir_fd=proc)
+        except FileNotFoundError:
+            raise OSError(errno.EBADF, name) from None  # a descriptor it does not hold
+
+    def perform(self, request: Request, fd: int, opened: list[int]) -> None:
+        """The call, on our descriptor of the object (the link of `/proc/self/fd/N` leads to
+        that very object: a symbolic link itself when it was not followed)."""
+        at = f"/proc/self/fd/{fd}"
+        kind, values = request.kind, request.values
+        if kind == "chmod":
+            mode = values[0]
+            assert isinstance(mode, int)
+            os.chmod(at, mode)
+        elif kind == "chown":
+            uid, gid = values
+            assert isinstance(uid, int) and isinstance(gid, int)
+            self._check(
+                self.libc.fchownat(
+                    fd,
+                    b"",
+                    ctypes.c_uint32(uid & 0xFFFFFFFF),
+                    ctypes.c_uint32(gid & 0xFFFFFFFF),
+                    AT_EMPTY_PATH,
+                )
+            )
+        elif kind == "utimens":
+            times = values[0]
+            spec = None
+            if times is not None:
+                assert isinstance(times, tuple)
+                spec = (ctypes.c_long * 4)(*(n for pair in times for n in pair))
+            self._check(self.libc.utimensat(fd, b"", spec, AT_EMPTY_PATH))
+        elif kind == "setxattr":
+            name, value, flags = values
+            assert isinstance(name, bytes) and isinstance(value, bytes) and isinstance(flags, int)
+            os.setxattr(at, name, value, flags)
+        elif kind == "removexattr":
+            name = values[0]
+            assert isinstance(name, bytes)
+            os.removexattr(at, name)
+        elif kind == "truncate":
+            length = values[0]
+            assert isinstance(length, int)
+            os.truncate(at, length)
+        elif kind == "ioctl":
+            command, argument = values
+            assert isinstance(command, int) and isinstance(argument, bytes)
+            # inode ioctls need a file opened, not a path: a fresh read-only open of it
+            real = os.open(at, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            opened.append(real)
+            fcntl.ioctl(real, command, argument)
+
+    @staticmethod
+    def _check(result: int) -> None:
+        if result < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+
+
+def _is_path_only(proc: int, fd: int) -> bool:
+    """Whether the caller's descriptor `fd` was opened O_PATH (fchmod and the like refuse it)."""
+    try:
+        fdinfo = os.open(f"fdinfo/{fd}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
+    except OSError:
+        return True
+    try:
+        text = os.read(fdinfo, 4096).decode("ascii", "replace")
+    finally:
+        os.close(fdinfo)
+    for line in text.splitlines():
+        if line.startswith("flags:"):
+            return bool(int(line.split()[1], 8) & O_PATH)
+    return True
+
+
+# --- the launcher's side --------------------------------------------------------------------
+
+
+def load_with_listener(libc: ctypes.CDLL, machine: str, *, connect: bool) -> int | None:
+    """Load `guard_program` and return its listener; None when this task already has a
+    listener (EBUSY: an outer launcher's supervisor answers these calls, for its wider
+    places)."""
+    program = guard_program(machine, connect=connect)
+    raw = b"".join(struct.pack("=HBBI", *insn) for insn in program)
+    filters = ctypes.create_string_buffer(raw, len(raw))
+    fprog = ctypes.create_string_buffer(
+        struct.pack("=HxxxxxxQ", len(program), ctypes.addressof(filters)), 16
+    )
+    for flags in (FLAG_NEW_LISTENER | FLAG_WAIT_KILLABLE_RECV, FLAG_NEW_LISTENER):
+        fd = libc.syscall(SECCOMP[machine], SECCOMP_SET_MODE_FILTER, flags, fprog)
+        if fd >= 0:
+            return int(fd)
+        err = ctypes.get_errno()
+        if err == errno.EBUSY:
+            return None
+        if err != errno.EINVAL:  # EINVAL: a kernel before 5.19 (no WAIT_KILLABLE_RECV)
+            break
+    raise OSError(err, f"seccomp listener: {os.strerror(err)}")
+
+
+def drop_all_capabilities(libc: ctypes.CDLL, machine: str) -> None:
+    """Empty the effective, permitted and inheritable sets: the supervisor changes metadata
+    with no more right than the command it answers for (which execs with none)."""
+    header = ctypes.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
+    data = ctypes.create_string_buffer(bytes(24), 24)
+    if libc.syscall(CAPSET[machine], header, data) < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
+
+
+def supervise(
+    confine_child: Callable[[], int | None],
+    command: Sequence[str],
+    writable: Sequence[str],
+    machine: str,
+) -> int:
+    """Fork: the child runs `confine_child` (its last confinement steps; it returns the
+    listener of the filter it loaded, or None when an outer supervisor answers) and execs
+    `command`; this process serves the listener and returns the command's exit code (or dies
+    of its signal). Exit 126: the child could not be confined, and never ran the command."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    parent = os.getpid()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child execs or exits
+        ours.close()
+        _child(libc, parent, theirs, confine_child, command)
+    theirs.close()
+    for sig in IGNORED:  # the reaper's SIGTERM is for the command: we go when it goes
+        signal.signal(sig, signal.SIG_IGN)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    fds = _received_fds(ours)
+    ours.close()
+    if fds:
+        status = Supervisor(fds[0], child, writable, machine).serve()
+        os.close(fds[0])
+    else:  # no listener: it could not be confined, or an outer supervisor answers
+        status = _wait(child)
+    if os.WIFSIGNALED(status):  # the same death, for the reaper to report
+        number = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP keep theirs
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+        return 128 + number
+    return os.waitstatus_to_exitcode(status)
+
+
+def _received_fds(sock: _socket.socket) -> list[int]:
+    """The descriptors the child sent (SCM_RIGHTS); none when it ended without sending."""
+    try:
+        _, ancillary, _, _ = sock.recvmsg(1, _socket.CMSG_SPACE(4))
+    except OSError:
+        return []
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += [n for (n,) in struct.iter_unpack("=i", data[: len(data) - len(data) % 4])]
+    return fds
+
+
+def _wait(child: int) -> int:
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == child:
+            return status
+
+
+def _child(
+    libc: ctypes.CDLL,
+    parent: int,
+    sock: _socket.socket,
+    confine_child: Callable[[], int | None],
+    command: Sequence[str],
+) -> None:  # pragma: no cover - runs in the forked child
+    code = 126
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # no supervisor, no command
+        if os.getppid() != parent:
+            os._exit(126)
+        listener = confine_child()
+        if listener is not None:
+            rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("=i", listener))]
+            sock.sendmsg([b"L"], rights)
+            os.close(listener)  # the command must never hold it
+        sock.close()
+        code = 127
+        os.execvp(command[0], list(command))  # noqa: S606 - the confined command itself
+    except Exception as exc:
+        what = "cannot run " + command[0] if code == 127 else "cannot confine the command"
+        os.write(2, f"codegen-ci: {what} (landlock): {exc}\n".encode())
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)

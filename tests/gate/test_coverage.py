@@ -1,0 +1,70 @@
+"""Changed lines run by the tests: diff-cover over a Cobertura report and the change's diff;
+the coverage command gate/coverage.py runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import defusedxml.ElementTree as safe_etree
+
+from codegen_ci.gate.coverage import changed_lines, coverage_command, ranges
+
+COBERTURA = """<?xml version="1.0" ?>
+<coverage version="7.0" line-rate="0.5">
+  <sources><source>{root}</source></sources>
+  <packages><package name="pkg" line-rate="0.5"><classes>
+    <class name="calc.py" filename="pkg/calc.py" line-rate="0.5">
+      <methods/>
+      <lines>
+        <line number="1" hits="1"/>
+        <line number="2" hits="1"/>
+        <line number="4" hits="0"/>
+        <line number="5" hits="0"/>
+        <line number="6" hits="0"/>
+        <line number="8" hits="0"/>
+      </lines>
+    </class>
+  </classes></package></packages>
+</coverage>
+"""
+DIFF = """\
+diff --git a/pkg/calc.py b/pkg/calc.py
+index 1111111..2222222 100644
+--- a/pkg/calc.py
++++ b/pkg/calc.py
+@@ -1,3 +1,8 @@
+ def add(a, b):
+     return a + b
++
++def sub(a, b):
++    if a:
++        return a - b
++
++X = 1
+"""
+
+
+def test_changed_lines_no_test_ran_are_named_as_ranges(tmp_path: Path) -> None:
+    root = safe_etree.fromstring(COBERTURA.format(root=tmp_path))
+    lines = changed_lines(root, DIFF, tmp_path)
+    # changed: 3 (blank), 4, 5, 6, 7 (blank), 8; executable and changed: 4, 5, 6, 8
+    assert (lines.measured, lines.covered, lines.total) == (True, 0, 4)
+    assert lines.uncovered == ["pkg/calc.py:4-6", "pkg/calc.py:8"]
+
+
+def test_ranges_join_consecutive_lines() -> None:
+    assert ranges([44, 40, 41, 42, 42]) == ["40-42", "44"]
+    assert ranges([]) == []
+
+
+def test_the_coverage_command_wraps_python_m_pytest_only(tmp_path: Path) -> None:
+    command = coverage_command("python3 -m pytest -q 'tests dir'", ["a b.py", "c.py"], tmp_path)
+    assert command is not None
+    assert command.startswith(
+        f"COVERAGE_CORE=sysmon python3 -m coverage run --data-file={tmp_path}/.coverage "
+        "--include='a b.py,c.py' -m pytest -q 'tests dir'; status=$?; "
+    )
+    assert command.endswith(f"-o {tmp_path}/coverage.xml; exit $status")
+    assert coverage_command("pytest -q", ["c.py"], tmp_path) is None
+    assert coverage_command("npm test", ["c.py"], tmp_path) is None
+    assert coverage_command("python -m pytest && rm -rf /", ["c.py"], tmp_path) is None

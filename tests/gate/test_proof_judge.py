@@ -1,0 +1,64 @@
+"""Judging fail to pass from two JUnit results: the passing round's and the base run's (the
+change's tests applied)."""
+
+from __future__ import annotations
+
+from codegen_ci.gate.junit.cases import JUnitCase
+from codegen_ci.gate.junit.go import BUILD_FAILED
+from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.proof import judge
+from codegen_ci.report import ProofStatus
+
+
+def case(classname: str, name: str, outcome: str = "passed", file: str | None = None) -> JUnitCase:
+    test_id = f"{classname}::{name}" if classname else name
+    return JUnitCase(
+        test_id, name, classname, file, 3 if file else None, outcome, "", "", None, False
+    )  # type: ignore[arg-type]
+
+
+def result(*cases: JUnitCase) -> JUnitResult:
+    return JUnitResult(list(cases), [], ["junit.xml"])
+
+
+AFTER = result(
+    case("tests.test_a", "test_old"),
+    case("tests.test_new", "test_fix"),
+    case("tests.test_new", "test_idle"),
+)
+
+
+def test_a_test_failing_on_the_base_is_proof_one_passing_there_is_not() -> None:
+    base = result(
+        case("tests.test_a", "test_old"),
+        case("tests.test_new", "test_fix", "failure", "tests/test_new.py"),
+        case("tests.test_new", "test_idle"),
+    )
+    proof = judge(AFTER, base, ["tests/test_new.py"])
+    assert proof.status == ProofStatus.PROVEN
+    assert [(t.id, t.file, t.on_base) for t in proof.fail_to_pass] == [
+        ("tests.test_new::test_fix", "tests/test_new.py", "failure")
+    ]
+    assert proof.pass_to_pass == 2 and proof.not_proof == ["tests.test_new::test_idle"]
+    # a flaky test is never proof
+    flaky = judge(
+        AFTER, base, ["tests/test_new.py"], exclude=frozenset({"tests.test_new::test_fix"})
+    )
+    assert flaky.status == ProofStatus.UNPROVEN and "test_idle pass there" in flaky.reason
+
+
+def test_a_test_whose_module_could_not_load_on_the_base_counts_only_if_it_is_the_changes() -> None:
+    base = result(case("", "tests.test_new", "error"), case("tests.test_a", "test_old"))
+    proof = judge(AFTER, base, ["tests/test_new.py"])
+    assert {(t.id, t.on_base) for t in proof.fail_to_pass} == {
+        ("tests.test_new::test_fix", "not run"),
+        ("tests.test_new::test_idle", "not run"),
+    }
+    assert judge(AFTER, base, []).status == ProofStatus.UNPROVEN  # not the change's tests
+
+
+def test_a_go_package_that_did_not_build_on_the_base_proves_its_new_tests() -> None:
+    after = result(case("example.com/m", "TestOld"), case("example.com/m", "TestHas"))
+    base = result(case("example.com/m", BUILD_FAILED, "error", "has_test.go"))
+    proof = judge(after, base, ["has_test.go"], go_tests=frozenset({"TestHas"}))
+    assert [t.id for t in proof.fail_to_pass] == ["example.com/m::TestHas"]
