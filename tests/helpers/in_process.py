@@ -1,0 +1,65 @@
+"""A run driven in-process: `pipeline.execute()` on a temporary git repository with the
+deterministic model (`codegen_ci.testing.deterministic_model`) in place of the HTTP adapter.
+No process of ours is started; the commands that run are the repository's own."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.sample_repo import PYTEST, SampleRepo
+
+from codegen_ci.agent.model import ModelReply
+from codegen_ci.pipeline import RunContext, execute
+from codegen_ci.progress import Progress
+from codegen_ci.report import Report
+from codegen_ci.run.attempt import prepare_worktree
+from codegen_ci.spec.layers import resolve_spec
+from codegen_ci.spec.model import Spec
+from codegen_ci.testing.deterministic_model import DeterministicModel
+
+
+def sample_spec(**overrides: Any) -> Spec:
+    data: dict[str, Any] = {
+        "version": 1,
+        "title": "Reset patch in bump_minor",
+        "task": "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0).",
+        "context": ["src/semver/version.py"],
+        "validation": {"test": [PYTEST], "timeout": 120},
+        "limits": {"max_iterations": 3},
+    }
+    data.update(overrides)
+    return resolve_spec(data)
+
+
+@dataclass
+class InProcessRun:
+    report: Report
+    model: DeterministicModel
+    output_dir: Path
+    log: str
+
+
+def run_in_process(
+    sample: SampleRepo,
+    spec: Spec,
+    script: list[ModelReply],
+    *,
+    run_id: str = "r1",
+    model: DeterministicModel | None = None,
+) -> InProcessRun:
+    """`model`: the one to use (its script then replaces `script`), for a test that must read
+    its requests although the run raised."""
+    model = model or DeterministicModel(list(script))
+    out = sample.tmp / f"out-{run_id}"
+    out.mkdir()
+    worktree = prepare_worktree(sample.path, spec, run_id)
+    log = io.StringIO()
+    ctx = RunContext(sample.path, out, run_id, worktree, Progress(log), lambda _spec: model)
+    try:
+        report = execute(spec, ctx)
+    finally:
+        text = log.getvalue()
+    return InProcessRun(report, model, out, text)

@@ -1,0 +1,171 @@
+"""`pipeline.execute()` in-process: the deterministic model drives the agent loop, pre-flight,
+validation, baseline, reflection and finalize on a temporary git repository whose own pytest
+suite is the gate. No process of ours is started (the e2e tests start the CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.helpers.in_process import run_in_process, sample_spec
+from tests.helpers.sample_repo import (
+    FIXED_LINE_NEW,
+    FIXED_LINE_OLD,
+    PYTEST,
+    VERSION_FILE,
+    SampleRepo,
+    make_sample_repo,
+)
+
+from codegen_ci.errors import ExitCode
+from codegen_ci.gate.preflight import ConfigError
+from codegen_ci.report import Reason, Report, Status
+from codegen_ci.testing.deterministic_model import DeterministicModel, call, step
+
+FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
+
+
+def test_success_in_one_round_commits_the_fix(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    run = run_in_process(
+        sample,
+        sample_spec(),
+        [step(None, call("read_file", path=VERSION_FILE)), step(None, FIX), step("Fixed.")],
+    )
+    report = run.report
+    assert (report.status, report.reason) == (Status.SUCCESS, None), run.log
+    assert report.iterations == 1 and len(report.rounds) == 1
+    assert report.preflight is not None  # pre-flight ran before the model
+    assert run.model.calls == 3
+    # finalize: one commit on the run's branch holding exactly the fix
+    assert report.commit and report.files_changed == [VERSION_FILE]
+    shown = sample.git("show", "--format=%B", report.commit)
+    assert f"+        {FIXED_LINE_NEW}" in shown and f"-        {FIXED_LINE_OLD}" in shown
+    assert sample.git("rev-parse", report.branch or "").strip() == report.commit
+    assert sample.git("rev-parse", f"{report.commit}^").strip() == sample.head()
+    assert (run.output_dir / "report.json").is_file()
+    assert (run.output_dir / "diff.patch").read_text().count(FIXED_LINE_NEW) == 1
+
+
+def test_a_failed_round_is_reflected_to_the_model_which_succeeds_in_round_2(
+    tmp_path: Path,
+) -> None:
+    sample = make_sample_repo(tmp_path)
+    script = [step("Looks fine to me."), step(None, FIX), step("Fixed.")]
+    run = run_in_process(sample, sample_spec(), script)
+    report = run.report
+    assert (report.status, report.iterations) == (Status.SUCCESS, 2), run.log
+    assert [r.passed for r in report.rounds] == [False, True]
+    # the model's second request ends with the reflection on round 1's failure
+    reflection = run.model.requests[1][-1]
+    assert reflection["role"] == "user"
+    assert "test_bump_minor_resets_patch" in reflection["content"]
+    assert "3.5.5" in reflection["content"]  # the assertion's message, as pytest wrote it
+    assert "round 1" in reflection["content"].lower()
+
+
+def test_the_same_failures_round_after_round_stop_the_run_as_stuck(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    spec = sample_spec(limits={"max_iterations": 5, "stuck_rounds": 2})
+    run = run_in_process(sample, spec, [step("No idea."), step("Still no idea.")])
+    report = run.report
+    assert (report.status, report.reason) == (Status.FAILED, Reason.STUCK), run.log
+    assert report.iterations == 2 and run.model.calls == 2
+    # baseline: the failing test fails on the base commit too, so it is not new
+    failure = report.rounds[-1].failures[0]
+    assert failure.id.endswith("test_bump_minor_resets_patch") and failure.new is False
+    assert report.commit is None and report.branch is None  # nothing to commit
+
+
+def test_the_last_round_failing_ends_at_max_iterations(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    spec = sample_spec(limits={"max_iterations": 2, "stuck_rounds": 3})
+    run = run_in_process(sample, spec, [step("No idea.")])
+    report = run.report
+    assert (report.status, report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS), run.log
+    assert report.iterations == 2 and run.model.calls == 2
+    # round 1's failure was reflected; after the last round nothing more is asked
+    told = run.model.requests[1][-1]
+    assert told["role"] == "user" and "test_bump_minor_resets_patch" in told["content"]
+
+
+def test_a_new_failure_is_new_and_one_on_the_base_commit_is_not(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    breaks_parse = call(
+        "edit_file",
+        path=VERSION_FILE,
+        old_text="return cls(major, minor, patch)",
+        new_text="return cls(major, minor, patch + 1)",
+    )
+    spec = sample_spec(limits={"max_iterations": 1})
+    run = run_in_process(sample, spec, [step(None, breaks_parse), step("Done.")])
+    failures = {f.id.rsplit("::", 1)[-1]: f.new for f in run.report.rounds[0].failures}
+    assert failures["test_parse"] is True, run.log
+    assert failures["test_bump_minor_resets_patch"] is False
+
+
+def test_a_setup_that_fails_is_a_config_error_before_any_model_call(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    spec = sample_spec(validation={"setup": ["sh -c 'exit 3'"], "test": [PYTEST]})
+    model = DeterministicModel([step(None, FIX)])
+    with pytest.raises(ConfigError) as raised:
+        run_in_process(sample, spec, [], model=model)
+    assert raised.value.exit_code == ExitCode.INPUT == 2
+    assert model.calls == 0  # pre-flight stopped the run before the model was asked
+    report = Report.model_validate_json((sample.tmp / "out-r1" / "report.json").read_text())
+    assert (report.status, report.reason) == (Status.ERROR, Reason.CONFIG)
+    assert "setup failed" in (report.error or "")
+    assert report.iterations == 0 and report.commit is None
+
+
+def test_a_gate_passing_on_no_change_is_no_change(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    # a gate the base commit passes already; the model changes nothing
+    spec = sample_spec(validation={"test": [f"{PYTEST} -k test_parse"]})
+    run = run_in_process(sample, spec, [step("Nothing to do.")])
+    report = run.report
+    assert (report.status, report.reason) == (Status.FAILED, Reason.NO_CHANGE), run.log
+    assert report.commit is None and report.branch is None
+    assert not git_branches(sample) - {"main"}
+
+
+def test_skipping_the_failing_test_is_refused(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    skip = call(
+        "edit_file",
+        path="tests/test_version.py",
+        old_text="def test_bump_minor_resets_patch():",
+        new_text="import pytest\n\n\n@pytest.mark.skip\ndef test_bump_minor_resets_patch():",
+    )
+    spec = sample_spec(limits={"max_iterations": 1})
+    run = run_in_process(sample, spec, [step(None, skip), step("Done.")])
+    report = run.report
+    assert report.status == Status.FAILED, run.log
+    assert [(t.id.rsplit("::", 1)[-1], t.how) for t in report.removed_tests] == [
+        ("test_bump_minor_resets_patch", "skipped")
+    ]
+
+
+def test_a_token_budget_used_up_stops_the_run(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    spec = sample_spec(limits={"max_tokens": 1000})
+    expensive = step(None, call("read_file", path=VERSION_FILE), prompt_tokens=5000)
+    run = run_in_process(sample, spec, [expensive, step(None, FIX), step("Fixed.")])
+    report = run.report
+    assert (report.status, report.reason) == (Status.FAILED, Reason.BUDGET), run.log
+    assert run.model.calls == 1 and report.usage.prompt_tokens == 5000
+
+
+def git_branches(sample: SampleRepo) -> set[str]:
+    return set(sample.git("branch", "--format=%(refname:short)").split())
+
+
+def test_a_turn_runs_at_most_max_steps_tool_calls(tmp_path: Path) -> None:
+    sample = make_sample_repo(tmp_path)
+    spec = sample_spec(limits={"max_iterations": 1, "max_steps": 1})
+    both = step(None, call("read_file", path=VERSION_FILE), FIX)
+    run = run_in_process(sample, spec, [both])
+    # the second call of the reply was not run: the bug stays, the one round fails
+    assert (run.report.status, run.report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS)
+    assert run.model.calls == 1
+    assert run.report.commit is None, run.log
