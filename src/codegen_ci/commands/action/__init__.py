@@ -31,7 +31,8 @@ from codegen_ci.publish.actions import (
     write_outputs,
 )
 from codegen_ci.publish.flow import Published, Publishing, fork_refusal
-from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
+from codegen_ci.publish.forge import Forge, PullInfo
+from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
 from codegen_ci.publish.markdown import code_block, escape_md
 from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.publish.run_history import memory_text, render_history
@@ -76,7 +77,7 @@ class ActionRun:
     def __init__(self, io: ActionsIO) -> None:
         self.io = io
         self.settings = ActionSettings()
-        self.publisher: GitHubPublisher | None = None
+        self.publisher: Forge | None = None
         self.status: StatusComment | None = None
         self.report: Report | None = None
         self.out: Path | None = None
@@ -84,7 +85,7 @@ class ActionRun:
         self.loop = loop.PullLoop()
         self.ignored: tuple[str, ...] = ()  # settings the event may not set
 
-    def github(self) -> GitHubPublisher:
+    def github(self) -> Forge:
         if self.publisher is None:
             target = GitHubTarget.from_env(os.environ)
             backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF") or "1.0")

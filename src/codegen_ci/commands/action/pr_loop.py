@@ -15,7 +15,7 @@ from typing import Any
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.ci_artifacts import failed_run_leftovers
-from codegen_ci.publish.github import GitHubPublisher, PullInfo
+from codegen_ci.publish.forge import Forge, PullInfo
 from codegen_ci.publish.markdown import code_span
 from codegen_ci.publish.run_history import (
     RunRecord,
@@ -53,13 +53,13 @@ class PullLoop:
     give_up: str = ""  # set when a CI fix must not be attempted: what the comment says
 
 
-def load_history(gh: GitHubPublisher, task: EventTask) -> list[RunRecord]:
+def load_history(gh: Forge, task: EventTask) -> list[RunRecord]:
     if task.issue_number is None:
         return []
     return read_history(gh, task.issue_number, status_marker(task.issue_number))
 
 
-def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | Skip:
+def find_ci_pull(gh: Forge, task: EventTask) -> EventTask | Skip:
     """The workflow run's pull request: from the payload, else the open one for its branch."""
     if task.pr_number is not None or task.ci_run is None:
         return task
@@ -70,7 +70,7 @@ def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | Skip:
 
 
 def prepare(
-    gh: GitHubPublisher,
+    gh: Forge,
     task: EventTask,
     pull: PullInfo,
     loop: PullLoop,
@@ -99,7 +99,7 @@ def prepare(
 
 
 def _prepare_ci(
-    gh: GitHubPublisher,
+    gh: Forge,
     task: EventTask,
     pull: PullInfo,
     loop: PullLoop,
@@ -137,7 +137,7 @@ def _prepare_ci(
 
 
 def _not_ours(
-    gh: GitHubPublisher, task: EventTask, pull: PullInfo, settings: ActionSettings, root: Path
+    gh: Forge, task: EventTask, pull: PullInfo, settings: ActionSettings, root: Path
 ) -> str | None:
     if settings.max_ci_fix_attempts == 0:
         return "CI fixing is off (max-ci-fix-attempts is 0)"
@@ -172,7 +172,7 @@ def remember(
 
 
 def reply(
-    gh: GitHubPublisher,
+    gh: Forge,
     task: EventTask,
     loop: PullLoop,
     report: Report,
