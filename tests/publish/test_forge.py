@@ -6,6 +6,7 @@ concrete `GitHubPublisher` appears outside them only where one is constructed, n
 from __future__ import annotations
 
 import ast
+import contextlib
 from pathlib import Path
 
 import codegen_ci
@@ -33,9 +34,7 @@ def modules() -> list[tuple[Path, ast.Module]]:
 def _annotations(tree: ast.Module) -> list[ast.expr]:
     out: list[ast.expr] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.AnnAssign):
-            out.append(node.annotation)
-        elif isinstance(node, ast.arg) and node.annotation is not None:
+        if isinstance(node, ast.AnnAssign | ast.arg) and node.annotation is not None:
             out.append(node.annotation)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
             out.append(node.returns)
@@ -47,10 +46,8 @@ def _names(expr: ast.expr) -> set[str]:
     names |= {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
     for const in ast.walk(expr):  # string annotations
         if isinstance(const, ast.Constant) and isinstance(const.value, str):
-            try:
+            with contextlib.suppress(SyntaxError):
                 names |= _names(ast.parse(const.value, mode="eval").body)
-            except SyntaxError:
-                pass
     return names
 
 
@@ -61,8 +58,7 @@ def test_no_module_but_the_github_forge_imports_pygithub() -> None:
             if isinstance(node, ast.Import):
                 leaks += [(path, a.name) for a in node.names if a.name.split(".")[0] == "github"]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                if node.module.split(".")[0] == "github":
-                    leaks.append((path, node.module))
+                leaks += [(path, node.module)] if node.module.split(".")[0] == "github" else []
     assert leaks == []
 
 
@@ -81,9 +77,9 @@ def test_the_concrete_publisher_is_named_only_where_one_is_made() -> None:
     naming = set()
     for path, tree in modules():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id == "GitHubPublisher":
-                naming.add(path)
-            elif isinstance(node, ast.alias) and node.name == "GitHubPublisher":
+            named = node.id if isinstance(node, ast.Name) else None
+            named = node.name if isinstance(node, ast.alias) else named
+            if named == "GitHubPublisher":
                 naming.add(path)
     assert naming <= CONSTRUCTS, sorted(str(p.relative_to(SRC)) for p in naming - CONSTRUCTS)
 

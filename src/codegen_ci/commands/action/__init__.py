@@ -40,7 +40,15 @@ from codegen_ci.publish.status import StatusComment, StatusProgress
 from codegen_ci.report import Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
-from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event, load_event
+from codegen_ci.sources.events import (
+    CommentTask,
+    EventTask,
+    ReviewCommentTask,
+    Skip,
+    TriggerRules,
+    decide_event,
+    load_event,
+)
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -220,12 +228,13 @@ class ActionRun:
         if task.issue_number is None:
             return
         try:
-            if task.comment_id is not None:
-                self.github().react(task.comment_id, "eyes")
-            elif task.review_comment_id is not None:
-                self.github().react_to_review_comment(task.review_comment_id)
-            else:
-                self.github().react_to_issue(task.issue_number, "eyes")
+            match task:
+                case CommentTask():
+                    self.github().react(task.comment_id, "eyes")
+                case ReviewCommentTask():
+                    self.github().react_to_review_comment(task.review_comment_id)
+                case _:
+                    self.github().react_to_issue(task.issue_number, "eyes")
         except GitHubError as exc:
             self.io.warning(f"could not add a reaction: {exc.message}")
         self.status_comment(task.issue_number).working("it", notes=self.ignored)
