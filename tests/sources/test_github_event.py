@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from codegen_ci.errors import InputError, SpecError
-from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide, load_event
+from codegen_ci.sources.events import (
+    CommentTask,
+    EventTask,
+    IssueTask,
+    Skip,
+    TriggerRules,
+    decide,
+    load_event,
+)
 from codegen_ci.sources.markdown import find_trigger
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -83,8 +91,8 @@ def test_labeled_with_the_trigger_label() -> None:
     data = payload("issues/labeled.payload.json")
     data["label"]["name"] = "codegen"
     task = task_of(decide("issues", data))
-    assert task.kind == "issue"
-    assert task.issue_number == 1 and task.pr_number is None and task.comment_id is None
+    assert isinstance(task, IssueTask) and task.kind == "issue"
+    assert task.issue_number == 1 and task.pr_number is None
     assert task.title == "Spelling error in the README file"
     assert task.task.startswith("Spelling error in the README file\n\nIt looks like")
     assert (task.actor, task.actor_type) == ("Codertocat", "User")
@@ -232,7 +240,7 @@ def test_hidden_settings_blocks_are_not_there(wrapper: str) -> None:
 def test_comment_on_an_issue() -> None:
     data = comment("Good catch.\n/codegen fix the typo")
     task = task_of(decide("issue_comment", data))
-    assert task.kind == "issue_comment"
+    assert isinstance(task, CommentTask) and task.kind == "issue_comment"
     assert task.issue_number == 1 and task.pr_number is None
     assert task.comment_id == data["comment"]["id"]
     assert task.title == "fix the typo"

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event
+from codegen_ci.sources.events import (
+    CommentTask,
+    EventTask,
+    ReviewCommentTask,
+    ReviewTask,
+    Skip,
+    TriggerRules,
+    decide_event,
+)
 
 EVENTS = Path(__file__).parents[1] / "fixtures" / "github-events"
 OCTOKIT = EVENTS / "octokit-webhooks" / "api.github.com"
@@ -86,6 +94,31 @@ def test_code_quotes_and_hidden_text_never_trigger(trigger: str, case: str) -> N
     assert "trigger phrase" in decision.reason
 
 
+TASK_TYPES: dict[str, type[EventTask]] = {
+    "issue_comment": CommentTask,
+    "pr_comment": CommentTask,
+    "review_comment": ReviewCommentTask,
+    "review": ReviewTask,
+}
+
+
+def test_each_trigger_carries_what_its_kind_needs() -> None:
+    body = "/codegen fix it"
+    found = {}
+    for trigger in TRIGGERS:
+        decision = decide_event(*event_with(trigger, body))
+        match decision:
+            case CommentTask(comment_id=int(n)):
+                found[trigger] = ("comment", n)
+            case ReviewCommentTask(review_comment_id=int(n)):
+                found[trigger] = ("review comment", n)
+            case ReviewTask(review_id=int(n)):
+                found[trigger] = ("review", n)
+            case _:
+                raise AssertionError(decision)
+    assert {kind for kind, _ in found.values()} == {"comment", "review comment", "review"}
+
+
 @pytest.mark.parametrize("case", list(PROSE))
 @pytest.mark.parametrize("trigger", list(TRIGGERS))
 def test_a_line_of_prose_that_starts_with_the_phrase_triggers(trigger: str, case: str) -> None:
@@ -95,6 +128,7 @@ def test_a_line_of_prose_that_starts_with_the_phrase_triggers(trigger: str, case
 
     assert isinstance(decision, EventTask), decision
     assert decision.kind == TRIGGERS[trigger][3]
+    assert isinstance(decision, TASK_TYPES[decision.kind])  # the kind is the type
     assert decision.task.startswith(instruction)
     assert decision.title == instruction.splitlines()[0]
     assert decision.actor == "alice"

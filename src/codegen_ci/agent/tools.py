@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codegen_ci.report import Refusal
 from codegen_ci.security import guarded_read
-from codegen_ci.workspace.paths import PathRefused, is_test_path
+from codegen_ci.workspace.file_kinds import is_protected_test_path
+from codegen_ci.workspace.paths import PathRefused
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -261,14 +262,14 @@ class Toolbox:
     def _writable(self, user_path: str) -> Path:
         path = self.worktree.resolve(user_path, for_write=True)
         rel = self.worktree.relative(path)
-        if self.protect_tests and is_test_path(rel):
+        if self.protect_tests and is_protected_test_path(rel):
             raise PathRefused("test files and test configuration are protected for this run")
         return path
 
     def _wrote(self, path: Path) -> None:
         rel = self.worktree.relative(path)
         self.worktree.claim(rel)
-        if is_test_path(rel):
+        if is_protected_test_path(rel):
             self.tests_touched.add(rel)
 
 

@@ -15,40 +15,19 @@ they were on the parent (they are part of the historical change, not of the task
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from codegen_ci.errors import InputError
 from codegen_ci.workspace import git
+from codegen_ci.workspace.file_kinds import is_source_file, is_test_file
 
-TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing", "t"})
-TEST_NAME = re.compile(
-    r"^(test_.+\.py|.+_test\.py|.+_tests\.py|conftest\.py|.+_test\.go|.+_spec\.rb"
-    r"|.+\.(test|spec)\.[cm]?[jt]sx?|.+(Test|Tests|Spec)\.(java|kt|scala|cs|swift)"
-    r"|test_.+\.(c|cc|cpp|rs)|.+_test\.(c|cc|cpp|rs|exs))$"
-)
-_SOURCE_SUFFIXES = (
-    ".py .pyi .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .vue .svelte .go .rs .rb .java .kt "
-    ".kts .scala .c .h .cc .cpp .cxx .hpp .hh .cs .fs .php .swift .m .mm .ex .exs .erl .clj "
-    ".lua .pl .pm .sh .bash .r .jl .dart .hs .ml .zig .nim .sql"
-)
-SOURCE_SUFFIXES = frozenset(_SOURCE_SUFFIXES.split(" "))
 BASE_AUTHOR = {
     "GIT_AUTHOR_NAME": "codegen-ci eval",
     "GIT_AUTHOR_EMAIL": "eval@codegen-ci.invalid",
     "GIT_COMMITTER_NAME": "codegen-ci eval",
     "GIT_COMMITTER_EMAIL": "eval@codegen-ci.invalid",
 }
-
-
-def is_test_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return any(p in TEST_DIRS for p in parts[:-1]) or bool(TEST_NAME.match(parts[-1]))
-
-
-def is_source_path(path: str) -> bool:
-    return not is_test_path(path) and PurePosixPath(path).suffix.lower() in SOURCE_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -112,8 +91,8 @@ def find_tasks(root: Path, count: int) -> tuple[list[Task], int]:
         if not parents:
             continue
         found = changes(root, parents[0], commit)
-        sources = [c.path for c in found if is_source_path(c.path)]
-        tests = [c.path for c in found if is_test_path(c.path)]
+        sources = [c.path for c in found if is_source_file(c.path)]
+        tests = [c.path for c in found if is_test_file(c.path)]
         if not sources or not tests:
             continue
         meta = git.git(["log", "-1", "--format=%cI%x00%s%x00%B", commit], root)

@@ -41,11 +41,11 @@ from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_REPORT_BYTES = 20_000_000
-SOURCE_SUFFIXES = (".py",)
+MEASURED_SUFFIXES = (".py",)  # coverage.py: Python sources only
 MAX_RANGES = 20
 
 
@@ -59,7 +59,7 @@ class CoverageRun:
 
     def measure(self) -> ChangedLines:
         change = self.worktree.agent_changes()
-        sources = [p for p in change if p.endswith(SOURCE_SUFFIXES) and not is_test_path(p)]
+        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
         if not sources:
             return ChangedLines(reason="the change has no Python source file to measure")
         if len(self.validation.test) != 1:

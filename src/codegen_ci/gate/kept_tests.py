@@ -52,7 +52,7 @@ from codegen_ci.report import CommandResult, Failure, RemovedTest
 from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_LOG_BYTES = 32_000_000  # a log longer than this is read in part (output_cap limits logs)
@@ -209,7 +209,7 @@ def weakened(worktree: Worktree) -> list[RemovedTest]:
     for rel in worktree.agent_changes():
         before = worktree.base_text(rel)
         if before is None or not (
-            is_test_path(rel) or (rel.endswith(".rs") and RUST_TESTS in before)
+            is_test_file(rel) or (rel.endswith(".rs") and RUST_TESTS in before)
         ):
             continue
         try:
@@ -223,7 +223,7 @@ def weakened(worktree: Worktree) -> list[RemovedTest]:
 
 
 def _assertions(text: str, rel: str) -> int:
-    if rel.endswith(".rs") and not is_test_path(rel):
+    if rel.endswith(".rs") and not is_test_file(rel):
         text = text[text.index(RUST_TESTS) :] if RUST_TESTS in text else ""
     return len(ASSERTION.findall(text))
 

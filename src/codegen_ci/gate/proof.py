@@ -9,7 +9,7 @@ its file, module or package failed as a whole (a test of a function the change a
 the base run already saw failing (the repository's own test of a bug) count the same way:
 their files are the base's own. `pass_to_pass` counts the tests that pass in both runs.
 
-What is a test file is `is_test_path` (workspace/paths.py), the definition `protect_tests`
+What is a test file is `is_test_file` (workspace/file_kinds.py), the definition `protect_tests`
 uses. A pytest command runs there with `--continue-on-collection-errors`, so one new test file
 that cannot import on the base does not stop the rest of the suite from answering.
 
@@ -50,7 +50,7 @@ from codegen_ci.security.untrusted import Untrusted, fence
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import unlink_dependencies
-from codegen_ci.workspace.paths import is_test_path
+from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree, attach_worktree
 
 MAX_TEST_FILE_BYTES = 5_000_000
@@ -83,7 +83,7 @@ class Prover:
             return Proof(reason="validation.proof.tests is off", flaky=list(flaky))
         if not outcome.junit.cases:
             return Proof(reason="no JUnit report: which tests ran is unknown", flaky=list(flaky))
-        test_files = [p for p in self.worktree.agent_changes() if is_test_path(p)]
+        test_files = [p for p in self.worktree.agent_changes() if is_test_file(p)]
         go_tests = self._go_tests(test_files)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)

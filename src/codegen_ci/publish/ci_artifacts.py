@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate.junit.parse import parse_files
-from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.forge import Forge
 from codegen_ci.security import guarded_write
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.untrusted import Untrusted, strip_ansi
@@ -42,7 +42,7 @@ class RunLeftovers:
     junit_files: list[str] = field(default_factory=list)
 
 
-def failed_run_leftovers(gh: GitHubPublisher, run_id: int, workdir: Path) -> RunLeftovers:
+def failed_run_leftovers(gh: Forge, run_id: int, workdir: Path) -> RunLeftovers:
     found = RunLeftovers()
     artifacts = gh.run_artifacts(run_id)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
-from codegen_ci.publish.github import GitHubPublisher, PullInfo, PullRequestsNotPermitted
+from codegen_ci.publish.forge import Forge, PullInfo, PullRequestsNotPermitted
 from codegen_ci.publish.markdown import code_span
 from codegen_ci.publish.proof_text import proof_note
 from codegen_ci.publish.report_text import (
@@ -41,7 +41,7 @@ from codegen_ci.workspace import git
 class Publishing:
     root: Path
     token: str | None
-    publisher: GitHubPublisher
+    publisher: Forge
     status: StatusComment | None  # None for a dispatch: no issue to talk on
     run_url: str | None
     warn: Callable[[str], None]

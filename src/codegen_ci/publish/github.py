@@ -1,8 +1,9 @@
 """Every GitHub call of codegen-ci, through one `GitHubPublisher`: the reads (roles, users,
 issues, pull requests, comments, review threads, a workflow run's artifacts, jobs and logs) and
 the writes (comments, reactions, the status comment, the pull request, replies in review
-threads); with github_retry, the only code of ours that imports PyGithub. The values it takes
-and returns (`GitHubTarget`, `PullInfo`, `IssueInfo`) are free of PyGithub types.
+threads); with github_retry, the only code of ours that imports PyGithub. It implements the
+`Forge` Protocol (publish/forge.py): everything else is typed on that, and the values it takes
+and returns (`GitHubTarget`, and forge.py's `PullInfo`, `IssueInfo`) are free of PyGithub types.
 
 Every public method is one retried operation: on a 5xx, a rate limit or a dropped connection
 the whole operation runs again (honouring Retry-After), which keeps retried writes idempotent
@@ -39,6 +40,7 @@ from github.PullRequest import PullRequest
 from github.Repository import Repository
 
 from codegen_ci.errors import GitHubError, InputError
+from codegen_ci.publish.forge import Forge, IssueInfo, Json, PullInfo, PullRequestsNotPermitted
 from codegen_ci.publish.github_retry import RetryPolicy, describe
 from codegen_ci.publish.markdown import neutralise, with_markers
 from codegen_ci.security.inert_text import break_references
@@ -97,43 +99,6 @@ class GitHubTarget:
         )
 
 
-@dataclass(frozen=True)
-class PullInfo:
-    number: int
-    html_url: str
-    title: str
-    state: str
-    draft: bool
-    head_ref: str
-    head_sha: str
-    head_repo: str | None  # full name; None when the fork was deleted
-    base_ref: str
-    is_fork: bool  # the head lives in another repository: never push there
-
-
-@dataclass(frozen=True)
-class IssueInfo:
-    number: int
-    title: str
-    body: str
-    author: str
-    html_url: str
-    is_pull_request: bool
-    labels: tuple[str, ...]
-
-
-class PullRequestsNotPermitted(GitHubError):
-    """The repository does not let the workflow token open pull requests."""
-
-    def __init__(self, repository: str, compare_url: str) -> None:
-        super().__init__(
-            f"GitHub Actions may not create pull requests in {repository}; allow it under "
-            "Settings > Actions > General > Workflow permissions, or use a token that may. "
-            f"The branch is pushed; open the pull request by hand: {compare_url}"
-        )
-        self.compare_url = compare_url
-
-
 def reply_marker(comment_id: int) -> str:
     return f"<!-- codegen-ci:reply comment={comment_id} -->"
 
@@ -141,7 +106,7 @@ def reply_marker(comment_id: int) -> str:
 # -- the publisher ---------------------------------------------------------------------------
 
 
-class GitHubPublisher:
+class GitHubPublisher(Forge):
     def __init__(
         self,
         target: GitHubTarget,
@@ -331,12 +296,12 @@ class GitHubPublisher:
 
     # -- review threads ---------------------------------------------------------------------
 
-    def pull_review_comments(self, number: int) -> list[dict[str, Any]]:
+    def pull_review_comments(self, number: int) -> list[Json]:
         """Every review comment of pull request `number`."""
         path = f"/repos/{self.target.repository}/pulls/{number}/comments"
         return self._rest_list(f"reading the review comments of #{number}", path)
 
-    def review_comments(self, number: int, review_id: int) -> list[dict[str, Any]]:
+    def review_comments(self, number: int, review_id: int) -> list[Json]:
         """The comments of one review of pull request `number`."""
         path = f"/repos/{self.target.repository}/pulls/{number}/reviews/{review_id}/comments"
         return self._rest_list(f"reading the comments of review {review_id}", path)
@@ -347,7 +312,7 @@ class GitHubPublisher:
         self._rest_json(what, "POST", path, {"content": content})
 
     def reply_in_thread(
-        self, number: int, comment_id: int, body: str, existing: list[dict[str, Any]]
+        self, number: int, comment_id: int, body: str, existing: list[Json]
     ) -> None:
         """Reply to review comment `comment_id`, or edit the reply an earlier run left there
         (`existing`: the pull request's review comments, read before the run)."""
@@ -365,7 +330,7 @@ class GitHubPublisher:
 
     # -- workflow runs ----------------------------------------------------------------------
 
-    def run_artifacts(self, run_id: int) -> list[dict[str, Any]]:
+    def run_artifacts(self, run_id: int) -> list[Json]:
         """The artifacts of workflow run `run_id` (expired ones included)."""
         path = f"/repos/{self.target.repository}/actions/runs/{run_id}/artifacts"
         return self._rest_list(f"listing the artifacts of run {run_id}", path, key="artifacts")
@@ -375,7 +340,7 @@ class GitHubPublisher:
         path = f"/repos/{self.target.repository}/actions/artifacts/{artifact['id']}/zip"
         return self._download(f"downloading artifact {artifact.get('name')}", path, max_bytes)
 
-    def run_jobs(self, run_id: int) -> list[dict[str, Any]]:
+    def run_jobs(self, run_id: int) -> list[Json]:
         """The jobs of workflow run `run_id`."""
         path = f"/repos/{self.target.repository}/actions/runs/{run_id}/jobs"
         return self._rest_list(f"listing the jobs of run {run_id}", path, key="jobs")

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from codegen_ci.errors import InputError
+from codegen_ci.publish.forge import Forge
 from codegen_ci.publish.report_text import pr_body
 from codegen_ci.report import Report, Status
 from codegen_ci.spec.model import Spec
@@ -55,7 +56,7 @@ def publish_branch(root: Path, report: Report, spec: Spec, *, open_pr: bool) -> 
         server_url=os.environ.get("GITHUB_SERVER_URL", "https://github.com"),
         run_url=None,
     )
-    publisher = GitHubPublisher(target)
+    publisher: Forge = GitHubPublisher(target)  # the forge is chosen here; used as a Forge
     pull = publisher.open_or_update_pr(
         head=report.branch,
         base=spec.git.base or publisher.default_branch(),

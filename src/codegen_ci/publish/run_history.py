@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.forge import Forge
 from codegen_ci.publish.markdown import code_span
 from codegen_ci.report import Report, Status
 from codegen_ci.security.untrusted import Untrusted
@@ -121,7 +121,7 @@ def memory_text(records: list[RunRecord]) -> Untrusted:
     return Untrusted("\n".join(f"{i}. {r.line()}" for i, r in enumerate(records[-SHOWN:], start=1)))
 
 
-def read_history(gh: GitHubPublisher, issue_number: int, marker: str) -> list[RunRecord]:
+def read_history(gh: Forge, issue_number: int, marker: str) -> list[RunRecord]:
     """The history in the status comment. Anyone may paste the marker into a comment, so only
     one written by the tool's own identity (the token's user; `github-actions[bot]` for the
     Actions token) counts, as for the status comment itself: the history reaches the model and

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
-from codegen_ci.publish.github import GitHubPublisher
+from codegen_ci.publish.forge import Forge
 from codegen_ci.publish.markdown import code_span, escape_md
 from codegen_ci.report import CommandResult
 
@@ -28,7 +28,7 @@ def status_marker(issue_number: int) -> str:
 class StatusComment:
     def __init__(
         self,
-        publisher: GitHubPublisher,
+        publisher: Forge,
         issue_number: int,
         run_url: str | None,
         warn: Callable[[str], None],

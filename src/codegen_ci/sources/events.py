@@ -39,34 +39,74 @@ ACTIONS_BOT = "github-actions[bot]"
 TITLE_MAX = 72
 
 
-@dataclass(frozen=True)
-class EventTask:
-    kind: Literal[
-        "issue",
-        "issue_comment",
-        "pr_comment",
-        "dispatch",
-        "review_comment",
-        "review",
-        "ci_failure",
-    ]
+@dataclass(frozen=True, kw_only=True)
+class TaskBase:
+    """What every event task holds; the kind is the class (`EventTask` is their union, and
+    consumers match on the type: only a `ReviewCommentTask` has a review comment, only a
+    `CiFailureTask` a failed run)."""
+
     task: str
     title: str
     issue_number: int | None
     pr_number: int | None
-    comment_id: int | None
     actor: str
     actor_type: str
     spec_overrides: dict[str, Any]
     spec_path: str | None
     delivery_key: str
     notices: tuple[str, ...] = ()  # things the caller should print as notices
-    review_comment_id: int | None = None  # a pull_request_review_comment's comment
-    review_id: int | None = None  # a pull_request_review
-    ci_run: CiRun | None = None  # a failed workflow_run
     # The actor's settings blocks, unparsed: `parse_settings` reads them after the
     # permission check, and their overrides join `spec_overrides`.
     settings: tuple[SettingsBlock, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class IssueTask(TaskBase):
+    """An issue opened, assigned or labeled."""
+
+    kind: Literal["issue"] = "issue"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommentTask(TaskBase):
+    """A comment with the trigger phrase on an issue or a pull request."""
+
+    kind: Literal["issue_comment", "pr_comment"]
+    comment_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class DispatchTask(TaskBase):
+    """A workflow_dispatch (or a batch job's schedule): the inputs are the task."""
+
+    kind: Literal["dispatch"] = "dispatch"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewCommentTask(TaskBase):
+    """A pull_request_review_comment with the trigger phrase: its thread is the task."""
+
+    kind: Literal["review_comment"] = "review_comment"
+    review_comment_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewTask(TaskBase):
+    """A submitted pull_request_review with the trigger phrase: its comments are the task."""
+
+    kind: Literal["review"] = "review"
+    review_id: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CiFailureTask(TaskBase):
+    """A failed workflow_run on a branch of this repository: make its tests pass again."""
+
+    kind: Literal["ci_failure"] = "ci_failure"
+    ci_run: CiRun
+
+
+EventTask = IssueTask | CommentTask | DispatchTask | ReviewCommentTask | ReviewTask | CiFailureTask
 
 
 @dataclass(frozen=True)
@@ -184,13 +224,11 @@ def _issue(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Skip:
     title = clean_untrusted(text_field(payload, "issue", "title"))
     text_field(payload, "issue", "body", optional=True)
     body, blocks, notices = _settings_blocks(payload["issue"], f"issue #{number} body", actor)
-    return EventTask(
-        kind="issue",
+    return IssueTask(
         task=_item_task(payload["issue"], f"issue #{number}", title, body, actor),
         title=_short(title),
         issue_number=number,
         pr_number=None,
-        comment_id=None,
         actor=actor,
         actor_type=actor_type,
         spec_overrides={},
@@ -227,7 +265,7 @@ def _comment(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ski
         task = _comment_task(instruction, where, title, body)
     else:  # the phrase alone: the issue or pull request is the task
         task = _item_task(issue, where, title, body, actor)
-    return EventTask(
+    return CommentTask(
         kind="pr_comment" if on_pr else "issue_comment",
         task=task,
         title=_short(instruction.splitlines()[0] if instruction else title),
@@ -282,13 +320,11 @@ def _dispatch(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Sk
     if refusal := _refuse_bot(actor, actor_type, rules):
         return refusal
     digest = hashlib.sha256(f"{spec or ''}\0{task or ''}".encode()).hexdigest()[:12]
-    return EventTask(
-        kind="dispatch",
+    return DispatchTask(
         task=task or "",
         title=_short((task or spec or "").splitlines()[0]),
         issue_number=None,
         pr_number=None,
-        comment_id=None,
         actor=actor,
         actor_type=actor_type,
         spec_overrides={},
@@ -358,20 +394,31 @@ def _review_item(
         return refusal
     number = int_field(payload, "pull_request", "number")
     title = clean_untrusted(str(payload["pull_request"].get("title") or ""))
-    return EventTask(
-        kind=kind,
+    short = _short(instruction.splitlines()[0] if instruction else title)
+    if kind == "review_comment":
+        return ReviewCommentTask(
+            review_comment_id=item_id,
+            task=instruction,
+            title=short,
+            issue_number=number,
+            pr_number=number,
+            actor=actor,
+            actor_type=actor_type,
+            spec_overrides={},
+            spec_path=None,
+            delivery_key=f"pr-{number}",
+        )
+    return ReviewTask(
+        review_id=item_id,
         task=instruction,
-        title=_short(instruction.splitlines()[0] if instruction else title),
+        title=short,
         issue_number=number,
         pr_number=number,
-        comment_id=None,
         actor=actor,
         actor_type=actor_type,
         spec_overrides={},
         spec_path=None,
         delivery_key=f"pr-{number}",
-        review_comment_id=item_id if kind == "review_comment" else None,
-        review_id=item_id if kind == "review" else None,
     )
 
 
@@ -404,13 +451,11 @@ def _workflow_run_event(payload: Mapping[str, Any], rules: TriggerRules) -> Even
     run_id = int_field(payload, "workflow_run", "id")
     head_sha, url = str(run.get("head_sha") or ""), str(run.get("html_url") or "")
     ci = CiRun(run_id, name, branch, head_sha, url)
-    return EventTask(
-        kind="ci_failure",
+    return CiFailureTask(
         task="",
         title=_short(f"Fix failing CI ({name}) on {branch}"),
         issue_number=number,
         pr_number=number,
-        comment_id=None,
         actor=actor,
         actor_type=actor_type,
         spec_overrides={},

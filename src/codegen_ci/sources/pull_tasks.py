@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence
-from codegen_ci.sources.events import CiRun, EventTask, user_of
+from codegen_ci.sources.events import CiRun, ReviewCommentTask, ReviewTask, user_of
 
 MAX_FAILURES = 30
 MAX_MESSAGE = 1500
@@ -94,9 +94,8 @@ def with_title(task_text: str, where: str, title: str) -> str:
     return f"{task_text}\n\nThe title of {where}:\n" + fence(f"title of {where}", Untrusted(title))
 
 
-def review_thread_task(task: EventTask, comments: Sequence[Comment], where: str) -> str:
+def review_thread_task(task: ReviewCommentTask, comments: Sequence[Comment], where: str) -> str:
     """The task for one review comment: instruction, then where and its thread as data."""
-    assert task.review_comment_id is not None
     thread = thread_of(task.review_comment_id, comments)
     asked = next((c for c in thread if int(c["id"]) == task.review_comment_id), None)
     instruction = task.task or "Do what this review thread asks."
@@ -112,7 +111,7 @@ def review_thread_task(task: EventTask, comments: Sequence[Comment], where: str)
 
 
 def whole_review_task(
-    task: EventTask, review_comments: Sequence[Comment], comments: Sequence[Comment], where: str
+    task: ReviewTask, review_comments: Sequence[Comment], comments: Sequence[Comment], where: str
 ) -> str:
     """The task for a submitted review: its body, then each of its comments in turn."""
     instruction = task.task or "Address every comment of this review."

@@ -29,7 +29,8 @@ from codegen_ci.report import Reason, Refusal, Report, Status
 from codegen_ci.security.inert_text import for_commit, quoted_lines
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace.paths import LINK_REFUSED, is_test_path
+from codegen_ci.workspace.file_kinds import is_source_file
+from codegen_ci.workspace.paths import LINK_REFUSED
 from codegen_ci.workspace.worktree import Worktree
 
 REF_MOVED = "git ref moved by a command; restored"
@@ -130,32 +131,6 @@ TYPE_WORDS = {
     "test": ("test", "tests"),
     "refactor": ("refactor",),
 }
-SOURCE_SUFFIXES = {
-    ".py",
-    ".pyi",
-    ".js",
-    ".jsx",
-    ".mjs",
-    ".ts",
-    ".tsx",
-    ".go",
-    ".rs",
-    ".java",
-    ".kt",
-    ".rb",
-    ".php",
-    ".c",
-    ".h",
-    ".cc",
-    ".cpp",
-    ".hpp",
-    ".cs",
-    ".swift",
-    ".scala",
-    ".ex",
-    ".exs",
-    ".sh",
-}
 
 
 def commit_message(spec: Spec, report: Report, changes: list[str]) -> str:
@@ -205,9 +180,7 @@ def commit_type(title: str) -> str:
 def commit_scope(changes: list[str]) -> str | None:
     """The most common meaningful directory (or module) among the changed source files (not
     tests); among all changed files when no source file changed."""
-    source = [
-        p for p in changes if PurePosixPath(p).suffix in SOURCE_SUFFIXES and not is_test_path(p)
-    ]
+    source = [p for p in changes if is_source_file(p)]
     scopes: Counter[str] = Counter()
     for rel in source or changes:
         parts = [p for p in PurePosixPath(rel).parts[:-1] if p not in GENERIC_DIRS]

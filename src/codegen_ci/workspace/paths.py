@@ -65,30 +65,6 @@ ARTIFACT_GLOBS = (
 # Build output: generated when the base commit has no such file (a rebuilt `dist/` that the
 # repository commits, as JavaScript actions do, is the change).
 GENERATED_GLOBS = ("dist/**", "build/**", "out/**", "target/**", "coverage/**", "lib-cov/**")
-TEST_GLOBS = (
-    "tests/**",
-    "test/**",
-    "**/tests/**",
-    "**/test/**",
-    "**/test_*.py",
-    "**/*_test.py",
-    "**/*_test.go",
-    "**/*.test.[jt]s",
-    "**/*.test.[jt]sx",
-    "**/*.spec.[jt]s",
-    "**/*.spec.[jt]sx",
-    "**/__tests__/**",
-    "conftest.py",
-    "**/conftest.py",
-    "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "jest.config.*",
-    "vitest.config.*",
-    "phpunit.xml*",
-    ".coveragerc",
-    "noxfile.py",
-)
 
 
 def matches(path: str, globs: Iterable[str]) -> bool:
@@ -126,10 +102,6 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(re.escape(pattern[i]))
             i += 1
     return re.compile("".join(out) + r"\Z", re.DOTALL)
-
-
-def is_test_path(path: str) -> bool:
-    return matches(path, TEST_GLOBS)
 
 
 class PathRefused(Exception):

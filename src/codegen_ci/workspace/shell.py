@@ -15,7 +15,8 @@ from codegen_ci.report import Refusal
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.workspace import output_cap
-from codegen_ci.workspace.paths import ARTIFACT_GLOBS, LINK_REFUSED, is_test_path, matches
+from codegen_ci.workspace.file_kinds import is_protected_test_path
+from codegen_ci.workspace.paths import ARTIFACT_GLOBS, LINK_REFUSED, matches
 from codegen_ci.workspace.proc import run_shell
 from codegen_ci.workspace.worktree import Worktree
 
@@ -87,7 +88,9 @@ class AgentShell:
         for rel, digest in self.worktree.snapshot().items():
             if before.get(rel, "absent") == digest or matches(rel, ARTIFACT_GLOBS):
                 continue
-            if matches(rel, self.worktree.protected) or (self.protect_tests and is_test_path(rel)):
+            if matches(rel, self.worktree.protected) or (
+                self.protect_tests and is_protected_test_path(rel)
+            ):
                 self.worktree.restore(rel)
                 self.refusals.append(
                     Refusal(
@@ -99,6 +102,6 @@ class AgentShell:
                 notes.append(f"[harness: {rel} is protected; the change was undone]")
                 continue
             self.worktree.claim(rel)
-            if is_test_path(rel):
+            if is_protected_test_path(rel):
                 self.tests_touched.add(rel)
         return notes

@@ -13,7 +13,7 @@ import pytest
 from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, open_world, push_branch
 from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
 
-from codegen_ci.sources.events import EventTask
+from codegen_ci.sources.events import IssueTask
 from codegen_ci.sources.task_spec import resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
 from codegen_ci.testing.scripted_model import Reply, call
@@ -304,13 +304,11 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
             "CODEGEN_MODEL": "env-model",
         }
     )
-    task = EventTask(
-        kind="issue",
+    task = IssueTask(
         task="Fix it",
         title="Fix it",
         issue_number=7,
         pr_number=None,
-        comment_id=None,
         actor="alice",
         actor_type="User",
         spec_overrides={"limits": {"max_iterations": 2}},

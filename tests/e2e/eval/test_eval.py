@@ -21,8 +21,9 @@ import yaml
 from click.testing import CliRunner, Result
 
 from codegen_ci.cli import cli
-from codegen_ci.eval.history import is_source_path, is_test_path
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.workspace.file_kinds import is_source_file as is_source_path
+from codegen_ci.workspace.file_kinds import is_test_file as is_test_path
 
 BUNDLE = Path(__file__).parents[2] / "fixtures" / "history" / "parse.bundle"
 # bundle commit ids (PROVENANCE maps them to the originals)

@@ -31,7 +31,8 @@ from codegen_ci.publish.actions import (
     write_outputs,
 )
 from codegen_ci.publish.flow import Published, Publishing, fork_refusal
-from codegen_ci.publish.github import GitHubPublisher, GitHubTarget, PullInfo
+from codegen_ci.publish.forge import Forge, PullInfo
+from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
 from codegen_ci.publish.markdown import code_block, escape_md
 from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.publish.run_history import memory_text, render_history
@@ -39,7 +40,15 @@ from codegen_ci.publish.status import StatusComment, StatusProgress
 from codegen_ci.report import Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
-from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event, load_event
+from codegen_ci.sources.events import (
+    CommentTask,
+    EventTask,
+    ReviewCommentTask,
+    Skip,
+    TriggerRules,
+    decide_event,
+    load_event,
+)
 from codegen_ci.sources.settings_blocks import parse_settings
 from codegen_ci.sources.task_spec import branch_for, issue_title, resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -76,7 +85,7 @@ class ActionRun:
     def __init__(self, io: ActionsIO) -> None:
         self.io = io
         self.settings = ActionSettings()
-        self.publisher: GitHubPublisher | None = None
+        self.publisher: Forge | None = None
         self.status: StatusComment | None = None
         self.report: Report | None = None
         self.out: Path | None = None
@@ -84,7 +93,7 @@ class ActionRun:
         self.loop = loop.PullLoop()
         self.ignored: tuple[str, ...] = ()  # settings the event may not set
 
-    def github(self) -> GitHubPublisher:
+    def github(self) -> Forge:
         if self.publisher is None:
             target = GitHubTarget.from_env(os.environ)
             backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF") or "1.0")
@@ -219,12 +228,13 @@ class ActionRun:
         if task.issue_number is None:
             return
         try:
-            if task.comment_id is not None:
-                self.github().react(task.comment_id, "eyes")
-            elif task.review_comment_id is not None:
-                self.github().react_to_review_comment(task.review_comment_id)
-            else:
-                self.github().react_to_issue(task.issue_number, "eyes")
+            match task:
+                case CommentTask():
+                    self.github().react(task.comment_id, "eyes")
+                case ReviewCommentTask():
+                    self.github().react_to_review_comment(task.review_comment_id)
+                case _:
+                    self.github().react_to_issue(task.issue_number, "eyes")
         except GitHubError as exc:
             self.io.warning(f"could not add a reaction: {exc.message}")
         self.status_comment(task.issue_number).working("it", notes=self.ignored)

@@ -15,7 +15,7 @@ from typing import Any
 from codegen_ci.errors import GitHubError
 from codegen_ci.publish import remote
 from codegen_ci.publish.ci_artifacts import failed_run_leftovers
-from codegen_ci.publish.github import GitHubPublisher, PullInfo
+from codegen_ci.publish.forge import Forge, PullInfo
 from codegen_ci.publish.markdown import code_span
 from codegen_ci.publish.run_history import (
     RunRecord,
@@ -26,7 +26,13 @@ from codegen_ci.publish.run_history import (
 )
 from codegen_ci.publish.status import StatusComment, status_marker
 from codegen_ci.report import Reason, Report, Status
-from codegen_ci.sources.events import EventTask, Skip
+from codegen_ci.sources.events import (
+    CiFailureTask,
+    EventTask,
+    ReviewCommentTask,
+    ReviewTask,
+    Skip,
+)
 from codegen_ci.sources.pull_tasks import (
     CiFailures,
     branch_prefixes,
@@ -53,15 +59,15 @@ class PullLoop:
     give_up: str = ""  # set when a CI fix must not be attempted: what the comment says
 
 
-def load_history(gh: GitHubPublisher, task: EventTask) -> list[RunRecord]:
+def load_history(gh: Forge, task: EventTask) -> list[RunRecord]:
     if task.issue_number is None:
         return []
     return read_history(gh, task.issue_number, status_marker(task.issue_number))
 
 
-def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | Skip:
+def find_ci_pull(gh: Forge, task: EventTask) -> EventTask | Skip:
     """The workflow run's pull request: from the payload, else the open one for its branch."""
-    if task.pr_number is not None or task.ci_run is None:
+    if task.pr_number is not None or not isinstance(task, CiFailureTask):
         return task
     pull = gh.find_open_pr(task.ci_run.head_branch)
     if pull is None:
@@ -70,7 +76,7 @@ def find_ci_pull(gh: GitHubPublisher, task: EventTask) -> EventTask | Skip:
 
 
 def prepare(
-    gh: GitHubPublisher,
+    gh: Forge,
     task: EventTask,
     pull: PullInfo,
     loop: PullLoop,
@@ -79,18 +85,18 @@ def prepare(
 ) -> EventTask | Skip:
     """The full task, or why there is none."""
     where = f"pull request #{pull.number}"
-    if task.kind == "review_comment" and task.review_comment_id is not None:
+    if isinstance(task, ReviewCommentTask):
         loop.review_comments = gh.pull_review_comments(pull.number)
         loop.reply_to = [task.review_comment_id]
         text = review_thread_task(task, loop.review_comments, where)
         return replace(task, task=with_title(text, where, pull.title))
-    if task.kind == "review" and task.review_id is not None:
+    if isinstance(task, ReviewTask):
         loop.review_comments = gh.pull_review_comments(pull.number)
         own = gh.review_comments(pull.number, task.review_id)
         loop.reply_to = [int(c["id"]) for c in own]
         text = whole_review_task(task, own, loop.review_comments, where)
         return replace(task, task=with_title(text, where, pull.title))
-    if task.kind == "ci_failure":
+    if isinstance(task, CiFailureTask):
         prepared = _prepare_ci(gh, task, pull, loop, settings, root, where)
         if isinstance(prepared, Skip):
             return prepared
@@ -99,15 +105,14 @@ def prepare(
 
 
 def _prepare_ci(
-    gh: GitHubPublisher,
-    task: EventTask,
+    gh: Forge,
+    task: CiFailureTask,
     pull: PullInfo,
     loop: PullLoop,
     settings: ActionSettings,
     root: Path,
     where: str,
 ) -> EventTask | Skip:
-    assert task.ci_run is not None
     if reason := _not_ours(gh, task, pull, settings, root):
         return Skip(reason)
     tries = [r for r in loop.history if r.kind == "ci_failure"]
@@ -137,7 +142,7 @@ def _prepare_ci(
 
 
 def _not_ours(
-    gh: GitHubPublisher, task: EventTask, pull: PullInfo, settings: ActionSettings, root: Path
+    gh: Forge, task: EventTask, pull: PullInfo, settings: ActionSettings, root: Path
 ) -> str | None:
     if settings.max_ci_fix_attempts == 0:
         return "CI fixing is off (max-ci-fix-attempts is 0)"
@@ -172,7 +177,7 @@ def remember(
 
 
 def reply(
-    gh: GitHubPublisher,
+    gh: Forge,
     task: EventTask,
     loop: PullLoop,
     report: Report,
