@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import EventTask, Skip, TriggerRules, decide_event
 
 EVENTS = Path(__file__).parents[1] / "fixtures" / "github-events"
@@ -96,7 +97,7 @@ def test_a_line_of_prose_that_starts_with_the_phrase_triggers(trigger: str, case
     assert isinstance(decision, EventTask), decision
     assert decision.kind == TRIGGERS[trigger][3]
     assert decision.task.startswith(instruction)
-    assert decision.title == instruction.splitlines()[0]
+    assert decision.title == Untrusted(instruction.splitlines()[0])
     assert decision.actor == "alice"
 
 
