@@ -17,6 +17,7 @@ from mypy import api as mypy_api
 
 import codegen_ci
 from codegen_ci.publish.markdown import code_span, escape_cell, neutralise
+from codegen_ci.report import Failure
 from codegen_ci.security.inert_text import for_commit, for_terminal
 from codegen_ci.security.untrusted import RawPurpose, Untrusted, fence
 
@@ -35,6 +36,8 @@ RAW_FOR_CALLERS = {
     "commands/action/__init__.py": {"branch name"},  # the fallback branch slug and PR title
     "commands/action/pr_loop.py": {"matching", "run history"},
     "commands/eval.py": {"spec"},
+    "commands/run.py": {"shown"},  # the dry run's failing tests, printed
+    "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
     "sources/task_spec.py": {"spec"},
@@ -208,6 +211,12 @@ SOURCES = {
         '    return "# Task: " + {value}\n',
         "task.subject",
     ),
+    "a test's failure message": (
+        "from codegen_ci.report import Failure\n\n"
+        "def build(failure: Failure) -> str:\n"
+        '    return f"Fix {{failure.id}}: " + {value}\n',
+        "failure.message",
+    ),
     "an old commit's message": (
         "from codegen_ci.eval.history import Task\n\n"
         "def build(task: Task) -> str:\n"
@@ -229,3 +238,20 @@ def test_mypy_strict_refuses_a_prompt_built_from_a_source_field(
     assert "prompt_builder.py:" in output and "error:" in output, output
     status, output = _mypy(tmp_path, template.format(value=f'fence("data", {field})'))
     assert status == 0, output
+
+
+def test_only_the_report_reads_a_failures_raw_message() -> None:
+    """report.json keeps `failures[].message` a string; the code reads `Failure.message`, an
+    `Untrusted`, so a test's words cannot be pasted into a prompt either."""
+    readers = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if any(
+            isinstance(node, ast.Attribute) and node.attr == "raw_message"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    ]
+    assert readers == ["report.py"]
+    failure = Failure(id="t", message=HOSTILE)
+    assert isinstance(failure.message, Untrusted)
+    assert Failure.model_validate_json(failure.model_dump_json(by_alias=True)) == failure

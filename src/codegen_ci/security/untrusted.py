@@ -58,6 +58,8 @@ RawPurpose = Literal[
     "spec",  # a spec layer's `title`: the spec is data, `agent.prompt` fences the title
     "run history",  # the status comment's record (posted through `publish.markdown`)
     "record",  # written to a JSON file (eval's tasks and results)
+    "shown",  # a line for the user: `inert_text.for_terminal` filters all output, posts go
+    # through `publish.markdown`; never a prompt
 ]
 
 _REFUSED = (
