@@ -36,7 +36,10 @@ JUnit report, an earlier attempt's diff) to where it is shown. It does not behav
 f-string through, so that one is caught when it runs). Only the functions that make the text
 safe for its reader unwrap it: `fence` here (data for the model), `inert_text` (a terminal, a
 commit message) and `publish.markdown` (a post). A new prompt builder that forgets the fence
-fails to type-check, or fails loudly, instead of sending the text as instructions.
+fails to type-check, or fails loudly, instead of sending the text as instructions. The sources
+produce it where the text enters (an event's title, a CI run's names, a commit's subject and
+message, a test's failure message); code that needs the raw text for no reader (a lookup, a
+branch name, a record) says why with `Untrusted.raw_for(purpose)`.
 """
 
 from __future__ import annotations
