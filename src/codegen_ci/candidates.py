@@ -206,11 +206,11 @@ def carry_note(earlier: Sequence[Candidate]) -> str | None:
             + fence(f"attempt {c.index + 1}: files and failing tests", _attempt_record(c))
         )
         if c.diff_path and Path(c.diff_path).is_file():
-            diff = Path(c.diff_path).read_text(encoding="utf-8")
+            diff = Untrusted(Path(c.diff_path).read_text(encoding="utf-8"))
             if len(diff) > MAX_CARRY_DIFF:
-                diff = diff[:MAX_CARRY_DIFF] + "\n[... diff cut ...]"
-            if diff.strip():
-                parts.append("Its diff:\n" + fence(f"attempt {c.index + 1}: diff", Untrusted(diff)))
+                diff = diff.map(lambda d: d[:MAX_CARRY_DIFF] + "\n[... diff cut ...]")
+            if diff.map(str.strip):
+                parts.append("Its diff:\n" + fence(f"attempt {c.index + 1}: diff", diff))
     parts.append("Take a different approach where theirs failed.")
     return "\n\n".join(parts)
 

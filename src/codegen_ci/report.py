@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, field_serializer, field_validator
 
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted
 
 CommandKind = Literal["setup", "lint", "test"]
 DEPENDENCY_PARTS = ("node_modules/", "site-packages/", "dist-packages/", "/pkg/mod/", "vendor/")
@@ -83,7 +84,9 @@ class TestTotals(BaseModel):
 
 class Failure(BaseModel):
     id: str
-    message: str
+    # The test's or linter's words: report.json holds them as the string `message`; the code
+    # reads them as `message`, an `Untrusted` (only this module touches `raw_message`).
+    raw_message: str = Field(alias="message")
     file: str | None = None
     line: int | None = None
     kind: Literal["failure", "error", "lint", "command", "removed"] = Field(
@@ -91,6 +94,10 @@ class Failure(BaseModel):
         description="removed: a test the base commit ran that the change removed or skipped.",
     )
     new: bool | None = Field(default=None, description="False: also fails on the base commit.")
+
+    @property
+    def message(self) -> Untrusted:
+        return Untrusted(self.raw_message)
 
     @property
     def where(self) -> str:
@@ -412,7 +419,9 @@ class Report(BaseModel):
         path = output_dir / "report.json"
         # Strings are redacted before serialisation, so the file always parses. Written to a
         # new name and renamed (security/guarded_write.py): never through a link.
-        text = REDACTOR.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        text = REDACTOR.dumps(
+            self.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False
+        )
         guarded_write.write_into(path, text + "\n")
         return path
 

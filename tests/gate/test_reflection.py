@@ -10,6 +10,7 @@ from codegen_ci.gate.junit.parse import JUnitResult, parse_files
 from codegen_ci.gate.reflection import MAX_MESSAGE_CHARS, reflection_message, trim_traceback
 from codegen_ci.gate.validation import FailedCommand, RoundOutcome, lint_errors
 from codegen_ci.report import CommandResult, Round
+from codegen_ci.security.untrusted import Untrusted
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "junit"
 PYTEST_XUNIT = FIXTURES / "dorny-test-reporter" / "python-xunit-pytest.xml"
@@ -114,7 +115,7 @@ def test_a_command_without_junit_shows_head_and_tail() -> None:
     message = message_of(outcome)
 
     assert [f.id for f in outcome.round.failures] == ["test: make check"]
-    assert outcome.round.failures[0].message == "TAIL here"
+    assert outcome.round.failures[0].message == Untrusted("TAIL here")
     assert "Output of `make check` (test), head and tail:" in message
     assert "HEAD of the output" in message and "TAIL here" in message
     assert "characters cut" in message and len(message) < MAX_MESSAGE_CHARS

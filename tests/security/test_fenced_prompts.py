@@ -75,7 +75,7 @@ def test_a_hostile_issue_title_reaches_the_model_only_fenced(worktree: Worktree)
     task = decide("issues", data)
     assert isinstance(task, EventTask)
     # resolve_event_spec's layer: the event's task and title
-    prompt = sent(Spec(task=task.task, title=task.title), worktree)
+    prompt = sent(Spec(task=task.task, title=task.title.raw_for("spec")), worktree)
     assert_only_fenced(prompt)
     assert not prompt.startswith("# Task")  # no header made of it
 
@@ -87,7 +87,7 @@ def test_control_a_title_in_the_tasks_own_words_stays_the_header(worktree: Workt
     data["issue"]["user"]["login"] = data["sender"]["login"]  # the actor's own issue
     task = decide("issues", data)
     assert isinstance(task, EventTask)
-    prompt = sent(Spec(task=task.task, title=task.title), worktree)
+    prompt = sent(Spec(task=task.task, title=task.title.raw_for("spec")), worktree)
     assert prompt.startswith("# Task: Reset the patch in bump_minor\n")
     assert "UNTRUSTED DATA" not in prompt
 
@@ -103,15 +103,15 @@ def test_an_old_commits_subject_reaches_the_model_only_fenced(worktree: Worktree
     task = Task(
         commit="a" * 40,
         parent="b" * 40,
-        subject=subject,
-        message=f"{subject}\n\nbody",
+        subject=Untrusted(subject),
+        message=Untrusted(f"{subject}\n\nbody"),
         committed_at="2026-01-01T00:00:00Z",
         source_files=["src/x.py"],
         test_files=["tests/test_x.py"],
     )
     text, _ = task_text(task, None)
     # the eval's task layer: the subject is the title, the text the task
-    assert_only_fenced(sent(Spec(task=text, title=task.subject), worktree))
+    assert_only_fenced(sent(Spec(task=text, title=task.subject.raw_for("spec")), worktree))
 
 
 def test_earlier_runs_on_the_pull_request_reach_the_model_only_fenced(
@@ -124,7 +124,8 @@ def test_earlier_runs_on_the_pull_request_reach_the_model_only_fenced(
 
 
 def test_a_pull_requests_title_and_a_ci_runs_names_are_fenced() -> None:
-    ci = CiRun(7, f"CI {HOSTILE}", f"codegen/{HOSTILE.split(':')[0]}", "c" * 40, "")
+    branch = Untrusted(f"codegen/{HOSTILE.split(':')[0]}")
+    ci = CiRun(7, Untrusted(f"CI {HOSTILE}"), branch, "c" * 40, "")
     failures = CiFailures(tests=((f"tests/test_x.py::{HOSTILE}", Untrusted(HOSTILE)),))
     where = "pull request #1"
     text = with_title(ci_task_text(ci, failures, where), where, f"Title {HOSTILE}")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from codegen_ci.errors import InputError, SpecError
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import (
     CommentTask,
     EventTask,
@@ -93,7 +94,7 @@ def test_labeled_with_the_trigger_label() -> None:
     task = task_of(decide("issues", data))
     assert isinstance(task, IssueTask) and task.kind == "issue"
     assert task.issue_number == 1 and task.pr_number is None
-    assert task.title == "Spelling error in the README file"
+    assert task.title == Untrusted("Spelling error in the README file")
     assert task.task.startswith("Spelling error in the README file\n\nIt looks like")
     assert (task.actor, task.actor_type) == ("Codertocat", "User")
     assert task.delivery_key == "issue-1"
@@ -127,7 +128,7 @@ def test_opened_and_assigned_act(source: str) -> None:
 
 def test_opened_with_empty_body_is_the_title_alone() -> None:
     task = task_of(decide("issues", payload("issues/opened.with-empty-body.payload.json")))
-    assert task.task == task.title == "Spelling error in the README file"
+    assert Untrusted(task.task) == task.title == Untrusted("Spelling error in the README file")
 
 
 @pytest.mark.parametrize(
@@ -243,7 +244,7 @@ def test_comment_on_an_issue() -> None:
     assert isinstance(task, CommentTask) and task.kind == "issue_comment"
     assert task.issue_number == 1 and task.pr_number is None
     assert task.comment_id == data["comment"]["id"]
-    assert task.title == "fix the typo"
+    assert task.title == Untrusted("fix the typo")
     assert task.task.startswith("fix the typo\n\nThis request was made in a comment on issue #1")
     assert "BEGIN UNTRUSTED DATA" in task.task
     assert "```\nSpelling error in the README file" in task.task
@@ -268,7 +269,7 @@ def test_ghes_comment() -> None:
 def test_phrase_alone_makes_the_issue_the_task() -> None:
     task = task_of(decide("issue_comment", comment("/codegen")))
     assert task.task.startswith("Spelling error in the README file\n\nIt looks like")
-    assert task.title == "Spelling error in the README file"
+    assert task.title == Untrusted("Spelling error in the README file")
 
 
 def test_context_cannot_close_its_fence() -> None:
@@ -353,7 +354,7 @@ def test_dispatch_with_a_task() -> None:
     assert (task.kind, task.task, task.title) == (
         "dispatch",
         "Add a --json flag\nto the CLI",
-        "Add a --json flag",
+        Untrusted("Add a --json flag"),
     )
     assert task.spec_path is None and task.issue_number is None
     assert task.delivery_key.startswith("dispatch-")

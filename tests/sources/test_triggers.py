@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import (
     CommentTask,
     EventTask,
@@ -130,7 +131,7 @@ def test_a_line_of_prose_that_starts_with_the_phrase_triggers(trigger: str, case
     assert decision.kind == TRIGGERS[trigger][3]
     assert isinstance(decision, TASK_TYPES[decision.kind])  # the kind is the type
     assert decision.task.startswith(instruction)
-    assert decision.title == instruction.splitlines()[0]
+    assert decision.title == Untrusted(instruction.splitlines()[0])
     assert decision.actor == "alice"
 
 

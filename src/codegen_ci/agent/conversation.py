@@ -55,9 +55,15 @@ class Conversation:
         ]
         for rnd in last_rounds:
             if not rnd.passed and rnd.failures:
-                listed = "\n".join(f"- {f.id}: {f.message[:300]}" for f in rnd.failures[:20])
+                listed = Untrusted.join(
+                    "\n",
+                    (
+                        Untrusted(f"- {f.id}: ") + f.message.map(lambda m: m[:300])
+                        for f in rnd.failures[:20]
+                    ),
+                )
                 lines.append(f"Validation round {rnd.iteration} failed:")
-                lines.append(fence("failing tests", Untrusted(listed)).rstrip("\n"))
+                lines.append(fence("failing tests", listed).rstrip("\n"))
         self.add({"role": "user", "content": "\n".join(lines)})
 
 

@@ -50,7 +50,9 @@ from codegen_ci.run.attempt import (
 from codegen_ci.run.directory import make_output_dir
 from codegen_ci.run.start import RunRequest, start
 from codegen_ci.security import guarded_write
+from codegen_ci.security.inert_text import for_terminal
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_spec
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git, isolated_repo
@@ -207,9 +209,9 @@ def _show(doc: dict[str, Any], out: Path) -> None:
     click.echo(f"eval.json and eval.md: {out}")
 
 
-def printable(text: str) -> str:
+def printable(text: Untrusted | str) -> str:
     """A commit subject for one terminal line: no control characters or escapes."""
-    return "".join(ch if ch.isprintable() else "?" for ch in text)
+    return "".join(ch if ch.isprintable() else "?" for ch in for_terminal(text))
 
 
 @dataclass
@@ -389,8 +391,8 @@ class Runner:
         self, task: Task, base: str, phase: str, model: str | None, candidates: int, pinned: bool
     ) -> Spec:
         task_layer: dict[str, Any] = {
-            "title": task.subject[:200] or task.short,
-            "task": task.text or task.subject or f"Make the tests of {task.short} pass.",
+            "title": task.subject.raw_for("spec")[:200] or task.short,
+            "task": task.text or f"Make the tests of {task.short} pass.",
             "git": {"base": base, "branch": f"{BRANCH_ROOT}/{self.eval_id}/{task.short}-{phase}"},
             # the changed tests decide: the model may not edit tests (eval/judge.py also
             # refuses a run that did)

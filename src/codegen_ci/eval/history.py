@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.errors import InputError
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.workspace import git
 from codegen_ci.workspace.file_kinds import is_source_file, is_test_file
 
@@ -40,8 +41,8 @@ class Change:
 class Task:
     commit: str
     parent: str
-    subject: str
-    message: str
+    subject: Untrusted  # the commit's words: whoever wrote the commit, data
+    message: Untrusted
     committed_at: str  # ISO 8601, the committer date
     source_files: list[str]
     test_files: list[str]
@@ -101,12 +102,11 @@ def find_tasks(root: Path, count: int) -> tuple[list[Task], int]:
             Task(
                 commit,
                 parents[0],
-                subject.strip(),
-                message.strip(),
+                Untrusted(subject.strip()),
+                Untrusted(message.strip()),
                 committed_at,
                 sources,
                 tests,
-                text=message.strip(),
             )
         )
     return tasks, len(commits)

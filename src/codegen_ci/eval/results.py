@@ -126,7 +126,7 @@ def task_entry(task: Task, check: CheckResult | None) -> dict[str, Any]:
         "commit": task.commit,
         "parent": task.parent,
         "base": task.base,
-        "subject": task.subject,
+        "subject": task.subject.raw_for("record"),
         "committed_at": task.committed_at,
         "source_files": task.source_files,
         "test_files": task.test_files,

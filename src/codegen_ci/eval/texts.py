@@ -33,11 +33,11 @@ Lookup = Callable[[int], tuple[str, str]]  # number -> (title, body); raises Cod
 
 def task_text(task: Task, lookup: Lookup | None) -> tuple[str, list[str]]:
     """The text the model gets for `task`, and notes on lookups that failed."""
-    parts = [fence("commit message", Untrusted(clean_untrusted(task.message)), max_chars=MAX_CHARS)]
+    parts = [fence("commit message", task.message.map(clean_untrusted), max_chars=MAX_CHARS)]
     notes: list[str] = []
     if lookup is not None:
-        bodies = [task.message]
-        if pull := pull_number(task.subject):
+        bodies = [task.message.raw_for("matching")]
+        if pull := pull_number(task.subject.raw_for("matching")):
             found = _read(lookup, pull, "pull request", parts, notes)
             bodies.append(found)
         for number in closed_issues(bodies, exclude=pull):

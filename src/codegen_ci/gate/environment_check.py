@@ -92,7 +92,7 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
         log = output_tail(record, SCAN_CHARS)
         if record.kind == "test" and junit:
             for failure in junit:
-                if found := _scan(failure.message, record, places):
+                if found := _scan(failure.message.raw_for("matching"), record, places):
                     return found
             # tests failed too: the log counts only for the tools' own places (a dependency
             # folder, .git), never for what a test may print about the rest of the machine
@@ -262,14 +262,18 @@ def untouched_code_cause(rnd: Round, network: Sequence[str], view: SandboxView) 
     refused, a dependency that could not be downloaded. None when a failing test (from
     JUnit) names a reason of its own: that is the code's, maybe the task itself."""
     tests_failing = [f for f in rnd.failures if f.kind in ("failure", "error")]
-    named = [f for f in tests_failing if not NETWORK.search(f.message)]
+    named = [f for f in tests_failing if not NETWORK.search(f.message.raw_for("matching"))]
     for record in rnd.commands:
         if record.skipped or record.timed_out or record.exit_code in (0, None):
             continue
         if record.kind == "test" and named:
             continue  # a test failed for a reason of its own
         if record.kind == "test" and tests_failing:  # every failing test: the network
-            line = next(f.message for f in tests_failing if NETWORK.search(f.message))
+            line = next(
+                text
+                for text in (f.message.raw_for("shown") for f in tests_failing)
+                if NETWORK.search(text)
+            )
             return _network(record, line.strip().splitlines()[0], network, "", view)
         if cause := record_cause(record, network, view):
             return cause

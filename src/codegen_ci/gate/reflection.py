@@ -192,26 +192,30 @@ def _failures(
 ) -> str:
     """A numbered list within `budget` characters, fenced as data, with a count of the rest;
     the first `detailed` entries carry a trimmed traceback."""
-    entries: list[str] = []
+    entries: list[Untrusted] = []
     used = 0
     for n, failure in enumerate(failures, 1):
         loc = location(clean(failure.file), failure.line) if failure.file else ""
         where = f" ({loc})" if loc else ""
-        first = next((ln.strip() for ln in clean(failure.message).splitlines() if ln.strip()), "")
-        entry = f"{n}. {clean(failure.id)[:MAX_LINE_CHARS]}{where}: {first[:MAX_LINE_CHARS]}"
+        first = failure.message.map(
+            lambda m: next((ln.strip() for ln in clean(m).splitlines() if ln.strip()), "")
+        )
+        entry = Untrusted(f"{n}. {clean(failure.id)[:MAX_LINE_CHARS]}{where}: ") + first.map(
+            lambda m: m[:MAX_LINE_CHARS]
+        )
         case = cases.get(failure.id)
         if n <= detailed and case and case.details.strip():
             trace = trim_traceback(clean(case.details))
-            entry += "\n" + "\n".join("    " + ln for ln in trace.splitlines())
+            entry += Untrusted("\n" + "\n".join("    " + ln for ln in trace.splitlines()))
         if entries and used + len(entry) > budget:
             break
         entries.append(entry)
         used += len(entry) + 1
     shown = f" (showing {len(entries)})" if len(entries) < len(failures) else ""
-    text = "\n".join(entries)
+    text = Untrusted.join("\n", entries)
     if len(entries) < len(failures):
-        text += f"\n... and {len(failures) - len(entries)} more not shown"
-    return f"{title}: {len(failures)}{shown}\n" + fence("test failures", Untrusted(text))
+        text += Untrusted(f"\n... and {len(failures) - len(entries)} more not shown")
+    return f"{title}: {len(failures)}{shown}\n" + fence("test failures", text)
 
 
 def trim_traceback(text: str, max_chars: int = MAX_TRACE_CHARS) -> str:

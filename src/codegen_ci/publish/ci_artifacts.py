@@ -53,7 +53,7 @@ def failed_run_leftovers(gh: Forge, run_id: int, workdir: Path) -> RunLeftovers:
         paths += _junit_members(data, workdir, f"{artifact['id']}", budget)
     result = parse_files(paths)
     found.junit_files = [p.name for p in paths]
-    found.tests = [(f.id, Untrusted(f.message or "")) for f in result.failures()]
+    found.tests = [(f.id, f.message) for f in result.failures()]
     if found.tests:
         return found
     jobs = gh.run_jobs(run_id)

@@ -66,7 +66,7 @@ def failures_list(report: Report) -> str:
     lines = []
     for f in last.failures[:MAX_FAILURES]:
         tag = " (also fails on the base commit)" if f.new is False else ""
-        message = code_span(_clip(_first_line(f.message), 200))
+        message = code_span(f.message.map(lambda m: _clip(_first_line(m), 200)))
         lines.append(f"- {code_span(f.id)}{tag}: {message}")
     if len(last.failures) > MAX_FAILURES:
         lines.append(f"- … and {len(last.failures) - MAX_FAILURES} more (see report.json)")
@@ -263,8 +263,8 @@ def _failures(last: Round) -> list[str]:
         return []
     lines = ["", f"### Failing in round {last.iteration}", "", "| Test | Message |", "|---|---|"]
     for failure in last.failures[:FAILURES_SHOWN]:
-        message = (failure.message.strip().splitlines() or [""])[0]
-        lines.append(f"| {code_span(failure.id)} | {code_span(_clip(message, 200))} |")
+        message = failure.message.map(lambda m: _clip((m.strip().splitlines() or [""])[0], 200))
+        lines.append(f"| {code_span(failure.id)} | {code_span(message)} |")
     if len(last.failures) > FAILURES_SHOWN:
         lines += ["", f"… and {len(last.failures) - FAILURES_SHOWN} more (see report.json)."]
     return lines

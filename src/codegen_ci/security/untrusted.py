@@ -36,7 +36,10 @@ JUnit report, an earlier attempt's diff) to where it is shown. It does not behav
 f-string through, so that one is caught when it runs). Only the functions that make the text
 safe for its reader unwrap it: `fence` here (data for the model), `inert_text` (a terminal, a
 commit message) and `publish.markdown` (a post). A new prompt builder that forgets the fence
-fails to type-check, or fails loudly, instead of sending the text as instructions.
+fails to type-check, or fails loudly, instead of sending the text as instructions. The sources
+produce it where the text enters (an event's title, a CI run's names, a commit's subject and
+message, a test's failure message); code that needs the raw text for no reader (a lookup, a
+branch name, a record) says why with `Untrusted.raw_for(purpose)`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,19 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import NoReturn, final
+from typing import Literal, NoReturn, final
+
+# Why code that is no reader of the text may still need it raw (see `Untrusted.raw_for`).
+# Each is a use the text cannot turn into instructions: a lookup, a name, a record.
+RawPurpose = Literal[
+    "matching",  # compared or searched (a branch lookup, a pull request number in a subject)
+    "branch name",  # slugged into a branch name (`run.branch_name` neutralises it)
+    "spec",  # a spec layer's `title`: the spec is data, `agent.prompt` fences the title
+    "run history",  # the status comment's record (posted through `publish.markdown`)
+    "record",  # written to a JSON file (eval's tasks and results)
+    "shown",  # a line for the user: `inert_text.for_terminal` filters all output, posts go
+    # through `publish.markdown`; never a prompt
+]
 
 _REFUSED = (
     "untrusted text reaches a reader only through fence() (the model), "
@@ -85,6 +100,13 @@ class Untrusted:
 
     def map(self, transform: Callable[[str], str]) -> Untrusted:
         return Untrusted(transform(self._text))
+
+    def raw_for(self, purpose: RawPurpose) -> str:
+        """The raw text, for logic that shows it to no reader: `purpose` says which (a
+        `RawPurpose`). Every unwrap outside the fencing and neutralising modules goes through
+        here, so each one can be found (`grep raw_for`); a test lists the modules that call it
+        and checks each purpose is named literally."""
+        return self._text
 
     def __bool__(self) -> bool:
         return bool(self._text)

@@ -46,7 +46,9 @@ class TaskBase:
     `CiFailureTask` a failed run)."""
 
     task: str
-    title: str
+    # Outside text (an issue's or pull request's title, a comment's first line, a workflow's
+    # and a branch's names): data wherever it goes.
+    title: Untrusted
     issue_number: int | None
     pr_number: int | None
     actor: str
@@ -114,8 +116,8 @@ class CiRun:
     """The failed workflow run a `ci_failure` task is about."""
 
     run_id: int
-    name: str
-    head_branch: str
+    name: Untrusted  # the workflow's name and the branch's: whoever pushed the branch wrote them
+    head_branch: Untrusted
     head_sha: str
     html_url: str
 
@@ -226,7 +228,7 @@ def _issue(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Skip:
     body, blocks, notices = _settings_blocks(payload["issue"], f"issue #{number} body", actor)
     return IssueTask(
         task=_item_task(payload["issue"], f"issue #{number}", title, body, actor),
-        title=_short(title),
+        title=_shorten(title),
         issue_number=number,
         pr_number=None,
         actor=actor,
@@ -268,7 +270,7 @@ def _comment(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Ski
     return CommentTask(
         kind="pr_comment" if on_pr else "issue_comment",
         task=task,
-        title=_short(instruction.splitlines()[0] if instruction else title),
+        title=_shorten(instruction.splitlines()[0] if instruction else title),
         issue_number=number,
         pr_number=number if on_pr else None,
         comment_id=comment_id,
@@ -322,7 +324,7 @@ def _dispatch(payload: Mapping[str, Any], rules: TriggerRules) -> EventTask | Sk
     digest = hashlib.sha256(f"{spec or ''}\0{task or ''}".encode()).hexdigest()[:12]
     return DispatchTask(
         task=task or "",
-        title=_short((task or spec or "").splitlines()[0]),
+        title=_shorten((task or spec or "").splitlines()[0]),
         issue_number=None,
         pr_number=None,
         actor=actor,
@@ -354,6 +356,10 @@ def _is_self(login: str, rules: TriggerRules) -> bool:
 
 def _join(title: str, body: str) -> str:
     return f"{title}\n\n{body}".strip() if body else title
+
+
+def _shorten(text: str) -> Untrusted:
+    return Untrusted(_short(text))
 
 
 def _short(text: str) -> str:
@@ -394,7 +400,7 @@ def _review_item(
         return refusal
     number = int_field(payload, "pull_request", "number")
     title = clean_untrusted(str(payload["pull_request"].get("title") or ""))
-    short = _short(instruction.splitlines()[0] if instruction else title)
+    short = _shorten(instruction.splitlines()[0] if instruction else title)
     if kind == "review_comment":
         return ReviewCommentTask(
             review_comment_id=item_id,
@@ -450,10 +456,10 @@ def _workflow_run_event(payload: Mapping[str, Any], rules: TriggerRules) -> Even
     name = clean_untrusted(str(run.get("name") or "CI"))
     run_id = int_field(payload, "workflow_run", "id")
     head_sha, url = str(run.get("head_sha") or ""), str(run.get("html_url") or "")
-    ci = CiRun(run_id, name, branch, head_sha, url)
+    ci = CiRun(run_id, Untrusted(name), Untrusted(branch), head_sha, url)
     return CiFailureTask(
         task="",
-        title=_short(f"Fix failing CI ({name}) on {branch}"),
+        title=_shorten(f"Fix failing CI ({name}) on {branch}"),
         issue_number=number,
         pr_number=number,
         actor=actor,

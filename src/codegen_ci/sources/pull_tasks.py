@@ -44,7 +44,7 @@ class CiFailures:
 
 def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
     # The workflow's name and the branch's are whoever pushed the branch's words: data.
-    run = Untrusted(f"workflow: {ci.name}\nbranch: {ci.head_branch}")
+    run = Untrusted("workflow: ") + ci.name + Untrusted("\nbranch: ") + ci.head_branch
     parts = [
         f"The CI workflow failed on {where} (commit {ci.head_sha[:12]}). Make the failing "
         "checks pass with the smallest correct change to the code; do not weaken or skip the "

@@ -51,7 +51,7 @@ def resolve_event_spec(
         settings.spec_layer(),
     ]
     if task.task:
-        layers.append({"task": task.task, "title": task.title})
+        layers.append({"task": task.task, "title": task.title.raw_for("spec")})
     if task.spec_path:
         layers.append(load_layer_file(root / task.spec_path, is_spec=True))
     overrides, notices = clamp_limits(task.spec_overrides, _limits(layers))

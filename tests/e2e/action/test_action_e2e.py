@@ -13,6 +13,7 @@ import pytest
 from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, open_world, push_branch
 from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
 
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import IssueTask
 from codegen_ci.sources.task_spec import resolve_event_spec
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -306,7 +307,7 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
     )
     task = IssueTask(
         task="Fix it",
-        title="Fix it",
+        title=Untrusted("Fix it"),
         issue_number=7,
         pr_number=None,
         actor="alice",

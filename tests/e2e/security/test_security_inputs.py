@@ -70,7 +70,7 @@ def test_hidden_issue_text_never_reaches_the_model(
     decision = decide("issues", hostile_issue(marker))
     assert isinstance(decision, EventTask)
     model_env.add(Reply(tool_calls=[FIX]), Reply("Done."))
-    spec = sample_repo.write_spec(task=decision.task, title=decision.title)
+    spec = sample_repo.write_spec(task=decision.task, title=decision.title.raw_for("spec"))
 
     code, output, _ = run(sample_repo, spec)
 

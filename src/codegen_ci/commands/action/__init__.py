@@ -183,7 +183,7 @@ class ActionRun:
             task, self.settings, root, config_commit=default_sha, base=base, notice=self.io.warning
         )
         run_id = new_run_id(spec)
-        title = issue_title(payload) or spec.title or task.title
+        title = issue_title(payload) or spec.title or task.title.raw_for("branch name")
         if pull is not None:
             branch = f"codegen/pr-{pull.number}"
         else:

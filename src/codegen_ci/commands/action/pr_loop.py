@@ -69,9 +69,9 @@ def find_ci_pull(gh: Forge, task: EventTask) -> EventTask | Skip:
     """The workflow run's pull request: from the payload, else the open one for its branch."""
     if task.pr_number is not None or not isinstance(task, CiFailureTask):
         return task
-    pull = gh.find_open_pr(task.ci_run.head_branch)
+    pull = gh.find_open_pr(task.ci_run.head_branch.raw_for("matching"))
     if pull is None:
-        return Skip(f"no open pull request has the branch {task.ci_run.head_branch}")
+        return Skip("no open pull request has the failed run's branch")
     return replace(task, pr_number=pull.number, issue_number=pull.number)
 
 
@@ -171,7 +171,9 @@ def remember(
     """The run joins the history kept under the status comment (posted with its next text)."""
     if status is None:
         return
-    loop.history.append(record_for(report, task.kind, task.title, loop.ci_signature, run_url))
+    loop.history.append(
+        record_for(report, task.kind, task.title.raw_for("run history"), loop.ci_signature, run_url)
+    )
     status.footer = render_history(loop.history)
     status.hidden = history_marker(loop.history)
 
