@@ -75,7 +75,9 @@ def clear(worktree: Worktree, kept: SetupState | None) -> Cleared:
             worktree.restore(rel)  # a command's edit or deletion of a tracked file
             cleared.removed.append(rel)
     for rel in worktree.untracked_entries():
-        if rel.rstrip("/") in committed:
+        # the change's own (a nested repository is listed as `dir/` by both): finalize refuses
+        # what the commit may not hold, and says so
+        if rel in committed or rel.rstrip("/") in committed:
             continue
         if kept is None:
             if is_linked(rel.rstrip("/"), worktree.links):
