@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import NoDelayServer, isolated_env, make_repo, run_codegen
+from bench.common import NoDelayServer, ended_as_scripted, isolated_env, make_repo, run_codegen
 from bench.prompt_growth import FILE_BYTES, _step, _text
 from bench.sliding_window import request_view as sliding_view
 from codegen_ci.agent.context import ContextWindow
@@ -87,7 +87,7 @@ def _session(calls: int) -> dict[str, Any]:
         "validation": {"test": ["true"]},
         "limits": {"max_iterations": 1, "max_steps": calls + 5, "max_tokens": 10**10},
     }
-    return _measure(files, script, spec, calls)
+    return _measure(files, script, spec, calls, changes=False)  # reads only: ends no_change
 
 
 ORDINARY_TASK = """\
@@ -359,6 +359,8 @@ def _measure(
     spec: dict[str, Any],
     calls: int,
     check: Callable[[list[Message], list[Message]], Any] | None = None,
+    *,
+    changes: bool = True,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-cache-") as tmp_name:
         tmp = Path(tmp_name)
@@ -367,7 +369,7 @@ def _measure(
         with server, isolated_env(tmp, server.base_url):
             report = run_codegen(repo, tmp / "out", spec)
         messages = _transcript(tmp / "out" / "transcript.jsonl")
-    if report["status"] != "success" or len(server.tool_requests) != calls + 1:
+    if not ended_as_scripted(report, changes=changes) or len(server.tool_requests) != calls + 1:
         raise RuntimeError(f"session ended early: {report['status']} {report.get('error')}")
     first = server.tool_requests[0]
     points = [i for i, m in enumerate(messages) if m["role"] == "assistant"]

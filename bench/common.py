@@ -77,6 +77,15 @@ def run_codegen(repo: Path, out: Path, spec: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
+def ended_as_scripted(report: dict[str, Any], *, changes: bool) -> bool:
+    """Whether a scripted session ran to its end: `success` for a session that edits; for a
+    read-only one (it measures requests, not a change), the product's `failed`/`no_change`
+    (docs/contract.md: a run whose gate passes with nothing to commit), or `success`."""
+    if report["status"] == "success":
+        return True
+    return not changes and report["status"] == "failed" and report.get("reason") == "no_change"
+
+
 class NoDelayServer(ScriptedModelServer):
     """The scripted server with TCP_NODELAY on its sockets.
 

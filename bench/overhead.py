@@ -17,6 +17,7 @@ from typing import Any
 from bench.common import (
     FAKE_KEY,
     NoDelayServer,
+    ended_as_scripted,
     isolated_env,
     make_repo,
     median,
@@ -122,7 +123,7 @@ def _harness_steps(
     ):
         report = run_codegen(repo, tmp / "out", spec)
         first, last = server.requests[0], server.requests[-1]
-    if report["status"] != "success" or len(wall) != steps + 1:
+    if not ended_as_scripted(report, changes=False) or len(wall) != steps + 1:
         raise RuntimeError(f"harness run ended early: {report['status']} {report.get('error')}")
     return _intervals(wall), _intervals(cpu), first, last
 

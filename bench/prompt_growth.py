@@ -15,6 +15,7 @@ from typing import Any
 
 from bench.common import (
     NoDelayServer,
+    ended_as_scripted,
     isolated_env,
     make_repo,
     median,
@@ -50,7 +51,7 @@ def prompt_growth(calls: int = 300) -> dict[str, Any]:
             sizes = [float(s) for s in server.request_sizes]
             bare_command = _bare_command_ms(repo)
         unmasked = _unmasked_sizes(tmp / "out" / "transcript.jsonl")
-    if report["status"] != "success" or len(sizes) != calls + 1:
+    if not ended_as_scripted(report, changes=False) or len(sizes) != calls + 1:
         raise RuntimeError(f"session ended early: {report['status']} {report.get('error')}")
     steps = [b - a for a, b in itertools.pairwise(stamps)]
     half = sizes[len(sizes) // 2 :]
