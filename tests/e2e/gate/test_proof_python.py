@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from gate_repos import reflections, run_cli
 from sample_repo import (
     FIX,
@@ -189,13 +190,20 @@ def test_proof_off_runs_nothing_on_the_base(
 
 
 # A test that fails on the first run in each tree and passes after: flaky by design. Its
-# counter lives beside the tests (ignored by git), so the base commit's tree keeps its own.
+# counter lives beside the tests (ignored by git), so the base commit's tree keeps its own;
+# but each round starts without it (workspace/uncommitted.py), and the sandbox's scratch is new
+# in each phase, so it counts only within one round. FLAKY_COUNTS names a folder outside the
+# worktree where it survives the rounds (one file per tree; needs the sandbox off to write it).
 FLAKY_TEST = """\
+import os
 from pathlib import Path
 
 
 def test_sometimes():
-    counter = Path(__file__).resolve().parent.parent / ".flaky-count"
+    tree = Path(__file__).resolve().parent.parent
+    where = os.environ.get("FLAKY_COUNTS")
+    name = ".flaky-count" if not where else str(tree).strip("/").replace("/", "_")
+    counter = Path(where or tree) / name
     n = int(counter.read_text()) + 1 if counter.exists() else 1
     counter.write_text(str(n))
     assert n > 1, f"run {n}: the first run fails, by design"
@@ -231,9 +239,14 @@ def test_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
 
 
 def test_without_re_runs_a_flaky_failure_is_the_models(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The control: `reruns: 0` hands the first failure to the model as a failure."""
+    # round 2 must see round 1's count: kept outside the worktree, which each round clears
+    counts = sample_repo.tmp / "flaky-counts"
+    counts.mkdir()
+    monkeypatch.setenv("FLAKY_COUNTS", str(counts))
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the sandbox lets commands write only inside
     sample_repo.commit(
         {"tests/test_flaky.py": FLAKY_TEST, ".gitignore": "__pycache__/\n.flaky-count\n"},
         "a flaky test",
