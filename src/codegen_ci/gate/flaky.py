@@ -46,14 +46,17 @@ class Rerunner:
 
     @classmethod
     def of(cls, validator: Validator, tag: str) -> Rerunner:
-        """Re-runs in the run's worktree, as `validator` runs its tests."""
+        """Re-runs in the run's worktree, as `validator` runs its tests: in its command
+        environment, so a project installed editable elsewhere imports the worktree's code
+        (with the run's bare env a re-run tests the checkout, and a broken change's failing
+        test passes there and is called flaky)."""
         tree, sandbox, validation = validator.worktree, validator.sandbox, validator.validation
         wrap = sandbox.prefix(tree.path, network="test" in validation.network) if sandbox else []
         return cls(
             tree.path,
             validation,
             validator.output_dir / "reruns",  # apart from the rounds' own logs and JUnit
-            validator.env,
+            validator.command_env(),
             sandbox,
             tag,
             wrap,
