@@ -492,8 +492,14 @@ def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> i
 def nest(libc: ctypes.CDLL, abi: int) -> None:
     """A second Landlock layer that takes nothing more away (device nodes are refused
     already; with ABI 6, signals and abstract sockets outside too): the command's domain is
-    then a child of the supervisor's, which it can neither ptrace nor (ABI 6) signal."""
-    attr = struct.pack("=Q", MAKE_BLOCK)
+    then a child of the supervisor's, which it can neither ptrace nor (ABI 6) signal.
+    Landlock refuses reparenting (a rename or link into another directory: EXDEV) in every
+    layer that does not grant REFER, handled or not, so with ABI 2 and up this layer handles
+    REFER and grants it everywhere: the first layer's rules (REFER beneath the writable
+    places only) still decide; without it rustc's rename of deps/rmetaXXXX/full.rmeta into
+    deps/ failed (EXDEV)."""
+    handled = MAKE_BLOCK | (REFER if abi >= 2 else 0)
+    attr = struct.pack("=Q", handled)
     if abi >= 4:
         attr += struct.pack("=Q", 0)
     if abi >= 6:
@@ -506,6 +512,8 @@ def nest(libc: ctypes.CDLL, abi: int) -> None:
         "landlock_create_ruleset (nested)",
     )
     try:
+        if abi >= 2:
+            _add_path(libc, ruleset, "/", REFER)
         _check(
             libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
             "landlock_restrict_self (nested)",
