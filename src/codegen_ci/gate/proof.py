@@ -126,6 +126,7 @@ class Prover:
         )
         if self.sandbox is not None:
             self.sandbox.new_phase()
+        self.worktree.before_command()  # refs the tests move are put back, as in a round
         return run.measure()
 
     def _env(self, tree: Path) -> dict[str, str]:
@@ -165,6 +166,8 @@ class Prover:
                 addopts = f"{env.get('PYTEST_ADDOPTS', '')} --continue-on-collection-errors"
                 env["PYTEST_ADDOPTS"] = addopts.strip()
             log = self.work_dir / "logs" / f"{tag}.log"
+            # the test (the model's) may run git: the refs it moves are put back, as in a round
+            self.worktree.before_command()
             run = runner.run(command, env, tag, log)
             record = base_record(command, run.result, run.junit)
             if problem := base_run_problem(record, expects_junit=True, whole_suite=True):
