@@ -22,7 +22,8 @@ pytestmark = [
 def test_mermaids_parser_accepts_every_chart_we_write(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    root = install(tmp_path_factory.getbasetemp().parent / "shared")
+    # one npm install for the whole session, shared by the xdist workers (not ../shared)
+    root = install(tmp_path_factory.getbasetemp().parent / "mermaid-npm")
     one = markdown(eval_doc([("gpt-4o-mini", 4, 3, 0.01)]))
     twenty = markdown(
         eval_doc(
