@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -45,10 +46,13 @@ def opened(kind: str, environ: dict[str, str] | None = None) -> Sandbox:
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+def work() -> Iterator[Path]:
+    """A short path, as a run's scratch is (/tmp/codegen-sandbox-*): a Unix socket's path has
+    at most 107 bytes, and multiprocessing's forkserver puts one two levels below TMPDIR, which
+    pytest's own temporary folders (deep under a CI machine's basetemp) would overflow."""
+    path = Path(tempfile.mkdtemp(prefix="cg-work-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def wait_for(received: list[bytes], count: int) -> None:
