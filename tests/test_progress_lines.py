@@ -29,3 +29,19 @@ def test_a_command_rewritten_to_many_test_ids_prints_a_bounded_line() -> None:
     assert "PYTHONPATH=src python -m pytest -q 'tests/test_number.py::" in first
     assert first.endswith("-> exit 1 (7.7s)") and "more characters" in first
     assert second.endswith("  lint: ruff check . -> exit 0 (0.1s)")
+
+
+def test_the_preflights_collection_does_not_read_as_a_passing_base() -> None:
+    """The pre-flight only collects the tests (cachetools with a bug on the base: `exit 0`
+    there read as if the base passed): the line says the tests were collected, not run."""
+    out = io.StringIO()
+
+    Progress(out).command_finished(
+        CommandResult(
+            command="python -m pytest", kind="test", exit_code=0, duration_s=1.7, collect_only=True
+        )
+    )
+
+    assert (
+        out.getvalue().rstrip().endswith("test: python -m pytest -> exit 0, collected only (1.7s)")
+    )

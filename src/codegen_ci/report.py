@@ -66,10 +66,17 @@ class CommandResult(BaseModel):
 
     @property
     def state(self) -> str:
-        """`exit N`, `timed out` or `skipped`, as every report view shows it."""
+        """`exit N`, `timed out` or `skipped`, as every report view shows it; the pre-flight's
+        collection of the tests (which ran none) says so, lest `exit 0` read as a passing base."""
         if self.skipped:
             return "skipped"
-        return "timed out" if self.timed_out else f"exit {self.exit_code}"
+        if self.timed_out:
+            return "timed out"
+        return (
+            f"exit {self.exit_code}, collected only"
+            if self.collect_only
+            else f"exit {self.exit_code}"
+        )
 
 
 class TestTotals(BaseModel):

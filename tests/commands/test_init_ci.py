@@ -689,3 +689,43 @@ def test_a_lint_action_becomes_its_command(tmp_path: Path) -> None:
     assert "(from .github/workflows/ci.yml, job lint: golangci-lint run --timeout=5m)" in (
         result.output
     )
+
+
+def test_a_tox_envs_setenv_goes_in_front_of_its_commands(tmp_path: Path) -> None:
+    """cachetools' tox.ini: `setenv = THREADING_TESTS = 1` in [testenv] turns on tests that
+    skip without it; an env with a setenv of its own replaces the base's (as tox does), and a
+    value only tox can resolve is left out and said."""
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenvlist = py,lint\n\n"
+        "[testenv]\nsetenv =\n    THREADING_TESTS = 1\n    GREETING=hello world\n"
+        "    TMP_HOME = {envtmpdir}\ncommands = pytest tests\n\n"
+        "[testenv:lint]\nsetenv = STRICT=yes\ncommands = flake8 src\n"
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["THREADING_TESTS=1 GREETING='hello world' python -m pytest tests"]
+    assert validation["lint"] == ["STRICT=yes flake8 src"]
+    assert "left out: tox env py: setenv TMP_HOME = {envtmpdir}" in result.output
+
+    native = '[tool.tox]\nenv_list = ["py"]\n[tool.tox.env_run_base]\n'
+    native += 'set_env = { THREADING_TESTS = "1" }\ncommands = [["pytest", "tests"]]\n'
+    (tmp_path / "tox.ini").unlink()
+    (tmp_path / "pyproject.toml").write_text(native)
+    init(tmp_path, "--force")
+    assert validation_of(tmp_path)["test"] == ["THREADING_TESTS=1 python -m pytest tests"]
+
+
+def test_a_program_this_machine_lacks_is_named_whatever_it_is(tmp_path: Path) -> None:
+    """A tox env's `check-manifest` (installed by tox's deps, absent here): init names it, as
+    the dry run would stop on it (exit 127); a program that exists is not named."""
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenvlist = check-manifest,py\n\n[testenv]\ncommands = sh -c true\n\n"
+        "[testenv:check-manifest]\ncommands = check-manifest-not-on-this-machine\n"
+    )
+
+    result = init(tmp_path)
+
+    assert "missing: check-manifest-not-on-this-machine is not installed" in result.output
+    assert "missing: sh " not in result.output

@@ -17,7 +17,7 @@ CheckKind = Literal["test", "lint", "setup"]
 
 # `cd web && ` in front of a CI line (its working directory), and `VAR=value ` assignments.
 DIR_PREFIX = re.compile(r"^(cd\s+\S+\s+&&\s+)")
-ASSIGNMENTS = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)")
+ASSIGNMENTS = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)*)")
 PY_RUNNER = re.compile(
     r"^(?:uv\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run|hatch\s+run)\s+"
     r"(?:(?:--(?:group|extra|with|python|package|env|directory|project)|-[pe])[=\s]\S+\s+|"

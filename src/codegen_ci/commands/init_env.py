@@ -7,6 +7,7 @@ needs but is missing."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -28,6 +29,37 @@ INSTALL_HINTS = {
     "make": "install make (apt-get install make)",
 }
 NODE_EXEC = ("npx", "bunx", "yarn")
+PROGRAM = re.compile(r"[A-Za-z0-9][\w.+-]*")  # a program found on PATH (not a path, no `=`)
+SHELL_WORDS = frozenset(
+    {
+        "cd",
+        "env",
+        "exec",
+        "export",
+        "set",
+        "test",
+        "true",
+        "false",
+        "echo",
+        "exit",
+        "source",
+        "if",
+        "then",
+        "else",
+        "fi",
+        "for",
+        "do",
+        "done",
+        "while",
+        "case",
+        "esac",
+        "time",
+        "command",
+        "builtin",
+        "eval",
+        "",
+    }
+)
 
 
 @dataclass
@@ -134,6 +166,9 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
         return None
     if first in INSTALL_HINTS and not tools.has_command(first):
         return first, INSTALL_HINTS[first]
+    if PROGRAM.fullmatch(first) and first not in SHELL_WORDS and not tools.has_command(first):
+        # `check-manifest` from a tox env: whatever it is, the run cannot start it
+        return first, "put it on PATH (or in the venv the commands use) before codegen-ci runs"
     return None
 
 

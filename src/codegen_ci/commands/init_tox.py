@@ -8,7 +8,10 @@ tox passes each command as an argument vector, not through a shell, so the vecto
 back with every argument quoted (`pytest 'tests/*.py'` keeps its glob for pytest, as tox does).
 Substitutions are resolved where they are plain (`{posargs}` and its default, `{toxinidir}`,
 `{envpython}`); a line with any other is left out, as are lines whose failure tox ignores
-(`- cmd`) and environments that build, publish or serve documents."""
+(`- cmd`) and environments that build, publish or serve documents. An environment's `setenv`
+(`set_env`) goes in front of each of its commands as assignments (`THREADING_TESTS=1 pytest`):
+tox runs the commands with it, and a test may read it; a value with a substitution only tox
+can resolve, or read from a file, is left out and said."""
 
 from __future__ import annotations
 
@@ -38,6 +41,14 @@ SKIP_ENV = re.compile(r"docs?|build|release|publish|upload|clean|report|dev|pkg|
 
 
 @dataclass
+class Config:
+    source: str  # the file the environments were read from
+    envs: Raw  # env ("*": the base) -> its raw command lines, or argv
+    default: list[str]  # the env list
+    variables: dict[str, list[str]] = field(default_factory=dict)  # env -> `KEY=VALUE` lines
+
+
+@dataclass
 class ToxEnvs:
     source: str | None = None  # the file the environments were read from
     commands: list[tuple[CheckKind, str, str]] = field(default_factory=list)  # kind, line, env
@@ -50,13 +61,14 @@ def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
     config = _config(root)
     if config is None:
         return found
-    found.source, envs, default = config
-    names = only or default or ["py"]
+    found.source, envs = config.source, config.envs
+    names = only or config.default or ["py"]
     seen: set[str] = set()
     for name in _expand_names(names):
         if SKIP_ENV.search(name) and not only:
             found.left_out.append(LeftOut(f"tox env {name}", "builds, publishes or serves"))
             continue
+        assignments = _assignments(config.variables, name, found)
         for argv in _commands(envs, name, found):
             line = quote_argv(argv)
             judged = judge(line, {}, venv_in_repo=False)
@@ -65,10 +77,27 @@ def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
                 found.left_out.append(LeftOut(f"tox env {name}: {line}", why))
                 continue
             kind: CheckKind = "lint" if LINT_ENV.match(name) or judged.kind == "lint" else "test"
+            line = assignments + line
             if line not in seen:
                 seen.add(line)
                 found.commands.append((kind, line, name))
     return found
+
+
+def _assignments(variables: dict[str, list[str]], name: str, found: ToxEnvs) -> str:
+    """`KEY=value ` for each of the env's `setenv` lines tox would set (its own, else the
+    base's), quoted for the shell."""
+    out = []
+    for line in variables.get(name, variables.get("*", [])):
+        key, sep, value = line.partition("=")
+        key, value = key.strip(), _substitute(value.strip())
+        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", key) or OTHER.search(value):
+            found.left_out.append(
+                LeftOut(f"tox env {name}: setenv {line}", "a value only tox can resolve")
+            )
+            continue
+        out.append(f"{key}={shlex.quote(value)} ")
+    return "".join(out)
 
 
 # -- reading the configuration: (source, env -> raw command lines or argv, default env list) --
@@ -76,7 +105,7 @@ def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
 Raw = dict[str, list[str] | list[list[str]]]
 
 
-def _config(root: Path) -> tuple[str, Raw, list[str]] | None:
+def _config(root: Path) -> Config | None:
     if (root / "tox.ini").is_file():
         return _ini(_text(root / "tox.ini"), "tox.ini")
     if (root / "tox.toml").is_file():
@@ -90,21 +119,27 @@ def _config(root: Path) -> tuple[str, Raw, list[str]] | None:
     return None
 
 
-def _ini(text: str, source: str) -> tuple[str, Raw, list[str]] | None:
+def _ini(text: str, source: str) -> Config | None:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
     except configparser.Error:
         return None
     envs: Raw = {}
+    variables: dict[str, list[str]] = {}
     for section in parser.sections():
         if section == "testenv" or section.startswith("testenv:"):
-            lines = _joined(parser.get(section, "commands", fallback=""))
-            envs[section.removeprefix("testenv").removeprefix(":") or "*"] = lines
+            name = section.removeprefix("testenv").removeprefix(":") or "*"
+            envs[name] = _joined(parser.get(section, "commands", fallback=""))
+            setenv = parser.get(section, "setenv", fallback=None) or parser.get(
+                section, "set_env", fallback=None
+            )
+            if setenv is not None:  # an env's own setenv replaces the base's
+                variables[name] = [line for line in _joined(setenv) if not line.startswith("file|")]
     envlist = parser.get("tox", "envlist", fallback="") or parser.get(
         "tox", "env_list", fallback=""
     )
-    return source, envs, _env_names(envlist)
+    return Config(source, envs, _env_names(envlist), variables)
 
 
 def _env_names(envlist: str) -> list[str]:
@@ -120,17 +155,23 @@ def _env_names(envlist: str) -> list[str]:
     return [name for name in [*names, current] if name]
 
 
-def _native(tox: dict[str, Any], source: str) -> tuple[str, Raw, list[str]] | None:
+def _native(tox: dict[str, Any], source: str) -> Config | None:
     envs: Raw = {}
+    variables: dict[str, list[str]] = {}
     base = tox.get("env_run_base", {})
-    if isinstance(base, dict) and isinstance(base.get("commands"), list):
-        envs["*"] = [_argv(c) for c in base["commands"] if isinstance(c, list)]
-    for name, env in (tox.get("env") or {}).items():
-        if isinstance(env, dict) and isinstance(env.get("commands"), list):
-            envs[str(name)] = [_argv(c) for c in env["commands"] if isinstance(c, list)]
+    tables = [("*", base), *((str(n), e) for n, e in (tox.get("env") or {}).items())]
+    for name, env in tables:
+        if not isinstance(env, dict):
+            continue
+        if isinstance(env.get("commands"), list):
+            envs[name] = [_argv(c) for c in env["commands"] if isinstance(c, list)]
+        if isinstance(env.get("set_env"), dict):
+            variables[name] = [
+                f"{k}={v}" for k, v in env["set_env"].items() if isinstance(v, str | int)
+            ]
     env_list = tox.get("env_list")
     names = [str(e) for e in env_list] if isinstance(env_list, list) else []
-    return source, envs, names
+    return Config(source, envs, names, variables)
 
 
 def _argv(command: list[Any]) -> list[str]:
