@@ -1,0 +1,69 @@
+"""go test, and gotestsum (which runs it and writes JUnit); `go test -v`'s lines where no
+JUnit was written. What Go's JUnit leaves unsaid is read in gate/junit/go.py."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.runners.base import Read, Signature, Totals
+
+NAME = "go test"
+COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
+
+JUNIT_HINT: str | None = (
+    "go: run `gotestsum --junitfile junit.xml -- "
+    "./...` instead of `go test ./...` and set `validation.junit: [junit.xml]`"
+)
+ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--junitfile\b")
+JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--junitfile[= ]([^\s'\"]+\.xml)")
+
+
+def junit_command(command: str) -> str | None:
+    return None
+
+
+def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    return {}
+
+
+def junit_arg(command: str) -> str | None:
+    return None
+
+
+def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    return []
+
+
+SIGNATURES: tuple[Signature, ...] = ()
+# `? pkg [no test files]` for every package, and no line saying a test ran
+NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
+RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
+# modules it tried to download (no network): the module cache is the user's to show
+MODULE_DOWNLOAD = re.compile(
+    r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M
+)
+FAILED_TEST: str | None = r"--- FAIL: "
+
+CONFIG_GLOBS: tuple[str, ...] = ()
+ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")
+
+VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
+RAN_COUNT: re.Pattern[str] | None = None
+
+
+def named_tests(text: str) -> list[tuple[str, bool]]:
+    """`go test -v`'s `--- PASS: Name`; `t.Skip` prints `--- SKIP`."""
+    return [(name, state == "SKIP") for state, name in VERBOSE.findall(text)]
+
+
+def totals(text: str) -> Totals | None:
+    return None
+
+
+COVERAGE = "not measured: `go test -coverprofile` is not read yet"
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    return None

@@ -1,0 +1,70 @@
+"""jest: JUnit through the jest-junit reporter (a package of its own)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.runners.base import Read, Signature, Totals
+
+NAME = "jest"
+COMMAND = re.compile(r"\bjest\b")
+
+JUNIT_HINT: str | None = (
+    "jest: `npm install --save-dev jest-junit`, run `jest --ci "
+    "--reporters=default --reporters=jest-junit` and set `validation.junit: [junit.xml]`"
+)
+ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(
+    r"--reporters?[= ](?:default,)?(?:junit|jest-junit)\b"
+)
+JUNIT_FILE: re.Pattern[str] | None = re.compile(r"JEST_JUNIT_OUTPUT_FILE=([^\s'\"]+\.xml)")
+# What `init` adds to a script's `jest`, and the reporter package it needs.
+INIT_OPTIONS = "--ci --reporters=default --reporters=jest-junit"
+INIT_PACKAGE = "jest-junit"
+
+
+def junit_command(command: str) -> str | None:
+    return None
+
+
+def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    return {}
+
+
+def junit_arg(command: str) -> str | None:
+    return None
+
+
+def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    return []
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(re.compile(r"Cannot find module '(?:jest|ts-jest)'"), "runner missing"),
+    Signature(
+        re.compile(r"Could not resolve a module for a custom reporter", re.I), "reporter missing"
+    ),
+    Signature(re.compile(r"No tests found, exiting with code"), "no tests"),
+)
+FAILED_TEST: str | None = r"\s*(?:✕|×) "
+
+CONFIG_GLOBS: tuple[str, ...] = ("jest.config.*",)
+ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
+
+RAN_COUNT: re.Pattern[str] | None = None
+
+
+def named_tests(text: str) -> list[tuple[str, bool]]:
+    return []
+
+
+def totals(text: str) -> Totals | None:
+    return None
+
+
+COVERAGE = "not measured: V8/istanbul coverage is not read yet"
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    return None

@@ -1,0 +1,66 @@
+"""vitest: JUnit through its built-in `junit` reporter."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.runners.base import Read, Signature, Totals
+
+NAME = "vitest"
+COMMAND = re.compile(r"\bvitest\b")
+
+JUNIT_HINT: str | None = (
+    "vitest: add `--reporter=default --reporter=junit "
+    "--outputFile.junit=junit.xml` and set `validation.junit: [junit.xml]`"
+)
+ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--reporter[= ]junit")
+JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--outputFile(?:\.junit)?[= ]([^\s'\"]+\.xml)")
+# What `init` adds to a script's `vitest` (`{report}`: the report's path); no package needed.
+INIT_OPTIONS = "--reporter=default --reporter=junit --outputFile.junit={report}"
+INIT_PACKAGE: str | None = None
+
+
+def junit_command(command: str) -> str | None:
+    return None
+
+
+def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    return {}
+
+
+def junit_arg(command: str) -> str | None:
+    return None
+
+
+def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    return []
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(re.compile(r"Cannot find module 'vitest'"), "runner missing"),
+    Signature(re.compile(r"Failed to load custom Reporter", re.I), "reporter missing"),
+    Signature(re.compile(r"No test files found"), "no tests"),
+)
+FAILED_TEST: str | None = r"\s*(?:✕|×) "
+
+CONFIG_GLOBS: tuple[str, ...] = ("vitest.config.*",)
+ARTIFACT_GLOBS: tuple[str, ...] = (".vitest/**",)
+
+RAN_COUNT: re.Pattern[str] | None = None
+
+
+def named_tests(text: str) -> list[tuple[str, bool]]:
+    return []
+
+
+def totals(text: str) -> Totals | None:
+    return None
+
+
+COVERAGE = "not measured: V8/istanbul coverage is not read yet"
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    return None

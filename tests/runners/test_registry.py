@@ -1,0 +1,105 @@
+"""The registry: every runner module is listed, each provides the whole `TestRunner`
+Protocol (so a new runner is one new file, plus its line in `RUNNERS`), and the questions the
+gate asks across runners get each runner's answer."""
+
+from __future__ import annotations
+
+import inspect
+import pkgutil
+import re
+from types import FunctionType
+
+import pytest
+
+from codegen_ci import runners
+from codegen_ci.runners import RUNNERS
+from codegen_ci.runners import TestRunner as RunnerProtocol  # not a test class
+
+NOT_RUNNERS = {"base"}
+
+
+def protocol_members() -> set[str]:
+    functions = {n for n, v in vars(RunnerProtocol).items() if isinstance(v, FunctionType)}
+    return (set(RunnerProtocol.__annotations__) | functions) - {
+        n for n in functions if n.startswith("_")
+    }
+
+
+def test_every_module_of_the_package_is_a_registered_runner() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(runners.__path__)} - NOT_RUNNERS
+    registered = {runner.__name__.rsplit(".", 1)[-1] for runner in RUNNERS.values()}
+    assert modules == registered
+    expected = {"pytest", "unittest", "jest", "vitest", "mocha", "node_test", "go", "cargo"}
+    assert registered == expected
+
+
+@pytest.mark.parametrize("key", list(RUNNERS))
+def test_each_runner_provides_the_whole_protocol(key: str) -> None:
+    runner = RUNNERS[key]
+    members = protocol_members()
+    assert {"NAME", "COMMAND", "JUNIT_HINT", "coverage_command"} <= members
+    missing = [name for name in members if not hasattr(runner, name)]
+    assert not missing, f"{key} lacks {missing}"
+    for name in members:
+        declared = vars(RunnerProtocol).get(name)
+        if isinstance(declared, FunctionType):
+            wanted = list(inspect.signature(declared).parameters)[1:]  # without self
+            assert list(inspect.signature(getattr(runner, name)).parameters) == wanted, name
+    assert isinstance(runner.COMMAND, re.Pattern)
+    assert runner.COVERAGE
+
+
+@pytest.mark.parametrize(
+    ("text", "runner"),
+    [
+        ("npx vitest run", "vitest"),
+        ("vitest run && jest", "vitest"),
+        ("jest --ci", "jest"),
+        ("mocha test/", "mocha"),
+        ("node --test tests/", "node's test runner"),
+        ("go test ./...", "go"),
+        ("gotestsum -- ./...", "go"),
+        ("cargo test", "cargo"),
+        ("python -m pytest -q", "pytest"),
+        ("tox -e py311", "pytest"),
+    ],
+)
+def test_the_junit_hint_names_the_runner_the_command_uses(text: str, runner: str) -> None:
+    hint = runners.junit_hint(text)
+    assert hint is not None and hint.startswith(runner + ":")
+
+
+def test_no_hint_for_a_command_no_runner_knows_nor_for_unittest() -> None:
+    assert runners.junit_hint("make check") is None
+    assert runners.junit_hint("python -m unittest discover") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "report"),
+    [
+        ("vitest run --reporter=junit --outputFile.junit=out/v.xml", "out/v.xml"),
+        ("JEST_JUNIT_OUTPUT_FILE=r/j.xml jest --reporters=jest-junit", "r/j.xml"),
+        ("mocha --reporter mocha-junit-reporter --reporter-options mochaFile=m.xml", "m.xml"),
+        ("node --test --test-reporter=junit --test-reporter-destination=n.xml", "n.xml"),
+        ("gotestsum --junitfile g.xml ./...", "g.xml"),
+        ("pytest --junitxml=p.xml", "p.xml"),
+        ("jest --reporters=default --reporters=jest-junit", None),
+    ],
+)
+def test_a_command_that_asks_for_junit_names_its_file(text: str, report: str | None) -> None:
+    assert runners.asks_for_junit(text)
+    assert runners.junit_file(text) == report
+
+
+def test_the_first_junit_file_named_wins_and_plain_commands_ask_for_none() -> None:
+    text = "pytest --junitxml=a.xml && gotestsum --junitfile b.xml"
+    assert runners.junit_file(text) == "a.xml"
+    assert not runners.asks_for_junit("npm test")
+    assert runners.junit_file("npm test") is None
+
+
+def test_only_pytest_is_asked_through_the_environment() -> None:
+    env = runners.junit_env({"HOME": "/h"}, "/d/t.xml")
+    assert env == {"HOME": "/h", "PYTEST_ADDOPTS": "--junitxml=/d/t.xml"}
+    assert runners.junit_args("pytest --junit-xml r.xml") == ["r.xml"]
+    assert runners.junit_args("go test ./...") == []
