@@ -103,3 +103,47 @@ def test_only_pytest_is_asked_through_the_environment() -> None:
     assert env == {"HOME": "/h", "PYTEST_ADDOPTS": "--junitxml=/d/t.xml"}
     assert runners.junit_args("pytest --junit-xml r.xml") == ["r.xml"]
     assert runners.junit_args("go test ./...") == []
+
+
+@pytest.mark.parametrize(
+    ("output", "means"),
+    [
+        ("Error: Cannot find module 'jest'", "runner missing"),
+        ("Error: Cannot find module 'ts-jest'", "runner missing"),
+        ("Error: Cannot find module 'vitest'", "runner missing"),
+        ("Error: Cannot find module 'mocha'", "runner missing"),
+        ('Error: invalid reporter "mocha-junit-reporter"', "reporter missing"),
+        ("Could not resolve a module for a custom reporter: jest-junit", "reporter missing"),
+        ("Error: Failed to load custom Reporter from junit", "reporter missing"),
+        ("No tests found, exiting with code 1", "no tests"),
+        ("No test files found, exiting with code 1", "no tests"),
+        ('Error: No test files found: "test/"', "no tests"),
+        ("ℹ tests 0", "no tests"),
+        ("# tests 0", "no tests"),
+        ("Ran 0 tests in 0.000s", "no tests"),
+    ],
+)
+def test_each_runners_cannot_start_signatures(output: str, means: runners.StartFailure) -> None:
+    assert any(p.search(output) for p in runners.signatures(means))
+    kinds: tuple[runners.StartFailure, ...] = ("runner missing", "reporter missing", "no tests")
+    others = [kind for kind in kinds if kind != means]
+    assert not any(p.search(output) for m in others for p in runners.signatures(m))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "FAILED tests/test_a.py::test_x - assert 1 == 2",
+        "--- FAIL: TestAdd (0.00s)",
+        "not ok 1 - adds",
+        "  ✕ adds (3 ms)",
+        "   × adds 2ms",
+        "test tests::adds ... FAILED",
+    ],
+)
+def test_a_failed_test_line_of_every_runner_is_known(line: str) -> None:
+    assert runners.failed_test().search("some output\n" + line + "\nmore")
+
+
+def test_a_passing_line_is_no_failed_test() -> None:
+    assert not runners.failed_test().search("test tests::adds ... ok\n--- PASS: TestAdd\nok 1")

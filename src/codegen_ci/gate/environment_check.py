@@ -27,8 +27,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen_ci import runners
 from codegen_ci.errors import CodegenError
 from codegen_ci.report import CommandResult, Round
+from codegen_ci.runners import cargo, go
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.workspace.proc import read_head_tail
@@ -177,12 +179,6 @@ NETWORK = re.compile(
     r"query|get) .*(?:crates\.io|registry|index)|\[Errno -[235]\]|npm (?:ERR!|error) code "
     r"E(?:NOTFOUND|AI_AGAIN|CONNREFUSED)"
 )
-RUSTUP = re.compile(
-    r"rustup could not choose a version|no default toolchain (?:is )?configured|no override "
-    r"and no default toolchain set|toolchain '[^']+' is not installed"
-)
-GO_MODULES = re.compile(r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M)
-CARGO_INDEX = re.compile(r"crates\.io|Updating .*index")
 _NOT_THERE = r"(?:not found|[Cc]ommand not found|No such file or directory)"
 MISSING_PROGRAM = (
     # dash `sh: 1: x: not found`; bash `script.sh: line 2: x: command not found`
@@ -196,10 +192,8 @@ MISSING_PROGRAM = (
 )
 
 
-# a test named as failing in a runner's own output (pytest, go, TAP, jest/vitest, cargo)
-TEST_FAILED = re.compile(
-    r"^(?:FAILED \S+::|--- FAIL: |not ok \d+ |\s*(?:✕|×) |test \S+ \.\.\. FAILED$)", re.M
-)
+# a test named as failing in a runner's own output (each runner's `FAILED_TEST`, runners/)
+TEST_FAILED = runners.failed_test()
 
 
 @dataclass(frozen=True)
@@ -291,7 +285,7 @@ def record_cause(record: CommandResult, network: Sequence[str], view: SandboxVie
 def _cause(
     record: CommandResult, text: str, network: Sequence[str], view: SandboxView
 ) -> Cause | None:
-    if match := RUSTUP.search(text):
+    if match := cargo.NO_TOOLCHAIN.search(text):
         return Cause(
             record,
             "rustup found no Rust toolchain",
@@ -345,14 +339,14 @@ def _network(
             f"`validation.network: [{kinds}]`, or download what it needs beforehand (in "
             "validation.setup with `network: [setup]`, or in the workflow)."
         )
-    if GO_MODULES.search(text):
+    if go.MODULE_DOWNLOAD.search(text):
         advice += (
             " Go looks for modules in GOMODCACHE, by default `~/go/pkg/mod`. "
             + view.home_note()
             + " Set GOMODCACHE (or GOPATH) to your module cache in the run's environment "
             "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded."
         )
-    elif CARGO_INDEX.search(text) and record.command.strip().startswith("cargo"):
+    elif cargo.REGISTRY_DOWNLOAD.search(text) and record.command.strip().startswith("cargo"):
         advice += (
             " Cargo keeps its registry in CARGO_HOME, by default `~/.cargo`. "
             + view.home_note()
