@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import pkgutil
 import re
+from pathlib import Path
 from types import FunctionType
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from codegen_ci import runners
 from codegen_ci.runners import RUNNERS
 from codegen_ci.runners import TestRunner as RunnerProtocol  # not a test class
+from codegen_ci.workspace.file_kinds import is_protected_test_path
+from codegen_ci.workspace.paths import ARTIFACT_GLOBS, matches
 
 NOT_RUNNERS = {"base"}
 
@@ -147,3 +150,45 @@ def test_a_failed_test_line_of_every_runner_is_known(line: str) -> None:
 
 def test_a_passing_line_is_no_failed_test() -> None:
     assert not runners.failed_test().search("test tests::adds ... ok\n--- PASS: TestAdd\nok 1")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "conftest.py",
+        "pkg/conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "jest.config.ts",
+        "vitest.config.mjs",
+    ],
+)
+def test_each_runners_configuration_is_protected_with_the_tests(path: str) -> None:
+    assert is_protected_test_path(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".pytest_cache/v/cache/lastfailed", ".jest-cache/x", ".vitest/results.json", "coverage.out"],
+)
+def test_each_runners_own_caches_and_reports_are_artifacts(path: str) -> None:
+    assert matches(path, ARTIFACT_GLOBS)
+
+
+def test_go_s_build_cache_is_warm_and_cargo_s_target_only_beside_a_cargo_toml(
+    tmp_path: Path,
+) -> None:
+    gocache = tmp_path / "gocache"
+    gocache.mkdir()
+    assert runners.user_caches({"GOCACHE": str(gocache)}) == (("GOCACHE", gocache),)
+    assert runners.user_caches({"GOCACHE": "off"}) == ()
+    xdg = tmp_path / "xdg"
+    (xdg / "go-build").mkdir(parents=True)
+    environ = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(xdg)}
+    assert runners.user_caches(environ) == (("GOCACHE", xdg / "go-build"),)
+    assert ("GOCACHE", "cache/go-build") in runners.user_cache_places()
+    (tmp_path / "target").mkdir()
+    assert not runners.is_checkout_cache(tmp_path / "target")
+    (tmp_path / "Cargo.toml").write_text("[package]\n")
+    assert runners.is_checkout_cache(tmp_path / "target")
+    assert "target" in runners.checkout_caches()

@@ -26,10 +26,12 @@ __all__ = [
     "Totals",
     "artifact_globs",
     "asks_for_junit",
+    "checkout_caches",
     "config_globs",
     "configured_reports",
     "coverage_command",
     "failed_test",
+    "is_checkout_cache",
     "junit_args",
     "junit_env",
     "junit_file",
@@ -38,6 +40,8 @@ __all__ = [
     "ran_count",
     "signatures",
     "totals",
+    "user_cache_places",
+    "user_caches",
 ]
 
 RUNNERS: dict[str, TestRunner] = {
@@ -106,6 +110,25 @@ def config_globs() -> tuple[str, ...]:
 
 def artifact_globs() -> tuple[str, ...]:
     return tuple(dict.fromkeys(g for r in RUNNERS.values() for g in r.ARTIFACT_GLOBS))
+
+
+def user_cache_places() -> tuple[tuple[str, str], ...]:
+    """(variable, folder in a phase's scratch) of every runner's user caches."""
+    return tuple(place for r in RUNNERS.values() for place in r.USER_CACHES)
+
+
+def user_caches(environ: Mapping[str, str]) -> tuple[tuple[str, Path], ...]:
+    """The user's caches that exist, by variable."""
+    return tuple(found for r in RUNNERS.values() for found in r.user_caches(environ))
+
+
+def checkout_caches() -> frozenset[str]:
+    """The names of the runners' cache folders in a checkout."""
+    return frozenset(name for r in RUNNERS.values() for name in r.CHECKOUT_CACHES)
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return any(r.is_checkout_cache(folder) for r in RUNNERS.values())
 
 
 def ran_count(text: str) -> bool:

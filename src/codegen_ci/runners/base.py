@@ -76,6 +76,17 @@ class TestRunner(Protocol):
     CONFIG_GLOBS: tuple[str, ...]
     # Caches and reports it writes unasked: never part of a change (workspace/paths.py).
     ARTIFACT_GLOBS: tuple[str, ...]
+    # Warm caches (security/warm_caches.py): the user's build caches copied into each phase's
+    # scratch, as (variable, folder in the scratch), and the checkout's cache folders copied
+    # into each worktree, by name.
+    USER_CACHES: tuple[tuple[str, str], ...]
+    CHECKOUT_CACHES: tuple[str, ...]
+
+    def user_caches(self, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+        """The user's caches of `USER_CACHES` that exist, by variable."""
+
+    def is_checkout_cache(self, folder: Path) -> bool:
+        """Whether `folder` (named in `CHECKOUT_CACHES`) is this runner's cache."""
 
     # -- kept tests: what its output says ran, for a command that wrote no JUnit -------------
     # A line saying how many tests ran (0 included): the run is known.

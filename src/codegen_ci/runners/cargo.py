@@ -92,6 +92,18 @@ FAILED_TEST: str | None = r"test \S+ \.\.\. FAILED$"
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ()
+USER_CACHES: tuple[tuple[str, str], ...] = ()
+CHECKOUT_CACHES: tuple[str, ...] = ("target",)
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    """cargo's `target/`: beside a `Cargo.toml` (elsewhere `target` may be anything)."""
+    return folder.name == "target" and (folder.parent / "Cargo.toml").is_file()
+
 
 LIBTEST = re.compile(r"^test (\S.*?) \.\.\. (ok|FAILED|ignored|bench)\b", re.M)
 DOCTEST_LINE = re.compile(r" \(line \d+\)$")  # `src/lib.rs - clamp (line 3)`: lines move

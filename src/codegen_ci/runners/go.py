@@ -48,6 +48,27 @@ FAILED_TEST: str | None = r"--- FAIL: "
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")
+USER_CACHES: tuple[tuple[str, str], ...] = (("GOCACHE", "cache/go-build"),)
+CHECKOUT_CACHES: tuple[str, ...] = ()
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """Go's build cache: `GOCACHE`, else `$XDG_CACHE_HOME/go-build`, else
+    `~/.cache/go-build` (Go's own order); none when `GOCACHE=off`."""
+    gocache = environ.get("GOCACHE", "")
+    if gocache == "off":
+        return []
+    if not gocache:
+        home = Path(environ.get("HOME") or str(Path.home()))
+        gocache = str(Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "go-build")
+    if gocache and Path(gocache).is_absolute() and Path(gocache).is_dir():
+        return [("GOCACHE", Path(gocache))]
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return False
+
 
 VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
 RAN_COUNT: re.Pattern[str] | None = None

@@ -50,6 +50,18 @@ SIGNATURES: tuple[Signature, ...] = (
 FAILED_TEST: str | None = r"\s*(?:✕|×) "
 
 CONFIG_GLOBS: tuple[str, ...] = ("jest.config.*",)
+USER_CACHES: tuple[tuple[str, str], ...] = ()
+CHECKOUT_CACHES: tuple[str, ...] = ()
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return False
+
+
 ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
 
 RAN_COUNT: re.Pattern[str] | None = None

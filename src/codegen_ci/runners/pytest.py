@@ -61,6 +61,18 @@ SIGNATURES: tuple[Signature, ...] = ()
 FAILED_TEST: str | None = r"FAILED \S+::"
 
 CONFIG_GLOBS: tuple[str, ...] = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg")
+USER_CACHES: tuple[tuple[str, str], ...] = ()
+CHECKOUT_CACHES: tuple[str, ...] = ()
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return False
+
+
 ARTIFACT_GLOBS: tuple[str, ...] = (".pytest_cache/**",)
 
 RAN_COUNT: re.Pattern[str] | None = None

@@ -48,6 +48,18 @@ SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", r
 FAILED_TEST: str | None = None
 
 CONFIG_GLOBS: tuple[str, ...] = ()
+USER_CACHES: tuple[tuple[str, str], ...] = ()
+CHECKOUT_CACHES: tuple[str, ...] = ()
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return False
+
+
 ARTIFACT_GLOBS: tuple[str, ...] = ()
 
 # verbose: `test_x (module.Class.test_x) ... ok` (Python 3.11+ names the method twice)
