@@ -192,3 +192,44 @@ def test_go_s_build_cache_is_warm_and_cargo_s_target_only_beside_a_cargo_toml(
     (tmp_path / "Cargo.toml").write_text("[package]\n")
     assert runners.is_checkout_cache(tmp_path / "target")
     assert "target" in runners.checkout_caches()
+
+
+@pytest.mark.parametrize(
+    ("output", "tests"),
+    [
+        (
+            "test tests::adds ... ok\ntest tests::slow ... ignored\n",
+            [("tests::adds", False), ("tests::slow", True)],
+        ),
+        ("test src/lib.rs - clamp (line 3) ... ok\n", [("src/lib.rs - clamp", False)]),
+        (
+            "--- PASS: TestAdd (0.00s)\n    --- SKIP: TestAdd/sub (0.00s)\n",
+            [("TestAdd", False), ("TestAdd/sub", True)],
+        ),
+        (
+            "test_a (m.T.test_a) ... ok\ntest_b (m.T.test_b) ... skipped 'later'\n",
+            [("m.T.test_a", False), ("m.T.test_b", True)],
+        ),
+    ],
+)
+def test_skipped_tests_in_a_runners_own_lines(output: str, tests: list[tuple[str, bool]]) -> None:
+    assert runners.named_tests(output) == tests
+
+
+@pytest.mark.parametrize(
+    ("output", "total", "skipped"),
+    [
+        ("Ran 4 tests in 0.01s\n\nOK (skipped=1)\n", 4, 1),
+        ("ℹ tests 5\nℹ pass 3\nℹ skipped 1\nℹ todo 1\n", 5, 2),
+        ("# tests 2\n# skip 0\n", 2, 0),
+    ],
+)
+def test_totals_where_a_runner_names_no_test(output: str, total: int, skipped: int) -> None:
+    assert runners.totals(output) == runners.Totals(total, skipped)
+    assert runners.ran_count(output)
+
+
+def test_running_zero_tests_is_a_known_run_with_nothing_named() -> None:
+    assert runners.ran_count("running 0 tests\n")
+    assert runners.named_tests("running 0 tests\n") == []
+    assert not runners.ran_count("make: Nothing to be done")
