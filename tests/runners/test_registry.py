@@ -233,3 +233,13 @@ def test_running_zero_tests_is_a_known_run_with_nothing_named() -> None:
     assert runners.ran_count("running 0 tests\n")
     assert runners.named_tests("running 0 tests\n") == []
     assert not runners.ran_count("make: Nothing to be done")
+
+
+def test_coverage_goes_to_the_runner_that_measures_it_and_the_others_say_why_not(
+    tmp_path: Path,
+) -> None:
+    covered = runners.coverage_command("python -m pytest -q", ["a.py"], tmp_path)
+    assert covered is not None and "-m coverage run" in covered and "-m pytest -q" in covered
+    assert runners.coverage_command("go test ./...", ["a.go"], tmp_path) is None
+    for key, runner in RUNNERS.items():
+        assert runner.COVERAGE.startswith("not measured: ") == (key != "pytest"), key
