@@ -243,3 +243,16 @@ def test_coverage_goes_to_the_runner_that_measures_it_and_the_others_say_why_not
     assert runners.coverage_command("go test ./...", ["a.go"], tmp_path) is None
     for key, runner in RUNNERS.items():
         assert runner.COVERAGE.startswith("not measured: ") == (key != "pytest"), key
+
+
+def test_what_init_writes_for_each_runners_junit() -> None:
+    jest, node = runners.by_name("jest").INIT, runners.by_name("node --test").INIT
+    assert jest is not None and jest.package == "jest-junit"
+    assert jest.env.format(report=jest.report) == "JEST_JUNIT_OUTPUT_FILE=reports/junit-jest.xml "
+    assert node is not None and "--test-reporter=junit" in node.options
+    go = runners.by_name("go test").INIT
+    assert go is not None and any("gotestsum" in line for line in go.setup)
+    for key, runner in RUNNERS.items():
+        if runner.INIT is not None:  # the report it names is one its JUnit flags write
+            assert runner.INIT.report.endswith(".xml"), key
+    assert runners.by_name("unittest").INIT is None

@@ -32,29 +32,35 @@ from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
+from codegen_ci.runners import InitJUnit, TestRunner, cargo, go, pytest, unittest
 
 __all__ = ["Detected", "ci_workflows", "detect"]
 
-# gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
-GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
-GO_REPORT = "reports/junit-go.xml"
-PYTEST_REPORT = "reports/junit-pytest.xml"
-# nextest writes JUnit for a profile that names a path; init adds the `ci` profile's.
-NEXTEST = "cargo nextest run --profile ci"
-NEXTEST_CONFIG = ".config/nextest.toml"
-NEXTEST_REPORT = "target/nextest/ci/junit.xml"
-NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
+
+def _init(runner: TestRunner) -> InitJUnit:
+    assert runner.INIT is not None
+    return runner.INIT
+
+
+# What init writes for each runner's JUnit is the runner's (runners/: `INIT`).
+GO_INIT = _init(go)
+GO_REPORT = GO_INIT.report
+PYTEST_REPORT = _init(pytest).report
+NEXTEST = cargo.NEXTEST
+NEXTEST_CONFIG = cargo.NEXTEST_CONFIG
+NEXTEST_REPORT = _init(cargo).report
+NEXTEST_PROFILE = cargo.NEXTEST_PROFILE
 MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Test files pytest collects by default; unittest discovers `test*.py`.
 PYTEST_FILE = re.compile(r"^(?:test_.*|.*_test)\.py$")
 PYTEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test_?\w*\s*\(", re.M)
-UNITTEST_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
+UNITTEST_IMPORT = unittest.TEST_FILE_IMPORT
 TEST_DIRS = ("tests", "test", "testing")
 MAX_FILES = 200
 NPM_TEST = re.compile(r"^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test$")
-GO_TEST = re.compile(r"^(?:go\s+test|gotestsum)\b\s*(.*)$")
-CARGO_TEST = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
+GO_TEST = go.CI_COMMAND
+CARGO_TEST = cargo.CI_COMMAND
 TOX = re.compile(r"^tox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
 
@@ -92,11 +98,11 @@ def detect(root: Path) -> Detected:
     _python(root, found, tools)
     _node(root, found)
     if (root / "go.mod").is_file():
-        setup = ["go mod download", f"go install {GOTESTSUM}"]
+        setup = list(GO_INIT.setup)
         found.add(
             "go.mod",
             ["gotestsum", "go vet"],
-            test=[f"gotestsum --junitfile {GO_REPORT} ./..."],
+            test=[f"gotestsum {GO_INIT.options.format(report=GO_REPORT)} ./..."],
             lint=["go vet ./..."],
             setup=setup,
             install=setup,
@@ -277,7 +283,8 @@ def _as_commands(
         go_args = f" -- {go[1]}" if args else " ./..."
         if GO_REPORT not in found.junit:
             found.junit.append(GO_REPORT)
-        return [("test", f"gotestsum --junitfile {GO_REPORT}{go_args}", origin)]
+        options = GO_INIT.options.format(report=GO_REPORT)
+        return [("test", f"gotestsum {options}{go_args}", origin)]
     if (cargo := CARGO_TEST.match(body)) and (root / "Cargo.toml").is_file():
         args = cargo[1] if body.startswith("cargo test") else ""
         tests, junit = _cargo_tests(root, found, tools, args)

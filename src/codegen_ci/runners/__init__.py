@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
-from codegen_ci.runners.base import Read, Signature, StartFailure, TestRunner, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, StartFailure, TestRunner, Totals
 
 __all__ = [
     "RUNNERS",
+    "InitJUnit",
     "Read",
     "Signature",
     "StartFailure",
@@ -26,6 +27,7 @@ __all__ = [
     "Totals",
     "artifact_globs",
     "asks_for_junit",
+    "by_name",
     "checkout_caches",
     "config_globs",
     "configured_reports",
@@ -54,6 +56,11 @@ RUNNERS: dict[str, TestRunner] = {
     "cargo": cargo,
     "pytest": pytest,
 }
+
+
+def by_name(name: str) -> TestRunner:
+    """The runner whose `NAME` is `name` (`node --test`, `jest`, ...)."""
+    return next(r for r in RUNNERS.values() if name == r.NAME)
 
 
 def junit_hint(text: str) -> str | None:

@@ -39,6 +39,17 @@ class Totals:
     skipped: int
 
 
+@dataclass(frozen=True)
+class InitJUnit:
+    """What `codegen-ci init` writes so the runner's test command writes JUnit."""
+
+    report: str  # where the report goes, relative to the repository
+    options: str = ""  # flags added to the runner's call (`{report}`: the report's path)
+    env: str = ""  # variables set before the call (`{report}`)
+    package: str | None = None  # the reporter package the project needs for it
+    setup: tuple[str, ...] = ()  # what the run's setup installs for it
+
+
 class TestRunner(Protocol):
     """One test runner's knowledge; each member is a module-level name of the runner's file."""
 
@@ -46,6 +57,9 @@ class TestRunner(Protocol):
     NAME: str
     # A command (or the package.json script it runs) that uses this runner.
     COMMAND: re.Pattern[str]
+
+    # -- init: what `codegen-ci init` writes for it (None: init writes it as CI runs it) ---------
+    INIT: InitJUnit | None
 
     # -- JUnit: how it is asked for, and where it lands --------------------------------------
     # How to make a command of this runner write JUnit (shown when a command wrote none).

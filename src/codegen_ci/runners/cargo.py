@@ -17,10 +17,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from codegen_ci.runners.base import Read, Signature, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
 
 NAME = "cargo"
 COMMAND = re.compile(r"\bcargo\b")
+# a CI line that runs Rust's tests (its arguments after the runner)
+CI_COMMAND = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
+# nextest writes JUnit for a profile that names a path; init adds the `ci` profile's.
+NEXTEST = "cargo nextest run --profile ci"
+NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
+
+INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
 
 JUNIT_HINT: str | None = (
     "cargo: run `cargo nextest run --profile ci` with "

@@ -7,10 +7,20 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
+# a CI line that runs Go's tests (its arguments after the runner)
+CI_COMMAND = re.compile(r"^(?:go\s+test|gotestsum)\b\s*(.*)$")
+# gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
+GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
+
+INIT: InitJUnit | None = InitJUnit(
+    report="reports/junit-go.xml",
+    options="--junitfile {report}",
+    setup=("go mod download", f"go install {GOTESTSUM}"),
+)
 
 JUNIT_HINT: str | None = (
     "go: run `gotestsum --junitfile junit.xml -- "

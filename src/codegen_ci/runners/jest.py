@@ -6,10 +6,17 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
 
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
+
+INIT: InitJUnit | None = InitJUnit(
+    report="reports/junit-jest.xml",
+    options="--ci --reporters=default --reporters=jest-junit",
+    env="JEST_JUNIT_OUTPUT_FILE={report} ",
+    package="jest-junit",
+)
 
 JUNIT_HINT: str | None = (
     "jest: `npm install --save-dev jest-junit`, run `jest --ci "
@@ -19,9 +26,6 @@ ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(
     r"--reporters?[= ](?:default,)?(?:junit|jest-junit)\b"
 )
 JUNIT_FILE: re.Pattern[str] | None = re.compile(r"JEST_JUNIT_OUTPUT_FILE=([^\s'\"]+\.xml)")
-# What `init` adds to a script's `jest`, and the reporter package it needs.
-INIT_OPTIONS = "--ci --reporters=default --reporters=jest-junit"
-INIT_PACKAGE = "jest-junit"
 
 
 def junit_command(command: str) -> str | None:

@@ -6,10 +6,16 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
 
 NAME = "mocha"
 COMMAND = re.compile(r"\bmocha\b")
+
+INIT: InitJUnit | None = InitJUnit(
+    report="reports/junit-mocha.xml",
+    options="--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
+    package="mocha-junit-reporter",
+)
 
 JUNIT_HINT: str | None = (
     "mocha: `npm install --save-dev mocha-junit-reporter`, run "
@@ -18,9 +24,6 @@ JUNIT_HINT: str | None = (
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"mocha-junit-reporter")
 JUNIT_FILE: re.Pattern[str] | None = re.compile(r"mochaFile=([^\s'\"]+\.xml)")
-# What `init` adds to a script's `mocha` (`{report}`: the report's path), and its package.
-INIT_OPTIONS = "--reporter mocha-junit-reporter --reporter-options mochaFile={report}"
-INIT_PACKAGE: str | None = "mocha-junit-reporter"
 
 
 def junit_command(command: str) -> str | None:

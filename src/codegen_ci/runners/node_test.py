@@ -7,10 +7,16 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
 
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
+
+INIT: InitJUnit | None = InitJUnit(
+    report="reports/junit-node.xml",
+    options="--test-reporter=spec --test-reporter-destination=stdout "
+    "--test-reporter=junit --test-reporter-destination={report}",
+)
 
 JUNIT_HINT: str | None = (
     "node's test runner: add `--test-reporter=spec "
@@ -19,12 +25,6 @@ JUNIT_HINT: str | None = (
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--test-reporter=junit")
 JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--test-reporter-destination=([^\s'\"]+\.xml)")
-# What `init` adds to a script's `node --test` (`{report}`: the report's path).
-INIT_OPTIONS = (
-    "--test-reporter=spec --test-reporter-destination=stdout "
-    "--test-reporter=junit --test-reporter-destination={report}"
-)
-INIT_PACKAGE: str | None = None
 
 
 def junit_command(command: str) -> str | None:

@@ -9,12 +9,14 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals, plain_tokens
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals, plain_tokens
 
 NAME = "pytest"
 COMMAND = re.compile(r"\bpytest\b|\btox\b|\bnox\b")
 # The word that starts pytest in a command (`pytest`, `py.test`, `python -m pytest`, a path).
 TOKEN = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
+
+INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
 
 JUNIT_HINT: str | None = (
     "pytest: with `validation.junit` empty it gets "

@@ -9,12 +9,18 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals, plain_tokens
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals, plain_tokens
 
 NAME = "unittest"
 COMMAND = re.compile(r"-m\s+unittest\b")
 RUNNER = "codegen_unittest"  # the module that runs unittest's `main` and writes JUnit
+# a file that holds unittest tests (what init looks for)
+TEST_FILE_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
 PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
+
+INIT: InitJUnit | None = (
+    None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
+)
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked
 ASKS_FOR_JUNIT: re.Pattern[str] | None = None

@@ -6,10 +6,15 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import Read, Signature, Totals
+from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
 
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
+
+INIT: InitJUnit | None = InitJUnit(
+    report="reports/junit-vitest.xml",
+    options="--reporter=default --reporter=junit --outputFile.junit={report}",
+)
 
 JUNIT_HINT: str | None = (
     "vitest: add `--reporter=default --reporter=junit "
@@ -17,9 +22,6 @@ JUNIT_HINT: str | None = (
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--reporter[= ]junit")
 JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--outputFile(?:\.junit)?[= ]([^\s'\"]+\.xml)")
-# What `init` adds to a script's `vitest` (`{report}`: the report's path); no package needed.
-INIT_OPTIONS = "--reporter=default --reporter=junit --outputFile.junit={report}"
-INIT_PACKAGE: str | None = None
 
 
 def junit_command(command: str) -> str | None:
