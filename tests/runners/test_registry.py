@@ -256,3 +256,14 @@ def test_what_init_writes_for_each_runners_junit() -> None:
         if runner.INIT is not None:  # the report it names is one its JUnit flags write
             assert runner.INIT.report.endswith(".xml"), key
     assert runners.by_name("unittest").INIT is None
+
+
+def test_a_failed_download_is_advised_by_the_runner_that_keeps_it() -> None:
+    cargo_line = "    Updating crates.io index\nerror: failed to get `serde`"
+    advice = runners.download("cargo test", cargo_line)
+    assert advice is not None and "CARGO_HOME" in advice.advice
+    assert runners.download("make test", cargo_line) is None  # cargo's only for cargo commands
+    go = runners.download("go test ./...", "go: downloading golang.org/x/text v0.3.0")
+    assert go is not None and "{home_note}" in go.advice and "GOMODCACHE" in go.advice
+    toolchains = runners.no_toolchain()
+    assert any(t.pattern.search("error: rustup could not choose a version") for t in toolchains)

@@ -15,10 +15,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
-from codegen_ci.runners.base import InitJUnit, Read, Signature, StartFailure, TestRunner, Totals
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    InitJUnit,
+    Read,
+    Signature,
+    StartFailure,
+    TestRunner,
+    Totals,
+)
 
 __all__ = [
     "RUNNERS",
+    "EnvironmentAdvice",
     "InitJUnit",
     "Read",
     "Signature",
@@ -32,6 +41,7 @@ __all__ = [
     "config_globs",
     "configured_reports",
     "coverage_command",
+    "download",
     "failed_test",
     "is_checkout_cache",
     "junit_args",
@@ -39,6 +49,7 @@ __all__ = [
     "junit_file",
     "junit_hint",
     "named_tests",
+    "no_toolchain",
     "ran_count",
     "signatures",
     "totals",
@@ -109,6 +120,21 @@ def failed_test() -> re.Pattern[str]:
     """A line of any runner's output naming a failed test."""
     parts = dict.fromkeys(r.FAILED_TEST for r in RUNNERS.values() if r.FAILED_TEST)
     return re.compile(rf"^(?:{'|'.join(parts)})", re.M)
+
+
+def no_toolchain() -> tuple[EnvironmentAdvice, ...]:
+    """Every runner's toolchain-not-found signature, with its advice."""
+    return tuple(r.NO_TOOLCHAIN for r in RUNNERS.values() if r.NO_TOOLCHAIN)
+
+
+def download(command: str, text: str) -> EnvironmentAdvice | None:
+    """The first runner's download that `text` (the output of `command`) shows failing."""
+    for runner in RUNNERS.values():
+        for advice in runner.DOWNLOADS:
+            wanted = advice.command is None or advice.command.search(command)
+            if wanted and advice.pattern.search(text):
+                return advice
+    return None
 
 
 def config_globs() -> tuple[str, ...]:

@@ -32,6 +32,18 @@ class Signature:
 
 
 @dataclass(frozen=True)
+class EnvironmentAdvice:
+    """A line of the runner's output that says its toolchain or a download failed it, not the
+    code: `what` happened, and the `advice` (`{home_note}`: what HOME looks like to the
+    commands; `{home}`: the user's HOME). `command`: only for commands that match it."""
+
+    pattern: re.Pattern[str]
+    what: str
+    advice: str
+    command: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a runner that names no test prints: how many ran, how many of them skipped."""
 
@@ -84,6 +96,10 @@ class TestRunner(Protocol):
     SIGNATURES: tuple[Signature, ...]
     # A line of its output naming a failed test (the code's failure, whatever else it says).
     FAILED_TEST: str | None
+    # Its toolchain not found where it looks (the untouched code's run: a configuration error).
+    NO_TOOLCHAIN: EnvironmentAdvice | None
+    # What it tried to download with no network, and where it keeps it instead.
+    DOWNLOADS: tuple[EnvironmentAdvice, ...]
 
     # -- paths -------------------------------------------------------------------------------
     # Its configuration: protected with the tests (workspace/file_kinds.py).

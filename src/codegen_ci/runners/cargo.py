@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
 
 NAME = "cargo"
 COMMAND = re.compile(r"\bcargo\b")
@@ -89,12 +89,28 @@ def _get(table: Any, *keys: str) -> Any:
 
 SIGNATURES: tuple[Signature, ...] = ()
 # rustup with no toolchain where it looks (RUSTUP_HOME, by default ~/.rustup)
-NO_TOOLCHAIN = re.compile(
-    r"rustup could not choose a version|no default toolchain (?:is )?configured|no override "
-    r"and no default toolchain set|toolchain '[^']+' is not installed"
+NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
+    re.compile(
+        r"rustup could not choose a version|no default toolchain (?:is )?configured|no "
+        r"override and no default toolchain set|toolchain '[^']+' is not installed"
+    ),
+    "rustup found no Rust toolchain",
+    "rustup looks for its toolchains in RUSTUP_HOME, by default `~/.rustup`. {home_note} Set "
+    "RUSTUP_HOME (and CARGO_HOME) to yours in the run's environment, e.g. "
+    "`RUSTUP_HOME={home}/.rustup CARGO_HOME={home}/.cargo codegen-ci run ...` "
+    "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN.",
 )
 # the registry it tried to update (no network): CARGO_HOME is the user's to show
-REGISTRY_DOWNLOAD = re.compile(r"crates\.io|Updating .*index")
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
+    EnvironmentAdvice(
+        re.compile(r"crates\.io|Updating .*index"),
+        "cargo tried to update its registry",
+        "Cargo keeps its registry in CARGO_HOME, by default `~/.cargo`. {home_note} Set "
+        "CARGO_HOME to yours in the run's environment (its registry is shown read-only), or "
+        "run `cargo fetch` in setup.",
+        command=re.compile(r"^\s*cargo"),
+    ),
+)
 FAILED_TEST: str | None = r"test \S+ \.\.\. FAILED$"
 
 CONFIG_GLOBS: tuple[str, ...] = ()

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -50,9 +50,16 @@ SIGNATURES: tuple[Signature, ...] = ()
 # `? pkg [no test files]` for every package, and no line saying a test ran
 NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
 # modules it tried to download (no network): the module cache is the user's to show
-MODULE_DOWNLOAD = re.compile(
-    r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
+    EnvironmentAdvice(
+        re.compile(r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M),
+        "Go tried to download modules",
+        "Go looks for modules in GOMODCACHE, by default `~/go/pkg/mod`. {home_note} Set "
+        "GOMODCACHE (or GOPATH) to your module cache in the run's environment "
+        "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded.",
+    ),
 )
 FAILED_TEST: str | None = r"--- FAIL: "
 

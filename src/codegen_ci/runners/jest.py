@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
 
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
@@ -51,6 +51,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(re.compile(r"No tests found, exiting with code"), "no tests"),
 )
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"\s*(?:✕|×) "
 
 CONFIG_GLOBS: tuple[str, ...] = ("jest.config.*",)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
 
 NAME = "mocha"
 COMMAND = re.compile(r"\bmocha\b")
@@ -52,6 +52,8 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(re.compile(r"^Error: No test files found", re.M), "no tests"),
 )
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None
 
 CONFIG_GLOBS: tuple[str, ...] = ()

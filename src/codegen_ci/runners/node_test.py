@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
 
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
@@ -47,6 +47,8 @@ def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list
 SIGNATURES: tuple[Signature, ...] = (
     Signature(re.compile(r"^(?:# |ℹ )tests 0$", re.M), "no tests"),
 )
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"not ok \d+ "  # TAP
 
 CONFIG_GLOBS: tuple[str, ...] = ()

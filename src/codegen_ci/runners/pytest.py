@@ -9,7 +9,14 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals, plain_tokens
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    InitJUnit,
+    Read,
+    Signature,
+    Totals,
+    plain_tokens,
+)
 
 NAME = "pytest"
 COMMAND = re.compile(r"\bpytest\b|\btox\b|\bnox\b")
@@ -60,6 +67,8 @@ def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list
 
 
 SIGNATURES: tuple[Signature, ...] = ()
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"FAILED \S+::"
 
 CONFIG_GLOBS: tuple[str, ...] = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg")

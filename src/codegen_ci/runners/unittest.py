@@ -9,7 +9,14 @@ import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals, plain_tokens
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    InitJUnit,
+    Read,
+    Signature,
+    Totals,
+    plain_tokens,
+)
 
 NAME = "unittest"
 COMMAND = re.compile(r"-m\s+unittest\b")
@@ -51,6 +58,8 @@ def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list
 
 
 SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None
 
 CONFIG_GLOBS: tuple[str, ...] = ()

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
 
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
@@ -45,6 +45,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(re.compile(r"Failed to load custom Reporter", re.I), "reporter missing"),
     Signature(re.compile(r"No test files found"), "no tests"),
 )
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"\s*(?:✕|×) "
 
 CONFIG_GLOBS: tuple[str, ...] = ("vitest.config.*",)
