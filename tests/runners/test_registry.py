@@ -267,3 +267,13 @@ def test_a_failed_download_is_advised_by_the_runner_that_keeps_it() -> None:
     assert go is not None and "{home_note}" in go.advice and "GOMODCACHE" in go.advice
     toolchains = runners.no_toolchain()
     assert any(t.pattern.search("error: rustup could not choose a version") for t in toolchains)
+
+
+def test_where_tests_failed_without_junit_comes_from_the_runner_that_printed_it() -> None:
+    output = "thread 'tests::eq' panicked at src/lib.rs:5:9:\nassertion failed\n"
+    found = runners.failed_at(output)
+    assert found is not None
+    runner, places = found
+    assert runner.NAME == "cargo" and runner.FAILED_AT_TITLE == "Rust tests that panicked"
+    assert places == [runners.FailedAt("tests::eq", "src/lib.rs", 5)]
+    assert runners.failed_at("FAILED tests/test_a.py::test_x") is None

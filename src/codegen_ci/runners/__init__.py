@@ -17,6 +17,7 @@ from pathlib import Path
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
+    FailedAt,
     InitJUnit,
     Read,
     Signature,
@@ -28,6 +29,7 @@ from codegen_ci.runners.base import (
 __all__ = [
     "RUNNERS",
     "EnvironmentAdvice",
+    "FailedAt",
     "InitJUnit",
     "Read",
     "Signature",
@@ -42,6 +44,7 @@ __all__ = [
     "configured_reports",
     "coverage_command",
     "download",
+    "failed_at",
     "failed_test",
     "is_checkout_cache",
     "junit_args",
@@ -134,6 +137,14 @@ def download(command: str, text: str) -> EnvironmentAdvice | None:
             wanted = advice.command is None or advice.command.search(command)
             if wanted and advice.pattern.search(text):
                 return advice
+    return None
+
+
+def failed_at(output: str) -> tuple[TestRunner, list[FailedAt]] | None:
+    """The first runner whose own output says where tests failed, and those places."""
+    for runner in RUNNERS.values():
+        if found := runner.failed_at(output):
+            return runner, found
     return None
 
 

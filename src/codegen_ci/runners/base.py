@@ -44,6 +44,15 @@ class EnvironmentAdvice:
 
 
 @dataclass(frozen=True)
+class FailedAt:
+    """Where a test failed, read from the runner's own output (a command without JUnit)."""
+
+    test: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a runner that names no test prints: how many ran, how many of them skipped."""
 
@@ -100,6 +109,14 @@ class TestRunner(Protocol):
     NO_TOOLCHAIN: EnvironmentAdvice | None
     # What it tried to download with no network, and where it keeps it instead.
     DOWNLOADS: tuple[EnvironmentAdvice, ...]
+
+    # Where its tests failed, from its output where it wrote no JUnit, and how the model is
+    # told (a heading, a fence's label).
+    FAILED_AT_TITLE: str
+    FAILED_AT_LABEL: str
+
+    def failed_at(self, output: str) -> list[FailedAt]:
+        """Each failed test's place, in order, each test once."""
 
     # -- paths -------------------------------------------------------------------------------
     # Its configuration: protected with the tests (workspace/file_kinds.py).

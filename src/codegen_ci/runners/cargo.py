@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
 
 NAME = "cargo"
 COMMAND = re.compile(r"\bcargo\b")
@@ -112,6 +112,33 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
     ),
 )
 FAILED_TEST: str | None = r"test \S+ \.\.\. FAILED$"
+
+# Where Rust tests panicked, read from plain `cargo test` output (libtest writes no JUnit; with
+# cargo-nextest the JUnit cases carry the same lines, gate/junit/cases.py). Counts are not made
+# up from this text: without JUnit they stay unknown; only the locations are given to the model.
+# libtest prints, per failing test, `thread 'tests::adds' panicked at src/lib.rs:12:5:` (Rust
+# 1.73 and later) or `thread 'tests::adds' panicked at 'message', src/lib.rs:12:5` (earlier,
+# the message possibly over several lines).
+PANIC = re.compile(
+    r"^thread '([^'\n]{1,300})' panicked at (?:'(?:[^']|'(?!, )){0,4000}', )?"
+    r"([^\s:'\"]{1,300}\.rs):(\d+):(\d+)",
+    re.MULTILINE,
+)
+MAX_PANICS = 20
+FAILED_AT_TITLE = "Rust tests that panicked"
+FAILED_AT_LABEL = "panics"
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    """The panics in `output`, in order, each test once (its first panic); the test is the
+    thread's name: libtest names it after the test (`tests::adds`)."""
+    seen: dict[str, FailedAt] = {}
+    for match in PANIC.finditer(output):
+        test, file, line = match[1], match[2], int(match[3])
+        if test not in seen and len(seen) < MAX_PANICS:
+            seen[test] = FailedAt(test, file.removeprefix("./"), line)
+    return list(seen.values())
+
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ()

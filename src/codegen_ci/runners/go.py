@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -62,6 +62,14 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
     ),
 )
 FAILED_TEST: str | None = r"--- FAIL: "
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")

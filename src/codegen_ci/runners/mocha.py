@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
 
 NAME = "mocha"
 COMMAND = re.compile(r"\bmocha\b")
@@ -55,6 +55,14 @@ SIGNATURES: tuple[Signature, ...] = (
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()

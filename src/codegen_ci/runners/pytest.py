@@ -11,6 +11,7 @@ from pathlib import Path
 
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
+    FailedAt,
     InitJUnit,
     Read,
     Signature,
@@ -70,6 +71,14 @@ SIGNATURES: tuple[Signature, ...] = ()
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"FAILED \S+::"
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
 
 CONFIG_GLOBS: tuple[str, ...] = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg")
 USER_CACHES: tuple[tuple[str, str], ...] = ()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
+    FailedAt,
     InitJUnit,
     Read,
     Signature,
@@ -61,6 +62,14 @@ SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", r
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()

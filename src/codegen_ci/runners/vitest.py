@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
 
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
@@ -48,6 +48,14 @@ SIGNATURES: tuple[Signature, ...] = (
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"\s*(?:✕|×) "
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
 
 CONFIG_GLOBS: tuple[str, ...] = ("vitest.config.*",)
 USER_CACHES: tuple[tuple[str, str], ...] = ()
