@@ -277,3 +277,14 @@ def test_where_tests_failed_without_junit_comes_from_the_runner_that_printed_it(
     assert runner.NAME == "cargo" and runner.FAILED_AT_TITLE == "Rust tests that panicked"
     assert places == [runners.FailedAt("tests::eq", "src/lib.rs", 5)]
     assert runners.failed_at("FAILED tests/test_a.py::test_x") is None
+
+
+def test_what_says_a_repository_uses_a_runner() -> None:
+    assert runners.by_name("go test").MARKERS == ("go.mod",)
+    assert runners.by_name("cargo").MARKERS == ("Cargo.toml",)
+    words = re.compile(rf"^(?:{runners.script_words()})\b")
+    for script in ("jest --coverage", "vitest run", "mocha test/", "node  --test"):
+        assert words.match(script), script
+    assert not words.match("tsc -p .")
+    for runner in RUNNERS.values():  # a Node runner init finds in a script has its JUnit
+        assert runner.SCRIPT_WORD is None or runner.INIT is not None

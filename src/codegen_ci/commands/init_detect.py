@@ -37,6 +37,11 @@ from codegen_ci.runners import InitJUnit, TestRunner, cargo, go, pytest, unittes
 __all__ = ["Detected", "ci_workflows", "detect"]
 
 
+def _marked(root: Path, runner: TestRunner) -> bool:
+    """Whether a file at the root says the repository uses `runner` (its `MARKERS`)."""
+    return any((root / marker).is_file() for marker in runner.MARKERS)
+
+
 def _init(runner: TestRunner) -> InitJUnit:
     assert runner.INIT is not None
     return runner.INIT
@@ -97,10 +102,10 @@ def detect(root: Path) -> Detected:
     tools = toolchain(root)
     _python(root, found, tools)
     _node(root, found)
-    if (root / "go.mod").is_file():
+    if _marked(root, go):
         setup = list(GO_INIT.setup)
         found.add(
-            "go.mod",
+            go.MARKERS[0],
             ["gotestsum", "go vet"],
             test=[f"gotestsum {GO_INIT.options.format(report=GO_REPORT)} ./..."],
             lint=["go vet ./..."],
@@ -109,7 +114,7 @@ def detect(root: Path) -> Detected:
             junit=[GO_REPORT],
         )
         found.ecosystems.append("go")
-    if (root / "Cargo.toml").is_file():
+    if _marked(root, cargo):
         _rust(root, found, tools)
     _makefile(root, found)
     _follow_ci(root, found, tools)
@@ -158,7 +163,9 @@ def _rust(root: Path, found: Detected, tools: Toolchain) -> None:
     """cargo's tests, through nextest's JUnit when `cargo nextest` is installed (test counts);
     else `cargo test`, whose results are exit codes only. clippy only when CI runs it."""
     test, junit = _cargo_tests(root, found, tools, "")
-    found.add("Cargo.toml", ["cargo nextest" if junit else "cargo test"], test=test, junit=junit)
+    found.add(
+        cargo.MARKERS[0], ["cargo nextest" if junit else "cargo test"], test=test, junit=junit
+    )
     found.left_out.append(LeftOut("cargo clippy", "no CI workflow runs it"))
     found.ecosystems.append("rust")
 
@@ -276,17 +283,17 @@ def _as_commands(
         found.junit.extend(g for g in runner.junit if g not in found.junit)
         found.setup.extend(c for c in runner.reporters if c not in found.setup)
         return [("test", c, origin) for c in runner.test]
-    if (go := GO_TEST.match(body)) and (root / "go.mod").is_file():
-        args = go[1].removeprefix("./...").strip() if body.startswith("go") else ""
+    if (go_line := GO_TEST.match(body)) and _marked(root, go):
+        args = go_line[1].removeprefix("./...").strip() if body.startswith("go") else ""
         if body.startswith("gotestsum"):
             return [("test", body, origin)]
-        go_args = f" -- {go[1]}" if args else " ./..."
+        go_args = f" -- {go_line[1]}" if args else " ./..."
         if GO_REPORT not in found.junit:
             found.junit.append(GO_REPORT)
         options = GO_INIT.options.format(report=GO_REPORT)
         return [("test", f"gotestsum {options}{go_args}", origin)]
-    if (cargo := CARGO_TEST.match(body)) and (root / "Cargo.toml").is_file():
-        args = cargo[1] if body.startswith("cargo test") else ""
+    if (cargo_line := CARGO_TEST.match(body)) and _marked(root, cargo):
+        args = cargo_line[1] if body.startswith("cargo test") else ""
         tests, junit = _cargo_tests(root, found, tools, args)
         found.junit.extend(g for g in junit if g not in found.junit)
         return [("test", c, origin) for c in tests]

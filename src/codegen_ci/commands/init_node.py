@@ -19,10 +19,11 @@ from codegen_ci import runners
 
 NPM_PLACEHOLDER = "no test specified"  # `npm init` writes a test script that always fails
 # A script's runner is its first word, or the first after `&&`/`;` ("tsc && jest"); the rest
-# of the script (until the next `&&`) is kept as the runner's arguments.
+# of the script (until the next `&&`) is kept as the runner's arguments. The runners are the
+# Node ones of runners/ (their `SCRIPT_WORD`).
 _RUNNER = re.compile(
     r"(?:^|&&|;|\|\|)\s*(?:npx\s+|cross-env\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
-    r"(?:npx\s+)?(?P<runner>jest|vitest|mocha|node\s+--test)\b"
+    rf"(?:npx\s+)?(?P<runner>{runners.script_words()})\b"
 )
 
 _SEPARATOR = re.compile(r"&&|;|\|\|")

@@ -54,6 +54,7 @@ __all__ = [
     "named_tests",
     "no_toolchain",
     "ran_count",
+    "script_words",
     "signatures",
     "totals",
     "user_cache_places",
@@ -75,6 +76,11 @@ RUNNERS: dict[str, TestRunner] = {
 def by_name(name: str) -> TestRunner:
     """The runner whose `NAME` is `name` (`node --test`, `jest`, ...)."""
     return next(r for r in RUNNERS.values() if name == r.NAME)
+
+
+def script_words() -> str:
+    """How a package.json script starts any Node runner (`jest|vitest|...`), for a regex."""
+    return "|".join(r.SCRIPT_WORD for r in RUNNERS.values() if r.SCRIPT_WORD)
 
 
 def junit_hint(text: str) -> str | None:

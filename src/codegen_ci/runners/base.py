@@ -79,7 +79,12 @@ class TestRunner(Protocol):
     # A command (or the package.json script it runs) that uses this runner.
     COMMAND: re.Pattern[str]
 
-    # -- init: what `codegen-ci init` writes for it (None: init writes it as CI runs it) ---------
+    # -- init: what says a repository uses it, and what `codegen-ci init` writes for it --------
+    # Files at the repository's root that say so (`go.mod`), where a file does.
+    MARKERS: tuple[str, ...]
+    # How a package.json script starts it (a regex: `node\s+--test`), for a Node runner.
+    SCRIPT_WORD: str | None
+    # The JUnit init writes for it (None: init writes the command as CI runs it).
     INIT: InitJUnit | None
 
     # -- JUnit: how it is asked for, and where it lands --------------------------------------

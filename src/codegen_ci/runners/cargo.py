@@ -27,6 +27,8 @@ CI_COMMAND = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
 NEXTEST = "cargo nextest run --profile ci"
 NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
 
+MARKERS: tuple[str, ...] = ("Cargo.toml",)
+SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
 
 JUNIT_HINT: str | None = (

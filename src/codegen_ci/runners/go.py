@@ -16,6 +16,8 @@ CI_COMMAND = re.compile(r"^(?:go\s+test|gotestsum)\b\s*(.*)$")
 # gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
 GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
 
+MARKERS: tuple[str, ...] = ("go.mod",)
+SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-go.xml",
     options="--junitfile {report}",

@@ -11,6 +11,8 @@ from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
 
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = "jest"
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-jest.xml",
     options="--ci --reporters=default --reporters=jest-junit",

@@ -11,6 +11,8 @@ from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read
 NAME = "mocha"
 COMMAND = re.compile(r"\bmocha\b")
 
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = "mocha"
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-mocha.xml",
     options="--reporter mocha-junit-reporter --reporter-options mochaFile={report}",

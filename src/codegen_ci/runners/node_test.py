@@ -12,6 +12,8 @@ from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
 
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = r"node\s+--test"
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-node.xml",
     options="--test-reporter=spec --test-reporter-destination=stdout "

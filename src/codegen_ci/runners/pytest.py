@@ -24,6 +24,8 @@ COMMAND = re.compile(r"\bpytest\b|\btox\b|\bnox\b")
 # The word that starts pytest in a command (`pytest`, `py.test`, `python -m pytest`, a path).
 TOKEN = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
 
 JUNIT_HINT: str | None = (

@@ -26,6 +26,8 @@ RUNNER = "codegen_unittest"  # the module that runs unittest's `main` and writes
 TEST_FILE_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
 PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
 
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = (
     None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
 )

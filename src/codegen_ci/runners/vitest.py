@@ -11,6 +11,8 @@ from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
 
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = "vitest"
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-vitest.xml",
     options="--reporter=default --reporter=junit --outputFile.junit={report}",
