@@ -177,7 +177,7 @@ def _cargo_tests(
     if not tools.nextest:
         note = (
             "cargo nextest is not installed: `cargo test` writes no JUnit, so test counts stay "
-            "unknown (install it with `cargo install cargo-nextest --locked` and run init again)"
+            f"unknown (install it with `{cargo.NEXTEST_INSTALL}` and run init again)"
         )
         if note not in found.notes:
             found.notes.append(note)

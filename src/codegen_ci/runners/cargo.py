@@ -25,6 +25,7 @@ COMMAND = re.compile(r"\bcargo\b")
 CI_COMMAND = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
 # nextest writes JUnit for a profile that names a path; init adds the `ci` profile's.
 NEXTEST = "cargo nextest run --profile ci"
+NEXTEST_INSTALL = "cargo install cargo-nextest --locked"
 NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
 
 MARKERS: tuple[str, ...] = ("Cargo.toml",)
