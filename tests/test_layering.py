@@ -22,6 +22,7 @@ STAGES = [
     "gate/junit",
     "publish",
     "security",
+    "runners",
     "commands",
     "run",
     "testing",

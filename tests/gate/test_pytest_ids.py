@@ -18,8 +18,6 @@ from codegen_ci.gate.junit.parse import JUnitResult, parse_file
 from codegen_ci.gate.pytest_commands import (
     FirstStatus,
     Mode,
-    junitxml_arg,
-    mentions_pytest,
     node_id,
     targeted_command,
 )
@@ -191,18 +189,6 @@ def test_no_targeting_without_ids_with_too_many_or_unmappable_ids(project: Path)
     assert targeted_command("pytest", [known, known], project) == (
         "pytest tests/integration/test_api.py::test_in_package"
     )
-
-
-def test_spotting_pytest_and_its_own_junitxml() -> None:
-    assert mentions_pytest("pytest -q")
-    assert mentions_pytest("python -m pytest tests")
-    assert mentions_pytest("/venv/bin/pytest")
-    assert mentions_pytest("py.test")
-    assert not mentions_pytest("pip install pytest-cov")
-    assert not mentions_pytest("npm test")
-    assert junitxml_arg("pytest --junitxml=reports/j.xml tests") == "reports/j.xml"
-    assert junitxml_arg("pytest --junit-xml out.xml") == "out.xml"
-    assert junitxml_arg("pytest -q") is None
 
 
 @pytest.mark.e2e

@@ -32,29 +32,40 @@ from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
+from codegen_ci.runners import InitJUnit, TestRunner, cargo, go, pytest, unittest
 
 __all__ = ["Detected", "ci_workflows", "detect"]
 
-# gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
-GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
-GO_REPORT = "reports/junit-go.xml"
-PYTEST_REPORT = "reports/junit-pytest.xml"
-# nextest writes JUnit for a profile that names a path; init adds the `ci` profile's.
-NEXTEST = "cargo nextest run --profile ci"
-NEXTEST_CONFIG = ".config/nextest.toml"
-NEXTEST_REPORT = "target/nextest/ci/junit.xml"
-NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
+
+def _marked(root: Path, runner: TestRunner) -> bool:
+    """Whether a file at the root says the repository uses `runner` (its `MARKERS`)."""
+    return any((root / marker).is_file() for marker in runner.MARKERS)
+
+
+def _init(runner: TestRunner) -> InitJUnit:
+    assert runner.INIT is not None
+    return runner.INIT
+
+
+# What init writes for each runner's JUnit is the runner's (runners/: `INIT`).
+GO_INIT = _init(go)
+GO_REPORT = GO_INIT.report
+PYTEST_REPORT = _init(pytest).report
+NEXTEST = cargo.NEXTEST
+NEXTEST_CONFIG = cargo.NEXTEST_CONFIG
+NEXTEST_REPORT = _init(cargo).report
+NEXTEST_PROFILE = cargo.NEXTEST_PROFILE
 MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Test files pytest collects by default; unittest discovers `test*.py`.
 PYTEST_FILE = re.compile(r"^(?:test_.*|.*_test)\.py$")
 PYTEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test_?\w*\s*\(", re.M)
-UNITTEST_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
+UNITTEST_IMPORT = unittest.TEST_FILE_IMPORT
 TEST_DIRS = ("tests", "test", "testing")
 MAX_FILES = 200
 NPM_TEST = re.compile(r"^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test$")
-GO_TEST = re.compile(r"^(?:go\s+test|gotestsum)\b\s*(.*)$")
-CARGO_TEST = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
+GO_TEST = go.CI_COMMAND
+CARGO_TEST = cargo.CI_COMMAND
 TOX = re.compile(r"^tox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
 
@@ -91,19 +102,19 @@ def detect(root: Path) -> Detected:
     tools = toolchain(root)
     _python(root, found, tools)
     _node(root, found)
-    if (root / "go.mod").is_file():
-        setup = ["go mod download", f"go install {GOTESTSUM}"]
+    if _marked(root, go):
+        setup = list(GO_INIT.setup)
         found.add(
-            "go.mod",
+            go.MARKERS[0],
             ["gotestsum", "go vet"],
-            test=[f"gotestsum --junitfile {GO_REPORT} ./..."],
+            test=[f"gotestsum {GO_INIT.options.format(report=GO_REPORT)} ./..."],
             lint=["go vet ./..."],
             setup=setup,
             install=setup,
             junit=[GO_REPORT],
         )
         found.ecosystems.append("go")
-    if (root / "Cargo.toml").is_file():
+    if _marked(root, cargo):
         _rust(root, found, tools)
     _makefile(root, found)
     _follow_ci(root, found, tools)
@@ -152,7 +163,9 @@ def _rust(root: Path, found: Detected, tools: Toolchain) -> None:
     """cargo's tests, through nextest's JUnit when `cargo nextest` is installed (test counts);
     else `cargo test`, whose results are exit codes only. clippy only when CI runs it."""
     test, junit = _cargo_tests(root, found, tools, "")
-    found.add("Cargo.toml", ["cargo nextest" if junit else "cargo test"], test=test, junit=junit)
+    found.add(
+        cargo.MARKERS[0], ["cargo nextest" if junit else "cargo test"], test=test, junit=junit
+    )
     found.left_out.append(LeftOut("cargo clippy", "no CI workflow runs it"))
     found.ecosystems.append("rust")
 
@@ -164,7 +177,7 @@ def _cargo_tests(
     if not tools.nextest:
         note = (
             "cargo nextest is not installed: `cargo test` writes no JUnit, so test counts stay "
-            "unknown (install it with `cargo install cargo-nextest --locked` and run init again)"
+            f"unknown (install it with `{cargo.NEXTEST_INSTALL}` and run init again)"
         )
         if note not in found.notes:
             found.notes.append(note)
@@ -270,16 +283,17 @@ def _as_commands(
         found.junit.extend(g for g in runner.junit if g not in found.junit)
         found.setup.extend(c for c in runner.reporters if c not in found.setup)
         return [("test", c, origin) for c in runner.test]
-    if (go := GO_TEST.match(body)) and (root / "go.mod").is_file():
-        args = go[1].removeprefix("./...").strip() if body.startswith("go") else ""
+    if (go_line := GO_TEST.match(body)) and _marked(root, go):
+        args = go_line[1].removeprefix("./...").strip() if body.startswith("go") else ""
         if body.startswith("gotestsum"):
             return [("test", body, origin)]
-        go_args = f" -- {go[1]}" if args else " ./..."
+        go_args = f" -- {go_line[1]}" if args else " ./..."
         if GO_REPORT not in found.junit:
             found.junit.append(GO_REPORT)
-        return [("test", f"gotestsum --junitfile {GO_REPORT}{go_args}", origin)]
-    if (cargo := CARGO_TEST.match(body)) and (root / "Cargo.toml").is_file():
-        args = cargo[1] if body.startswith("cargo test") else ""
+        options = GO_INIT.options.format(report=GO_REPORT)
+        return [("test", f"gotestsum {options}{go_args}", origin)]
+    if (cargo_line := CARGO_TEST.match(body)) and _marked(root, cargo):
+        args = cargo_line[1] if body.startswith("cargo test") else ""
         tests, junit = _cargo_tests(root, found, tools, args)
         found.junit.extend(g for g in junit if g not in found.junit)
         return [("test", c, origin) for c in tests]

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.commands.init_checks import PY_TOOLS, bare
+from codegen_ci.runners import cargo, go
 
 VENV_DIRS = (".venv", "venv")
 # How to install a tool that is not a Python package or the project's own dependency.
 INSTALL_HINTS = {
-    "gotestsum": "go install gotest.tools/gotestsum@v1.12.0",
-    "cargo-nextest": "cargo install cargo-nextest --locked",
+    "gotestsum": f"go install {go.GOTESTSUM}",
+    "cargo-nextest": cargo.NEXTEST_INSTALL,
     "cargo-clippy": "rustup component add clippy",
     "cargo-fmt": "rustup component add rustfmt",
     "golangci-lint": "see https://golangci-lint.run/welcome/install/",

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegen_ci import runners
+
 NPM_PLACEHOLDER = "no test specified"  # `npm init` writes a test script that always fails
 # A script's runner is its first word, or the first after `&&`/`;` ("tsc && jest"); the rest
-# of the script (until the next `&&`) is kept as the runner's arguments.
+# of the script (until the next `&&`) is kept as the runner's arguments. The runners are the
+# Node ones of runners/ (their `SCRIPT_WORD`).
 _RUNNER = re.compile(
     r"(?:^|&&|;|\|\|)\s*(?:npx\s+|cross-env\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
-    r"(?:npx\s+)?(?P<runner>jest|vitest|mocha|node\s+--test)\b"
+    rf"(?:npx\s+)?(?P<runner>{runners.script_words()})\b"
 )
 
 _SEPARATOR = re.compile(r"&&|;|\|\|")
@@ -28,14 +31,6 @@ LINTER = re.compile(
     r"^(?:npx\s+)?(?:eslint|standard|xo|biome\s+(?:check|lint)|tslint|"
     r"prettier\s+(?:--check|-c)|(?:npm|pnpm|yarn)\s+(?:run\s+)?lint)\b"
 )
-_REPORTER_OPTIONS = {
-    "jest": "--ci --reporters=default --reporters=jest-junit",
-    "vitest": "--reporter=default --reporter=junit --outputFile.junit={report}",
-    "mocha": "--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
-    "node --test": "--test-reporter=spec --test-reporter-destination=stdout "
-    "--test-reporter=junit --test-reporter-destination={report}",
-}
-_REPORTER_PACKAGES = {"jest": "jest-junit", "mocha": "mocha-junit-reporter"}
 # mocha takes one reporter: the script's own (`mocha --reporter spec`) gives way to JUnit's
 _MOCHA_REPORTER = re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+")
 
@@ -170,9 +165,11 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
         project.test.append(f"{project.manager} run test")
         project.tools.append("test script (writes no JUnit)")
         return
-    report = f"reports/junit-{runner.split()[0]}.xml"
-    options = _REPORTER_OPTIONS[runner].format(report=report)
-    env = f"JEST_JUNIT_OUTPUT_FILE={report} " if runner == "jest" else ""
+    init = runners.by_name(runner).INIT
+    assert init is not None  # every runner `_RUNNER` finds has init's JUnit options
+    report = init.report
+    options = init.options.format(report=report)
+    env = init.env.format(report=report)
     args = _SEPARATOR.split(rest)[0].strip()
     if not first:
         through = " --" if project.manager == "npm" else ""
@@ -185,8 +182,8 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
         args = _MOCHA_REPORTER.sub("", args).strip() if runner == "mocha" else args
         # Variables the script sets (NODE_OPTIONS=--experimental-vm-modules) stay.
         command = match["env"] + env + _exec(project, _join(base, args, options))
-    if runner in _REPORTER_PACKAGES:
-        _add_package(project, _REPORTER_PACKAGES[runner], deps)
+    if init.package:
+        _add_package(project, init.package, deps)
     project.test.append(command)
     project.junit.append(report)
     project.tools.append(f"{runner} with JUnit")

@@ -21,7 +21,6 @@ round a reflection naming the lines no test runs (`uncovered_message`).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -35,6 +34,7 @@ from diff_cover.git_path import GitPathTool
 from diff_cover.report_generator import JsonReportGenerator
 from diff_cover.violationsreporters.violations_reporter import XmlCoverageReporter
 
+from codegen_ci import runners
 from codegen_ci.gate.test_runs import Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.security import guarded_read
@@ -104,28 +104,10 @@ class CoverageRun:
 
 
 def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    """`<python> -m pytest ARGS` as a coverage.py run of the same, then its Cobertura report
-    in `io_dir/coverage.xml`; None for any other shape of command."""
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        return None
-    if len(tokens) < 3 or tokens[1:3] != ["-m", "pytest"] or "python" not in tokens[0]:
-        return None
-    if any(set(t) <= set("();<>|&") for t in tokens):
-        return None
-    python = shlex.quote(tokens[0])
-    data = shlex.quote(str(io_dir / ".coverage"))
-    include = shlex.quote(",".join(sources))
-    report = shlex.quote(str(io_dir / "coverage.xml"))
-    rest = " ".join(shlex.quote(t) for t in tokens[3:])
-    # sys.monitoring (Python 3.12+) traces only the included files' code: about 1.1x a plain
-    # run; older Pythons fall back to the C tracer, which sees every line (docs/benchmarks.md).
-    return (
-        f"COVERAGE_CORE=sysmon {python} -m coverage run --data-file={data} "
-        f"--include={include} -m pytest {rest}; "
-        f"status=$?; {python} -m coverage xml -q --data-file={data} -o {report}; exit $status"
-    )
+    """`command` under its runner's coverage tool, its Cobertura report in
+    `io_dir/coverage.xml` (each runner's `coverage_command`, runners/: pytest's runs
+    coverage.py); None where no runner measures it."""
+    return runners.coverage_command(command, sources, io_dir)
 
 
 class _Diff:

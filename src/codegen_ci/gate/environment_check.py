@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen_ci import runners
 from codegen_ci.errors import CodegenError
 from codegen_ci.report import CommandResult, Round
 from codegen_ci.security.sandbox import Sandbox
@@ -177,12 +178,6 @@ NETWORK = re.compile(
     r"query|get) .*(?:crates\.io|registry|index)|\[Errno -[235]\]|npm (?:ERR!|error) code "
     r"E(?:NOTFOUND|AI_AGAIN|CONNREFUSED)"
 )
-RUSTUP = re.compile(
-    r"rustup could not choose a version|no default toolchain (?:is )?configured|no override "
-    r"and no default toolchain set|toolchain '[^']+' is not installed"
-)
-GO_MODULES = re.compile(r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M)
-CARGO_INDEX = re.compile(r"crates\.io|Updating .*index")
 _NOT_THERE = r"(?:not found|[Cc]ommand not found|No such file or directory)"
 MISSING_PROGRAM = (
     # dash `sh: 1: x: not found`; bash `script.sh: line 2: x: command not found`
@@ -196,10 +191,8 @@ MISSING_PROGRAM = (
 )
 
 
-# a test named as failing in a runner's own output (pytest, go, TAP, jest/vitest, cargo)
-TEST_FAILED = re.compile(
-    r"^(?:FAILED \S+::|--- FAIL: |not ok \d+ |\s*(?:✕|×) |test \S+ \.\.\. FAILED$)", re.M
-)
+# a test named as failing in a runner's own output (each runner's `FAILED_TEST`, runners/)
+TEST_FAILED = runners.failed_test()
 
 
 @dataclass(frozen=True)
@@ -291,17 +284,10 @@ def record_cause(record: CommandResult, network: Sequence[str], view: SandboxVie
 def _cause(
     record: CommandResult, text: str, network: Sequence[str], view: SandboxView
 ) -> Cause | None:
-    if match := RUSTUP.search(text):
-        return Cause(
-            record,
-            "rustup found no Rust toolchain",
-            _line(text, match.start()),
-            "rustup looks for its toolchains in RUSTUP_HOME, by default `~/.rustup`. "
-            + view.home_note()
-            + " Set RUSTUP_HOME (and CARGO_HOME) to yours in the run's environment, e.g. "
-            f"`RUSTUP_HOME={view.home}/.rustup CARGO_HOME={view.home}/.cargo codegen-ci run ...` "
-            "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN.",
-        )
+    for toolchain in runners.no_toolchain():
+        if match := toolchain.pattern.search(text):
+            advice = toolchain.advice.format(home_note=view.home_note(), home=view.home)
+            return Cause(record, toolchain.what, _line(text, match.start()), advice)
     for pattern in MISSING_PROGRAM:
         if match := pattern.search(text):
             prog = match.groupdict().get("prog") or ""
@@ -345,20 +331,8 @@ def _network(
             f"`validation.network: [{kinds}]`, or download what it needs beforehand (in "
             "validation.setup with `network: [setup]`, or in the workflow)."
         )
-    if GO_MODULES.search(text):
-        advice += (
-            " Go looks for modules in GOMODCACHE, by default `~/go/pkg/mod`. "
-            + view.home_note()
-            + " Set GOMODCACHE (or GOPATH) to your module cache in the run's environment "
-            "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded."
-        )
-    elif CARGO_INDEX.search(text) and record.command.strip().startswith("cargo"):
-        advice += (
-            " Cargo keeps its registry in CARGO_HOME, by default `~/.cargo`. "
-            + view.home_note()
-            + " Set CARGO_HOME to yours in the run's environment (its registry is shown "
-            "read-only), or run `cargo fetch` in setup."
-        )
+    if download := runners.download(record.command, text):  # where the runner keeps it
+        advice += " " + download.advice.format(home_note=view.home_note(), home=view.home)
     what = "it tried to reach the network, which the sandbox refused"
     if kind in network:
         what = "it could not download what it needs"

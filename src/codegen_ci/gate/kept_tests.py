@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from codegen_ci import runners
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.report import CommandResult, Failure, RemovedTest
@@ -58,22 +59,9 @@ from codegen_ci.workspace.worktree import Worktree
 MAX_LOG_BYTES = 32_000_000  # a log longer than this is read in part (output_cap limits logs)
 CHECK_NAME = "existing tests kept"
 
-# Runners' own lines naming one test and how it ended, for commands that wrote no JUnit.
-LIBTEST = re.compile(r"^test (\S.*?) \.\.\. (ok|FAILED|ignored|bench)\b", re.M)
-GO_VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
-UNITTEST_VERBOSE = re.compile(
-    r"^(\w+) \(([\w.]+)\)(?:\n[^\n]*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|"
-    r"unexpected success)\b",
-    re.M,
-)
-DOCTEST_LINE = re.compile(r" \(line \d+\)$")  # `src/lib.rs - clamp (line 3)`: lines move
-# ... and totals, where that is all a runner prints.
-UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
-UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*?\bskipped=(\d+)", re.M)
-NODE_TESTS = re.compile(r"^(?:# |ℹ )tests (\d+)$", re.M)
-NODE_SKIPPED = re.compile(r"^(?:# |ℹ )(?:skip|skipped|todo) (\d+)$", re.M)
-# A run that says how many tests it ran, none included (libtest's `running 0 tests`).
-RAN_SOME = re.compile(r"^running \d+ tests?$|^Ran \d+ tests? in |^(?:# |ℹ )tests \d+$", re.M)
+# Runners' own lines naming one test and how it ended, for commands that wrote no JUnit, and
+# their totals where that is all a runner prints: each runner's `named_tests`, `totals` and
+# `RAN_COUNT` (runners/).
 
 
 @dataclass(frozen=True)
@@ -109,7 +97,7 @@ def suite_tests(
         known = known or record.junit_tests is not None
         if record.junit_tests is None and record.output_path:
             text = _log(record.output_path)
-            known = known or bool(RAN_SOME.search(text))
+            known = known or runners.ran_count(text)
             for test_id, skipped, times in _from_output(record.command, text):
                 add(test_id, skipped, times)
     return SuiteTests(listed, ran, known or bool(listed))
@@ -237,30 +225,18 @@ def describe(problems: Sequence[RemovedTest], limit: int = 20) -> str:
 def _from_output(command: str, text: str) -> Iterable[tuple[str, bool, int]]:
     """(id, skipped, times) for each test a runner's own output names; one unnamed group per
     command when it prints only totals."""
-    named = False
-    for name, state in LIBTEST.findall(text):
-        named = True
-        yield DOCTEST_LINE.sub("", name), state == "ignored", 1
-    for state, name in GO_VERBOSE.findall(text):
-        named = True
-        yield name, state == "SKIP", 1
-    for name, where, state in UNITTEST_VERBOSE.findall(text):
-        named = True
-        test_id = where if where.endswith("." + name) else f"{where}.{name}"
-        yield test_id, state in ("skipped", "expected failure"), 1
+    named = runners.named_tests(text)
+    for test_id, skipped in named:
+        yield test_id, skipped, 1
     if named:
         return
     group = f"(the tests of `{command}`)"
-    for total_re, skipped_re in ((UNITTEST_RAN, UNITTEST_SKIPPED), (NODE_TESTS, NODE_SKIPPED)):
-        totals = [int(n) for n in total_re.findall(text)]
-        if totals:
-            total = sum(totals)
-            skipped = min(total, sum(int(n) for n in skipped_re.findall(text)))
-            if total - skipped:
-                yield group, False, total - skipped
-            if skipped:
-                yield group, True, skipped
-            return
+    if (found := runners.totals(text)) is not None:
+        skips = min(found.total, found.skipped)
+        if found.total - skips:
+            yield group, False, found.total - skips
+        if skips:
+            yield group, True, skips
 
 
 def _log(path: str) -> str:

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from codegen_ci import runners
 from codegen_ci.errors import InputError
 from codegen_ci.gate.environment_check import (
     Cause,
@@ -53,6 +54,7 @@ from codegen_ci.report import (
     Round,
     Status,
 )
+from codegen_ci.runners import go
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
@@ -137,31 +139,18 @@ def dry_run(
 
 TAIL_CHARS = 1500
 NO_TESTS = "no tests found"
+REPORTER_MISSING = "a test reporter is not installed"
+RUNNER_MISSING = "the test runner is not installed"
+# Signatures of a command that never ran a test: the shell's and package managers' here, each
+# runner's own in its module (runners/: `SIGNATURES`); the first that matches says why.
 NOT_STARTED = (
     (re.compile(r"^(?:\S+: )?(?:line \d+: )?\S+: command not found$", re.M), "command not found"),
     (re.compile(r"npm (?:ERR!|error) Missing script"), "no such npm script"),
     (re.compile(r"(?:ERR_PNPM_NO_SCRIPT|Command \"[\w:-]+\" not found)"), "no such script"),
-    (
-        re.compile(
-            r"Cannot find module '[^']*node_modules[^']*'|Cannot find module '(?:jest|"
-            r"vitest|mocha|ts-jest)'"
-        ),
-        "the test runner is not installed",
-    ),
-    (
-        re.compile(  # mocha 8+; mocha 6
-            r"ERR_MOCHA_INVALID_REPORTER|Error: invalid reporter|Unknown \"reporter\": ", re.I
-        ),
-        "a test reporter is not installed",
-    ),
-    (
-        re.compile(
-            r"Could not resolve a module for a custom reporter|Failed to load custom "
-            r"Reporter|Cannot find module '[^']*reporter[^']*'",
-            re.I,
-        ),
-        "a test reporter is not installed",
-    ),
+    (re.compile(r"Cannot find module '[^']*node_modules[^']*'"), RUNNER_MISSING),
+    *((pattern, RUNNER_MISSING) for pattern in runners.signatures("runner missing")),
+    *((pattern, REPORTER_MISSING) for pattern in runners.signatures("reporter missing")),
+    (re.compile(r"Cannot find module '[^']*reporter[^']*'", re.I), REPORTER_MISSING),
     (
         re.compile(
             r"Corepack is about to download|Error when performing the request to "
@@ -172,13 +161,8 @@ NOT_STARTED = (
         "the package manager tried to download itself (no network for commands: install it "
         "in the workflow, e.g. pnpm/action-setup, or `corepack enable` with its version cached)",
     ),
-    (re.compile(r"No tests found, exiting with code|No test files found"), NO_TESTS),
-    (re.compile(r"^Error: No test files found", re.M), NO_TESTS),
-    (re.compile(r"^(?:# |ℹ )tests 0$", re.M), NO_TESTS),  # node --test
-    (re.compile(r"^Ran 0 tests in ", re.M), NO_TESTS),  # unittest
+    *((pattern, NO_TESTS) for pattern in runners.signatures("no tests")),
 )
-GO_NO_TESTS = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
-GO_RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
 
 
 class ConfigError(InputError):
@@ -208,7 +192,7 @@ def not_started(record: CommandResult) -> str | None:
         for pattern, reason in NOT_STARTED:
             if pattern.search(text) and not record.junit_tests:
                 return f"{reason} (exit {record.exit_code})"
-    if GO_NO_TESTS.search(text) and not GO_RAN.search(text) and not record.junit_tests:
+    if go.NO_TEST_FILES.search(text) and not go.RAN.search(text) and not record.junit_tests:
         return "no test files in any package"
     if not collect_only and record.junit_tests == 0 and record.exit_code == 0:
         return "its JUnit report lists no tests"

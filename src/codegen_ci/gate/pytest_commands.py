@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from codegen_ci.runners.base import plain_tokens
+from codegen_ci.runners.pytest import mentions_pytest as mentions_pytest
 from codegen_ci.security import guarded_read, guarded_write
 
-PYTEST_TOKEN = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 # pytest options that take a separate value, so the value is not mistaken for a test path.
 VALUE_OPTIONS = {
     "-k",
@@ -63,13 +64,8 @@ VALUE_OPTIONS = {
     "--cov-fail-under",
     "--override-ini",
 }
-JUNIT_OPTIONS = ("--junitxml", "--junit-xml")
 # Past this many ids the command line gets unwieldy and the full suite is about as cheap.
 MAX_TARGETS = 200
-
-
-def mentions_pytest(command: str) -> bool:
-    return bool(PYTEST_TOKEN.search(command))
 
 
 def node_id(junit_id: str, repo: Path) -> str | None:
@@ -112,33 +108,6 @@ def targeted_command(command: str, junit_ids: list[str], repo: Path) -> str | No
         elif token.startswith("-") or not _is_path(token, repo):
             kept.append(token)
     return shlex.join([*kept, *(n for n in nodes if n)])
-
-
-def junitxml_arg(command: str) -> str | None:
-    """The report path a command passes pytest itself (`--junitxml=PATH`), if any: a command
-    line option beats PYTEST_ADDOPTS, so that is where the report lands."""
-    tokens = plain_tokens(command) or []
-    for n, token in enumerate(tokens):
-        for option in JUNIT_OPTIONS:
-            if token.startswith(option + "="):
-                return token.split("=", 1)[1]
-            if token == option and n + 1 < len(tokens):
-                return tokens[n + 1]
-    return None
-
-
-def plain_tokens(command: str) -> list[str] | None:
-    """The words of a command without shell operators; None when it has any (or is not
-    valid shell), since rewriting such a command could change what it does."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        return None
-    if any(set(t) <= set("();<>|&") for t in tokens) or any("$" in t or "`" in t for t in tokens):
-        return None
-    return tokens
 
 
 def _is_path(token: str, repo: Path) -> bool:

@@ -17,8 +17,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
+from codegen_ci import runners
 from codegen_ci.gate.junit.parse import JUnitCase
-from codegen_ci.gate.rust_panics import panic_locations
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Failure, Round, location
 from codegen_ci.security.untrusted import (
@@ -102,10 +102,12 @@ def reflection_message(
         )
     unexplained = [f for f in outcome.failed if not f.explained]
     for failed in unexplained[:2]:
-        panics = panic_locations(failed.output) if failed.kind == "test" else []
-        if panics:  # plain `cargo test`: where each test panicked, before the output
-            listed = "\n".join(f"{p.test} at {location(p.file, p.line)}" for p in panics)
-            parts.append("Rust tests that panicked:\n" + fence("panics", Untrusted(clean(listed))))
+        found = runners.failed_at(failed.output) if failed.kind == "test" else None
+        if found:  # plain `cargo test`: where each test panicked, before the output
+            runner, places = found
+            listed = "\n".join(f"{p.test} at {location(p.file, p.line)}" for p in places)
+            label = runner.FAILED_AT_LABEL
+            parts.append(f"{runner.FAILED_AT_TITLE}:\n" + fence(label, Untrusted(clean(listed))))
         text = head_tail(clean(failed.output), room(OUTPUT_BUDGET))
         parts.append(
             f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"

@@ -4,38 +4,26 @@ and tests, through unittest's own `main`, which also writes a JUnit report. So a
 unittest suite has totals and failing test ids (for the reflection and the base-commit
 comparison) instead of an exit code alone, whether or not pytest is installed.
 
-Only a command that is exactly `<python> -m unittest ...` (no interpreter options, no shell
-operators) is run so; anything else (a Makefile, `tox`, `python -I -m unittest`) runs as
-written, and its JUnit stays unknown unless the runner writes some.
+Which commands run so is the unittest runner's knowledge (runners/unittest.py: a command that is
+exactly `<python> -m unittest ...`); anything else (a Makefile, `tox`, `python -I -m unittest`)
+runs as written, and its JUnit stays unknown unless the runner writes some. This module is the
+harness's side: the runner's file put where the command can read it.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from codegen_ci.gate.pytest_commands import plain_tokens
+from codegen_ci.runners.unittest import RUNNER, junit_command
 
-RUNNER = "codegen_unittest"
+__all__ = ["JUNIT_ENV", "RUNNER_SOURCE", "junit_command", "prepare"]
+
 # The runner's file, copied into the tool's read-only folder; never imported here.
 RUNNER_SOURCE = Path(__file__).with_name(f"{RUNNER}.py")
 JUNIT_ENV = "CODEGEN_UNITTEST_JUNIT"
-PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
-
-
-def junit_command(command: str) -> str | None:
-    """`command` run through the JUnit-writing runner; None when it is not a plain
-    `<python> -m unittest ...`."""
-    tokens = plain_tokens(command)
-    if not tokens or len(tokens) < 3 or tokens[1:3] != ["-m", "unittest"]:
-        return None
-    if not PYTHON.fullmatch(tokens[0]):
-        return None
-    return shlex.join([tokens[0], "-m", RUNNER, *tokens[3:]])
 
 
 def prepare(env: Mapping[str, str], tool_dir: Path, report: Path) -> dict[str, str]:

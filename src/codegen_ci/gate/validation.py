@@ -38,11 +38,11 @@ from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from codegen_ci import runners
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, summary_line
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.project_source import ImportCheck, check_sources
-from codegen_ci.gate.rust_panics import panic_locations
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner, command_places
 from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
 from codegen_ci.security.sandbox import Sandbox
@@ -455,12 +455,13 @@ class FailedCommand:
     def failure(self) -> Failure:
         """The report's entry for a failure nothing else explains: the command by its kind and
         text, with the line of its output that says what went wrong."""
-        panics = panic_locations(self.output) if self.kind == "test" else []
+        found = runners.failed_at(self.output) if self.kind == "test" else None
+        first = found[1][0] if found else None  # plain `cargo test`: where it panicked
         return Failure(
             id=f"{self.kind}: {self.command}",
             message=summary_line(self.output),
-            file=panics[0].file if panics else None,
-            line=panics[0].line if panics else None,
+            file=first.file if first else None,
+            line=first.line if first else None,
             kind="command",
         )
 

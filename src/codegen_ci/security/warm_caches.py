@@ -22,26 +22,21 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from codegen_ci import runners
+
 MAX_SEED_BYTES = 1 << 30
-# (variable, where the copy goes in the scratch): the user's cache, found by `user_caches`.
-USER_CACHES = (("GOCACHE", "cache/go-build"),)
-# Cache folders in a checkout (untracked) copied into a new worktree that has none.
-CHECKOUT_CACHES = frozenset({"target", ".mypy_cache", ".ruff_cache"})
+# (variable, where the copy goes in the scratch): the user's caches, each runner's
+# (runners/: `USER_CACHES`, found by its `user_caches`).
+USER_CACHES = runners.user_cache_places()
+# Cache folders in a checkout (untracked) copied into a new worktree that has none: mypy's,
+# ruff's and the runners' (runners/: `CHECKOUT_CACHES`).
+TOOL_CACHES = frozenset({".mypy_cache", ".ruff_cache"})
+CHECKOUT_CACHES = TOOL_CACHES | runners.checkout_caches()
 
 
 def user_caches(environ: Mapping[str, str]) -> tuple[tuple[str, Path], ...]:
-    """The user's caches that exist, by variable: Go's build cache is `GOCACHE`, else
-    `$XDG_CACHE_HOME/go-build`, else `~/.cache/go-build` (Go's own order)."""
-    gocache = environ.get("GOCACHE", "")
-    if gocache == "off":
-        return ()
-    if not gocache:
-        home = Path(environ.get("HOME") or str(Path.home()))
-        gocache = str(Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "go-build")
-    found = []
-    if gocache and Path(gocache).is_absolute() and Path(gocache).is_dir():
-        found.append(("GOCACHE", Path(gocache)))
-    return tuple(found)
+    """The user's caches that exist, by variable (Go's build cache: runners/go.py)."""
+    return runners.user_caches(environ)
 
 
 def seed_scratch(scratch: Path, caches: tuple[tuple[str, Path], ...]) -> dict[str, str]:
@@ -64,11 +59,9 @@ def scratch_env(scratch: Path) -> dict[str, str]:
 
 
 def is_checkout_cache(folder: Path) -> bool:
-    """A cache folder in a checkout: `.mypy_cache`, `.ruff_cache`, or a `target/` beside a
-    `Cargo.toml` (elsewhere `target` may be anything)."""
-    if folder.name == "target":
-        return (folder.parent / "Cargo.toml").is_file()
-    return folder.name in CHECKOUT_CACHES
+    """A cache folder in a checkout: `.mypy_cache`, `.ruff_cache`, or a runner's (a `target/`
+    beside a `Cargo.toml`; elsewhere `target` may be anything)."""
+    return folder.name in TOOL_CACHES or runners.is_checkout_cache(folder)
 
 
 def copy_tree(source: Path, target: Path) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from codegen_ci import runners
 from codegen_ci.workspace.paths import matches
 
 __all__ = [
@@ -39,14 +40,10 @@ TEST_NAME = re.compile(
     r"|.+\.(test|spec)\.[cm]?[jt]sx?|.+(Test|Tests|Spec)\.(java|kt|scala|cs|swift)"
     r"|test_.+\.(c|cc|cpp|rs)|.+_test\.(c|cc|cpp|rs|exs))$"
 )
-# How the tests run: protected with the tests, though no test lives there.
+# How the tests run: protected with the tests, though no test lives there (a test runner's own
+# configuration is in its module: runners/, `CONFIG_GLOBS`).
 TEST_CONFIG_GLOBS = (
-    "conftest.py",
-    "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "jest.config.*",
-    "vitest.config.*",
+    *runners.config_globs(),
     "phpunit.xml*",
     ".coveragerc",
     "noxfile.py",

@@ -25,11 +25,14 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
-# Caches and reports tools write without being asked; never part of a change.
+from codegen_ci import runners
+
+# Caches and reports tools write without being asked; never part of a change (a test runner's
+# own are in its module: runners/, `ARTIFACT_GLOBS`).
 ARTIFACT_GLOBS = (
+    *runners.artifact_globs(),
     "**/__pycache__/**",
     "*.pyc",
-    ".pytest_cache/**",
     ".mypy_cache/**",
     ".ruff_cache/**",
     ".coverage",
@@ -44,13 +47,9 @@ ARTIFACT_GLOBS = (
     "junit*.xml",
     ".cache/**",
     # Go, Node, Rust, JVM toolchains: coverage profiles, caches, build output, dependencies.
-    "coverage.out",
-    "*.coverprofile",
-    "cover.out",
     "lcov.info",
     "**/node_modules/**",
     ".nyc_output/**",
-    ".jest-cache/**",
     ".parcel-cache/**",
     ".turbo/**",
     ".eslintcache",
@@ -59,7 +58,6 @@ ARTIFACT_GLOBS = (
     ".next/**",
     ".nuxt/**",
     ".vite/**",
-    ".vitest/**",
     "test-results/**",
 )
 # Build output: generated when the base commit has no such file (a rebuilt `dist/` that the

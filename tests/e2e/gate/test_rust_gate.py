@@ -1,8 +1,8 @@
 """Rust through the gate with the real cargo and rustc (Debian's), on both sandbox backends:
 plain `cargo test` writes no JUnit, so the counts stay unknown, but where each test panicked
-(`src/lib.rs:N`) reaches the report and the model (gate/rust_panics.py); `cargo nextest run`
+(`src/lib.rs:N`) reaches the report and the model (runners/cargo.py); `cargo nextest run`
 gives counts through the JUnit its profile in `.config/nextest.toml` writes
-(gate/junit/nextest.py)."""
+(runners/cargo.py)."""
 
 from __future__ import annotations
 

@@ -16,14 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from codegen_ci.gate import pytest_commands
+from codegen_ci import runners
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
-from codegen_ci.gate.junit.nextest import nextest_reports
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
@@ -58,11 +56,10 @@ def run_test_command(
     auto = junit_dir / f"{tag}.xml"
     junit_dir.mkdir(parents=True, exist_ok=True)
     if not validation.junit:
-        addopts = f"{env.get('PYTEST_ADDOPTS', '')} --junitxml={shlex.quote(str(drop))}"
-        env["PYTEST_ADDOPTS"] = addopts.strip()
+        env = runners.junit_env(env, str(drop))  # pytest's PYTEST_ADDOPTS
     places = [cwd, *anchors]
     globs = [expand_glob(pattern, env) for pattern in validation.junit]
-    globs = globs or nextest_reports(command, cwd, env)  # nextest's own JUnit profile
+    globs = globs or runners.configured_reports(command, env, _reader(cwd))  # nextest's profile
     before = _report_candidates(command, places, globs)
     result = run_shell(
         command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log, wrap=wrap
@@ -94,6 +91,18 @@ def run_test_command(
     return result, junit
 
 
+def _reader(cwd: Path) -> runners.Read:
+    """A runner's config file in the worktree, read through the guarded reader."""
+
+    def read(rel: str) -> str | None:
+        try:
+            return guarded_read.read_text(cwd, rel, max_bytes=1024 * 1024)
+        except guarded_read.Refused:
+            return None
+
+    return read
+
+
 def _copy(
     root: Path,
     rel: str,
@@ -123,9 +132,7 @@ def _report_candidates(
     """Report files a command may write, found without following a symlink: the spec's globs,
     and a `--junitxml` the command passes itself (a command-line option beats PYTEST_ADDOPTS).
     Each as (the place it lies under, its path there) with its modification time and size."""
-    patterns = list(globs)
-    if explicit := pytest_commands.junitxml_arg(command):
-        patterns.append(explicit)
+    patterns = [*globs, *runners.junit_args(command)]
     found: dict[tuple[Path, str], Stamp] = {}
     for pattern in patterns:
         root, rel = _anchor(pattern, places)
@@ -182,61 +189,9 @@ def expand_glob(pattern: str, env: Mapping[str, str]) -> str:
 # `npm test`/`pnpm run x`/`yarn x` into package.json's scripts).
 
 SCRIPT = re.compile(r"^\s*(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)")
-HINTS = (
-    (
-        re.compile(r"\bvitest\b"),
-        "vitest: add `--reporter=default --reporter=junit "
-        "--outputFile.junit=junit.xml` and set `validation.junit: [junit.xml]`",
-    ),
-    (
-        re.compile(r"\bjest\b"),
-        "jest: `npm install --save-dev jest-junit`, run `jest --ci "
-        "--reporters=default --reporters=jest-junit` and set `validation.junit: [junit.xml]`",
-    ),
-    (
-        re.compile(r"\bmocha\b"),
-        "mocha: `npm install --save-dev mocha-junit-reporter`, run "
-        "`mocha --reporter mocha-junit-reporter --reporter-options mochaFile=junit.xml` and set "
-        "`validation.junit: [junit.xml]`",
-    ),
-    (
-        re.compile(r"\bnode\b.*--test\b"),
-        "node's test runner: add `--test-reporter=spec "
-        "--test-reporter-destination=stdout --test-reporter=junit "
-        "--test-reporter-destination=junit.xml` and set `validation.junit: [junit.xml]`",
-    ),
-    (
-        re.compile(r"\bgo\s+test\b|\bgotestsum\b"),
-        "go: run `gotestsum --junitfile junit.xml -- "
-        "./...` instead of `go test ./...` and set `validation.junit: [junit.xml]`",
-    ),
-    (
-        re.compile(r"\bcargo\b"),
-        "cargo: run `cargo nextest run --profile ci` with "
-        '`[profile.ci.junit] path = "junit.xml"` in .config/nextest.toml (the gate then '
-        "reads target/nextest/ci/junit.xml itself)",
-    ),
-    (
-        re.compile(r"\bpytest\b|\btox\b|\bnox\b"),
-        "pytest: with `validation.junit` empty it gets "
-        "`--junitxml` automatically; with globs set, pass `--junitxml=<file>` matching them",
-    ),
-)
 GENERIC = (
     "make the command write a JUnit XML report and list the file in `validation.junit` "
     "(pytest gets one automatically)"
-)
-
-
-# The command (or the script it runs) already asks its runner for JUnit: suggesting the same
-# flags again would be no help; what is missing is the file in `validation.junit`.
-ASKS_FOR_JUNIT = re.compile(
-    r"--reporters?[= ](?:default,)?(?:junit|jest-junit)\b|mocha-junit-reporter|"
-    r"--test-reporter=junit|--junitfile\b|--junit(?:xml)?\b|--reporter[= ]junit"
-)
-JUNIT_FILE = re.compile(
-    r"(?:--outputFile(?:\.junit)?[= ]|mochaFile=|--test-reporter-destination=|--junitfile[= ]|"
-    r"JEST_JUNIT_OUTPUT_FILE=|--junitxml[= ])([^\s'\"]+\.xml)"
 )
 
 
@@ -244,18 +199,15 @@ def junit_hint(command: str, cwd: Path) -> str:
     """The way to get JUnit from the runner `command` uses; when it already asks for JUnit,
     where the report goes instead (what `validation.junit` must match)."""
     text = command + " " + _script(command, cwd)
-    if ASKS_FOR_JUNIT.search(text):
-        written = JUNIT_FILE.search(text)
-        target = f"`{written[1]}`" if written else "the file it writes"
+    if runners.asks_for_junit(text):
+        written = runners.junit_file(text)
+        target = f"`{written}`" if written else "the file it writes"
         default = " (jest-junit's default is junit.xml)" if "jest-junit" in text else ""
         return (
             f"the command already asks for JUnit; list {target}{default} in "
             "`validation.junit` (a glob relative to the repository) so the gate reads it"
         )
-    for pattern, hint in HINTS:
-        if pattern.search(text):
-            return hint
-    return GENERIC
+    return runners.junit_hint(text) or GENERIC
 
 
 def _script(command: str, cwd: Path) -> str:

@@ -1,12 +1,20 @@
-"""Where `cargo nextest run` writes JUnit, read from the repository's nextest config."""
+"""cargo: where `cargo nextest run` writes JUnit, read from the repository's nextest config."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from codegen_ci.gate.junit.nextest import nextest_reports
+from codegen_ci.runners.cargo import configured_reports
 
 CONFIG = '[profile.ci.junit]\npath = "junit.xml"\n[profile.default.junit]\npath = "all.xml"\n'
+
+
+def nextest_reports(command: str, root: Path, env: dict[str, str]) -> list[str]:
+    def read(rel: str) -> str | None:
+        path = root / rel
+        return path.read_text() if path.is_file() else None
+
+    return configured_reports(command, env, read)
 
 
 def repo(tmp_path: Path, text: str) -> Path:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from codegen_ci.gate.junit.cases import locate
 from codegen_ci.gate.junit.parse import parse_files
-from codegen_ci.gate.rust_panics import Panic, panic_locations
+from codegen_ci.runners.base import FailedAt as Panic
+from codegen_ci.runners.cargo import failed_at as panic_locations
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "junit" / "nextest-rs-nextest"
 OLD = """running 2 tests

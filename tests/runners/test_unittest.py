@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from codegen_ci.gate.unittest_commands import junit_command
+from codegen_ci.runners.unittest import junit_command
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,204 @@
+"""Test runners: one module per runner, each providing the whole `TestRunner` Protocol
+(`base.py`), listed once in `RUNNERS`. What the gate, the workspace and init know about a
+runner they ask here: how to get its JUnit, what its output says when it could not start,
+its configuration and cache files, what its output says ran or was skipped, its coverage.
+
+Takes a command (and, where the repository's files matter, a guarded reader of them);
+returns that runner's answer. A new runner is one new file here plus its tests
+(docs/architecture.md, "A new test runner"). The order of `RUNNERS` is the order they are
+asked in: the first whose `COMMAND` matches gives a command's JUnit hint."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    FailedAt,
+    InitJUnit,
+    Read,
+    Signature,
+    StartFailure,
+    TestRunner,
+    Totals,
+)
+
+__all__ = [
+    "RUNNERS",
+    "EnvironmentAdvice",
+    "FailedAt",
+    "InitJUnit",
+    "Read",
+    "Signature",
+    "StartFailure",
+    "TestRunner",
+    "Totals",
+    "artifact_globs",
+    "asks_for_junit",
+    "by_name",
+    "checkout_caches",
+    "config_globs",
+    "configured_reports",
+    "coverage_command",
+    "download",
+    "failed_at",
+    "failed_test",
+    "is_checkout_cache",
+    "junit_args",
+    "junit_env",
+    "junit_file",
+    "junit_hint",
+    "named_tests",
+    "no_toolchain",
+    "ran_count",
+    "script_words",
+    "signatures",
+    "totals",
+    "user_cache_places",
+    "user_caches",
+]
+
+RUNNERS: dict[str, TestRunner] = {
+    "vitest": vitest,
+    "jest": jest,
+    "mocha": mocha,
+    "unittest": unittest,
+    "node_test": node_test,
+    "go": go,
+    "cargo": cargo,
+    "pytest": pytest,
+}
+
+
+def by_name(name: str) -> TestRunner:
+    """The runner whose `NAME` is `name` (`node --test`, `jest`, ...)."""
+    return next(r for r in RUNNERS.values() if name == r.NAME)
+
+
+def script_words() -> str:
+    """How a package.json script starts any Node runner (`jest|vitest|...`), for a regex."""
+    return "|".join(r.SCRIPT_WORD for r in RUNNERS.values() if r.SCRIPT_WORD)
+
+
+def junit_hint(text: str) -> str | None:
+    """How to make the runner `text` (a command and the script it runs) names write JUnit."""
+    for runner in RUNNERS.values():
+        if runner.JUNIT_HINT and runner.COMMAND.search(text):
+            return runner.JUNIT_HINT
+    return None
+
+
+def asks_for_junit(text: str) -> bool:
+    """Whether `text` already passes some runner its JUnit flags."""
+    return any(r.ASKS_FOR_JUNIT and r.ASKS_FOR_JUNIT.search(text) for r in RUNNERS.values())
+
+
+def junit_file(text: str) -> str | None:
+    """The report file the first JUnit flag in `text` names."""
+    found = [m for r in RUNNERS.values() if r.JUNIT_FILE and (m := r.JUNIT_FILE.search(text))]
+    return min(found, key=lambda m: m.start())[1] if found else None
+
+
+def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    """The variables that ask every runner that reads one for JUnit at `report`."""
+    out = dict(env)
+    for runner in RUNNERS.values():
+        out.update(runner.junit_env(out, report))
+    return out
+
+
+def junit_args(command: str) -> list[str]:
+    """Report paths `command` passes its runner itself."""
+    return [path for r in RUNNERS.values() if (path := r.junit_arg(command))]
+
+
+def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    """Reports the repository's own runner config makes `command` write."""
+    return [path for r in RUNNERS.values() for path in r.configured_reports(command, env, read)]
+
+
+def signatures(means: StartFailure) -> tuple[re.Pattern[str], ...]:
+    """Every runner's output patterns that mean `means`."""
+    return tuple(s.pattern for r in RUNNERS.values() for s in r.SIGNATURES if s.means == means)
+
+
+def failed_test() -> re.Pattern[str]:
+    """A line of any runner's output naming a failed test."""
+    parts = dict.fromkeys(r.FAILED_TEST for r in RUNNERS.values() if r.FAILED_TEST)
+    return re.compile(rf"^(?:{'|'.join(parts)})", re.M)
+
+
+def no_toolchain() -> tuple[EnvironmentAdvice, ...]:
+    """Every runner's toolchain-not-found signature, with its advice."""
+    return tuple(r.NO_TOOLCHAIN for r in RUNNERS.values() if r.NO_TOOLCHAIN)
+
+
+def download(command: str, text: str) -> EnvironmentAdvice | None:
+    """The first runner's download that `text` (the output of `command`) shows failing."""
+    for runner in RUNNERS.values():
+        for advice in runner.DOWNLOADS:
+            wanted = advice.command is None or advice.command.search(command)
+            if wanted and advice.pattern.search(text):
+                return advice
+    return None
+
+
+def failed_at(output: str) -> tuple[TestRunner, list[FailedAt]] | None:
+    """The first runner whose own output says where tests failed, and those places."""
+    for runner in RUNNERS.values():
+        if found := runner.failed_at(output):
+            return runner, found
+    return None
+
+
+def config_globs() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(g for r in RUNNERS.values() for g in r.CONFIG_GLOBS))
+
+
+def artifact_globs() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(g for r in RUNNERS.values() for g in r.ARTIFACT_GLOBS))
+
+
+def user_cache_places() -> tuple[tuple[str, str], ...]:
+    """(variable, folder in a phase's scratch) of every runner's user caches."""
+    return tuple(place for r in RUNNERS.values() for place in r.USER_CACHES)
+
+
+def user_caches(environ: Mapping[str, str]) -> tuple[tuple[str, Path], ...]:
+    """The user's caches that exist, by variable."""
+    return tuple(found for r in RUNNERS.values() for found in r.user_caches(environ))
+
+
+def checkout_caches() -> frozenset[str]:
+    """The names of the runners' cache folders in a checkout."""
+    return frozenset(name for r in RUNNERS.values() for name in r.CHECKOUT_CACHES)
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return any(r.is_checkout_cache(folder) for r in RUNNERS.values())
+
+
+def ran_count(text: str) -> bool:
+    """Whether some runner's output says how many tests it ran (none included)."""
+    return any(r.RAN_COUNT and r.RAN_COUNT.search(text) for r in RUNNERS.values())
+
+
+def named_tests(text: str) -> list[tuple[str, bool]]:
+    """(test id, skipped) for each test a runner's own output names."""
+    return [found for r in RUNNERS.values() for found in r.named_tests(text)]
+
+
+def totals(text: str) -> Totals | None:
+    """The first runner's totals, where its output gives only those."""
+    return next((t for r in RUNNERS.values() if (t := r.totals(text)) is not None), None)
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    """`command` under its runner's coverage tool; None where none measures it."""
+    for runner in RUNNERS.values():
+        if (covered := runner.coverage_command(command, sources, io_dir)) is not None:
+            return covered
+    return None

@@ -1,0 +1,173 @@
+"""What every test runner module provides (`TestRunner`), and the values its hooks return.
+
+A runner is a module, not a class (pre-commit's `languages/`): its constants and functions are
+the Protocol's members, and mypy checks the module against `TestRunner` where the registry
+(`runners/__init__.py`) lists it. Runner modules import nothing of codegen_ci but this file:
+what needs the worktree gets a `Read` (a file of the repository, read by the caller through
+the guarded reader)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+# A file of the repository by its relative path, read through the guarded reader; None when
+# it is missing or refused.
+Read = Callable[[str], str | None]
+
+# What a signature in a command's output means: the command never ran a test.
+StartFailure = Literal["runner missing", "reporter missing", "no tests"]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A line in a test command's output that says it could not start (`means` why)."""
+
+    pattern: re.Pattern[str]
+    means: StartFailure
+
+
+@dataclass(frozen=True)
+class EnvironmentAdvice:
+    """A line of the runner's output that says its toolchain or a download failed it, not the
+    code: `what` happened, and the `advice` (`{home_note}`: what HOME looks like to the
+    commands; `{home}`: the user's HOME). `command`: only for commands that match it."""
+
+    pattern: re.Pattern[str]
+    what: str
+    advice: str
+    command: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
+class FailedAt:
+    """Where a test failed, read from the runner's own output (a command without JUnit)."""
+
+    test: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What a runner that names no test prints: how many ran, how many of them skipped."""
+
+    total: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class InitJUnit:
+    """What `codegen-ci init` writes so the runner's test command writes JUnit."""
+
+    report: str  # where the report goes, relative to the repository
+    options: str = ""  # flags added to the runner's call (`{report}`: the report's path)
+    env: str = ""  # variables set before the call (`{report}`)
+    package: str | None = None  # the reporter package the project needs for it
+    setup: tuple[str, ...] = ()  # what the run's setup installs for it
+
+
+class TestRunner(Protocol):
+    """One test runner's knowledge; each member is a module-level name of the runner's file."""
+
+    # Its name in reports and docs.
+    NAME: str
+    # A command (or the package.json script it runs) that uses this runner.
+    COMMAND: re.Pattern[str]
+
+    # -- init: what says a repository uses it, and what `codegen-ci init` writes for it --------
+    # Files at the repository's root that say so (`go.mod`), where a file does.
+    MARKERS: tuple[str, ...]
+    # How a package.json script starts it (a regex: `node\s+--test`), for a Node runner.
+    SCRIPT_WORD: str | None
+    # The JUnit init writes for it (None: init writes the command as CI runs it).
+    INIT: InitJUnit | None
+
+    # -- JUnit: how it is asked for, and where it lands --------------------------------------
+    # How to make a command of this runner write JUnit (shown when a command wrote none).
+    JUNIT_HINT: str | None
+    # The runner's own flags that ask for JUnit, and the report file they name.
+    ASKS_FOR_JUNIT: re.Pattern[str] | None
+    JUNIT_FILE: re.Pattern[str] | None
+
+    def junit_command(self, command: str) -> str | None:
+        """`command` rewritten so it writes JUnit itself; None to run it as written."""
+
+    def junit_env(self, env: Mapping[str, str], report: str) -> dict[str, str]:
+        """Variables that make the runner write JUnit to `report` ({}: none do)."""
+
+    def junit_arg(self, command: str) -> str | None:
+        """The report path `command` passes the runner itself, if any."""
+
+    def configured_reports(self, command: str, env: Mapping[str, str], read: Read) -> list[str]:
+        """Reports the runner writes because the repository's own config asks it to."""
+
+    # -- the environment check: a command that could not start -------------------------------
+    SIGNATURES: tuple[Signature, ...]
+    # A line of its output naming a failed test (the code's failure, whatever else it says).
+    FAILED_TEST: str | None
+    # Its toolchain not found where it looks (the untouched code's run: a configuration error).
+    NO_TOOLCHAIN: EnvironmentAdvice | None
+    # What it tried to download with no network, and where it keeps it instead.
+    DOWNLOADS: tuple[EnvironmentAdvice, ...]
+
+    # Where its tests failed, from its output where it wrote no JUnit, and how the model is
+    # told (a heading, a fence's label).
+    FAILED_AT_TITLE: str
+    FAILED_AT_LABEL: str
+
+    def failed_at(self, output: str) -> list[FailedAt]:
+        """Each failed test's place, in order, each test once."""
+
+    # -- paths -------------------------------------------------------------------------------
+    # Its configuration: protected with the tests (workspace/file_kinds.py).
+    CONFIG_GLOBS: tuple[str, ...]
+    # Caches and reports it writes unasked: never part of a change (workspace/paths.py).
+    ARTIFACT_GLOBS: tuple[str, ...]
+    # Warm caches (security/warm_caches.py): the user's build caches copied into each phase's
+    # scratch, as (variable, folder in the scratch), and the checkout's cache folders copied
+    # into each worktree, by name.
+    USER_CACHES: tuple[tuple[str, str], ...]
+    CHECKOUT_CACHES: tuple[str, ...]
+
+    def user_caches(self, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+        """The user's caches of `USER_CACHES` that exist, by variable."""
+
+    def is_checkout_cache(self, folder: Path) -> bool:
+        """Whether `folder` (named in `CHECKOUT_CACHES`) is this runner's cache."""
+
+    # -- kept tests: what its output says ran, for a command that wrote no JUnit -------------
+    # A line saying how many tests ran (0 included): the run is known.
+    RAN_COUNT: re.Pattern[str] | None
+
+    def named_tests(self, text: str) -> list[tuple[str, bool]]:
+        """(test id, skipped) for each test its output names."""
+
+    def totals(self, text: str) -> Totals | None:
+        """How many tests ran and were skipped, where its output gives only totals."""
+
+    # -- coverage ----------------------------------------------------------------------------
+    # How the changed lines' coverage is measured, or "not measured: why".
+    COVERAGE: str
+
+    def coverage_command(self, command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+        """`command` run under the runner's coverage tool, writing `io_dir/coverage.xml`
+        (Cobertura); None when this runner's coverage is not measured for it."""
+
+
+def plain_tokens(command: str) -> list[str] | None:
+    """The words of a command without shell operators; None when it has any (or is not
+    valid shell), since rewriting such a command could change what it does."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    if any(set(t) <= set("();<>|&") for t in tokens) or any("$" in t or "`" in t for t in tokens):
+        return None
+    return tokens

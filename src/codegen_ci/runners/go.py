@@ -1,0 +1,117 @@
+"""go test, and gotestsum (which runs it and writes JUnit); `go test -v`'s lines where no
+JUnit was written. What Go's JUnit leaves unsaid is read in gate/junit/go.py."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+
+NAME = "go test"
+COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
+# a CI line that runs Go's tests (its arguments after the runner)
+CI_COMMAND = re.compile(r"^(?:go\s+test|gotestsum)\b\s*(.*)$")
+# gotestsum runs `go test` and writes JUnit; pinned so every run installs the same one.
+GOTESTSUM = "gotest.tools/gotestsum@v1.12.0"
+
+MARKERS: tuple[str, ...] = ("go.mod",)
+SCRIPT_WORD: str | None = None
+INIT: InitJUnit | None = InitJUnit(
+    report="reports/junit-go.xml",
+    options="--junitfile {report}",
+    setup=("go mod download", f"go install {GOTESTSUM}"),
+)
+
+JUNIT_HINT: str | None = (
+    "go: run `gotestsum --junitfile junit.xml -- "
+    "./...` instead of `go test ./...` and set `validation.junit: [junit.xml]`"
+)
+ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--junitfile\b")
+JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--junitfile[= ]([^\s'\"]+\.xml)")
+
+
+def junit_command(command: str) -> str | None:
+    return None
+
+
+def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    return {}
+
+
+def junit_arg(command: str) -> str | None:
+    return None
+
+
+def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    return []
+
+
+SIGNATURES: tuple[Signature, ...] = ()
+# `? pkg [no test files]` for every package, and no line saying a test ran
+NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
+RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+# modules it tried to download (no network): the module cache is the user's to show
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
+    EnvironmentAdvice(
+        re.compile(r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M),
+        "Go tried to download modules",
+        "Go looks for modules in GOMODCACHE, by default `~/go/pkg/mod`. {home_note} Set "
+        "GOMODCACHE (or GOPATH) to your module cache in the run's environment "
+        "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded.",
+    ),
+)
+FAILED_TEST: str | None = r"--- FAIL: "
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
+
+CONFIG_GLOBS: tuple[str, ...] = ()
+ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")
+USER_CACHES: tuple[tuple[str, str], ...] = (("GOCACHE", "cache/go-build"),)
+CHECKOUT_CACHES: tuple[str, ...] = ()
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """Go's build cache: `GOCACHE`, else `$XDG_CACHE_HOME/go-build`, else
+    `~/.cache/go-build` (Go's own order); none when `GOCACHE=off`."""
+    gocache = environ.get("GOCACHE", "")
+    if gocache == "off":
+        return []
+    if not gocache:
+        home = Path(environ.get("HOME") or str(Path.home()))
+        gocache = str(Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "go-build")
+    if gocache and Path(gocache).is_absolute() and Path(gocache).is_dir():
+        return [("GOCACHE", Path(gocache))]
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return False
+
+
+VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
+RAN_COUNT: re.Pattern[str] | None = None
+
+
+def named_tests(text: str) -> list[tuple[str, bool]]:
+    """`go test -v`'s `--- PASS: Name`; `t.Skip` prints `--- SKIP`."""
+    return [(name, state == "SKIP") for state, name in VERBOSE.findall(text)]
+
+
+def totals(text: str) -> Totals | None:
+    return None
+
+
+COVERAGE = "not measured: `go test -coverprofile` is not read yet"
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    return None

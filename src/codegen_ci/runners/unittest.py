@@ -1,0 +1,123 @@
+"""unittest (`python -m unittest`): JUnit by running the command through codegen-ci's own
+`codegen_unittest` (the harness's side: gate/unittest_commands.py), which runs unittest's
+`main` and writes a report; its verbose lines and totals, where no JUnit was written."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    FailedAt,
+    InitJUnit,
+    Read,
+    Signature,
+    Totals,
+    plain_tokens,
+)
+
+NAME = "unittest"
+COMMAND = re.compile(r"-m\s+unittest\b")
+RUNNER = "codegen_unittest"  # the module that runs unittest's `main` and writes JUnit
+# a file that holds unittest tests (what init looks for)
+TEST_FILE_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
+PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
+
+MARKERS: tuple[str, ...] = ()
+SCRIPT_WORD: str | None = None
+INIT: InitJUnit | None = (
+    None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
+)
+
+JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked
+ASKS_FOR_JUNIT: re.Pattern[str] | None = None
+JUNIT_FILE: re.Pattern[str] | None = None
+
+
+def junit_command(command: str) -> str | None:
+    """`command` run through the JUnit-writing runner; None when it is not a plain
+    `<python> -m unittest ...` (no interpreter options, no shell operators)."""
+    tokens = plain_tokens(command)
+    if not tokens or len(tokens) < 3 or tokens[1:3] != ["-m", "unittest"]:
+        return None
+    if not PYTHON.fullmatch(tokens[0]):
+        return None
+    return shlex.join([tokens[0], "-m", RUNNER, *tokens[3:]])
+
+
+def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    return {}  # the runner's report path is set with its PYTHONPATH (gate/unittest_commands.py)
+
+
+def junit_arg(command: str) -> str | None:
+    return None
+
+
+def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    return []
+
+
+SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
+NO_TOOLCHAIN: EnvironmentAdvice | None = None
+DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
+FAILED_TEST: str | None = None
+
+FAILED_AT_TITLE = ""
+FAILED_AT_LABEL = ""
+
+
+def failed_at(output: str) -> list[FailedAt]:
+    return []
+
+
+CONFIG_GLOBS: tuple[str, ...] = ()
+USER_CACHES: tuple[tuple[str, str], ...] = ()
+CHECKOUT_CACHES: tuple[str, ...] = ()
+
+
+def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    return []
+
+
+def is_checkout_cache(folder: Path) -> bool:
+    return False
+
+
+ARTIFACT_GLOBS: tuple[str, ...] = ()
+
+# verbose: `test_x (module.Class.test_x) ... ok` (Python 3.11+ names the method twice)
+VERBOSE = re.compile(
+    r"^(\w+) \(([\w.]+)\)(?:\n[^\n]*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|"
+    r"unexpected success)\b",
+    re.M,
+)
+RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
+SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*?\bskipped=(\d+)", re.M)
+RAN_COUNT: re.Pattern[str] | None = re.compile(r"^Ran \d+ tests? in ", re.M)
+
+
+def named_tests(text: str) -> list[tuple[str, bool]]:
+    """`name (module.Class.name) ... ok`: skipped, and an expected failure, ran nothing."""
+    found = []
+    for name, where, state in VERBOSE.findall(text):
+        test_id = where if where.endswith("." + name) else f"{where}.{name}"
+        found.append((test_id, state in ("skipped", "expected failure")))
+    return found
+
+
+def totals(text: str) -> Totals | None:
+    """`Ran N tests in ...` and `OK (skipped=K)`."""
+    ran = [int(n) for n in RAN.findall(text)]
+    if not ran:
+        return None
+    return Totals(sum(ran), sum(int(n) for n in SKIPPED.findall(text)))
+
+
+COVERAGE = "not measured: coverage.py runs `python -m pytest` commands only, for now"
+
+
+def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
+    return None
