@@ -38,15 +38,15 @@ from codegen_ci.candidates import (
     total_usage,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted
-from codegen_ci.pipeline import RunContext
+from codegen_ci.pipeline import ModelFactory, RunContext
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Reason, Report, Status
 from codegen_ci.run.attempt import (
     SpecProgress,
     branch_for,
-    model_factory,
     prepare_worktree,
     run_pipeline,
+    service_model,
     sigterm_as_interrupt,
 )
 from codegen_ci.run.directory import RunState, is_run_dir
@@ -82,6 +82,8 @@ class Plan:
     folder: Path | None = None
     hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
     cancel: Cancel | None = None  # the caller's (a batch's, an eval's): every attempt checks it
+    # Each attempt's model, asked with the attempt's spec (`RunRequest.model_factory`).
+    model_factory: ModelFactory = service_model
 
     def apart(self) -> tuple[Path, ...]:
         """What every attempt's commands must not see: the run's output and its folder (each
@@ -154,6 +156,7 @@ def start(
     hidden: tuple[Path, ...] = (),
     folder: Path | None = None,
     cancel: Cancel | None = None,
+    model_factory: ModelFactory = service_model,
 ) -> Report:
     """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
     siblings; `folder`: the run's private folder (default: a new one)."""
@@ -165,6 +168,7 @@ def start(
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
     plan.folder, plan.hidden, plan.cancel = folder or worktrees_root(root), hidden, cancel
+    plan.model_factory = model_factory
     plan.save()
     return drive(plan, briefing)
 
@@ -306,7 +310,7 @@ def _run_one(
             run_id,
             worktree,
             progress,
-            model_factory,
+            plan.model_factory,
             briefing=briefing,
             carry=carry,
             hidden=plan.apart(),
