@@ -6,6 +6,7 @@ started; the commands that run are the repository's own."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from tests.helpers.sample_repo import PYTEST, SampleRepo
 
 from codegen_ci.agent.model import Model, ModelReply
-from codegen_ci.pipeline import RunContext, execute
+from codegen_ci.pipeline import ModelFactory, RunContext, execute
 from codegen_ci.progress import Progress
 from codegen_ci.report import Report
 from codegen_ci.run.attempt import prepare_worktree
@@ -103,3 +104,35 @@ def tool_results(model: DeterministicModel) -> str:
     """Every tool result the model was shown, across its requests."""
     seen = {str(m["content"]) for request in model.requests for m in request if m["role"] == "tool"}
     return "\n".join(sorted(seen))
+
+
+@dataclass
+class Hooked:
+    """A `ModelFactory` around another: each model it makes calls `hook(name, n)` once it has
+    answered its n-th request (n from 1), as what goes on beside a run would at that moment
+    (the thread that gets the signals setting the run's `Cancel`, a sibling attempt)."""
+
+    inner: ModelFactory
+    hook: Callable[[str, int], None]
+
+    def __call__(self, spec: Spec) -> Model:
+        return _HookedModel(self.inner(spec), self.hook)
+
+
+@dataclass
+class _HookedModel:
+    inner: Model
+    hook: Callable[[str, int], None]
+    answered: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> ModelReply:
+        reply = self.inner.complete(messages, tools)
+        self.answered += 1
+        self.hook(self.inner.name, self.answered)
+        return reply

@@ -4,21 +4,19 @@ that failed, goes on with its transcript, worktree or branch; a deterministic mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.helpers.in_process import ScriptedModels, one_model, quiet, sample_spec
+from tests.helpers.in_process import Hooked, one_model, quiet, sample_spec
 from tests.helpers.sample_repo import (
     FIXED_LINE_NEW,
     FIXED_LINE_OLD,
+    PYTEST,
     VERSION_FILE,
     SampleRepo,
     make_sample_repo,
 )
 
-from codegen_ci.agent.model import Model, ModelReply
 from codegen_ci.cancel import Cancel
 from codegen_ci.errors import InputError, Interrupted
 from codegen_ci.report import Reason, Report, Status
@@ -31,39 +29,18 @@ FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIX
 BRANCH = "codegen/reset-patch-in-bump-minor"
 
 
+def resumable(**limits: int) -> Spec:
+    """The sample task, its gate the sample's pytest suite; no proof run (gate/proof's
+    subject, not resume's)."""
+    return sample_spec(
+        validation={"test": [PYTEST], "proof": {"tests": "off"}},
+        limits={"max_iterations": 3, **limits},
+    )
+
+
 @pytest.fixture
 def sample(tmp_path: Path) -> SampleRepo:
     return make_sample_repo(tmp_path)
-
-
-@dataclass
-class CancelAfter:
-    """The run's models, with the token set once the first model has answered `after`
-    requests (as the thread that gets the signals does while the run goes on)."""
-
-    models: ScriptedModels
-    cancel: Cancel
-    after: int
-
-    def __call__(self, spec: Spec) -> Model:
-        return Cancelling(self.models(spec), self)
-
-
-@dataclass
-class Cancelling:
-    inner: Model
-    by: CancelAfter
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def complete(self, messages: list[dict[str, Any]], tools: Any) -> ModelReply:
-        reply = self.inner.complete(messages, tools)
-        self.by.after -= 1
-        if self.by.after == 0:
-            self.by.cancel.set()
-        return reply
 
 
 def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo) -> None:
@@ -74,12 +51,12 @@ def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo)
     with pytest.raises(Interrupted):
         start(
             RunRequest(
-                sample_spec(),
+                resumable(),
                 sample.path,
                 out,
                 progress=quiet(),
                 cancel=cancel,
-                model_factory=CancelAfter(models, cancel, 1),
+                model_factory=Hooked(models, lambda _name, n: cancel.set()),
             )
         )
     stopped = Report.read(out)
@@ -103,7 +80,7 @@ def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo)
 def test_resume_continues_a_failed_run_and_refuses_one_that_succeeded(sample: SampleRepo) -> None:
     out = sample.tmp / "out"
     models = one_model([step("I see no problem.")], [step(None, FIX), step("Fixed now.")])
-    spec = sample_spec(limits={"max_iterations": 1})
+    spec = resumable(max_iterations=1)
     failed = start(RunRequest(spec, sample.path, out, progress=quiet(), model_factory=models))
     assert (failed.status, failed.branch) == (Status.FAILED, None)
 
@@ -130,7 +107,7 @@ def test_resume_after_a_wip_commit_leaves_one_commit(sample: SampleRepo) -> None
         "edit_file", path=VERSION_FILE, old_text="self.minor + 1, 1)", new_text="self.minor + 1, 0)"
     )
     models = one_model([step(None, wrong), step("Done, I think.")], [step(None, fix)])
-    spec = sample_spec(limits={"max_iterations": 1})
+    spec = resumable(max_iterations=1)
     failed = start(RunRequest(spec, sample.path, out, progress=quiet(), model_factory=models))
     assert failed.status == Status.FAILED and failed.branch
     assert sample.git("log", "-1", "--format=%s", failed.branch).startswith("wip(semver): ")

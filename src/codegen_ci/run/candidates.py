@@ -184,7 +184,7 @@ def drive(
             _race(plan, briefing, resume_one)
         else:
             _escalate(plan, briefing, resume_one)
-    except Interrupted:
+    except Interrupted:  # the attempts' folders stay: `resume` goes on in them
         stopped = Report(
             run_id=plan.run_id,
             output_dir=str(plan.out),
@@ -195,7 +195,21 @@ def drive(
         stopped.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         stopped.write(plan.out)
         raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
-    return _finish(plan)
+    except Exception:  # an error, not an interrupt (Ctrl-C between steps is one too)
+        _drop_folder(plan)
+        raise
+    try:
+        return _finish(plan)
+    finally:
+        _drop_folder(plan)
+
+
+def _drop_folder(plan: Plan) -> None:
+    """Every attempt's repository, worktree and scratch go once the run has ended, however,
+    but for an interruption (`resume` goes on in them); each attempt's report, diff and
+    transcript stay in OUT/candidates/<i>/."""
+    if plan.folder is not None:
+        shutil.rmtree(plan.folder, ignore_errors=True)
 
 
 def _escalate(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] | None) -> None:
@@ -354,8 +368,6 @@ def _finish(plan: Plan) -> Report:
     report.duration_s = round(plan.elapsed_s, 3)
     report.write(plan.out)
     REDACTOR.redact_tree(plan.out)
-    if plan.folder is not None:  # every attempt's repository, worktree and scratch
-        shutil.rmtree(plan.folder, ignore_errors=True)
     return report
 
 
