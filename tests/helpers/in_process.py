@@ -113,7 +113,7 @@ class Hooked:
     (the thread that gets the signals setting the run's `Cancel`, a sibling attempt)."""
 
     inner: ModelFactory
-    hook: Callable[[str, int], None]
+    hook: Callable[[str, int], object]
 
     def __call__(self, spec: Spec) -> Model:
         return _HookedModel(self.inner(spec), self.hook)
@@ -122,12 +122,12 @@ class Hooked:
 @dataclass
 class _HookedModel:
     inner: Model
-    hook: Callable[[str, int], None]
+    hook: Callable[[str, int], object]
     answered: int = 0
+    name: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.inner.name
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
