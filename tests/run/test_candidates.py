@@ -49,7 +49,7 @@ WORDY = call(
     new_text="# A minor release starts a new patch series.\n        " + FIXED_LINE_NEW,
 )
 BRANCH = "codegen/reset-patch-in-bump-minor"
-NO_PROOF = {"tests": "off"}  # the proof run is gate/proof's subject, not these tests'
+NO_PROOF = {"tests": "off", "reruns": 0}  # proof and flaky re-runs: gate/proof's subject
 # For tests about the choice between candidates rather than what the gate finds: exit codes
 # alone decide, and no test suite runs.
 QUICK_GATE = {

@@ -29,11 +29,17 @@ FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIX
 BRANCH = "codegen/reset-patch-in-bump-minor"
 
 
-def resumable(**limits: int) -> Spec:
-    """The sample task, its gate the sample's pytest suite; no proof run (gate/proof's
-    subject, not resume's)."""
+def resumable(*, suite: bool = False, **limits: int) -> Spec:
+    """The sample task. Its gate: the sample's pytest suite when the test reads what the suite
+    reports (`suite`), else a check of the fixed line (exit codes alone decide); never the
+    proof run (gate/proof's subject, not resume's)."""
+    gate = [PYTEST] if suite else [f"grep -q '{FIXED_LINE_NEW[-12:]}' {VERSION_FILE}"]
     return sample_spec(
-        validation={"test": [PYTEST], "proof": {"tests": "off"}},
+        validation={
+            "test": gate,
+            "allow_no_tests": not suite,
+            "proof": {"tests": "off", "reruns": 0},
+        },
         limits={"max_iterations": 3, **limits},
     )
 
@@ -80,7 +86,7 @@ def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo)
 def test_resume_continues_a_failed_run_and_refuses_one_that_succeeded(sample: SampleRepo) -> None:
     out = sample.tmp / "out"
     models = one_model([step("I see no problem.")], [step(None, FIX), step("Fixed now.")])
-    spec = resumable(max_iterations=1)
+    spec = resumable(suite=True, max_iterations=1)
     failed = start(RunRequest(spec, sample.path, out, progress=quiet(), model_factory=models))
     assert (failed.status, failed.branch) == (Status.FAILED, None)
 
