@@ -15,6 +15,7 @@ import pytest
 from tests.helpers.in_process import (
     Hooked,
     ScriptedModels,
+    one_model,
     quiet,
     sample_spec,
     tool_results,
@@ -349,4 +350,15 @@ def test_a_candidate_ending_in_an_error_leaves_no_folder_behind(
         run(sample, spec, broken)
 
     assert left_in(temp_dir) == []
-    assert (sample.tmp / "out" / "candidates" / "0" / "run.json").is_file()
+    out = sample.tmp / "out"
+    assert (out / "candidates" / "0" / "run.json").is_file()
+
+    # resume starts the attempts an error ended afresh (their repositories are gone)
+    fixes = [step(None, FIX), step("done")]
+    report = resume(out, model_factory=one_model(list(fixes), list(fixes)))
+
+    assert report.status == Status.SUCCESS
+    assert FIXED_LINE_NEW in sample.git("show", f"{BRANCH}:{VERSION_FILE}")
+    transcript = (out / "candidates" / "0" / "transcript.jsonl").read_text()
+    assert transcript.count('"role": "system"') == 1  # the broken attempt's is gone
+    assert left_in(temp_dir) == []

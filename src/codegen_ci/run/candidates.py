@@ -221,7 +221,7 @@ def _escalate(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Repor
                 plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
             return
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and is_run_dir(cand_out):
+        if resume_one is not None and _resumable(cand_out):
             report = resume_one(cand_out)
             candidate = summarize(index, plan.model(index), report, cand_out, time.time())
         else:
@@ -255,7 +255,7 @@ def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] |
     def one(index: int) -> None:
         progress = plan.progress or SpecProgress(f"candidate {index}", 11)
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and is_run_dir(cand_out):
+        if resume_one is not None and _resumable(cand_out):
             candidate = summarize(
                 index, plan.model(index), resume_one(cand_out), cand_out, time.time()
             )
@@ -286,6 +286,13 @@ def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] |
         raise exc
 
 
+def _resumable(cand_out: Path) -> bool:
+    """An attempt `resume` goes on with: one that started, and whose repository is still
+    there (a run that ended in an error removed every attempt's folder; such an attempt
+    starts afresh)."""
+    return is_run_dir(cand_out) and RunState.read(cand_out).repo.is_dir()
+
+
 def _run_one(
     plan: Plan,
     index: int,
@@ -304,6 +311,8 @@ def _run_one(
         }
     )
     out = plan.out / "candidates" / str(index)
+    if out.exists():  # an attempt an error ended before it finished: it starts afresh
+        shutil.rmtree(out)
     run_id = f"{plan.run_id}-c{index}"
     progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
