@@ -195,7 +195,7 @@ def drive(
         stopped.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         stopped.write(plan.out)
         raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
-    except Exception:  # an error, not an interrupt (Ctrl-C between steps is one too)
+    except Exception:  # an error; Ctrl-C outside a pipeline (KeyboardInterrupt) keeps them too
         _drop_folder(plan)
         raise
     try:
@@ -205,9 +205,9 @@ def drive(
 
 
 def _drop_folder(plan: Plan) -> None:
-    """Every attempt's repository, worktree and scratch go once the run has ended, however,
-    but for an interruption (`resume` goes on in them); each attempt's report, diff and
-    transcript stay in OUT/candidates/<i>/."""
+    """Every attempt's repository, worktree and scratch go once the run has ended, whether it
+    finished or an error stopped it (an interrupted run keeps them: `resume` goes on in them);
+    each attempt's report, diff and transcript stay in OUT/candidates/<i>/."""
     if plan.folder is not None:
         shutil.rmtree(plan.folder, ignore_errors=True)
 
