@@ -1,18 +1,20 @@
-"""A run driven in-process: `pipeline.execute()` on a temporary git repository with the
-deterministic model (`codegen_ci.testing.deterministic_model`) in place of the HTTP adapter.
-No process of ours is started; the commands that run are the repository's own."""
+"""A run driven in-process: `pipeline.execute()` (or `run.start`, `run.resume`, `batch`
+through `RunRequest.model_factory`) on a temporary git repository with the deterministic model
+(`codegen_ci.testing.deterministic_model`) in place of the HTTP adapter. No process of ours is
+started; the commands that run are the repository's own."""
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.helpers.sample_repo import PYTEST, SampleRepo
 
-from codegen_ci.agent.model import ModelReply
-from codegen_ci.pipeline import RunContext, execute
+from codegen_ci.agent.model import Model, ModelReply
+from codegen_ci.pipeline import ModelFactory, RunContext, execute
 from codegen_ci.progress import Progress
 from codegen_ci.report import Report
 from codegen_ci.run.attempt import prepare_worktree
@@ -63,3 +65,74 @@ def run_in_process(
     finally:
         text = log.getvalue()
     return InProcessRun(report, model, out, text)
+
+
+# -- run.start / run.resume / batch in-process ------------------------------------------------
+
+
+def quiet() -> Progress:
+    """A progress display writing nowhere a test reads (the run's lines are in its logs)."""
+    return Progress(io.StringIO())
+
+
+@dataclass
+class ScriptedModels:
+    """A `ModelFactory` for `RunRequest.model_factory`: each attempt gets a fresh
+    `DeterministicModel` from the script named by its spec's model name (a candidate's spec
+    names the candidate's model); every model made is kept in `made`, in order, so a test
+    reads what each attempt was told. A model name with no script is a test's mistake."""
+
+    scripts: dict[str, list[list[ModelReply]]]
+    made: list[DeterministicModel] = field(default_factory=list)
+
+    def __call__(self, spec: Spec) -> Model:
+        queue = self.scripts[spec.model.name]
+        model = DeterministicModel(queue.pop(0) if queue else [], name=spec.model.name)
+        self.made.append(model)
+        return model
+
+    def of(self, name: str) -> list[DeterministicModel]:
+        return [m for m in self.made if m.name == name]
+
+
+def one_model(*scripts: list[ModelReply], name: str = "gpt-4o-mini") -> ScriptedModels:
+    """Scripts for the spec's own model, one per attempt (a run, then its resume)."""
+    return ScriptedModels({name: list(scripts)})
+
+
+def tool_results(model: DeterministicModel) -> str:
+    """Every tool result the model was shown, across its requests."""
+    seen = {str(m["content"]) for request in model.requests for m in request if m["role"] == "tool"}
+    return "\n".join(sorted(seen))
+
+
+@dataclass
+class Hooked:
+    """A `ModelFactory` around another: each model it makes calls `hook(name, n)` once it has
+    answered its n-th request (n from 1), as what goes on beside a run would at that moment
+    (the thread that gets the signals setting the run's `Cancel`, a sibling attempt)."""
+
+    inner: ModelFactory
+    hook: Callable[[str, int], object]
+
+    def __call__(self, spec: Spec) -> Model:
+        return _HookedModel(self.inner(spec), self.hook)
+
+
+@dataclass
+class _HookedModel:
+    inner: Model
+    hook: Callable[[str, int], object]
+    answered: int = 0
+    name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> ModelReply:
+        reply = self.inner.complete(messages, tools)
+        self.answered += 1
+        self.hook(self.inner.name, self.answered)
+        return reply

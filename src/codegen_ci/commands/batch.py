@@ -39,6 +39,7 @@ from codegen_ci.errors import (
     SpecError,
     SpecProblem,
 )
+from codegen_ci.pipeline import ModelFactory
 from codegen_ci.progress import LiveTally, Tally, TallyStream, interactive
 from codegen_ci.publish.job_summary import job_summary
 from codegen_ci.publish.markdown import escape_cell
@@ -48,6 +49,7 @@ from codegen_ci.run.attempt import (
     SpecProgress,
     environment_layer,
     register_secrets,
+    service_model,
     sigterm_as_interrupt,
 )
 from codegen_ci.run.directory import make_output_dir
@@ -70,7 +72,10 @@ def batch_command(
     repo: Path,
     matrix: bool,
     candidates: int | None = None,
+    *,
+    model_factory: ModelFactory = service_model,
 ) -> int:
+    """`model_factory`: where each spec's run gets its model (`RunRequest.model_factory`)."""
     paths = expand(specs)
     root = git.repo_root(repo.resolve())
     plans = plan(paths, root, check_git=not matrix)
@@ -92,7 +97,7 @@ def batch_command(
     batch_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
     out = make_output_dir((output_dir or default_batch_dir(root, batch_id)).resolve())
     register_secrets()
-    outcomes = run_all(plans, root, out, concurrency)
+    outcomes = run_all(plans, root, out, concurrency, model_factory)
     write_summary(outcomes, out)
     show_summary(outcomes, out)
     return batch_exit_code(outcomes)
@@ -105,7 +110,13 @@ def default_batch_dir(root: Path, batch_id: str) -> Path:
     return git.common_dir(root) / "codegen" / "batches" / batch_id
 
 
-def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> list[Outcome]:
+def run_all(
+    plans: list[Planned],
+    root: Path,
+    out: Path,
+    concurrency: int,
+    model_factory: ModelFactory = service_model,
+) -> list[Outcome]:
     """Run the specs on `concurrency` threads. Signals reach only this (the main) thread: it
     sets `stop`, and each running spec stops at its next step, keeping its worktree for
     `codegen-ci resume`; specs not yet started are skipped."""
@@ -130,7 +141,9 @@ def run_all(plans: list[Planned], root: Path, out: Path, concurrency: int) -> li
                 if tally is not None:
                     progress.stream = TallyStream(tally)
                 futures.append(
-                    pool.submit(run_one, p, root, out / p.name, progress, git_lock, stop)
+                    pool.submit(
+                        run_one, p, root, out / p.name, progress, git_lock, stop, model_factory
+                    )
                 )
                 if tally is not None:
                     futures[-1].add_done_callback(_tallied(tally))
@@ -172,11 +185,20 @@ def run_one(
     progress: SpecProgress,
     git_lock: threading.Lock,
     stop: Cancel,
+    model_factory: ModelFactory = service_model,
 ) -> Outcome:
     if stop.is_set():
         return _not_started(planned)
     try:
-        request = RunRequest(planned.spec, root, out, progress=progress, lock=git_lock, cancel=stop)
+        request = RunRequest(
+            planned.spec,
+            root,
+            out,
+            progress=progress,
+            lock=git_lock,
+            cancel=stop,
+            model_factory=model_factory,
+        )
         report = start(request)
     except CodegenError as exc:
         progress.line(f"error: {exc.message}")

@@ -162,7 +162,9 @@ def run_pipeline(spec: Spec, ctx: RunContext, sources: Mapping[str, Any]) -> Rep
     return result
 
 
-def model_factory(spec: Spec) -> Model:
+def service_model(spec: Spec) -> Model:
+    """The model a run talks to unless its caller hands it one (`RunRequest.model_factory`):
+    the OpenAI-compatible client the spec and the environment name."""
     return OpenAIChatModel(
         spec.model,
         api_key=os.environ.get("OPENAI_API_KEY"),

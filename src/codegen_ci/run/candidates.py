@@ -38,15 +38,15 @@ from codegen_ci.candidates import (
     total_usage,
 )
 from codegen_ci.errors import CodegenError, InputError, Interrupted
-from codegen_ci.pipeline import RunContext
+from codegen_ci.pipeline import ModelFactory, RunContext
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Candidate, Reason, Report, Status
 from codegen_ci.run.attempt import (
     SpecProgress,
     branch_for,
-    model_factory,
     prepare_worktree,
     run_pipeline,
+    service_model,
     sigterm_as_interrupt,
 )
 from codegen_ci.run.directory import RunState, is_run_dir
@@ -82,6 +82,8 @@ class Plan:
     folder: Path | None = None
     hidden: tuple[Path, ...] = ()  # kept from every attempt besides (an eval's user repository)
     cancel: Cancel | None = None  # the caller's (a batch's, an eval's): every attempt checks it
+    # Each attempt's model, asked with the attempt's spec (`RunRequest.model_factory`).
+    model_factory: ModelFactory = service_model
 
     def apart(self) -> tuple[Path, ...]:
         """What every attempt's commands must not see: the run's output and its folder (each
@@ -154,6 +156,7 @@ def start(
     hidden: tuple[Path, ...] = (),
     folder: Path | None = None,
     cancel: Cancel | None = None,
+    model_factory: ModelFactory = service_model,
 ) -> Report:
     """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
     siblings; `folder`: the run's private folder (default: a new one)."""
@@ -165,6 +168,7 @@ def start(
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
     plan.folder, plan.hidden, plan.cancel = folder or worktrees_root(root), hidden, cancel
+    plan.model_factory = model_factory
     plan.save()
     return drive(plan, briefing)
 
@@ -180,7 +184,7 @@ def drive(
             _race(plan, briefing, resume_one)
         else:
             _escalate(plan, briefing, resume_one)
-    except Interrupted:
+    except Interrupted:  # the attempts' folders stay: `resume` goes on in them
         stopped = Report(
             run_id=plan.run_id,
             output_dir=str(plan.out),
@@ -191,7 +195,21 @@ def drive(
         stopped.finish(Status.ERROR, Reason.INTERRUPTED, "interrupted")
         stopped.write(plan.out)
         raise Interrupted("interrupted; resume with: codegen-ci resume " + str(plan.out)) from None
-    return _finish(plan)
+    except Exception:  # an error; Ctrl-C outside a pipeline (KeyboardInterrupt) keeps them too
+        _drop_folder(plan)
+        raise
+    try:
+        return _finish(plan)
+    finally:
+        _drop_folder(plan)
+
+
+def _drop_folder(plan: Plan) -> None:
+    """Every attempt's repository, worktree and scratch go once the run has ended, whether it
+    finished or an error stopped it (an interrupted run keeps them: `resume` goes on in them);
+    each attempt's report, diff and transcript stay in OUT/candidates/<i>/."""
+    if plan.folder is not None:
+        shutil.rmtree(plan.folder, ignore_errors=True)
 
 
 def _escalate(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] | None) -> None:
@@ -203,7 +221,7 @@ def _escalate(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Repor
                 plan.note = f"stopped after candidate {plan.done[-1].index}: it passed the gate"
             return
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and is_run_dir(cand_out):
+        if resume_one is not None and _resumable(cand_out):
             report = resume_one(cand_out)
             candidate = summarize(index, plan.model(index), report, cand_out, time.time())
         else:
@@ -237,7 +255,7 @@ def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] |
     def one(index: int) -> None:
         progress = plan.progress or SpecProgress(f"candidate {index}", 11)
         cand_out = plan.out / "candidates" / str(index)
-        if resume_one is not None and is_run_dir(cand_out):
+        if resume_one is not None and _resumable(cand_out):
             candidate = summarize(
                 index, plan.model(index), resume_one(cand_out), cand_out, time.time()
             )
@@ -268,6 +286,13 @@ def _race(plan: Plan, briefing: Briefing, resume_one: Callable[[Path], Report] |
         raise exc
 
 
+def _resumable(cand_out: Path) -> bool:
+    """An attempt `resume` goes on with: one that started, and whose repository is still
+    there (a run that ended in an error removed every attempt's folder; such an attempt
+    starts afresh)."""
+    return is_run_dir(cand_out) and RunState.read(cand_out).repo.is_dir()
+
+
 def _run_one(
     plan: Plan,
     index: int,
@@ -286,6 +311,8 @@ def _run_one(
         }
     )
     out = plan.out / "candidates" / str(index)
+    if out.exists():  # an attempt an error ended before it finished: it starts afresh
+        shutil.rmtree(out)
     run_id = f"{plan.run_id}-c{index}"
     progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
@@ -306,7 +333,7 @@ def _run_one(
             run_id,
             worktree,
             progress,
-            model_factory,
+            plan.model_factory,
             briefing=briefing,
             carry=carry,
             hidden=plan.apart(),
@@ -350,8 +377,6 @@ def _finish(plan: Plan) -> Report:
     report.duration_s = round(plan.elapsed_s, 3)
     report.write(plan.out)
     REDACTOR.redact_tree(plan.out)
-    if plan.folder is not None:  # every attempt's repository, worktree and scratch
-        shutil.rmtree(plan.folder, ignore_errors=True)
     return report
 
 

@@ -13,16 +13,16 @@ from pathlib import Path
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.prompt import Briefing
 from codegen_ci.errors import InputError
-from codegen_ci.pipeline import RunContext
+from codegen_ci.pipeline import ModelFactory, RunContext
 from codegen_ci.progress import make_progress
 from codegen_ci.report import Report, Status
 from codegen_ci.run import candidates
 from codegen_ci.run.attempt import (
     environment_layer,
-    model_factory,
     open_worktree,
     register_secrets,
     run_pipeline,
+    service_model,
 )
 from codegen_ci.run.directory import (
     RUN_FILE,
@@ -39,20 +39,35 @@ from codegen_ci.workspace.private_dir import check_private
 from codegen_ci.workspace.worktree import Worktree
 
 
-def resume(run_dir: Path, spec_file: Path | None = None, base_url: str | None = None) -> Report:
-    """Continue the run in `run_dir` (one run, or a multi-candidate run)."""
+def resume(
+    run_dir: Path,
+    spec_file: Path | None = None,
+    base_url: str | None = None,
+    *,
+    model_factory: ModelFactory = service_model,
+) -> Report:
+    """Continue the run in `run_dir` (one run, or a multi-candidate run). `model_factory`:
+    where each attempt gets its model (`RunRequest.model_factory`)."""
     run_dir = run_dir.resolve()
     if candidates.is_multi(run_dir):
         register_secrets()
         plan = candidates.Plan.load(run_dir)
+        plan.model_factory = model_factory
         trust_directory(plan.root)
         return candidates.drive(
-            plan, Briefing(), resume_one=lambda d: resume_run(d, spec_file, base_url)
+            plan,
+            Briefing(),
+            resume_one=lambda d: resume_run(d, spec_file, base_url, model_factory),
         )
-    return resume_run(run_dir, spec_file, base_url)
+    return resume_run(run_dir, spec_file, base_url, model_factory)
 
 
-def resume_run(out: Path, spec_file: Path | None, base_url: str | None) -> Report:
+def resume_run(
+    out: Path,
+    spec_file: Path | None,
+    base_url: str | None,
+    model_factory: ModelFactory = service_model,
+) -> Report:
     """Continue one run (a whole run, or one attempt of a multi-candidate run)."""
     state_file = out / RUN_FILE
     if not state_file.is_file() or not (out / "report.json").is_file():

@@ -21,16 +21,16 @@ from typing import Any
 from codegen_ci.agent.prompt import NO_HISTORY, Briefing, read_instructions
 from codegen_ci.cancel import Cancel
 from codegen_ci.errors import ExitCode
-from codegen_ci.pipeline import RunContext
+from codegen_ci.pipeline import ModelFactory, RunContext
 from codegen_ci.progress import Progress, make_progress
 from codegen_ci.report import Report, Status
 from codegen_ci.run import candidates
 from codegen_ci.run.attempt import (
-    model_factory,
     new_run_id,
     prepare_worktree,
     register_secrets,
     run_pipeline,
+    service_model,
 )
 from codegen_ci.run.directory import default_output_dir, make_output_dir
 from codegen_ci.security.untrusted import Untrusted
@@ -65,6 +65,10 @@ class RunRequest:
     # Set by the thread that gets the signals (a batch's, an eval's): the run stops at its
     # next step. Runs on the main thread stop on the signal itself.
     cancel: Cancel | None = None
+    # Where each attempt gets its model, asked with the attempt's spec (a candidate's names
+    # the candidate's model); default: the OpenAI-compatible client from the spec and the
+    # environment. Tests hand in a deterministic model here.
+    model_factory: ModelFactory = service_model
 
 
 def start(request: RunRequest) -> Report:
@@ -92,6 +96,7 @@ def start(request: RunRequest) -> Report:
             hidden=request.hidden,
             folder=request.folder,
             cancel=request.cancel,
+            model_factory=request.model_factory,
         )
     worktree: Worktree | None = None
     try:
@@ -107,7 +112,7 @@ def start(request: RunRequest) -> Report:
             run_id,
             worktree,
             request.progress or make_progress(),
-            model_factory,
+            request.model_factory,
             dry_run=request.dry_run,
             briefing=_briefing(request, worktree.base_commit),
             hidden=request.hidden,

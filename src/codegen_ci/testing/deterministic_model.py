@@ -1,6 +1,7 @@
 """A deterministic in-process model: the `Model` Protocol (agent/model.py) answered from a
 list of scripted replies, with every request recorded (like mini-swe-agent's
-DeterministicModel). Tests hand it to a run through `RunContext.model_factory`; nothing is
+DeterministicModel). Tests hand it to a run through `RunRequest.model_factory` (`run.start`,
+`run.resume`, `batch_command`) or `RunContext.model_factory` (`pipeline.execute`); nothing is
 patched and no process or socket is involved. When the script runs out it answers with plain
 text and no tool calls, which ends the model's turn (as `scripted_model`'s server does).
 

@@ -1,4 +1,7 @@
 """`codegen-ci batch`: many specs, concurrently, against a scripted model over HTTP and real git.
+What a batch's runs do is tested in-process (tests/commands/test_batch.py); these are the CLI's
+own: the matrix and bad input on stdout/stderr with exit code 2, an interrupt by signal, and
+an HTTP error from the model service giving exit code 3.
 
 With `--concurrency 2` the runs share one scripted server and take its steps in no fixed order,
 so the script is one callable that reads which spec a request belongs to from the task text.
@@ -63,83 +66,6 @@ def batch(repo: SampleRepo, *args: str) -> Result:
 
 def branches(repo: SampleRepo) -> list[str]:
     return repo.git("branch", "--list", "codegen/*", "--format=%(refname:short)").split()
-
-
-def test_three_specs_give_three_branches_and_three_reports(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(*[create_file_step] * 12)
-    specs = write_specs(sample_repo, ["alpha", "beta", "gamma"])
-    (specs / "notes.txt").write_text("not a spec\n")
-    out = sample_repo.tmp / "out"
-    head_before = sample_repo.head()
-
-    result = batch(sample_repo, str(specs), "--concurrency", "2", "--output-dir", str(out))
-
-    assert result.exit_code == 0, result.output
-    assert sorted(branches(sample_repo)) == [
-        "codegen/add-a-file",
-        "codegen/add-a-file-2",
-        "codegen/add-a-file-3",
-    ]
-    for name in ("alpha", "beta", "gamma"):
-        report = json.loads((out / name / "report.json").read_text())
-        assert report["status"] == "success", report
-        assert report["files_changed"] == [f"{name}.txt"]
-        # each branch holds exactly its own spec's file
-        assert sample_repo.git("diff", "--name-only", head_before, report["branch"]).split() == [
-            f"{name}.txt"
-        ]
-    summary = json.loads((out / "summary.json").read_text())
-    assert [row["status"] for row in summary] == ["success"] * 3
-    # the plain-text summary table (CliRunner is no terminal)
-    assert re.search(r"^alpha\s+success\s+1\s+codegen/add-a-file", result.stdout, re.M)
-    assert "3/3 succeeded" in result.stdout
-    # the user's checkout is untouched and no worktree is left behind
-    assert sample_repo.head() == head_before
-    assert sample_repo.git("status", "--porcelain") == ""
-    assert sample_repo.git("worktree", "list").count("\n") == 1
-
-
-def test_each_spec_runs_with_the_repositorys_agents_md(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    # Every command starts its run through run.start, which reads the maintainers'
-    # instructions from the base commit: batch too (it once never read them).
-    rule = "Batch rule: name every new file in lower case."
-    sample_repo.commit({"AGENTS.md": rule + "\n"}, "agents")
-    model_env.add(*[create_file_step] * 2)
-    specs = write_specs(sample_repo, ["alpha"])
-    out = sample_repo.tmp / "out"
-
-    result = batch(sample_repo, str(specs), "--output-dir", str(out))
-
-    assert result.exit_code == 0, result.output
-    system = model_env.requests[0]["messages"][0]
-    assert system["role"] == "system"
-    assert rule in system["content"]
-    assert json.loads((out / "alpha" / "report.json").read_text())["instructions"] == "AGENTS.md"
-
-
-def test_one_failing_spec_exits_1_and_the_others_still_finish(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(*[create_file_step] * 12)
-    failing = {"validation": {"test": ["false"]}, "limits": {"max_iterations": 1}}
-    specs = write_specs(sample_repo, ["alpha", "beta", "gamma"], beta=failing)
-    out = sample_repo.tmp / "out"
-
-    result = batch(sample_repo, str(specs / "*.yaml"), "--output-dir", str(out))
-
-    assert result.exit_code == 1, result.output
-    status = {
-        n: json.loads((out / n / "report.json").read_text()) for n in ("alpha", "beta", "gamma")
-    }
-    assert status["beta"]["status"] == "failed"
-    assert status["alpha"]["status"] == status["gamma"]["status"] == "success"
-    for name in ("alpha", "gamma"):
-        assert status[name]["branch"] in branches(sample_repo)
-    assert re.search(r"^beta\s+failed \(max_iterations\)", result.stdout, re.M)
 
 
 def test_matrix_lists_the_specs_as_compact_json_and_runs_nothing(

@@ -268,27 +268,6 @@ def test_sigterm_writes_the_report_then_resume_completes(
     assert_checkout_untouched(sample_repo, head)
 
 
-def test_resume_continues_a_failed_run(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(Reply("I see no problem."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
-    code, _, report = run_cli(sample_repo, spec)
-    assert (code, report["status"], report["branch"]) == (1, "failed", None)
-
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed now."))
-    resumed = CliRunner().invoke(cli, ["resume", str(sample_repo.tmp / "out")])
-
-    assert resumed.exit_code == 0, resumed.output
-    report = json.loads((sample_repo.tmp / "out" / "report.json").read_text())
-    assert report["status"] == "success" and report["iterations"] == 2
-    assert FIXED_LINE_NEW in sample_repo.git("show", f"{report['branch']}:{VERSION}")
-    note = model_env.tool_requests[-2]["messages"][-1]["content"]
-    assert "resumed" in note and "test_bump_minor_resets_patch" in note
-    again = CliRunner().invoke(cli, ["resume", str(sample_repo.tmp / "out")])
-    assert again.exit_code == 2 and "already succeeded" in again.output
-
-
 def test_wall_clock_budget(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> None:
     model_env.add(Reply(tool_calls=[call("run_command", command="sleep 2")]), Reply("?"))
     spec = sample_repo.write_spec(limits={"timeout_minutes": 0.025})
@@ -298,32 +277,3 @@ def test_wall_clock_budget(sample_repo: SampleRepo, model_env: ScriptedModelServ
     assert code == 1
     assert report["reason"] == "budget" and "wall clock" in report["error"]
     assert len(model_env.requests) <= 1  # stopped before the next call (or the first, if slow)
-
-
-def test_resume_after_a_wip_commit_leaves_one_commit(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    head = sample_repo.head()
-    wrong = call(
-        "edit_file",
-        path=VERSION,
-        old_text=FIXED_LINE_OLD,
-        new_text="return Version(self.major, self.minor + 1, 1)",
-    )
-    model_env.add(Reply(tool_calls=[wrong]), Reply("Done, I think."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
-    code, _, report = run_cli(sample_repo, spec)
-    assert (code, report["status"]) == (1, "failed")
-    branch = report["branch"]
-    assert sample_repo.git("log", "-1", "--format=%s", branch).startswith("wip(semver): ")
-
-    fix = call(
-        "edit_file", path=VERSION, old_text="self.minor + 1, 1)", new_text="self.minor + 1, 0)"
-    )
-    model_env.add(Reply(tool_calls=[fix]), Reply("Fixed now."))
-    resumed = CliRunner().invoke(cli, ["resume", str(sample_repo.tmp / "out")])
-
-    assert resumed.exit_code == 0, resumed.output
-    assert sample_repo.git("rev-list", "--count", f"{head}..{branch}").strip() == "1"
-    assert sample_repo.git("log", "-1", "--format=%s", branch).startswith("fix(semver): ")
-    assert FIXED_LINE_NEW in sample_repo.git("show", f"{branch}:{VERSION}")
