@@ -10,10 +10,14 @@ DTDs or entities (defusedxml), and diff-cover matches it against the change's ow
 by our guarded git, `Worktree.diff`, never by diff-cover's `git` calls): the changed lines
 coverage.py counts as executable, which of them ran, and the others as `file:line` ranges.
 
-Where coverage cannot be measured (not a `python -m pytest` command, coverage.py not
-importable by the repository's Python, no source file changed), `ChangedLines.reason` says so
-and why. Go (`go test -coverprofile`) and V8/istanbul (jest, vitest, node) are not measured
-yet.
+jest, vitest and `node --test` commands (run directly or by a package.json script) run with
+their runner's own V8/istanbul coverage written as LCov instead (gate/coverage_node.py: the
+flags, the LCov read into diff-cover's `LcovCoverageReporter`); the verdict is the same
+diff-cover match against the change's diff.
+
+Where coverage cannot be measured (another command, coverage.py not importable by the
+repository's Python, vitest without `@vitest/coverage-v8`, no source file changed),
+`ChangedLines.reason` says so and why. Go (`go test -coverprofile`) is not measured yet.
 
 `validation.proof.coverage` (0 to 1): a lower share of changed lines run makes the passing
 round a reflection naming the lines no test runs (`uncovered_message`).
@@ -33,8 +37,12 @@ from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidd
 from diff_cover.diff_reporter import GitDiffReporter
 from diff_cover.git_path import GitPathTool
 from diff_cover.report_generator import JsonReportGenerator
-from diff_cover.violationsreporters.violations_reporter import XmlCoverageReporter
+from diff_cover.violationsreporters.violations_reporter import (
+    BaseViolationReporter,
+    XmlCoverageReporter,
+)
 
+from codegen_ci.gate import coverage_node
 from codegen_ci.gate.test_runs import Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.security import guarded_read
@@ -59,31 +67,25 @@ class CoverageRun:
 
     def measure(self) -> ChangedLines:
         change = self.worktree.agent_changes()
-        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
-        if not sources:
-            return ChangedLines(reason="the change has no Python source file to measure")
         if len(self.validation.test) != 1:
             return ChangedLines(reason="measured for one test command only")
         command = self.validation.test[0]
         places = command_places(self.sandbox, self.work_dir, "coverage")
+        node = coverage_node.plan(command, change, self.worktree.path, places.io_dir)
+        if isinstance(node, str):
+            return ChangedLines(reason=node)
+        if node is not None:
+            return self._node(node, places.io_dir)
+        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
+        if not sources:
+            return ChangedLines(reason="the change has no Python source file to measure")
         covered = coverage_command(command, sources, places.io_dir)
         if covered is None:
             return ChangedLines(
-                reason="coverage is measured for `python -m pytest` commands only (coverage.py "
-                "for pytest; Go and V8 coverage are not measured yet)"
+                reason="coverage is measured for `python -m pytest` commands (coverage.py) and "
+                "jest, vitest and `node --test` (gate/coverage_node.py) only"
             )
-        wrap = (
-            self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
-            if self.sandbox
-            else []
-        )
-        runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
-        snapshot = self.worktree.snapshot()
-        log = self.work_dir / "logs" / "coverage.log"
-        try:
-            runner.run(covered, self.env, "coverage", log)
-        finally:
-            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
+        self._run(covered)
         try:
             data = guarded_read.read_bytes(
                 places.io_dir, "coverage.xml", max_bytes=MAX_REPORT_BYTES
@@ -100,6 +102,38 @@ class CoverageRun:
             return ChangedLines(reason=f"the coverage report could not be read ({exc})")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+
+    def _run(self, command: str) -> None:
+        wrap = (
+            self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
+            if self.sandbox
+            else []
+        )
+        runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
+        snapshot = self.worktree.snapshot()
+        log = self.work_dir / "logs" / "coverage.log"
+        try:
+            runner.run(command, self.env, "coverage", log)
+        finally:
+            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
+
+    def _node(self, plan: coverage_node.NodePlan, io_dir: Path) -> ChangedLines:
+        """jest, vitest or `node --test` with their own coverage, read as LCov."""
+        self._run(plan.command)
+        try:
+            data = guarded_read.read_bytes(io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
+        except (Refused, OSError):
+            return ChangedLines(
+                reason=f"no coverage report: {plan.runner} wrote no LCov "
+                "(see coverage/logs/coverage.log)"
+            )
+        try:
+            reporter = coverage_node.lcov_report(data, self.worktree.path)
+            return changed_lines(
+                reporter, self.worktree.diff(list(plan.sources)), self.worktree.path
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
 
@@ -146,13 +180,18 @@ class _Diff:
         return ""
 
 
-def changed_lines(root: Element, diff: str, tree: Path) -> ChangedLines:
-    """diff-cover's verdict on `diff` against the Cobertura report `root`."""
+def changed_lines(root: Element | BaseViolationReporter, diff: str, tree: Path) -> ChangedLines:
+    """diff-cover's verdict on `diff` against the Cobertura report `root` (or another
+    diff-cover coverage reporter: LCov, gate/coverage_node.py)."""
     # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask git
     # for; it is the worktree, set here without running anything.
     GitPathTool._cwd = GitPathTool._root = str(tree)
     reporter = GitDiffReporter(compare_branch="base", git_diff=_Diff(diff))
-    coverage = XmlCoverageReporter([root], src_roots=[str(tree)])
+    coverage = (
+        root
+        if isinstance(root, BaseViolationReporter)
+        else XmlCoverageReporter([root], src_roots=[str(tree)])
+    )
     stats: dict[str, Any] = JsonReportGenerator(coverage, reporter).report_dict()
     total = int(stats["total_num_lines"])
     missing = int(stats["total_num_violations"])
