@@ -54,7 +54,8 @@ def package(tmp_path: Path, scripts: dict[str, str], *deps: str) -> Path:
 
 def test_the_uncovered_changed_lines_of_an_lcov_report_are_named(tmp_path: Path) -> None:
     """An absolute `SF:` path under the worktree is matched to the diff's relative one."""
-    report = lcov_report(LCOV.format(root=tmp_path).encode(), tmp_path)
+    data = LCOV.format(root=tmp_path).replace("end_of_record\n", "end_of_record\n\n")
+    report = lcov_report(data.encode(), tmp_path)  # blank lines between records, too
     lines = changed_lines(report, DIFF, tmp_path)
     assert (lines.measured, lines.covered, lines.total) == (True, 1, 3)
     assert lines.uncovered == ["src/calc.js:3-4"]

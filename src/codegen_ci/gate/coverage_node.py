@@ -33,6 +33,7 @@ import json
 import os
 import re
 import shlex
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -126,22 +127,23 @@ def plan(command: str, change: Sequence[str], cwd: Path, io_dir: Path) -> NodePl
 def lcov_report(data: bytes, tree: Path) -> LcovCoverageReporter:
     """diff-cover's reader over the LCov bytes `data`; `SF:` paths under `tree` made relative
     to it, as the diff names them."""
-    root = str(tree).rstrip("/") + "/"
+    roots = {str(tree).rstrip("/") + "/", os.path.realpath(tree).rstrip("/") + "/"}
     lines = []
     for line in data.decode("utf-8", errors="replace").splitlines():
-        if line.startswith("SF:") and line[3:].startswith(root):
+        root = next((r for r in roots if line.startswith("SF:" + r)), None)
+        if root:
             line = "SF:" + line[3 + len(root) :]
         elif line.startswith("SF:"):
             line = "SF:" + PurePosixPath(line[3:].replace("\\", "/")).as_posix()
-        lines.append(line)
-    # diff-cover's parser opens what it is given: an anonymous in-memory file, never a path
-    fd = os.memfd_create("lcov", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, "\n".join(lines).encode() + b"\n")
-        os.lseek(fd, 0, os.SEEK_SET)
-        parsed = LcovCoverageReporter.parse(os.dup(fd))
-    finally:
-        os.close(fd)
+        if line.strip():  # diff-cover refuses blank lines
+            lines.append(line)
+    # diff-cover's parser opens what it is given: an anonymous file of ours, never a path a
+    # command could swap
+    with tempfile.TemporaryFile() as copy:
+        copy.write("\n".join(lines).encode() + b"\n")
+        copy.flush()
+        copy.seek(0)
+        parsed = LcovCoverageReporter.parse(os.dup(copy.fileno()))
     return LcovCoverageReporter([parsed], src_roots=[str(tree)])
 
 
