@@ -193,6 +193,24 @@ def test_vitest_a_new_test_failing_on_the_base_proves_the_fix_and_unrun_lines_ar
     assert report["rounds"][0]["tests"]["total"] == 2  # the gate's own run, as it was
 
 
+def test_vitest_without_its_coverage_package_says_so_and_installs_nothing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
+) -> None:
+    from kept_projects import vitest_packages  # vitest alone, as many repositories have it
+
+    modules = vitest_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+    repo = make_vitest_repo(tmp_path, modules)
+    model_env.add(fix(), Reply("Fixed."))
+
+    code, output, _, report = run_cli(repo, spec(repo))
+
+    assert code == 0, output
+    lines = report["proof"]["changed_lines"]
+    assert not lines["measured"] and "@vitest/coverage-v8" in lines["reason"], lines
+    assert "installs nothing" in lines["reason"]
+    assert not (repo.path / "node_modules" / "@vitest" / "coverage-v8").exists()
+
+
 def test_jest_changed_lines_no_test_runs_are_named(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
 ) -> None:
