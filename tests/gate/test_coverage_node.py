@@ -87,6 +87,8 @@ def test_npm_test_gets_the_flags_after_a_double_dash(tmp_path: Path) -> None:
     found = plan("npm test", ["src/a.ts"], repo, Path("/io"))
     assert isinstance(found, NodePlan) and found.runner == "jest"
     assert found.command.startswith("npm test -- --coverage --coverageReporters=lcovonly ")
+    found = plan("CI=1 npm test", ["src/a.ts"], repo, Path("/io"))
+    assert isinstance(found, NodePlan) and found.command.startswith("CI=1 npm test -- --coverage ")
     found = plan("pnpm run unit", ["src/a.ts"], package(tmp_path, {"unit": "jest"}), Path("/io"))
     assert isinstance(found, NodePlan) and found.command.startswith("pnpm run unit --coverage ")
 

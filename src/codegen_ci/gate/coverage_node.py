@@ -49,6 +49,7 @@ MEASURED_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts
 MAX_PACKAGE_BYTES = 1024 * 1024
 SCRIPT_RUNNERS = ("npm", "pnpm", "yarn")
 SHELL_OPERATOR = re.compile(r"^[();<>|&]+$")
+ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 CHAIN = re.compile(r"&&|\|\||;")
 VITEST_PROVIDERS = (("v8", "@vitest/coverage-v8"), ("istanbul", "@vitest/coverage-istanbul"))
 
@@ -119,7 +120,7 @@ def plan(command: str, change: Sequence[str], cwd: Path, io_dir: Path) -> NodePl
                 "node --test coverage: the script names test files, and Node reads options "
                 "after them as files; run `node --test` directly in validation.test"
             )
-    if not direct and tokens[0] == "npm" and "--" not in tokens:
+    if not direct and _program(tokens)[:1] == ["npm"] and "--" not in tokens:
         flags = ["--", *flags]
     return NodePlan(runner, _join(tokens + flags), report, sources)
 
@@ -231,6 +232,7 @@ def _script(command: str, cwd: Path) -> str:
         tokens = shlex.split(command)
     except ValueError:
         return ""
+    tokens = _program(tokens)
     if len(tokens) < 2 or tokens[0] not in SCRIPT_RUNNERS:
         return ""
     name = tokens[1]
@@ -243,6 +245,14 @@ def _script(command: str, cwd: Path) -> str:
         return ""
     value = scripts.get(name) if isinstance(scripts, dict) else None
     return value if isinstance(value, str) else ""
+
+
+def _program(tokens: list[str]) -> list[str]:
+    """`tokens` from the program on: `CI=1 npm test` -> `npm test`."""
+    at = 0
+    while at < len(tokens) and ASSIGNMENT.match(tokens[at]):
+        at += 1
+    return tokens[at:]
 
 
 def _join(tokens: Sequence[str]) -> str:
