@@ -71,7 +71,11 @@ def test_lcov_with_a_line_diff_cover_does_not_know_is_an_error(tmp_path: Path) -
 
 
 def test_jest_run_directly_gets_coverage_of_the_changed_sources_only(tmp_path: Path) -> None:
+    """Flags are appended to the command as written: `$OUT` stays the shell's."""
     change = ["src/price.ts", "src/price.test.ts", "README.md"]
+    found = plan('npx jest --outputFile="$OUT/x.json"', change, tmp_path, Path("/io"))
+    assert isinstance(found, NodePlan)
+    assert found.command.startswith('npx jest --outputFile="$OUT/x.json" --coverage ')
     found = plan("npx jest --ci", change, package(tmp_path, {}), Path("/io"))
     assert found == NodePlan(
         runner="jest",
@@ -123,6 +127,13 @@ def test_vitest_v8_coverage_needs_its_package_in_the_repository(tmp_path: Path) 
 def test_node_test_gets_its_flags_before_the_test_files(tmp_path: Path) -> None:
     repo = package(tmp_path, {"test": "node --test", "files": "node --test test/a.test.js"})
     found = plan("node --test test/", ["lib/a.mjs"], repo, Path("/io"))
+    assert isinstance(found, NodePlan)
+    assert plan("FOO='a b' /usr/bin/node --test x", ["a.js"], repo, Path("/io")) == NodePlan(
+        runner="node",
+        command=f"FOO='a b' /usr/bin/node {found.command[5:-13]} --test x",
+        report="lcov.info",
+        sources=("a.js",),
+    )
     assert isinstance(found, NodePlan) and found.report == "lcov.info"
     assert found.command == (
         "node --experimental-test-coverage --test-reporter=spec "

@@ -49,6 +49,7 @@ MEASURED_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts
 MAX_PACKAGE_BYTES = 1024 * 1024
 SCRIPT_RUNNERS = ("npm", "pnpm", "yarn")
 SHELL_OPERATOR = re.compile(r"^[();<>|&]+$")
+NODE_WORD = re.compile(r"(?:^|(?<=\s))(?:\S*/)?node(?=\s)")
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 CHAIN = re.compile(r"&&|\|\||;")
 VITEST_PROVIDERS = (("v8", "@vitest/coverage-v8"), ("istanbul", "@vitest/coverage-istanbul"))
@@ -110,9 +111,13 @@ def plan(command: str, change: Sequence[str], cwd: Path, io_dir: Path) -> NodePl
         flags, report = _jest_flags(sources, io_dir)
     else:
         flags, report = _node_flags(io_dir)
-        if direct:
-            at = next(i for i, t in enumerate(tokens) if _name(t) == "node") + 1
-            return NodePlan(runner, _join(tokens[:at] + flags + tokens[at:]), report, sources)
+        if direct:  # Node's options go before the test files
+            found = NODE_WORD.search(command)
+            if found is None:
+                return "node --test coverage: where `node` starts in the command is unclear"
+            at = found.end()
+            with_flags = f"{command[:at]} {_join(flags)}{command[at:]}"
+            return NodePlan(runner, with_flags, report, sources)
         last = _tokens(_last_step(_script(command, cwd))) or []
         at = next(i for i, t in enumerate(last) if _name(t) == "node")
         if any(not t.startswith("-") for t in last[at + 1 :]):
@@ -122,7 +127,8 @@ def plan(command: str, change: Sequence[str], cwd: Path, io_dir: Path) -> NodePl
             )
     if not direct and _program(tokens)[:1] == ["npm"] and "--" not in tokens:
         flags = ["--", *flags]
-    return NodePlan(runner, _join(tokens + flags), report, sources)
+    # appended to the command as written: its quoting and `$VARIABLES` stay the shell's
+    return NodePlan(runner, f"{command.rstrip()} {_join(flags)}", report, sources)
 
 
 def lcov_report(data: bytes, tree: Path) -> LcovCoverageReporter:
