@@ -55,16 +55,23 @@ def package(tmp_path: Path, scripts: dict[str, str], *deps: str) -> Path:
 def test_the_uncovered_changed_lines_of_an_lcov_report_are_named(tmp_path: Path) -> None:
     """An absolute `SF:` path under the worktree is matched to the diff's relative one."""
     data = LCOV.format(root=tmp_path).replace("end_of_record\n", "end_of_record\n\n")
-    report = lcov_report(data.encode(), tmp_path)  # blank lines between records, too
+    report = lcov_report(data.encode(), tmp_path, ["src/calc.js"])  # blank lines, too
+    assert report is not None
     lines = changed_lines(report, DIFF, tmp_path)
     assert (lines.measured, lines.covered, lines.total) == (True, 1, 3)
     assert lines.uncovered == ["src/calc.js:3-4"]
 
 
+def test_an_lcov_report_naming_none_of_the_changed_files_is_none(tmp_path: Path) -> None:
+    """A runner rooted in a monorepo package names `src/calc.js` for `pkg/a/src/calc.js`."""
+    data = LCOV.format(root=tmp_path).encode()
+    assert lcov_report(data, tmp_path, ["pkg/a/src/calc.js"]) is None
+
+
 def test_lcov_with_a_line_diff_cover_does_not_know_is_an_error(tmp_path: Path) -> None:
     """The caller turns it into a reason (a report the tests could shape)."""
     try:
-        lcov_report(b"SF:a.js\nDA:x\nend_of_record\n", tmp_path)
+        lcov_report(b"SF:a.js\nDA:x\nend_of_record\n", tmp_path, ["a.js"])
     except ValueError:
         return
     raise AssertionError("expected ValueError")

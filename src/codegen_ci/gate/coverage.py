@@ -129,7 +129,12 @@ class CoverageRun:
                 "(see coverage/logs/coverage.log)"
             )
         try:
-            reporter = coverage_node.lcov_report(data, self.worktree.path)
+            reporter = coverage_node.lcov_report(data, self.worktree.path, plan.sources)
+            if reporter is None:
+                return ChangedLines(
+                    reason=f"the {plan.runner} coverage report names none of the changed files "
+                    "(is the runner rooted elsewhere than the repository?)"
+                )
             return changed_lines(
                 reporter, self.worktree.diff(list(plan.sources)), self.worktree.path
             )

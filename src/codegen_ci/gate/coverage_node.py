@@ -16,15 +16,19 @@ it, confined like every command, after the proof run):
   --test-reporter-destination=<file>` before its other arguments (Node 20.11+ has the lcov
   reporter; Node 20 cannot limit coverage to some files: every loaded file is measured).
 
-Where the flags go: a command that runs the runner itself (`npx vitest run ...`, `jest`,
-`node --test`), or an `npm test`/`npm run <script>` (pnpm, yarn: the same without `--`) whose
-package.json script ends by running it; the flags are appended after `--`. A script that
-runs the runner earlier in a chain (`jest && tsc`), through a pipe, or a `node --test` whose
-file arguments would come before the flags, is not measured, and the reason says so.
+Where the flags go: appended to a command that runs the runner itself (`npx vitest run ...`,
+`jest`; `node --test` gets them right after `node`), or to an `npm test`/`npm run <script>`
+after `--` (pnpm, yarn: without it) whose package.json script ends by running the runner;
+the command is kept as written (its quoting and `$VARIABLES` stay the shell's). A chain or
+pipe in the command, a script that runs the runner earlier in a chain (`jest && tsc`) or
+through a pipe, or a script's `node --test` that names its test files (Node would read the
+appended options as files), is not measured, and the reason says so.
 
 The report is read through the guarded reader, its `SF:` paths made relative to the worktree,
-and parsed by diff-cover's `LcovCoverageReporter` (from memory, never from a path a command
-could swap); gate/coverage.py matches it against the change's own diff.
+copied into an anonymous temporary file of ours and parsed there by diff-cover's
+`LcovCoverageReporter` (never from a path a command could swap); gate/coverage.py matches it
+against the change's own diff. A report that names none of the changed files (a runner
+rooted in a monorepo package reports paths relative to it) is not measured, and says so.
 """
 
 from __future__ import annotations
@@ -131,9 +135,9 @@ def plan(command: str, change: Sequence[str], cwd: Path, io_dir: Path) -> NodePl
     return NodePlan(runner, f"{command.rstrip()} {_join(flags)}", report, sources)
 
 
-def lcov_report(data: bytes, tree: Path) -> LcovCoverageReporter:
+def lcov_report(data: bytes, tree: Path, sources: Sequence[str]) -> LcovCoverageReporter | None:
     """diff-cover's reader over the LCov bytes `data`; `SF:` paths under `tree` made relative
-    to it, as the diff names them."""
+    to it, as the diff names them. None when it names none of `sources`."""
     roots = {str(tree).rstrip("/") + "/", os.path.realpath(tree).rstrip("/") + "/"}
     lines = []
     for line in data.decode("utf-8", errors="replace").splitlines():
@@ -151,6 +155,8 @@ def lcov_report(data: bytes, tree: Path) -> LcovCoverageReporter:
         copy.flush()
         copy.seek(0)
         parsed = LcovCoverageReporter.parse(os.dup(copy.fileno()))
+    if not any(s in parsed for s in sources):
+        return None
     return LcovCoverageReporter([parsed], src_roots=[str(tree)])
 
 
