@@ -66,26 +66,36 @@ class CoverageRun:
     sandbox: Sandbox | None = None
 
     def measure(self) -> ChangedLines:
+        if len(self.validation.test) == 1 and coverage_node.runner_of(
+            self.validation.test[0], self.worktree.path
+        ):
+            return self._node(self.validation.test[0])  # jest, vitest, node --test
         change = self.worktree.agent_changes()
+        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
+        if not sources:
+            return ChangedLines(reason="the change has no Python source file to measure")
         if len(self.validation.test) != 1:
             return ChangedLines(reason="measured for one test command only")
         command = self.validation.test[0]
         places = command_places(self.sandbox, self.work_dir, "coverage")
-        node = coverage_node.plan(command, change, self.worktree.path, places.io_dir)
-        if isinstance(node, str):
-            return ChangedLines(reason=node)
-        if node is not None:
-            return self._node(node, places.io_dir)
-        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
-        if not sources:
-            return ChangedLines(reason="the change has no Python source file to measure")
         covered = coverage_command(command, sources, places.io_dir)
         if covered is None:
             return ChangedLines(
                 reason="coverage is measured for `python -m pytest` commands (coverage.py) and "
                 "jest, vitest and `node --test` (gate/coverage_node.py) only"
             )
-        self._run(covered)
+        wrap = (
+            self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
+            if self.sandbox
+            else []
+        )
+        runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
+        snapshot = self.worktree.snapshot()
+        log = self.work_dir / "logs" / "coverage.log"
+        try:
+            runner.run(covered, self.env, "coverage", log)
+        finally:
+            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
         try:
             data = guarded_read.read_bytes(
                 places.io_dir, "coverage.xml", max_bytes=MAX_REPORT_BYTES
@@ -104,7 +114,14 @@ class CoverageRun:
             # diff-cover reading a report the tests could shape: not a reason to stop the run
             return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
-    def _run(self, command: str) -> None:
+    def _node(self, command: str) -> ChangedLines:
+        """jest, vitest or `node --test` with their own coverage, read as LCov
+        (gate/coverage_node.py)."""
+        places = command_places(self.sandbox, self.work_dir, "coverage")
+        change = self.worktree.agent_changes()
+        plan = coverage_node.plan(command, change, self.worktree.path, places.io_dir)
+        if plan is None or isinstance(plan, str):
+            return ChangedLines(reason=plan or "not a jest, vitest or node --test command")
         wrap = (
             self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
             if self.sandbox
@@ -112,17 +129,12 @@ class CoverageRun:
         )
         runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
         snapshot = self.worktree.snapshot()
-        log = self.work_dir / "logs" / "coverage.log"
         try:
-            runner.run(command, self.env, "coverage", log)
+            runner.run(plan.command, self.env, "coverage", self.work_dir / "logs" / "coverage.log")
         finally:
-            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
-
-    def _node(self, plan: coverage_node.NodePlan, io_dir: Path) -> ChangedLines:
-        """jest, vitest or `node --test` with their own coverage, read as LCov."""
-        self._run(plan.command)
+            self.worktree.note_artifacts(snapshot)  # a `coverage/` folder is not the change
         try:
-            data = guarded_read.read_bytes(io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
+            data = guarded_read.read_bytes(places.io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
         except (Refused, OSError):
             return ChangedLines(
                 reason=f"no coverage report: {plan.runner} wrote no LCov "
@@ -135,10 +147,10 @@ class CoverageRun:
                     reason=f"the {plan.runner} coverage report names none of the changed files "
                     "(is the runner rooted elsewhere than the repository?)"
                 )
-            return changed_lines(
-                reporter, self.worktree.diff(list(plan.sources)), self.worktree.path
-            )
+            diff = self.worktree.diff(list(plan.sources))
+            return changed_lines(reporter, diff, self.worktree.path)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
             return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
 
