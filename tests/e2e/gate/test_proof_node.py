@@ -8,7 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from eco_projects import TS_BUG, TS_FILE, TS_FIX, TS_TASK, make_ts_repo, npm_packages, write_spec
+from eco_projects import (
+    TS_BUG,
+    TS_FILE,
+    TS_FIX,
+    TS_TASK,
+    _git_repo,
+    make_ts_repo,
+    npm_packages,
+    write_spec,
+)
 from gate_repos import reflections, run_cli
 from node_projects import (
     CALC_BUG,
@@ -254,8 +263,6 @@ NODE_RUNNER = (
 def test_node_test_changed_lines_no_test_runs_are_named(
     tmp_path: Path, model_env: ScriptedModelServer
 ) -> None:
-    from eco_projects import _git_repo
-
     repo = _git_repo(
         tmp_path,
         {
