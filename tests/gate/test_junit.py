@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from codegen_ci.gate.junit.cases import locate
 from codegen_ci.gate.junit.parse import (
     JUnitResult,
     parse_file,
@@ -520,3 +521,9 @@ def test_colour_codes_a_coloured_pytest_run_writes_are_dropped(tmp_path: Path) -
 
     assert "#x1B" not in case.message + case.details and "\x1b" not in case.details
     assert "- B\n" in case.details and "+ b\n" in case.details
+
+
+def test_a_vitest_failure_is_located_by_its_frame_marker() -> None:
+    """vitest's JUnit has no file or line attribute: its failure text points with `❯`."""
+    text = "AssertionError: expected 5 to be 3\n\n- 3\n+ 5\n\n ❯ src/above.test.js:4:53\n"
+    assert locate(None, None, text) == ("src/above.test.js", 4)

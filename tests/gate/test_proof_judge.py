@@ -62,3 +62,12 @@ def test_a_go_package_that_did_not_build_on_the_base_proves_its_new_tests() -> N
     base = result(case("example.com/m", BUILD_FAILED, "error", "has_test.go"))
     proof = judge(after, base, ["has_test.go"], go_tests=frozenset({"TestHas"}))
     assert [t.id for t in proof.fail_to_pass] == ["example.com/m::TestHas"]
+
+
+def test_a_vitest_case_belongs_to_the_file_its_classname_names() -> None:
+    """vitest's JUnit names a case's file only as its classname (no `file` attribute)."""
+    after = result(case("src/calc.test.js", "keeps lo"), case("src/above.test.js", "idle"))
+    base = result(case("src/calc.test.js", "keeps lo"), case("src/above.test.js", "idle"))
+    proof = judge(after, base, ["src/above.test.js"])
+    assert proof.status == ProofStatus.UNPROVEN
+    assert proof.not_proof == ["src/above.test.js::idle"] and proof.pass_to_pass == 2

@@ -10,10 +10,14 @@ DTDs or entities (defusedxml), and diff-cover matches it against the change's ow
 by our guarded git, `Worktree.diff`, never by diff-cover's `git` calls): the changed lines
 coverage.py counts as executable, which of them ran, and the others as `file:line` ranges.
 
-Where coverage cannot be measured (not a `python -m pytest` command, coverage.py not
-importable by the repository's Python, no source file changed), `ChangedLines.reason` says so
-and why. Go (`go test -coverprofile`) and V8/istanbul (jest, vitest, node) are not measured
-yet.
+jest, vitest and `node --test` commands (run directly or by a package.json script) run with
+their runner's own V8/istanbul coverage written as LCov instead (gate/coverage_node.py: the
+flags, the LCov read into diff-cover's `LcovCoverageReporter`); the verdict is the same
+diff-cover match against the change's diff.
+
+Where coverage cannot be measured (another command, coverage.py not importable by the
+repository's Python, vitest without `@vitest/coverage-v8`, no source file changed),
+`ChangedLines.reason` says so and why. Go (`go test -coverprofile`) is not measured yet.
 
 `validation.proof.coverage` (0 to 1): a lower share of changed lines run makes the passing
 round a reflection naming the lines no test runs (`uncovered_message`).
@@ -32,9 +36,13 @@ from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidd
 from diff_cover.diff_reporter import GitDiffReporter
 from diff_cover.git_path import GitPathTool
 from diff_cover.report_generator import JsonReportGenerator
-from diff_cover.violationsreporters.violations_reporter import XmlCoverageReporter
+from diff_cover.violationsreporters.violations_reporter import (
+    BaseViolationReporter,
+    XmlCoverageReporter,
+)
 
 from codegen_ci import runners
+from codegen_ci.gate import coverage_node
 from codegen_ci.gate.test_runs import Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.security import guarded_read
@@ -58,6 +66,10 @@ class CoverageRun:
     sandbox: Sandbox | None = None
 
     def measure(self) -> ChangedLines:
+        if len(self.validation.test) == 1 and coverage_node.runner_of(
+            self.validation.test[0], self.worktree.path
+        ):
+            return self._node(self.validation.test[0])  # jest, vitest, node --test
         change = self.worktree.agent_changes()
         sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
         if not sources:
@@ -69,8 +81,8 @@ class CoverageRun:
         covered = coverage_command(command, sources, places.io_dir)
         if covered is None:
             return ChangedLines(
-                reason="coverage is measured for `python -m pytest` commands only (coverage.py "
-                "for pytest; Go and V8 coverage are not measured yet)"
+                reason="coverage is measured for `python -m pytest` commands (coverage.py) and "
+                "jest, vitest and `node --test` (gate/coverage_node.py) only"
             )
         wrap = (
             self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
@@ -102,6 +114,45 @@ class CoverageRun:
             # diff-cover reading a report the tests could shape: not a reason to stop the run
             return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
+    def _node(self, command: str) -> ChangedLines:
+        """jest, vitest or `node --test` with their own coverage, read as LCov
+        (gate/coverage_node.py)."""
+        places = command_places(self.sandbox, self.work_dir, "coverage")
+        change = self.worktree.agent_changes()
+        plan = coverage_node.plan(command, change, self.worktree.path, places.io_dir)
+        if plan is None or isinstance(plan, str):
+            return ChangedLines(reason=plan or "not a jest, vitest or node --test command")
+        wrap = (
+            self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
+            if self.sandbox
+            else []
+        )
+        runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
+        snapshot = self.worktree.snapshot()
+        try:
+            runner.run(plan.command, self.env, "coverage", self.work_dir / "logs" / "coverage.log")
+        finally:
+            self.worktree.note_artifacts(snapshot)  # a `coverage/` folder is not the change
+        try:
+            data = guarded_read.read_bytes(places.io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
+        except (Refused, OSError):
+            return ChangedLines(
+                reason=f"no coverage report: {plan.runner} wrote no LCov "
+                "(see coverage/logs/coverage.log)"
+            )
+        try:
+            reporter = coverage_node.lcov_report(data, self.worktree.path, plan.sources)
+            if reporter is None:
+                return ChangedLines(
+                    reason=f"the {plan.runner} coverage report names none of the changed files "
+                    "(is the runner rooted elsewhere than the repository?)"
+                )
+            diff = self.worktree.diff(list(plan.sources))
+            return changed_lines(reporter, diff, self.worktree.path)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+
 
 def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
     """`command` under its runner's coverage tool, its Cobertura report in
@@ -128,13 +179,18 @@ class _Diff:
         return ""
 
 
-def changed_lines(root: Element, diff: str, tree: Path) -> ChangedLines:
-    """diff-cover's verdict on `diff` against the Cobertura report `root`."""
+def changed_lines(root: Element | BaseViolationReporter, diff: str, tree: Path) -> ChangedLines:
+    """diff-cover's verdict on `diff` against the Cobertura report `root` (or another
+    diff-cover coverage reporter: LCov, gate/coverage_node.py)."""
     # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask git
     # for; it is the worktree, set here without running anything.
     GitPathTool._cwd = GitPathTool._root = str(tree)
     reporter = GitDiffReporter(compare_branch="base", git_diff=_Diff(diff))
-    coverage = XmlCoverageReporter([root], src_roots=[str(tree)])
+    coverage = (
+        root
+        if isinstance(root, BaseViolationReporter)
+        else XmlCoverageReporter([root], src_roots=[str(tree)])
+    )
     stats: dict[str, Any] = JsonReportGenerator(coverage, reporter).report_dict()
     total = int(stats["total_num_lines"])
     missing = int(stats["total_num_violations"])

@@ -331,10 +331,12 @@ def _modules(test_files: list[str]) -> list[str]:
 def _belongs(
     case: JUnitCase, test_files: list[str], modules: list[str], go_tests: frozenset[str]
 ) -> bool:
-    """Is `case` one of `test_files`'? By the file its report names, else by pytest's dotted
-    module (`tests.test_x::test_y`, `tests.test_x.TestK::test_y`), else by a Go test's name."""
-    if case.file and any(case.file == f or case.file.endswith("/" + f) for f in test_files):
-        return True
+    """Is `case` one of `test_files`'? By the file its report names (vitest's classname is
+    its file), else by pytest's dotted module (`tests.test_x::test_y`,
+    `tests.test_x.TestK::test_y`), else by a Go test's name."""
+    for where in (case.file, case.classname):
+        if where and any(where == f or where.endswith("/" + f) for f in test_files):
+            return True
     name = case.classname or case.id
     if any(name == m or name.startswith(m + ".") or case.id.startswith(m + "::") for m in modules):
         return True

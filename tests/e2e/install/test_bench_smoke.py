@@ -4,6 +4,7 @@ measured by `python bench/run.py` (docs/benchmarks.md), never asserted here."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -137,6 +138,15 @@ def test_coverage_cost_times_a_plain_and_a_covered_run() -> None:
     from bench.coverage_cost import coverage_cost
 
     r = coverage_cost(modules=2, tests_per_module=2, repeats=1)
+    assert r["plain_s"] > 0 and r["coverage_s"] > 0 and r["ratio"] > 0
+    assert r["report_written"] and r["tests"] == 4
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node")
+def test_node_coverage_cost_times_a_plain_and_a_covered_node_test_run() -> None:
+    from bench.coverage_cost_node import coverage_cost_node
+
+    r = coverage_cost_node("node", None, modules=2, tests_per_module=2, repeats=1)
     assert r["plain_s"] > 0 and r["coverage_s"] > 0 and r["ratio"] > 0
     assert r["report_written"] and r["tests"] == 4
 

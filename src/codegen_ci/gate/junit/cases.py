@@ -204,7 +204,7 @@ def _to_int(value: str | None) -> int | None:
 _LOCATION = re.compile(
     r'^[ \t]*([^\s:()"\']+\.[A-Za-z]\w*):(\d+):'
     r'|File "([^"]+)", line (\d+)'
-    r"|(?:\(|at )(?:file://)?([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+"
+    r"|(?:\(|at |❯ )(?:file://)?([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+"  # ❯: vitest
     r"|^\t([^\s:]+\.go):(\d+)(?: \+0x[0-9a-f]+)?$"
     r"|panicked at (?:'(?:[^']|'(?!, ))*', )?([^\s:'\"]+\.rs):(\d+):\d+",  # Rust (nextest, libtest)
     re.MULTILINE,

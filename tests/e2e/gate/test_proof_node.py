@@ -1,0 +1,288 @@
+"""Proof with vitest, and changed lines run by vitest, jest and `node --test`, through the CLI
+with the scripted model: real vitest and its V8 coverage package (`@vitest/coverage-v8`),
+jest with ts-jest, installed from the npm registry once per session; Node's own runner."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from eco_projects import (
+    TS_BUG,
+    TS_FILE,
+    TS_FIX,
+    TS_TASK,
+    _git_repo,
+    make_ts_repo,
+    npm_packages,
+    write_spec,
+)
+from gate_repos import reflections, run_cli
+from node_projects import (
+    CALC_BUG,
+    CALC_FILE,
+    CALC_FIX,
+    CALC_JS,
+    CALC_TASK,
+    VITEST_COVERAGE_PACKAGES,
+    VITEST_JUNIT,
+    make_vitest_repo,
+    npm_install,
+)
+from sample_repo import SampleRepo
+
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+pytestmark = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
+
+ABOVE_TEST = """\
+import { expect, it } from "vitest";
+import { clamp } from "./calc.js";
+
+it("keeps v below hi", () => expect(clamp(5, 0, 3)).toBe(3));
+"""
+ABOVE_ID = "src/above.test.js::keeps v below hi"
+# A test that passes on the base commit too: no proof of anything the task asked.
+IDLE_TEST = """\
+import { expect, it } from "vitest";
+import { clamp } from "./calc.js";
+
+it("leaves v inside the range alone", () => expect(clamp(2, 0, 3)).toBe(2));
+"""
+IDLE_ID = "src/above.test.js::leaves v inside the range alone"
+# Fails on the first run in each tree and passes after: flaky by design. Its counter lives
+# beside the tests (ignored by git), so the base commit's tree keeps its own.
+FLAKY_TEST = """\
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+it("sometimes", () => {
+  const counter = fileURLToPath(new URL("../.flaky-count", import.meta.url));
+  const n = existsSync(counter) ? Number(readFileSync(counter, "utf8")) + 1 : 1;
+  writeFileSync(counter, String(n));
+  expect(n, `run ${n}: the first run fails, by design`).toBeGreaterThan(1);
+});
+"""
+# The fix and a function no test runs: its body is the uncovered changed lines.
+WRAP = """
+/** v, wrapped around into lo..hi. */
+export function wrap(v, lo, hi) {
+  const span = hi - lo + 1;
+  return lo + ((((v - lo) % span) + span) % span);
+}
+"""
+CALC_FIXED_WITH_WRAP = CALC_JS.replace(CALC_BUG, CALC_FIX) + WRAP
+# the two lines of its body (V8 counts the closing brace as run: the function was defined)
+WRAP_BODY = f"{CALC_FILE}:{len(CALC_JS.splitlines()) + 4}-{len(CALC_JS.splitlines()) + 5}"
+
+
+@pytest.fixture(scope="session")
+def vitest_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
+    return npm_install(shared, VITEST_COVERAGE_PACKAGES)
+
+
+def fix() -> Reply:
+    return Reply(
+        tool_calls=[call("edit_file", path=CALC_FILE, old_text=CALC_BUG, new_text=CALC_FIX)]
+    )
+
+
+def write(path: str, content: str) -> Reply:
+    return Reply(tool_calls=[call("write_file", path=path, content=content)])
+
+
+def spec(repo: SampleRepo, **proof: object) -> Path:
+    validation: dict[str, object] = {"test": [VITEST_JUNIT], "junit": ["junit.xml"]}
+    if proof:
+        validation["proof"] = proof
+    return write_spec(repo, task=CALC_TASK, validation=validation)
+
+
+def test_vitest_a_fix_without_a_test_succeeds_unproven_when_proof_is_preferred(
+    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = make_vitest_repo(tmp_path, vitest_modules)
+    model_env.add(fix(), Reply("Fixed."))
+
+    code, output, _, report = run_cli(repo, spec(repo))
+
+    assert code == 0, output
+    assert report["status"] == "success"
+    proof = report["proof"]
+    assert (proof["status"], proof["fail_to_pass"]) == ("unproven", [])
+    assert "adds or edits no test" in proof["reason"]
+    assert proof["pass_to_pass"] == 1
+    assert "proof: unproven (" in output
+
+
+def test_vitest_a_new_test_that_passes_on_the_base_too_is_no_proof(
+    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = make_vitest_repo(tmp_path, vitest_modules)
+    model_env.add(fix(), write("src/above.test.js", IDLE_TEST), Reply("Done."))
+
+    code, output, _, report = run_cli(repo, spec(repo))
+
+    assert code == 0, output
+    proof = report["proof"]
+    assert proof["status"] == "unproven", proof
+    assert proof["not_proof"] == [IDLE_ID]
+
+
+def test_vitest_required_proof_asks_for_a_failing_test_then_succeeds_proven(
+    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = make_vitest_repo(tmp_path, vitest_modules)
+    model_env.add(
+        fix(),
+        Reply("Fixed."),
+        write("src/above.test.js", ABOVE_TEST),  # round 2: a test that fails without the fix
+        Reply("Added a test."),
+    )
+
+    code, output, _, report = run_cli(repo, spec(repo, tests="required"))
+
+    assert code == 0, output
+    assert (report["status"], report["iterations"]) == ("success", 2)
+    assert report["proof"]["status"] == "proven"
+    assert [t["id"] for t in report["proof"]["fail_to_pass"]] == [ABOVE_ID]
+    (asked,) = reflections(model_env)
+    assert "requires a test that fails without the change" in asked
+    assert "you added or changed no test" in asked
+
+
+def test_vitest_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
+    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = make_vitest_repo(tmp_path, vitest_modules, {"src/flaky.test.js": FLAKY_TEST})
+    model_env.add(fix(), write("src/above.test.js", ABOVE_TEST), Reply("done"))
+
+    code, output, _, report = run_cli(repo, spec(repo))
+
+    assert code == 0, output
+    assert (report["status"], report["iterations"]) == ("success", 1)
+    assert reflections(model_env) == []  # never charged
+    proof = report["proof"]
+    # flaky with the change (round 1) and on the base commit (the proof run): the repository's
+    assert [(f["id"], f["where"]) for f in proof["flaky"]] == [
+        ("src/flaky.test.js::sometimes", "both")
+    ]
+    assert [t["id"] for t in proof["fail_to_pass"]] == [ABOVE_ID]
+    assert report["rounds"][0]["passed"] and report["rounds"][0]["failures"] == []
+
+
+def test_vitest_a_new_test_failing_on_the_base_proves_the_fix_and_unrun_lines_are_named(
+    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = make_vitest_repo(tmp_path, vitest_modules)
+    model_env.add(
+        write(CALC_FILE, CALC_FIXED_WITH_WRAP),
+        write("src/above.test.js", ABOVE_TEST),
+        Reply("Fixed, and added wrap."),
+    )
+
+    code, output, out, report = run_cli(repo, spec(repo))
+
+    assert code == 0, output
+    proof = report["proof"]
+    assert proof["status"] == "proven", proof
+    (proving,) = proof["fail_to_pass"]
+    assert (proving["id"], proving["on_base"]) == (ABOVE_ID, "failure")
+    assert (proving["file"], proving["line"]) == ("src/above.test.js", 4)
+    assert proof["pass_to_pass"] == 1
+    lines = proof["changed_lines"]
+    assert lines["measured"] and lines["reason"] == "", lines
+    assert lines["uncovered"] == [WRAP_BODY], lines
+    assert lines["covered"] == lines["total"] - 2
+    assert (out / "coverage" / "logs" / "coverage.log").is_file()
+    assert sorted(report["files_changed"]) == ["src/above.test.js", CALC_FILE]  # no coverage files
+    assert report["rounds"][0]["tests"]["total"] == 2  # the gate's own run, as it was
+
+
+def test_vitest_without_its_coverage_package_says_so_and_installs_nothing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
+) -> None:
+    from kept_projects import vitest_packages  # vitest alone, as many repositories have it
+
+    modules = vitest_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+    repo = make_vitest_repo(tmp_path, modules)
+    model_env.add(fix(), Reply("Fixed."))
+
+    code, output, _, report = run_cli(repo, spec(repo))
+
+    assert code == 0, output
+    lines = report["proof"]["changed_lines"]
+    assert not lines["measured"] and "@vitest/coverage-v8" in lines["reason"], lines
+    assert "installs nothing" in lines["reason"]
+    assert not (repo.path / "node_modules" / "@vitest" / "coverage-v8").exists()
+
+
+def test_jest_changed_lines_no_test_runs_are_named(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
+) -> None:
+    node_modules = npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+    repo = make_ts_repo(tmp_path, node_modules)
+    price = (repo.path / TS_FILE).read_text().replace(TS_BUG, TS_FIX)
+    unused = "\nexport function free(cents: number): boolean {\n  return cents === 0;\n}\n"
+    model_env.add(write(TS_FILE, price + unused), Reply("Fixed, and added free()."))
+    body = f"{TS_FILE}:{len(price.splitlines()) + 3}"  # `return cents === 0;`
+
+    code, output, _, report = run_cli(
+        repo,
+        write_spec(repo, task=TS_TASK, validation={"test": ["npm test"], "junit": ["junit.xml"]}),
+    )
+
+    assert code == 0, output
+    lines = report["proof"]["changed_lines"]
+    assert lines["measured"] and lines["reason"] == "", lines
+    assert lines["uncovered"] == [body], lines
+    assert lines["total"] - lines["covered"] == 1
+
+
+NODE_LIB = """\
+export function half(n) {
+  return n / 2;
+}
+"""
+NODE_TEST = """\
+import { test } from "node:test";
+import assert from "node:assert";
+import { half } from "./lib.mjs";
+
+test("halves", () => assert.equal(half(4), 2));
+"""
+NODE_RUNNER = (
+    "node --test --test-reporter=spec --test-reporter-destination=stdout "
+    "--test-reporter=junit --test-reporter-destination=junit.xml"
+)
+
+
+def test_node_test_changed_lines_no_test_runs_are_named(
+    tmp_path: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = _git_repo(
+        tmp_path,
+        {
+            "package.json": '{"name": "half", "private": true, "type": "module"}\n',
+            ".gitignore": "junit.xml\n",
+            "lib.mjs": NODE_LIB,
+            "lib.test.mjs": NODE_TEST,
+        },
+    )
+    double = "\nexport function double(n) {\n  const twice = n * 2;\n  return twice;\n}\n"
+    model_env.add(write("lib.mjs", NODE_LIB + double), Reply("Added double()."))
+
+    code, output, _, report = run_cli(
+        repo,
+        write_spec(
+            repo, task="Add double().", validation={"test": [NODE_RUNNER], "junit": ["junit.xml"]}
+        ),
+    )
+
+    assert code == 0, output
+    lines = report["proof"]["changed_lines"]
+    assert lines["measured"] and lines["reason"] == "", lines
+    assert lines["uncovered"] == ["lib.mjs:6-8"], lines
