@@ -8,6 +8,7 @@ medians. The claim (issue 34): at most 1.3x."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.gate.coverage import coverage_command
+from codegen_ci.gate.coverage_python import coverage_command
 
 MODULE = """\
 def work(n):
@@ -53,7 +54,7 @@ def coverage_cost(
         plain = f"{python} -m pytest -q -p no:cacheprovider tests"
         io_dir = Path(tmp) / "io"
         io_dir.mkdir()
-        covered = coverage_command(plain, ["pkg/mod0.py"], io_dir)
+        covered = coverage_command(plain, ["pkg/mod0.py"], io_dir, root, os.environ)
         assert covered is not None
         times: dict[str, list[float]] = {"plain": [], "coverage": []}
         for _ in range(repeats):

@@ -21,7 +21,6 @@ round a reflection naming the lines no test runs (`uncovered_message`).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -33,9 +32,13 @@ from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidd
 from diff_cover.diff_reporter import GitDiffReporter
 from diff_cover.git_path import GitPathTool
 from diff_cover.report_generator import JsonReportGenerator
-from diff_cover.violationsreporters.violations_reporter import XmlCoverageReporter
+from diff_cover.violationsreporters.violations_reporter import (
+    LcovCoverageReporter,
+    XmlCoverageReporter,
+)
 
-from codegen_ci.gate.test_runs import Runner, command_places
+from codegen_ci.gate import coverage_go, coverage_python
+from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
@@ -45,8 +48,12 @@ from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_REPORT_BYTES = 20_000_000
-MEASURED_SUFFIXES = (".py",)  # coverage.py: Python sources only
 MAX_RANGES = 20
+NOT_MEASURED = (
+    "coverage is measured for pytest (`python -m pytest`, `pytest`), `python -m unittest` and "
+    "Go (`go test`, `gotestsum -- ...`) test commands; jest, vitest and node's runner are not "
+    "measured yet"
+)
 
 
 @dataclass(kw_only=True)
@@ -59,19 +66,81 @@ class CoverageRun:
 
     def measure(self) -> ChangedLines:
         change = self.worktree.agent_changes()
-        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
-        if not sources:
-            return ChangedLines(reason="the change has no Python source file to measure")
         if len(self.validation.test) != 1:
             return ChangedLines(reason="measured for one test command only")
         command = self.validation.test[0]
         places = command_places(self.sandbox, self.work_dir, "coverage")
-        covered = coverage_command(command, sources, places.io_dir)
+        if coverage_go.is_go_test(command):
+            return self._go(command, change, places)
+        return self._python(command, change, places)
+
+    def _python(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
+        """coverage.py (gate/coverage_python.py), its Cobertura report read here."""
+        sources = [p for p in change if p.endswith(".py") and not is_test_file(p)]
+        if not sources:
+            return ChangedLines(reason="the change has no Python source file to measure")
+        tree = self.worktree.path
+        covered = coverage_python.coverage_command(command, sources, places.io_dir, tree, self.env)
+        if covered is None:
+            return ChangedLines(reason=NOT_MEASURED)
+        env = dict(self.env)
+        if coverage_python.runs_pytest(command):
+            env = coverage_python.select_env(env, places.tool_dir, sources)
+        self._run(covered, env)
+        try:
+            data = guarded_read.read_bytes(
+                places.io_dir, coverage_python.REPORT, max_bytes=MAX_REPORT_BYTES
+            )
+        except (Refused, OSError):
+            return ChangedLines(
+                reason="no coverage report: is coverage.py installed for the repository's "
+                "Python? (see coverage/logs/coverage.log)"
+            )
+        try:
+            root: Element = safe_etree.fromstring(data)
+            return changed_lines(root, self.worktree.diff(sources), tree)
+        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
+            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+
+    def _go(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
+        """`go test -coverprofile` (gate/coverage_go.py), the profile read as LCov."""
+        sources = [p for p in change if p.endswith(".go") and not is_test_file(p)]
+        if not sources:
+            return ChangedLines(reason="the change has no Go source file to measure")
+        tree = self.worktree.path
+        mods = coverage_go.modules(tree, sources)
+        covered = coverage_go.coverage_command(
+            command, coverage_go.packages(sources, mods), places.io_dir
+        )
         if covered is None:
             return ChangedLines(
-                reason="coverage is measured for `python -m pytest` commands only (coverage.py "
-                "for pytest; Go and V8 coverage are not measured yet)"
+                reason="the Go test command sets its own -coverprofile or -coverpkg, or no "
+                "go.mod holds the changed files"
             )
+        self._run(covered, self.env)
+        try:
+            profile = guarded_read.read_text(
+                places.io_dir, coverage_go.PROFILE, max_bytes=MAX_REPORT_BYTES
+            )
+        except (Refused, OSError):
+            return ChangedLines(
+                reason="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)"
+            )
+        lcov = self.work_dir / "coverage.lcov"
+        lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
+        try:
+            GitPathTool._cwd = GitPathTool._root = str(tree)
+            report = LcovCoverageReporter([LcovCoverageReporter.parse(str(lcov))], [str(tree)])
+            return diff_cover_verdict(report, self.worktree.diff(sources), tree)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return ChangedLines(reason=f"diff-cover could not use the cover profile ({exc})")
+
+    def _run(self, command: str, env: Mapping[str, str]) -> None:
+        """The coverage run, confined like every test command; what it leaves in the worktree
+        (`.coverage`, a JUnit file) is no part of the change."""
         wrap = (
             self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
             if self.sandbox
@@ -81,51 +150,9 @@ class CoverageRun:
         snapshot = self.worktree.snapshot()
         log = self.work_dir / "logs" / "coverage.log"
         try:
-            runner.run(covered, self.env, "coverage", log)
+            runner.run(command, env, "coverage", log)
         finally:
-            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
-        try:
-            data = guarded_read.read_bytes(
-                places.io_dir, "coverage.xml", max_bytes=MAX_REPORT_BYTES
-            )
-        except (Refused, OSError):
-            return ChangedLines(
-                reason="no coverage report: is coverage.py installed for the repository's "
-                "Python? (see coverage/logs/coverage.log)"
-            )
-        try:
-            root: Element = safe_etree.fromstring(data)
-            return changed_lines(root, self.worktree.diff(sources), self.worktree.path)
-        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
-            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            # diff-cover reading a report the tests could shape: not a reason to stop the run
-            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    """`<python> -m pytest ARGS` as a coverage.py run of the same, then its Cobertura report
-    in `io_dir/coverage.xml`; None for any other shape of command."""
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        return None
-    if len(tokens) < 3 or tokens[1:3] != ["-m", "pytest"] or "python" not in tokens[0]:
-        return None
-    if any(set(t) <= set("();<>|&") for t in tokens):
-        return None
-    python = shlex.quote(tokens[0])
-    data = shlex.quote(str(io_dir / ".coverage"))
-    include = shlex.quote(",".join(sources))
-    report = shlex.quote(str(io_dir / "coverage.xml"))
-    rest = " ".join(shlex.quote(t) for t in tokens[3:])
-    # sys.monitoring (Python 3.12+) traces only the included files' code: about 1.1x a plain
-    # run; older Pythons fall back to the C tracer, which sees every line (docs/benchmarks.md).
-    return (
-        f"COVERAGE_CORE=sysmon {python} -m coverage run --data-file={data} "
-        f"--include={include} -m pytest {rest}; "
-        f"status=$?; {python} -m coverage xml -q --data-file={data} -o {report}; exit $status"
-    )
+            self.worktree.note_artifacts(snapshot)
 
 
 class _Diff:
@@ -151,8 +178,14 @@ def changed_lines(root: Element, diff: str, tree: Path) -> ChangedLines:
     # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask git
     # for; it is the worktree, set here without running anything.
     GitPathTool._cwd = GitPathTool._root = str(tree)
+    return diff_cover_verdict(XmlCoverageReporter([root], src_roots=[str(tree)]), diff, tree)
+
+
+def diff_cover_verdict(coverage: Any, diff: str, tree: Path) -> ChangedLines:
+    """diff-cover's verdict on `diff` against a coverage reporter of its own (Cobertura, LCov);
+    the class-wide git root set to `tree` first."""
+    GitPathTool._cwd = GitPathTool._root = str(tree)
     reporter = GitDiffReporter(compare_branch="base", git_diff=_Diff(diff))
-    coverage = XmlCoverageReporter([root], src_roots=[str(tree)])
     stats: dict[str, Any] = JsonReportGenerator(coverage, reporter).report_dict()
     total = int(stats["total_num_lines"])
     missing = int(stats["total_num_violations"])

@@ -1,0 +1,145 @@
+"""codegen-ci's pytest plugin for coverage runs on Pythons without sys.monitoring: keep only the
+tests that import a changed module.
+
+Loaded (`-p codegen_cov_select`) into the coverage run gate/coverage_python.py makes of a
+pytest command, never into the gate's own runs. It acts only when a settrace tracer is on
+(`sys.gettrace()`: coverage.py's C tracer, which costs about 2x on every line of every file;
+under the sys.monitoring core nothing is traced outside the changed files and it does nothing).
+It then keeps the tests whose file, or a `conftest.py` in its folder or above, imports one of
+the changed files (CODEGEN_COV_SELECT, paths relative to the current folder), directly or
+through other modules of the repository: the imports are read with `ast`, a name matched to
+every file it could be (any tail of the file's dotted path), so a doubt keeps a test. When no
+test imports a changed module (it is reached dynamically), every test runs.
+
+Standalone on purpose, like codegen_first: it runs in the repository's interpreter, imports
+only the standard library and keeps to syntax old Pythons read.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from collections import defaultdict, deque
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+SELECT_ENV = "CODEGEN_COV_SELECT"
+SKIP_DIRS = {"node_modules", "site-packages", "__pycache__", "build", "dist"}
+MAX_FILES = 5000  # past this, reading every module costs more than it saves
+MAX_FILE_BYTES = 2_000_000
+
+
+def python_files(root: Path) -> list[str] | None:
+    """The repository's .py files (relative POSIX paths), virtualenvs and hidden folders left
+    out."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in SKIP_DIRS
+            and not (here / d / "pyvenv.cfg").is_file()
+        )
+        for name in sorted(files):
+            if name.endswith(".py"):
+                found.append((here / name).relative_to(root).as_posix())
+                if len(found) > MAX_FILES:
+                    return None
+    return found
+
+
+def dotted(rel: str) -> list[str]:
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return parts
+
+
+def imported_names(rel: str, tree: ast.AST) -> set[str]:
+    """The dotted names a module's imports could load (with their parent packages)."""
+    names: set[str] = set()
+    package = dotted(rel) if rel.endswith("__init__.py") else dotted(rel)[:-1]
+    for node in ast.walk(tree):
+        modules: list[str]
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                base = ".".join([*parent, *filter(None, [node.module])])
+            modules = [base] + [base + "." + a.name if base else a.name for a in node.names]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1) if parts[0])
+    return names
+
+
+def reaching(root: Path, changed: Sequence[str]) -> set[str] | None:
+    """The files that import a changed file, directly or through others; None: not known."""
+    files = python_files(root)
+    if files is None:
+        return None
+    by_name: defaultdict[str, set[str]] = defaultdict(set)
+    for rel in files:
+        parts = dotted(rel)
+        for n in range(len(parts)):
+            by_name[".".join(parts[n:])].add(rel)
+    importers: defaultdict[str, set[str]] = defaultdict(set)
+    for rel in files:
+        path = root / rel
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            tree = ast.parse(path.read_bytes(), rel)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for name in imported_names(rel, tree):
+            for target in by_name.get(name, ()):
+                importers[target].add(rel)
+    seen = {PurePosixPath(c).as_posix() for c in changed}
+    todo = deque(seen)
+    while todo:
+        for importer in importers.get(todo.popleft(), ()):
+            if importer not in seen:
+                seen.add(importer)
+                todo.append(importer)
+    return seen
+
+
+def kept(test_file: str, reached: set[str]) -> bool:
+    """A test file that imports the change, or lies under a conftest.py that does."""
+    if test_file in reached:
+        return True
+    folder = PurePosixPath(test_file).parent
+    return any((above / "conftest.py").as_posix() in reached for above in (folder, *folder.parents))
+
+
+def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    changed = [c for c in os.environ.get(SELECT_ENV, "").split(os.pathsep) if c]
+    if not changed or sys.gettrace() is None or not items:
+        return
+    root = Path.cwd()
+    reached = reaching(root, changed)
+    if reached is None:
+        return
+    keep: list[Any] = []
+    drop: list[Any] = []
+    for item in items:
+        path = Path(str(getattr(item, "path", None) or item.fspath))
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:  # a test outside the current folder: kept
+            rel = ""
+        (keep if not rel or kept(rel, reached) else drop).append(item)
+    if keep and drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -1,0 +1,54 @@
+"""codegen_cov_select, the coverage run's test selection where only the C tracer exists: the
+files that import a changed module (directly, through other modules, relative imports, a
+conftest.py above a test), read with `ast`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codegen_ci.gate.codegen_cov_select import kept, reaching
+
+FILES = {
+    "src/pkg/__init__.py": "",
+    "src/pkg/a.py": "X = 1\n",
+    "src/pkg/b.py": "from .a import X\n",
+    "src/pkg/c.py": "import os\n",
+    "src/pkg/d.py": "from pkg import b\n",
+    "tests/test_b.py": "import pkg.b\n",
+    "tests/test_c.py": "from pkg.c import *\n",
+    "tests/test_d.py": "def test():\n    from pkg.d import b\n",
+    "tests/sub/conftest.py": "from pkg import a\n",
+    "tests/sub/test_e.py": "def test_e(fixture):\n    pass\n",
+    "tests/broken.py": "def (:\n",
+    ".venv/lib/pkg/a.py": "",
+    "env/pyvenv.cfg": "",
+    "env/lib/test_x.py": "import pkg.a\n",
+}
+
+
+def tree(root: Path) -> Path:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_the_files_that_import_a_changed_module_directly_or_not(tmp_path: Path) -> None:
+    reached = reaching(tree(tmp_path), ["src/pkg/a.py"])
+
+    assert reached == {
+        "src/pkg/a.py",
+        "src/pkg/b.py",  # from .a
+        "src/pkg/d.py",  # from pkg import b
+        "tests/test_b.py",
+        "tests/test_d.py",  # an import inside a test
+        "tests/sub/conftest.py",
+    }
+
+
+def test_a_test_is_kept_when_it_or_a_conftest_above_it_imports_the_change() -> None:
+    reached = {"tests/test_b.py", "tests/sub/conftest.py", "conftest.py"}
+    assert kept("tests/test_b.py", reached)
+    assert kept("tests/sub/deeper/test_e.py", reached)
+    assert kept("anything/test_x.py", {"conftest.py"})
+    assert not kept("tests/test_c.py", {"tests/test_b.py", "tests/sub/conftest.py"})
