@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen_ci.gate.codegen_cov_select import kept, reaching
+from codegen_ci.gate.codegen_cov_select import kept, reaching, test_files
 
 FILES = {
     "src/pkg/__init__.py": "",
@@ -52,3 +52,10 @@ def test_a_test_is_kept_when_it_or_a_conftest_above_it_imports_the_change() -> N
     assert kept("tests/sub/deeper/test_e.py", reached)
     assert kept("anything/test_x.py", {"conftest.py"})
     assert not kept("tests/test_c.py", {"tests/test_b.py", "tests/sub/conftest.py"})
+
+
+def test_a_selection_needs_a_test_file_or_conftest_that_imports_the_change() -> None:
+    patterns = ["test_*.py", "check_*.py"]
+    assert test_files({"src/pkg/a.py", "tests/check_a.py"}, patterns)
+    assert test_files({"src/pkg/a.py", "tests/conftest.py"}, patterns)
+    assert not test_files({"src/pkg/a.py", "src/pkg/b.py"}, patterns)  # reached dynamically

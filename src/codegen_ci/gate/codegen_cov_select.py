@@ -5,11 +5,14 @@ Loaded (`-p codegen_cov_select`) into the coverage run gate/coverage_python.py m
 pytest command, never into the gate's own runs. It acts only when a settrace tracer is on
 (`sys.gettrace()`: coverage.py's C tracer, which costs about 2x on every line of every file;
 under the sys.monitoring core nothing is traced outside the changed files and it does nothing).
-It then keeps the tests whose file, or a `conftest.py` in its folder or above, imports one of
-the changed files (CODEGEN_COV_SELECT, paths relative to the current folder), directly or
-through other modules of the repository: the imports are read with `ast`, a name matched to
-every file it could be (any tail of the file's dotted path), so a doubt keeps a test. When no
-test imports a changed module (it is reached dynamically), every test runs.
+It then collects only the test files (pytest's `python_files`) that import one of the changed
+files (CODEGEN_COV_SELECT, paths relative to the current folder), or lie under a `conftest.py`
+that does, directly or through other modules of the repository: the imports are read with
+`ast`, a name matched to every file it could be (any tail of the file's dotted path), so a
+doubt keeps a test. Not collecting matters as much as not running: under the C tracer,
+importing and collecting test files costs about as much as running them. When no test file
+or conftest imports a changed module (it is reached dynamically), everything runs. Needs
+pytest 7 or later (the `collection_path` hook argument).
 
 Standalone on purpose, like codegen_first: it runs in the repository's interpreter, imports
 only the standard library and keeps to syntax old Pythons read.
@@ -21,6 +24,7 @@ import ast
 import os
 import sys
 from collections import defaultdict, deque
+from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -123,23 +127,36 @@ def kept(test_file: str, reached: set[str]) -> bool:
     return any((above / "conftest.py").as_posix() in reached for above in (folder, *folder.parents))
 
 
-def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+def test_files(reached: set[str], patterns: Sequence[str]) -> bool:
+    """Whether a test file (pytest's `python_files`) or a conftest.py is among `reached`."""
+    names = [PurePosixPath(r).name for r in reached]
+    return any(n == "conftest.py" or any(fnmatch(n, p) for p in patterns) for n in names)
+
+
+STATE: dict[str, Any] = {}  # this process's selection: the files that reach the change
+
+
+def pytest_configure(config: Any) -> None:
     changed = [c for c in os.environ.get(SELECT_ENV, "").split(os.pathsep) if c]
-    if not changed or sys.gettrace() is None or not items:
+    if not changed or sys.gettrace() is None:
         return
+    patterns = list(config.getini("python_files") or ["test_*.py", "*_test.py"])
     root = Path.cwd()
     reached = reaching(root, changed)
-    if reached is None:
-        return
-    keep: list[Any] = []
-    drop: list[Any] = []
-    for item in items:
-        path = Path(str(getattr(item, "path", None) or item.fspath))
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:  # a test outside the current folder: kept
-            rel = ""
-        (keep if not rel or kept(rel, reached) else drop).append(item)
-    if keep and drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    if reached is None or not test_files(reached, patterns):
+        return  # not known, or no test imports the change (reached dynamically): all run
+    STATE.update(root=root, reached=reached, patterns=patterns)
+
+
+def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
+    """A test file that does not import the change (nor a conftest.py above it) is not
+    collected: under the C tracer, collecting costs as much as running."""
+    reached = STATE.get("reached")
+    name = collection_path.name
+    if reached is None or not any(fnmatch(name, p) for p in STATE["patterns"]):
+        return None
+    try:
+        rel = collection_path.relative_to(STATE["root"]).as_posix()
+    except ValueError:
+        return None
+    return None if kept(rel, reached) else True

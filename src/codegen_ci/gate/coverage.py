@@ -1,19 +1,22 @@
 """Changed lines run by the tests: which executable lines of the change the test suite ran.
 
 Measured after a passing final round, in a run of its own (the gate's run, its counts and
-its JUnit stay as they are): a `python -m pytest ...` command runs once more under coverage.py
-(`python -m coverage run --include=<the change's source files> -m pytest ...`, then
-`coverage xml`), confined like every command; `--include` and `COVERAGE_CORE=sysmon` keep
-the tracer's cost to the changed files where Python has sys.monitoring (3.12+). The
-Cobertura report is read through the guarded reader and parsed without
-DTDs or entities (defusedxml), and diff-cover matches it against the change's own diff (made
-by our guarded git, `Worktree.diff`, never by diff-cover's `git` calls): the changed lines
-coverage.py counts as executable, which of them ran, and the others as `file:line` ranges.
+its JUnit stay as they are), confined like every command, by the runner's own coverage tool:
+- Python (gate/coverage_python.py): `python -m pytest`, a bare `pytest` script and
+  `python -m unittest` run under coverage.py (`coverage run --include=<the change's source
+  files>`, `COVERAGE_CORE=sysmon`, then `coverage xml`); the Cobertura report is read through
+  the guarded reader and parsed without DTDs or entities (defusedxml).
+- Go (gate/coverage_go.py): `go test` and `gotestsum -- ...` with `-coverprofile` and
+  `-coverpkg=<the changed packages>`; the profile, turned into LCov there, is read by
+  diff-cover's LCov reader.
+diff-cover matches the report against the change's own diff (made by our guarded git,
+`Worktree.diff`, never by diff-cover's `git` calls): the changed lines the tool counts as
+executable, which of them ran, and the others as `file:line` ranges. `measure` picks the
+runner by the test command; cov-node's V8/istanbul runners (jest, vitest, node) join there.
 
-Where coverage cannot be measured (not a `python -m pytest` command, coverage.py not
-importable by the repository's Python, no source file changed), `ChangedLines.reason` says so
-and why. Go (`go test -coverprofile`) and V8/istanbul (jest, vitest, node) are not measured
-yet.
+Where coverage cannot be measured (more than one test command, a command of no shape above,
+no source file of the runner's language changed, the coverage tool missing or its report
+unreadable), `ChangedLines.reason` says so and why.
 
 `validation.proof.coverage` (0 to 1): a lower share of changed lines run makes the passing
 round a reflection naming the lines no test runs (`uncovered_message`).

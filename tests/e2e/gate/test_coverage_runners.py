@@ -112,8 +112,8 @@ def test_a_bare_pytest_runs_under_its_scripts_interpreter(
     assert code == 0, output
     assert report["proof"]["changed_lines"] == UNCOVERED_PY
     log = (out / "coverage" / "logs" / "coverage.log").read_text()
-    if sys.version_info < (3, 12):  # the C tracer: only the tests importing calc ran
-        assert "1 passed, 1 deselected" in log, log
+    if sys.version_info < (3, 12):  # the C tracer: only the test file importing calc ran
+        assert "1 passed in" in log, log
     else:
         assert "2 passed" in log, log
 
