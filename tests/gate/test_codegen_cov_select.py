@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codegen_ci.gate.codegen_cov_select import kept, reaching, test_files
+from codegen_ci.gate.codegen_cov_select import has_test_file, kept, reaching
 
 FILES = {
     "src/pkg/__init__.py": "",
@@ -56,6 +56,6 @@ def test_a_test_is_kept_when_it_or_a_conftest_above_it_imports_the_change() -> N
 
 def test_a_selection_needs_a_test_file_or_conftest_that_imports_the_change() -> None:
     patterns = ["test_*.py", "check_*.py"]
-    assert test_files({"src/pkg/a.py", "tests/check_a.py"}, patterns)
-    assert test_files({"src/pkg/a.py", "tests/conftest.py"}, patterns)
-    assert not test_files({"src/pkg/a.py", "src/pkg/b.py"}, patterns)  # reached dynamically
+    assert has_test_file({"src/pkg/a.py", "tests/check_a.py"}, patterns)
+    assert has_test_file({"src/pkg/a.py", "tests/conftest.py"}, patterns)
+    assert not has_test_file({"src/pkg/a.py", "src/pkg/b.py"}, patterns)  # reached dynamically

@@ -127,7 +127,7 @@ def kept(test_file: str, reached: set[str]) -> bool:
     return any((above / "conftest.py").as_posix() in reached for above in (folder, *folder.parents))
 
 
-def test_files(reached: set[str], patterns: Sequence[str]) -> bool:
+def has_test_file(reached: set[str], patterns: Sequence[str]) -> bool:
     """Whether a test file (pytest's `python_files`) or a conftest.py is among `reached`."""
     names = [PurePosixPath(r).name for r in reached]
     return any(n == "conftest.py" or any(fnmatch(n, p) for p in patterns) for n in names)
@@ -143,7 +143,7 @@ def pytest_configure(config: Any) -> None:
     patterns = list(config.getini("python_files") or ["test_*.py", "*_test.py"])
     root = Path.cwd()
     reached = reaching(root, changed)
-    if reached is None or not test_files(reached, patterns):
+    if reached is None or not has_test_file(reached, patterns):
         return  # not known, or no test imports the change (reached dynamically): all run
     STATE.update(root=root, reached=reached, patterns=patterns)
 
