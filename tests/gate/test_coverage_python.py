@@ -4,11 +4,14 @@ else."""
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from codegen_ci.gate.coverage_python import coverage_command, runs_pytest, select_env
+from codegen_ci.gate.coverage_python import ONE_PROCESS, coverage_command, runs_pytest, select_env
 
 
 def script(path: Path, shebang: str) -> Path:
@@ -18,15 +21,29 @@ def script(path: Path, shebang: str) -> Path:
     return path
 
 
+def covered(tmp_path: Path, head: str, rest: str) -> str:
+    """What the rewritten command reads as: `head` (assignments, the interpreter), then the
+    one-process coverage run of `rest`, its data and report in `tmp_path`."""
+    return shlex.join(
+        [
+            *shlex.split(head)[:-1],
+            "COVERAGE_CORE=sysmon",
+            shlex.split(head)[-1],
+            "-c",
+            ONE_PROCESS,
+            f"{tmp_path}/.coverage",
+            f"{tmp_path}/coverage.xml",
+            *shlex.split(rest),
+        ]
+    )
+
+
 def test_python_m_pytest_runs_under_coverage_then_writes_cobertura(tmp_path: Path) -> None:
     command = coverage_command(
         "python3 -m pytest -q 'tests dir'", ["a b.py", "c.py"], tmp_path, tmp_path, {}
     )
-    assert command == (
-        f"COVERAGE_CORE=sysmon python3 -m coverage run --data-file={tmp_path}/.coverage "
-        "'--include=a b.py,c.py' -m pytest -q 'tests dir'; status=$?; "
-        f"python3 -m coverage xml -q --data-file={tmp_path}/.coverage -o {tmp_path}/coverage.xml; "
-        "exit $status"
+    assert command == covered(
+        tmp_path, "python3", "'--include=a b.py,c.py' -m pytest -q 'tests dir'"
     )
 
 
@@ -34,10 +51,8 @@ def test_python_m_unittest_runs_unittest_itself_under_coverage(tmp_path: Path) -
     command = coverage_command(
         ".venv/bin/python -m unittest discover -s tests", ["calc.py"], tmp_path, tmp_path, {}
     )
-    assert command is not None
-    assert command.startswith(
-        "COVERAGE_CORE=sysmon .venv/bin/python -m coverage run "
-        f"--data-file={tmp_path}/.coverage --include=calc.py -m unittest discover -s tests; "
+    assert command == covered(
+        tmp_path, ".venv/bin/python", "--include=calc.py -m unittest discover -s tests"
     )
 
 
@@ -48,18 +63,31 @@ def test_a_bare_pytest_runs_its_script_with_the_shebangs_interpreter(tmp_path: P
 
     command = coverage_command("CI=1 pytest -x tests", ["m.py"], tmp_path, tmp_path, env)
 
-    assert command is not None
-    assert command.startswith(
-        "CI=1 COVERAGE_CORE=sysmon /opt/py/bin/python3.11 -m coverage run "
-        f"--data-file={tmp_path}/.coverage --include=m.py {pytest_script} -x tests; "
+    assert command == covered(
+        tmp_path, "CI=1 /opt/py/bin/python3.11", f"--include=m.py {pytest_script} -x tests"
     )
-    assert "/opt/py/bin/python3.11 -m coverage xml" in command
+
+
+def test_one_interpreter_runs_the_tests_and_writes_the_report(tmp_path: Path) -> None:
+    """ONE_PROCESS, run by this interpreter (which has coverage.py): the program's exit
+    status, and the Cobertura report of the included file."""
+    (tmp_path / "calc.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n")
+    (tmp_path / "main.py").write_text("import sys\nfrom calc import f\nsys.exit(f(0))\n")
+    command = coverage_command(f"{sys.executable} -m unittest", ["calc.py"], tmp_path, tmp_path, {})
+    assert command is not None
+    command = command.replace("-m unittest", "main.py")
+
+    done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True)
+
+    assert done.returncode == 2, done.stderr
+    report = (tmp_path / "coverage.xml").read_text()
+    assert '<line number="3" hits="0"/>' in report and '<line number="4" hits="1"/>' in report
 
 
 def test_a_pytest_script_in_the_worktree_is_found_there(tmp_path: Path) -> None:
     script(tmp_path / ".venv" / "bin" / "pytest", "/srv/venv/bin/python3")
     command = coverage_command(".venv/bin/pytest", ["m.py"], tmp_path, tmp_path, {"PATH": ""})
-    assert command is not None and f"{tmp_path}/.venv/bin/pytest;" in command
+    assert command is not None and command.endswith(f"--include=m.py {tmp_path}/.venv/bin/pytest")
 
 
 @pytest.mark.parametrize(
