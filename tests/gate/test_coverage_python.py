@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.gate.coverage_python import ONE_PROCESS, coverage_command, runs_pytest, select_env
+from codegen_ci.gate.coverage_python import ONE_PROCESS, coverage_command, select_env
 
 
 def script(path: Path, shebang: str) -> Path:
@@ -47,12 +47,14 @@ def test_python_m_pytest_runs_under_coverage_then_writes_cobertura(tmp_path: Pat
     )
 
 
-def test_python_m_unittest_runs_unittest_itself_under_coverage(tmp_path: Path) -> None:
+def test_python_m_unittest_runs_unittests_program_under_coverage(tmp_path: Path) -> None:
+    """Through codegen_cov_select, which runs unittest's own program (and selects tests only
+    where coverage.py has nothing but the C tracer)."""
     command = coverage_command(
         ".venv/bin/python -m unittest discover -s tests", ["calc.py"], tmp_path, tmp_path, {}
     )
     assert command == covered(
-        tmp_path, ".venv/bin/python", "--include=calc.py -m unittest discover -s tests"
+        tmp_path, ".venv/bin/python", "--include=calc.py -m codegen_cov_select discover -s tests"
     )
 
 
@@ -75,7 +77,7 @@ def test_one_interpreter_runs_the_tests_and_writes_the_report(tmp_path: Path) ->
     (tmp_path / "main.py").write_text("import sys\nfrom calc import f\nsys.exit(f(0))\n")
     command = coverage_command(f"{sys.executable} -m unittest", ["calc.py"], tmp_path, tmp_path, {})
     assert command is not None
-    command = command.replace("-m unittest", "main.py")
+    command = command.replace("-m codegen_cov_select", "main.py")
 
     done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True)
 
@@ -107,9 +109,7 @@ def test_other_commands_are_not_rewritten(tmp_path: Path, command: str) -> None:
     assert coverage_command(command, ["m.py"], tmp_path, tmp_path, {"PATH": ""}) is None
 
 
-def test_only_pytest_runs_get_the_selection_plugin(tmp_path: Path) -> None:
-    assert runs_pytest("python -m pytest -q") and runs_pytest("X=1 .venv/bin/pytest")
-    assert not runs_pytest("python -m unittest") and not runs_pytest("go test ./...")
+def test_the_coverage_runs_environment_loads_the_selection_into_pytest(tmp_path: Path) -> None:
     env = select_env({"PYTHONPATH": "src", "PYTEST_ADDOPTS": "-q"}, tmp_path, ["a.py", "b.py"])
     plugin_dir = tmp_path / "coverage_plugin"
     assert (plugin_dir / "codegen_cov_select.py").is_file()

@@ -11,11 +11,14 @@ that does, directly or through other modules of the repository: the imports are 
 `ast`, a name matched to every file it could be (any tail of the file's dotted path), so a
 doubt keeps a test. Not collecting matters as much as not running: under the C tracer,
 importing and collecting test files costs about as much as running them. When no test file
-or conftest imports a changed module (it is reached dynamically), everything runs. Needs
-pytest 7 or later (the `collection_path` hook argument).
+or conftest imports a changed module (it is reached dynamically), everything runs.
+
+The same for unittest: `python -m codegen_cov_select ARGS` runs `python -m unittest ARGS`
+(unittest's own program, loader and discovery), less the test cases of modules that do not
+import the change, when some do.
 
 Standalone on purpose, like codegen_first: it runs in the repository's interpreter, imports
-only the standard library and keeps to syntax old Pythons read.
+only the standard library (and pytest, when there) and keeps to syntax old Pythons read.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import unittest
 from collections import defaultdict, deque
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
@@ -148,15 +152,83 @@ def pytest_configure(config: Any) -> None:
     STATE.update(root=root, reached=reached, patterns=patterns)
 
 
-def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
+def ignored(path: Path) -> bool | None:
     """A test file that does not import the change (nor a conftest.py above it) is not
     collected: under the C tracer, collecting costs as much as running."""
     reached = STATE.get("reached")
-    name = collection_path.name
-    if reached is None or not any(fnmatch(name, p) for p in STATE["patterns"]):
+    if reached is None or not any(fnmatch(path.name, p) for p in STATE["patterns"]):
         return None
     try:
-        rel = collection_path.relative_to(STATE["root"]).as_posix()
+        rel = path.relative_to(STATE["root"]).as_posix()
     except ValueError:
         return None
     return None if kept(rel, reached) else True
+
+
+def running_pytest_major() -> int:
+    """The running pytest's major version; 0 in a unittest run (pytest not imported)."""
+    pytest = sys.modules.get("pytest")
+    return int(pytest.__version__.split(".")[0]) if pytest is not None else 0
+
+
+if running_pytest_major() >= 7:
+
+    def pytest_ignore_collect(collection_path: Path, config: Any) -> bool | None:
+        return ignored(collection_path)
+
+elif running_pytest_major():  # pytest 6 names the argument `path` (a py.path); pytest 9 passes none
+
+    def pytest_ignore_collect(path: Any, config: Any) -> bool | None:  # type: ignore[misc]
+        return ignored(Path(str(path)))
+
+
+# unittest: `python -m codegen_cov_select ARGS` runs what `python -m unittest ARGS` runs, less
+# the test cases of modules that do not import the change (unittest imports every module it
+# discovers, cheaply; running is what the tracer makes dear).
+
+
+def selected(suite: Any, root: Path, reached: set[str]) -> Any:
+    """`suite` without the test cases whose module does not import the change."""
+    if isinstance(suite, unittest.TestSuite):
+        kept_tests = [selected(test, root, reached) for test in suite]
+        return type(suite)([t for t in kept_tests if t is not None])
+    file = getattr(sys.modules.get(type(suite).__module__), "__file__", None)
+    try:
+        rel = Path(file).resolve().relative_to(root) if file else None
+    except ValueError:
+        rel = None
+    if rel is None:  # not the repository's (a loader's error, a library's case): kept
+        return suite
+    return suite if kept(rel.as_posix(), reached) else None
+
+
+def count(suite: Any) -> int:
+    return sum(1 for _ in iter_cases(suite))
+
+
+def iter_cases(suite: Any) -> Any:
+    if isinstance(suite, unittest.TestSuite):
+        for test in suite:
+            yield from iter_cases(test)
+    else:
+        yield suite
+
+
+class SelectingProgram(unittest.TestProgram):
+    test: Any  # the loaded suite
+
+    def runTests(self) -> None:
+        changed = [c for c in os.environ.get(SELECT_ENV, "").split(os.pathsep) if c]
+        if changed and sys.gettrace() is not None:
+            root = Path.cwd().resolve()
+            reached = reaching(root, changed)
+            if reached is not None:
+                chosen = selected(self.test, root, reached)
+                if chosen is not None and count(chosen):  # none: reached dynamically, all run
+                    self.test = chosen
+        super().runTests()
+
+
+if __name__ == "__main__":
+    sys.argv[0] = "python -m unittest"
+    SelectingProgram(module=None)

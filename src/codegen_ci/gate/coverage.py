@@ -16,7 +16,7 @@ runner by the test command; cov-node's V8/istanbul runners (jest, vitest, node) 
 
 Where coverage cannot be measured (more than one test command, a command of no shape above,
 no source file of the runner's language changed, the coverage tool missing or its report
-unreadable), `ChangedLines.reason` says so and why.
+unreadable, the coverage run not passing), `ChangedLines.reason` says so and why.
 
 `validation.proof.coverage` (0 to 1): a lower share of changed lines run makes the passing
 round a reflection naming the lines no test runs (`uncovered_message`).
@@ -48,6 +48,7 @@ from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.file_kinds import is_test_file
+from codegen_ci.workspace.proc import ProcResult
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_REPORT_BYTES = 20_000_000
@@ -86,10 +87,7 @@ class CoverageRun:
         covered = coverage_python.coverage_command(command, sources, places.io_dir, tree, self.env)
         if covered is None:
             return ChangedLines(reason=NOT_MEASURED)
-        env = dict(self.env)
-        if coverage_python.runs_pytest(command):
-            env = coverage_python.select_env(env, places.tool_dir, sources)
-        self._run(covered, env)
+        run = self._run(covered, coverage_python.select_env(self.env, places.tool_dir, sources))
         try:
             data = guarded_read.read_bytes(
                 places.io_dir, coverage_python.REPORT, max_bytes=MAX_REPORT_BYTES
@@ -99,6 +97,8 @@ class CoverageRun:
                 reason="no coverage report: is coverage.py installed for the repository's "
                 "Python? (see coverage/logs/coverage.log)"
             )
+        if not run.ok:
+            return failed(run)
         try:
             root: Element = safe_etree.fromstring(data)
             return changed_lines(root, self.worktree.diff(sources), tree)
@@ -123,7 +123,7 @@ class CoverageRun:
                 reason="the Go test command sets its own -coverprofile or -coverpkg, or no "
                 "go.mod holds the changed files"
             )
-        self._run(covered, self.env)
+        run = self._run(covered, self.env)
         try:
             profile = guarded_read.read_text(
                 places.io_dir, coverage_go.PROFILE, max_bytes=MAX_REPORT_BYTES
@@ -132,6 +132,8 @@ class CoverageRun:
             return ChangedLines(
                 reason="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)"
             )
+        if not run.ok:
+            return failed(run)
         lcov = self.work_dir / "coverage.lcov"
         lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
         try:
@@ -141,7 +143,7 @@ class CoverageRun:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return ChangedLines(reason=f"diff-cover could not use the cover profile ({exc})")
 
-    def _run(self, command: str, env: Mapping[str, str]) -> None:
+    def _run(self, command: str, env: Mapping[str, str]) -> ProcResult:
         """The coverage run, confined like every test command; what it leaves in the worktree
         (`.coverage`, a JUnit file) is no part of the change."""
         wrap = (
@@ -153,9 +155,19 @@ class CoverageRun:
         snapshot = self.worktree.snapshot()
         log = self.work_dir / "logs" / "coverage.log"
         try:
-            runner.run(command, env, "coverage", log)
+            return runner.run(command, env, "coverage", log).result
         finally:
             self.worktree.note_artifacts(snapshot)
+
+
+def failed(run: ProcResult) -> ChangedLines:
+    """A coverage run that did not pass, after a passing round: its figures are not the
+    suite's (a test failed this time, the run was cut short)."""
+    how = "timed out" if run.timed_out else f"exit {run.exit_code}"
+    return ChangedLines(
+        reason=f"the coverage run did not pass ({how}), so its figures are not the suite's "
+        "(see coverage/logs/coverage.log)"
+    )
 
 
 class _Diff:

@@ -5,8 +5,9 @@ Three shapes of command are measured, each run once more under coverage.py with
 `--include=<the change's source files>` and then `coverage xml`, both in one interpreter
 (`ONE_PROCESS`: coverage.py's own command line, called twice):
 - `<python> -m pytest ARGS` -> `coverage run ... -m pytest ARGS` in `<python>`;
-- `<python> -m unittest ARGS` -> `coverage run ... -m unittest ARGS` in `<python>` (unittest's
-  own runner: the coverage run needs no JUnit, the gate's run had it);
+- `<python> -m unittest ARGS` -> `coverage run ... -m codegen_cov_select ARGS` in
+  `<python>`: unittest's own program (the coverage run needs no JUnit, the gate's run had it),
+  which leaves out tests as below;
 - a bare `pytest ARGS` (`py.test`, `.venv/bin/pytest`, `VAR=x pytest`) -> `coverage run ...
   <the script> ARGS` in the interpreter of the script's shebang (found as the pre-flight finds
   a command's interpreter, gate/project_source.py): the same script, so the same
@@ -17,13 +18,15 @@ what it would run under coverage is not known.
 Cost (docs/benchmarks.md, benchmark 13): `COVERAGE_CORE=sysmon` keeps the tracer to the
 included files where Python has sys.monitoring (3.12+). Older Pythons only have the C tracer,
 which takes every line event of every file and makes the eval loop give up its specialised
-instructions while it is on: about 2x a loop-heavy suite, whatever `--include` says. There the
-pytest run loads `codegen_cov_select` (gate/codegen_cov_select.py, copied into the tool's
-read-only folder like the other plugins): it keeps the tests whose file, or a `conftest.py`
-above it, imports a changed module (directly or through the repository's other modules, read
-with `ast`), and all tests when none does (a changed module reached only dynamically). The
-tests left out are those that do not import the changed code: they can run it only by a
-dynamic import or a subprocess, which coverage.py does not follow either.
+instructions while it is on: about 2x a loop-heavy suite, whatever `--include` says. There
+`codegen_cov_select` (gate/codegen_cov_select.py, copied into the tool's read-only folder like
+the other plugins; a pytest plugin and a unittest program) keeps the tests whose file, or a
+`conftest.py` above it, imports a changed module (directly or through the repository's other
+modules, read with `ast`), and all tests when none does (a changed module reached only
+dynamically). pytest does not even collect the others (collecting under the C tracer costs as
+much as running). The tests left out are those that do not import the changed code: they can
+run it only by a dynamic import or a subprocess, which coverage.py does not follow either; a
+test that reaches it through a fixture of a `conftest.py` that imports it is kept.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ def coverage_command(
         if tokens[2] not in ("pytest", "unittest"):
             return None
         python, target = tokens[0], ["-m", *tokens[2:]]
+        if tokens[2] == "unittest":  # unittest's own program, which selects (see above)
+            target = ["-m", SELECT_PLUGIN, *tokens[3:]]
     elif PYTEST_SCRIPT.fullmatch(tokens[0]):
         path = env.get("PATH", os.defpath)
         first = tokens[0]
@@ -101,18 +106,11 @@ def coverage_command(
     return shlex.join(run)
 
 
-def runs_pytest(command: str) -> bool:
-    """The coverage run is a pytest run (the selection plugin applies)."""
-    tokens = [t for t in (plain_tokens(command) or []) if not ASSIGNMENT.fullmatch(t)]
-    return bool(tokens) and (
-        PYTEST_SCRIPT.fullmatch(tokens[0]) is not None or tokens[1:3] == ["-m", "pytest"]
-    )
-
-
 def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -> dict[str, str]:
-    """The environment that loads `codegen_cov_select` into the coverage run's pytest (it acts
-    only where coverage.py has no sys.monitoring core): `tool_dir` gets the plugin's file, on
-    PYTHONPATH, and PYTEST_ADDOPTS `-p codegen_cov_select`."""
+    """The environment of a coverage run: `codegen_cov_select` (which acts only where
+    coverage.py has no sys.monitoring core) in `tool_dir/coverage_plugin`, on PYTHONPATH,
+    loaded into pytest by PYTEST_ADDOPTS `-p codegen_cov_select`, run by unittest commands as
+    `-m codegen_cov_select`."""
     plugin_dir = tool_dir / "coverage_plugin"
     plugin_dir.mkdir(parents=True, exist_ok=True)
     plugin = plugin_dir / f"{SELECT_PLUGIN}.py"

@@ -94,7 +94,9 @@ def test_a_unittest_suites_changed_lines_name_the_line_no_test_runs(
     assert report["proof"]["status"] == "proven", report["proof"]
     assert report["proof"]["changed_lines"] == UNCOVERED_PY
     assert report["rounds"][-1]["tests"]["total"] == 2  # the gate's own run, with its JUnit
-    assert "Ran 2 tests" in (out / "coverage" / "logs" / "coverage.log").read_text()
+    log = (out / "coverage" / "logs" / "coverage.log").read_text()
+    # the C tracer (no sys.monitoring): only the test module importing calc ran
+    assert ("Ran 1 test" if sys.version_info < (3, 12) else "Ran 2 tests") in log, log
     assert report["files_changed"] == ["calc/ops.py"]
 
 
