@@ -4,9 +4,13 @@ conftest.py above a test), read with `ast`."""
 
 from __future__ import annotations
 
+import sys
+import unittest
 from pathlib import Path
 
-from codegen_ci.gate.codegen_cov_select import has_test_file, kept, reaching
+import pytest
+
+from codegen_ci.gate.codegen_cov_select import has_test_file, iter_cases, kept, reaching, selected
 
 FILES = {
     "src/pkg/__init__.py": "",
@@ -59,3 +63,39 @@ def test_a_selection_needs_a_test_file_or_conftest_that_imports_the_change() -> 
     assert has_test_file({"src/pkg/a.py", "tests/check_a.py"}, patterns)
     assert has_test_file({"src/pkg/a.py", "tests/conftest.py"}, patterns)
     assert not has_test_file({"src/pkg/a.py", "src/pkg/b.py"}, patterns)  # reached dynamically
+
+
+def test_a_unittest_suite_keeps_the_cases_of_modules_that_import_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `python -m codegen_cov_select` runs instead of the loaded suite."""
+    tree(tmp_path)
+    case = (
+        "import unittest\n{}\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+    )
+    (tmp_path / "covsel_suite").mkdir()
+    (tmp_path / "covsel_suite" / "__init__.py").write_text("")
+    (tmp_path / "covsel_suite" / "test_u1.py").write_text(case.format("import pkg.a"))
+    (tmp_path / "covsel_suite" / "test_u2.py").write_text(case.format("import pkg.c"))
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    loader = unittest.TestLoader()
+    suite = unittest.TestSuite(
+        loader.loadTestsFromName(name) for name in ("covsel_suite.test_u1", "covsel_suite.test_u2")
+    )
+    reached = reaching(tmp_path, ["src/pkg/a.py"])
+    assert reached is not None
+
+    chosen = selected(suite, tmp_path.resolve(), reached)
+
+    assert [type(t).__module__ for t in iter_cases(chosen)] == ["covsel_suite.test_u1"]
+    for name in (
+        "covsel_suite.test_u1",
+        "covsel_suite.test_u2",
+        "covsel_suite",
+        "pkg",
+        "pkg.a",
+        "pkg.c",
+    ):
+        sys.modules.pop(name, None)
