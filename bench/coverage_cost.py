@@ -1,4 +1,4 @@
-"""Benchmark 12: what measuring changed-line coverage costs against a plain test run.
+"""Benchmark 13: what measuring changed-line coverage costs against a plain test run.
 
 A project of `modules` modules with `tests_per_module` tests each (each test does a little
 arithmetic, as unit tests do), every module importing `pkg/core.py`. The change is one module
