@@ -21,14 +21,13 @@ def script(path: Path, shebang: str) -> Path:
     return path
 
 
-def covered(tmp_path: Path, head: str, rest: str) -> str:
-    """What the rewritten command reads as: `head` (assignments, the interpreter), then the
-    one-process coverage run of `rest`, its data and report in `tmp_path`."""
+def covered(tmp_path: Path, python: str, rest: str) -> str:
+    """What the rewritten command reads as: `python` running the one-process coverage run of
+    `rest`, its data and report in `tmp_path`."""
     return shlex.join(
         [
-            *shlex.split(head)[:-1],
             "COVERAGE_CORE=sysmon",
-            shlex.split(head)[-1],
+            python,
             "-c",
             ONE_PROCESS,
             f"{tmp_path}/.coverage",
@@ -63,10 +62,10 @@ def test_a_bare_pytest_runs_its_script_with_the_shebangs_interpreter(tmp_path: P
     pytest_script = script(bin_dir / "pytest", "/opt/py/bin/python3.11")
     env = {"PATH": str(bin_dir)}
 
-    command = coverage_command("CI=1 pytest -x tests", ["m.py"], tmp_path, tmp_path, env)
+    command = coverage_command("CI=1 X='a b' pytest -x tests", ["m.py"], tmp_path, tmp_path, env)
 
-    assert command == covered(
-        tmp_path, "CI=1 /opt/py/bin/python3.11", f"--include=m.py {pytest_script} -x tests"
+    assert command == "CI=1 X='a b' " + covered(
+        tmp_path, "/opt/py/bin/python3.11", f"--include=m.py {pytest_script} -x tests"
     )
 
 

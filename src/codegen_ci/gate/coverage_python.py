@@ -93,7 +93,6 @@ def coverage_command(
     else:
         return None
     run = [
-        *assignments,
         "COVERAGE_CORE=sysmon",
         python,
         "-c",
@@ -103,7 +102,9 @@ def coverage_command(
         f"--include={','.join(sources)}",
         *target,
     ]
-    return shlex.join(run)
+    # `X='a b'`, not `'X=a b'`: quoted whole, an assignment is a command's name
+    kept = [f"{a.split('=', 1)[0]}={shlex.quote(a.split('=', 1)[1])}" for a in assignments]
+    return " ".join([*kept, shlex.join(run)])
 
 
 def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -> dict[str, str]:
