@@ -81,12 +81,12 @@ class CoverageRun:
     def _python(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
         """coverage.py (gate/coverage_python.py), its Cobertura report read here."""
         sources = [p for p in change if p.endswith(".py") and not is_test_file(p)]
-        if not sources:
-            return ChangedLines(reason="the change has no Python source file to measure")
         tree = self.worktree.path
         covered = coverage_python.coverage_command(command, sources, places.io_dir, tree, self.env)
-        if covered is None:
+        if covered is None:  # before "no Python source": a Makefile's change may be Go
             return ChangedLines(reason=NOT_MEASURED)
+        if not sources:
+            return ChangedLines(reason="the change has no Python source file to measure")
         run = self._run(covered, coverage_python.select_env(self.env, places.tool_dir, sources))
         try:
             data = guarded_read.read_bytes(
@@ -134,6 +134,7 @@ class CoverageRun:
             )
         if not run.ok:
             return failed(run)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
         lcov = self.work_dir / "coverage.lcov"
         lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
         try:
