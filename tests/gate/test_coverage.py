@@ -6,7 +6,8 @@ from pathlib import Path
 
 import defusedxml.ElementTree as safe_etree
 
-from codegen_ci.gate.coverage import changed_lines, ranges
+from codegen_ci.gate.coverage import changed_lines, failed, ranges
+from codegen_ci.workspace.proc import ProcResult
 
 COBERTURA = """<?xml version="1.0" ?>
 <coverage version="7.0" line-rate="0.5">
@@ -54,3 +55,11 @@ def test_changed_lines_no_test_ran_are_named_as_ranges(tmp_path: Path) -> None:
 def test_ranges_join_consecutive_lines() -> None:
     assert ranges([44, 40, 41, 42, 42]) == ["40-42", "44"]
     assert ranges([]) == []
+
+
+def test_a_coverage_run_that_did_not_pass_gives_a_reason_not_figures(tmp_path: Path) -> None:
+    run = ProcResult("cov", 3, 1.0, False, tmp_path / "log")
+    lines = failed(run)
+    assert not lines.measured and "did not pass (exit 3)" in lines.reason
+    timed_out = ProcResult("cov", None, 9.0, True, tmp_path / "log")
+    assert "did not pass (timed out)" in failed(timed_out).reason
