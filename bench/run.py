@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 from bench.cache_cost import cache_cost  # noqa: E402
 from bench.candidates import candidates_tradeoff  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
-from bench.coverage_cost import coverage_cost  # noqa: E402
+from bench.coverage_cost import coverage_cost, go_coverage_cost  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
@@ -51,6 +51,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "warm_caches": warm_caches,
     "candidates": candidates_tradeoff,
     "coverage": coverage_cost,
+    "coverage_go": go_coverage_cost,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -66,6 +67,7 @@ FULL: dict[str, dict[str, Any]] = {
     "warm_caches": {"runs": 7},
     "candidates": {"test_sleep_s": 1.0, "repeats": 2},
     "coverage": {"modules": 40, "tests_per_module": 10, "repeats": 5},
+    "coverage_go": {"packages": 10, "tests": 200, "repeats": 3},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -81,6 +83,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "sandbox": {"calls": 5, "files": 500},
     "candidates": {"test_sleep_s": 0.2},
     "coverage": {"modules": 10, "tests_per_module": 5, "repeats": 2},
+    "coverage_go": {"packages": 2, "tests": 20, "repeats": 1},
 }
 
 
@@ -119,7 +122,13 @@ def summary(name: str, r: Result) -> str:
         ),
         "coverage": lambda: (
             f"Python {r['python']}, {r['tests']} tests: plain {r['plain_s']:.2f} s, with "
-            f"changed-line coverage {r['coverage_s']:.2f} s ({r['ratio']:.2f}x)"
+            f"changed-line coverage {r['coverage_s']:.2f} s ({r['ratio']:.2f}x; CPU "
+            f"{r['cpu_ratio']:.2f}x)"
+        ),
+        "coverage_go": lambda: (
+            f"{r['packages']} packages: plain {r['plain_s']:.2f} s, with -coverprofile "
+            f"{r['coverage_s']:.2f} s ({r['ratio']:.2f}x; CPU {r['cpu_ratio']:.2f}x), first "
+            f"{r['first_coverage_s']:.2f} s"
         ),
         "redaction": lambda: (
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"

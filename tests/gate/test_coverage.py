@@ -1,5 +1,4 @@
-"""Changed lines run by the tests: diff-cover over a Cobertura report and the change's diff;
-the coverage command gate/coverage.py runs."""
+"""Changed lines run by the tests: diff-cover over a Cobertura report and the change's diff."""
 
 from __future__ import annotations
 
@@ -7,7 +6,8 @@ from pathlib import Path
 
 import defusedxml.ElementTree as safe_etree
 
-from codegen_ci.gate.coverage import changed_lines, coverage_command, ranges
+from codegen_ci.gate.coverage import changed_lines, failed, ranges
+from codegen_ci.workspace.proc import ProcResult
 
 COBERTURA = """<?xml version="1.0" ?>
 <coverage version="7.0" line-rate="0.5">
@@ -57,14 +57,9 @@ def test_ranges_join_consecutive_lines() -> None:
     assert ranges([]) == []
 
 
-def test_the_coverage_command_wraps_python_m_pytest_only(tmp_path: Path) -> None:
-    command = coverage_command("python3 -m pytest -q 'tests dir'", ["a b.py", "c.py"], tmp_path)
-    assert command is not None
-    assert command.startswith(
-        f"COVERAGE_CORE=sysmon python3 -m coverage run --data-file={tmp_path}/.coverage "
-        "--include='a b.py,c.py' -m pytest -q 'tests dir'; status=$?; "
-    )
-    assert command.endswith(f"-o {tmp_path}/coverage.xml; exit $status")
-    assert coverage_command("pytest -q", ["c.py"], tmp_path) is None
-    assert coverage_command("npm test", ["c.py"], tmp_path) is None
-    assert coverage_command("python -m pytest && rm -rf /", ["c.py"], tmp_path) is None
+def test_a_coverage_run_that_did_not_pass_gives_a_reason_not_figures(tmp_path: Path) -> None:
+    run = ProcResult("cov", 3, 1.0, False, tmp_path / "log")
+    lines = failed(run)
+    assert not lines.measured and "did not pass (exit 3)" in lines.reason
+    timed_out = ProcResult("cov", None, 9.0, True, tmp_path / "log")
+    assert "did not pass (timed out)" in failed(timed_out).reason

@@ -1,23 +1,25 @@
 """Changed lines run by the tests: which executable lines of the change the test suite ran.
 
 Measured after a passing final round, in a run of its own (the gate's run, its counts and
-its JUnit stay as they are): a `python -m pytest ...` command runs once more under coverage.py
-(`python -m coverage run --include=<the change's source files> -m pytest ...`, then
-`coverage xml`), confined like every command; `--include` and `COVERAGE_CORE=sysmon` keep
-the tracer's cost to the changed files where Python has sys.monitoring (3.12+). The
-Cobertura report is read through the guarded reader and parsed without
-DTDs or entities (defusedxml), and diff-cover matches it against the change's own diff (made
-by our guarded git, `Worktree.diff`, never by diff-cover's `git` calls): the changed lines
-coverage.py counts as executable, which of them ran, and the others as `file:line` ranges.
+its JUnit stay as they are), confined like every command, by the runner's own coverage tool:
+- Python (gate/coverage_python.py): `python -m pytest`, a bare `pytest` script and
+  `python -m unittest` run under coverage.py (`coverage run --include=<the change's source
+  files>`, `COVERAGE_CORE=sysmon`, then `coverage xml`); the Cobertura report is read through
+  the guarded reader and parsed without DTDs or entities (defusedxml).
+- Go (gate/coverage_go.py): `go test` and `gotestsum -- ...` with `-coverprofile` and
+  `-coverpkg=<the changed packages>`; the profile, turned into LCov there, is read by
+  diff-cover's LCov reader.
+diff-cover matches the report against the change's own diff (made by our guarded git,
+`Worktree.diff`, never by diff-cover's `git` calls): the changed lines the tool counts as
+executable, which of them ran, and the others as `file:line` ranges. `measure` picks the
+runner by the test command.
 
-jest, vitest and `node --test` commands (run directly or by a package.json script) run with
-their runner's own V8/istanbul coverage written as LCov instead (gate/coverage_node.py: the
-flags, the LCov read into diff-cover's `LcovCoverageReporter`); the verdict is the same
-diff-cover match against the change's diff.
+- jest, vitest and `node --test` (gate/coverage_node.py), run directly or by a package.json
+  script: their own V8/istanbul coverage written as LCov, read by diff-cover's LCov reader.
 
-Where coverage cannot be measured (another command, coverage.py not importable by the
-repository's Python, vitest without `@vitest/coverage-v8`, no source file changed),
-`ChangedLines.reason` says so and why. Go (`go test -coverprofile`) is not measured yet.
+Where coverage cannot be measured (more than one test command, a command of no shape above,
+no source file of the runner's language changed, the coverage tool missing or its report
+unreadable, the coverage run not passing), `ChangedLines.reason` says so and why.
 
 `validation.proof.coverage` (0 to 1): a lower share of changed lines run makes the passing
 round a reflection naming the lines no test runs (`uncovered_message`).
@@ -37,24 +39,27 @@ from diff_cover.diff_reporter import GitDiffReporter
 from diff_cover.git_path import GitPathTool
 from diff_cover.report_generator import JsonReportGenerator
 from diff_cover.violationsreporters.violations_reporter import (
-    BaseViolationReporter,
+    LcovCoverageReporter,
     XmlCoverageReporter,
 )
 
-from codegen_ci import runners
-from codegen_ci.gate import coverage_node
-from codegen_ci.gate.test_runs import Runner, command_places
+from codegen_ci.gate import coverage_go, coverage_node, coverage_python
+from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.file_kinds import is_test_file
+from codegen_ci.workspace.proc import ProcResult
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_REPORT_BYTES = 20_000_000
-MEASURED_SUFFIXES = (".py",)  # coverage.py: Python sources only
 MAX_RANGES = 20
+NOT_MEASURED = (
+    "coverage is measured for pytest (`python -m pytest`, `pytest`), `python -m unittest`, Go "
+    "(`go test`, `gotestsum -- ...`), jest, vitest and `node --test` test commands"
+)
 
 
 @dataclass(kw_only=True)
@@ -71,19 +76,83 @@ class CoverageRun:
         ):
             return self._node(self.validation.test[0])  # jest, vitest, node --test
         change = self.worktree.agent_changes()
-        sources = [p for p in change if p.endswith(MEASURED_SUFFIXES) and not is_test_file(p)]
-        if not sources:
-            return ChangedLines(reason="the change has no Python source file to measure")
         if len(self.validation.test) != 1:
             return ChangedLines(reason="measured for one test command only")
         command = self.validation.test[0]
         places = command_places(self.sandbox, self.work_dir, "coverage")
-        covered = coverage_command(command, sources, places.io_dir)
+        if coverage_go.is_go_test(command):
+            return self._go(command, change, places)
+        return self._python(command, change, places)
+
+    def _python(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
+        """coverage.py (gate/coverage_python.py), its Cobertura report read here."""
+        sources = [p for p in change if p.endswith(".py") and not is_test_file(p)]
+        tree = self.worktree.path
+        covered = coverage_python.coverage_command(command, sources, places.io_dir, tree, self.env)
+        if covered is None:  # before "no Python source": a Makefile's change may be Go
+            return ChangedLines(reason=NOT_MEASURED)
+        if not sources:
+            return ChangedLines(reason="the change has no Python source file to measure")
+        run = self._run(covered, coverage_python.select_env(self.env, places.tool_dir, sources))
+        try:
+            data = guarded_read.read_bytes(
+                places.io_dir, coverage_python.REPORT, max_bytes=MAX_REPORT_BYTES
+            )
+        except (Refused, OSError):
+            return ChangedLines(
+                reason="no coverage report: is coverage.py installed for the repository's "
+                "Python? (see coverage/logs/coverage.log)"
+            )
+        if not run.ok:
+            return failed(run)
+        try:
+            root: Element = safe_etree.fromstring(data)
+            return changed_lines(root, self.worktree.diff(sources), tree)
+        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
+            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+
+    def _go(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
+        """`go test -coverprofile` (gate/coverage_go.py), the profile read as LCov."""
+        sources = [p for p in change if p.endswith(".go") and not is_test_file(p)]
+        if not sources:
+            return ChangedLines(reason="the change has no Go source file to measure")
+        tree = self.worktree.path
+        mods = coverage_go.modules(tree, sources)
+        covered = coverage_go.coverage_command(
+            command, coverage_go.packages(sources, mods), places.io_dir
+        )
         if covered is None:
             return ChangedLines(
-                reason="coverage is measured for `python -m pytest` commands (coverage.py) and "
-                "jest, vitest and `node --test` (gate/coverage_node.py) only"
+                reason="the Go test command sets its own -coverprofile or -coverpkg, or no "
+                "go.mod holds the changed files"
             )
+        run = self._run(covered, self.env)
+        try:
+            profile = guarded_read.read_text(
+                places.io_dir, coverage_go.PROFILE, max_bytes=MAX_REPORT_BYTES
+            )
+        except (Refused, OSError):
+            return ChangedLines(
+                reason="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)"
+            )
+        if not run.ok:
+            return failed(run)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        lcov = self.work_dir / "coverage.lcov"
+        lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
+        try:
+            GitPathTool._cwd = GitPathTool._root = str(tree)
+            report = LcovCoverageReporter([LcovCoverageReporter.parse(str(lcov))], [str(tree)])
+            return diff_cover_verdict(report, self.worktree.diff(sources), tree)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return ChangedLines(reason=f"diff-cover could not use the cover profile ({exc})")
+
+    def _run(self, command: str, env: Mapping[str, str]) -> ProcResult:
+        """The coverage run, confined like every test command; what it leaves in the worktree
+        (`.coverage`, a JUnit file) is no part of the change."""
         wrap = (
             self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
             if self.sandbox
@@ -93,26 +162,9 @@ class CoverageRun:
         snapshot = self.worktree.snapshot()
         log = self.work_dir / "logs" / "coverage.log"
         try:
-            runner.run(covered, self.env, "coverage", log)
+            return runner.run(command, env, "coverage", log).result
         finally:
-            self.worktree.note_artifacts(snapshot)  # `.coverage` files are not the change
-        try:
-            data = guarded_read.read_bytes(
-                places.io_dir, "coverage.xml", max_bytes=MAX_REPORT_BYTES
-            )
-        except (Refused, OSError):
-            return ChangedLines(
-                reason="no coverage report: is coverage.py installed for the repository's "
-                "Python? (see coverage/logs/coverage.log)"
-            )
-        try:
-            root: Element = safe_etree.fromstring(data)
-            return changed_lines(root, self.worktree.diff(sources), self.worktree.path)
-        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
-            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            # diff-cover reading a report the tests could shape: not a reason to stop the run
-            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+            self.worktree.note_artifacts(snapshot)
 
     def _node(self, command: str) -> ChangedLines:
         """jest, vitest or `node --test` with their own coverage, read as LCov
@@ -122,17 +174,7 @@ class CoverageRun:
         plan = coverage_node.plan(command, change, self.worktree.path, places.io_dir)
         if plan is None or isinstance(plan, str):
             return ChangedLines(reason=plan or "not a jest, vitest or node --test command")
-        wrap = (
-            self.sandbox.prefix(self.worktree.path, network="test" in self.validation.network)
-            if self.sandbox
-            else []
-        )
-        runner = Runner(self.worktree.path, self.validation, self.work_dir, self.sandbox, wrap)
-        snapshot = self.worktree.snapshot()
-        try:
-            runner.run(plan.command, self.env, "coverage", self.work_dir / "logs" / "coverage.log")
-        finally:
-            self.worktree.note_artifacts(snapshot)  # a `coverage/` folder is not the change
+        run = self._run(plan.command, self.env)  # a `coverage/` folder is not the change
         try:
             data = guarded_read.read_bytes(places.io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
         except (Refused, OSError):
@@ -140,6 +182,8 @@ class CoverageRun:
                 reason=f"no coverage report: {plan.runner} wrote no LCov "
                 "(see coverage/logs/coverage.log)"
             )
+        if not run.ok:
+            return failed(run)
         try:
             reporter = coverage_node.lcov_report(data, self.worktree.path, plan.sources)
             if reporter is None:
@@ -148,17 +192,20 @@ class CoverageRun:
                     "(is the runner rooted elsewhere than the repository?)"
                 )
             diff = self.worktree.diff(list(plan.sources))
-            return changed_lines(reporter, diff, self.worktree.path)
+            return diff_cover_verdict(reporter, diff, self.worktree.path)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             # diff-cover reading a report the tests could shape: not a reason to stop the run
             return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
 
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    """`command` under its runner's coverage tool, its Cobertura report in
-    `io_dir/coverage.xml` (each runner's `coverage_command`, runners/: pytest's runs
-    coverage.py); None where no runner measures it."""
-    return runners.coverage_command(command, sources, io_dir)
+def failed(run: ProcResult) -> ChangedLines:
+    """A coverage run that did not pass, after a passing round: its figures are not the
+    suite's (a test failed this time, the run was cut short)."""
+    how = "timed out" if run.timed_out else f"exit {run.exit_code}"
+    return ChangedLines(
+        reason=f"the coverage run did not pass ({how}), so its figures are not the suite's "
+        "(see coverage/logs/coverage.log)"
+    )
 
 
 class _Diff:
@@ -179,18 +226,19 @@ class _Diff:
         return ""
 
 
-def changed_lines(root: Element | BaseViolationReporter, diff: str, tree: Path) -> ChangedLines:
-    """diff-cover's verdict on `diff` against the Cobertura report `root` (or another
-    diff-cover coverage reporter: LCov, gate/coverage_node.py)."""
+def changed_lines(root: Element, diff: str, tree: Path) -> ChangedLines:
+    """diff-cover's verdict on `diff` against the Cobertura report `root`."""
     # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask git
     # for; it is the worktree, set here without running anything.
     GitPathTool._cwd = GitPathTool._root = str(tree)
+    return diff_cover_verdict(XmlCoverageReporter([root], src_roots=[str(tree)]), diff, tree)
+
+
+def diff_cover_verdict(coverage: Any, diff: str, tree: Path) -> ChangedLines:
+    """diff-cover's verdict on `diff` against a coverage reporter of its own (Cobertura, LCov);
+    the class-wide git root set to `tree` first."""
+    GitPathTool._cwd = GitPathTool._root = str(tree)
     reporter = GitDiffReporter(compare_branch="base", git_diff=_Diff(diff))
-    coverage = (
-        root
-        if isinstance(root, BaseViolationReporter)
-        else XmlCoverageReporter([root], src_roots=[str(tree)])
-    )
     stats: dict[str, Any] = JsonReportGenerator(coverage, reporter).report_dict()
     total = int(stats["total_num_lines"])
     missing = int(stats["total_num_violations"])

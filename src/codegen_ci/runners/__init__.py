@@ -11,7 +11,7 @@ asked in: the first whose `COMMAND` matches gives a command's JUnit hint."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
@@ -42,7 +42,6 @@ __all__ = [
     "checkout_caches",
     "config_globs",
     "configured_reports",
-    "coverage_command",
     "download",
     "failed_at",
     "failed_test",
@@ -194,11 +193,3 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 def totals(text: str) -> Totals | None:
     """The first runner's totals, where its output gives only those."""
     return next((t for r in RUNNERS.values() if (t := r.totals(text)) is not None), None)
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    """`command` under its runner's coverage tool; None where none measures it."""
-    for runner in RUNNERS.values():
-        if (covered := runner.coverage_command(command, sources, io_dir)) is not None:
-            return covered
-    return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -151,12 +151,10 @@ class TestRunner(Protocol):
         """How many tests ran and were skipped, where its output gives only totals."""
 
     # -- coverage ----------------------------------------------------------------------------
-    # How the changed lines' coverage is measured, or "not measured: why".
+    # How the changed lines' coverage is measured and by which module of gate/ (the coverage
+    # run needs the worktree, the sandbox and diff-cover, which runners/ may not import), or
+    # "not measured: why".
     COVERAGE: str
-
-    def coverage_command(self, command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-        """`command` run under the runner's coverage tool, writing `io_dir/coverage.xml`
-        (Cobertura); None when this runner's coverage is not measured for it."""
 
 
 def plain_tokens(command: str) -> list[str] | None:

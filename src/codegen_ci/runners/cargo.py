@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -175,7 +175,3 @@ def totals(text: str) -> Totals | None:
 
 
 COVERAGE = "not measured: no Rust coverage tool is run yet"
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    return None

@@ -4,7 +4,7 @@ JUnit was written. What Go's JUnit leaves unsaid is read in gate/junit/go.py."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
@@ -110,8 +110,7 @@ def totals(text: str) -> Totals | None:
     return None
 
 
-COVERAGE = "not measured: `go test -coverprofile` is not read yet"
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    return None
+COVERAGE = (
+    "`go test -coverprofile -coverpkg=<the changed packages>`, the profile read as LCov: "
+    "gate/coverage_go.py"
+)

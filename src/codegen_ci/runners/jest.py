@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
@@ -91,8 +91,7 @@ def totals(text: str) -> Totals | None:
     return None
 
 
-COVERAGE = "not measured: V8/istanbul coverage is not read yet"
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    return None
+COVERAGE = (
+    "jest's own coverage (`--coverage --collectCoverageFrom=<the change's sources>`) "
+    "written as LCov: gate/coverage_node.py"
+)

@@ -4,7 +4,7 @@ it wrote none, its summary's `tests N` and `skipped K`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
@@ -93,8 +93,7 @@ def totals(text: str) -> Totals | None:
     return Totals(sum(tests), sum(int(n) for n in SKIPPED.findall(text)))
 
 
-COVERAGE = "not measured: V8 coverage is not read yet"
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    return None
+COVERAGE = (
+    "`node --experimental-test-coverage` with the lcov reporter (every file it loads): "
+    "gate/coverage_node.py"
+)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci.runners.base import (
@@ -109,31 +109,6 @@ def totals(text: str) -> Totals | None:
 
 
 COVERAGE = (
-    "coverage.py: `python -m pytest ARGS` runs as `python -m coverage run --include=<the "
-    "change's source files> -m pytest ARGS`, then `coverage xml`"
+    "coverage.py: `python -m pytest` and a bare `pytest` run under `coverage run "
+    "--include=<the change's sources>`, then `coverage xml`: gate/coverage_python.py"
 )
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    """`<python> -m pytest ARGS` as a coverage.py run of the same, then its Cobertura report
-    in `io_dir/coverage.xml`; None for any other shape of command."""
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        return None
-    if len(tokens) < 3 or tokens[1:3] != ["-m", "pytest"] or "python" not in tokens[0]:
-        return None
-    if any(set(t) <= set("();<>|&") for t in tokens):
-        return None
-    python = shlex.quote(tokens[0])
-    data = shlex.quote(str(io_dir / ".coverage"))
-    include = shlex.quote(",".join(sources))
-    report = shlex.quote(str(io_dir / "coverage.xml"))
-    rest = " ".join(shlex.quote(t) for t in tokens[3:])
-    # sys.monitoring (Python 3.12+) traces only the included files' code: about 1.1x a plain
-    # run; older Pythons fall back to the C tracer, which sees every line (docs/benchmarks.md).
-    return (
-        f"COVERAGE_CORE=sysmon {python} -m coverage run --data-file={data} "
-        f"--include={include} -m pytest {rest}; "
-        f"status=$?; {python} -m coverage xml -q --data-file={data} -o {report}; exit $status"
-    )

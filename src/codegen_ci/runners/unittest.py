@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci.runners.base import (
@@ -116,8 +116,7 @@ def totals(text: str) -> Totals | None:
     return Totals(sum(ran), sum(int(n) for n in SKIPPED.findall(text)))
 
 
-COVERAGE = "not measured: coverage.py runs `python -m pytest` commands only, for now"
-
-
-def coverage_command(command: str, sources: Sequence[str], io_dir: Path) -> str | None:
-    return None
+COVERAGE = (
+    "coverage.py: `python -m unittest` runs under `coverage run --include=<the change's "
+    "sources>`: gate/coverage_python.py"
+)

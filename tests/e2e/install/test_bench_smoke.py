@@ -140,6 +140,15 @@ def test_coverage_cost_times_a_plain_and_a_covered_run() -> None:
     r = coverage_cost(modules=2, tests_per_module=2, repeats=1)
     assert r["plain_s"] > 0 and r["coverage_s"] > 0 and r["ratio"] > 0
     assert r["report_written"] and r["tests"] == 4
+    assert r["cpu_ratio"] > 0
+
+
+@pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+def test_go_coverage_cost_times_go_test_with_and_without_a_profile() -> None:
+    from bench.coverage_cost import go_coverage_cost
+
+    r = go_coverage_cost(packages=2, tests=2, repeats=1)
+    assert r["plain_s"] > 0 and r["coverage_s"] > 0 and r["lcov_lines"] > 0
 
 
 @pytest.mark.skipif(not shutil.which("node"), reason="needs node")

@@ -1,0 +1,124 @@
+"""coverage.py runs of a Python test command, for the changed lines the tests run
+(gate/coverage.py reads the Cobertura report they write).
+
+Three shapes of command are measured, each run once more under coverage.py with
+`--include=<the change's source files>` and then `coverage xml`, both in one interpreter
+(`ONE_PROCESS`: coverage.py's own command line, called twice):
+- `<python> -m pytest ARGS` -> `coverage run ... -m pytest ARGS` in `<python>`;
+- `<python> -m unittest ARGS` -> `coverage run ... -m codegen_cov_select ARGS` in
+  `<python>`: unittest's own program (the coverage run needs no JUnit, the gate's run had it),
+  which leaves out tests as below;
+- a bare `pytest ARGS` (`py.test`, `.venv/bin/pytest`, `VAR=x pytest`) -> `coverage run ...
+  <the script> ARGS` in the interpreter of the script's shebang (found as the pre-flight finds
+  a command's interpreter, gate/project_source.py): the same script, so the same
+  `sys.path[0]` as the plain run (not `-m pytest`, which would add the current folder).
+Anything else (a Makefile, `tox`, shell operators, an interpreter option) is not rewritten:
+what it would run under coverage is not known.
+
+Cost (docs/benchmarks.md, benchmark 13): `COVERAGE_CORE=sysmon` keeps the tracer to the
+included files where Python has sys.monitoring (3.12+). Older Pythons only have the C tracer,
+which takes every line event of every file and makes the eval loop give up its specialised
+instructions while it is on: about 2x a loop-heavy suite, whatever `--include` says. There
+`codegen_cov_select` (gate/codegen_cov_select.py, copied into the tool's read-only folder like
+the other plugins; a pytest plugin and a unittest program) keeps the tests whose file, or a
+`conftest.py` above it, imports a changed module (directly or through the repository's other
+modules, read with `ast`), and all tests when none does (a changed module reached only
+dynamically). pytest does not even collect the others (collecting under the C tracer costs as
+much as running). The tests left out are those that do not import the changed code: they can
+run it only by a dynamic import or a subprocess, which coverage.py does not follow either; a
+test that reaches it through a fixture of a `conftest.py` that imports it is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codegen_ci.gate import project_source
+from codegen_ci.runners.base import plain_tokens
+from codegen_ci.runners.unittest import PYTHON
+
+SELECT_PLUGIN = "codegen_cov_select"
+SELECT_SOURCE = Path(__file__).with_name(f"{SELECT_PLUGIN}.py")
+SELECT_ENV = "CODEGEN_COV_SELECT"  # the changed files, os.pathsep-separated
+ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=.*")
+PYTEST_SCRIPT = re.compile(r"(?:\S*/)?(?:pytest|py\.test)")
+REPORT = "coverage.xml"
+# `coverage run` and then `coverage xml` in one interpreter (coverage.py's own command line,
+# `coverage.cmdline.main`, which returns the program's exit status): a second interpreter
+# start and import of coverage.py cost about 0.1 s of CPU, a tenth of a small suite's run.
+ONE_PROCESS = (
+    "import sys; from coverage.cmdline import main; data, report = sys.argv[1:3]; "
+    "status = main(['run', '--data-file=' + data, *sys.argv[3:]]); "
+    "main(['xml', '-q', '--data-file=' + data, '-o', report]); sys.exit(status)"
+)
+
+
+def coverage_command(
+    command: str,
+    sources: Sequence[str],
+    io_dir: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+) -> str | None:
+    """`command` run under coverage.py, its Cobertura report in `io_dir/coverage.xml`; None
+    when it is not one of the shapes above."""
+    tokens = plain_tokens(command)
+    if not tokens:
+        return None
+    assignments: list[str] = []
+    while tokens and ASSIGNMENT.fullmatch(tokens[0]):
+        assignments.append(tokens.pop(0))
+    if not tokens:
+        return None
+    target: list[str]
+    if PYTHON.fullmatch(tokens[0]) and len(tokens) >= 3 and tokens[1] == "-m":
+        if tokens[2] not in ("pytest", "unittest"):
+            return None
+        python, target = tokens[0], ["-m", *tokens[2:]]
+        if tokens[2] == "unittest":  # unittest's own program, which selects (see above)
+            target = ["-m", SELECT_PLUGIN, *tokens[3:]]
+    elif PYTEST_SCRIPT.fullmatch(tokens[0]):
+        path = env.get("PATH", os.defpath)
+        first = tokens[0]
+        script = str(cwd / first) if "/" in first else shutil.which(first, path=path)
+        found = project_source.command_python(shlex.join(tokens), env, cwd)
+        if script is None or found is None:
+            return None
+        python, target = found, [script, *tokens[1:]]
+    else:
+        return None
+    run = [
+        "COVERAGE_CORE=sysmon",
+        python,
+        "-c",
+        ONE_PROCESS,
+        str(io_dir / ".coverage"),
+        str(io_dir / REPORT),
+        f"--include={','.join(sources)}",
+        *target,
+    ]
+    # `X='a b'`, not `'X=a b'`: quoted whole, an assignment is a command's name
+    kept = [f"{a.split('=', 1)[0]}={shlex.quote(a.split('=', 1)[1])}" for a in assignments]
+    return " ".join([*kept, shlex.join(run)])
+
+
+def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -> dict[str, str]:
+    """The environment of a coverage run: `codegen_cov_select` (which acts only where
+    coverage.py has no sys.monitoring core) in `tool_dir/coverage_plugin`, on PYTHONPATH,
+    loaded into pytest by PYTEST_ADDOPTS `-p codegen_cov_select`, run by unittest commands as
+    `-m codegen_cov_select`."""
+    plugin_dir = tool_dir / "coverage_plugin"
+    plugin_dir.mkdir(parents=True, exist_ok=True)
+    plugin = plugin_dir / f"{SELECT_PLUGIN}.py"
+    if not plugin.is_file():
+        shutil.copyfile(SELECT_SOURCE, plugin)
+    out = dict(env)
+    out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
+    out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {SELECT_PLUGIN}".strip()
+    out[SELECT_ENV] = os.pathsep.join(sources)
+    return out

@@ -1,0 +1,214 @@
+"""Changed lines run by the tests beyond `python -m pytest`: a unittest suite and a bare
+`pytest` (coverage.py, gate/coverage_python.py) and Go (`gotestsum -- -coverprofile`,
+gate/coverage_go.py), through the CLI with the scripted model and the real runners."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from eco_projects import GO_BUG, GO_FILE, GO_FIX, GOTESTSUM, make_go_repo, write_spec
+from gate_repos import reflections, run_cli
+from sample_repo import SampleRepo, sh
+
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+needs_go = pytest.mark.skipif(
+    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
+)
+OPS_PY = "def add(a, b):\n    return a - b\n"
+# The fix (line 2, run by the test) and a new function whose body no test runs (lines 6-7).
+OPS_FIXED = (
+    "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    difference = a - b\n"
+    "    return difference\n"
+)
+TEST_OPS = """\
+import unittest
+
+from calc.ops import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+# A test file that does not import calc: the coverage run on Python 3.11 leaves it out.
+TEST_OTHER = """\
+import unittest
+
+
+class OtherTest(unittest.TestCase):
+    def test_other(self):
+        self.assertTrue(True)
+"""
+UNCOVERED_PY = {
+    "measured": True,
+    "covered": 2,  # `return a + b`, and `def sub` (run at import)
+    "total": 4,
+    "uncovered": ["calc/ops.py:6-7"],
+    "reason": "",
+}
+
+
+def calc_repo(tmp: Path) -> SampleRepo:
+    repo = tmp / "repo"
+    files = {
+        "calc/__init__.py": "",
+        "calc/ops.py": OPS_PY,
+        "tests/__init__.py": "",
+        "tests/test_ops.py": TEST_OPS,
+        "tests/test_other.py": TEST_OTHER,
+        ".gitignore": "__pycache__/\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "initial"], repo)
+    return SampleRepo(repo, tmp / "origin.git", tmp)
+
+
+def fix_and_add_sub() -> list[Reply]:
+    write = call("write_file", path="calc/ops.py", content=OPS_FIXED)
+    return [Reply(tool_calls=[write]), Reply("Fixed add, added sub.")]
+
+
+def python_spec(repo: SampleRepo, command: str) -> Path:
+    validation = {"test": [command], "timeout": 120}
+    return write_spec(repo, task="add must add.", validation=validation)
+
+
+def test_a_unittest_suites_changed_lines_name_the_line_no_test_runs(
+    tmp_path: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = calc_repo(tmp_path)
+    model_env.add(*fix_and_add_sub())
+    command = f"{sys.executable} -m unittest discover -s tests -t ."
+
+    code, output, out, report = run_cli(repo, python_spec(repo, command))
+
+    assert code == 0, output
+    assert report["proof"]["status"] == "proven", report["proof"]
+    assert report["proof"]["changed_lines"] == UNCOVERED_PY
+    assert report["rounds"][-1]["tests"]["total"] == 2  # the gate's own run, with its JUnit
+    log = (out / "coverage" / "logs" / "coverage.log").read_text()
+    # the C tracer (no sys.monitoring): only the test module importing calc ran
+    assert ("Ran 1 test" if sys.version_info < (3, 12) else "Ran 2 tests") in log, log
+    assert report["files_changed"] == ["calc/ops.py"]
+
+
+def test_a_bare_pytest_runs_under_its_scripts_interpreter(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv_bin = Path(sys.executable).parent
+    assert (venv_bin / "pytest").is_file()
+    monkeypatch.setenv("PATH", f"{venv_bin}:{Path('/usr/bin')}:{Path('/bin')}")
+    repo = calc_repo(tmp_path)
+    model_env.add(*fix_and_add_sub())
+
+    code, output, out, report = run_cli(repo, python_spec(repo, "pytest -p no:cacheprovider"))
+
+    assert code == 0, output
+    assert report["proof"]["changed_lines"] == UNCOVERED_PY
+    log = (out / "coverage" / "logs" / "coverage.log").read_text()
+    if sys.version_info < (3, 12):  # the C tracer: only the test file importing calc ran
+        assert "1 passed in" in log, log
+    else:
+        assert "2 passed" in log, log
+
+
+# --- Go ---------------------------------------------------------------------------------------
+
+GO_HAS = """
+// Has tells whether name is in stock.
+func (s *Store) Has(name string) bool {
+\treturn s.Count(name) > 0
+}
+"""
+GO_HAS_TEST = """\
+package inventory
+
+import "testing"
+
+func TestHas(t *testing.T) {
+\ts := NewStore()
+\ts.Add("nut", 1)
+\tif !s.Has("nut") || s.Has("bolt") {
+\t\tt.Fatal("Has is wrong")
+\t}
+}
+"""
+
+
+@pytest.fixture
+def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
+    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
+    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
+    monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+
+
+def go_fix_and_has(repo: SampleRepo) -> tuple[Reply, str]:
+    """The fix (run by the repository's test) and Store.Has (run by none); Has's lines."""
+    store = (repo.path / GO_FILE).read_text().replace(GO_BUG, GO_FIX) + GO_HAS
+    first = len(store.splitlines()) - 2  # `func (s *Store) Has`, its `return` and `}`
+    write = call("write_file", path=GO_FILE, content=store)
+    return Reply(tool_calls=[write]), f"{GO_FILE}:{first}-{first + 2}"
+
+
+def go_spec(repo: SampleRepo, **validation: object) -> Path:
+    return write_spec(
+        repo,
+        task="Remove never below zero; add Store.Has.",
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"], **validation},
+    )
+
+
+@needs_go
+def test_go_changed_lines_come_from_the_cover_profile(
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+) -> None:
+    repo = make_go_repo(tmp_path)
+    edit, has_lines = go_fix_and_has(repo)
+    model_env.add(edit, Reply("done"))
+
+    code, output, out, report = run_cli(repo, go_spec(repo))
+
+    assert code == 0, output
+    assert report["proof"]["changed_lines"] == {
+        "measured": True,
+        "covered": 3,  # the fix's `if`, its body and `}`
+        "total": 6,
+        "uncovered": [has_lines],
+        "reason": "",
+    }
+    assert "coverage: " in (out / "coverage" / "logs" / "coverage.log").read_text()
+    assert report["files_changed"] == [GO_FILE]  # no profile, no junit.xml in the change
+
+
+@needs_go
+def test_go_a_coverage_threshold_asks_for_a_test_of_the_lines_no_test_runs(
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+) -> None:
+    repo = make_go_repo(tmp_path)
+    edit, has_lines = go_fix_and_has(repo)
+    model_env.add(
+        edit,
+        Reply("done"),
+        Reply(tool_calls=[call("write_file", path="has_test.go", content=GO_HAS_TEST)]),
+        Reply("Tested Has."),
+    )
+
+    code, output, _, report = run_cli(repo, go_spec(repo, proof={"coverage": 0.8}))
+
+    assert code == 0, output
+    assert report["iterations"] == 2
+    (asked,) = reflections(model_env)
+    assert f"{has_lines} are run by no test" in asked
+    assert "3 of the 6 changed executable lines (50%" in asked
+    lines = report["proof"]["changed_lines"]
+    assert (lines["covered"], lines["total"], lines["uncovered"]) == (6, 6, [])
