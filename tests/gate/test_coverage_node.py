@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from codegen_ci.gate.coverage import changed_lines
+from codegen_ci.gate.coverage import diff_cover_verdict
 from codegen_ci.gate.coverage_node import NodePlan, lcov_report, plan
 
 LCOV = """\
@@ -57,7 +57,7 @@ def test_the_uncovered_changed_lines_of_an_lcov_report_are_named(tmp_path: Path)
     data = LCOV.format(root=tmp_path).replace("end_of_record\n", "end_of_record\n\n")
     report = lcov_report(data.encode(), tmp_path, ["src/calc.js"])  # blank lines, too
     assert report is not None
-    lines = changed_lines(report, DIFF, tmp_path)
+    lines = diff_cover_verdict(report, DIFF, tmp_path)
     assert (lines.measured, lines.covered, lines.total) == (True, 1, 3)
     assert lines.uncovered == ["src/calc.js:3-4"]
 
