@@ -5,6 +5,7 @@ suite is the gate. No process of ours is started (the e2e tests start the CLI)."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers.in_process import run_in_process, sample_spec
@@ -169,3 +170,24 @@ def test_a_turn_runs_at_most_max_steps_tool_calls(tmp_path: Path) -> None:
     assert (run.report.status, run.report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS)
     assert run.model.calls == 1
     assert run.report.commit is None, run.log
+
+
+class Breaks(DeterministicModel):
+    """A model whose second answer is a bug of ours (an exception no error class names)."""
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Any:
+        if self.calls == 1:
+            raise RuntimeError("a bug")
+        return super().complete(messages, tools)
+
+
+def test_an_unexpected_error_is_reported_as_an_error_not_a_failed_round(tmp_path: Path) -> None:
+    """The loop marks a run `failed`/`max_iterations` before its first round; a bug raised in
+    it must not leave that in report.json: status error, reason error, the exception named."""
+    sample = make_sample_repo(tmp_path)
+    model = Breaks([step(None, call("read_file", path=VERSION_FILE))])
+    with pytest.raises(RuntimeError):
+        run_in_process(sample, sample_spec(), [], model=model)
+    report = Report.model_validate_json((sample.tmp / "out-r1" / "report.json").read_text())
+    assert (report.status, report.reason) == (Status.ERROR, Reason.ERROR)
+    assert "RuntimeError('a bug')" in (report.error or "")

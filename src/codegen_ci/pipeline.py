@@ -135,6 +135,9 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     except CodegenError as exc:
         report.finish(Status.ERROR, _error_reason(exc), REDACTOR.redact(exc.message))
         raise
+    except Exception as exc:  # a bug of ours: the report says so, not "max_iterations"
+        report.finish(Status.ERROR, Reason.ERROR, REDACTOR.redact(f"internal error: {exc!r}"))
+        raise
     finally:
         baseline.close()
         sandbox.close()
