@@ -478,6 +478,8 @@ def start_bwrap_inside(setup: Setup, bwrap: str) -> tuple[Inside | None, tuple[s
     command; with it the gaps it leaves (`GAPS`). When it cannot start, as root bubblewrap is
     unavailable (the device nodes would be the command's to change); else the run goes on
     without it (bwrap loads the filter: `bwrap --seccomp`) and says what stays open."""
+    if not devices_are_ours() and _yama_scope() >= 2:  # every guarded call would fail
+        return None, ("named-pipes", "new-sockets")
     folder = guarded_read.make_fresh_dir(setup.root / "tool", "inside")
     for source in (LAUNCHER, LAUNCHER.with_name("metadata_guard.py")):
         shutil.copyfile(source, folder / source.name)
@@ -496,17 +498,27 @@ def start_bwrap_inside(setup: Setup, bwrap: str) -> tuple[Inside | None, tuple[s
         problems.append(problem)
     if devices_are_ours():
         raise SandboxUnavailable(f"bubblewrap could not start its metadata guard: {problems[-1]}")
+    print(f"codegen-ci: bubblewrap could not start its guard: {problems[-1]}", file=sys.stderr)
     return None, ("named-pipes", "new-sockets")
+
+
+def _yama_scope(path: str = "/proc/sys/kernel/yama/ptrace_scope") -> int:
+    """Yama's ptrace scope (0 without Yama): from 2 on, the guard cannot read its commands'
+    memory."""
+    try:
+        return int(Path(path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return 0
 
 
 # What a bubblewrap run can leave open (`Sandbox.gaps`, report.json's `sandbox_gaps`).
 GAPS = {
-    "named-pipes": "this kernel has no Landlock (or it failed inside bubblewrap): a command "
-    "can write into a named pipe (FIFO) outside /tmp, /var/tmp, HOME and the other hidden "
-    "places, which a read-only mount does not stop",
-    "new-sockets": "the guard could not start inside bubblewrap: a named Unix socket made "
-    "after the run started outside the hidden places (a daemon started meanwhile) is "
-    "reachable",
+    "named-pipes": "no Landlock layer inside bubblewrap (this kernel has none, or the launcher "
+    "cannot run there): a command can write into a named pipe (FIFO) outside /tmp, /var/tmp, "
+    "HOME and the other hidden places, which a read-only mount does not stop",
+    "new-sockets": "the guard cannot run inside bubblewrap here (a kernel before 5.6, or Yama "
+    "ptrace scope 2 or more): a named Unix socket made after the run started outside the "
+    "hidden places (a daemon started meanwhile) is reachable",
 }
 
 
