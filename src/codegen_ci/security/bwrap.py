@@ -14,7 +14,8 @@ from pathlib import Path
 from codegen_ci.security import landlock_exec
 from codegen_ci.security.confinement import Confinement
 
-# The launcher that hands bwrap the seccomp filter both backends share (`--seccomp FD`).
+# The launcher: inside bubblewrap (`Inside`, a copy of it) or, where it cannot start there,
+# around it, handing bwrap the seccomp filter both backends share (`--seccomp FD`).
 LAUNCHER = Path(landlock_exec.__file__)
 # Shown empty and read-only, whatever the confinement: the machine's shared temporary
 # directories hold other users' and the user's own sockets (`/tmp/ssh-*/agent.*`, X11, tmux)
