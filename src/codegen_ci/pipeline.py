@@ -81,7 +81,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
     base_tree = ctx.worktree.path.with_name(ctx.worktree.path.name + "-base")
     sandbox = _open_sandbox(ctx)
     report.sandbox, report.landlock_abi = sandbox.kind, sandbox.landlock_abi
-    report.loopback = sandbox.loopback
+    report.loopback, report.sandbox_gaps = sandbox.loopback, list(sandbox.gaps)
     env = sandbox.environment(safe_env(os.environ, passthrough=spec.env_passthrough))
     validator = Validator(
         spec.validation,

@@ -392,13 +392,22 @@ class Report(BaseModel):
         "docs/sandbox.md) or off; null: the run ended before any command.",
     )
     landlock_abi: int | None = Field(
-        default=None, description="The kernel's Landlock ABI, when `sandbox` is landlock."
+        default=None,
+        description="The kernel's Landlock ABI, when `sandbox` is landlock, or bwrap with "
+        "its Landlock layer for write rights.",
     )
     loopback: str | None = Field(
         default=None,
         description="What commands without the network have of 127.0.0.1: `own` (bwrap: a "
         "loopback of their own, a test's own server works), `none` (landlock: no inet socket); "
         "null when off or before any command (docs/sandbox.md).",
+    )
+    sandbox_gaps: list[str] = Field(
+        default=[],
+        description="What this run's bwrap confinement left open (docs/sandbox.md): "
+        "`named-pipes` (no Landlock layer inside bubblewrap: a command can write into a FIFO "
+        "outside the hidden places), `new-sockets` (no guard inside: a named socket made after "
+        "the start outside the hidden places is reachable); empty when none.",
     )
     proof: Proof | None = Field(
         default=None, description="Fail to pass: the tests that fail without the change."

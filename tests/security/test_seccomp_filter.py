@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codegen_ci.security import landlock_exec as lx
-from codegen_ci.security.bwrap import EMPTIED, LAUNCHER, bwrap_argv
+from codegen_ci.security.bwrap import EMPTIED, LAUNCHER, WRITTEN, Inside, bwrap_argv
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import landlock_argv
 from codegen_ci.security.sandbox import outside_sockets, toolchain_places
@@ -218,6 +218,36 @@ def test_bwrap_empties_tmp_covers_sockets_and_takes_the_filter(tmp_path: Path) -
     if tmp_path.is_relative_to("/tmp"):
         assert ["--ro-bind", str(checkout), str(checkout)] in triples
         assert str(inside) in covered
+
+
+@pytest.mark.parametrize("writes", [True, False])
+def test_with_the_launcher_inside_bwrap_starts_it_after_its_mounts(
+    tmp_path: Path, writes: bool
+) -> None:
+    """With a launcher inside, nothing runs around bwrap (no `--seccomp`: the launcher loads
+    the same filter, its own network and IPC namespace), and the launcher's policy grants
+    writes beneath the writable places and bwrap's /dev/shm, and writing only to the device
+    nodes and beneath /dev/pts and /proc; its Landlock layer only where asked for."""
+    work = tmp_path / "work"
+    work.mkdir()
+    launcher = tmp_path / "tool" / "landlock_exec.py"
+    confinement = Confinement(work, writable=(work,))
+    argv = bwrap_argv("/usr/bin/bwrap", confinement, inside=Inside(launcher, writes))
+    assert argv[0] == "/usr/bin/bwrap" and "--seccomp" not in argv
+    end = argv.index("--chdir") + 3
+    assert argv[end - 1] == "--" and argv[end + 1 : end + 4] == ["-I", "-S", str(launcher)]
+    assert argv[-1] == "--"
+    policy = json.loads(argv[end + 4])
+    assert policy == {
+        "inside": "bwrap",
+        "landlock": "writes" if writes else False,
+        "network": False,
+        "unix_sockets": True,
+        "write": [str(work), "/dev/shm"],
+        "devices": list(WRITTEN),
+    }
+    program = lx.policy_program(policy)
+    assert program == lx.seccomp_program(network=False, own_network=True, own_ipc=True)
 
 
 def test_a_node_modules_bin_on_path_brings_the_packages_its_links_point_to(

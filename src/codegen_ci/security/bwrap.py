@@ -8,12 +8,14 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_ci.security import landlock_exec
 from codegen_ci.security.confinement import Confinement
 
-# The launcher that hands bwrap the seccomp filter both backends share (`--seccomp FD`).
+# The launcher: inside bubblewrap (`Inside`, a copy of it) or, where it cannot start there,
+# around it, handing bwrap the seccomp filter both backends share (`--seccomp FD`).
 LAUNCHER = Path(landlock_exec.__file__)
 # Shown empty and read-only, whatever the confinement: the machine's shared temporary
 # directories hold other users' and the user's own sockets (`/tmp/ssh-*/agent.*`, X11, tmux)
@@ -23,19 +25,43 @@ EMPTIED = (Path("/tmp"), Path("/var/tmp"))  # noqa: S108 - hidden, inside the sa
 _CREDENTIALS = re.compile(r"^\s*extraheader\s*=.*$", re.IGNORECASE | re.MULTILINE)
 _USERINFO = re.compile(r"(://)[^/@\s]+@")
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")  # what `--dev` shows of /dev
+# Written, never made or removed, inside bubblewrap: the device nodes `--dev` shows, and what
+# lies beneath its own `/dev/pts` and `/proc` (a PID namespace's: the command's processes).
+WRITTEN = (*(f"/dev/{name}" for name in DEVICES), "/dev/ptmx", "/dev/pts", "/proc")
+SHM = "/dev/shm"  # noqa: S108 - bubblewrap's own tmpfs, writable inside
 
 
-def bwrap_argv(bwrap: str, confinement: Confinement, *, unix_sockets: bool = True) -> list[str]:
+@dataclass(frozen=True)
+class Inside:
+    """The launcher started inside every bubblewrap command, after its mounts
+    (security/landlock_exec.py, `"inside": "bwrap"`; a copy in the tool's read-only folder):
+    the seccomp filter, the metadata and connect() guard, and, when `writes`, a Landlock
+    layer for write rights (the kernel has Landlock)."""
+
+    launcher: Path
+    writes: bool
+
+
+def bwrap_argv(
+    bwrap: str,
+    confinement: Confinement,
+    *,
+    unix_sockets: bool = True,
+    inside: Inside | None = None,
+) -> list[str]:
     """The machine read-only; each hidden place an empty read-only tmpfs (or /dev/null for a
     file, a named socket included), with the read-only places shown again inside; the
     writable places bound read-write; replaced and frozen files read-only on top; own
     namespaces (network only if allowed), no capability, a new session; the seccomp filter
-    of security/landlock_exec.py (`seccomp_program`), handed to bwrap by that launcher.
+    of security/landlock_exec.py (`seccomp_program`), loaded by the launcher `inside` the
+    sandbox, or, without one, handed to bwrap by that launcher started around it.
     `unix_sockets`: False where a command with the network (the host's network namespace,
     so its abstract sockets) could reach an abstract socket outside."""
     c = confinement
-    policy = {"backend": "bwrap", "network": c.network, "unix_sockets": unix_sockets}
-    launcher = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), "--"]
+    launcher: list[str] = []
+    if inside is None:
+        policy = {"backend": "bwrap", "network": c.network, "unix_sockets": unix_sockets}
+        launcher = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), "--"]
     argv = [*launcher, bwrap, "--unshare-all", *(["--share-net"] if c.network else [])]
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
@@ -64,7 +90,23 @@ def bwrap_argv(bwrap: str, confinement: Confinement, *, unix_sockets: bool = Tru
     for path in c.frozen:
         if path.is_file():
             argv += ["--ro-bind", str(path), str(path)]
-    return [*argv, *read_only, "--chdir", str(c.workdir), "--"]
+    argv += [*read_only, "--chdir", str(c.workdir), "--"]
+    return argv if inside is None else [*argv, *inside_argv(inside, c, unix_sockets=unix_sockets)]
+
+
+def inside_argv(inside: Inside, confinement: Confinement, *, unix_sockets: bool) -> list[str]:
+    """The launcher's argv prefix inside bubblewrap (`Inside`): writes, metadata changes and
+    named sockets beneath the writable places and bubblewrap's own `/dev/shm`."""
+    c = confinement
+    policy = {
+        "inside": "bwrap",
+        "landlock": "writes" if inside.writes else False,
+        "network": c.network,
+        "unix_sockets": unix_sockets,
+        "write": [*(str(p) for p in c.writable), SHM],
+        "devices": list(WRITTEN),
+    }
+    return [sys.executable, "-I", "-S", str(inside.launcher), json.dumps(policy), "--"]
 
 
 def _visible(

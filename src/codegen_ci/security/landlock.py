@@ -94,14 +94,3 @@ def _without(place: Path, inside: list[Path]) -> list[Path]:
             continue
         out += _without(child, [h for h in inside if child in h.parents])
     return out
-
-
-def guard_argv(launcher: Path, confinement: Confinement) -> list[str]:
-    """The launcher's argv prefix inside bubblewrap: no Landlock (the mounts confine) and no
-    second static filter (bwrap loaded it: `bwrap_argv`), only the metadata guard
-    (security/metadata_guard.py) for the writable places and bubblewrap's own `/dev/shm`."""
-    policy = {
-        "landlock": False,
-        "write": [str(p) for p in (*confinement.writable, Path("/dev/shm"))],  # noqa: S108
-    }
-    return [sys.executable, "-I", "-S", str(launcher), json.dumps(policy), "--"]

@@ -33,9 +33,17 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    exits with ARGV's status.
 With `"backend": "bwrap"` in the policy it confines nothing itself: ARGV is bubblewrap's, and
 it runs it with the filter of step 4 on a descriptor (`bwrap --seccomp FD`), built for a
-command with a network and IPC namespace of its own (`with_bwrap_filter`). With
-`landlock: false` (inside bubblewrap, whose mounts and filter do the rest) steps 3 and 4 and
-the nested domain are skipped: only the guard's filter and its supervisor.
+command with a network and IPC namespace of its own (`with_bwrap_filter`): only where the
+launcher cannot run inside bubblewrap (security/sandbox.py, `start_bwrap_inside`).
+With `"inside": "bwrap"` it runs inside bubblewrap, after its mounts (a Landlock domain may
+not mount, so never around bwrap), and bubblewrap's mounts do the hiding: step 3 handles
+write rights only (`landlock: "writes"`: writing, creating, removing, renaming and
+truncating beneath the `write` paths, writing the `devices` files and what lies beneath the
+`devices` directories; reading stays the mounts' to decide), so a command cannot write into a
+named pipe (FIFO) of a read-only place, which a read-only mount allows; `landlock: false`
+(a kernel without Landlock) skips it. Step 4 is the same filter as bwrap's (a network and IPC
+namespace of its own), and step 5's guard answers connect() too, so a named Unix socket
+outside the writable places is refused whenever it appeared.
 Any step that fails ends it with exit code 126 and a message; ARGV never runs unconfined.
 """
 
@@ -169,6 +177,9 @@ FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # what a 
 READ = EXECUTE | READ_FILE | READ_DIR
 WRITE = ((1 << 16) - 1) & ~(MAKE_CHAR | MAKE_BLOCK)  # everything but making device nodes
 DEVICE = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV
+# What a layer for write rights only handles (inside bubblewrap: its mounts decide reading).
+WRITES = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
+WRITES |= MAKE_FIFO | MAKE_BLOCK | MAKE_SYM | REFER | TRUNCATE
 
 # seccomp BPF
 BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_RET_K, BPF_AND_K = 0x20, 0x15, 0x35, 0x06, 0x54
@@ -274,6 +285,28 @@ def landlock(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
         _check(
             libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
             "landlock_restrict_self",
+        )
+    finally:
+        os.close(ruleset)
+
+
+def landlock_writes(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
+    """Step 3 inside bubblewrap: a layer that handles write rights only, granting them beneath
+    the `write` paths (all but making device nodes) and, for the `devices` paths, writing and
+    truncating (what lies beneath a directory among them: `/dev/pts`, `/proc`)."""
+    handled = FS_BY_ABI[min(abi, 5)] & WRITES
+    buf = ctypes.create_string_buffer(struct.pack("=Q", handled), 8)
+    ruleset = _check(
+        libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(8), ctypes.c_uint32(0)),
+        "landlock_create_ruleset (writes)",
+    )
+    try:
+        for key, rights in (("write", WRITE), ("devices", DEVICE)):
+            for path in _paths(policy, key):
+                _add_path(libc, ruleset, path, rights & handled)
+        _check(
+            libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)),
+            "landlock_restrict_self (writes)",
         )
     finally:
         os.close(ruleset)
@@ -409,7 +442,7 @@ def policy_program(policy: dict[str, object]) -> list[tuple[int, ...]]:
     unknown = set(notify) - set(SYSCALLS.get(os.uname().machine, {}))
     if unknown:
         raise ConfineError(f"policy: notify names unknown system calls {sorted(unknown)}")
-    bwrap = policy.get("backend") == "bwrap"
+    bwrap = policy.get("backend") == "bwrap" or _inside_bwrap(policy)
     return seccomp_program(
         network=bool(policy.get("network")),
         own_network=bwrap,
@@ -418,6 +451,10 @@ def policy_program(policy: dict[str, object]) -> list[tuple[int, ...]]:
         unix_datagram=bool(policy.get("unix_datagram", True)),
         notify=tuple(notify),
     )
+
+
+def _inside_bwrap(policy: dict[str, object]) -> bool:
+    return policy.get("inside") == "bwrap"
 
 
 def compiled(program: list[tuple[int, ...]]) -> bytes:
@@ -457,12 +494,17 @@ def confine(policy: dict[str, object], guard: ModuleType) -> int:
         raise ConfineError(f"unsupported architecture {os.uname().machine}")
     libc = _libc()
     abi = abi_version(libc)
-    if abi < 1 and policy.get("landlock", True):
+    layer = policy.get("landlock", True)
+    if layer not in (True, False, "writes"):
+        raise ConfineError('policy: landlock must be true, false or "writes"')
+    if abi < 1 and layer:
         raise ConfineError("the kernel has no Landlock (Linux 5.13+, lsm=landlock)")
     no_new_privs(libc)
     drop_capabilities(libc)
-    if policy.get("landlock", True):
+    if layer is True:
         landlock(libc, policy, abi)
+    elif layer == "writes":
+        landlock_writes(libc, policy, abi)
     try:
         guard.drop_all_capabilities(libc, os.uname().machine)
     except OSError as exc:
@@ -477,12 +519,15 @@ def confine_command(policy: dict[str, object], abi: int, guard: ModuleType) -> i
     kernel takes the stricter answer); that filter's listener, or None (an outer launcher's
     supervisor already answers these calls, for its wider places)."""
     libc = _libc()
-    if policy.get("landlock", True):  # inside bubblewrap, bwrap loaded the filter of step 4
+    layer, inside = policy.get("landlock", True), _inside_bwrap(policy)
+    if layer:
         nest(libc, abi)
+    # `landlock: false` alone: inside bubblewrap, which loaded the filter of step 4 itself
+    if layer is True or inside:
         load_seccomp(libc, policy_program(policy))
     try:
-        # under Landlock, connect() too: Landlock does not stop one to a named Unix socket
-        connect = bool(policy.get("landlock", True))
+        # connect() too: neither Landlock nor a read-only mount stops one to a named socket
+        connect = layer is True or inside
         listener: int | None = guard.load_with_listener(libc, os.uname().machine, connect=connect)
     except OSError as exc:
         raise ConfineError(str(exc)) from None

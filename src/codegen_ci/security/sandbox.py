@@ -10,8 +10,10 @@ places, and the network):
   TMPDIR); HOME, `/tmp`, `/var/tmp` and the other hidden places empty, with the toolchains in
   them shown read-only, the named sockets outside covered; the repository's git config shown
   without credentials, the worktree's `.git` file read-only; the seccomp filter of
-  security/landlock_exec.py (`bwrap --seccomp FD`); as root, the metadata guard inside too
-  (`start_bwrap_guard`).
+  security/landlock_exec.py, loaded by that launcher started inside bubblewrap after its
+  mounts (`start_bwrap_inside`), with the metadata and connect() guard and a Landlock layer
+  for write rights (no write into a named pipe of a read-only place; no connect() to a
+  named socket outside the writable places, whenever it appeared).
 - **landlock** (security/landlock.py, and its launcher security/landlock_exec.py): where
   bubblewrap cannot start (no package, Ubuntu's AppArmor rule, a Docker container), the
   kernel's Landlock and a seccomp filter applied by a launcher before exec: reads beneath an
@@ -59,13 +61,14 @@ from typing import Literal
 from codegen_ci.errors import InfraError, InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.bwrap import (
+    Inside,
     bwrap_argv,
     devices_are_ours,
     has_credentials,
     without_credentials,
 )
 from codegen_ci.security.confinement import Confinement
-from codegen_ci.security.landlock import LAUNCHER, guard_argv, kernel_abi, landlock_argv
+from codegen_ci.security.landlock import LAUNCHER, kernel_abi, landlock_argv
 from codegen_ci.security.toolchains import (
     HOME_TOOLCHAINS,
     TOOLCHAIN_PARTS,
@@ -134,7 +137,8 @@ class Sandbox:
     sockets: tuple[Path, ...] = ()  # named sockets outside (`outside_sockets`)
     unix_sockets: bool = True  # landlock: False where an abstract socket outside is reachable
     abstract_sockets: bool = False  # an abstract socket listens in the host's namespace
-    bwrap_guard: Path | None = None  # bwrap: the metadata guard's launcher (`start_bwrap_guard`)
+    bwrap_inside: Inside | None = None  # bwrap: the launcher inside (`start_bwrap_inside`)
+    gaps: tuple[str, ...] = ()  # what this run's confinement leaves open (`GAPS`)
     home: Path | None = None  # the user's HOME: its toolchains are linked from the scratch's
     caches: tuple[tuple[str, Path], ...] = ()  # the user's caches each phase starts from
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
@@ -269,8 +273,9 @@ class Sandbox:
         if self.kind == "bwrap" and self.bwrap is not None:
             # with the network, a command shares the host's abstract Unix sockets
             shared = confinement.network and self.abstract_sockets
-            guard = guard_argv(self.bwrap_guard, confinement) if self.bwrap_guard else []
-            return [*bwrap_argv(self.bwrap, confinement, unix_sockets=not shared), *guard]
+            return bwrap_argv(
+                self.bwrap, confinement, unix_sockets=not shared, inside=self.bwrap_inside
+            )
         if self.kind == "landlock":
             return landlock_argv(confinement, unix_sockets=self.unix_sockets)
         return []
@@ -369,8 +374,13 @@ def _start(mode: str, setup: Setup, base: Sandbox) -> Sandbox:
     if mode != "landlock":
         try:
             bwrap = start_bwrap(setup)
-            guard = start_bwrap_guard(setup, bwrap)
-            return replace(base, kind="bwrap", bwrap=bwrap, bwrap_guard=guard)
+            inside, gaps = start_bwrap_inside(setup, bwrap)
+            if gaps:
+                print(gaps_notice(gaps), file=sys.stderr)
+            abi = kernel_abi() if inside is not None and inside.writes else None
+            return replace(
+                base, kind="bwrap", bwrap=bwrap, bwrap_inside=inside, landlock_abi=abi, gaps=gaps
+            )
         except SandboxUnavailable as exc:
             if mode == "bwrap":
                 raise fail_closed([exc.message]) from None
@@ -458,29 +468,64 @@ def start_bwrap(setup: Setup) -> str:
     return bwrap
 
 
-def start_bwrap_guard(setup: Setup, bwrap: str) -> Path | None:
-    """Bubblewrap mounts the machine read-only, so metadata changes outside fail with EROFS,
-    but for the device nodes it shows (`/dev/null`, ...): those stay writable, and when they
-    are ours (the tool runs as root) a command could chmod, chown or touch the machine's own.
-    Then every command runs under the metadata guard inside bubblewrap too (the Landlock
-    launcher without Landlock, from a copy in the tool's read-only folder); None when not
-    needed."""
-    if not devices_are_ours():
-        return None
-    folder = guarded_read.make_fresh_dir(setup.root / "tool", "guard")
+def start_bwrap_inside(setup: Setup, bwrap: str) -> tuple[Inside | None, tuple[str, ...]]:
+    """The launcher every bubblewrap command starts inside, after bwrap's mounts (a copy in
+    the tool's read-only folder: the package may lie in a hidden place): the seccomp filter,
+    the guard for metadata changes and connect() (a read-only mount stops neither a connect()
+    to a named socket that appeared after the start nor, as root, a chmod of the device nodes
+    `--dev` binds, which are the machine's), and where the kernel has Landlock a layer for
+    write rights (a read-only mount does not stop a write into a named pipe). Proven by one
+    command; with it the gaps it leaves (`GAPS`). When it cannot start, as root bubblewrap is
+    unavailable (the device nodes would be the command's to change); else the run goes on
+    without it (bwrap loads the filter: `bwrap --seccomp`) and says what stays open."""
+    if not devices_are_ours() and _yama_scope() >= 2:  # every guarded call would fail
+        return None, ("named-pipes", "new-sockets")
+    folder = guarded_read.make_fresh_dir(setup.root / "tool", "inside")
     for source in (LAUNCHER, LAUNCHER.with_name("metadata_guard.py")):
         shutil.copyfile(source, folder / source.name)
     # its bytecode cached now: inside, the folder is read-only (no compiling on every command)
     py_compile.compile(str(folder / "metadata_guard.py"), doraise=True)
     (folder / "__pycache__").chmod(0o755)
     folder.chmod(0o755)
-    launcher = folder / LAUNCHER.name
     probe = setup.probe()
     probe = replace(probe, read_only=(*probe.read_only, folder))
-    problem = _prove([*bwrap_argv(bwrap, probe), *guard_argv(launcher, probe)])
-    if problem is not None:
-        raise SandboxUnavailable(f"bubblewrap could not start its metadata guard: {problem}")
-    return launcher
+    problems = []
+    for writes in (True, False) if kernel_abi() >= 1 else (False,):
+        inside = Inside(folder / LAUNCHER.name, writes)
+        problem = _prove(bwrap_argv(bwrap, probe, inside=inside))
+        if problem is None:
+            return inside, () if writes else ("named-pipes",)
+        problems.append(problem)
+    if devices_are_ours():
+        raise SandboxUnavailable(f"bubblewrap could not start its metadata guard: {problems[-1]}")
+    print(f"codegen-ci: bubblewrap could not start its guard: {problems[-1]}", file=sys.stderr)
+    return None, ("named-pipes", "new-sockets")
+
+
+def _yama_scope(path: str = "/proc/sys/kernel/yama/ptrace_scope") -> int:
+    """Yama's ptrace scope (0 without Yama): from 2 on, the guard cannot read its commands'
+    memory."""
+    try:
+        return int(Path(path).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return 0
+
+
+# What a bubblewrap run can leave open (`Sandbox.gaps`, report.json's `sandbox_gaps`).
+GAPS = {
+    "named-pipes": "no Landlock layer inside bubblewrap (this kernel has none, or the launcher "
+    "cannot run there): a command can write into a named pipe (FIFO) outside /tmp, /var/tmp, "
+    "HOME and the other hidden places, which a read-only mount does not stop",
+    "new-sockets": "the guard cannot run inside bubblewrap here (a kernel before 5.6, or Yama "
+    "ptrace scope 2 or more): a named Unix socket made after the run started outside the "
+    "hidden places (a daemon started meanwhile) is reachable",
+}
+
+
+def gaps_notice(gaps: Sequence[str]) -> str:
+    """What bubblewrap leaves open in this run, said once (docs/sandbox.md)."""
+    said = "; ".join(GAPS[gap] for gap in gaps)
+    return f"codegen-ci: note: bubblewrap: {said} (docs/sandbox.md)"
 
 
 def start_landlock(setup: Setup, *, unix_sockets: bool) -> int:

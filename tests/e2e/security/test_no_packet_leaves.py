@@ -367,9 +367,9 @@ def test_in_a_run_the_model_sends_nothing_out_and_keeps_no_key(
 
 @pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
 def test_a_named_pipe_outside_takes_nothing(kind: str, work: Path, tmp_path: Path) -> None:
-    """A FIFO another process reads, in /tmp: a read-only mount does not stop a write into a
-    FIFO, so bubblewrap relies on /tmp being emptied (docs/sandbox.md: elsewhere on the
-    read-only machine it cannot); Landlock refuses the write (no write right there)."""
+    """A FIFO another process reads, in /tmp: bubblewrap shows /tmp empty; Landlock refuses
+    the write (no write right there). In a place shown read-only (a read-only mount does not
+    stop a write into a FIFO): tests/e2e/security/test_read_only_places.py."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that a writer's open succeeds
