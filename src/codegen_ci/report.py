@@ -375,7 +375,7 @@ class Report(BaseModel):
         default=[], description="Logs cut and JUnit copies left out: the output dir's size cap."
     )
     run_id: str = ""
-    title: str = ""
+    title: Untrusted = Untrusted("")  # the spec's title (see `Spec.title`): data
     model: str = ""
     output_dir: str = ""
     worktree: str | None = Field(default=None, description="Kept for inspection or resume.")

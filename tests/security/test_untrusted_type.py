@@ -33,14 +33,16 @@ UNWRAPPERS = {
 # The modules that need the raw text for something no reader sees (`Untrusted.raw_for`), and
 # what for. A new one is a review: is it really not building text for the model or a post?
 RAW_FOR_CALLERS = {
-    "commands/action/__init__.py": {"branch name"},  # the fallback branch slug and PR title
+    "agent/prompt.py": {"matching"},  # is the title the task's own words? (the header is those)
     "commands/action/pr_loop.py": {"matching", "run history"},
-    "commands/eval.py": {"spec"},
+    "commands/batch.py": {"record"},  # a spec file's title, the matrix job's name
     "commands/run.py": {"shown"},  # the dry run's failing tests, printed
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
-    "sources/task_spec.py": {"spec"},
+    "sources/task_spec.py": {"branch name"},  # an issue's branch, slugged from its title
+    "spec/model.py": {"branch name"},  # `Spec.slug`
+    "workspace/finalize.py": {"matching"},  # the commit type a title's first word names
 }
 
 
@@ -216,6 +218,19 @@ SOURCES = {
         "def build(failure: Failure) -> str:\n"
         '    return f"Fix {{failure.id}}: " + {value}\n',
         "failure.message",
+    ),
+    "a spec's title": (
+        "from codegen_ci.spec.model import Spec\n\n"
+        "def build(spec: Spec) -> str:\n"
+        "    title = spec.title or Untrusted('')\n"
+        '    return "# Task: " + {value}\n',
+        "title",
+    ),
+    "a report's title": (
+        "from codegen_ci.report import Report\n\n"
+        "def build(report: Report) -> str:\n"
+        '    return "Done: " + {value}\n',
+        "report.title",
     ),
     "an old commit's message": (
         "from codegen_ci.eval.history import Task\n\n"

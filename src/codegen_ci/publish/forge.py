@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from codegen_ci.errors import GitHubError
+from codegen_ci.security.untrusted import Untrusted
 
 __all__ = [
     "Forge",
@@ -125,7 +126,7 @@ class Forge(Protocol):
         *,
         head: str,
         base: str,
-        title: str,
+        title: str | Untrusted,  # an issue's or a spec's title: the forge neutralises it
         body: str,
         draft: bool = False,
         labels: list[str] | tuple[str, ...] = (),
