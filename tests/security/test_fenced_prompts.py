@@ -15,6 +15,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import quoteattr
 
 import pytest
 from sample_repo import SampleRepo
@@ -25,8 +26,11 @@ from codegen_ci.candidates import carry_note
 from codegen_ci.eval.history import Task
 from codegen_ci.eval.results import markdown
 from codegen_ci.eval.texts import task_text
+from codegen_ci.gate.junit.parse import parse_files
+from codegen_ci.gate.reflection import reflection_message
+from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.publish.run_history import RunRecord, memory_text
-from codegen_ci.report import Candidate, Failure, Report, Round, Status
+from codegen_ci.report import Candidate, CommandResult, Failure, Report, Round, Status
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import CiRun, EventTask, decide
 from codegen_ci.sources.pull_tasks import CiFailures, ci_task_text, with_title
@@ -170,7 +174,7 @@ def test_earlier_runs_on_the_pull_request_reach_the_model_only_fenced(
 def test_a_pull_requests_title_and_a_ci_runs_names_are_fenced() -> None:
     branch = Untrusted(f"codegen/{HOSTILE.split(':')[0]}")
     ci = CiRun(7, Untrusted(f"CI {HOSTILE}"), branch, "c" * 40, "")
-    failures = CiFailures(tests=((f"tests/test_x.py::{HOSTILE}", Untrusted(HOSTILE)),))
+    failures = CiFailures(tests=((Untrusted(f"tests/test_x.py::{HOSTILE}"), Untrusted(HOSTILE)),))
     where = "pull request #1"
     text = with_title(ci_task_text(ci, failures, where), where, f"Title {HOSTILE}")
     assert_only_fenced(text)
@@ -186,6 +190,59 @@ def test_the_resume_note_fences_the_failing_tests(tmp_path: Path) -> None:
     assert "Validation round 2 failed" in note
     assert_only_fenced(note)
     assert_only_fenced(note, f"test_{HOSTILE}")
+
+
+def test_a_hostile_test_id_reaches_the_resume_note_fenced_and_cleaned(tmp_path: Path) -> None:
+    conversation = Conversation(tmp_path / "transcript.jsonl")
+    failure = Failure(id=f"tests/test_x.py::{FORGED}", message="assert 1")
+    assert isinstance(failure.id, Untrusted)
+    conversation.resume_note([Round(iteration=2, failures=[failure], passed=False)])
+    assert_fenced_and_neutralised(conversation.messages[-1]["content"])
+
+
+def test_a_hostile_test_id_reaches_the_reflection_fenced_and_cleaned(tmp_path: Path) -> None:
+    """The id as the repository's test runner wrote it in its JUnit report."""
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuite name="s" tests="1" failures="1">'
+        f'<testcase classname="tests.test_x" name={quoteattr(FORGED)} file="tests/test_x.py">'
+        '<failure message="assert 1">assert 1</failure></testcase></testsuite>',
+        encoding="utf-8",
+    )
+    junit = parse_files([report])
+    test_ran = CommandResult(command="pytest", kind="test", exit_code=1, duration_s=1.0)
+    failed = [FailedCommand("pytest", "test", "", True)]
+    outcome = RoundOutcome(Round(iteration=1, commands=[test_ran]), junit, [], failed).finish()
+    (failure,) = outcome.round.failures
+    assert isinstance(failure.id, Untrusted)
+    message = reflection_message(outcome, iteration=1, max_iterations=3)
+    assert_fenced_and_neutralised(message)
+
+
+def test_a_hostile_ci_test_id_reaches_the_task_fenced() -> None:
+    ci = CiRun(7, Untrusted("CI"), Untrusted("feature"), "c" * 40, "")
+    failures = CiFailures(tests=((Untrusted(FORGED.replace("\u202e", "")), Untrusted("x")),))
+    text = ci_task_text(ci, failures, "pull request #1")
+    assert_only_fenced(text, ATTACK)
+    assert MENTION not in outside_fences(text)
+
+
+def test_an_earlier_attempts_hostile_failing_test_is_carried_fenced_and_cleaned() -> None:
+    earlier = Candidate(
+        index=0,
+        model="m",
+        status=Status.FAILED,
+        rounds=1,
+        failing_tests=[Untrusted(f"tests/test_x.py::{FORGED}")],
+        files_changed=["x.py"],
+        lines_changed=2,
+    )
+    assert isinstance(earlier.failing_tests[0], Untrusted)
+    note = carry_note([earlier])
+    assert note is not None
+    assert_fenced_and_neutralised(note)
+    # report.json keeps the list as strings, and reads them back as untrusted text
+    assert Candidate.model_validate_json(earlier.model_dump_json()) == earlier
 
 
 def test_the_carry_note_fences_earlier_attempts_tests_and_diff(tmp_path: Path) -> None:

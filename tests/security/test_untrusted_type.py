@@ -38,8 +38,12 @@ RAW_FOR_CALLERS = {
     "commands/batch.py": {"record"},  # a spec file's title, the matrix job's name
     "commands/run.py": {"shown"},  # the dry run's failing tests, printed
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
+    "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
+    "publish/run_history.py": {"run history"},  # failing test ids in the status comment's record
+    "report.py": {"matching"},  # `Failure.key`: test ids compared between runs
+    "sources/pull_tasks.py": {"matching"},  # the hash of a CI run's failing tests
     "sources/task_spec.py": {"branch name"},  # an issue's branch, slugged from its title
     "spec/model.py": {"branch name"},  # `Spec.slug`
     "workspace/finalize.py": {"matching"},  # the commit type a title's first word names
@@ -216,8 +220,26 @@ SOURCES = {
     "a test's failure message": (
         "from codegen_ci.report import Failure\n\n"
         "def build(failure: Failure) -> str:\n"
-        '    return f"Fix {{failure.id}}: " + {value}\n',
+        '    return f"Fix {{failure.where}}: " + {value}\n',
         "failure.message",
+    ),
+    "a failing test's id": (
+        "from codegen_ci.report import Failure\n\n"
+        "def build(failure: Failure) -> str:\n"
+        '    return "Make this pass: " + {value}\n',
+        "failure.id",
+    ),
+    "an earlier attempt's failing tests": (
+        "from codegen_ci.report import Candidate\n\n"
+        "def build(earlier: Candidate) -> str:\n"
+        '    return "Still failing: " + {value}\n',
+        "Untrusted.join(', ', earlier.failing_tests)",
+    ),
+    "a failed CI run's test id": (
+        "from codegen_ci.sources.pull_tasks import CiFailures\n\n"
+        "def build(failures: CiFailures) -> str:\n"
+        '    return "Fix " + {value}\n',
+        "failures.tests[0][0]",
     ),
     "a spec's title": (
         "from codegen_ci.spec.model import Spec\n\n"

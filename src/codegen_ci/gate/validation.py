@@ -46,7 +46,7 @@ from codegen_ci.gate.rust_panics import panic_locations
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner, command_places
 from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
 from codegen_ci.security.sandbox import Sandbox
-from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import output_cap, uncommitted
 from codegen_ci.workspace.proc import ProcResult, run_shell
@@ -457,7 +457,7 @@ class FailedCommand:
         text, with the line of its output that says what went wrong."""
         panics = panic_locations(self.output) if self.kind == "test" else []
         return Failure(
-            id=f"{self.kind}: {self.command}",
+            id=Untrusted(f"{self.kind}: {self.command}"),
             message=summary_line(self.output),
             file=panics[0].file if panics else None,
             line=panics[0].line if panics else None,
@@ -508,9 +508,10 @@ class RoundOutcome:
         rnd.parse_problems = list(self.junit.problems)
         rnd.failures = [
             *self.junit.failures(),
-            *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
+            *(Failure(id=Untrusted(e), message=e, kind="lint") for e in self.lint_errors),
             *(
-                Failure(id=e, message=e, kind="lint", new=False)  # the pre-flight's: the base's
+                # the pre-flight's: the base's
+                Failure(id=Untrusted(e), message=e, kind="lint", new=False)
                 for errors in self.preexisting_lint.values()
                 for e in errors
             ),

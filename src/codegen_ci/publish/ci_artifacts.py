@@ -37,7 +37,7 @@ TAIL_CHARS = 6000
 class RunLeftovers:
     # (test id, message) and (job name, log tail): the messages and logs the code under test
     # printed reach the model only fenced
-    tests: list[tuple[str, Untrusted]] = field(default_factory=list)
+    tests: list[tuple[Untrusted, Untrusted]] = field(default_factory=list)
     logs: list[tuple[str, Untrusted]] = field(default_factory=list)
     junit_files: list[str] = field(default_factory=list)
 

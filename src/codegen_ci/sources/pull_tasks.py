@@ -29,17 +29,19 @@ class CiFailures:
     """What a failed run left to go on: failing tests from its JUnit artifacts, or else the
     tails of its failed jobs' logs."""
 
-    tests: tuple[tuple[str, Untrusted], ...] = ()  # (test id, message)
+    tests: tuple[tuple[Untrusted, Untrusted], ...] = ()  # (test id, message)
     logs: tuple[tuple[str, Untrusted], ...] = ()  # (job name, log tail)
 
     def signature(self) -> str:
-        keys = sorted(t for t, _ in self.tests) or sorted(job for job, _ in self.logs)
+        """A hash of the failing tests (or jobs), to tell a new CI failure from the same."""
+        tests = sorted(t.raw_for("matching") for t, _ in self.tests)
+        keys = tests or sorted(job for job, _ in self.logs)
         return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
 
-    def summary(self) -> str:
-        names = [t for t, _ in self.tests] or [f"job {job}" for job, _ in self.logs]
-        shown = ", ".join(names[:5])
-        return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    def summary(self) -> Untrusted:
+        names = [t for t, _ in self.tests] or [Untrusted(f"job {job}") for job, _ in self.logs]
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        return Untrusted.join(", ", names[:5]) + Untrusted(more)
 
 
 def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
@@ -54,7 +56,7 @@ def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
         listed = Untrusted.join(
             "\n\n",
             (
-                (Untrusted(f"{test}\n") + message.map(lambda m: m[:MAX_MESSAGE])).map(str.strip)
+                (test + Untrusted("\n") + message.map(lambda m: m[:MAX_MESSAGE])).map(str.strip)
                 for test, message in failures.tests[:MAX_FAILURES]
             ),
         )
