@@ -206,7 +206,7 @@ def test_open_pr_twice_updates_the_same_pr(gh: GitHubDouble) -> None:
         pull = pub.open_or_update_pr(
             head="codegen/x", base="main", title=title, body=body, labels=["codegen"]
         )
-        assert (pull.number, pull.title) == (1, title)
+        assert (pull.number, pull.title) == (1, Untrusted(title))
     (issue,) = gh.pulls()
     assert (issue.title, issue.body) == ("Second", f"{PR_MARKER}\ntwo")
     creations = [

@@ -32,8 +32,14 @@ from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.publish.run_history import RunRecord, memory_text
 from codegen_ci.report import Candidate, CommandResult, Failure, Report, Round, Status
 from codegen_ci.security.untrusted import Untrusted
-from codegen_ci.sources.events import CiRun, EventTask, decide
-from codegen_ci.sources.pull_tasks import CiFailures, ci_task_text, with_title
+from codegen_ci.sources.events import CiRun, EventTask, ReviewCommentTask, ReviewTask, decide
+from codegen_ci.sources.pull_tasks import (
+    CiFailures,
+    ci_task_text,
+    review_thread_task,
+    whole_review_task,
+    with_title,
+)
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace.finalize import commit_message
 from codegen_ci.workspace.worktree import Worktree, create_worktree
@@ -176,9 +182,67 @@ def test_a_pull_requests_title_and_a_ci_runs_names_are_fenced() -> None:
     ci = CiRun(7, Untrusted(f"CI {HOSTILE}"), branch, "c" * 40, "")
     failures = CiFailures(tests=((Untrusted(f"tests/test_x.py::{HOSTILE}"), Untrusted(HOSTILE)),))
     where = "pull request #1"
-    text = with_title(ci_task_text(ci, failures, where), where, f"Title {HOSTILE}")
+    text = with_title(ci_task_text(ci, failures, where), where, Untrusted(f"Title {HOSTILE}"))
     assert_only_fenced(text)
     assert_only_fenced(text, HOSTILE.split(":")[0])  # the branch's name
+
+
+def _review_comment(
+    comment_id: int, body: str, login: str, reply_to: int | None = None
+) -> dict[str, Any]:
+    return {
+        "id": comment_id,
+        "in_reply_to_id": reply_to,
+        "body": body,
+        "user": {"login": login},
+        "path": "src/x.py",
+        "line": 3,
+        "diff_hunk": "@@ -1,3 +1,3 @@\n-x = 1\n+x = 2",
+    }
+
+
+REVIEW_FIELDS: dict[str, Any] = {
+    "task": "/codegen rename x to count",
+    "title": Untrusted("rename x to count"),
+    "issue_number": 1,
+    "pr_number": 1,
+    "actor": "alice",
+    "actor_type": "User",
+    "spec_overrides": {},
+    "spec_path": None,
+    "delivery_key": "pr-1",
+}
+
+
+def test_a_hostile_review_thread_reaches_the_model_fenced_and_cleaned() -> None:
+    thread = [
+        _review_comment(1, FORGED, "mallory"),
+        _review_comment(2, "/codegen rename x to count", "alice", reply_to=1),
+        _review_comment(3, f"<!-- hidden -->{FORGED}", "mallory", reply_to=1),
+    ]
+    task = ReviewCommentTask(review_comment_id=2, **REVIEW_FIELDS)
+    text = with_title(
+        review_thread_task(task, thread, "pull request #1"), "pull request #1", Untrusted(FORGED)
+    )
+    assert text.startswith("/codegen rename x to count\n\nThis request was made")
+    assert text.count(ATTACK) == 3  # two comments of the thread, the title
+    assert_fenced_and_neutralised(text)
+    assert "hidden" not in text
+
+
+def test_a_reviews_comment_by_someone_else_is_fenced_the_requesters_own_is_the_task() -> None:
+    own = [
+        _review_comment(5, "Rename x to count here too.", "alice"),
+        _review_comment(6, FORGED, "mallory"),  # not the requester's: never an instruction
+    ]
+    task = ReviewTask(review_id=9, **REVIEW_FIELDS)
+    text = whole_review_task(
+        task, own, [*own, _review_comment(7, FORGED, "bob", reply_to=5)], "pull request #1"
+    )
+    assert "### Review comment 1\n\nRename x to count here too.\n\nFile src/x.py" in text
+    assert "### Review comment 2\n\n<<untrusted review comment 2" in text
+    assert text.count(ATTACK) == 2
+    assert_fenced_and_neutralised(text)
 
 
 def test_the_resume_note_fences_the_failing_tests(tmp_path: Path) -> None:

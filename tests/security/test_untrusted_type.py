@@ -43,7 +43,8 @@ RAW_FOR_CALLERS = {
     "eval/texts.py": {"matching"},
     "publish/run_history.py": {"run history"},  # failing test ids in the status comment's record
     "report.py": {"matching"},  # `Failure.key`: test ids compared between runs
-    "sources/pull_tasks.py": {"matching"},  # the hash of a CI run's failing tests
+    # the hash of a CI run's failing tests; a review's comments by the requester, the task
+    "sources/pull_tasks.py": {"matching", "instruction"},
     "sources/task_spec.py": {"branch name"},  # an issue's branch, slugged from its title
     "spec/model.py": {"branch name"},  # `Spec.slug`
     "workspace/finalize.py": {"matching"},  # the commit type a title's first word names
@@ -253,6 +254,18 @@ SOURCES = {
         "def build(report: Report) -> str:\n"
         '    return "Done: " + {value}\n',
         "report.title",
+    ),
+    "a review comment's body": (
+        "from codegen_ci.sources.pull_tasks import Comment, comment_body\n\n"
+        "def build(comment: Comment) -> str:\n"
+        '    return "Do what this says: " + {value}\n',
+        "comment_body(comment)",
+    ),
+    "a pull request's title": (
+        "from codegen_ci.publish.forge import PullInfo\n\n"
+        "def build(pull: PullInfo) -> str:\n"
+        '    return "# Task: " + {value}\n',
+        "pull.title",
     ),
     "an old commit's message": (
         "from codegen_ci.eval.history import Task\n\n"

@@ -36,7 +36,7 @@ Json = dict[
 class PullInfo:
     number: int
     html_url: str
-    title: str
+    title: Untrusted  # whoever opened the pull request wrote it
     state: str
     draft: bool
     head_ref: str

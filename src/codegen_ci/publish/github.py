@@ -464,7 +464,7 @@ def _pull_info(pull: PullRequest) -> PullInfo:
     return PullInfo(
         number=pull.number,
         html_url=pull.html_url,
-        title=pull.title,
+        title=Untrusted(pull.title or ""),
         state=pull.state,
         draft=bool(pull.draft),
         head_ref=pull.head.ref,

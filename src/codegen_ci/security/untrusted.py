@@ -64,6 +64,8 @@ RawPurpose = Literal[
     "branch name",  # slugged into a branch name (`run.branch_name` neutralises it)
     "run history",  # the status comment's record (posted through `publish.markdown`)
     "record",  # written to a JSON file (eval's tasks and results)
+    "instruction",  # the requester's own words (a review's comments): the task, as their
+    # trigger line is (`sources.pull_tasks` checks the author)
     "shown",  # a line for the user: `inert_text.for_terminal` filters all output, posts go
     # through `publish.markdown`; never a prompt
 ]
