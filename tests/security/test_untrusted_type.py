@@ -234,7 +234,7 @@ SOURCES = {
         "from codegen_ci.report import Candidate\n\n"
         "def build(earlier: Candidate) -> str:\n"
         '    return "Still failing: " + {value}\n',
-        "Untrusted.join(', ', earlier.failing_tests)",
+        "earlier.failing_tests[0]",
     ),
     "a failed CI run's test id": (
         "from codegen_ci.sources.pull_tasks import CiFailures\n\n"
@@ -245,9 +245,9 @@ SOURCES = {
     "a spec's title": (
         "from codegen_ci.spec.model import Spec\n\n"
         "def build(spec: Spec) -> str:\n"
-        "    title = spec.title or Untrusted('')\n"
+        "    assert spec.title is not None\n"
         '    return "# Task: " + {value}\n',
-        "title",
+        "spec.title",
     ),
     "a report's title": (
         "from codegen_ci.report import Report\n\n"
