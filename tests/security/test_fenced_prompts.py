@@ -283,6 +283,16 @@ def test_a_hostile_test_id_reaches_the_reflection_fenced_and_cleaned(tmp_path: P
     assert_fenced_and_neutralised(message)
 
 
+def test_a_hostile_ci_job_name_reaches_the_task_fenced() -> None:
+    ci = CiRun(7, Untrusted("CI"), Untrusted("feature"), "c" * 40, "")
+    failures = CiFailures(logs=((Untrusted(f"build {ATTACK} {MENTION}"), Untrusted("exit 1")),))
+    text = ci_task_text(ci, failures, "pull request #1")
+    assert "failed job 1, its name and the end of its log" in text
+    assert_only_fenced(text, ATTACK)
+    assert MENTION not in outside_fences(text)
+    assert failures.summary() == Untrusted(f"job build {ATTACK} {MENTION}")
+
+
 def test_a_hostile_ci_test_id_reaches_the_task_fenced() -> None:
     ci = CiRun(7, Untrusted("CI"), Untrusted("feature"), "c" * 40, "")
     failures = CiFailures(tests=((Untrusted(FORGED.replace("\u202e", "")), Untrusted("x")),))

@@ -31,16 +31,16 @@ class CiFailures:
     tails of its failed jobs' logs."""
 
     tests: tuple[tuple[Untrusted, Untrusted], ...] = ()  # (test id, message)
-    logs: tuple[tuple[str, Untrusted], ...] = ()  # (job name, log tail)
+    logs: tuple[tuple[Untrusted, Untrusted], ...] = ()  # (job name, log tail)
 
     def signature(self) -> str:
         """A hash of the failing tests (or jobs), to tell a new CI failure from the same."""
-        tests = sorted(t.raw_for("matching") for t, _ in self.tests)
-        keys = tests or sorted(job for job, _ in self.logs)
+        names = [test for test, _ in self.tests] or [job for job, _ in self.logs]
+        keys = sorted(name.raw_for("matching") for name in names)
         return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
 
     def summary(self) -> Untrusted:
-        names = [t for t, _ in self.tests] or [Untrusted(f"job {job}") for job, _ in self.logs]
+        names = [t for t, _ in self.tests] or [Untrusted("job ") + job for job, _ in self.logs]
         more = f" and {len(names) - 5} more" if len(names) > 5 else ""
         return Untrusted.join(", ", names[:5]) + Untrusted(more)
 
@@ -67,10 +67,10 @@ def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
             + fence("failing tests reported by CI", listed)
             + (f"\n({more} more not shown)" if more > 0 else "")
         )
-    for job, tail in failures.logs:
+    for n, (job, tail) in enumerate(failures.logs, start=1):
         parts.append(
-            f"The run left no JUnit report; the end of the log of job {job!r}:\n"
-            + fence(f"CI log of job {job}", tail)
+            f"The run left no JUnit report; failed job {n}, its name and the end of its log:\n"
+            + fence(f"CI job {n}: name and log tail", job + Untrusted("\n\n") + tail)
         )
     return "\n\n".join(parts)
 
