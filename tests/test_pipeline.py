@@ -74,7 +74,7 @@ def test_the_same_failures_round_after_round_stop_the_run_as_stuck(tmp_path: Pat
     assert report.iterations == 2 and run.model.calls == 2
     # baseline: the failing test fails on the base commit too, so it is not new
     failure = report.rounds[-1].failures[0]
-    assert failure.id.endswith("test_bump_minor_resets_patch") and failure.new is False
+    assert failure.key.endswith("test_bump_minor_resets_patch") and failure.new is False
     assert report.commit is None and report.branch is None  # nothing to commit
 
 
@@ -100,7 +100,7 @@ def test_a_new_failure_is_new_and_one_on_the_base_commit_is_not(tmp_path: Path) 
     )
     spec = sample_spec(limits={"max_iterations": 1})
     run = run_in_process(sample, spec, [step(None, breaks_parse), step("Done.")])
-    failures = {f.id.rsplit("::", 1)[-1]: f.new for f in run.report.rounds[0].failures}
+    failures = {f.key.rsplit("::", 1)[-1]: f.new for f in run.report.rounds[0].failures}
     assert failures["test_parse"] is True, run.log
     assert failures["test_bump_minor_resets_patch"] is False
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codegen_ci.report import Candidate, Report, Usage
-from codegen_ci.security.untrusted import Untrusted, fence
+from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.spec.model import Limits
 
 MAX_CARRY_DIFF = 4_000
@@ -217,8 +217,8 @@ def carry_note(earlier: Sequence[Candidate]) -> str | None:
 
 def _attempt_record(c: Candidate) -> Untrusted:
     files = ", ".join(c.files_changed) or "none"
-    failing = ", ".join(c.failing_tests[:10]) or "none recorded"
-    return Untrusted(f"files: {files}\nstill failing: {failing}")
+    failing = Untrusted.join(", ", c.failing_tests[:10]).map(strip_invisible)
+    return Untrusted(f"files: {files}\nstill failing: ") + (failing or Untrusted("none recorded"))
 
 
 def summary_line(report: Report) -> str | None:

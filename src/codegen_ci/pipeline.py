@@ -34,6 +34,7 @@ from codegen_ci.report import FlakyTest, Reason, Report, Status
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.safe_env import safe_env
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git, isolated_repo, output_cap
 from codegen_ci.workspace.finalize import NO_CHANGE, enforce_protected, finalize
@@ -72,7 +73,8 @@ class RunContext:
 def execute(spec: Spec, ctx: RunContext) -> Report:
     """Run the task in `ctx.worktree`; always writes report.json, also on errors."""
     report = ctx.report
-    report.run_id, report.title, report.model = ctx.run_id, spec.title or spec.slug, spec.model.name
+    report.run_id, report.model = ctx.run_id, spec.model.name
+    report.title = spec.title or Untrusted(spec.slug)
     report.output_dir, report.branch = str(ctx.output_dir), ctx.worktree.branch
     report.base_commit = ctx.worktree.base_commit
     if ctx.briefing.instructions is not None:

@@ -90,7 +90,9 @@ class TestTotals(BaseModel):
 
 
 class Failure(BaseModel):
-    id: str
+    # The test's name (the repository's tests chose it) or a linter's code: data. Compared
+    # with other runs' ids through `key` only.
+    id: Untrusted
     # The test's or linter's words: report.json holds them as the string `message`; the code
     # reads them as `message`, an `Untrusted` (only this module touches `raw_message`).
     raw_message: str = Field(alias="message")
@@ -105,6 +107,12 @@ class Failure(BaseModel):
     @property
     def message(self) -> Untrusted:
         return Untrusted(self.raw_message)
+
+    @property
+    def key(self) -> str:
+        """The raw id, to compare with the ids of other runs and of JUnit (a base commit's run,
+        an earlier round): a lookup, shown to no reader."""
+        return self.id.raw_for("matching")
 
     @property
     def where(self) -> str:
@@ -237,7 +245,8 @@ class Candidate(BaseModel):
     status: Status = Status.ERROR
     reason: Reason | None = None
     rounds: int = Field(default=0, description="Validation rounds it ran.")
-    failing_tests: list[str] = Field(default=[], description="Failing after its last round.")
+    # `Failure.id`s: the repository's tests named them; carried into later attempts' notes
+    failing_tests: list[Untrusted] = Field(default=[], description="Failing after its last round.")
     new_failures: int = Field(
         default=0, description="Of those, failures that do not also fail on the base commit."
     )
@@ -382,7 +391,7 @@ class Report(BaseModel):
         default=[], description="Logs cut and JUnit copies left out: the output dir's size cap."
     )
     run_id: str = ""
-    title: str = ""
+    title: Untrusted = Untrusted("")  # the spec's title (see `Spec.title`): data
     model: str = ""
     output_dir: str = ""
     worktree: str | None = Field(default=None, description="Kept for inspection or resume.")

@@ -50,7 +50,7 @@ def test_real_pytest_report_gives_ids_locations_and_tracebacks() -> None:
 def test_preexisting_failures_come_after_new_ones() -> None:
     outcome = outcome_of(parse_files([PYTEST_XUNIT, SPARK]))
     for failure in outcome.round.failures:
-        failure.new = "spark" not in failure.id
+        failure.new = "spark" not in failure.key
 
     message = message_of(outcome)
 
@@ -114,7 +114,7 @@ def test_a_command_without_junit_shows_head_and_tail() -> None:
     outcome = outcome_of(JUnitResult(), failed=[failed])
     message = message_of(outcome)
 
-    assert [f.id for f in outcome.round.failures] == ["test: make check"]
+    assert [f.key for f in outcome.round.failures] == ["test: make check"]
     assert outcome.round.failures[0].message == Untrusted("TAIL here")
     assert "Output of `make check` (test), head and tail:" in message
     assert "HEAD of the output" in message and "TAIL here" in message

@@ -14,6 +14,7 @@ from codegen_ci.publish.flow import NewBranch, Publishing, publish_new_branch
 from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Status
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.testing.deterministic_model import call, step
 from codegen_ci.testing.github_double import GitHubDouble
 
@@ -32,7 +33,8 @@ def test_a_successful_run_is_pushed_and_opened_as_a_pull_request(tmp_path: Path)
         publisher = GitHubPublisher(GitHubTarget(gh.url, "octo-org/hello", "t0k"), backoff=0.0)
         status = StatusComment(publisher, issue.number, None, warnings.append)
         publishing = Publishing(sample.path, None, publisher, status, None, warnings.append)
-        to = NewBranch(report.branch, "main", "Reset patch in bump_minor", issue.number, False)
+        title = Untrusted("Reset patch in bump_minor")
+        to = NewBranch(report.branch, "main", title, issue.number, False)
         published = publish_new_branch(publishing, report, spec, to)
         pulls = gh.pulls()
         comments = [c.body for c in gh.comments.values() if c.issue_number == issue.number]

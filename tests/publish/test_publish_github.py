@@ -19,6 +19,7 @@ from codegen_ci.publish.github import (
     PullRequestsNotPermitted,
 )
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.testing.github_double import GitHubDouble
 
 SERVER = "https://github.example"
@@ -192,13 +193,20 @@ def test_open_pr_creates_with_labels_and_reviewers(gh: GitHubDouble) -> None:
     assert (issue.pull.reviewers, issue.pull.team_reviewers) == (["rev"], ["core"])
 
 
+def test_an_untrusted_title_is_posted_neutralised(gh: GitHubDouble) -> None:
+    title = Untrusted("Fix \u202eevil\u202c for @acme/security-team")
+    publisher(gh).open_or_update_pr(head="codegen/x", base="main", title=title, body="b")
+    (issue,) = gh.pulls()
+    assert issue.title == "Fix [U+202E]evil[U+202C] for @\u200dacme/security-team"
+
+
 def test_open_pr_twice_updates_the_same_pr(gh: GitHubDouble) -> None:
     pub = publisher(gh)
     for title, body in (("First", "one"), ("Second", "two")):
         pull = pub.open_or_update_pr(
             head="codegen/x", base="main", title=title, body=body, labels=["codegen"]
         )
-        assert (pull.number, pull.title) == (1, title)
+        assert (pull.number, pull.title) == (1, Untrusted(title))
     (issue,) = gh.pulls()
     assert (issue.title, issue.body) == ("Second", f"{PR_MARKER}\ntwo")
     creations = [

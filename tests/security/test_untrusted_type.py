@@ -33,14 +33,21 @@ UNWRAPPERS = {
 # The modules that need the raw text for something no reader sees (`Untrusted.raw_for`), and
 # what for. A new one is a review: is it really not building text for the model or a post?
 RAW_FOR_CALLERS = {
-    "commands/action/__init__.py": {"branch name"},  # the fallback branch slug and PR title
+    "agent/prompt.py": {"matching"},  # is the title the task's own words? (the header is those)
     "commands/action/pr_loop.py": {"matching", "run history"},
-    "commands/eval.py": {"spec"},
+    "commands/batch.py": {"record"},  # a spec file's title, the matrix job's name
     "commands/run.py": {"shown"},  # the dry run's failing tests, printed
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
+    "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
-    "sources/task_spec.py": {"spec"},
+    "publish/run_history.py": {"run history"},  # failing test ids in the status comment's record
+    "report.py": {"matching"},  # `Failure.key`: test ids compared between runs
+    # the hash of a CI run's failing tests; a review's comments by the requester, the task
+    "sources/pull_tasks.py": {"matching", "instruction"},
+    "sources/task_spec.py": {"branch name"},  # an issue's branch, slugged from its title
+    "spec/model.py": {"branch name"},  # `Spec.slug`
+    "workspace/finalize.py": {"matching"},  # the commit type a title's first word names
 }
 
 
@@ -214,8 +221,51 @@ SOURCES = {
     "a test's failure message": (
         "from codegen_ci.report import Failure\n\n"
         "def build(failure: Failure) -> str:\n"
-        '    return f"Fix {{failure.id}}: " + {value}\n',
+        '    return f"Fix {{failure.where}}: " + {value}\n',
         "failure.message",
+    ),
+    "a failing test's id": (
+        "from codegen_ci.report import Failure\n\n"
+        "def build(failure: Failure) -> str:\n"
+        '    return "Make this pass: " + {value}\n',
+        "failure.id",
+    ),
+    "an earlier attempt's failing tests": (
+        "from codegen_ci.report import Candidate\n\n"
+        "def build(earlier: Candidate) -> str:\n"
+        '    return "Still failing: " + {value}\n',
+        "earlier.failing_tests[0]",
+    ),
+    "a failed CI run's test id": (
+        "from codegen_ci.sources.pull_tasks import CiFailures\n\n"
+        "def build(failures: CiFailures) -> str:\n"
+        '    return "Fix " + {value}\n',
+        "failures.tests[0][0]",
+    ),
+    "a spec's title": (
+        "from codegen_ci.spec.model import Spec\n\n"
+        "def build(spec: Spec) -> str:\n"
+        "    assert spec.title is not None\n"
+        '    return "# Task: " + {value}\n',
+        "spec.title",
+    ),
+    "a report's title": (
+        "from codegen_ci.report import Report\n\n"
+        "def build(report: Report) -> str:\n"
+        '    return "Done: " + {value}\n',
+        "report.title",
+    ),
+    "a review comment's body": (
+        "from codegen_ci.sources.pull_tasks import Comment, comment_body\n\n"
+        "def build(comment: Comment) -> str:\n"
+        '    return "Do what this says: " + {value}\n',
+        "comment_body(comment)",
+    ),
+    "a pull request's title": (
+        "from codegen_ci.publish.forge import PullInfo\n\n"
+        "def build(pull: PullInfo) -> str:\n"
+        '    return "# Task: " + {value}\n',
+        "pull.title",
     ),
     "an old commit's message": (
         "from codegen_ci.eval.history import Task\n\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 from codegen_ci.report import Round
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import Untrusted, fence
+from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 
 
 class Conversation:
@@ -58,7 +58,10 @@ class Conversation:
                 listed = Untrusted.join(
                     "\n",
                     (
-                        Untrusted(f"- {f.id}: ") + f.message.map(lambda m: m[:300])
+                        Untrusted("- ")
+                        + f.id.map(strip_invisible)
+                        + Untrusted(": ")
+                        + f.message.map(lambda m: strip_invisible(m[:300]))
                         for f in rnd.failures[:20]
                     ),
                 )

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import Untrusted, fence, outside_fences
+from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence, outside_fences
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.paths import matches
@@ -87,10 +87,11 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
     # subject (whoever wrote it), and follows the task as data.
     parts = []
     task = spec.task.strip()
-    if spec.title and _said_by_the_task(spec.title, task):
-        parts += [f"# Task: {spec.title}", task]
+    if spec.title and (own := _said_by_the_task(spec.title, task)):
+        parts += [f"# Task: {own}", task]
     elif spec.title:
-        parts += [task, "The task's title:\n" + fence("task title", Untrusted(spec.title))]
+        title = spec.title.map(clean_untrusted)  # a spec file's title is not cleaned elsewhere
+        parts += [task, "The task's title:\n" + fence("task title", title)]
     else:
         parts.append(task)
     if spec.constraints:
@@ -111,10 +112,14 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
     return "\n\n".join(parts)
 
 
-def _said_by_the_task(title: str, task: str) -> bool:
-    """Whether `title` is in the task's own words (outside the fences of quoted text)."""
-    words = " ".join(title.split())
-    return bool(words) and words in " ".join(outside_fences(task).split())
+def _said_by_the_task(title: Untrusted, task: str) -> str | None:
+    """The task's own words that `title` repeats (outside the fences of quoted text), or None:
+    a header is made of the task's words, never of the title's."""
+    words = " ".join(title.raw_for("matching").split())
+    own = " ".join(outside_fences(task).split())
+    if not words or (at := own.find(words)) < 0:
+        return None
+    return own[at : at + len(words)]
 
 
 KEEP_TESTS_RULE = (

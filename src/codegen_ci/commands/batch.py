@@ -356,7 +356,12 @@ def matrix_of(plans: list[Planned], root: Path) -> dict[str, Any]:
         resolved = p.path.resolve()
         rel = resolved.relative_to(root) if resolved.is_relative_to(root) else p.path
         include.append(
-            {"spec": rel.as_posix(), "title": p.spec.title or p.spec.slug, "slug": p.spec.slug}
+            {
+                "spec": rel.as_posix(),
+                # the job's name in the matrix: the maintainers' own spec file
+                "title": p.spec.title.raw_for("record") if p.spec.title else p.spec.slug,
+                "slug": p.spec.slug,
+            }
         )
     return {"include": include}
 

@@ -391,7 +391,7 @@ class Runner:
         self, task: Task, base: str, phase: str, model: str | None, candidates: int, pinned: bool
     ) -> Spec:
         task_layer: dict[str, Any] = {
-            "title": task.subject.raw_for("spec")[:200] or task.short,
+            "title": task.subject.map(lambda s: s[:200]) or Untrusted(task.short),
             "task": task.text or f"Make the tests of {task.short} pass.",
             "git": {"base": base, "branch": f"{BRANCH_ROOT}/{self.eval_id}/{task.short}-{phase}"},
             # the changed tests decide: the model may not edit tests (eval/judge.py also

@@ -145,10 +145,11 @@ def show_dry_run(report: Report, out: Path) -> int:
 
 def describe(failure: Failure) -> str:
     """`id (file:line): first line of the message`, as far as they are known."""
-    text = failure.id + (f" ({failure.where})" if failure.where else "")
+    name = failure.id.raw_for("shown")
+    text = name + (f" ({failure.where})" if failure.where else "")
     message = failure.message.raw_for("shown")
     first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
-    if first and message != failure.id:
+    if first and message != name:
         text += f": {first[:200]}"
     return REDACTOR.redact(text)
 

@@ -138,7 +138,7 @@ def check(task: Task, before: Outcomes, after: Outcomes, after_report: Report) -
 
 def _first_failure(report: Report) -> str:
     if report.rounds and report.rounds[-1].failures:
-        return report.rounds[-1].failures[0].id
+        return report.rounds[-1].failures[0].id.raw_for("record")  # the result's detail
     return report.reason or report.status
 
 

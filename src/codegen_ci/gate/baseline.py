@@ -96,7 +96,7 @@ class Baseline:
             return
         for failure in outcome.round.failures:
             if failure.kind in ("failure", "error"):
-                failure.new = not self.fails_on_base.get(failure.id, False)
+                failure.new = not self.fails_on_base.get(failure.key, False)
         for failed, failure in outcome.command_failures:
             if failed.kind == "test":  # the same failure on the base? gate/command_baseline.py
                 base = self.command_ends.get(failed.command)
@@ -133,7 +133,7 @@ class Baseline:
             self._check_usable(record, whole_suite=True)
             end = command_end(record.exit_code, record.timed_out, record.output_path)
             self.command_ends[record.command] = end
-        self.suite_failing = {f.id for f in rnd.failures if f.kind in ("failure", "error")}
+        self.suite_failing = {f.key for f in rnd.failures if f.kind in ("failure", "error")}
         self.suite = suite_tests(preflight.junit.cases, tests, [tree])
 
     def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:

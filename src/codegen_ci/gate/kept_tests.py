@@ -51,7 +51,7 @@ from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.report import CommandResult, Failure, RemovedTest
 from codegen_ci.security import guarded_read
-from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree
@@ -173,7 +173,7 @@ def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:
     outcome.removed_tests = problems
     outcome.failed.append(FailedCommand(CHECK_NAME, "test", describe(problems), True))
     outcome.round.failures += [
-        Failure(id=p.id, message=f"existing test {p.how} by the change", kind="removed")
+        Failure(id=Untrusted(p.id), message=f"existing test {p.how} by the change", kind="removed")
         for p in problems
     ]
     outcome.round.passed = False

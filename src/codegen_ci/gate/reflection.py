@@ -26,6 +26,7 @@ from codegen_ci.security.untrusted import (
     fence,
     head_tail,
     strip_ansi,
+    strip_invisible,
     strip_nondeterminism,
 )
 
@@ -202,10 +203,10 @@ def _failures(
         first = failure.message.map(
             lambda m: next((ln.strip() for ln in clean(m).splitlines() if ln.strip()), "")
         )
-        entry = Untrusted(f"{n}. {clean(failure.id)[:MAX_LINE_CHARS]}{where}: ") + first.map(
-            lambda m: m[:MAX_LINE_CHARS]
-        )
-        case = cases.get(failure.id)
+        name = failure.id.map(lambda i: strip_invisible(clean(i))[:MAX_LINE_CHARS])
+        entry = Untrusted(f"{n}. ") + name + Untrusted(f"{where}: ")
+        entry += first.map(lambda m: m[:MAX_LINE_CHARS])
+        case = cases.get(failure.key)
         if n <= detailed and case and case.details.strip():
             trace = trim_traceback(clean(case.details))
             entry += Untrusted("\n" + "\n".join("    " + ln for ln in trace.splitlines()))

@@ -46,7 +46,7 @@ from codegen_ci.gate.project_source import ImportCheck, check_sources
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner, command_places
 from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
 from codegen_ci.security.sandbox import Sandbox
-from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import output_cap, uncommitted
 from codegen_ci.workspace.proc import ProcResult, run_shell
@@ -458,7 +458,7 @@ class FailedCommand:
         found = runners.failed_at(self.output) if self.kind == "test" else None
         first = found[1][0] if found else None  # plain `cargo test`: where it panicked
         return Failure(
-            id=f"{self.kind}: {self.command}",
+            id=Untrusted(f"{self.kind}: {self.command}"),
             message=summary_line(self.output),
             file=first.file if first else None,
             line=first.line if first else None,
@@ -509,9 +509,10 @@ class RoundOutcome:
         rnd.parse_problems = list(self.junit.problems)
         rnd.failures = [
             *self.junit.failures(),
-            *(Failure(id=e, message=e, kind="lint") for e in self.lint_errors),
+            *(Failure(id=Untrusted(e), message=e, kind="lint") for e in self.lint_errors),
             *(
-                Failure(id=e, message=e, kind="lint", new=False)  # the pre-flight's: the base's
+                # the pre-flight's: the base's
+                Failure(id=Untrusted(e), message=e, kind="lint", new=False)
                 for errors in self.preexisting_lint.values()
                 for e in errors
             ),

@@ -37,8 +37,8 @@ TAIL_CHARS = 6000
 class RunLeftovers:
     # (test id, message) and (job name, log tail): the messages and logs the code under test
     # printed reach the model only fenced
-    tests: list[tuple[str, Untrusted]] = field(default_factory=list)
-    logs: list[tuple[str, Untrusted]] = field(default_factory=list)
+    tests: list[tuple[Untrusted, Untrusted]] = field(default_factory=list)
+    logs: list[tuple[Untrusted, Untrusted]] = field(default_factory=list)
     junit_files: list[str] = field(default_factory=list)
 
 
@@ -59,7 +59,8 @@ def failed_run_leftovers(gh: Forge, run_id: int, workdir: Path) -> RunLeftovers:
     jobs = gh.run_jobs(run_id)
     for job in [j for j in jobs if j.get("conclusion") == "failure"][:MAX_JOBS]:
         log = gh.job_log(job, MAX_LOG_BYTES)
-        found.logs.append((str(job.get("name") or job["id"]), Untrusted(_tail(log))))
+        name = Untrusted(str(job.get("name") or job["id"]))  # the workflow file's words
+        found.logs.append((name, Untrusted(_tail(log))))
     return found
 
 

@@ -33,6 +33,7 @@ from codegen_ci.publish.report_text import (
 )
 from codegen_ci.publish.status import StatusComment
 from codegen_ci.report import Reason, Report, Status
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 
@@ -67,7 +68,7 @@ class NewBranch:
 
     name: str
     base: str  # the default branch the pull request targets
-    title: str
+    title: Untrusted  # the issue's or the spec's: the forge neutralises it
     issue_number: int | None
     draft_on_failure: bool
 
@@ -134,7 +135,7 @@ def _draft(p: Publishing, report: Report, spec: Spec, to: NewBranch) -> Publishe
         pull = p.publisher.open_or_update_pr(
             head=to.name,
             base=to.base,
-            title=f"[failed] {to.title}",
+            title=Untrusted("[failed] ") + to.title,
             body=body,
             draft=True,
             labels=spec.pr.labels,

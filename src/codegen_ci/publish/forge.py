@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from codegen_ci.errors import GitHubError
+from codegen_ci.security.untrusted import Untrusted
 
 __all__ = [
     "Forge",
@@ -35,7 +36,7 @@ Json = dict[
 class PullInfo:
     number: int
     html_url: str
-    title: str
+    title: Untrusted  # whoever opened the pull request wrote it
     state: str
     draft: bool
     head_ref: str
@@ -125,7 +126,7 @@ class Forge(Protocol):
         *,
         head: str,
         base: str,
-        title: str,
+        title: str | Untrusted,  # an issue's or a spec's title: the forge neutralises it
         body: str,
         draft: bool = False,
         labels: list[str] | tuple[str, ...] = (),

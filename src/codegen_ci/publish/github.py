@@ -45,6 +45,7 @@ from codegen_ci.publish.github_retry import RetryPolicy, describe
 from codegen_ci.publish.markdown import neutralise, with_markers
 from codegen_ci.security.inert_text import break_references
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted
 
 __all__ = [
     "ACTIONS_BOT",
@@ -269,7 +270,7 @@ class GitHubPublisher(Forge):
         *,
         head: str,
         base: str,
-        title: str,
+        title: str | Untrusted,
         body: str,
         draft: bool = False,
         labels: list[str] | tuple[str, ...] = (),
@@ -352,8 +353,10 @@ class GitHubPublisher(Forge):
 
     # -- internals ------------------------------------------------------------------------
 
-    def _clean(self, text: str) -> str:
+    def _clean(self, text: str | Untrusted) -> str:
         """What is sent: secrets redacted, controls made visible, mentions broken."""
+        if isinstance(text, Untrusted):
+            return neutralise(text.map(REDACTOR.redact))
         return neutralise(REDACTOR.redact(text))
 
     def _call(self, what: str, operation: Callable[[], T]) -> T:
@@ -461,7 +464,7 @@ def _pull_info(pull: PullRequest) -> PullInfo:
     return PullInfo(
         number=pull.number,
         html_url=pull.html_url,
-        title=pull.title,
+        title=Untrusted(pull.title or ""),
         state=pull.state,
         draft=bool(pull.draft),
         head_ref=pull.head.ref,

@@ -8,6 +8,7 @@ from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
 from codegen_ci.publish.proof_text import proof_section
 from codegen_ci.report import Reason, Report, Round, Usage
+from codegen_ci.security.untrusted import Untrusted
 
 __all__ = [
     "FAILURES_SHOWN",
@@ -86,12 +87,12 @@ def junit_missing_note(report: Report) -> str:
     return "\n".join(lines)
 
 
-def fixed_tests(report: Report) -> list[str]:
+def fixed_tests(report: Report) -> list[Untrusted]:
     """Tests that failed in some round and pass at the end."""
     if not report.rounds:
         return []
     still = {f.id for f in report.rounds[-1].failures}
-    seen: dict[str, None] = {}
+    seen: dict[Untrusted, None] = {}
     for rnd in report.rounds[:-1]:
         for f in rnd.failures:
             if f.id not in still:

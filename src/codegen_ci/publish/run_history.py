@@ -63,7 +63,10 @@ class RunRecord:
 def record_for(
     report: Report, kind: str, request: str, ci_signature: str = "", run_url: str | None = None
 ) -> RunRecord:
-    failing = [f.id for f in report.rounds[-1].failures] if report.rounds else []
+    # the record posted in the status comment (`line` shows each id as a code span) and, as
+    # a whole, fenced for the model (`memory_text`)
+    failures = report.rounds[-1].failures if report.rounds else []
+    failing = [f.id.raw_for("run history") for f in failures]
     return RunRecord(
         kind=kind,
         request=" ".join(request.split())[:80],

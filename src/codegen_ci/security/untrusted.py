@@ -51,16 +51,21 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Literal, NoReturn, final
+from typing import TYPE_CHECKING, Literal, NoReturn, final
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import CoreSchema
 
 # Why code that is no reader of the text may still need it raw (see `Untrusted.raw_for`).
 # Each is a use the text cannot turn into instructions: a lookup, a name, a record.
 RawPurpose = Literal[
     "matching",  # compared or searched (a branch lookup, a pull request number in a subject)
     "branch name",  # slugged into a branch name (`run.branch_name` neutralises it)
-    "spec",  # a spec layer's `title`: the spec is data, `agent.prompt` fences the title
     "run history",  # the status comment's record (posted through `publish.markdown`)
     "record",  # written to a JSON file (eval's tasks and results)
+    "instruction",  # the requester's own words (a review's comments): the task, as their
+    # trigger line is (`sources.pull_tasks` checks the author)
     "shown",  # a line for the user: `inert_text.for_terminal` filters all output, posts go
     # through `publish.markdown`; never a prompt
 ]
@@ -128,6 +133,26 @@ class Untrusted:
 
     def __repr__(self) -> str:
         return f"Untrusted(<{len(self._text)} characters>)"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: object, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        """A pydantic field of this type (a spec's title, a test's id) reads a string (a spec
+        file, report.json, run.json) or an `Untrusted`, hands out `Untrusted`, and is written
+        back as the string: a record is no reader (its readers load it through this again)."""
+        from pydantic_core import core_schema
+
+        from_str = core_schema.no_info_after_validator_function(Untrusted, core_schema.str_schema())
+        return core_schema.json_or_python_schema(
+            json_schema=from_str,
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(Untrusted), from_str]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _reveal, return_schema=core_schema.str_schema()
+            ),
+        )
 
 
 def _reveal(text: Untrusted | str) -> str:

@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from codegen_ci.errors import InputError
 from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence
@@ -401,23 +401,33 @@ def _review_item(
     number = int_field(payload, "pull_request", "number")
     title = clean_untrusted(str(payload["pull_request"].get("title") or ""))
     short = _shorten(instruction.splitlines()[0] if instruction else title)
+    fields = _review_fields(number, instruction, short, actor, actor_type)
     if kind == "review_comment":
-        return ReviewCommentTask(
-            review_comment_id=item_id,
-            task=instruction,
-            title=short,
-            issue_number=number,
-            pr_number=number,
-            actor=actor,
-            actor_type=actor_type,
-            spec_overrides={},
-            spec_path=None,
-            delivery_key=f"pr-{number}",
-        )
-    return ReviewTask(
-        review_id=item_id,
+        return ReviewCommentTask(review_comment_id=item_id, **fields)
+    return ReviewTask(review_id=item_id, **fields)
+
+
+class _ReviewFields(TypedDict):
+    """What the tasks of a review and of a review comment share (all but the item's id)."""
+
+    task: str
+    title: Untrusted
+    issue_number: int
+    pr_number: int
+    actor: str
+    actor_type: str
+    spec_overrides: dict[str, Any]
+    spec_path: None
+    delivery_key: str
+
+
+def _review_fields(
+    number: int, instruction: str, title: Untrusted, actor: str, actor_type: str
+) -> _ReviewFields:
+    """The review's instruction is the task, on pull request `number`."""
+    return _ReviewFields(
         task=instruction,
-        title=short,
+        title=title,
         issue_number=number,
         pr_number=number,
         actor=actor,

@@ -17,6 +17,7 @@ from typing import Any
 
 from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence
 from codegen_ci.sources.events import CiRun, ReviewCommentTask, ReviewTask, user_of
+from codegen_ci.spec.action_inputs import bot_key
 
 MAX_FAILURES = 30
 MAX_MESSAGE = 1500
@@ -29,17 +30,19 @@ class CiFailures:
     """What a failed run left to go on: failing tests from its JUnit artifacts, or else the
     tails of its failed jobs' logs."""
 
-    tests: tuple[tuple[str, Untrusted], ...] = ()  # (test id, message)
-    logs: tuple[tuple[str, Untrusted], ...] = ()  # (job name, log tail)
+    tests: tuple[tuple[Untrusted, Untrusted], ...] = ()  # (test id, message)
+    logs: tuple[tuple[Untrusted, Untrusted], ...] = ()  # (job name, log tail)
 
     def signature(self) -> str:
-        keys = sorted(t for t, _ in self.tests) or sorted(job for job, _ in self.logs)
+        """A hash of the failing tests (or jobs), to tell a new CI failure from the same."""
+        names = [test for test, _ in self.tests] or [job for job, _ in self.logs]
+        keys = sorted(name.raw_for("matching") for name in names)
         return hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
 
-    def summary(self) -> str:
-        names = [t for t, _ in self.tests] or [f"job {job}" for job, _ in self.logs]
-        shown = ", ".join(names[:5])
-        return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    def summary(self) -> Untrusted:
+        names = [t for t, _ in self.tests] or [Untrusted("job ") + job for job, _ in self.logs]
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        return Untrusted.join(", ", names[:5]) + Untrusted(more)
 
 
 def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
@@ -54,7 +57,7 @@ def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
         listed = Untrusted.join(
             "\n\n",
             (
-                (Untrusted(f"{test}\n") + message.map(lambda m: m[:MAX_MESSAGE])).map(str.strip)
+                (test + Untrusted("\n") + message.map(lambda m: m[:MAX_MESSAGE])).map(str.strip)
                 for test, message in failures.tests[:MAX_FAILURES]
             ),
         )
@@ -64,10 +67,10 @@ def ci_task_text(ci: CiRun, failures: CiFailures, where: str) -> str:
             + fence("failing tests reported by CI", listed)
             + (f"\n({more} more not shown)" if more > 0 else "")
         )
-    for job, tail in failures.logs:
+    for n, (job, tail) in enumerate(failures.logs, start=1):
         parts.append(
-            f"The run left no JUnit report; the end of the log of job {job!r}:\n"
-            + fence(f"CI log of job {job}", tail)
+            f"The run left no JUnit report; failed job {n}, its name and the end of its log:\n"
+            + fence(f"CI job {n}: name and log tail", job + Untrusted("\n\n") + tail)
         )
     return "\n\n".join(parts)
 
@@ -87,11 +90,18 @@ def thread_of(comment_id: int, comments: Sequence[Comment]) -> list[Comment]:
     return sorted(found, key=lambda c: int(c["id"]))
 
 
-def with_title(task_text: str, where: str, title: str) -> str:
+def with_title(task_text: str, where: str, title: Untrusted) -> str:
     """A pull request's task followed by its title, as data (anyone who can open one wrote it)."""
     if not title:
         return task_text
-    return f"{task_text}\n\nThe title of {where}:\n" + fence(f"title of {where}", Untrusted(title))
+    title = title.map(clean_untrusted)
+    return f"{task_text}\n\nThe title of {where}:\n" + fence(f"title of {where}", title)
+
+
+def comment_body(comment: Comment) -> Untrusted:
+    """A review comment's words as a reader of the pull request sees them (hidden HTML and
+    invisible characters removed): its author's, data. The one reader of a comment's body."""
+    return Untrusted(str(comment.get("body") or "")).map(lambda body: clean_untrusted(body).strip())
 
 
 def review_thread_task(task: ReviewCommentTask, comments: Sequence[Comment], where: str) -> str:
@@ -104,9 +114,7 @@ def review_thread_task(task: ReviewCommentTask, comments: Sequence[Comment], whe
         parts.append(_location(asked))
     others = [c for c in thread if int(c["id"]) != task.review_comment_id]
     if others:
-        parts.append(
-            fence("the rest of the review thread, oldest first", Untrusted(_quote(others)))
-        )
+        parts.append(fence("the rest of the review thread, oldest first", _quote(others)))
     return "\n\n".join(parts)
 
 
@@ -121,14 +129,25 @@ def whole_review_task(
         "address each of them in this one change.",
     ]
     for n, comment in enumerate(review_comments, start=1):
-        body = clean_untrusted(str(comment.get("body") or "")).strip()
+        body = _requesters_words(task, comment)
+        if body is None:  # not the requester's: data, as the rest of its thread is
+            body = fence(f"review comment {n}", comment_body(comment)).rstrip("\n")
         parts.append(f"### Review comment {n}\n\n{body}\n\n{_location(comment)}")
         others = [
             c for c in thread_of(int(comment["id"]), comments) if int(c["id"]) != int(comment["id"])
         ]
         if others:
-            parts.append(fence(f"the rest of the thread of comment {n}", Untrusted(_quote(others))))
+            parts.append(fence(f"the rest of the thread of comment {n}", _quote(others)))
     return "\n\n".join(parts)
+
+
+def _requesters_words(task: ReviewTask, comment: Comment) -> str | None:
+    """A comment of the review, when the requester wrote it: their instruction, as the
+    review's own trigger line is. None for anyone else's words."""
+    author, _ = user_of(comment.get("user"))
+    if not author or bot_key(author) != bot_key(task.actor):
+        return None
+    return comment_body(comment).raw_for("instruction")
 
 
 def _location(comment: Comment) -> str:
@@ -141,8 +160,7 @@ def _location(comment: Comment) -> str:
     return text + (":\n" + fence(f"diff hunk of {path}", Untrusted(hunk)) if hunk else ".")
 
 
-def _quote(comments: Sequence[Comment]) -> str:
-    return "\n\n".join(
-        f"@{user_of(c.get('user'))[0]}: {clean_untrusted(str(c.get('body') or '')).strip()}"
-        for c in comments
+def _quote(comments: Sequence[Comment]) -> Untrusted:
+    return Untrusted.join(
+        "\n\n", (Untrusted(f"@{user_of(c.get('user'))[0]}: ") + comment_body(c) for c in comments)
     )

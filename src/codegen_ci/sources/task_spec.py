@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from codegen_ci.publish import remote
-from codegen_ci.security.untrusted import clean_untrusted
+from codegen_ci.security.untrusted import Untrusted, clean_untrusted
 from codegen_ci.sources.events import EventTask
 from codegen_ci.sources.settings_blocks import clamp_limits, clamp_proof
 from codegen_ci.spec.action_inputs import ActionSettings
@@ -51,7 +51,7 @@ def resolve_event_spec(
         settings.spec_layer(),
     ]
     if task.task:
-        layers.append({"task": task.task, "title": task.title.raw_for("spec")})
+        layers.append({"task": task.task, "title": task.title})
     if task.spec_path:
         layers.append(load_layer_file(root / task.spec_path, is_spec=True))
     overrides, notices = clamp_limits(task.spec_overrides, _limits(layers))
@@ -88,19 +88,22 @@ def _limits(layers: list[Mapping[str, Any]]) -> Limits:
         return Limits()  # resolving the spec reports the problem, with its key
 
 
-def branch_for(task: EventTask, title: str, spec: Spec, root: Path, token: str | None) -> str:
+def branch_for(task: EventTask, title: Untrusted, spec: Spec, root: Path, token: str | None) -> str:
     """`codegen/<issue>-<slug>` for an issue, the one already on origin when a run made it
     before (so a re-run after a title edit still updates it); the spec's branch otherwise."""
     if task.issue_number is None:
         return spec.branch_name
     prefix = f"codegen/{task.issue_number}-"
     existing = sorted(remote.remote_branches(root, prefix + "*", token))
-    return existing[0] if existing else prefix + slugify(title or spec.slug, 40)
+    if existing:
+        return existing[0]
+    return prefix + (slugify(title.raw_for("branch name"), 40) if title else spec.slug)
 
 
-def issue_title(payload: Mapping[str, Any]) -> str:
-    """The issue's (or pull request's) title as shown, one line; "" without an issue."""
+def issue_title(payload: Mapping[str, Any]) -> Untrusted:
+    """The issue's (or pull request's) title as shown, one line; empty without an issue."""
     issue = payload.get("issue")
     if not isinstance(issue, Mapping):
-        return ""
-    return " ".join(clean_untrusted(str(issue.get("title") or "")).split())
+        return Untrusted("")
+    title = Untrusted(str(issue.get("title") or ""))
+    return title.map(lambda text: " ".join(clean_untrusted(text).split()))

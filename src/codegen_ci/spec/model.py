@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from codegen_ci.security.untrusted import Untrusted
+
 DEFAULT_PROTECTED = [".github/**", ".gitlab-ci.yml", ".env*", "**/*.pem", "**/*.key"]
 
 
@@ -232,7 +234,11 @@ class RepoConfig(_Strict):
     """`.codegen.yml`: the spec's schema minus `task`, used as repository defaults."""
 
     version: Literal[1] = Field(default=1, description="Schema version.")
-    title: str | None = Field(default=None, description="Used for branch, commit and PR titles.")
+    # Often an issue's, a comment's or a commit's words (the event's layer): data, unwrapped
+    # only by the fencing and neutralising functions and `Spec.slug`.
+    title: Untrusted | None = Field(
+        default=None, description="Used for branch, commit and PR titles."
+    )
     context: StrList = Field(default=[], description="Files, dirs or globs shown up front.")
     outputs: StrList = Field(default=[], description="Paths expected to change.")
     constraints: StrList = Field(default=[], description="Rules the model must follow.")
@@ -266,7 +272,9 @@ class Spec(RepoConfig):
 
     @property
     def slug(self) -> str:
-        return slugify(self.title or self.task.strip().splitlines()[0])
+        if self.title:  # slugged: only [a-z0-9-] of it is left
+            return slugify(self.title.raw_for("branch name"))
+        return slugify(self.task.strip().splitlines()[0])
 
     @property
     def branch_name(self) -> str:

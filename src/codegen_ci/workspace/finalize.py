@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from codegen_ci.report import Reason, Refusal, Report, Status
 from codegen_ci.security.inert_text import for_commit, quoted_lines
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace.file_kinds import is_source_file
 from codegen_ci.workspace.paths import LINK_REFUSED
@@ -134,10 +135,11 @@ TYPE_WORDS = {
 
 
 def commit_message(spec: Spec, report: Report, changes: list[str]) -> str:
-    title = (spec.title or spec.task.strip().splitlines()[0]).strip()
-    kind = commit_type(title)
+    title = (spec.title or Untrusted(spec.task.strip().splitlines()[0])).map(str.strip)
+    kind = commit_type(title.raw_for("matching"))
     scope = commit_scope(changes)
-    subject = _without_type_word(for_commit(re.sub(r"\s+", " ", title)).rstrip("."), kind)
+    subject = for_commit(title.map(lambda t: re.sub(r"\s+", " ", t))).rstrip(".")
+    subject = _without_type_word(subject, kind)
     subject = subject[0].lower() + subject[1:] if subject[:2] != subject[:2].upper() else subject
     prefix = "wip" if report.status != Status.SUCCESS else kind
     header = f"{prefix}({scope}): {subject}" if scope else f"{prefix}: {subject}"

@@ -114,7 +114,9 @@ def test_without_junit_the_failed_jobs_log_tail_is_the_task(world: ActionWorld) 
     assert result.code == 0, result.log
     task = world.model.requests[0]["messages"][1]["content"]
     assert "AssertionError: 3.5.5 != 3.5.0" in task and "\x1b[" not in task
-    assert "job 'test'" in task and "fine" not in task
+    # the job's name (the workflow file's words) opens the fenced log
+    assert "CI job 1: name and log tail" in task and "\ntest\n\n" in task
+    assert "fine" not in task
     assert task.count("setting up") < 100  # only the tail
 
 

@@ -38,6 +38,7 @@ from codegen_ci.publish.report_text import summary_markdown
 from codegen_ci.publish.run_history import memory_text, render_history
 from codegen_ci.publish.status import StatusComment, StatusProgress
 from codegen_ci.report import Report, Status
+from codegen_ci.security.inert_text import for_terminal
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.sources.authorize import refusal
 from codegen_ci.sources.events import (
@@ -183,7 +184,7 @@ class ActionRun:
             task, self.settings, root, config_commit=default_sha, base=base, notice=self.io.warning
         )
         run_id = new_run_id(spec)
-        title = issue_title(payload) or spec.title or task.title.raw_for("branch name")
+        title = issue_title(payload) or spec.title or task.title
         if pull is not None:
             branch = f"codegen/pr-{pull.number}"
         else:
@@ -200,7 +201,8 @@ class ActionRun:
             instructions_at=default_sha,
             memory=memory_text(self.loop.history),
         )
-        with self.io.group(f"codegen-ci: {spec.title or spec.slug}"), untrusted_output(self.io):
+        shown = for_terminal(spec.title, one_line=True) if spec.title else spec.slug
+        with self.io.group(f"codegen-ci: {shown}"), untrusted_output(self.io):
             self.report = start(request)
         loop.remember(self.status, self.loop, self.report, task, self.settings.run_url)
         ctx = Publishing(root, token, gh, self.status, self.settings.run_url, self.io.warning)

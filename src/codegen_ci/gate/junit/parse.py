@@ -37,6 +37,7 @@ from codegen_ci.gate.junit.cases import (
 from codegen_ci.gate.junit.go import refine_go
 from codegen_ci.report import Failure as ReportFailure
 from codegen_ci.report import TestTotals
+from codegen_ci.security.untrusted import Untrusted
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -77,7 +78,7 @@ class JUnitResult:
     def failures(self) -> list[ReportFailure]:
         return [
             ReportFailure(
-                id=case.id,
+                id=Untrusted(case.id),  # the repository's tests named it
                 message=case.message,
                 file=case.file,
                 line=case.line,
