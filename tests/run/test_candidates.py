@@ -113,7 +113,7 @@ def test_escalate_stops_at_the_first_passing_candidate_and_only_its_commit_is_on
     ]  # the third never started: the second passed
     assert [m.name for m in models.made] == ["cheap", "strong"]
     assert report.chosen == 1 and report.chosen_why and "passed the gate" in report.chosen_why
-    assert "test_bump_minor_resets_patch" in ran[0].failing_tests[0]
+    assert "test_bump_minor_resets_patch" in ran[0].failing_tests[0].raw_for("matching")
     # the test it leaves failing also fails on the base commit: not a new failure
     assert ran[0].new_failures == 0 and ran[1].failing_tests == []
     assert ran[0].lines_changed == 2 and ran[1].lines_changed == 2

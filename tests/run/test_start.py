@@ -117,7 +117,7 @@ def test_a_run_that_does_not_pass_the_gate_fails_with_its_reason_and_exit_code_1
     assert report.branch is None and report.commit is None  # nothing was changed
     saved = Report.read(out)
     assert (saved.status, saved.reason) == (Status.FAILED, Reason.MAX_ITERATIONS)
-    assert "test_bump_minor_resets_patch" in saved.rounds[0].failures[0].id
+    assert "test_bump_minor_resets_patch" in saved.rounds[0].failures[0].key
     assert RunState.read(out).branch == "codegen/reset-patch-in-bump-minor"
 
 
