@@ -317,11 +317,11 @@ def _run_one(
     progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
-    if plan.folder is None or not plan.folder.is_dir():  # a plan from before, resumed
-        plan.folder = worktrees_root(plan.root)
-        plan.save()
-    folder = private_folder(plan.folder, name=f"candidate-{index}")
-    with plan.lock:
+    with plan.lock:  # racing attempts of a resumed plan make one new folder, not one each
+        if plan.folder is None or not plan.folder.is_dir():  # a plan from before, resumed
+            plan.folder = worktrees_root(plan.root)
+            plan.save()
+        folder = private_folder(plan.folder, name=f"candidate-{index}")
         repo = isolated_repo.sharing(plan.root, folder / "repo")
         worktree = prepare_worktree(
             repo, spec, run_id, branch=f"{plan.branch}-candidate-{index}", folder=folder
