@@ -37,6 +37,11 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv("CODEGEN_RETRY_BACKOFF", "0.01")
+    # The pytest runs a test starts (a run's gate, proof and coverage runs, eval's checks) load
+    # no plugin by entry point: scanning this venv's entry points is more than half of an
+    # inner pytest's start (0.36 s of CPU against 0.15 s), and no sample project uses one. A
+    # test of a command that needs one (`-n 2`) deletes this variable.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 @pytest.fixture
