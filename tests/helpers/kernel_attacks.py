@@ -12,10 +12,11 @@ import shlex
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from sandbox_attacks import recording
 
 # argv[1]: what to attack, as `name=value` pairs (ports, socket paths, a key's description).
 PROBE = r"""
@@ -231,20 +232,8 @@ def udp_listener() -> Iterator[tuple[int, list[bytes]]]:
     """A loopback UDP socket recording what it receives: (port, received)."""
     server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     server.bind(("127.0.0.1", 0))
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                received.append(server.recv(100))
-            except OSError:
-                return
-
-    threading.Thread(target=serve, daemon=True).start()
-    try:
+    with recording(server, datagrams=True) as received:
         yield server.getsockname()[1], received
-    finally:
-        server.close()
 
 
 @contextmanager
@@ -255,22 +244,10 @@ def unix_listener(path: Path | str) -> Iterator[list[bytes]]:
     name = str(path)
     server.bind("\0" + name[1:] if name.startswith("@") else name)
     server.listen(4)
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                received.append(conn.recv(100))
-
-    threading.Thread(target=serve, daemon=True).start()
     try:
-        yield received
+        with recording(server) as received:
+            yield received
     finally:
-        server.close()
         if isinstance(path, Path):
             path.unlink(missing_ok=True)
 
@@ -281,20 +258,10 @@ def unix_datagram_listener(path: Path) -> Iterator[list[bytes]]:
     stand-in."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.bind(str(path))
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                received.append(server.recv(100))
-            except OSError:
-                return
-
-    threading.Thread(target=serve, daemon=True).start()
     try:
-        yield received
+        with recording(server, datagrams=True) as received:
+            yield received
     finally:
-        server.close()
         path.unlink(missing_ok=True)
 
 

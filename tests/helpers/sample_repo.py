@@ -131,3 +131,14 @@ def make_sample_repo(tmp: Path) -> SampleRepo:
     sh(["git", "remote", "add", "origin", str(origin)], repo)
     sh(["git", "push", "-q", "origin", "main"], repo)
     return SampleRepo(repo, origin, tmp)
+
+
+def copy_sample_repo(template: SampleRepo, tmp: Path) -> SampleRepo:
+    """`template` (a `make_sample_repo`, made once) copied into `tmp` with `cp -a`: the same
+    commits, an origin of its own, the index refreshed as after a commit here."""
+    subprocess.run(["cp", "-a", str(template.path), str(template.origin), str(tmp)], check=True)
+    repo, origin = tmp / template.path.name, tmp / template.origin.name
+    config = repo / ".git" / "config"
+    config.write_text(config.read_text().replace(str(template.origin), str(origin)))
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=repo, capture_output=True)
+    return SampleRepo(repo, origin, tmp)

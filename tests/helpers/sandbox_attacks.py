@@ -104,25 +104,41 @@ def write_attempts(repo: SampleRepo, tmp: Path) -> tuple[str, list[Path]]:
 
 
 @contextmanager
-def loopback_listener() -> Iterator[tuple[int, list[bytes]]]:
-    """A loopback TCP server that records what connections send: (port, received)."""
-    server = socket.create_server(("127.0.0.1", 0))
+def recording(
+    server: socket.socket, *, datagrams: bool = False, answer: bytes = b""
+) -> Iterator[list[bytes]]:
+    """What a bound `server` receives, recorded by a daemon thread until the block ends (then
+    the socket is closed): the first 100 bytes of each connection (`answer` sent back), or
+    each datagram. The listeners of this module, kernel_attacks.py and the tests share it."""
     received: list[bytes] = []
 
     def serve() -> None:
         while True:
             try:
+                if datagrams:
+                    received.append(server.recv(100))
+                    continue
                 conn, _ = server.accept()
             except OSError:
                 return
             with conn:
                 received.append(conn.recv(100))
+                if answer:
+                    conn.sendall(answer)
 
     threading.Thread(target=serve, daemon=True).start()
     try:
-        yield server.getsockname()[1], received
+        yield received
     finally:
         server.close()
+
+
+@contextmanager
+def loopback_listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A loopback TCP server that records what connections send: (port, received)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    with recording(server) as received:
+        yield server.getsockname()[1], received
 
 
 def connect(port: int) -> str:

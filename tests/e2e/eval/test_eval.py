@@ -10,77 +10,30 @@ In the range's last 11 first-parent commits three changed both parse.py and test
 
 from __future__ import annotations
 
-import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
+from parse_history import (
+    FORMAT_PROPERTY,
+    GROUPING,
+    HYPHENS,
+    MOVED_TESTS,
+    SETTINGS,
+    SUBSECONDS,
+    git,
+    read,
+    run_eval,
+    snapshot,
+)
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from codegen_ci.workspace.file_kinds import is_source_file as is_source_path
 from codegen_ci.workspace.file_kinds import is_test_file as is_test_path
-
-BUNDLE = Path(__file__).parents[2] / "fixtures" / "history" / "parse.bundle"
-# bundle commit ids (PROVENANCE maps them to the originals)
-MOVED_TESTS = "e1f3fa0673ca32c97aa8fb221e756aa0a7ee4dd6"  # #170
-FORMAT_PROPERTY = "c3aab70b91b62140a8aebefa0b9ac7288e00832d"  # #174
-SUBSECONDS = "eb1d2969a0d85373da06bc1465d2bdc00e26e8ae"  # #178
-HYPHENS = "d02283db5a28b4d85ce871eb0664e53797a0150a"  # #184
-GROUPING = "aaa125c14d8d369c10cbd371df53f773b3a602a2"  # #221
-SETTINGS: dict[str, Any] = {
-    "validation": {
-        "test": ["python -m pytest -q -p no:cacheprovider -o addopts= tests"],
-        "timeout": 120,
-    },
-    "limits": {"max_iterations": 1},
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout
-
-
-@pytest.fixture
-def parse_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "parse"
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
-    (tmp_path / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
-    return repo
-
-
-def snapshot(repo: Path) -> dict[str, Any]:
-    """Everything of the user's that eval must leave alone: every file of the checkout (bytes),
-    the index, HEAD, every ref, the stash and the worktree list."""
-    files = {}
-    for path in sorted(repo.rglob("*")):
-        rel = path.relative_to(repo).as_posix()
-        if path.is_file() and not rel.startswith(".git/"):
-            files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    index = (repo / ".git" / "index").read_bytes()
-    return {
-        "files": files,
-        "index": hashlib.sha256(index).hexdigest(),
-        "head": (repo / ".git" / "HEAD").read_text(),
-        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
-        "status": git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all"),
-        "worktrees": git(repo, "worktree", "list", "--porcelain"),
-    }
-
-
-def run_eval(repo: Path, *args: str) -> Result:
-    settings = repo.parent / "settings.yml"
-    return CliRunner().invoke(cli, ["eval", "--repo", str(repo), "--spec", str(settings), *args])
-
-
-def read(out: Path) -> dict[str, Any]:
-    return json.loads((out / "eval.json").read_text())  # type: ignore[no-any-return]
 
 
 def test_check_keeps_the_tasks_whose_changed_tests_fail_before_and_pass_after(
@@ -534,55 +487,6 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
         assert text in prompt and text in task["text"], text
     assert "delete parse.py" not in prompt
     assert len(task["text_notes"]) == 1 and task["text_notes"][0].startswith("issue #999")
-
-
-def test_an_interrupt_reports_what_finished_and_leaves_no_branch_or_worktree(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
-) -> None:
-    import signal
-    import sys
-    import time
-
-    from codegen_ci.testing.scripted_model import Hang
-
-    model_env.add(Hang(2.0, Reply("Thinking done.")))
-    before = snapshot(parse_repo)
-    out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "codegen_ci",
-            "eval",
-            "--repo",
-            str(parse_repo),
-            "--spec",
-            str(parse_repo.parent / "settings.yml"),
-            "--from-history",
-            "11",
-            "--model",
-            "m",
-            "--output-dir",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while not model_env.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    output, _ = proc.communicate(timeout=120)
-
-    assert proc.returncode == 3, output
-    doc = read(out)
-    assert doc["interrupted"] and doc["kept"] == 3  # the check had finished
-    (config,) = doc["configurations"]
-    assert [r["resolved"] for r in config["results"]] == [False, False, False]
-    assert len(model_env.requests) == 1  # the other tasks never started
-    assert "Interrupted" in (out / "eval.md").read_text()
-    assert snapshot(parse_repo) == before
 
 
 def test_a_model_service_that_stays_down_exits_3_with_the_error_in_the_report(

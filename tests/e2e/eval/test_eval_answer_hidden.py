@@ -8,39 +8,14 @@ from __future__ import annotations
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from click.testing import CliRunner
+from parse_history import GROUPING, git
 from sandbox_attacks import BACKENDS
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-
-BUNDLE = Path(__file__).parents[2] / "fixtures" / "history" / "parse.bundle"
-GROUPING = "aaa125c14d8d369c10cbd371df53f773b3a602a2"  # #221: the last task of the range
-SETTINGS: dict[str, Any] = {
-    "validation": {
-        "test": ["python -m pytest -q -p no:cacheprovider -o addopts= tests"],
-        "timeout": 120,
-    },
-    "limits": {"max_iterations": 1},
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout
-
-
-@pytest.fixture
-def parse_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "parse"
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
-    (tmp_path / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
-    return repo
 
 
 def answer_line(repo: Path) -> str:

@@ -5,7 +5,6 @@ check's results reused by every model). The real history of tests/fixtures/histo
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -14,49 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
+from parse_history import (
+    GROUPING,
+    HYPHENS,
+    SUBSECONDS,
+    git,
+    read,
+    run_eval,
+    snapshot,
+    task_of,
+)
 
 from codegen_ci.cli import cli
 from codegen_ci.eval.shards import shard_of
 from codegen_ci.testing.scripted_model import Hang, Reply, ScriptedModelServer, call
 
 pytestmark = pytest.mark.e2e
-
-BUNDLE = Path(__file__).parents[2] / "fixtures" / "history" / "parse.bundle"
-SUBSECONDS = "eb1d2969a0d85373da06bc1465d2bdc00e26e8ae"  # #178
-HYPHENS = "d02283db5a28b4d85ce871eb0664e53797a0150a"  # #184
-GROUPING = "aaa125c14d8d369c10cbd371df53f773b3a602a2"  # #221
-SETTINGS: dict[str, Any] = {
-    "validation": {
-        "test": ["python -m pytest -q -p no:cacheprovider -o addopts= tests"],
-        "timeout": 120,
-    },
-    "limits": {"max_iterations": 1},
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout
-
-
-@pytest.fixture
-def parse_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "parse"
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
-    (tmp_path / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
-    return repo
-
-
-def run_eval(repo: Path, *args: str) -> Result:
-    settings = repo.parent / "settings.yml"
-    return CliRunner().invoke(cli, ["eval", "--repo", str(repo), "--spec", str(settings), *args])
-
-
-def read(out: Path) -> dict[str, Any]:
-    return json.loads((out / "eval.json").read_text())  # type: ignore[no-any-return]
 
 
 def fixer(historical_parse_py: str) -> Any:
@@ -165,13 +138,10 @@ def test_three_merged_shards_equal_the_unsharded_eval_and_mismatched_shards_are_
     assert "**Incomplete**: missing shard 3/3" in (tmp_path / "z" / "eval.md").read_text()
 
 
-def task_of(request: dict[str, Any]) -> str:
-    return str(next(m["content"] for m in request["messages"] if m["role"] == "user"))
-
-
 def test_an_interrupted_eval_resumes_where_it_stopped_and_the_check_is_reused(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
 ) -> None:
+    before = snapshot(parse_repo)
     out = tmp_path / "out"
     check = run_eval(parse_repo, "--from-history", "11", "--check", "--output-dir", str(out))
     assert check.exit_code == 0, check.output
@@ -212,9 +182,15 @@ def test_an_interrupted_eval_resumes_where_it_stopped_and_the_check_is_reused(
     assert proc.returncode == 3, output
     # the model run reused the check made by `--check`: no dry run again
     assert output.count("kept, from an earlier run") == 3, output
+    # the third task never started; what finished is reported, the user's repository untouched
     first, second = (task_of(r) for r in model_env.requests)
-    done = [r for r in read(out)["configurations"][0]["results"] if r["status"] != "error"]
-    assert [r["commit"] for r in done] == [SUBSECONDS]
+    doc = read(out)
+    assert doc["interrupted"] and doc["kept"] == 3
+    results = doc["configurations"][0]["results"]
+    assert [r["resolved"] for r in results] == [False, False, False]
+    assert [r["commit"] for r in results if r["status"] != "error"] == [SUBSECONDS]
+    assert "Interrupted" in (out / "eval.md").read_text()
+    assert snapshot(parse_repo) == before
 
     model_env.add(*[Reply("I looked and changed nothing.")] * 10)
     resumed = run_eval(parse_repo, "--from-history", "11", "--model", "m", "--output-dir", str(out))
@@ -240,3 +216,4 @@ def test_an_interrupted_eval_resumes_where_it_stopped_and_the_check_is_reused(
     assert other.exit_code == 1, other.output
     assert other.output.count("kept, from an earlier run") == 3
     assert [p.stat().st_mtime_ns for p in reports] == stamps  # no check ran again
+    assert snapshot(parse_repo) == before  # no branch or worktree left over

@@ -67,6 +67,18 @@ def assert_stopped_before_the_model(
     return error
 
 
+def run_stopped(
+    repo: SampleRepo, server: ScriptedModelServer, validation: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """A run whose pre-flight fails for the environment's sake (`validation`: the spec's, its
+    default when None): stopped before the model (the model scripted with the fix, never
+    asked); its error and report."""
+    server.add(*fixing_script())
+    spec = repo.write_spec(validation=validation) if validation else repo.write_spec()
+    code, output, _, report = run_cli(repo, spec)
+    return assert_stopped_before_the_model(code, output, report, server), report
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_makefile_whose_venv_is_under_home_stops_before_the_model(
     sample_repo: SampleRepo,
@@ -79,13 +91,10 @@ def test_a_makefile_whose_venv_is_under_home_stops_before_the_model(
     sample_repo.commit({"Makefile": MAKEFILE}, "make test")
     ran = subprocess.run(["make", "-s", "test"], cwd=sample_repo.path, capture_output=True)
     assert b"1 failed, 2 passed" in ran.stdout  # outside the sandbox it runs (the bug fails)
-    model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(validation={"test": ["make test"], "timeout": 120})
 
-    code, output, _, report = run_cli(sample_repo, spec)
+    error, report = run_stopped(sample_repo, model_env, {"test": ["make test"], "timeout": 120})
 
     assert report["sandbox"] == backend
-    error = assert_stopped_before_the_model(code, output, report, model_env)
     assert "`~/envs/semver/bin/python` was not found inside the sandbox" in error
     assert "is under HOME" in error and f"not your {os.environ['HOME']}" in error
     assert "VIRTUAL_ENV" in error and "PATH" in error
@@ -139,12 +148,9 @@ def test_a_script_calling_a_missing_command_stops_before_the_model(
     script.write_text(MISSING_TOOL)
     script.chmod(0o755)
     sample_repo.commit({}, "a test script")
-    model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(validation={"test": ["./run-tests.sh"], "timeout": 120})
 
-    code, output, _, report = run_cli(sample_repo, spec)
+    error, _ = run_stopped(sample_repo, model_env, {"test": ["./run-tests.sh"], "timeout": 120})
 
-    error = assert_stopped_before_the_model(code, output, report, model_env)
     assert "`frobnicate-tests` was not found inside the sandbox" in error
     assert "validation.setup" in error and "PATH" in error
 
@@ -158,12 +164,10 @@ def test_a_test_that_downloads_with_the_network_off_says_validation_network(
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", backend)
     sample_repo.commit({"tests/test_cases.py": DOWNLOADS}, "cases from the server")
-    model_env.add(*fixing_script())
 
-    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
+    error, report = run_stopped(sample_repo, model_env)
 
     assert report["sandbox"] == backend
-    error = assert_stopped_before_the_model(code, output, report, model_env)
     assert "tried to reach the network" in error
     assert "`validation.network: [test]`" in error
     assert "name resolution" in error or "Name or service not known" in error
@@ -185,12 +189,9 @@ def test_rustup_with_no_toolchain_in_the_sandboxs_home_names_rustup_home(
     monkeypatch.delenv("RUSTUP_HOME", raising=False)  # the default: ~/.rustup
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
     sample_repo.commit({"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS}, "a crate")
-    model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(validation={"test": ["cargo test"], "timeout": 120})
 
-    code, output, _, report = run_cli(sample_repo, spec)
+    error, _ = run_stopped(sample_repo, model_env, {"test": ["cargo test"], "timeout": 120})
 
-    error = assert_stopped_before_the_model(code, output, report, model_env)
     assert "rustup found no Rust toolchain" in error
     assert "RUSTUP_HOME" in error and "HOME (`~`) is an empty folder" in error
 
@@ -226,11 +227,8 @@ def test_go_modules_missing_from_the_cache_with_the_network_off_name_gomodcache(
     sample_repo.commit(
         {"go.mod": GO_MOD, "go.sum": GO_SUM, "adder_test.go": GO_TEST}, "a Go module"
     )
-    model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(validation={"test": ["go test ./..."], "timeout": 120})
 
-    code, output, _, report = run_cli(sample_repo, spec)
+    error, _ = run_stopped(sample_repo, model_env, {"test": ["go test ./..."], "timeout": 120})
 
-    error = assert_stopped_before_the_model(code, output, report, model_env)
     assert "`validation.network: [test]`" in error
     assert "GOMODCACHE" in error and "go env GOMODCACHE" in error

@@ -114,6 +114,11 @@ def test_go_the_repositorys_failing_test_proves_the_fix(
     code, output, report = run(repo, go_spec(repo, "Remove never below zero."))
 
     assert code == 0, output
+    # gotestsum's JUnit read in the pre-flight and the round; one round, only the fix committed
+    assert report["iterations"] == 1 and report["preflight"]["tests"]["failed"] == 1
+    assert report["rounds"][0]["tests"]["passed"] == report["rounds"][0]["tests"]["total"] >= 3
+    base = repo.git("rev-parse", "main").strip()
+    assert repo.git("diff", "--name-only", base, report["branch"]).split() == [GO_FILE]
     proof = report["proof"]
     assert proof["status"] == "proven", proof
     assert [t["id"] for t in proof["fail_to_pass"]] == [

@@ -5,6 +5,7 @@ task that allows it (`protect_tests: false`) succeeds and the PR body says so.""
 
 from __future__ import annotations
 
+import pytest
 from gate_repos import reflections, run_cli
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
 from sample_repo import PYTEST as PYTEST_CMD
@@ -153,8 +154,9 @@ def test_tests_the_base_commit_skips_too_are_not_counted_against_the_change(
 
 
 def test_under_xdist_a_deleted_test_is_known_from_the_pre_flight_alone(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # pytest-xdist, loaded as users have it
     original = sample_repo.path.joinpath(TEST_FILE).read_text()
     model_env.add(
         edit(TEST_FILE, original[original.index(f"def {BUG}") :], ""), Reply("Removed it.")

@@ -13,14 +13,13 @@ import shlex
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import launch, results
+from sandbox_attacks import launch, recording, results
 
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import kernel_abi, landlock_argv
@@ -36,23 +35,8 @@ def fake_agent(path: Path) -> Iterator[list[bytes]]:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(5)
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                received.append(conn.recv(100))
-                conn.sendall(b"SIGNED")
-
-    threading.Thread(target=serve, daemon=True).start()
-    try:
+    with recording(server, answer=b"SIGNED") as received:
         yield received
-    finally:
-        server.close()
 
 
 ASK = """

@@ -1,0 +1,85 @@
+"""What the eval tests share: the real history of r1chardj0n3s/parse (a trimmed first-parent
+range, tests/fixtures/history/parse.bundle and its PROVENANCE), the commits of its tasks, the
+settings every eval of it runs with, and `eval` started in-process (click's runner).
+
+In the range's last 11 first-parent commits three changed both parse.py and
+tests/test_parse.py (#178 sub-second precision, #184 hyphens in field names, #221 grouping
+characters); the 16-commit range adds #170 (tests moved into files of their own: nothing
+failed before) and #174 (a `format` property). The `parse_repo` fixture (a fresh clone, with
+settings.yml beside it) is in tests/e2e/eval/conftest.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner, Result
+
+from codegen_ci.cli import cli
+
+BUNDLE = Path(__file__).parents[1] / "fixtures" / "history" / "parse.bundle"
+# bundle commit ids (PROVENANCE maps them to the originals)
+MOVED_TESTS = "e1f3fa0673ca32c97aa8fb221e756aa0a7ee4dd6"  # #170
+FORMAT_PROPERTY = "c3aab70b91b62140a8aebefa0b9ac7288e00832d"  # #174
+SUBSECONDS = "eb1d2969a0d85373da06bc1465d2bdc00e26e8ae"  # #178
+HYPHENS = "d02283db5a28b4d85ce871eb0664e53797a0150a"  # #184
+GROUPING = "aaa125c14d8d369c10cbd371df53f773b3a602a2"  # #221: the last task of the range
+SETTINGS: dict[str, Any] = {
+    "validation": {
+        "test": ["python -m pytest -q -p no:cacheprovider -o addopts= tests"],
+        "timeout": 120,
+    },
+    "limits": {"max_iterations": 1},
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def clone_parse(tmp: Path) -> Path:
+    """A fresh clone of the bundle at `tmp/parse`, `tmp/settings.yml` beside it."""
+    repo = tmp / "parse"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
+    (tmp / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
+    return repo
+
+
+def snapshot(repo: Path) -> dict[str, Any]:
+    """Everything of the user's that eval must leave alone: every file of the checkout (bytes),
+    the index, HEAD, every ref, the stash and the worktree list."""
+    files = {}
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo).as_posix()
+        if path.is_file() and not rel.startswith(".git/"):
+            files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    index = (repo / ".git" / "index").read_bytes()
+    return {
+        "files": files,
+        "index": hashlib.sha256(index).hexdigest(),
+        "head": (repo / ".git" / "HEAD").read_text(),
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "status": git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all"),
+        "worktrees": git(repo, "worktree", "list", "--porcelain"),
+    }
+
+
+def run_eval(repo: Path, *args: str) -> Result:
+    """`codegen-ci eval --repo REPO --spec settings.yml ARGS` (the settings beside the clone)."""
+    settings = repo.parent / "settings.yml"
+    return CliRunner().invoke(cli, ["eval", "--repo", str(repo), "--spec", str(settings), *args])
+
+
+def read(out: Path) -> dict[str, Any]:
+    return json.loads((out / "eval.json").read_text())  # type: ignore[no-any-return]
+
+
+def task_of(request: dict[str, Any]) -> str:
+    """The task text a model request carries (its user message)."""
+    return str(next(m["content"] for m in request["messages"] if m["role"] == "user"))
