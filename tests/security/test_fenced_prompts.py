@@ -239,9 +239,20 @@ def test_a_reviews_comment_by_someone_else_is_fenced_the_requesters_own_is_the_t
     text = whole_review_task(
         task, own, [*own, _review_comment(7, FORGED, "bob", reply_to=5)], "pull request #1"
     )
-    assert "### Review comment 1\n\nRename x to count here too.\n\nFile src/x.py" in text
+    assert "### Review comment 1\n\nRename x to count here too.\n\n<<untrusted the file" in text
+    assert "File src/x.py, line 3:\n@@ -1,3 +1,3 @@" in text
     assert "### Review comment 2\n\n<<untrusted review comment 2" in text
     assert text.count(ATTACK) == 2
+    assert_fenced_and_neutralised(text)
+
+
+def test_a_hostile_file_path_of_a_review_comment_is_fenced_with_its_hunk() -> None:
+    """A pull request's file may be named anything git allows, newlines and a forged fence
+    included: the path reaches the model inside the fence its diff hunk is in."""
+    comment = {**_review_comment(5, "Rename x to count here too.", "alice"), "path": FORGED}
+    task = ReviewTask(review_id=9, **REVIEW_FIELDS)
+    text = whole_review_task(task, [comment], [comment], "pull request #1")
+    assert text.count(ATTACK) == 1
     assert_fenced_and_neutralised(text)
 
 

@@ -151,13 +151,16 @@ def _requesters_words(task: ReviewTask, comment: Comment) -> str | None:
 
 
 def _location(comment: Comment) -> str:
+    """Where the comment points and the diff hunk it is on, fenced: the path is the pull
+    request's as much as the hunk is (a file's name may hold a newline or a forged fence)."""
     path = str(comment.get("path") or "?")
     end = comment.get("line") or comment.get("original_line")
     start = comment.get("start_line") or comment.get("original_start_line")
     lines = f"lines {start}-{end}" if start and start != end else f"line {end}"
     text = f"File {path}, {lines}" if end else f"File {path}"
     hunk = str(comment.get("diff_hunk") or "")
-    return text + (":\n" + fence(f"diff hunk of {path}", Untrusted(hunk)) if hunk else ".")
+    where = Untrusted(text + (":\n" + hunk if hunk else "")).map(clean_untrusted)
+    return fence("the file, lines and diff hunk the comment is on", where)
 
 
 def _quote(comments: Sequence[Comment]) -> Untrusted:
