@@ -88,8 +88,8 @@ def test_get_issue(gh: GitHubDouble) -> None:
     info = pub.get_issue(1)
     assert (info.number, info.title, info.body, info.author) == (
         1,
-        "Reset patch",
-        "bump_minor must reset patch",
+        Untrusted("Reset patch"),  # whoever opened the issue wrote it
+        Untrusted("bump_minor must reset patch"),
         "alice",
     )
     assert info.html_url == f"{SERVER}/octo-org/hello/issues/1"

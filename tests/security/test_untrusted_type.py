@@ -267,6 +267,12 @@ SOURCES = {
         '    return "# Task: " + {value}\n',
         "pull.title",
     ),
+    "an issue's body, read from the forge": (
+        "from codegen_ci.publish.forge import IssueInfo\n\n"
+        "def build(issue: IssueInfo) -> str:\n"
+        '    return "# Task: " + {value}\n',
+        "issue.body",
+    ),
     "an old commit's message": (
         "from codegen_ci.eval.history import Task\n\n"
         "def build(task: Task) -> str:\n"

@@ -28,7 +28,8 @@ GITHUB_REMOTE = re.compile(r"(?:github\.com[:/])(?P<repo>[\w.-]+/[\w.-]+?)(?:\.g
 MAX_CHARS = 20_000
 MAX_ISSUES = 3
 
-Lookup = Callable[[int], tuple[str, str]]  # number -> (title, body); raises CodegenError
+# number -> (title, body); raises CodegenError
+Lookup = Callable[[int], tuple[Untrusted, Untrusted]]
 
 
 def task_text(task: Task, lookup: Lookup | None) -> tuple[str, list[str]]:
@@ -67,9 +68,9 @@ def _read(lookup: Lookup, number: int, kind: str, parts: list[str], notes: list[
     except CodegenError as exc:
         notes.append(f"{kind} #{number}: {exc.message.splitlines()[0][:200]}")
         return ""
-    text = clean_untrusted(f"{title}\n\n{body}".strip())
-    parts.append(fence(f"{kind} #{number}", Untrusted(text), max_chars=MAX_CHARS))
-    return body
+    text = (title + Untrusted("\n\n") + body).map(lambda t: clean_untrusted(t.strip()))
+    parts.append(fence(f"{kind} #{number}", text, max_chars=MAX_CHARS))
+    return body.raw_for("matching")  # searched for the issues it closes
 
 
 def github_lookup(root: Path) -> Lookup | None:
@@ -97,7 +98,7 @@ def github_lookup(root: Path) -> Lookup | None:
     backoff = float(os.environ.get("CODEGEN_RETRY_BACKOFF", "1.0"))
     client = GitHubPublisher(target, backoff=backoff, retries=2)
 
-    def lookup(number: int) -> tuple[str, str]:
+    def lookup(number: int) -> tuple[Untrusted, Untrusted]:
         issue = client.get_issue(number)  # a pull request is an issue too
         return issue.title, issue.body
 

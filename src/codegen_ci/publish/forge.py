@@ -49,8 +49,8 @@ class PullInfo:
 @dataclass(frozen=True)
 class IssueInfo:
     number: int
-    title: str
-    body: str
+    title: Untrusted  # anyone who can open an issue wrote these
+    body: Untrusted
     author: str
     html_url: str
     is_pull_request: bool

@@ -180,8 +180,8 @@ class GitHubPublisher(Forge):
             issue = self._repo.get_issue(number)
             return IssueInfo(
                 number=issue.number,
-                title=issue.title,
-                body=issue.body or "",
+                title=Untrusted(issue.title),
+                body=Untrusted(issue.body or ""),
                 author=issue.user.login if issue.user is not None else "",  # a deleted account
                 html_url=issue.html_url,
                 is_pull_request=issue.pull_request is not None,
