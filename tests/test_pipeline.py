@@ -142,7 +142,7 @@ def test_skipping_the_failing_test_is_refused(tmp_path: Path) -> None:
     run = run_in_process(sample, spec, [step(None, skip), step("Done.")])
     report = run.report
     assert report.status == Status.FAILED, run.log
-    assert [(t.id.rsplit("::", 1)[-1], t.how) for t in report.removed_tests] == [
+    assert [(t.key.rsplit("::", 1)[-1], t.how) for t in report.removed_tests] == [
         ("test_bump_minor_resets_patch", "skipped")
     ]
 

@@ -185,7 +185,9 @@ class Round(BaseModel):
 class RemovedTest(BaseModel):
     """A test the base commit ran that the change removed or skipped (gate/kept_tests.py)."""
 
-    id: str = Field(
+    # The repository's tests named it (a file's path for `weakened`): data, compared through
+    # `key` only
+    id: Untrusted = Field(
         description="Its JUnit id (or the name its runner printed); for `weakened`, the file."
     )
     how: Literal["removed", "skipped", "weakened"] = Field(
@@ -194,6 +196,11 @@ class RemovedTest(BaseModel):
     count: int = Field(
         default=1, description="How many of its runs (a repeated id), or assertions, are gone."
     )
+
+    @property
+    def key(self) -> str:
+        """The raw id, to compare with the ids of the base commit's runs: a lookup."""
+        return self.id.raw_for("matching")
 
 
 class JUnitMissing(BaseModel):
@@ -281,10 +288,15 @@ class ProofStatus(StrEnum):
 class ProvingTest(BaseModel):
     """A test that fails on the base commit and passes with the change."""
 
-    id: str
+    id: Untrusted  # the repository's tests named it: data, compared through `key` only
     file: str | None = None
     line: int | None = None
     on_base: str = Field(description="How it ended on the base: failure, error, or not run.")
+
+    @property
+    def key(self) -> str:
+        """The raw id, to re-run the test on the base commit by it: a lookup."""
+        return self.id.raw_for("matching")
 
     @property
     def where(self) -> str:
@@ -294,11 +306,16 @@ class ProvingTest(BaseModel):
 class FlakyTest(BaseModel):
     """A test that failed and then passed on the same code (gate/flaky.py)."""
 
-    id: str
+    id: Untrusted  # the repository's tests named it: data, compared through `key` only
     runs: int = Field(description="Runs it took to pass (the first one failed).")
     where: Literal["change", "base", "both"] = Field(
         description="Flaky with the change, on the base commit, or both: the repository's."
     )
+
+    @property
+    def key(self) -> str:
+        """The raw id, to compare with JUnit's ids (a round's, the base run's): a lookup."""
+        return self.id.raw_for("matching")
 
 
 class ChangedLines(BaseModel):
@@ -317,10 +334,13 @@ class ChangedLines(BaseModel):
 
 class Proof(BaseModel):
     status: ProofStatus = ProofStatus.NOT_APPLICABLE
+    # The tool's own words, one line: counts, never a test's id (the ids are the typed fields
+    # below; a reader shows them through the neutralising functions, publish/proof_text.py)
     reason: str = ""
     fail_to_pass: list[ProvingTest] = []
     pass_to_pass: int = Field(default=0, description="Tests passing on the base and with it.")
-    not_proof: list[str] = Field(
+    # ids, as the repository's tests named them: data
+    not_proof: list[Untrusted] = Field(
         default=[], description="Tests the change added or edited that pass on the base too."
     )
     flaky: list[FlakyTest] = Field(

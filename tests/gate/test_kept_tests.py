@@ -58,7 +58,7 @@ def test_a_removed_and_a_skipped_junit_case_are_named() -> None:
 
     problems = compare(base, change)
 
-    assert [(p.id, p.how) for p in problems] == [("m::b", "skipped"), ("m::c", "removed")]
+    assert [(p.key, p.how) for p in problems] == [("m::b", "skipped"), ("m::c", "removed")]
 
 
 def test_added_tests_and_tests_already_skipped_on_the_base_are_fine() -> None:
@@ -73,14 +73,14 @@ def test_a_repeated_id_must_still_run_as_often() -> None:
 
     [problem] = compare(base, from_junit(case("m::p[x]")))
 
-    assert (problem.id, problem.how, problem.count) == ("m::p[x]", "removed", 1)
+    assert (problem.key, problem.how, problem.count) == ("m::p[x]", "removed", 1)
 
 
 def test_libtest_lines_name_the_tests_and_doctests_ignore_their_line(tmp_path: Path) -> None:
     base = from_output(tmp_path, LIBTEST.format(above="ok", line=3), "base")
     change = from_output(tmp_path, LIBTEST.format(above="ignored", line=9), "change")
 
-    assert [(p.id, p.how) for p in compare(base, change)] == [("tests::above", "skipped")]
+    assert [(p.key, p.how) for p in compare(base, change)] == [("tests::above", "skipped")]
 
 
 def test_running_zero_tests_is_every_test_removed(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_unittest_verbose_lines(tmp_path: Path) -> None:
     base = from_output(tmp_path, UNITTEST.format(above="FAIL"), "base")
     change = from_output(tmp_path, UNITTEST.format(above="skipped 'later'"), "change")
 
-    assert [(p.id, p.how) for p in compare(base, change)] == [
+    assert [(p.key, p.how) for p in compare(base, change)] == [
         ("test_calc.ClampTest.test_above", "skipped")
     ]
 
@@ -106,7 +106,7 @@ def test_totals_alone_count_as_one_group(tmp_path: Path) -> None:
 
     [problem] = compare(base, change)
 
-    assert (problem.id, problem.how) == ("(the tests of `cargo test`)", "skipped")
+    assert (problem.key, problem.how) == ("(the tests of `cargo test`)", "skipped")
 
 
 def test_nothing_is_compared_where_a_run_names_no_test(tmp_path: Path) -> None:
@@ -138,8 +138,8 @@ def test_a_test_with_failing_subtests_deleted_or_skipped_is_still_caught() -> No
     skipped = from_junit(case("t.T::test_valid", "skipped"), case("t.T::test_other"))
     deleted = from_junit(case("t.T::test_other"))
 
-    assert [(p.id, p.how) for p in compare(base, skipped)] == [("t.T::test_valid", "skipped")]
-    assert [(p.id, p.how) for p in compare(base, deleted)] == [("t.T::test_valid", "removed")]
+    assert [(p.key, p.how) for p in compare(base, skipped)] == [("t.T::test_valid", "skipped")]
+    assert [(p.key, p.how) for p in compare(base, deleted)] == [("t.T::test_valid", "removed")]
 
 
 def test_pytest_parameters_are_tests_of_their_own() -> None:
@@ -147,4 +147,4 @@ def test_pytest_parameters_are_tests_of_their_own() -> None:
     base = from_junit(case("m::test_x[1]"), case("m::test_x[2]"))
     change = from_junit(case("m::test_x[1]"))
 
-    assert [(p.id, p.how) for p in compare(base, change)] == [("m::test_x[2]", "removed")]
+    assert [(p.key, p.how) for p in compare(base, change)] == [("m::test_x[2]", "removed")]

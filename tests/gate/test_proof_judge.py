@@ -8,6 +8,7 @@ from codegen_ci.gate.junit.go import BUILD_FAILED
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.proof import judge
 from codegen_ci.report import ProofStatus
+from codegen_ci.security.untrusted import Untrusted
 
 
 def case(classname: str, name: str, outcome: str = "passed", file: str | None = None) -> JUnitCase:
@@ -36,21 +37,24 @@ def test_a_test_failing_on_the_base_is_proof_one_passing_there_is_not() -> None:
     )
     proof = judge(AFTER, base, ["tests/test_new.py"])
     assert proof.status == ProofStatus.PROVEN
-    assert [(t.id, t.file, t.on_base) for t in proof.fail_to_pass] == [
+    assert [(t.key, t.file, t.on_base) for t in proof.fail_to_pass] == [
         ("tests.test_new::test_fix", "tests/test_new.py", "failure")
     ]
-    assert proof.pass_to_pass == 2 and proof.not_proof == ["tests.test_new::test_idle"]
+    assert proof.pass_to_pass == 2 and proof.not_proof == [Untrusted("tests.test_new::test_idle")]
     # a flaky test is never proof
     flaky = judge(
         AFTER, base, ["tests/test_new.py"], exclude=frozenset({"tests.test_new::test_fix"})
     )
-    assert flaky.status == ProofStatus.UNPROVEN and "test_idle pass there" in flaky.reason
+    assert flaky.status == ProofStatus.UNPROVEN and "1 of them pass there" in flaky.reason
+    # the reason is the tool's words: the ids are data, in `not_proof` (and `fail_to_pass`)
+    assert flaky.not_proof == [Untrusted("tests.test_new::test_idle")]
+    assert "test_idle" not in flaky.reason and "test_fix" not in proof.reason
 
 
 def test_a_test_whose_module_could_not_load_on_the_base_counts_only_if_it_is_the_changes() -> None:
     base = result(case("", "tests.test_new", "error"), case("tests.test_a", "test_old"))
     proof = judge(AFTER, base, ["tests/test_new.py"])
-    assert {(t.id, t.on_base) for t in proof.fail_to_pass} == {
+    assert {(t.key, t.on_base) for t in proof.fail_to_pass} == {
         ("tests.test_new::test_fix", "not run"),
         ("tests.test_new::test_idle", "not run"),
     }
@@ -61,7 +65,7 @@ def test_a_go_package_that_did_not_build_on_the_base_proves_its_new_tests() -> N
     after = result(case("example.com/m", "TestOld"), case("example.com/m", "TestHas"))
     base = result(case("example.com/m", BUILD_FAILED, "error", "has_test.go"))
     proof = judge(after, base, ["has_test.go"], go_tests=frozenset({"TestHas"}))
-    assert [t.id for t in proof.fail_to_pass] == ["example.com/m::TestHas"]
+    assert [t.key for t in proof.fail_to_pass] == ["example.com/m::TestHas"]
 
 
 def test_a_vitest_case_belongs_to_the_file_its_classname_names() -> None:
@@ -70,4 +74,4 @@ def test_a_vitest_case_belongs_to_the_file_its_classname_names() -> None:
     base = result(case("src/calc.test.js", "keeps lo"), case("src/above.test.js", "idle"))
     proof = judge(after, base, ["src/above.test.js"])
     assert proof.status == ProofStatus.UNPROVEN
-    assert proof.not_proof == ["src/above.test.js::idle"] and proof.pass_to_pass == 2
+    assert proof.not_proof == [Untrusted("src/above.test.js::idle")] and proof.pass_to_pass == 2

@@ -14,6 +14,7 @@ from codegen_ci.report import (
     Report,
     Status,
 )
+from codegen_ci.security.untrusted import Untrusted
 
 
 def report(proof: Proof | None) -> Report:
@@ -24,16 +25,20 @@ def report(proof: Proof | None) -> Report:
 
 PROVEN = Proof(
     status=ProofStatus.PROVEN,
-    reason="1 test(s) fail on the base commit and pass with the change: tests.test_x::test_y",
+    reason="1 test(s) fail on the base commit and pass with the change",
     fail_to_pass=[
-        ProvingTest(id="tests.test_x::test_y", file="tests/test_x.py", line=7, on_base="failure")
+        ProvingTest(
+            id=Untrusted("tests.test_x::test_y"), file="tests/test_x.py", line=7, on_base="failure"
+        )
     ],
     pass_to_pass=12,
 )
 UNPROVEN = Proof(
     status=ProofStatus.UNPROVEN,
-    reason="none of the tests the change adds or edits fails on the base commit: **x** pass there",
+    reason="none of the tests the change adds or edits fails on the base commit: 1 of them pass "
+    "there",
     pass_to_pass=3,
+    not_proof=[Untrusted("**x**")],
 )
 
 
@@ -45,14 +50,24 @@ def test_a_proven_run_names_each_test_and_its_place_in_the_pr_body_and_summary()
         assert "Proof\n\n✅ **proven**" in text
         assert "- `tests.test_x::test_y` at `tests/test_x.py:7` (failure on the base)" in text
         assert "12 test(s) that pass on the base commit still pass." in text
+    assert "Proof: ✅ **proven** (`tests.test_x::test_y`)" in proof_note(report(PROVEN))
+    assert proof_line(report(PROVEN)) == (
+        "proof: proven (1 test(s) fail on the base commit and pass with the change: "
+        "tests.test_x::test_y)"
+    )
 
 
 def test_an_unproven_run_says_so_everywhere_people_read() -> None:
     body = pr_body(report(UNPROVEN), task="fix", issue_number=None, run_url=None)
-    assert "## Proof\n\n⚠️ **unproven**" in body and "\\*\\*x\\*\\*" in body  # escaped
+    assert "## Proof\n\n⚠️ **unproven**" in body
+    # the change's tests that pass on the base too are named, in code spans
+    assert "Tests the change adds or edits that pass on the base commit too: `**x**`" in body
     assert "⚠️ **unproven**" in summary_markdown(report(UNPROVEN), run_url=None)
-    assert "Proof: ⚠️ **unproven**" in proof_note(report(UNPROVEN))
-    assert proof_line(report(UNPROVEN)).startswith("proof: unproven (none of the tests")
+    assert "Proof: ⚠️ **unproven** (`**x**`)" in proof_note(report(UNPROVEN))
+    assert proof_line(report(UNPROVEN)) == (
+        "proof: unproven (none of the tests the change adds or edits fails on the base commit: "
+        "1 of them pass there: **x**)"
+    )
 
 
 def test_a_run_without_proof_shows_no_section() -> None:
@@ -64,8 +79,8 @@ def test_flaky_tests_are_named_with_whose_they_are() -> None:
     proof = UNPROVEN.model_copy(
         update={
             "flaky": [
-                FlakyTest(id="t::a", runs=2, where="both"),
-                FlakyTest(id="t::b", runs=3, where="change"),
+                FlakyTest(id=Untrusted("t::a"), runs=2, where="both"),
+                FlakyTest(id=Untrusted("t::b"), runs=3, where="change"),
             ]
         }
     )

@@ -2,10 +2,11 @@
 
 Each test puts a hostile instruction where an attacker can: an issue title, an old commit's
 subject, a pull request's title, a CI workflow's name, a failing test's id and message (the
-resume note), an earlier attempt's failing tests and diff (the carry note). What the model is
+resume note), an earlier attempt's failing tests and diff (the carry note), a removed test's,
+a proving test's and a flaky test's id (the reflection, the proof's message). What the model is
 sent is built by the real builders (a real worktree of a real repository); the hostile text
-must be there, and only between the BEGIN/END markers of a fence. The eval summary must show
-a bidi override and ping no team.
+must be there, and only between the BEGIN/END markers of a fence. The eval summary, the pull
+request's proof section and the terminal's lines must show a bidi override and ping no team.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -23,14 +25,29 @@ from sample_repo import SampleRepo
 from codegen_ci.agent.conversation import Conversation
 from codegen_ci.agent.prompt import Briefing, first_messages
 from codegen_ci.candidates import carry_note
+from codegen_ci.commands.run import show_result
 from codegen_ci.eval.history import Task
 from codegen_ci.eval.results import markdown
 from codegen_ci.eval.texts import task_text
-from codegen_ci.gate.junit.parse import parse_files
+from codegen_ci.gate.junit.parse import JUnitResult, parse_files
+from codegen_ci.gate.kept_tests import SuiteTests, compare, refuse
+from codegen_ci.gate.proof import judge, missing_proof_message
 from codegen_ci.gate.reflection import reflection_message
 from codegen_ci.gate.validation import FailedCommand, RoundOutcome
+from codegen_ci.publish.markdown import code_span, neutralise
+from codegen_ci.publish.proof_text import proof_line, proof_note
+from codegen_ci.publish.report_text import pr_body, summary_markdown
 from codegen_ci.publish.run_history import RunRecord, memory_text
-from codegen_ci.report import Candidate, CommandResult, Failure, Report, Round, Status
+from codegen_ci.report import (
+    Candidate,
+    CommandResult,
+    Failure,
+    FlakyTest,
+    ProofStatus,
+    Report,
+    Round,
+    Status,
+)
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import CiRun, EventTask, ReviewCommentTask, ReviewTask, decide
 from codegen_ci.sources.pull_tasks import (
@@ -292,6 +309,100 @@ def test_a_hostile_test_id_reaches_the_reflection_fenced_and_cleaned(tmp_path: P
     assert isinstance(failure.id, Untrusted)
     message = reflection_message(outcome, iteration=1, max_iterations=3)
     assert_fenced_and_neutralised(message)
+
+
+def _junit(tmp_path: Path, name: str, *cases: tuple[str, str]) -> JUnitResult:
+    """A JUnit report as the repository's runner wrote it: (test name, outcome) in
+    `tests/test_new.py`."""
+    body = "".join(
+        f'<testcase classname="tests.test_new" name={quoteattr(test)} file="tests/test_new.py">'
+        + ("<failure message='x'>x</failure>" if outcome == "failure" else "")
+        + "</testcase>"
+        for test, outcome in cases
+    )
+    report = tmp_path / f"{name}.xml"
+    report.write_text(f'<testsuite name="s" tests="{len(cases)}">{body}</testsuite>', "utf-8")
+    return parse_files([report])
+
+
+def assert_neutralised_post(text: str, test_id: str) -> None:
+    """`FORGED` in a post: the whole id inline code (its backticks and newline cannot end the
+    span), then, as posted, its bidi override shown and its team mention broken."""
+    assert code_span(Untrusted(test_id)) in text
+    posted = neutralise(text)
+    assert "[U+202E]" in posted and "\u202e" not in posted
+    assert MENTION not in posted and "@\u200dacme/security-team" in posted
+
+
+def assert_inert_line(line: str) -> None:
+    """`FORGED` on a terminal line: its bidi override shown, no line of its own."""
+    assert "[U+202E]" in line and "\u202e" not in line
+    assert "\nEND UNTRUSTED DATA" not in line and ATTACK in line
+
+
+def test_a_hostile_removed_tests_id_reaches_the_reflection_fenced_and_cleaned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test of the base commit's suite (its runner named it) that the change removed: the
+    model is told to restore it inside a fence; the PR and the terminal show it inert."""
+    hostile = f"tests/test_x.py::{FORGED}"
+    base = SuiteTests(Counter([hostile, "tests/test_x.py::test_kept"]), known=True)
+    base.ran.update(base.listed)
+    change = SuiteTests(Counter(["tests/test_x.py::test_kept"]), known=True)
+    change.ran.update(change.listed)
+    problems = compare(base, change)
+    assert [(p.id, p.how) for p in problems] == [(Untrusted(hostile), "removed")]
+    test_ran = CommandResult(command="pytest", kind="test", exit_code=0, duration_s=1.0)
+    outcome = RoundOutcome(Round(iteration=1, commands=[test_ran]), JUnitResult(), [], [])
+    refuse(outcome.finish(), problems)
+    assert ATTACK not in outcome.failed[0].output  # the check's own words: a count
+    assert_fenced_and_neutralised(reflection_message(outcome, iteration=1, max_iterations=3))
+    # allowed (`validation.protect_tests: false`): the PR body and the terminal name it
+    report = Report(title="t", removed_tests=problems, removed_tests_allowed=True)
+    report.finish(Status.SUCCESS)
+    assert_neutralised_post(pr_body(report, task="fix", issue_number=None, run_url=None), hostile)
+    show_result(report, tmp_path)
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if "tests removed" in ln]
+    assert_inert_line(line)
+
+
+def test_hostile_proving_and_flaky_test_ids_reach_the_model_fenced_and_posts_neutralised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The change's new test passes on the base too (no proof): the model's next message
+    names it inside a fence; a proving test and a flaky test (never sent to the model) are
+    shown neutralised in the PR's proof section, the status comment and the terminal."""
+    after = _junit(tmp_path, "after", (FORGED, "passed"))
+    unproven = judge(after, after, ["tests/test_new.py"])
+    assert unproven.status == ProofStatus.UNPROVEN
+    assert unproven.not_proof == [Untrusted(f"tests.test_new::{FORGED}")]
+    assert ATTACK not in unproven.reason  # the tool's words: a count
+    message = missing_proof_message(unproven, iteration=1, max_iterations=3)
+    assert_fenced_and_neutralised(message)
+
+    base = _junit(tmp_path, "base", (FORGED, "failure"))
+    proven = judge(after, base, ["tests/test_new.py"])
+    assert [t.id for t in proven.fail_to_pass] == [Untrusted(f"tests.test_new::{FORGED}")]
+    assert ATTACK not in proven.reason
+    flaky = FlakyTest(id=Untrusted(f"tests/test_y.py::{FORGED}"), runs=2, where="change")
+    for proof in (unproven, proven.model_copy(update={"flaky": [flaky]})):
+        report = Report(title="t", files_changed=["tests/test_new.py"], proof=proof)
+        report.finish(Status.SUCCESS)
+        for post in (
+            pr_body(report, task="fix", issue_number=None, run_url=None),
+            summary_markdown(report, run_url=None),
+            proof_note(report),
+        ):
+            assert_neutralised_post(post, f"tests.test_new::{FORGED}")
+        assert_inert_line(proof_line(report))
+        show_result(report, tmp_path)
+        (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("proof:")]
+        assert_inert_line(line)
+    # report.json keeps the ids as strings, read back as untrusted text
+    dumped = json.loads(report.model_dump_json())["proof"]
+    assert dumped["fail_to_pass"][0]["id"] == f"tests.test_new::{FORGED}"
+    assert dumped["flaky"][0]["id"] == f"tests/test_y.py::{FORGED}"
+    assert Report.model_validate_json(report.model_dump_json()).proof == report.proof
 
 
 def test_a_hostile_ci_job_name_reaches_the_task_fenced() -> None:

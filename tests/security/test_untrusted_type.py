@@ -42,7 +42,9 @@ RAW_FOR_CALLERS = {
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
     "publish/run_history.py": {"run history"},  # failing test ids in the status comment's record
-    "report.py": {"matching"},  # `Failure.key`: test ids compared between runs
+    # `Failure.key`, `RemovedTest.key`, `ProvingTest.key`, `FlakyTest.key`: test ids compared
+    # between runs, re-run by name
+    "report.py": {"matching"},
     # the hash of a CI run's failing tests; a review's comments by the requester, the task
     "sources/pull_tasks.py": {"matching", "instruction"},
     "sources/task_spec.py": {"branch name"},  # an issue's branch, slugged from its title
@@ -272,6 +274,30 @@ SOURCES = {
         "def build(issue: IssueInfo) -> str:\n"
         '    return "# Task: " + {value}\n',
         "issue.body",
+    ),
+    "a removed test's id": (
+        "from codegen_ci.report import RemovedTest\n\n"
+        "def build(removed: RemovedTest) -> str:\n"
+        '    return "Restore " + {value}\n',
+        "removed.id",
+    ),
+    "a proving test's id": (
+        "from codegen_ci.report import ProvingTest\n\n"
+        "def build(proving: ProvingTest) -> str:\n"
+        '    return "Proven by " + {value}\n',
+        "proving.id",
+    ),
+    "a flaky test's id": (
+        "from codegen_ci.report import FlakyTest\n\n"
+        "def build(flaky: FlakyTest) -> str:\n"
+        '    return "Flaky: " + {value}\n',
+        "flaky.id",
+    ),
+    "a test that is no proof": (
+        "from codegen_ci.report import Proof\n\n"
+        "def build(proof: Proof) -> str:\n"
+        '    return "Passes on the base too: " + {value}\n',
+        "proof.not_proof[0]",
     ),
     "an old commit's message": (
         "from codegen_ci.eval.history import Task\n\n"

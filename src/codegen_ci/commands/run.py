@@ -172,7 +172,9 @@ def show_result(report: Report, out: Path) -> int:
         if exit_code(report) != ExitCode.SUCCESS:
             click.echo(f"  FAIL {describe(failure)}")
     if report.status == Status.SUCCESS and report.removed_tests:  # allowed: protect_tests false
-        gone = ", ".join(f"{t.id} ({t.how})" for t in report.removed_tests[:10])
+        gone = ", ".join(
+            for_terminal(t.id, one_line=True) + f" ({t.how})" for t in report.removed_tests[:10]
+        )
         gone = for_terminal(REDACTOR.redact(gone), one_line=True)
         click.echo(f"tests removed or skipped (validation.protect_tests: false): {gone}")
     click.echo(f"report: {out / 'report.json'}")

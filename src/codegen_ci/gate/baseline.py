@@ -41,6 +41,7 @@ from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, RemovedTest
 from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import unlink_dependencies
@@ -157,9 +158,9 @@ class Baseline:
         """What a comparison with the pre-flight's collection found, less the tests the
         change's run skipped that skip on the base commit too (at run time: no marker said
         so at collection); they run there, alone. None when that run cannot tell."""
-        suspects = [p.id for p in problems if p.how == "skipped" and p.id not in self._ran]
+        suspects = [p.key for p in problems if p.how == "skipped" and p.key not in self._ran]
         if not suspects:
-            return [p for p in problems if p.how != "skipped" or self._ran[p.id]]
+            return [p for p in problems if p.how != "skipped" or self._ran[p.key]]
         command = self.validation.test[0] if len(self.validation.test) == 1 else ""
         if not (self._ladder.plugin_usable and pytest_commands.applies(command)):
             return None
@@ -172,7 +173,7 @@ class Baseline:
             return None
         ran_on_base = {c.id for c in run.junit.cases if c.outcome != "skipped"}
         self._ran.update({i: i in ran_on_base for i in suspects})
-        return [p for p in problems if p.how != "skipped" or self._ran[p.id]]
+        return [p for p in problems if p.how != "skipped" or self._ran[p.key]]
 
     def _not_run_by(self, change: SuiteTests) -> list[RemovedTest] | None:
         ran = [i for i, n in change.ran.items() if n > 0]
@@ -194,7 +195,7 @@ class Baseline:
             if case.id in problems:
                 problems[case.id].count += 1
             else:
-                problems[case.id] = RemovedTest(id=case.id, how=how)
+                problems[case.id] = RemovedTest(id=Untrusted(case.id), how=how)
         return list(problems.values())
 
     def suite_tests(self) -> SuiteTests | None:

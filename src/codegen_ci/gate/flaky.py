@@ -22,6 +22,7 @@ from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome, Validator
 from codegen_ci.report import FlakyTest
 from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.worktree import Worktree
 
@@ -118,7 +119,7 @@ def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest
     passed = rerunner.passing(failing)
     if not passed:
         return []
-    flaky = [FlakyTest(id=i, runs=n, where="change") for i, n in passed.items()]
+    flaky = [FlakyTest(id=Untrusted(i), runs=n, where="change") for i, n in passed.items()]
     cases = [
         replace(c, outcome="passed", flaky=True) if c.id in passed else c
         for c in outcome.junit.cases
@@ -134,9 +135,9 @@ def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest
 
 def merge_flaky(seen: list[FlakyTest], new: list[FlakyTest]) -> list[FlakyTest]:
     """`seen` plus `new`; a test flaky with the change and on the base is the repository's."""
-    by_id = {f.id: f for f in seen}
+    by_id = {f.key: f for f in seen}
     for f in new:
-        known = by_id.get(f.id)
+        known = by_id.get(f.key)
         where = f.where if known is None or known.where == f.where else "both"
-        by_id[f.id] = f.model_copy(update={"where": where})
+        by_id[f.key] = f.model_copy(update={"where": where})
     return list(by_id.values())

@@ -138,11 +138,11 @@ def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
     for test_id, times in base_listed.items():
         gone = times - change_listed[test_id]
         if gone > 0:
-            problems.append(RemovedTest(id=test_id, how="removed", count=gone))
+            problems.append(RemovedTest(id=Untrusted(test_id), how="removed", count=gone))
             continue
         skipped = base_ran[test_id] - change_ran[test_id]
         if skipped > 0:
-            problems.append(RemovedTest(id=test_id, how="skipped", count=skipped))
+            problems.append(RemovedTest(id=Untrusted(test_id), how="skipped", count=skipped))
     return problems
 
 
@@ -173,7 +173,7 @@ def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:
     outcome.removed_tests = problems
     outcome.failed.append(FailedCommand(CHECK_NAME, "test", describe(problems), True))
     outcome.round.failures += [
-        Failure(id=Untrusted(p.id), message=f"existing test {p.how} by the change", kind="removed")
+        Failure(id=p.id, message=f"existing test {p.how} by the change", kind="removed")
         for p in problems
     ]
     outcome.round.passed = False
@@ -206,7 +206,7 @@ def weakened(worktree: Worktree) -> list[RemovedTest]:
             continue  # deleted, or not a regular file
         lost = _assertions(before, rel) - _assertions(after, rel)
         if lost > 0:
-            problems.append(RemovedTest(id=rel, how="weakened", count=lost))
+            problems.append(RemovedTest(id=Untrusted(rel), how="weakened", count=lost))
     return problems
 
 
@@ -216,10 +216,13 @@ def _assertions(text: str, rel: str) -> int:
     return len(ASSERTION.findall(text))
 
 
-def describe(problems: Sequence[RemovedTest], limit: int = 20) -> str:
-    lines = [f"- {p.id} ({p.how}{f' x{p.count}' if p.count > 1 else ''})" for p in problems]
-    more = [f"- ... and {len(lines) - limit} more"] if len(lines) > limit else []
-    return "\n".join(lines[:limit] + more)
+def describe(problems: Sequence[RemovedTest]) -> str:
+    """What the check found, counted, in the tool's words (the output of its failed "command"):
+    the tests themselves travel as data, in `outcome.removed_tests` and the round's `removed`
+    failures, and reach the model fenced (gate/reflection.py)."""
+    counts = Counter(p.how for p in problems)
+    found = ", ".join(f"{counts[h]} {h}" for h in ("removed", "skipped", "weakened") if counts[h])
+    return f"existing tests {found} by the change"
 
 
 def _from_output(command: str, text: str) -> Iterable[tuple[str, bool, int]]:

@@ -46,7 +46,7 @@ from codegen_ci.report import ChangedLines, FlakyTest, Proof, ProofStatus, Provi
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
-from codegen_ci.security.untrusted import Untrusted, fence
+from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import unlink_dependencies
@@ -55,7 +55,8 @@ from codegen_ci.workspace.worktree import Worktree, attach_worktree
 
 MAX_TEST_FILE_BYTES = 5_000_000
 FAILING = ("failure", "error")
-SHOWN = 5  # tests named in a reason or a reflection
+SHOWN = 5  # tests named in a reflection, uncovered lines in a reason
+MAX_ID_CHARS = 300
 GO_TEST_FUNC = re.compile(r"^func (Test\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 
 
@@ -94,15 +95,15 @@ class Prover:
             if problem:
                 reason = f"the run on the base commit cannot tell: {problem}"
                 return Proof(reason=reason, flaky=list(flaky))
-            exclude = frozenset(f.id for f in flaky)
+            exclude = frozenset(f.key for f in flaky)
             proof = judge(outcome.junit, base, test_files, go_tests, exclude)
             # A test that fails on the base only by chance is no proof: re-run them there,
             # with the tests flaky with the change that failed there too (the repository's?).
             failing_there = {c.id for c in base.failing()}
-            suspects = [t.id for t in proof.fail_to_pass]
-            suspects += [f.id for f in flaky if f.id in failing_there]
+            suspects = [t.key for t in proof.fail_to_pass]
+            suspects += [f.key for f in flaky if f.key in failing_there]
             again = self._rerunner(tree).passing(suspects)
-            on_base = [FlakyTest(id=i, runs=n, where="base") for i, n in again.items()]
+            on_base = [FlakyTest(id=Untrusted(i), runs=n, where="base") for i, n in again.items()]
             flaky = merge_flaky(list(flaky), on_base)
             if again:
                 exclude |= frozenset(again)
@@ -214,7 +215,7 @@ def judge(
     passed_after = {c.id: c for c in after.cases if c.outcome == "passed"}
     proving: list[ProvingTest] = []
     pass_to_pass = 0
-    not_proof: list[str] = []
+    not_proof: list[Untrusted] = []
     modules = _modules(test_files)
     for test_id, case in passed_after.items():
         if test_id in exclude:  # flaky: neither proof nor a test that passes in both runs
@@ -228,13 +229,13 @@ def judge(
         elif base_case is not None and base_case.outcome == "passed":
             pass_to_pass += 1
             if ours:
-                not_proof.append(test_id)
+                not_proof.append(Untrusted(test_id))
+    # The reason is the tool's words: the ids are the repository's and stay in the typed
+    # fields (`fail_to_pass`, `not_proof`), where a reader shows them (publish/proof_text.py).
     if proving:
-        names = ", ".join(t.id for t in proving[:SHOWN])
         return Proof(
             status=ProofStatus.PROVEN,
-            reason=f"{len(proving)} test(s) fail on the base commit and pass with the change: "
-            + names,
+            reason=f"{len(proving)} test(s) fail on the base commit and pass with the change",
             fail_to_pass=proving,
             pass_to_pass=pass_to_pass,
             not_proof=not_proof,
@@ -243,9 +244,8 @@ def judge(
         reason = "no test fails on the base commit and passes with the change; the change adds "
         reason += "or edits no test"
     elif not_proof:
-        shown = ", ".join(not_proof[:SHOWN])
-        reason = f"none of the tests the change adds or edits fails on the base commit: {shown} "
-        reason += "pass there"
+        reason = "none of the tests the change adds or edits fails on the base commit: "
+        reason += f"{len(not_proof)} of them pass there"
     else:
         reason = "none of the tests the change adds or edits fails on the base commit"
     return Proof(
@@ -273,8 +273,8 @@ def missing_proof_message(proof: Proof, *, iteration: int, max_iterations: int) 
     """The model's next message when `validation.proof.tests: required` found no proof."""
     detail = ""
     if proof.not_proof:
-        names = "\n".join(proof.not_proof[:SHOWN])
-        detail = "\n\n" + fence("tests that pass on the base commit too", Untrusted(names))
+        names = Untrusted.join("\n", (i.map(_shown_id) for i in proof.not_proof[:SHOWN]))
+        detail = "\n\n" + fence("tests that pass on the base commit too", names)
     return (
         f"Validation round {iteration} of {max_iterations} passed, but nothing proves the "
         "change yet: this repository requires a test that fails without the change "
@@ -284,6 +284,11 @@ def missing_proof_message(proof: Proof, *, iteration: int, max_iterations: int) 
         + ". Add or change a test that exercises what the task asks for, so that it fails on "
         "the base commit and passes with your change; keep the fix and the existing tests." + detail
     )
+
+
+def _shown_id(test_id: str) -> str:
+    """A test's id as a line of a note to the model: invisible characters gone, one line."""
+    return " ".join(strip_invisible(test_id).split())[:MAX_ID_CHARS]
 
 
 def _what_is_missing(proof: Proof) -> str:
@@ -348,4 +353,4 @@ def _proving(after: JUnitCase, base: JUnitCase | None, how: str) -> ProvingTest:
     passing report's own file and line."""
     file = (base.file if base else None) or after.file
     line = (base.line if base and base.file else None) or after.line
-    return ProvingTest(id=after.id, file=file, line=line, on_base=how)
+    return ProvingTest(id=Untrusted(after.id), file=file, line=line, on_base=how)

@@ -137,19 +137,20 @@ def reflection_message(
 
 def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) -> str:
     """The base commit's tests the change removed, skipped or weakened (gate/kept_tests.py)."""
-    entries = []
+    entries: list[Untrusted] = []
     for r in outcome.removed_tests:
         if r.how == "weakened":
             note = f"{r.count} assertion(s) fewer than on the base commit"
         else:
             note = r.how + (f" ({r.count} runs)" if r.count > 1 else "")
-        entries.append(f"- {clean(r.id)[:MAX_LINE_CHARS]}: {note}")
+        name = r.id.map(lambda i: strip_invisible(clean(i))[:MAX_LINE_CHARS])
+        entries.append(Untrusted("- ") + name + Untrusted(f": {note}"))
+    listed = Untrusted.join("\n", entries).map(lambda text: head_tail(text, budget))
     return (
         f"Existing tests removed, skipped or weakened by the change ({len(entries)}): the base "
         "commit ran them, this round did not (or they assert less). Restore them (undo the "
         "deletion, the skip or ignore marker, the removed assertion) and make them pass by "
-        "fixing the code; adding new tests is fine.\n"
-        + fence("tests", Untrusted(head_tail("\n".join(entries), budget)))
+        "fixing the code; adding new tests is fine.\n" + fence("tests", listed)
     )
 
 

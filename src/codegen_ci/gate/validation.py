@@ -494,7 +494,7 @@ class RoundOutcome:
         sig = {f"test:{test_id}" for test_id in self.failing_ids()}
         sig |= {f"lint:{e}" for e in self.lint_errors}
         sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
-        sig |= {f"removed:{r.id}" for r in self.removed_tests}
+        sig |= {f"removed:{r.key}" for r in self.removed_tests}
         return frozenset(sig)
 
     def failing_ids(self) -> list[str]:

@@ -1,14 +1,18 @@
 """The proof behind a run (`report.proof`, gate/proof.py) where people read it: a "Proof"
 section for the pull request body and the job summary, and one line for the terminal and
-the status comment. Test ids come from JUnit the change's code could shape: escaped for
-Markdown here, made inert for the terminal by the caller."""
+the status comment. Test ids come from JUnit the change's code could shape: they are
+`Untrusted` (the proof's `reason` names none), escaped for Markdown here, made inert for the
+terminal line here too (and the caller's filter passes every line it prints again)."""
 
 from __future__ import annotations
 
 from codegen_ci.publish.markdown import code_span, escape_md
 from codegen_ci.report import ChangedLines, Proof, ProofStatus, Report
+from codegen_ci.security.inert_text import for_terminal
+from codegen_ci.security.untrusted import Untrusted
 
 MAX_PROVING = 10
+NAMED = 5  # tests named after the reason (the terminal line, the status comment)
 _HEADLINE = {
     ProofStatus.PROVEN: "✅ **proven**",
     ProofStatus.UNPROVEN: "⚠️ **unproven**",
@@ -21,7 +25,11 @@ def proof_line(report: Report) -> str:
     proof = report.proof
     if proof is None:
         return ""
-    return f"proof: {proof.status} ({proof.reason})" if proof.reason else f"proof: {proof.status}"
+    if not proof.reason:
+        return f"proof: {proof.status}"
+    named = _named(proof)
+    names = f": {for_terminal(Untrusted.join(', ', named), one_line=True)}" if named else ""
+    return f"proof: {proof.status} ({proof.reason}{names})"
 
 
 def proof_section(report: Report, heading: str = "##") -> str:
@@ -35,6 +43,11 @@ def proof_section(report: Report, heading: str = "##") -> str:
         lines += [_proving(t.id, t.where, t.on_base) for t in proof.fail_to_pass[:MAX_PROVING]]
         if len(proof.fail_to_pass) > MAX_PROVING:
             lines.append(f"- … and {len(proof.fail_to_pass) - MAX_PROVING} more (report.json)")
+    elif proof.not_proof:
+        shown = ", ".join(code_span(i) for i in proof.not_proof[:MAX_PROVING])
+        more = len(proof.not_proof) - MAX_PROVING
+        shown += f" and {more} more (report.json)" if more > 0 else ""
+        lines += ["", f"Tests the change adds or edits that pass on the base commit too: {shown}"]
     lines += ["", _kept(proof)]
     if proof.changed_lines is not None:
         lines += ["", changed_lines_text(proof.changed_lines)]
@@ -76,7 +89,7 @@ def proof_note(report: Report) -> str:
     proof = report.proof
     if proof is None:
         return ""
-    names = ", ".join(code_span(t.id) for t in proof.fail_to_pass[:3])
+    names = ", ".join(code_span(i) for i in _named(proof)[:3])
     shown = f" ({names})" if names else ""
     flaky = f"\n\n{flaky_text(proof)}" if proof.flaky else ""
     if proof.changed_lines is not None and proof.changed_lines.measured:
@@ -84,7 +97,15 @@ def proof_note(report: Report) -> str:
     return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}{flaky}"
 
 
-def _proving(test_id: str, where: str, on_base: str) -> str:
+def _named(proof: Proof) -> list[Untrusted]:
+    """The tests a one-line verdict names: those that prove the change, else the change's
+    tests that pass on the base commit too."""
+    if proof.fail_to_pass:
+        return [t.id for t in proof.fail_to_pass[:NAMED]]
+    return proof.not_proof[:NAMED] if proof.status == ProofStatus.UNPROVEN else []
+
+
+def _proving(test_id: Untrusted, where: str, on_base: str) -> str:
     place = f" at {code_span(where)}" if where else ""
     return f"- {code_span(test_id)}{place} ({escape_md(on_base, 40)} on the base)"
 

@@ -125,7 +125,8 @@ def test_a_new_test_that_passes_on_the_base_too_is_no_proof(
     proof = report["proof"]
     assert proof["status"] == "unproven", proof
     assert proof["not_proof"] == ["tests.test_bump_minor::test_parse_again"]
-    assert "test_parse_again pass there" in proof["reason"]
+    assert "1 of them pass there" in proof["reason"]  # the tool's words: ids are the list's
+    assert "proof: unproven (" in output and "pass there: tests.test_bump_minor::" in output
 
 
 def test_required_proof_asks_for_a_failing_test_then_succeeds_proven(
