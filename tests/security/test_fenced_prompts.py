@@ -312,8 +312,8 @@ def test_a_hostile_test_id_reaches_the_reflection_fenced_and_cleaned(tmp_path: P
 
 
 def _junit(tmp_path: Path, name: str, *cases: tuple[str, str]) -> JUnitResult:
-    """A JUnit report as the repository's runner wrote it: (test name, outcome) in
-    `tests/test_new.py`."""
+    """A JUnit report as the repository's runner wrote it: (test name, outcome), its cases in
+    a test file the change added."""
     body = "".join(
         f'<testcase classname="tests.test_new" name={quoteattr(test)} file="tests/test_new.py">'
         + ("<failure message='x'>x</failure>" if outcome == "failure" else "")
