@@ -13,6 +13,7 @@ from action_env import open_world
 from sample_repo import SampleRepo, fixing_script
 
 from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.testing.github_double import GitHubDouble
 
 
@@ -83,7 +84,12 @@ def test_an_issue_with_null_body_labels_and_user_is_read(gh: GitHubDouble) -> No
 
     info = publisher(gh).get_issue(1)
 
-    assert (info.title, info.body, info.author, info.labels) == ("Reset patch", "", "", ())
+    assert (info.title, info.body, info.author, info.labels) == (
+        Untrusted("Reset patch"),
+        Untrusted(""),
+        "",
+        (),
+    )
 
 
 def test_the_action_publishes_when_github_sends_nulls(sample_repo: SampleRepo) -> None:
