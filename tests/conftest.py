@@ -54,7 +54,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason=NO_BWRAP)
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and "bwrap" in callspec.params.values():
+        if item.get_closest_marker("bwrap") or (
+            callspec is not None and "bwrap" in callspec.params.values()
+        ):
             item.add_marker(skip)
 
 

@@ -293,6 +293,7 @@ def test_the_users_session_sockets_are_out_of_reach(
     assert seen["own-unix-datagram"] == own_datagrams, out
 
 
+@pytest.mark.bwrap
 def test_bwrap_with_the_network_refuses_unix_sockets_where_an_abstract_one_listens(
     work: Path,
 ) -> None:
@@ -317,6 +318,7 @@ def test_bwrap_with_the_network_refuses_unix_sockets_where_an_abstract_one_liste
     assert received == []
 
 
+@pytest.mark.bwrap
 def test_the_seccomp_descriptor_does_not_reach_the_command(work: Path) -> None:
     """bwrap reads the filter from the descriptor the launcher hands it, and closes it: the
     command holds no descriptor but its standard three (and the one `ls` lists them with)."""

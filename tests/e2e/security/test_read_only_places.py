@@ -137,6 +137,7 @@ def wait_for(received: list[bytes]) -> None:
         subprocess.run(["sleep", "0.05"], check=False)
 
 
+@pytest.mark.bwrap
 @pytest.mark.parametrize("landlock", [True, False])
 def test_a_bwrap_run_closes_the_pipe_or_says_it_cannot(
     sample_repo: SampleRepo,

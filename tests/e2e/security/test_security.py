@@ -228,6 +228,7 @@ def test_passthrough_lets_a_test_see_a_secret_that_stays_redacted(
     assert_no_leak(traffic, "model", deploy)
 
 
+@pytest.mark.bwrap
 def test_secrets_printed_by_tests_stay_out_of_output_dir_and_cli_output(
     sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
