@@ -22,7 +22,7 @@ pytestmark = [
 def test_mermaids_parser_accepts_every_chart_we_write(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    # one npm install for the whole session, shared by the xdist workers (not ../shared)
+    # one npm install for the whole session, shared by the xdist workers
     root = install(tmp_path_factory.getbasetemp().parent / "mermaid-npm")
     one = markdown(eval_doc([("gpt-4o-mini", 4, 3, 0.01)]))
     twenty = markdown(
