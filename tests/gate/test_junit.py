@@ -269,7 +269,7 @@ def test_missing_file_and_directory_are_problems(tmp_path: Path) -> None:
 def test_encodings_and_byte_order_marks(name: str) -> None:
     result = parse_file(DATA / name)
     assert result.problems == []
-    assert [c.id for c in result.cases] == [
+    assert [c.key for c in result.cases] == [
         "tests.test_ünï::test_ok_ü",
         "tests.test_ünï::test_fails_ß",
     ]
@@ -302,7 +302,7 @@ def test_flaky_reruns_pass_unless_a_final_failure_remains() -> None:
 
 def test_same_name_in_three_browsers_is_three_cases() -> None:
     result = parse_file(DATA / "three-browsers.xml")
-    assert [c.id for c in result.cases] == ["login.spec.ts::login works"] * 3
+    assert [c.key for c in result.cases] == ["login.spec.ts::login works"] * 3
     assert [c.outcome for c in result.cases] == ["passed", "failure", "passed"]
     (failing,) = result.failing()
     assert (failing.file, failing.line) == ("/repo/tests/login.spec.ts", 14)
@@ -310,7 +310,7 @@ def test_same_name_in_three_browsers_is_three_cases() -> None:
 
 def test_nested_suites_in_document_order_with_suite_level_error() -> None:
     result = parse_file(DATA / "nested-suites.xml")
-    assert [(c.id, c.outcome) for c in result.cases] == [
+    assert [(c.key, c.outcome) for c in result.cases] == [
         ("outer::first", "passed"),
         ("middle::second", "skipped"),
         ("inner::third", "error"),
@@ -335,7 +335,7 @@ def test_each_case_counts_once_by_its_worst_child() -> None:
 
 def test_namespaced_report() -> None:
     result = parse_file(DATA / "namespaced.xml")
-    assert [(c.id, c.outcome) for c in result.cases] == [("a", "passed"), ("b", "failure")]
+    assert [(c.key, c.outcome) for c in result.cases] == [("a", "passed"), ("b", "failure")]
 
 
 def test_case_ids(tmp_path: Path) -> None:
@@ -345,7 +345,7 @@ def test_case_ids(tmp_path: Path) -> None:
         '<testcase classname="same" name="same"/><testcase name="bare"/>'
         '<testcase classname="only.class"/></testsuite>'
     )
-    ids = [c.id for c in parse_file(report).cases]
+    ids = [c.key for c in parse_file(report).cases]
     assert ids == ["pkg.mod::test_a", "same", "bare", "only.class"]
 
 
@@ -485,7 +485,7 @@ def test_a_pytest_module_named_test_keeps_its_pytest_id(tmp_path: Path) -> None:
         'name="test_a"><failure message="x">test.py:3: x</failure></testcase></testsuite>'
         "</testsuites>"
     )
-    assert [c.id for c in parse_file(report).cases] == ["test::test_a"]
+    assert [c.key for c in parse_file(report).cases] == ["test::test_a"]
 
 
 def test_colour_codes_a_coloured_pytest_run_writes_are_dropped(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from codegen_ci.gate.junit.cases import JUnitCase, Outcome
 from codegen_ci.gate.kept_tests import SuiteTests, compare, suite_tests
 from codegen_ci.report import CommandResult
+from codegen_ci.security.untrusted import Untrusted
 
 LIBTEST = """\
 running 3 tests
@@ -33,7 +34,7 @@ Ran 2 tests in 0.001s
 
 def case(test_id: str, outcome: Outcome = "passed") -> JUnitCase:
     classname, _, name = test_id.rpartition("::")
-    return JUnitCase(test_id, name, classname, None, None, outcome, "", "", None, False)
+    return JUnitCase(Untrusted(test_id), name, classname, None, None, outcome, "", "", None, False)
 
 
 def from_junit(*cases: JUnitCase) -> SuiteTests:

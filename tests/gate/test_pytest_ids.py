@@ -123,14 +123,14 @@ def project(tmp_path: Path) -> Path:
 def test_targeted_command_reruns_exactly_the_failing_tests(project: Path) -> None:
     command = f"{PYTEST} tests"
     full = junit_of(command, project, "full.xml")
-    failing = [c.id for c in full.failing()]
+    failing = [c.key for c in full.failing()]
     assert (len(failing), full.totals().total) == (6, 10)
 
     targeted = targeted_command(command, failing, project)
 
     assert targeted is not None and not targeted.endswith(" tests")
     rerun = junit_of(targeted, project, "targeted.xml")
-    assert sorted(c.id for c in rerun.cases) == sorted(failing)
+    assert sorted(c.key for c in rerun.cases) == sorted(failing)
     assert all(c.outcome in ("failure", "error") for c in rerun.cases)
 
 
@@ -195,11 +195,11 @@ def test_no_targeting_without_ids_with_too_many_or_unmappable_ids(project: Path)
 def test_plugin_runs_the_failing_tests_first_and_stops_when_one_still_fails(
     project: Path,
 ) -> None:
-    failing = [c.id for c in junit_of(f"{PYTEST} tests", project, "full.xml").failing()]
+    failing = [c.key for c in junit_of(f"{PYTEST} tests", project, "full.xml").failing()]
 
     junit, status, proc = with_plugin(f"{PYTEST} tests", project, failing)
 
-    assert sorted(c.id for c in junit.cases) == sorted(failing)  # the 4 passing never ran
+    assert sorted(c.key for c in junit.cases) == sorted(failing)  # the 4 passing never ran
     assert proc.returncode == 1 and codegen_first.STOP_MESSAGE in proc.stdout
     assert status == FirstStatus(loaded=True, matched=6, stopped=True)
 
@@ -213,7 +213,7 @@ def test_plugin_goes_on_through_the_suite_when_they_pass(project: Path) -> None:
 
     junit, status, proc = with_plugin(f"{PYTEST} tests", project, fixed)
 
-    assert sorted(c.id for c in junit.cases[:2]) == sorted(fixed)  # in collection order
+    assert sorted(c.key for c in junit.cases[:2]) == sorted(fixed)  # in collection order
     assert junit.totals().total == 10 and proc.returncode == 1  # the others still fail
     assert status == FirstStatus(loaded=True, matched=2, stopped=False)
 
@@ -229,7 +229,7 @@ def test_plugin_only_mode_deselects_the_rest(project: Path) -> None:
 
     junit, status, proc = with_plugin(f"{PYTEST} tests", project, ids, mode="only")
 
-    assert sorted(c.id for c in junit.cases) == sorted(ids[:3])
+    assert sorted(c.key for c in junit.cases) == sorted(ids[:3])
     assert "7 deselected" in proc.stdout
     assert status == FirstStatus(loaded=True, matched=3, stopped=False)
 
@@ -243,7 +243,7 @@ def test_plugin_works_where_codegen_ci_cannot_be_imported(project: Path) -> None
 
     junit, status, proc = with_plugin(command, project, failing)
 
-    assert [c.id for c in junit.cases] == failing, proc.stdout + proc.stderr
+    assert [c.key for c in junit.cases] == failing, proc.stdout + proc.stderr
     assert status.stopped
     source = Path(codegen_first.__file__).read_text()
     imported = {

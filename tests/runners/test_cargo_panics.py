@@ -63,5 +63,5 @@ def test_a_junit_case_is_located_at_its_panic_in_either_format() -> None:
 
 def test_nextests_junit_cases_carry_the_panics_location() -> None:
     result = parse_files([FIXTURES / "fixture-project-junit.xml"])
-    located = {c.id: (c.file, c.line) for c in result.failing()}
+    located = {c.key: (c.file, c.line) for c in result.failing()}
     assert located["fixture-project::basic::test_failure_assert"] == ("tests/basic.rs", 19)

@@ -39,6 +39,8 @@ RAW_FOR_CALLERS = {
     "commands/run.py": {"shown"},  # the dry run's failing tests, printed
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
     "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
+    "gate/junit/cases.py": {"matching"},  # `JUnitCase.key`: a test's id, compared between runs
+    "gate/junit/parse.py": {"record"},  # `codegen-ci junit --json`: the ids, as JSON
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
     "publish/run_history.py": {"run history"},  # failing test ids in the status comment's record
@@ -292,6 +294,12 @@ SOURCES = {
         "def build(flaky: FlakyTest) -> str:\n"
         '    return "Flaky: " + {value}\n',
         "flaky.id",
+    ),
+    "a JUnit case's id": (
+        "from codegen_ci.gate.junit.cases import JUnitCase\n\n"
+        "def build(case: JUnitCase) -> str:\n"
+        '    return "Make this pass: " + {value}\n',
+        "case.id",
     ),
     "a test that is no proof": (
         "from codegen_ci.report import Proof\n\n"

@@ -48,8 +48,8 @@ def round_outcomes(output_dir: Path, iteration: int) -> Outcomes:
     result = parse_files(paths)
     outcomes = Outcomes(files=len(result.files))
     for case in result.cases:
-        outcomes.by_id[case.id] = case.outcome
-        outcomes.cases[case.id] = case
+        outcomes.by_id[case.key] = case.outcome
+        outcomes.cases[case.key] = case
     return outcomes
 
 
@@ -63,9 +63,9 @@ def belongs(case: JUnitCase, test_files: list[str], modules: list[str]) -> bool:
     `tests.test_x` for a file that could not be collected)."""
     if case.file and any(case.file == f or case.file.endswith("/" + f) for f in test_files):
         return True
-    name = case.classname or case.id
+    name = case.classname or case.key
     return any(
-        name == m or name.startswith(m + ".") or case.id.startswith(m + "::") or case.id == m
+        name == m or name.startswith(m + ".") or case.key.startswith(m + "::") or case.key == m
         for m in modules
     )
 

@@ -41,7 +41,6 @@ from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, RemovedTest
 from codegen_ci.security.sandbox import Sandbox
-from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import unlink_dependencies
@@ -171,7 +170,7 @@ class Baseline:
             return None
         if not (collected_everything(run.result) and run.junit.files):
             return None
-        ran_on_base = {c.id for c in run.junit.cases if c.outcome != "skipped"}
+        ran_on_base = {c.key for c in run.junit.cases if c.outcome != "skipped"}
         self._ran.update({i: i in ran_on_base for i in suspects})
         return [p for p in problems if p.how != "skipped" or self._ran[p.key]]
 
@@ -191,11 +190,11 @@ class Baseline:
         for case in run.junit.cases:
             if case.outcome == "skipped":
                 continue  # not run on the base either
-            how: Literal["removed", "skipped"] = "skipped" if change.listed[case.id] else "removed"
-            if case.id in problems:
-                problems[case.id].count += 1
+            how: Literal["removed", "skipped"] = "skipped" if change.listed[case.key] else "removed"
+            if case.key in problems:
+                problems[case.key].count += 1
             else:
-                problems[case.id] = RemovedTest(id=Untrusted(case.id), how=how)
+                problems[case.key] = RemovedTest(id=case.id, how=how)
         return list(problems.values())
 
     def suite_tests(self) -> SuiteTests | None:
@@ -238,8 +237,8 @@ class Baseline:
 
     def _take(self, ids: list[str], junit: JUnitResult) -> list[str]:
         """Record what a run of just `ids` answered; returns the ids it did not run."""
-        ran = {c.id for c in junit.cases}
-        failing = {c.id for c in junit.failing()}
+        ran = {c.key for c in junit.cases}
+        failing = {c.key for c in junit.failing()}
         self.fails_on_base.update({i: i in failing for i in ids if i in ran})
         return [i for i in ids if i not in ran]
 
@@ -249,7 +248,7 @@ class Baseline:
         records: list[CommandResult] = []
         for command in self.validation.test:
             run = self._run(command, whole_suite=True)
-            failing |= {c.id for c in run.junit.failing()}
+            failing |= {c.key for c in run.junit.failing()}
             cases += run.junit.cases
             records.append(base_record(command, run.result, run.junit))
             result = run.result

@@ -91,8 +91,8 @@ class Rerunner:
                 junit = junit.merge(self._run(command, None).junit)
         outcomes: dict[str, str] = {}
         for case in junit.cases:  # a test reported twice counts as its worse outcome
-            if outcomes.get(case.id) not in FAILING:
-                outcomes[case.id] = case.outcome
+            if outcomes.get(case.key) not in FAILING:
+                outcomes[case.key] = case.outcome
         return outcomes
 
     def _run(self, command: str, only: list[str] | None) -> CommandRun:
@@ -121,7 +121,7 @@ def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest
         return []
     flaky = [FlakyTest(id=Untrusted(i), runs=n, where="change") for i, n in passed.items()]
     cases = [
-        replace(c, outcome="passed", flaky=True) if c.id in passed else c
+        replace(c, outcome="passed", flaky=True) if c.key in passed else c
         for c in outcome.junit.cases
     ]  # passed on a re-run: counted as passed, marked flaky (as JUnit's own reruns are)
     outcome.junit = JUnitResult(cases, outcome.junit.problems, outcome.junit.files)

@@ -89,7 +89,7 @@ def suite_tests(
             ran[test_id] += times
 
     for case in cases:
-        add(case.id, case.outcome == "skipped")
+        add(case.key, case.outcome == "skipped")
     known = bool(listed)
     for record in records:
         if record.kind != "test" or record.skipped or record.collect_only:

@@ -99,7 +99,7 @@ class Prover:
             proof = judge(outcome.junit, base, test_files, go_tests, exclude)
             # A test that fails on the base only by chance is no proof: re-run them there,
             # with the tests flaky with the change that failed there too (the repository's?).
-            failing_there = {c.id for c in base.failing()}
+            failing_there = {c.key for c in base.failing()}
             suspects = [t.key for t in proof.fail_to_pass]
             suspects += [f.key for f in flaky if f.key in failing_there]
             again = self._rerunner(tree).passing(suspects)
@@ -212,7 +212,7 @@ def judge(
     the change's (`test_files`; `go_tests` by name) and its container failed as a whole."""
     on_base = _worst(base.cases)
     containers = [_container(c) for c in on_base.values() if c.outcome in FAILING]
-    passed_after = {c.id: c for c in after.cases if c.outcome == "passed"}
+    passed_after = {c.key: c for c in after.cases if c.outcome == "passed"}
     proving: list[ProvingTest] = []
     pass_to_pass = 0
     not_proof: list[Untrusted] = []
@@ -308,16 +308,16 @@ def _worst(cases: list[JUnitCase]) -> dict[str, JUnitCase]:
     rank = {"passed": 0, "skipped": 1, "failure": 2, "error": 3}
     out: dict[str, JUnitCase] = {}
     for case in cases:
-        known = out.get(case.id)
+        known = out.get(case.key)
         if known is None or rank[case.outcome] > rank[known.outcome]:
-            out[case.id] = case
+            out[case.key] = case
     return out
 
 
 def _container(case: JUnitCase) -> str:
     """What a failing case stands for when it is a whole file, module or package: a Go
     package that did not build is its package (gate/junit/go.py)."""
-    return case.classname if case.name == BUILD_FAILED else case.id
+    return case.classname if case.name == BUILD_FAILED else case.key
 
 
 def _contains(container: str, test_id: str) -> bool:
@@ -342,8 +342,8 @@ def _belongs(
     for where in (case.file, case.classname):
         if where and any(where == f or where.endswith("/" + f) for f in test_files):
             return True
-    name = case.classname or case.id
-    if any(name == m or name.startswith(m + ".") or case.id.startswith(m + "::") for m in modules):
+    name = case.classname or case.key
+    if any(name == m or name.startswith(m + ".") or case.key.startswith(m + "::") for m in modules):
         return True
     return case.name.split("/")[0] in go_tests
 
@@ -353,4 +353,4 @@ def _proving(after: JUnitCase, base: JUnitCase | None, how: str) -> ProvingTest:
     passing report's own file and line."""
     file = (base.file if base else None) or after.file
     line = (base.line if base and base.file else None) or after.line
-    return ProvingTest(id=Untrusted(after.id), file=file, line=line, on_base=how)
+    return ProvingTest(id=after.id, file=file, line=line, on_base=how)

@@ -88,7 +88,7 @@ def reflection_message(
         )
     if outcome.removed_tests:
         parts.append(_removed(outcome, clean, room(FAILURES_BUDGET)))
-    cases = {c.id: c for c in outcome.junit.failing()}
+    cases = {c.key: c for c in outcome.junit.failing()}
     tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
     new = [f for f in tests if f.new is not False]
     old = [f for f in tests if f.new is False]

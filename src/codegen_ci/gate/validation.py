@@ -269,8 +269,8 @@ class Validator:
             for command in self.validation.test:
                 self._take(outcome, command, self._run(command, "test", outcome))
         if partial and self.state.suite is not None:
-            ran = {case.id for case in outcome.junit.cases}
-            rest = [case for case in self.state.suite.cases if case.id not in ran]
+            ran = {case.key for case in outcome.junit.cases}
+            rest = [case for case in self.state.suite.cases if case.key not in ran]
             outcome.carried = JUnitResult(cases=rest)
         elif not partial:
             self.state.suite = outcome.junit
@@ -498,7 +498,7 @@ class RoundOutcome:
         return frozenset(sig)
 
     def failing_ids(self) -> list[str]:
-        return list(dict.fromkeys(c.id for c in self.junit.failing()))
+        return list(dict.fromkeys(c.key for c in self.junit.failing()))
 
     def finish(self) -> RoundOutcome:
         """Fill in the report's view of the round from what was collected."""

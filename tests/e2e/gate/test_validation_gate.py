@@ -83,7 +83,7 @@ def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
     copies = sorted((out / "junit").glob("*.xml"))
     assert [p.name for p in copies] == ["round-1-01-test.xml", "round-2-02-test.xml"]
     round_2 = parse_files(copies[1:])
-    assert round_2.cases[0].id == BUG_ID and round_2.totals().passed == 3
+    assert round_2.cases[0].key == BUG_ID and round_2.totals().passed == 3
     assert (out / "pytest_plugin" / "codegen_first.py").is_file()
     assert sample_repo.git("worktree", "list").count("\n") == 1  # baseline tree removed
 
@@ -204,7 +204,7 @@ def test_baseline_tells_preexisting_failures_from_new_ones(
     assert len(list((out / "baseline" / "logs").glob("*.log"))) == 1
     on_base = parse_files((out / "baseline" / "junit").glob("*.xml"))
     expected = {LEGACY_ID, MAJOR_ID} if break_major else {LEGACY_ID}
-    assert {c.id for c in on_base.cases} == expected
+    assert {c.key for c in on_base.cases} == expected
     assert not (out / "baseline" / "tree").exists()
     assert sample_repo.git("worktree", "list").count("\n") == 1
 
@@ -228,7 +228,7 @@ def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
     assert failure(report, LEGACY_ID)["new"] is False
     assert failure(report, MAJOR_ID)["new"] is True
     on_base = parse_files((out / "baseline" / "junit").glob("*.xml"))
-    assert {c.id for c in on_base.cases} == {LEGACY_ID, MAJOR_ID}
+    assert {c.key for c in on_base.cases} == {LEGACY_ID, MAJOR_ID}
     logs = sorted((out / "baseline" / "logs").glob("*.log"))
     assert len(logs) == base_runs
     first_log = logs[0].read_text()

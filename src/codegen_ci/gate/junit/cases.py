@@ -24,6 +24,8 @@ from xml.etree.ElementTree import Element
 from junitparser import Error, Failure, Skipped, TestCase
 from junitparser.xunit2 import FlakyError, FlakyFailure, RerunError, RerunFailure
 
+from codegen_ci.security.untrusted import Untrusted
+
 Outcome = Literal["passed", "failure", "error", "skipped"]
 
 _RANK: dict[str, int] = {Skipped._tag: 1, Failure._tag: 2, Error._tag: 3}
@@ -34,7 +36,7 @@ _RERUN_TAGS = frozenset(t._tag for t in (FlakyFailure, FlakyError, RerunFailure,
 
 @dataclass(frozen=True, slots=True)
 class JUnitCase:
-    id: str
+    id: Untrusted  # the repository's tests named it: data, compared through `key` only
     name: str
     classname: str
     file: str | None
@@ -44,6 +46,12 @@ class JUnitCase:
     details: str
     time: float | None
     flaky: bool
+
+    @property
+    def key(self) -> str:
+        """The id, to compare and look up (never to show: shown, it goes through a fence or
+        a neutralising function)."""
+        return self.id.raw_for("matching")
 
 
 # node's junit reporter writes classname="test" for every case; only the nesting of its
@@ -85,7 +93,8 @@ class AnonymousCases:
     def release(self) -> Iterator[JUnitCase]:
         """The held cases, named; at the end of the report (a mixed report lists them last)."""
         for n, (case, path) in enumerate(zip(self._held, self._paths, strict=True)):
-            yield case if n in self._foreign else replace(case, id=" > ".join([*path, case.name]))
+            named = Untrusted(" > ".join([*path, case.name]))
+            yield case if n in self._foreign else replace(case, id=named)
 
 
 def local_tag(tag: str) -> str:
@@ -115,7 +124,7 @@ def case_of(elem: Element, root: Path | None = None) -> JUnitCase:
     if rank >= _RANK[Failure._tag]:
         file, line = locate(file, line, details or message, root)
     return JUnitCase(
-        id=_case_id(name, classname),
+        id=Untrusted(_case_id(name, classname)),
         name=name,
         classname=classname,
         file=file,
@@ -142,7 +151,7 @@ def _suite_case(suite: Element, result: Element, root: Path | None) -> JUnitCase
     file, line = locate(suite.get("file"), None, details or message, root)
     outcome: Outcome = "error" if local_tag(result.tag) == Error._tag else "failure"
     return JUnitCase(
-        id=name,
+        id=Untrusted(name),
         name=name,
         classname="",
         file=file,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.security import guarded_read
+from codegen_ci.security.untrusted import Untrusted
 
 GO_MARKERS = ("=== RUN", "--- FAIL:", "\npanic: ", "\ngoroutine ")
 _LOG_LINE = re.compile(r"^\s+([\w.-]+\.go):(\d+): (.*)$", re.MULTILINE)
@@ -194,7 +195,7 @@ def _build_case(package: str, errors: list[tuple[str, int, str]]) -> JUnitCase:
     file, line, message = errors[0]
     details = "\n".join(f"{f}:{n}: {m}" for f, n, m in errors)
     return JUnitCase(
-        id=f"{package}::{BUILD_FAILED}",
+        id=Untrusted(f"{package}::{BUILD_FAILED}"),
         name=BUILD_FAILED,
         classname=package,
         file=file,

@@ -37,7 +37,7 @@ from codegen_ci.gate.junit.cases import (
 from codegen_ci.gate.junit.go import refine_go
 from codegen_ci.report import Failure as ReportFailure
 from codegen_ci.report import TestTotals
-from codegen_ci.security.untrusted import Untrusted
+from codegen_ci.security.inert_text import for_terminal
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -78,7 +78,7 @@ class JUnitResult:
     def failures(self) -> list[ReportFailure]:
         return [
             ReportFailure(
-                id=Untrusted(case.id),  # the repository's tests named it
+                id=case.id,  # the repository's tests named it
                 message=case.message,
                 file=case.file,
                 line=case.line,
@@ -211,7 +211,7 @@ def summary_json(result: JUnitResult) -> dict[str, Any]:
     return {
         **totals.model_dump(),
         "failures": [
-            {"id": c.id, "message": c.message, "file": c.file, "line": c.line}
+            {"id": c.id.raw_for("record"), "message": c.message, "file": c.file, "line": c.line}
             for c in result.failing()
         ],
         "problems": list(result.problems),
@@ -229,7 +229,8 @@ def render_text(result: JUnitResult, *, max_failures: int = 20) -> str:
     failing = result.failing()
     for case in failing[:max_failures]:
         where = f" ({case.file}:{case.line})" if case.file and case.line else ""
-        lines.append(f"{case.outcome.upper()} {case.id}{where}: {case.message}".rstrip())
+        name = for_terminal(case.id, one_line=True)
+        lines.append(f"{case.outcome.upper()} {name}{where}: {case.message}".rstrip())
         lines.extend(f"    {ln}" for ln in _tail(case.details))
     if len(failing) > max_failures:
         lines.append(f"... and {len(failing) - max_failures} more failing tests")
