@@ -324,7 +324,8 @@ class ChangedLines(BaseModel):
     measured: bool = False
     covered: int = 0
     total: int = 0
-    uncovered: list[str] = Field(default=[], description="`file:line` or `file:first-last`.")
+    # `file:line` names the change's files (whoever wrote the change named them): data
+    uncovered: list[Untrusted] = Field(default=[], description="`file:line` or `file:first-last`.")
     reason: str = Field(default="", description="Why it was not measured, when it was not.")
 
     @property

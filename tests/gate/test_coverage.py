@@ -7,6 +7,7 @@ from pathlib import Path
 import defusedxml.ElementTree as safe_etree
 
 from codegen_ci.gate.coverage import changed_lines, failed, ranges
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.workspace.proc import ProcResult
 
 COBERTURA = """<?xml version="1.0" ?>
@@ -49,7 +50,7 @@ def test_changed_lines_no_test_ran_are_named_as_ranges(tmp_path: Path) -> None:
     lines = changed_lines(root, DIFF, tmp_path)
     # changed: 3 (blank), 4, 5, 6, 7 (blank), 8; executable and changed: 4, 5, 6, 8
     assert (lines.measured, lines.covered, lines.total) == (True, 0, 4)
-    assert lines.uncovered == ["pkg/calc.py:4-6", "pkg/calc.py:8"]
+    assert lines.uncovered == [Untrusted(u) for u in ["pkg/calc.py:4-6", "pkg/calc.py:8"]]
 
 
 def test_ranges_join_consecutive_lines() -> None:

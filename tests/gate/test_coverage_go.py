@@ -19,6 +19,7 @@ from codegen_ci.gate.coverage_go import (
     packages,
     profile_to_lcov,
 )
+from codegen_ci.security.untrusted import Untrusted
 
 MODS = [GoModule("example.com/inventory", ""), GoModule("example.com/tools", "tools")]
 # What `go test -coverprofile -coverpkg=... ./...` wrote for the sample store (Go 1.19), with a
@@ -64,7 +65,7 @@ def test_diff_cover_names_the_changed_lines_no_test_ran(tmp_path: Path) -> None:
 
     # changed: 41 (run), 44 (blank: no statement), 45-47 (the new function: never run)
     assert (lines.measured, lines.covered, lines.total) == (True, 1, 4)
-    assert lines.uncovered == ["store.go:45-47"]
+    assert lines.uncovered == [Untrusted(u) for u in ["store.go:45-47"]]
 
 
 def test_the_packages_of_changed_files_come_from_the_nearest_go_mod(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from codegen_ci.gate.coverage import diff_cover_verdict
 from codegen_ci.gate.coverage_node import NodePlan, lcov_report, plan
+from codegen_ci.security.untrusted import Untrusted
 
 LCOV = """\
 TN:
@@ -59,7 +60,7 @@ def test_the_uncovered_changed_lines_of_an_lcov_report_are_named(tmp_path: Path)
     assert report is not None
     lines = diff_cover_verdict(report, DIFF, tmp_path)
     assert (lines.measured, lines.covered, lines.total) == (True, 1, 3)
-    assert lines.uncovered == ["src/calc.js:3-4"]
+    assert lines.uncovered == [Untrusted(u) for u in ["src/calc.js:3-4"]]
 
 
 def test_an_lcov_report_naming_none_of_the_changed_files_is_none(tmp_path: Path) -> None:

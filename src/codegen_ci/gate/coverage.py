@@ -49,6 +49,7 @@ from codegen_ci.report import ChangedLines
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
+from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.proc import ProcResult
@@ -242,10 +243,11 @@ def diff_cover_verdict(coverage: Any, diff: str, tree: Path) -> ChangedLines:
     stats: dict[str, Any] = JsonReportGenerator(coverage, reporter).report_dict()
     total = int(stats["total_num_lines"])
     missing = int(stats["total_num_violations"])
-    uncovered: list[str] = []
+    uncovered: list[Untrusted] = []  # the change's file names: data
     for path, found in sorted(stats["src_stats"].items()):
         uncovered += [
-            f"{PurePosixPath(path).as_posix()}:{r}" for r in ranges(found["violation_lines"])
+            Untrusted(f"{PurePosixPath(path).as_posix()}:{r}")
+            for r in ranges(found["violation_lines"])
         ]
     return ChangedLines(
         measured=True,
@@ -275,11 +277,12 @@ def below(validation: Validation, lines: ChangedLines) -> bool:
 
 def uncovered_message(lines: ChangedLines, wanted: float, *, iteration: int, last: int) -> str:
     """The model's next message when too few changed lines ran."""
-    shown = ", ".join(lines.uncovered[:MAX_RANGES])
+    shown = Untrusted.join("\n", (u.map(strip_invisible) for u in lines.uncovered[:MAX_RANGES]))
     return (
         f"Validation round {iteration} of {last} passed, but the tests run only "
         f"{lines.covered} of the {lines.total} changed executable lines "
         f"({lines.share:.0%}; this repository asks for {wanted:.0%}, validation.proof.coverage). "
-        f"{shown} are run by no test. Add or change tests that run them (or remove code the "
-        "task does not need); keep the fix and the existing tests."
+        "Add or change tests that run the changed lines below, run by no test (or remove code "
+        "the task does not need); keep the fix and the existing tests.\n\n"
+        + fence("changed lines run by no test", shown)
     )
