@@ -26,7 +26,7 @@ def outcome_of(
         Round(iteration=1, commands=[test_ran]),
         junit,
         lint or [],
-        failed or [FailedCommand(TEST_CMD, "test", "", True)],
+        failed or [FailedCommand(TEST_CMD, "test", Untrusted(""), True)],
     )
     return outcome.finish()
 
@@ -109,7 +109,7 @@ def test_test_output_cannot_close_its_fence(tmp_path: Path) -> None:
 
 def test_a_command_without_junit_shows_head_and_tail() -> None:
     output = "HEAD of the output\n" + "".join(f"noise {n}\n" for n in range(5000)) + "TAIL here\n"
-    failed = FailedCommand("make check", "test", output, explained=False)
+    failed = FailedCommand("make check", "test", Untrusted(output), explained=False)
 
     outcome = outcome_of(JUnitResult(), failed=[failed])
     message = message_of(outcome)
@@ -123,7 +123,10 @@ def test_a_command_without_junit_shows_head_and_tail() -> None:
 
 def test_everything_at_once_stays_under_the_bound() -> None:
     lint = [f"src/mod_{n}.py:{n}: E501 line too long " + "x" * 400 for n in range(50)]
-    failed = [FailedCommand(f"lint-{n}", "lint", "y" * 100_000, explained=False) for n in range(4)]
+    failed = [
+        FailedCommand(f"lint-{n}", "lint", Untrusted("y" * 100_000), explained=False)
+        for n in range(4)
+    ]
     many = parse_files([SPARK, PYTEST_XUNIT] * 40)
 
     message = message_of(outcome_of(many, failed=failed, lint=lint))

@@ -303,7 +303,7 @@ def test_a_hostile_test_id_reaches_the_reflection_fenced_and_cleaned(tmp_path: P
     )
     junit = parse_files([report])
     test_ran = CommandResult(command="pytest", kind="test", exit_code=1, duration_s=1.0)
-    failed = [FailedCommand("pytest", "test", "", True)]
+    failed = [FailedCommand("pytest", "test", Untrusted(""), True)]
     outcome = RoundOutcome(Round(iteration=1, commands=[test_ran]), junit, [], failed).finish()
     (failure,) = outcome.round.failures
     assert isinstance(failure.id, Untrusted)
@@ -355,7 +355,8 @@ def test_a_hostile_removed_tests_id_reaches_the_reflection_fenced_and_cleaned(
     test_ran = CommandResult(command="pytest", kind="test", exit_code=0, duration_s=1.0)
     outcome = RoundOutcome(Round(iteration=1, commands=[test_ran]), JUnitResult(), [], [])
     refuse(outcome.finish(), problems)
-    assert ATTACK not in outcome.failed[0].output  # the check's own words: a count
+    # the check's own words: a count
+    assert ATTACK not in outcome.failed[0].output.raw_for("matching")
     assert_fenced_and_neutralised(reflection_message(outcome, iteration=1, max_iterations=3))
     # allowed (`validation.protect_tests: false`): the PR body and the terminal name it
     report = Report(title="t", removed_tests=problems, removed_tests_allowed=True)

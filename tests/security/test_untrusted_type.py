@@ -41,6 +41,9 @@ RAW_FOR_CALLERS = {
     "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
     "gate/junit/cases.py": {"matching"},  # `JUnitCase.key`: a test's id, compared between runs
     "gate/junit/parse.py": {"record"},  # `codegen-ci junit --json`: the ids, as JSON
+    # `FailedCommand.output`: searched for where tests failed; its summary line is the
+    # report's record (read back as `Failure.message`, an `Untrusted`)
+    "gate/validation.py": {"matching", "record"},
     "eval/results.py": {"record"},
     "eval/texts.py": {"matching"},
     "publish/run_history.py": {"run history"},  # failing test ids in the status comment's record
@@ -300,6 +303,18 @@ SOURCES = {
         "def build(case: JUnitCase) -> str:\n"
         '    return "Make this pass: " + {value}\n',
         "case.id",
+    ),
+    "a failed command's output": (
+        "from codegen_ci.gate.validation import FailedCommand\n\n"
+        "def build(failed: FailedCommand) -> str:\n"
+        '    return "The command printed: " + {value}\n',
+        "failed.output",
+    ),
+    "a changed line no test runs": (
+        "from codegen_ci.report import ChangedLines\n\n"
+        "def build(lines: ChangedLines) -> str:\n"
+        '    return ", ".join([{value}]) + " are run by no test"\n',
+        "lines.uncovered[0]",
     ),
     "a test that is no proof": (
         "from codegen_ci.report import Proof\n\n"

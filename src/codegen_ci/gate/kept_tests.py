@@ -171,7 +171,8 @@ def check_kept(
 def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:
     """Fail the round for `problems`, keeping what the baseline said of its other failures."""
     outcome.removed_tests = problems
-    outcome.failed.append(FailedCommand(CHECK_NAME, "test", describe(problems), True))
+    note = Untrusted(describe(problems))  # the tool's words, in the field of a command's output
+    outcome.failed.append(FailedCommand(CHECK_NAME, "test", note, True))
     outcome.round.failures += [
         Failure(id=p.id, message=f"existing test {p.how} by the change", kind="removed")
         for p in problems

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 
-from codegen_ci import runners
 from codegen_ci.gate.junit.parse import JUnitCase
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, Failure, Round, location
@@ -103,16 +103,18 @@ def reflection_message(
         )
     unexplained = [f for f in outcome.failed if not f.explained]
     for failed in unexplained[:2]:
-        found = runners.failed_at(failed.output) if failed.kind == "test" else None
+        found = failed.places()
         if found:  # plain `cargo test`: where each test panicked, before the output
             runner, places = found
             listed = "\n".join(f"{p.test} at {location(p.file, p.line)}" for p in places)
             label = runner.FAILED_AT_LABEL
-            parts.append(f"{runner.FAILED_AT_TITLE}:\n" + fence(label, Untrusted(clean(listed))))
-        text = head_tail(clean(failed.output), room(OUTPUT_BUDGET))
+            shown = Untrusted(strip_invisible(clean(listed)))
+            parts.append(f"{runner.FAILED_AT_TITLE}:\n" + fence(label, shown))
+        cap = partial(head_tail, max_chars=room(OUTPUT_BUDGET))
+        text = failed.output.map(clean).map(strip_invisible).map(cap)
         parts.append(
             f"Output of `{clean(failed.command)[:200]}` ({failed.kind}), head and tail:\n"
-            + fence(f"{failed.kind} output", Untrusted(text))
+            + fence(f"{failed.kind} output", text)
         )
     if len(unexplained) > 2:
         parts.append(f"({len(unexplained) - 2} more failed commands; see the commands above.)")
@@ -203,13 +205,13 @@ def _failures(
         where = f" ({loc})" if loc else ""
         first = failure.message.map(
             lambda m: next((ln.strip() for ln in clean(m).splitlines() if ln.strip()), "")
-        )
+        ).map(strip_invisible)
         name = failure.id.map(lambda i: strip_invisible(clean(i))[:MAX_LINE_CHARS])
         entry = Untrusted(f"{n}. ") + name + Untrusted(f"{where}: ")
         entry += first.map(lambda m: m[:MAX_LINE_CHARS])
         case = cases.get(failure.key)
         if n <= detailed and case and case.details.strip():
-            trace = trim_traceback(clean(case.details))
+            trace = trim_traceback(strip_invisible(clean(case.details)))
             entry += Untrusted("\n" + "\n".join("    " + ln for ln in trace.splitlines()))
         if entries and used + len(entry) > budget:
             break

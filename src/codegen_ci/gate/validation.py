@@ -212,7 +212,7 @@ class Validator:
             "files the commit will not hold could not be removed before the round, so its "
             "commands were not run: " + ", ".join(cleared.stuck[:20])
         )
-        outcome.failed.append(FailedCommand(CLEAR_COMMAND, "setup", note, False))
+        outcome.failed.append(FailedCommand(CLEAR_COMMAND, "setup", Untrusted(note), False))
         return False
 
     def preflight(self, *, full: bool = False) -> RoundOutcome:
@@ -285,7 +285,7 @@ class Validator:
             return
         if all(c.junit_tests == 0 for c in ran):
             note = "ran no test (its JUnit report lists none): no test, no success"
-            outcome.failed.append(FailedCommand(ran[-1].command, "test", note, False))
+            outcome.failed.append(FailedCommand(ran[-1].command, "test", Untrusted(note), False))
 
     def _targeted(self, outcome: RoundOutcome) -> tuple[bool, bool]:
         """Start from the previously failing tests; (answered, partial). Answered when that
@@ -323,7 +323,8 @@ class Validator:
     def _failed(
         self, command: str, kind: CommandKind, run: CommandRun, explained: bool
     ) -> FailedCommand:
-        return FailedCommand(command, kind, run.result.excerpt(self.excerpt_chars), explained)
+        excerpt = Untrusted(run.result.excerpt(self.excerpt_chars))  # what the command printed
+        return FailedCommand(command, kind, excerpt, explained)
 
     def _tag(self, outcome: RoundOutcome, kind: CommandKind) -> str:
         """The name of a command's log and JUnit copies, `<round tag>-<nn>-<kind>`. The rounds
@@ -449,17 +450,25 @@ class Validator:
 class FailedCommand:
     command: str
     kind: CommandKind
-    output: str  # head and tail of its output
+    # head and tail of its output (or a note naming the change's files): whatever the
+    # command, a test or the change printed is data
+    output: Untrusted
     explained: bool  # failing JUnit cases or parsed lint errors account for the failure
+
+    def places(self) -> tuple[runners.TestRunner, list[runners.FailedAt]] | None:
+        """Where a test command's runner says its tests failed (plain `cargo test`: where
+        each panicked), read from the output; None for other commands or when it says not."""
+        return runners.failed_at(self.output.raw_for("matching")) if self.kind == "test" else None
 
     def failure(self) -> Failure:
         """The report's entry for a failure nothing else explains: the command by its kind and
         text, with the line of its output that says what went wrong."""
-        found = runners.failed_at(self.output) if self.kind == "test" else None
+        found = self.places()
         first = found[1][0] if found else None  # plain `cargo test`: where it panicked
         return Failure(
             id=Untrusted(f"{self.kind}: {self.command}"),
-            message=summary_line(self.output),
+            # the report's record: read back as `Failure.message`, an `Untrusted`
+            message=summary_line(self.output.raw_for("record")),
             file=first.file if first else None,
             line=first.line if first else None,
             kind="command",
