@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 from codegen_ci.errors import InputError
 from codegen_ci.security import guarded_read
 from codegen_ci.security.redact import REDACTOR
-from codegen_ci.security.untrusted import Untrusted, clean_untrusted, fence, outside_fences
+from codegen_ci.security.untrusted import (
+    Untrusted,
+    clean_untrusted,
+    fence,
+    outside_fences,
+    strip_invisible,
+)
 from codegen_ci.spec.model import Spec
 from codegen_ci.workspace import git
 from codegen_ci.workspace.paths import matches
@@ -108,7 +114,9 @@ def task_message(spec: Spec, worktree: Worktree) -> str:
     context = context_section(spec.context, worktree)
     if context:
         parts.append(context)
-    parts.append("Repository map (files with top-level symbols):\n" + repo_map(worktree))
+    # the repository's file and symbol names: whoever wrote the checked-out commit chose them
+    shown = fence("repository map", Untrusted(repo_map(worktree)).map(strip_invisible))
+    parts.append("Repository map (files with top-level symbols):\n" + shown)
     return "\n\n".join(parts)
 
 
@@ -174,19 +182,27 @@ def context_section(entries: list[str], worktree: Worktree) -> str:
             if rel.startswith(".git/") or rel == ".git" or matches(rel, worktree.protected):
                 continue
             if guarded_read.is_dir(root, rel):
-                tree = "\n".join(_files_under(root, rel)[:200])
-                blocks.append(f"Directory {rel}/:\n{tree}")
+                names = Untrusted("\n".join(_files_under(root, rel)[:200]))  # the repository's
+                tree = names.map(strip_invisible)
+                header = _header(f"Directory {rel}/", rel, entry)
+                blocks.append(header + fence(f"directory {rel}", tree))
             else:
                 try:
                     data = guarded_read.read_text(root, rel, max_bytes=MAX_CONTEXT_READ_BYTES)
                     text, note = _within(data, min(MAX_FILE_CHARS, budget))
                     shown = fence(f"file {rel}", Untrusted(text))
-                    blocks.append(f"File {rel}:\n" + shown + note)
+                    blocks.append(_header(f"File {rel}", rel, entry) + shown + note)
                 except guarded_read.Refused as exc:
                     why = "matched nothing" if exc.reason == "does not exist" else exc.reason
                     blocks.append(f"(context entry {entry!r}: {why})")
             budget -= len(blocks[-1])
     return "Context:\n\n" + "\n\n".join(blocks) if blocks else ""
+
+
+def _header(named: str, rel: str, entry: str) -> str:
+    """`named` when `rel` is the context entry itself (the maintainer's words); a glob's match
+    is named by the repository, so it appears only in the fence's label (cleaned, one line)."""
+    return f"{named}:\n" if rel == entry.strip("/") else f"{named.split()[0]}:\n"
 
 
 def _within(text: str, limit: int) -> tuple[str, str]:
