@@ -43,7 +43,7 @@ def summarize(index: int, model: str, report: Report, out: Path, started_at: flo
         new_failures=len(new) if last else NEVER,
         lint_passed=last is not None and all(c.exit_code == 0 for c in lints),
         lines_changed=lines_changed(diff.read_text(encoding="utf-8")) if diff.is_file() else 0,
-        files_changed=list(report.files_changed),
+        files_changed=[Untrusted(path) for path in report.files_changed],
         usage=report.usage,
         cost_usd=report.usage.cost_usd,
         duration_s=report.duration_s,
@@ -216,9 +216,14 @@ def carry_note(earlier: Sequence[Candidate]) -> str | None:
 
 
 def _attempt_record(c: Candidate) -> Untrusted:
-    files = ", ".join(c.files_changed) or "none"
+    files = Untrusted.join(", ", c.files_changed).map(strip_invisible)
     failing = Untrusted.join(", ", c.failing_tests[:10]).map(strip_invisible)
-    return Untrusted(f"files: {files}\nstill failing: ") + (failing or Untrusted("none recorded"))
+    return (
+        Untrusted("files: ")
+        + (files or Untrusted("none"))
+        + Untrusted("\nstill failing: ")
+        + (failing or Untrusted("none recorded"))
+    )
 
 
 def summary_line(report: Report) -> str | None:

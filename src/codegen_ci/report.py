@@ -259,7 +259,8 @@ class Candidate(BaseModel):
     )
     lint_passed: bool = Field(default=False, description="Every lint command passed, last round.")
     lines_changed: int = Field(default=0, description="Added plus removed lines of its diff.")
-    files_changed: list[str] = []
+    # the model's change named them: data (the carry note fences them)
+    files_changed: list[Untrusted] = []
     usage: Usage = Field(default_factory=Usage, description="Its own usage (cached tokens too).")
     cost_usd: float | None = None
     duration_s: float = 0.0

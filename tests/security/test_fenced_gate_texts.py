@@ -14,6 +14,7 @@ import defusedxml.ElementTree as safe_etree
 from sample_repo import SampleRepo
 
 from codegen_ci.agent.prompt import first_messages
+from codegen_ci.candidates import carry_note
 from codegen_ci.gate.coverage import changed_lines, uncovered_message
 from codegen_ci.gate.junit.parse import parse_files, render_text, summary_json
 from codegen_ci.gate.proof import missing
@@ -22,7 +23,15 @@ from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.publish.markdown import code_span, neutralise
 from codegen_ci.publish.proof_text import proof_line, proof_section
 from codegen_ci.publish.report_text import failure_comment, summary_markdown
-from codegen_ci.report import ChangedLines, CommandResult, Proof, ProofStatus, Report, Round
+from codegen_ci.report import (
+    Candidate,
+    ChangedLines,
+    CommandResult,
+    Proof,
+    ProofStatus,
+    Report,
+    Round,
+)
 from codegen_ci.report import Status as RunStatus
 from codegen_ci.security.inert_text import for_terminal
 from codegen_ci.security.untrusted import Untrusted
@@ -196,3 +205,21 @@ def test_hostile_file_names_in_the_repository_map_and_a_context_directory_are_fe
     words = re.sub(r"^<<untrusted [^\n]*>>$", "[label]", FENCED.sub("[fenced]", user), flags=re.M)
     assert ATTACK not in words and MENTION not in words and "@octocat" not in words, words
     assert ATTACK in user and "\u202e" not in user and "\u202c" not in user
+
+
+def test_an_earlier_attempts_hostile_file_names_are_carried_fenced_and_cleaned() -> None:
+    """The files an earlier attempt's change named, in the next attempt's carry note."""
+    earlier = Candidate(
+        index=0,
+        model="m",
+        status=RunStatus.FAILED,
+        rounds=1,
+        files_changed=[Untrusted(f"src/{FORGED}.py"), Untrusted("src/plain.py")],
+        lines_changed=2,
+    )
+    note = carry_note([earlier])
+    assert note is not None and "src/plain.py" in note
+    assert_fenced_and_neutralised(note)
+    # report.json keeps the names as strings, read back as untrusted text
+    again = Candidate.model_validate_json(earlier.model_dump_json())
+    assert again == earlier and isinstance(again.files_changed[0], Untrusted)

@@ -132,7 +132,7 @@ def test_control_a_title_in_the_tasks_own_words_stays_the_header(worktree: Workt
     assert isinstance(task, EventTask)
     prompt = sent(Spec(task=task.task, title=task.title.raw_for("spec")), worktree)
     assert prompt.startswith("# Task: Reset the patch in bump_minor\n")
-    assert "UNTRUSTED DATA" not in prompt
+    assert "<<untrusted task title" not in prompt  # (the repository map is fenced)
 
 
 def test_a_title_that_is_not_the_tasks_words_follows_it_as_data(worktree: Worktree) -> None:

@@ -316,6 +316,12 @@ SOURCES = {
         '    return ", ".join([{value}]) + " are run by no test"\n',
         "lines.uncovered[0]",
     ),
+    "an earlier attempt's changed files": (
+        "from codegen_ci.report import Candidate\n\n"
+        "def build(earlier: Candidate) -> str:\n"
+        '    return "It changed " + {value}\n',
+        "earlier.files_changed[0]",
+    ),
     "a test that is no proof": (
         "from codegen_ci.report import Proof\n\n"
         "def build(proof: Proof) -> str:\n"

@@ -76,7 +76,8 @@ def test_control_a_writers_own_issue_is_her_instruction(world: ActionWorld) -> N
 
     assert result.code == 0 and result.outputs["status"] == "success", result.log
     prompt = first_prompt(world)
-    assert ALICES_ISSUE in prompt and "UNTRUSTED DATA" not in prompt
+    task = prompt.split("\n\nRepository map")[0]  # (the map is the repository's: fenced)
+    assert ALICES_ISSUE in task and "UNTRUSTED DATA" not in task
 
 
 def test_a_label_on_a_readers_issue_fences_title_and_body(world: ActionWorld) -> None:
