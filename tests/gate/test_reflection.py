@@ -25,7 +25,7 @@ def outcome_of(
     outcome = RoundOutcome(
         Round(iteration=1, commands=[test_ran]),
         junit,
-        lint or [],
+        [Untrusted(line) for line in lint or []],
         failed or [FailedCommand(TEST_CMD, "test", Untrusted(""), True)],
     )
     return outcome.finish()

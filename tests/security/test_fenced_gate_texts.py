@@ -223,3 +223,21 @@ def test_an_earlier_attempts_hostile_file_names_are_carried_fenced_and_cleaned()
     # report.json keeps the names as strings, read back as untrusted text
     again = Candidate.model_validate_json(earlier.model_dump_json())
     assert again == earlier and isinstance(again.files_changed[0], Untrusted)
+
+
+def test_a_linters_hostile_line_reaches_the_model_fenced_and_cleaned(tmp_path: Path) -> None:
+    """A lint error names a file and quotes the code: the repository's and the change's
+    words. The model reads it in the lint errors' fence, without bidi controls; the failure
+    comment shows it escaped."""
+    line = f"src/a.py:3:1: E999 {BIDI} {MENTION} {ATTACK} ````"
+    test_ran = CommandResult(command="ruff check", kind="lint", exit_code=1, duration_s=1.0)
+    failed = FailedCommand("ruff check", "lint", Untrusted(line), explained=True)
+    outcome = RoundOutcome(
+        Round(iteration=1, commands=[test_ran]), parse_files([]), [Untrusted(line)], [failed]
+    ).finish()
+    message = reflection_message(outcome, iteration=1, max_iterations=3)
+    assert "Lint errors (1):\n<<untrusted lint errors" in message
+    assert_fenced_and_neutralised(message)
+    (failure,) = outcome.round.failures
+    assert failure.id == Untrusted(line) and failure.kind == "lint"
+    assert_neutralised_post(failure_comment(_failed_report(outcome), run_url=None))

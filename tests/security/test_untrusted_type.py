@@ -322,6 +322,12 @@ SOURCES = {
         '    return "It changed " + {value}\n',
         "earlier.files_changed[0]",
     ),
+    "a lint error": (
+        "from codegen_ci.gate.validation import RoundOutcome\n\n"
+        "def build(outcome: RoundOutcome) -> str:\n"
+        '    return "Fix: " + {value}\n',
+        "outcome.lint_errors[0]",
+    ),
     "a test that is no proof": (
         "from codegen_ci.report import Proof\n\n"
         "def build(proof: Proof) -> str:\n"

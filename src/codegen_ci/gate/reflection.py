@@ -96,10 +96,13 @@ def reflection_message(
         title = "Failing tests introduced by the change" if old else "Failing tests"
         parts.append(_failures(title, new, cases, clean, room(FAILURES_BUDGET), MAX_DETAILED))
     if outcome.lint_errors:
-        listed = "\n".join(clean(e)[:MAX_LINE_CHARS] for e in outcome.lint_errors)
+        errors = Untrusted.join(
+            "\n", (e.map(lambda line: clean(line)[:MAX_LINE_CHARS]) for e in outcome.lint_errors)
+        )
+        cap = partial(head_tail, max_chars=room(LINT_BUDGET))
         parts.append(
             f"Lint errors ({len(outcome.lint_errors)}):\n"
-            + fence("lint errors", Untrusted(head_tail(listed, room(LINT_BUDGET))))
+            + fence("lint errors", errors.map(strip_invisible).map(cap))
         )
     unexplained = [f for f in outcome.failed if not f.explained]
     for failed in unexplained[:2]:

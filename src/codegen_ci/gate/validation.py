@@ -156,7 +156,7 @@ class Validator:
                     errors = [e for e in errors if lint_key(e) not in state.base_lint[command]]
                     if not errors:
                         continue  # only what the base commit already had: not the change's
-                outcome.lint_errors.extend(errors)
+                outcome.lint_errors.extend(map(Untrusted, errors))  # what the linter printed
                 outcome.failed.append(self._failed(command, "lint", run, bool(errors)))
         if outcome.failed:
             outcome.round.commands += [
@@ -481,7 +481,7 @@ class RoundOutcome:
 
     round: Round
     junit: JUnitResult = field(default_factory=JUnitResult)
-    lint_errors: list[str] = field(default_factory=list)
+    lint_errors: list[Untrusted] = field(default_factory=list)  # the linter's lines: data
     failed: list[FailedCommand] = field(default_factory=list)
     preexisting_lint: dict[str, list[str]] = field(default_factory=dict)  # pre-flight only
     # the suite's tests a partial re-run did not run, as they last ran (totals only)
@@ -501,7 +501,7 @@ class RoundOutcome:
         """What failed, for the stuck check: test ids, lint errors, and failed commands whose
         failure neither explains."""
         sig = {f"test:{test_id}" for test_id in self.failing_ids()}
-        sig |= {f"lint:{e}" for e in self.lint_errors}
+        sig |= {f"lint:{e.raw_for('matching')}" for e in self.lint_errors}
         sig |= {f"cmd:{f.kind}:{f.command}" for f in self.failed if not f.explained}
         sig |= {f"removed:{r.key}" for r in self.removed_tests}
         return frozenset(sig)
@@ -518,7 +518,7 @@ class RoundOutcome:
         rnd.parse_problems = list(self.junit.problems)
         rnd.failures = [
             *self.junit.failures(),
-            *(Failure(id=Untrusted(e), message=e, kind="lint") for e in self.lint_errors),
+            *(Failure(id=e, message=e.raw_for("record"), kind="lint") for e in self.lint_errors),
             *(
                 # the pre-flight's: the base's
                 Failure(id=Untrusted(e), message=e, kind="lint", new=False)
