@@ -27,6 +27,7 @@ from codegen_ci.security.metadata_guard import (
     guard_program,
     notify_rules,
     parse,
+    send_rules,
 )
 
 WRITABLE = ["/work/wt/run", "/tmp/codegen-sandbox-x/rw"]
@@ -240,4 +241,5 @@ def test_each_machine_names_its_own_calls() -> None:
         assert len(rules) < 255  # every jump fits the instruction's 8 bits
         head = 7 if machine == "x86_64" else 5  # the architecture checks and allow
         assert len(guard_program(machine, connect=False)) == len(rules) + head
-        assert len(guard_program(machine, connect=True)) == len(rules) + head + 2
+        sends = len(send_rules(machine))
+        assert len(guard_program(machine, connect=True)) == len(rules) + head + 2 + sends

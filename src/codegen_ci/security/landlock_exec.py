@@ -22,14 +22,15 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    checks only TCP bind() and connect(): TCP Fast Open's sendto() and listen()'s autobind
    pass it, and it has no loopback of its own to leave them), no socket family but Unix,
    inet and netlink (NETLINK_ROUTE) ever; with `unix_sockets: false` no Unix socket at all,
-   with `unix_datagram: false` no datagram one (socketpair() still works): the guard of
-   step 5 checks a connect()'s address, not a datagram's sendto();
+   with `unix_datagram: false` no datagram one (socketpair() still works; no policy of the
+   tool's sets it since the guard of step 5 checks a datagram's address too);
 5. forks (security/metadata_guard.py; steps 1 to 3 are shared, step 4 is the child's): the
    child nests a Landlock domain of its own, loads the filter of step 4 and, on top, one of
    the guard's that sends the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls,
-   truncate) and connect() to the parent, and execs ARGV; the parent, with no capability,
-   answers those calls, performing them beneath the `write` paths and refusing them elsewhere
-   (Landlock does not cover them; a named Unix socket is connected only beneath them), and
+   truncate), connect() and the sends that carry an address to the parent, and execs ARGV;
+   the parent, with no capability, answers those calls, performing them beneath the `write`
+   paths and refusing them elsewhere (Landlock does not cover them; a named Unix socket is
+   connected, or sent a datagram, only beneath them), and
    exits with ARGV's status.
 With `"backend": "bwrap"` in the policy it confines nothing itself: ARGV is bubblewrap's, and
 it runs it with the filter of step 4 on a descriptor (`bwrap --seccomp FD`), built for a
@@ -366,8 +367,8 @@ def seccomp_program(
       (SECCOMP_RET_USER_NOTIF; the filter must then be loaded with a listener);
     - socket(): Unix sockets unless `unix_sockets` is False (Landlock before ABI 6 where an
       abstract socket listens outside), and datagram ones unless `unix_datagram` is False
-      too (Landlock: the metadata guard checks a connect()'s address, not a datagram's
-      `sendto()`);
+      too (a policy without a guard for datagrams' addresses; the tool's own never set it:
+      the metadata guard checks them);
       netlink for NETLINK_ROUTE only (interfaces and addresses, as getaddrinfo reads them);
       inet (every type: TCP, UDP, raw, SCTP, MPTCP; TCP Fast Open and listen()'s autobind
       included) only with the `network` or in a network namespace of the command's own

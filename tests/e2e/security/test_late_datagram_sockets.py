@@ -1,0 +1,216 @@
+"""A datagram makes no connect() (issue 31, points 1 and 3): `sendto()`, `sendmsg()` with a
+`msg_name` and `sendmmsg()` reach a named Unix datagram socket by its path. bubblewrap hides
+the sockets it finds when the run starts, not one a daemon makes later outside the hidden
+places, and Landlock checks no Unix socket path at all; a socketpair()'s datagram socket (which
+even Landlock's filter allows) can still send to any path. So the guard (security/
+metadata_guard.py) answers these calls too, with connect()'s rule: a named socket only beneath
+the writable places, reached through its own descriptor of the socket file.
+
+The late socket lies in a folder shown read-only (as a checkout or a toolchain is), made after
+the sandbox was opened (short paths: a Unix socket's path has at most 107 bytes). Controls:
+with the sandbox off every send arrives; under every backend a command's own datagram sockets
+work (a socket it bound in its worktree, by `sendto`, `sendmsg` and `sendmmsg`; a socketpair;
+connected, then `send()` without an address; descriptors passed with SCM_RIGHTS)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_attacks import outcomes, unix_datagram_listener
+from sandbox_attacks import BACKENDS_AND_OFF
+
+from codegen_ci.security.landlock import kernel_abi
+from codegen_ci.security.sandbox import Sandbox, open_sandbox
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(kernel_abi() < 1, reason="the kernel has no Landlock"),
+]
+
+# argv[1]: the late socket's path. Each line: `<name>: WORKED` or `<name>: REFUSED <errno>`.
+PROBE = r"""
+import ctypes, errno, os, socket, struct, sys
+LATE = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+
+def attempt(name, action):
+    try:
+        action()
+        print(f"{name}: WORKED", flush=True)
+    except OSError as exc:
+        print(f"{name}: REFUSED {errno.errorcode.get(exc.errno, exc.errno)}", flush=True)
+
+def pair():  # a datagram socket every backend allows
+    return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+
+def sendmmsg(sock, payloads, path):
+    # struct mmsghdr[] with a sockaddr_un each; returns (messages sent, each msg_len)
+    name = struct.pack("=H", socket.AF_UNIX) + path.encode() + b"\0"
+    keep, vec = [], b""
+    for data in payloads:
+        buf = ctypes.create_string_buffer(data, len(data))
+        addr = ctypes.create_string_buffer(name, len(name))
+        iov = ctypes.create_string_buffer(struct.pack("=QQ", ctypes.addressof(buf), len(data)))
+        keep += [buf, addr, iov]
+        vec += struct.pack("=QI4xQQQQi4xI4x", ctypes.addressof(addr), len(name),
+                           ctypes.addressof(iov), 1, 0, 0, 0, 0)
+    raw = ctypes.create_string_buffer(vec, len(vec))
+    sent = libc.sendmmsg(sock.fileno(), raw, len(payloads), 0)
+    if sent < 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number))
+    lens = [struct.unpack_from("=I", raw.raw, 64 * i + 56)[0] for i in range(len(payloads))]
+    return sent, lens
+
+def to_late_by_socket():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(b"leak-socket", LATE)
+
+def to_late_by_pair_sendto():
+    a, b = pair()
+    with a, b:
+        a.sendto(b"leak-pair", LATE)
+
+def to_late_by_sendmsg():
+    a, b = pair()
+    with a, b:
+        a.sendmsg([b"leak-", b"sendmsg"], [], 0, LATE)
+
+def to_late_by_sendmmsg():
+    a, b = pair()
+    with a, b:
+        sendmmsg(a, [b"leak-mmsg"], LATE)
+
+def own_socket(name):
+    path = os.path.join(os.getcwd(), name)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(path)
+    server.settimeout(10)
+    return server, path
+
+def check(got, want):
+    if got != want:
+        raise OSError(errno.EIO, f"got {got!r}, wanted {want!r}")
+
+def own_by_sendto():
+    server, path = own_socket("own.dgram")
+    a, b = pair()
+    with server, a, b:
+        check(a.sendto(b"own-sendto", "own.dgram"), 10)
+        check(server.recv(100), b"own-sendto")
+        a.sendto(b"own-absolute", path)
+        check(server.recv(100), b"own-absolute")
+    os.unlink(path)
+
+def own_by_sendmsg_and_sendmmsg():
+    server, path = own_socket("own-msg.dgram")
+    a, b = pair()
+    with server, a, b:
+        check(a.sendmsg([b"own-", b"sendmsg"], [], 0, path), 11)
+        check(server.recv(100), b"own-sendmsg")
+        check(sendmmsg(a, [b"one", b"three"], path), (2, [3, 5]))
+        check([server.recv(100), server.recv(100)], [b"one", b"three"])
+    os.unlink(path)
+
+def own_connected_then_send():
+    server, path = own_socket("own-connected.dgram")
+    with server, socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as client:
+        client.connect(path)
+        client.send(b"connected")
+        check(server.recv(100), b"connected")
+    os.unlink(path)
+
+def own_pair():
+    a, b = pair()
+    with a, b:
+        a.send(b"pair")
+        check(b.recv(100), b"pair")
+        reader, writer = os.pipe()
+        a.sendmsg([b"fd"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("=i", writer))])
+        os.close(writer)
+        _, fds, _, _ = socket.recv_fds(b, 10, 1)
+        os.write(fds[0], b"through")
+        os.close(fds[0])
+        check(os.read(reader, 100), b"through")
+        os.close(reader)
+
+attempt("late-socket-sendto", to_late_by_socket)
+attempt("late-pair-sendto", to_late_by_pair_sendto)
+attempt("late-sendmsg", to_late_by_sendmsg)
+attempt("late-sendmmsg", to_late_by_sendmmsg)
+attempt("own-sendto", own_by_sendto)
+attempt("own-sendmsg-sendmmsg", own_by_sendmsg_and_sendmmsg)
+attempt("own-connected-send", own_connected_then_send)
+attempt("own-pair", own_pair)
+"""
+
+LATE = ["late-socket-sendto", "late-pair-sendto", "late-sendmsg", "late-sendmmsg"]
+OWN = ["own-sendto", "own-sendmsg-sendmmsg", "own-connected-send", "own-pair"]
+
+
+@pytest.fixture
+def places() -> Iterator[tuple[Path, Path]]:
+    """The command's worktree and a folder shown to it read-only, outside every hidden place."""
+    work = Path(tempfile.mkdtemp(prefix="cg-work-"))
+    shown = Path(tempfile.mkdtemp(prefix="cg-late-"))
+    yield work, shown
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(shown, ignore_errors=True)
+
+
+def settled(received: list[bytes], count: int) -> None:
+    """The control's datagrams arrive on the listener's thread (never a bound that decides the
+    test: the assertion fails whatever the wait when they do not arrive)."""
+    for _ in range(400):
+        if len(received) >= count:
+            return
+        subprocess.run(["sleep", "0.05"], check=False)
+
+
+@pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
+def test_a_late_datagram_socket_outside_gets_nothing(kind: str, places: tuple[Path, Path]) -> None:
+    work, shown = places
+    sandbox: Sandbox = open_sandbox({**os.environ, "CODEGEN_SANDBOX": kind}, git_dir=None)
+    late = shown / "daemon.dgram"
+    try:
+        with unix_datagram_listener(late) as received:  # made after the sandbox was opened
+            prefix = sandbox.wrap(sandbox.confinement(work, network=False, read_only=[shown]))
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-c", PROBE, str(late)],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            if kind == "off":
+                settled(received, len(LATE))
+            else:  # a datagram refused is never sent: nothing is on its way
+                probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                with probe:
+                    probe.sendto(b"marker", str(late))
+                settled(received, 1)
+    finally:
+        sandbox.close()
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert str(late) not in sandbox.sockets
+    seen = outcomes(out)
+    for name in OWN:
+        assert seen[name] == "WORKED", out
+    if kind == "off":  # control: each datagram arrives
+        assert all(seen[name] == "WORKED" for name in LATE), out
+        assert sorted(received) == [b"leak-mmsg", b"leak-pair", b"leak-sendmsg", b"leak-socket"]
+    else:
+        refused = errno.errorcode[errno.EACCES]
+        assert {name: seen[name] for name in LATE} == dict.fromkeys(LATE, refused), out
+        assert received == [b"marker"], out
