@@ -294,11 +294,19 @@ def landlock(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
 def landlock_writes(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
     """Step 3 inside bubblewrap: a layer that handles write rights only, granting them beneath
     the `write` paths (all but making device nodes) and, for the `devices` paths, writing and
-    truncating (what lies beneath a directory among them: `/dev/pts`, `/proc`)."""
+    truncating (what lies beneath a directory among them: `/dev/pts`, `/proc`). With ABI 6
+    and up it scopes abstract Unix sockets too: the guard, which connects and sends for the
+    command, then reaches no more of them than the command's own nested domain (with the
+    network, bubblewrap shares the host's network namespace and its abstract names)."""
     handled = FS_BY_ABI[min(abi, 5)] & WRITES
-    buf = ctypes.create_string_buffer(struct.pack("=Q", handled), 8)
+    attr = struct.pack("=Q", handled)
+    if abi >= 6:
+        attr += struct.pack("=QQ", 0, SCOPE_ABSTRACT_UNIX_SOCKET)
+    buf = ctypes.create_string_buffer(attr, len(attr))
     ruleset = _check(
-        libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(8), ctypes.c_uint32(0)),
+        libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
+        ),
         "landlock_create_ruleset (writes)",
     )
     try:
@@ -608,7 +616,13 @@ def main(argv: list[str]) -> int:
             return 127
     return int(
         guard.supervise(
-            lambda: confine_command(policy, abi, guard), command, writable, os.uname().machine
+            lambda: confine_command(policy, abi, guard),
+            command,
+            writable,
+            os.uname().machine,
+            # no Unix socket of its own: no abstract name either, for a socketpair()'s datagram
+            # socket sent or connected through the guard (an abstract one listens outside)
+            abstract=bool(policy.get("unix_sockets", True)),
         )
     )
 

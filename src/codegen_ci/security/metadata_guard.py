@@ -495,14 +495,29 @@ def unix_path(address: bytes) -> bytes | None:
     return path or None
 
 
+def is_abstract(address: bytes) -> bool:
+    """Whether a socket address is an abstract Unix name (a NUL, then the name)."""
+    family = int.from_bytes(address[:2], "little") if len(address) >= 2 else -1
+    return family == AF_UNIX and len(address) > 2 and address[2] == 0
+
+
 # --- the supervisor -------------------------------------------------------------------------
 
 
 class Supervisor:
     """Answers the notifications of one listener until the command's first process ends."""
 
-    def __init__(self, listener: int, child: int, writable: Sequence[str], machine: str) -> None:
+    def __init__(
+        self,
+        listener: int,
+        child: int,
+        writable: Sequence[str],
+        machine: str,
+        *,
+        abstract: bool = True,
+    ) -> None:
         self.listener = listener
+        self.abstract = abstract  # False: no abstract Unix name is reached (one outside listens)
         self.child = child
         self.writable = [os.path.realpath(p) for p in writable]
         self.names = {number: name for name, number in CALLS[machine].items()}
@@ -628,6 +643,8 @@ class Supervisor:
         assert isinstance(request.target, ByFd)
         address = request.values[0]
         assert isinstance(address, bytes)
+        if not self.abstract and is_abstract(address):
+            return errno.EACCES
         sock = self._socket_of(proc, request.target.fd)
         opened.append(sock)
         path = unix_path(address)
@@ -716,6 +733,8 @@ class Supervisor:
         if message.whole > len(message.data) and not stream:
             raise OSError(errno.EMSGSIZE, "too long")  # a datagram is never cut
         name = message.name
+        if not self.abstract and is_abstract(name):
+            raise OSError(errno.EACCES, "abstract")
         path = unix_path(name)
         if path is not None:
             target = self.open_target(proc, ByPath(AT_FDCWD, path), opened)
@@ -938,6 +957,8 @@ def supervise(
     command: Sequence[str],
     writable: Sequence[str],
     machine: str,
+    *,
+    abstract: bool = True,
 ) -> int:
     """Fork: the child runs `confine_child` (its last confinement steps; it returns the
     listener of the filter it loaded, or None when an outer supervisor answers) and execs
@@ -958,7 +979,7 @@ def supervise(
     fds = _received_fds(ours)
     ours.close()
     if fds:
-        status = Supervisor(fds[0], child, writable, machine).serve()
+        status = Supervisor(fds[0], child, writable, machine, abstract=abstract).serve()
         os.close(fds[0])
     else:  # no listener: it could not be confined, or an outer supervisor answers
         status = _wait(child)

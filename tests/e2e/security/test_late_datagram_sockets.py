@@ -22,11 +22,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from kernel_attacks import outcomes, unix_datagram_listener
-from sandbox_attacks import BACKENDS_AND_OFF
+from sandbox_attacks import BACKENDS_AND_OFF, recording
 
 from codegen_ci.security.landlock import kernel_abi
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
@@ -36,10 +37,11 @@ pytestmark = [
     pytest.mark.skipif(kernel_abi() < 1, reason="the kernel has no Landlock"),
 ]
 
-# argv[1]: the late socket's path. Each line: `<name>: WORKED` or `<name>: REFUSED <errno>`.
+# argv[1]: the late socket's path (`@name`: an abstract name). Each line it prints:
+# `<name>: WORKED` or `<name>: REFUSED <errno>`.
 PROBE = r"""
 import ctypes, errno, os, socket, struct, sys
-LATE = sys.argv[1]
+LATE = sys.argv[1].replace("@", "\0", 1) if sys.argv[1].startswith("@") else sys.argv[1]
 libc = ctypes.CDLL(None, use_errno=True)
 
 def attempt(name, action):
@@ -54,7 +56,8 @@ def pair():  # a datagram socket every backend allows
 
 def sendmmsg(sock, payloads, path):
     # struct mmsghdr[] with a sockaddr_un each; returns (messages sent, each msg_len)
-    name = struct.pack("=H", socket.AF_UNIX) + path.encode() + b"\0"
+    end = b"" if path.startswith("\0") else b"\0"  # an abstract name is its bytes exactly
+    name = struct.pack("=H", socket.AF_UNIX) + path.encode() + end
     keep, vec = [], b""
     for data in payloads:
         buf = ctypes.create_string_buffer(data, len(data))
@@ -214,3 +217,62 @@ def test_a_late_datagram_socket_outside_gets_nothing(kind: str, places: tuple[Pa
         refused = errno.errorcode[errno.EACCES]
         assert {name: seen[name] for name in LATE} == dict.fromkeys(LATE, refused), out
         assert received == [b"marker"], out
+
+
+@pytest.mark.parametrize("listening", [False, True])
+@pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
+def test_a_late_abstract_datagram_name_outside_gets_nothing_with_the_network(
+    kind: str, listening: bool, places: tuple[Path, Path]
+) -> None:
+    """With the network a bubblewrap command shares the host's network namespace, and so its
+    abstract names; Landlock (ABI 6) scopes them. The guard sends for the command, so it must
+    reach no more of them than the command: an abstract datagram socket made outside after
+    the start gets nothing. Where none listened at the start (`listening` False, as on a
+    machine without any), Unix sockets are the command's, and Landlock's scope refuses the
+    send (EPERM: the guard's layer inside bubblewrap scopes them too); where one did, the
+    command gets no Unix socket (EACCES) and the guard sends to no abstract name (EACCES),
+    not even from a socketpair()'s datagram socket."""
+    if kind != "off" and kernel_abi() < 6:
+        pytest.skip("Landlock before ABI 6 cannot scope abstract sockets (docs/sandbox.md)")
+    work, _ = places
+    name = f"cg-late-{os.getpid()}-{kind}-{listening}"
+    sandbox: Sandbox = open_sandbox({**os.environ, "CODEGEN_SANDBOX": kind}, git_dir=None)
+    if kind == "bwrap":
+        sandbox = replace(sandbox, abstract_sockets=listening)
+    elif kind == "landlock":  # the policy of a kernel before ABI 6 where one listens
+        sandbox = replace(sandbox, unix_sockets=not listening)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind("\0" + name)  # after the sandbox was opened
+    try:
+        with recording(server, datagrams=True) as received:
+            prefix = sandbox.wrap(sandbox.confinement(work, network=True))
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-c", PROBE, "@" + name],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            if kind == "off":
+                settled(received, len(LATE))
+            else:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
+                    probe.sendto(b"marker", "\0" + name)
+                settled(received, 1)
+    finally:
+        sandbox.close()
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    seen = outcomes(out)
+    assert seen["own-pair"] == "WORKED", out
+    if kind == "off":
+        assert all(seen[own] == "WORKED" for own in OWN), out
+        assert sorted(received) == [b"leak-mmsg", b"leak-pair", b"leak-sendmsg", b"leak-socket"]
+        return
+    assert received == [b"marker"], out
+    if listening:
+        assert {seen[n] for n in [*LATE, *OWN] if n != "own-pair"} == {"EACCES"}, out
+    else:
+        assert all(seen[own] == "WORKED" for own in OWN), out
+        assert {seen[late] for late in LATE} == {"EPERM"}, out
