@@ -93,6 +93,8 @@ SENDS = {
     "aarch64": {"sendto": 206, "sendmsg": 211, "sendmmsg": 269},
 }
 PIDFD_OPEN, PIDFD_GETFD = 434, 438  # the same on both machines
+TGKILL = {"x86_64": 234, "aarch64": 131}
+MSG_NOSIGNAL = 0x4000
 AF_UNIX, SOCKADDR_MAX = 1, 128
 SOL_SOCKET, SCM_RIGHTS, SO_TYPE, SOCK_STREAM = 1, 1, 3, 1
 UIO_MAXIOV, SEND_MAX, CONTROL_MAX = 1024, 1 << 22, 1 << 16
@@ -520,6 +522,7 @@ class Supervisor:
         self.abstract = abstract  # False: no abstract Unix name is reached (one outside listens)
         self.child = child
         self.writable = [os.path.realpath(p) for p in writable]
+        self.tgkill = TGKILL[machine]
         self.names = {number: name for name, number in CALLS[machine].items()}
         self.names[IOCTL[machine]] = "ioctl"
         self.names[CONNECT[machine]] = "connect"
@@ -705,6 +708,7 @@ class Supervisor:
             return refusal
         if not self.valid(notif_id):
             return None
+        tgid = self._tgid(proc)
         mine = opened[start:]
         del opened[start:]
 
@@ -712,9 +716,12 @@ class Supervisor:
             try:
                 sent = result = 0
                 for i, (name, data, control) in enumerate(ready):
-                    result = self._sendmsg(sock, name, data, control, flags)
+                    result = self._sendmsg(sock, name, data, control, flags | MSG_NOSIGNAL)
                     if result < 0:
-                        return (ctypes.get_errno(), 0) if sent == 0 else (0, sent)
+                        error = ctypes.get_errno()
+                        if error == errno.EPIPE and not flags & MSG_NOSIGNAL and sent == 0:
+                            self._pipe_signal(notif_id, tgid, pid)  # the kernel's, to the caller
+                        return (error, 0) if sent == 0 else (0, sent)
                     if vector:  # sendmmsg: each msg_len, as the kernel writes it
                         where = vector + MMSGHDR_SIZE * i + MSG_LEN_AT
                         self._write_memory(notif_id, pid, where, struct.pack("=I", result))
@@ -757,6 +764,12 @@ class Supervisor:
             at += (length + 7) & ~7
         return name, message.data, bytes(control)
 
+    def _pipe_signal(self, notif_id: int, tgid: int, tid: int) -> None:
+        """SIGPIPE to the calling thread, as the kernel sends it for a send on a closed
+        connection without MSG_NOSIGNAL (we send with it: the signal is the caller's)."""
+        if self.valid(notif_id):
+            self.libc.syscall(self.tgkill, tgid, tid, signal.SIGPIPE)
+
     def _write_memory(self, notif_id: int, pid: int, address: int, data: bytes) -> None:
         """Write `data` into the waiting caller's memory (process_vm_writev: writing its
         `/proc/<pid>/mem` is a write beneath /proc, which our Landlock domain refuses); only
@@ -791,15 +804,7 @@ class Supervisor:
 
     def _socket_of(self, proc: int, fd: int) -> int:
         """Our duplicate of the caller's descriptor `fd` (pidfd_getfd: the same open socket)."""
-        tgid = 0
-        status = os.open("status", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
-        try:
-            for line in os.read(status, 4096).decode("ascii", "replace").splitlines():
-                if line.startswith("Tgid:"):
-                    tgid = int(line.split()[1])
-        finally:
-            os.close(status)
-        pidfd = int(self.libc.syscall(PIDFD_OPEN, tgid, 0))
+        pidfd = int(self.libc.syscall(PIDFD_OPEN, self._tgid(proc), 0))
         if pidfd < 0:
             raise OSError(ctypes.get_errno(), "pidfd_open")
         try:
@@ -809,6 +814,18 @@ class Supervisor:
             return dup
         finally:
             os.close(pidfd)
+
+    @staticmethod
+    def _tgid(proc: int) -> int:
+        """The caller's process (its thread group), from its pinned `/proc/<pid>`."""
+        status = os.open("status", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
+        try:
+            for line in os.read(status, 4096).decode("ascii", "replace").splitlines():
+                if line.startswith("Tgid:"):
+                    return int(line.split()[1])
+        finally:
+            os.close(status)
+        raise OSError(errno.ESRCH, "no thread group")
 
     def open_target(self, proc: int, target: Target, opened: list[int]) -> int:
         """An O_PATH descriptor of ours for the object the caller named."""
