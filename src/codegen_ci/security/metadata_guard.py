@@ -94,7 +94,7 @@ SENDS = {
 }
 PIDFD_OPEN, PIDFD_GETFD = 434, 438  # the same on both machines
 TGKILL = {"x86_64": 234, "aarch64": 131}
-MSG_NOSIGNAL = 0x4000
+MSG_DONTWAIT, MSG_NOSIGNAL = 0x40, 0x4000
 AF_UNIX, SOCKADDR_MAX = 1, 128
 SOL_SOCKET, SCM_RIGHTS, SO_TYPE, SOCK_STREAM = 1, 1, 3, 1
 UIO_MAXIOV, SEND_MAX, CONTROL_MAX = 1024, 1 << 22, 1 << 16
@@ -573,10 +573,12 @@ class Supervisor:
             error = exc.errno or errno.EPERM
         except Exception:
             error = errno.EPERM
-        if callable(error):  # a connect(), which may block: answered from a thread of its own
+        if callable(error):  # a connect() or send, which may block: from a thread of its own
             import threading  # only a command that connects pays for it
 
             threading.Thread(target=self._answer_later, args=(notif_id, error), daemon=True).start()
+        elif isinstance(error, tuple):  # a send made: its result
+            self.send(notif_id, *error)
         elif error is not None:  # None: the caller is gone, nobody to answer
             self.send(notif_id, error)
 
@@ -602,9 +604,10 @@ class Supervisor:
 
     def handle(
         self, notif_id: int, pid: int, name: str, args: Sequence[int]
-    ) -> int | Callable[[], int | tuple[int, int]] | None:
-        """0, or the errno to answer; None when the caller is gone; for a connect() or a send
-        the work that answers it (the errno, or the errno and the value to return)."""
+    ) -> int | tuple[int, int] | Callable[[], int | tuple[int, int]] | None:
+        """0, or the errno to answer (or the errno and the value to return: a send); None when
+        the caller is gone; for a connect() or a send that may block the work that answers
+        it."""
         try:
             proc = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
@@ -680,7 +683,7 @@ class Supervisor:
 
     def send_messages(
         self, notif_id: int, pid: int, proc: int, request: Request, opened: list[int]
-    ) -> int | Callable[[], tuple[int, int]] | None:
+    ) -> int | tuple[int, int] | Callable[[], tuple[int, int]] | None:
         """sendto(), sendmsg() or sendmmsg(), made by us on the caller's socket itself (a
         duplicate of its descriptor) with the caller's bytes, flags and ancillary data (the
         descriptors it passes duplicated too), to the address it gave under connect()'s rule:
@@ -711,25 +714,48 @@ class Supervisor:
         tgid = self._tgid(proc)
         mine = opened[start:]
         del opened[start:]
+        done = [0, 0]  # messages sent, the last one's result
+
+        def attempt(now: bool) -> tuple[int, int] | None:
+            """Send what is left; None when `now` and a datagram would have to wait."""
+            extra = MSG_NOSIGNAL | (MSG_DONTWAIT if now else 0)
+            for i in range(done[0], len(ready)):
+                name, data, control = ready[i]
+                result = self._sendmsg(sock, name, data, control, flags | extra)
+                if result < 0:
+                    error = ctypes.get_errno()
+                    if now and error == errno.EAGAIN and not flags & MSG_DONTWAIT:
+                        return None  # the caller's socket may block: a thread waits for it
+                    if error == errno.EPIPE and not flags & MSG_NOSIGNAL and done[0] == 0:
+                        self._pipe_signal(notif_id, tgid, pid)  # the kernel's, to the caller
+                    return (error, 0) if done[0] == 0 else (0, done[0])
+                if vector:  # sendmmsg: each msg_len, as the kernel writes it
+                    where = vector + MMSGHDR_SIZE * i + MSG_LEN_AT
+                    self._write_memory(notif_id, pid, where, struct.pack("=I", result))
+                done[0], done[1] = i + 1, result
+            return 0, done[0] if vector else done[1]
+
+        def close() -> None:
+            for fd in mine:
+                os.close(fd)
+
+        if not stream:  # a datagram goes whole or not at all: most go at once, no thread
+            try:
+                answer = attempt(now=True)
+            except BaseException:
+                close()
+                raise
+            if answer is not None:
+                close()
+                return answer
 
         def work() -> tuple[int, int]:
             try:
-                sent = result = 0
-                for i, (name, data, control) in enumerate(ready):
-                    result = self._sendmsg(sock, name, data, control, flags | MSG_NOSIGNAL)
-                    if result < 0:
-                        error = ctypes.get_errno()
-                        if error == errno.EPIPE and not flags & MSG_NOSIGNAL and sent == 0:
-                            self._pipe_signal(notif_id, tgid, pid)  # the kernel's, to the caller
-                        return (error, 0) if sent == 0 else (0, sent)
-                    if vector:  # sendmmsg: each msg_len, as the kernel writes it
-                        where = vector + MMSGHDR_SIZE * i + MSG_LEN_AT
-                        self._write_memory(notif_id, pid, where, struct.pack("=I", result))
-                    sent += 1
-                return 0, sent if vector else result
+                answer = attempt(now=False)
+                assert answer is not None
+                return answer
             finally:
-                for fd in mine:
-                    os.close(fd)
+                close()
 
         return work
 

@@ -160,6 +160,29 @@ def own_sigpipe():  # a send on a closed connection: EPIPE, and SIGPIPE without 
                 pass
     check(got, [1])
 
+def own_full_queue():  # a blocking send waits for room, a non-blocking one does not
+    import threading
+    server, path = own_socket("own-full.dgram")
+    a, b = pair()
+    with server, a, b:
+        a.setblocking(False)
+        count = 0
+        try:
+            while True:
+                a.sendto(b"fill", path)
+                count += 1
+        except BlockingIOError:
+            pass
+        a.setblocking(True)
+        got = []
+        drain = lambda: got.extend(server.recv(9) for _ in range(count + 1))
+        reader = threading.Thread(target=drain)
+        reader.start()
+        a.sendto(b"last", path)
+        reader.join(30)
+        check(got[-1:], [b"last"])
+    os.unlink(path)
+
 attempt("late-socket-sendto", to_late_by_socket)
 attempt("late-pair-sendto", to_late_by_pair_sendto)
 attempt("late-sendmsg", to_late_by_sendmsg)
@@ -169,10 +192,18 @@ attempt("own-sendmsg-sendmmsg", own_by_sendmsg_and_sendmmsg)
 attempt("own-connected-send", own_connected_then_send)
 attempt("own-pair", own_pair)
 attempt("own-sigpipe", own_sigpipe)
+attempt("own-full-queue", own_full_queue)
 """
 
 LATE = ["late-socket-sendto", "late-pair-sendto", "late-sendmsg", "late-sendmmsg"]
-OWN = ["own-sendto", "own-sendmsg-sendmmsg", "own-connected-send", "own-pair", "own-sigpipe"]
+OWN = [
+    "own-sendto",
+    "own-sendmsg-sendmmsg",
+    "own-connected-send",
+    "own-pair",
+    "own-sigpipe",
+    "own-full-queue",
+]
 
 
 @pytest.fixture
@@ -280,7 +311,7 @@ def test_a_late_abstract_datagram_name_outside_gets_nothing_with_the_network(
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     seen = outcomes(out)
-    assert seen["own-pair"] == seen["own-sigpipe"] == "WORKED", out
+    assert seen["own-pair"] == seen["own-sigpipe"] == "WORKED", out  # socketpairs only
     if kind == "off":
         assert all(seen[own] == "WORKED" for own in OWN), out
         assert sorted(received) == [b"leak-mmsg", b"leak-pair", b"leak-sendmsg", b"leak-socket"]
