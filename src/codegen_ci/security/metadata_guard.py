@@ -2,13 +2,16 @@
 removing and renaming outside the writable places, but not changing what a file is: its mode
 (`chmod`), owner (`chown`), times (`utime`), extended attributes (`setxattr`) or inode flags
 (`chattr`), nor, before its ABI 3, `truncate()` of a path. Without this, a confined command
-could make a HOME credential world-readable or `.git/hooks` world-writable.
+could make a HOME credential world-readable or `.git/hooks` world-writable. Nor does
+Landlock (or a read-only mount) refuse a connect() to a named Unix socket, or a datagram sent
+to one by its path (sendto, sendmsg, sendmmsg): the supervisor answers those too.
 
 How (run inside the launcher, security/landlock_exec.py; standard library only, loaded by
 path, never through codegen_ci):
 1. The launcher forks. The child loads its seccomp filter with the calls below returning
-   SECCOMP_RET_USER_NOTIF (`notify_rules`; flag NEW_LISTENER), hands the listener to the
-   parent over a socketpair (SCM_RIGHTS) and execs the command. Every process the command
+   SECCOMP_RET_USER_NOTIF (`notify_rules`, `send_rules`; flag NEW_LISTENER), hands the
+   listener to the parent over a socketpair (SCM_RIGHTS, from a thread started before the
+   filter: the filter sends sendmsg() here) and execs the command. Every process the command
    starts inherits the filter, so every such call in the whole tree comes here.
 2. The parent (the *supervisor*: no capability, not dumpable, in a Landlock domain the
    command's nests inside, so the command can neither ptrace nor, from ABI 6, signal it; a
@@ -96,7 +99,7 @@ PIDFD_OPEN, PIDFD_GETFD = 434, 438  # the same on both machines
 TGKILL = {"x86_64": 234, "aarch64": 131}
 MSG_DONTWAIT, MSG_NOSIGNAL = 0x40, 0x4000
 AF_UNIX, SOCKADDR_MAX = 1, 128
-SOL_SOCKET, SCM_RIGHTS, SO_TYPE, SOCK_STREAM = 1, 1, 3, 1
+SOL_SOCKET, SCM_RIGHTS, SCM_CREDENTIALS, SO_TYPE, SOCK_STREAM = 1, 1, 2, 3, 1
 UIO_MAXIOV, SEND_MAX, CONTROL_MAX = 1024, 1 << 22, 1 << 16
 MSGHDR = struct.Struct("=QI4xQQQQi4x")  # name, namelen, iov, iovlen, control, controllen, flags
 MMSGHDR_SIZE, MSG_LEN_AT = 64, 56  # struct mmsghdr: a msghdr, then msg_len
@@ -787,6 +790,13 @@ class Supervisor:
                     ours = self._socket_of(proc, theirs)
                     opened.append(ours)
                     struct.pack_into("=i", control, place, ours)
+            elif level == SOL_SOCKET and kind == SCM_CREDENTIALS and length >= CMSGHDR.size + 4:
+                # the caller's own pid becomes ours (the kernel checks it against the sender's,
+                # and a receiver asking for credentials sees the sender's: ours); uid and gid
+                # are checked by the kernel as they are
+                (claimed,) = struct.unpack_from("=i", control, at + CMSGHDR.size)
+                if claimed == self._tgid(proc):
+                    struct.pack_into("=i", control, at + CMSGHDR.size, os.getpid())
             at += (length + 7) & ~7
         return name, message.data, bytes(control)
 

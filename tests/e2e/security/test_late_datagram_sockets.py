@@ -160,6 +160,15 @@ def own_sigpipe():  # a send on a closed connection: EPIPE, and SIGPIPE without 
                 pass
     check(got, [1])
 
+def own_credentials():  # SCM_CREDENTIALS with its own pid, to a receiver that asks for them
+    a, b = pair()
+    with a, b:
+        b.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        ucred = struct.pack("=iII", os.getpid(), os.getuid(), os.getgid())
+        a.sendmsg([b"creds"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, ucred)])
+        data, ancillary, _, _ = b.recvmsg(10, 256)
+        check((data, struct.unpack("=iII", ancillary[0][2])[1]), (b"creds", os.getuid()))
+
 def own_full_queue():  # a blocking send waits for room, a non-blocking one does not
     import threading
     server, path = own_socket("own-full.dgram")
@@ -193,6 +202,7 @@ attempt("own-connected-send", own_connected_then_send)
 attempt("own-pair", own_pair)
 attempt("own-sigpipe", own_sigpipe)
 attempt("own-full-queue", own_full_queue)
+attempt("own-credentials", own_credentials)
 """
 
 LATE = ["late-socket-sendto", "late-pair-sendto", "late-sendmsg", "late-sendmmsg"]
@@ -203,6 +213,7 @@ OWN = [
     "own-pair",
     "own-sigpipe",
     "own-full-queue",
+    "own-credentials",
 ]
 
 
@@ -318,7 +329,8 @@ def test_a_late_abstract_datagram_name_outside_gets_nothing_with_the_network(
         return
     assert received == [b"marker"], out
     if listening:
-        refused = [n for n in [*LATE, *OWN] if n not in ("own-pair", "own-sigpipe")]
+        pairs = ("own-pair", "own-sigpipe", "own-credentials")  # socketpairs only
+        refused = [n for n in [*LATE, *OWN] if n not in pairs]
         assert {seen[n] for n in refused} == {"EACCES"}, out
     else:
         assert all(seen[own] == "WORKED" for own in OWN), out
