@@ -55,6 +55,8 @@ NOT_OURS = {
 # snake_case names that are not ours to define: kernel, GitHub and libc names; example ids.
 NOT_MODULES = {
     "io_uring",
+    "msg_name",  # struct msghdr's, and sendto's dest_addr
+    "dest_addr",
     "pull_request_target",
     "ru_maxrss",
     "test_minor",

@@ -20,13 +20,17 @@ from codegen_ci.security.metadata_guard import (
     INODE_IOCTLS,
     IOCTL,
     SECCOMP_RET_USER_NOTIF,
+    SENDS,
     ByFd,
     ByPath,
     Memory,
+    Message,
     allowed,
     guard_program,
+    is_abstract,
     notify_rules,
     parse,
+    send_rules,
 )
 
 WRITABLE = ["/work/wt/run", "/tmp/codegen-sandbox-x/rw"]
@@ -240,4 +244,75 @@ def test_each_machine_names_its_own_calls() -> None:
         assert len(rules) < 255  # every jump fits the instruction's 8 bits
         head = 7 if machine == "x86_64" else 5  # the architecture checks and allow
         assert len(guard_program(machine, connect=False)) == len(rules) + head
-        assert len(guard_program(machine, connect=True)) == len(rules) + head + 2
+        sends = len(send_rules(machine))
+        assert len(guard_program(machine, connect=True)) == len(rules) + head + 2 + sends
+
+
+def test_sends_that_may_name_an_address_go_to_the_supervisor() -> None:
+    """sendmsg() and sendmmsg() always (their address is inside a struct the filter cannot
+    read), sendto() only with a dest_addr: send() and write() on a connected socket never."""
+    static = landlock_exec.seccomp_program(network=False)
+    both = [static, guard_program("x86_64", connect=True)]
+    sends = SENDS["x86_64"]
+    for name in ("sendmsg", "sendmmsg"):
+        assert stacked(both, sends[name], (3, BASE, 0)) == SECCOMP_RET_USER_NOTIF, name
+    for address in (BASE, 1 << 40, 1):  # either half of the pointer set
+        notified = stacked(both, sends["sendto"], (3, BASE, 4, 0, address, 16))
+        assert notified == SECCOMP_RET_USER_NOTIF, address
+    assert stacked(both, sends["sendto"], (3, BASE, 4, 0, 0, 0)) == landlock_exec.SECCOMP_RET_ALLOW
+    no_connect = [static, guard_program("x86_64", connect=False)]
+    assert stacked(no_connect, sends["sendmsg"]) == landlock_exec.SECCOMP_RET_ALLOW
+    for machine in SENDS:  # the rules leave the call number in the accumulator
+        rules = send_rules(machine)
+        assert rules[-1] == (0x20, 0, 0, 0) and len(rules) < 255
+
+
+def unix_address(path: bytes) -> bytes:
+    return struct.pack("=H", 1) + path
+
+
+def test_sends_read_the_address_the_bytes_and_the_ancillary_data() -> None:
+    memory = FakeMemory()
+    read = Memory(memory.read)
+    name = unix_address(b"/run/daemon.sock\0")
+    at = memory.put(name)
+    data = memory.put(b"hello")
+    request = parse("sendto", [5, data, 5, 0x4000, at, len(name)], read)
+    assert (request.kind, request.target) == ("send", ByFd(5))
+    assert request.values == (0x4000, 0, (Message(name, b"hello", 5, b""),))
+    # sendmsg: two pieces, a control message, flags as a signed int
+    first, second = memory.put(b"ab"), memory.put(b"cde")
+    iov = memory.put(struct.pack("=QQQQ", first, 2, second, 3))
+    control = struct.pack("=Qii", 20, 1, 1) + struct.pack("=i", 7) + bytes(4)
+    control_at = memory.put(control)
+    header = struct.pack("=QI4xQQQQi4x", at, len(name), iov, 2, control_at, len(control), 0)
+    request = parse("sendmsg", [5, memory.put(header), 0xFFFFFFFF], read)
+    assert request.values == (-1, 0, (Message(name, b"abcde", 5, control),))
+    # sendmmsg: each struct mmsghdr in turn, the vector's address kept for msg_len
+    vector = memory.put(header + bytes(8) + header + bytes(8))
+    request = parse("sendmmsg", [5, vector, 2, 0], read)
+    assert request.values[1] == vector and len(request.values[2]) == 2
+    # no address: sendto's NULL, a msghdr's empty name
+    nameless = struct.pack("=QI4xQQQQi4x", 0, 0, iov, 2, 0, 0, 0)
+    assert parse("sendmsg", [5, memory.put(nameless), 0], read).values[2][0].name == b""
+
+
+def test_sends_fail_as_the_kernel_would_on_bad_arguments() -> None:
+    memory = FakeMemory()
+    read = Memory(memory.read)
+    data = memory.put(b"x")
+    cases = [
+        ("sendto", [5, data, 1, 0, data, 129], errno.EINVAL),  # an address longer than any
+        ("sendto", [5, 0x1000, 1, 0, 0, 0], errno.EFAULT),  # bytes nowhere
+        (
+            "sendmsg",
+            [5, memory.put(struct.pack("=QI4xQQQQi4x", 0, 0, 0, 1025, 0, 0, 0)), 0],
+            errno.EMSGSIZE,
+        ),
+    ]
+    for name, args, expected in cases:
+        with pytest.raises(OSError) as refused:
+            parse(name, args, read)
+        assert refused.value.errno == expected, name
+    assert is_abstract(unix_address(b"\0name")) and not is_abstract(unix_address(b"/a\0"))
+    assert not is_abstract(struct.pack("=H", 2) + bytes(14))  # inet

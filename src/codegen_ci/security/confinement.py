@@ -22,8 +22,8 @@ class Confinement:
     leaves them to the tool's git guard, which restores them after each command). `sockets`:
     named sockets outside the sandbox (the user's session's, a container engine's, the
     system's under /run): bubblewrap covers each that a command could still see with
-    /dev/null; under Landlock the metadata guard refuses a connect() to one instead (and the
-    filter every datagram Unix socket). `network`: whether
+    /dev/null; on both the metadata guard refuses a connect() to one and a datagram sent to
+    one (`sendto`, `sendmsg`, `sendmmsg`). `network`: whether
     it may use the network."""
 
     workdir: Path

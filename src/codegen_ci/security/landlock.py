@@ -46,12 +46,12 @@ def kernel_abi() -> int:
 
 
 def landlock_argv(confinement: Confinement, *, unix_sockets: bool = True) -> list[str]:
-    """The launcher's argv prefix for this confinement. Datagram Unix sockets are refused
-    always: the launcher's metadata guard checks a connect()'s address (a named socket only
-    beneath the writable places), not the address of a datagram's sendto() (`/dev/log`,
-    journald). `unix_sockets`: False where an abstract socket listens outside on a kernel
-    before Landlock ABI 6 (which cannot scope them): then no Unix socket at all;
-    `socketpair()` still works."""
+    """The launcher's argv prefix for this confinement. The launcher's guard checks the
+    address of every connect() and of every datagram sent with one (`sendto`, `sendmsg`,
+    `sendmmsg`): a named Unix socket only beneath the writable places, so `/dev/log`,
+    journald, an engine's or an agent's socket are refused. `unix_sockets`: False where an
+    abstract socket listens outside on a kernel before Landlock ABI 6 (which cannot scope
+    them): then no Unix socket at all; `socketpair()` still works."""
     c = confinement
     hidden = tuple(c.hidden) + tuple(target for _, target in c.replaced)
     readable = [Path(p) for p in SYSTEM] + list(c.read_only)
@@ -62,7 +62,6 @@ def landlock_argv(confinement: Confinement, *, unix_sockets: bool = True) -> lis
         "devices": list(DEVICES),
         "network": c.network,
         "unix_sockets": unix_sockets,
-        "unix_datagram": False,
     }
     return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(policy), "--"]
 

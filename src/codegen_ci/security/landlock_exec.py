@@ -22,14 +22,15 @@ nothing the confined side could have shaped is imported. Before it runs ARGV it
    checks only TCP bind() and connect(): TCP Fast Open's sendto() and listen()'s autobind
    pass it, and it has no loopback of its own to leave them), no socket family but Unix,
    inet and netlink (NETLINK_ROUTE) ever; with `unix_sockets: false` no Unix socket at all,
-   with `unix_datagram: false` no datagram one (socketpair() still works): the guard of
-   step 5 checks a connect()'s address, not a datagram's sendto();
+   with `unix_datagram: false` no datagram one (socketpair() still works; no policy of the
+   tool's sets it since the guard of step 5 checks a datagram's address too);
 5. forks (security/metadata_guard.py; steps 1 to 3 are shared, step 4 is the child's): the
    child nests a Landlock domain of its own, loads the filter of step 4 and, on top, one of
    the guard's that sends the metadata calls (chmod, chown, utime, xattrs, inode-flag ioctls,
-   truncate) and connect() to the parent, and execs ARGV; the parent, with no capability,
-   answers those calls, performing them beneath the `write` paths and refusing them elsewhere
-   (Landlock does not cover them; a named Unix socket is connected only beneath them), and
+   truncate), connect() and the sends that carry an address to the parent, and execs ARGV;
+   the parent, with no capability, answers those calls, performing them beneath the `write`
+   paths and refusing them elsewhere (Landlock does not cover them; a named Unix socket is
+   connected, or sent a datagram, only beneath them), and
    exits with ARGV's status.
 With `"backend": "bwrap"` in the policy it confines nothing itself: ARGV is bubblewrap's, and
 it runs it with the filter of step 4 on a descriptor (`bwrap --seccomp FD`), built for a
@@ -293,11 +294,19 @@ def landlock(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
 def landlock_writes(libc: ctypes.CDLL, policy: dict[str, object], abi: int) -> None:
     """Step 3 inside bubblewrap: a layer that handles write rights only, granting them beneath
     the `write` paths (all but making device nodes) and, for the `devices` paths, writing and
-    truncating (what lies beneath a directory among them: `/dev/pts`, `/proc`)."""
+    truncating (what lies beneath a directory among them: `/dev/pts`, `/proc`). With ABI 6
+    and up it scopes abstract Unix sockets too: the guard, which connects and sends for the
+    command, then reaches no more of them than the command's own nested domain (with the
+    network, bubblewrap shares the host's network namespace and its abstract names)."""
     handled = FS_BY_ABI[min(abi, 5)] & WRITES
-    buf = ctypes.create_string_buffer(struct.pack("=Q", handled), 8)
+    attr = struct.pack("=Q", handled)
+    if abi >= 6:
+        attr += struct.pack("=QQ", 0, SCOPE_ABSTRACT_UNIX_SOCKET)
+    buf = ctypes.create_string_buffer(attr, len(attr))
     ruleset = _check(
-        libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(8), ctypes.c_uint32(0)),
+        libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
+        ),
         "landlock_create_ruleset (writes)",
     )
     try:
@@ -366,8 +375,8 @@ def seccomp_program(
       (SECCOMP_RET_USER_NOTIF; the filter must then be loaded with a listener);
     - socket(): Unix sockets unless `unix_sockets` is False (Landlock before ABI 6 where an
       abstract socket listens outside), and datagram ones unless `unix_datagram` is False
-      too (Landlock: the metadata guard checks a connect()'s address, not a datagram's
-      `sendto()`);
+      too (a policy without a guard for datagrams' addresses; the tool's own never set it:
+      the metadata guard checks them);
       netlink for NETLINK_ROUTE only (interfaces and addresses, as getaddrinfo reads them);
       inet (every type: TCP, UDP, raw, SCTP, MPTCP; TCP Fast Open and listen()'s autobind
       included) only with the `network` or in a network namespace of the command's own
@@ -607,7 +616,13 @@ def main(argv: list[str]) -> int:
             return 127
     return int(
         guard.supervise(
-            lambda: confine_command(policy, abi, guard), command, writable, os.uname().machine
+            lambda: confine_command(policy, abi, guard),
+            command,
+            writable,
+            os.uname().machine,
+            # no Unix socket of its own: no abstract name either, for a socketpair()'s datagram
+            # socket sent or connected through the guard (an abstract one listens outside)
+            abstract=bool(policy.get("unix_sockets", True)),
         )
     )
 

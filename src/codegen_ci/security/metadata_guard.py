@@ -2,13 +2,16 @@
 removing and renaming outside the writable places, but not changing what a file is: its mode
 (`chmod`), owner (`chown`), times (`utime`), extended attributes (`setxattr`) or inode flags
 (`chattr`), nor, before its ABI 3, `truncate()` of a path. Without this, a confined command
-could make a HOME credential world-readable or `.git/hooks` world-writable.
+could make a HOME credential world-readable or `.git/hooks` world-writable. Nor does
+Landlock (or a read-only mount) refuse a connect() to a named Unix socket, or a datagram sent
+to one by its path (sendto, sendmsg, sendmmsg): the supervisor answers those too.
 
 How (run inside the launcher, security/landlock_exec.py; standard library only, loaded by
 path, never through codegen_ci):
 1. The launcher forks. The child loads its seccomp filter with the calls below returning
-   SECCOMP_RET_USER_NOTIF (`notify_rules`; flag NEW_LISTENER), hands the listener to the
-   parent over a socketpair (SCM_RIGHTS) and execs the command. Every process the command
+   SECCOMP_RET_USER_NOTIF (`notify_rules`, `send_rules`; flag NEW_LISTENER), hands the
+   listener to the parent over a socketpair (SCM_RIGHTS, from a thread started before the
+   filter: the filter sends sendmsg() here) and execs the command. Every process the command
    starts inherits the filter, so every such call in the whole tree comes here.
 2. The parent (the *supervisor*: no capability, not dumpable, in a Landlock domain the
    command's nests inside, so the command can neither ptrace nor, from ABI 6, signal it; a
@@ -30,6 +33,7 @@ path, never through codegen_ci):
 from __future__ import annotations
 
 import _socket
+import _thread
 import contextlib
 import ctypes
 import errno
@@ -86,8 +90,20 @@ CALLS: dict[str, dict[str, int]] = {
 }
 IOCTL = {"x86_64": 16, "aarch64": 29}
 CONNECT = {"x86_64": 42, "aarch64": 203}
+# The sends that may carry a destination address: a datagram makes no connect().
+SENDS = {
+    "x86_64": {"sendto": 44, "sendmsg": 46, "sendmmsg": 307},
+    "aarch64": {"sendto": 206, "sendmsg": 211, "sendmmsg": 269},
+}
 PIDFD_OPEN, PIDFD_GETFD = 434, 438  # the same on both machines
+TGKILL = {"x86_64": 234, "aarch64": 131}
+MSG_DONTWAIT, MSG_NOSIGNAL = 0x40, 0x4000
 AF_UNIX, SOCKADDR_MAX = 1, 128
+SOL_SOCKET, SCM_RIGHTS, SCM_CREDENTIALS, SO_TYPE, SOCK_STREAM = 1, 1, 2, 3, 1
+UIO_MAXIOV, SEND_MAX, CONTROL_MAX = 1024, 1 << 22, 1 << 16
+MSGHDR = struct.Struct("=QI4xQQQQi4x")  # name, namelen, iov, iovlen, control, controllen, flags
+MMSGHDR_SIZE, MSG_LEN_AT = 64, 56  # struct mmsghdr: a msghdr, then msg_len
+CMSGHDR = struct.Struct("=Qii")  # cmsg_len, cmsg_level, cmsg_type; the data 8-aligned after
 ARCHES = {"x86_64": (0xC000003E, 0x40000000), "aarch64": (0xC00000B7, 0)}  # AUDIT_ARCH, x32
 SECCOMP = {"x86_64": 317, "aarch64": 277}
 CAPSET = {"x86_64": 126, "aarch64": 91}
@@ -114,8 +130,8 @@ def guard_program(machine: str, *, connect: bool) -> list[tuple[int, int, int, i
     """The supervisor's own seccomp filter, loaded on top of the launcher's (the kernel runs
     both and takes the stricter answer: what that one refuses stays refused): each call of
     `CALLS`, ioctl with one of `INODE_IOCTLS` and, when `connect`, connect() return
-    SECCOMP_RET_USER_NOTIF; another architecture's table fails (ENOSYS); everything else is
-    allowed."""
+    SECCOMP_RET_USER_NOTIF, and with it `send_rules` (a datagram's address makes no
+    connect()); another architecture's table fails (ENOSYS); everything else is allowed."""
     arch, x32 = ARCHES[machine]
     missing = (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)
     prog = [(BPF_LD_W_ABS, 0, 0, 4), (BPF_JEQ_K, 1, 0, arch), missing, (BPF_LD_W_ABS, 0, 0, 0)]
@@ -123,7 +139,34 @@ def guard_program(machine: str, *, connect: bool) -> list[tuple[int, int, int, i
         prog += [(BPF_JGE_K, 0, 1, x32), missing]
     if connect:
         prog += [(BPF_JEQ_K, 0, 1, CONNECT[machine]), (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)]
+        prog += send_rules(machine)
     return [*prog, *notify_rules(machine), (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW)]
+
+
+def send_rules(machine: str) -> list[tuple[int, int, int, int]]:
+    """BPF instructions placed where the accumulator holds the system call number (and left
+    holding it): sendmsg() and sendmmsg() return SECCOMP_RET_USER_NOTIF (the filter cannot see
+    inside their `struct msghdr`), and sendto() when it names an address (its fifth argument
+    not NULL: `send()` and `write()` on a connected socket never come here)."""
+    notify = (BPF_RET_K, 0, 0, SECCOMP_RET_USER_NOTIF)
+    calls = SENDS[machine]
+    address = [
+        (BPF_LD_W_ABS, 0, 0, 48),  # sendto's dest_addr (args[4]): its low half
+        (BPF_JEQ_K, 1, 0, 0),
+        notify,
+        (BPF_LD_W_ABS, 0, 0, 52),  # its high half
+        (BPF_JEQ_K, 1, 0, 0),
+        notify,
+        (BPF_LD_W_ABS, 0, 0, 0),  # the call number again
+    ]
+    return [
+        (BPF_JEQ_K, 0, 1, calls["sendmsg"]),
+        notify,
+        (BPF_JEQ_K, 0, 1, calls["sendmmsg"]),
+        notify,
+        (BPF_JEQ_K, 0, len(address), calls["sendto"]),
+        *address,
+    ]
 
 
 def notify_rules(machine: str) -> list[tuple[int, int, int, int]]:
@@ -200,6 +243,16 @@ class Request(_Value):
 
     def __init__(self, kind: str, target: Target, values: tuple[object, ...]) -> None:
         self.kind, self.target, self.values = kind, target, values
+
+
+class Message(_Value):
+    """One message to send, as the caller gave it: `name` the destination's address (b"":
+    none), `data` its bytes (at most SEND_MAX of `whole`), `control` its ancillary data."""
+
+    __slots__ = ("control", "data", "name", "whole")
+
+    def __init__(self, name: bytes, data: bytes, whole: int, control: bytes) -> None:
+        self.name, self.data, self.whole, self.control = name, data, whole, control
 
 
 class Memory:
@@ -280,6 +333,51 @@ def _times(memory: Memory, address: int, kind: str) -> tuple[tuple[int, int], ..
     return ((raw[0], raw[1]), (raw[2], raw[3]))
 
 
+def _address(memory: Memory, address: int, size: int) -> bytes:
+    """A destination address (sendto's dest_addr, a msghdr's msg_name); b"" for none."""
+    size &= 0xFFFFFFFF
+    if address == 0 or size == 0:
+        return b""
+    if size > SOCKADDR_MAX:
+        raise OSError(errno.EINVAL, "address length")
+    return memory.read(address, size)
+
+
+def _data(memory: Memory, vectors: Sequence[tuple[int, int]]) -> tuple[bytes, int]:
+    """The bytes of (base, length) pieces, at most SEND_MAX of them; and their whole length."""
+    chunks: list[bytes] = []
+    have = whole = 0
+    for base, length in vectors:
+        if length >= 1 << 63:
+            raise OSError(errno.EINVAL, "length")
+        whole += length
+        take = min(length, SEND_MAX - have)
+        if take > 0:
+            chunks.append(memory.read(base, take))
+            have += take
+    return b"".join(chunks), whole
+
+
+def _message(memory: Memory, address: int) -> Message:
+    """The message a `struct msghdr` at `address` describes."""
+    name, namelen, iov, iovlen, control, controllen, _ = MSGHDR.unpack(
+        memory.read(address, MSGHDR.size)
+    )
+    if iovlen > UIO_MAXIOV:
+        raise OSError(errno.EMSGSIZE, "too many pieces")
+    raw = memory.read(iov, 16 * iovlen) if iovlen else b""
+    data, whole = _data(memory, [struct.unpack_from("=QQ", raw, 16 * i) for i in range(iovlen)])
+    if controllen > CONTROL_MAX:
+        raise OSError(errno.ENOBUFS, "control")
+    ancillary = memory.read(control, controllen) if controllen else b""
+    return Message(_address(memory, name, namelen), data, whole, ancillary)
+
+
+def _signed32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
 def parse(name: str, args: Sequence[int], memory: Memory) -> Request:
     """The request behind system call `name` with arguments `args`, its strings and structures
     read from `memory`. Raises OSError with the errno the call itself would fail with."""
@@ -352,6 +450,21 @@ def parse(name: str, args: Sequence[int], memory: Memory) -> Request:
         if size > SOCKADDR_MAX or size >= 1 << 31:
             raise OSError(errno.EINVAL, "addrlen")
         return Request("connect", ByFd(_fd(a[0])), (memory.read(a[1], size) if size else b"",))
+    if name == "sendto":  # (fd, buf, len, flags, dest_addr, addrlen)
+        data, whole = _data(memory, [(a[1], a[2])])
+        message = Message(_address(memory, a[4], a[5]), data, whole, b"")
+        return Request("send", ByFd(_fd(a[0])), (_signed32(a[3]), 0, (message,)))
+    if name == "sendmsg":  # (fd, struct msghdr *, flags)
+        return Request("send", ByFd(_fd(a[0])), (_signed32(a[2]), 0, (_message(memory, a[1]),)))
+    if name == "sendmmsg":  # (fd, struct mmsghdr *, vlen, flags): each msg_len written back
+        messages: list[Message] = []
+        have = 0
+        for i in range(min(a[2] & 0xFFFFFFFF, UIO_MAXIOV)):
+            if have >= SEND_MAX:  # the rest in the caller's next call, as a full buffer would
+                break
+            messages.append(_message(memory, a[1] + MMSGHDR_SIZE * i))
+            have += len(messages[-1].data)
+        return Request("send", ByFd(_fd(a[0])), (_signed32(a[3]), a[1], tuple(messages)))
     if name == "ioctl":
         command = a[1] & 0xFFFFFFFF
         argument = memory.read(a[2], INODE_IOCTLS[command])
@@ -387,19 +500,36 @@ def unix_path(address: bytes) -> bytes | None:
     return path or None
 
 
+def is_abstract(address: bytes) -> bool:
+    """Whether a socket address is an abstract Unix name (a NUL, then the name)."""
+    family = int.from_bytes(address[:2], "little") if len(address) >= 2 else -1
+    return family == AF_UNIX and len(address) > 2 and address[2] == 0
+
+
 # --- the supervisor -------------------------------------------------------------------------
 
 
 class Supervisor:
     """Answers the notifications of one listener until the command's first process ends."""
 
-    def __init__(self, listener: int, child: int, writable: Sequence[str], machine: str) -> None:
+    def __init__(
+        self,
+        listener: int,
+        child: int,
+        writable: Sequence[str],
+        machine: str,
+        *,
+        abstract: bool = True,
+    ) -> None:
         self.listener = listener
+        self.abstract = abstract  # False: no abstract Unix name is reached (one outside listens)
         self.child = child
         self.writable = [os.path.realpath(p) for p in writable]
+        self.tgkill = TGKILL[machine]
         self.names = {number: name for name, number in CALLS[machine].items()}
         self.names[IOCTL[machine]] = "ioctl"
         self.names[CONNECT[machine]] = "connect"
+        self.names.update({number: name for name, number in SENDS[machine].items()})
         self.libc = ctypes.CDLL(None, use_errno=True)
 
     def serve(self) -> int:
@@ -446,24 +576,29 @@ class Supervisor:
             error = exc.errno or errno.EPERM
         except Exception:
             error = errno.EPERM
-        if callable(error):  # a connect(), which may block: answered from a thread of its own
+        if callable(error):  # a connect() or send, which may block: from a thread of its own
             import threading  # only a command that connects pays for it
 
             threading.Thread(target=self._answer_later, args=(notif_id, error), daemon=True).start()
+        elif isinstance(error, tuple):  # a send made: its result
+            self.send(notif_id, *error)
         elif error is not None:  # None: the caller is gone, nobody to answer
             self.send(notif_id, error)
 
-    def _answer_later(self, notif_id: int, work: Callable[[], int]) -> None:
+    def _answer_later(self, notif_id: int, work: Callable[[], int | tuple[int, int]]) -> None:
+        value = 0
         try:
-            error = work()
+            result = work()
+            error, value = result if isinstance(result, tuple) else (result, 0)
         except OSError as exc:
             error = exc.errno or errno.EPERM
         except Exception:
             error = errno.EPERM
-        self.send(notif_id, error)
+        self.send(notif_id, error, value)
 
-    def send(self, notif_id: int, error: int) -> None:
-        resp = ctypes.create_string_buffer(RESP.pack(notif_id, 0, -error if error else 0, 0))
+    def send(self, notif_id: int, error: int, value: int = 0) -> None:
+        """Answer: the call fails with `error`, or (0) returns `value`."""
+        resp = ctypes.create_string_buffer(RESP.pack(notif_id, value, -error if error else 0, 0))
         self.libc.ioctl(self.listener, NOTIF_SEND, resp)  # ENOENT: it was killed meanwhile
 
     def valid(self, notif_id: int) -> bool:
@@ -472,9 +607,10 @@ class Supervisor:
 
     def handle(
         self, notif_id: int, pid: int, name: str, args: Sequence[int]
-    ) -> int | Callable[[], int] | None:
-        """0, or the errno to answer; None when the caller is gone; for a connect() the work
-        that answers it."""
+    ) -> int | tuple[int, int] | Callable[[], int | tuple[int, int]] | None:
+        """0, or the errno to answer (or the errno and the value to return: a send); None when
+        the caller is gone; for a connect() or a send that may block the work that answers
+        it."""
         try:
             proc = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
@@ -490,6 +626,8 @@ class Supervisor:
             request = parse(name, args, Memory(lambda size, at: os.pread(mem, size, at)))
             if request.kind == "connect":
                 return self.connect(notif_id, proc, request, opened)
+            if request.kind == "send":
+                return self.send_messages(notif_id, pid, proc, request, opened)
             target = self.open_target(proc, request.target, opened)
             if not self.valid(notif_id):
                 return None
@@ -514,6 +652,8 @@ class Supervisor:
         assert isinstance(request.target, ByFd)
         address = request.values[0]
         assert isinstance(address, bytes)
+        if not self.abstract and is_abstract(address):
+            return errno.EACCES
         sock = self._socket_of(proc, request.target.fd)
         opened.append(sock)
         path = unix_path(address)
@@ -544,17 +684,163 @@ class Supervisor:
 
         return work
 
+    def send_messages(
+        self, notif_id: int, pid: int, proc: int, request: Request, opened: list[int]
+    ) -> int | tuple[int, int] | Callable[[], tuple[int, int]] | None:
+        """sendto(), sendmsg() or sendmmsg(), made by us on the caller's socket itself (a
+        duplicate of its descriptor) with the caller's bytes, flags and ancillary data (the
+        descriptors it passes duplicated too), to the address it gave under connect()'s rule:
+        a named Unix socket only beneath a writable place (reached through our own descriptor
+        of its file, so a link or a path changed meanwhile leads nowhere else), any other
+        address as given. Never let through: the caller could change the address in its memory,
+        or the socket behind its descriptor, between our look and the kernel's."""
+        assert isinstance(request.target, ByFd)
+        flags, vector, messages = request.values
+        assert isinstance(flags, int) and isinstance(vector, int) and isinstance(messages, tuple)
+        start = len(opened)
+        sock = self._socket_of(proc, request.target.fd)
+        opened.append(sock)
+        stream = self._socket_type(sock) == SOCK_STREAM
+        ready: list[tuple[bytes, bytes, bytes]] = []
+        refusal = 0
+        for message in messages:
+            assert isinstance(message, Message)
+            try:
+                ready.append(self._ready(proc, message, stream, opened))
+            except OSError as exc:  # the messages before it are sent, as the kernel would
+                refusal = exc.errno or errno.EPERM
+                break
+        if refusal and not ready:
+            return refusal
+        if not self.valid(notif_id):
+            return None
+        tgid = self._tgid(proc)
+        mine = opened[start:]
+        del opened[start:]
+        done = [0, 0]  # messages sent, the last one's result
+
+        def attempt(now: bool) -> tuple[int, int] | None:
+            """Send what is left; None when `now` and a datagram would have to wait."""
+            extra = MSG_NOSIGNAL | (MSG_DONTWAIT if now else 0)
+            for i in range(done[0], len(ready)):
+                name, data, control = ready[i]
+                result = self._sendmsg(sock, name, data, control, flags | extra)
+                if result < 0:
+                    error = ctypes.get_errno()
+                    if now and error == errno.EAGAIN and not flags & MSG_DONTWAIT:
+                        return None  # the caller's socket may block: a thread waits for it
+                    if error == errno.EPIPE and not flags & MSG_NOSIGNAL and done[0] == 0:
+                        self._pipe_signal(notif_id, tgid, pid)  # the kernel's, to the caller
+                    return (error, 0) if done[0] == 0 else (0, done[0])
+                if vector:  # sendmmsg: each msg_len, as the kernel writes it
+                    where = vector + MMSGHDR_SIZE * i + MSG_LEN_AT
+                    self._write_memory(notif_id, pid, where, struct.pack("=I", result))
+                done[0], done[1] = i + 1, result
+            return 0, done[0] if vector else done[1]
+
+        def close() -> None:
+            for fd in mine:
+                os.close(fd)
+
+        if not stream:  # a datagram goes whole or not at all: most go at once, no thread
+            try:
+                answer = attempt(now=True)
+            except BaseException:
+                close()
+                raise
+            if answer is not None:
+                close()
+                return answer
+
+        def work() -> tuple[int, int]:
+            try:
+                answer = attempt(now=False)
+                assert answer is not None
+                return answer
+            finally:
+                close()
+
+        return work
+
+    def _ready(
+        self, proc: int, message: Message, stream: bool, opened: list[int]
+    ) -> tuple[bytes, bytes, bytes]:
+        """The address, bytes and ancillary data we send for `message`."""
+        if message.whole > len(message.data) and not stream:
+            raise OSError(errno.EMSGSIZE, "too long")  # a datagram is never cut
+        name = message.name
+        if not self.abstract and is_abstract(name):
+            raise OSError(errno.EACCES, "abstract")
+        path = unix_path(name)
+        if path is not None:
+            target = self.open_target(proc, ByPath(AT_FDCWD, path), opened)
+            where = os.readlink(f"/proc/self/fd/{target}")
+            if not allowed(where, os.fstat(target).st_nlink, self.writable):
+                raise OSError(errno.EACCES, "outside")
+            name = struct.pack("=H", AF_UNIX) + f"/proc/self/fd/{target}".encode() + b"\0"
+        control = bytearray(message.control)
+        at = 0
+        while at + CMSGHDR.size <= len(control):
+            length, level, kind = CMSGHDR.unpack_from(control, at)
+            if length < CMSGHDR.size or at + length > len(control):
+                raise OSError(errno.EINVAL, "control")
+            if level == SOL_SOCKET and kind == SCM_RIGHTS:  # the caller's descriptors: ours
+                for place in range(at + CMSGHDR.size, at + length - 3, 4):
+                    (theirs,) = struct.unpack_from("=i", control, place)
+                    ours = self._socket_of(proc, theirs)
+                    opened.append(ours)
+                    struct.pack_into("=i", control, place, ours)
+            elif level == SOL_SOCKET and kind == SCM_CREDENTIALS and length >= CMSGHDR.size + 4:
+                # the caller's own pid becomes ours (the kernel checks it against the sender's,
+                # and a receiver asking for credentials sees the sender's: ours); uid and gid
+                # are checked by the kernel as they are
+                (claimed,) = struct.unpack_from("=i", control, at + CMSGHDR.size)
+                if claimed == self._tgid(proc):
+                    struct.pack_into("=i", control, at + CMSGHDR.size, os.getpid())
+            at += (length + 7) & ~7
+        return name, message.data, bytes(control)
+
+    def _pipe_signal(self, notif_id: int, tgid: int, tid: int) -> None:
+        """SIGPIPE to the calling thread, as the kernel sends it for a send on a closed
+        connection without MSG_NOSIGNAL (we send with it: the signal is the caller's)."""
+        if self.valid(notif_id):
+            self.libc.syscall(self.tgkill, tgid, tid, signal.SIGPIPE)
+
+    def _write_memory(self, notif_id: int, pid: int, address: int, data: bytes) -> None:
+        """Write `data` into the waiting caller's memory (process_vm_writev: writing its
+        `/proc/<pid>/mem` is a write beneath /proc, which our Landlock domain refuses); only
+        while the notification is valid, so `pid` is still the caller's."""
+        local = ctypes.create_string_buffer(data, len(data))
+        here = (ctypes.c_uint64 * 2)(ctypes.addressof(local), len(data))
+        there = (ctypes.c_uint64 * 2)(address, len(data))
+        if self.valid(notif_id):
+            self.libc.process_vm_writev(pid, here, 1, there, 1, 0)
+
+    def _socket_type(self, sock: int) -> int:
+        value, size = ctypes.c_int(0), ctypes.c_uint32(4)
+        getsockopt = self.libc.getsockopt
+        self._check(getsockopt(sock, SOL_SOCKET, SO_TYPE, ctypes.byref(value), ctypes.byref(size)))
+        return value.value
+
+    def _sendmsg(self, sock: int, name: bytes, data: bytes, control: bytes, flags: int) -> int:
+        """sendmsg() of one message on our socket; its result (-1: see errno)."""
+        keep = [ctypes.create_string_buffer(b, len(b) or 1) for b in (name, data, control)]
+        iov = (ctypes.c_uint64 * 2)(ctypes.addressof(keep[1]), len(data))
+        header = MSGHDR.pack(
+            ctypes.addressof(keep[0]) if name else 0,
+            len(name),
+            ctypes.addressof(iov),
+            1,
+            ctypes.addressof(keep[2]) if control else 0,
+            len(control),
+            0,
+        )
+        msghdr = ctypes.create_string_buffer(header, len(header))
+        return int(self.libc.sendmsg(sock, msghdr, ctypes.c_int(flags)))
+
     def _socket_of(self, proc: int, fd: int) -> int:
         """Our duplicate of the caller's descriptor `fd` (pidfd_getfd: the same open socket)."""
-        tgid = 0
-        status = os.open("status", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
-        try:
-            for line in os.read(status, 4096).decode("ascii", "replace").splitlines():
-                if line.startswith("Tgid:"):
-                    tgid = int(line.split()[1])
-        finally:
-            os.close(status)
-        pidfd = int(self.libc.syscall(PIDFD_OPEN, tgid, 0))
+        pidfd = int(self.libc.syscall(PIDFD_OPEN, self._tgid(proc), 0))
         if pidfd < 0:
             raise OSError(ctypes.get_errno(), "pidfd_open")
         try:
@@ -564,6 +850,18 @@ class Supervisor:
             return dup
         finally:
             os.close(pidfd)
+
+    @staticmethod
+    def _tgid(proc: int) -> int:
+        """The caller's process (its thread group), from its pinned `/proc/<pid>`."""
+        status = os.open("status", os.O_RDONLY | os.O_CLOEXEC, dir_fd=proc)
+        try:
+            for line in os.read(status, 4096).decode("ascii", "replace").splitlines():
+                if line.startswith("Tgid:"):
+                    return int(line.split()[1])
+        finally:
+            os.close(status)
+        raise OSError(errno.ESRCH, "no thread group")
 
     def open_target(self, proc: int, target: Target, opened: list[int]) -> int:
         """An O_PATH descriptor of ours for the object the caller named."""
@@ -712,6 +1010,8 @@ def supervise(
     command: Sequence[str],
     writable: Sequence[str],
     machine: str,
+    *,
+    abstract: bool = True,
 ) -> int:
     """Fork: the child runs `confine_child` (its last confinement steps; it returns the
     listener of the filter it loaded, or None when an outer supervisor answers) and execs
@@ -732,7 +1032,7 @@ def supervise(
     fds = _received_fds(ours)
     ours.close()
     if fds:
-        status = Supervisor(fds[0], child, writable, machine).serve()
+        status = Supervisor(fds[0], child, writable, machine, abstract=abstract).serve()
         os.close(fds[0])
     else:  # no listener: it could not be confined, or an outer supervisor answers
         status = _wait(child)
@@ -777,11 +1077,36 @@ def _child(
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # no supervisor, no command
         if os.getppid() != parent:
             os._exit(126)
-        listener = confine_child()
+        # Once the filter is loaded, sendmsg() goes to the supervisor, which has no listener
+        # before this hand-off: a thread started before (a seccomp filter and a Landlock domain
+        # are each thread's own; exec ends the thread) hands the listener over.
+        box: list[int | None] = []
+        sent: list[bool] = []
+        go, done = _thread.allocate_lock(), _thread.allocate_lock()
+        go.acquire()
+        done.acquire()
+
+        def hand_over() -> None:
+            try:
+                go.acquire()
+                if box and box[0] is not None:
+                    rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("=i", box[0]))]
+                    sock.sendmsg([b"L"], rights)
+                    sent.append(True)
+            finally:
+                done.release()
+
+        _thread.start_new_thread(hand_over, ())
+        try:
+            box.append(confine_child())
+        finally:
+            go.release()
+        done.acquire()
+        listener = box[0]
         if listener is not None:
-            rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("=i", listener))]
-            sock.sendmsg([b"L"], rights)
             os.close(listener)  # the command must never hold it
+            if not sent:
+                raise OSError(errno.EPIPE, "the listener was not handed over")
         sock.close()
         code = 127
         os.execvp(command[0], list(command))  # noqa: S606 - the confined command itself

@@ -21,8 +21,8 @@ places, and the network):
   folders), writes beneath the workdir and the scratch directory only, no network (no inet
   socket at all), no ptrace of and (ABI 6) no signal to anything outside, `no_new_privs`, no
   capability; the metadata calls Landlock does not cover (chmod, chown, utime, xattrs) and
-  connect() answered by the launcher's guard (security/metadata_guard.py), beneath the
-  writable places only; no datagram Unix socket (the guard cannot check a sendto()'s address).
+  connect() and a datagram's send to an address answered by the launcher's guard
+  (security/metadata_guard.py): a named Unix socket beneath the writable places only.
 
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
@@ -407,7 +407,7 @@ def landlock_notice(*, abstract: bool) -> str:
     text = (
         "codegen-ci: note: Landlock gives commands no loopback of their own: without the "
         "network they open no inet socket, so a test that starts a server on 127.0.0.1 fails "
-        "(bubblewrap runs it in a network namespace of its own); nor datagram Unix sockets"
+        "(bubblewrap runs it in a network namespace of its own)"
     )
     if abstract:
         text += (
