@@ -169,3 +169,83 @@ def plain_tokens(command: str) -> list[str] | None:
     if any(set(t) <= set("();<>|&") for t in tokens) or any("$" in t or "`" in t for t in tokens):
         return None
     return tokens
+
+
+# -- shared answers (pre-commit's `lang_base.basic_*`) ----------------------------------------
+# A runner that has no answer to a member assigns the one here (`junit_env = base.no_junit_env`),
+# so its file holds only what is its own; the shapes several runners share follow.
+
+
+def no_junit_command(command: str) -> str | None:
+    """The command runs as written."""
+    return None
+
+
+def no_junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    """No variable asks the runner for JUnit."""
+    return {}
+
+
+def no_junit_arg(command: str) -> str | None:
+    """The runner's JUnit file is not named on its command line."""
+    return None
+
+
+def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    """The repository's config writes no report of its own."""
+    return []
+
+
+def no_failed_at(output: str) -> list[FailedAt]:
+    """The runner's output says where tests failed only in its JUnit."""
+    return []
+
+
+def no_user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """No user cache is copied warm."""
+    return []
+
+
+def no_checkout_cache(folder: Path) -> bool:
+    """No checkout cache folder."""
+    return False
+
+
+def no_named_tests(text: str) -> list[tuple[str, bool]]:
+    """The runner's own output names no test."""
+    return []
+
+
+def no_totals(text: str) -> Totals | None:
+    """The runner's own output gives no totals."""
+    return None
+
+
+def junit_hint(name: str, how: str) -> str:
+    """`name: how and set validation.junit` (a hint for a runner whose JUnit flags name the
+    report)."""
+    return f"{name}: {how} and set `validation.junit: [junit.xml]`"
+
+
+def report_after(flag: str) -> re.Pattern[str]:
+    """The report file (`*.xml`) named right after `flag` (a regex: `--junitfile[= ]`)."""
+    return re.compile(rf"{flag}([^\s'\"]+\.xml)")
+
+
+def cannot_find(*modules: str) -> Signature:
+    """Node's `Cannot find module 'jest'`: the runner is not installed."""
+    names = "|".join(re.escape(m) for m in modules)
+    return Signature(re.compile(rf"Cannot find module '(?:{names})'"), "runner missing")
+
+
+# jest's and vitest's mark of a failed test in their default reporter
+FAILED_MARK = r"\s*(?:✕|×) "
+
+
+def summed_totals(text: str, ran: re.Pattern[str], skipped: re.Pattern[str]) -> Totals | None:
+    """The sums of every `ran` and `skipped` count in `text` (one group each: a suite's runs
+    print one summary each); None when `ran` finds none."""
+    counts = [int(n) for n in ran.findall(text)]
+    if not counts:
+        return None
+    return Totals(sum(counts), sum(int(n) for n in skipped.findall(text)))

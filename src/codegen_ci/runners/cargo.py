@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature
 
 NAME = "cargo"
 COMMAND = re.compile(r"\bcargo\b")
@@ -44,18 +45,9 @@ NEXTEST_RUN = re.compile(r"\bcargo\s+(?:\+\S+\s+)?nextest\s+run\b")
 PROFILE = re.compile(r"\s(?:--profile|-P)(?:=|\s+)([\w.-]+)")
 NEXTEST_CONFIG = ".config/nextest.toml"
 STORE = "target/nextest"
-
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
 
 
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
@@ -147,10 +139,7 @@ CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ("target",)
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
+user_caches = base.no_user_caches
 
 
 def is_checkout_cache(folder: Path) -> bool:
@@ -170,8 +159,6 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
     ]
 
 
-def totals(text: str) -> Totals | None:
-    return None
-
+totals = base.no_totals
 
 COVERAGE = "not measured: no Rust coverage tool is run yet"

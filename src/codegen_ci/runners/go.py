@@ -7,7 +7,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -24,29 +25,15 @@ INIT: InitJUnit | None = InitJUnit(
     setup=("go mod download", f"go install {GOTESTSUM}"),
 )
 
-JUNIT_HINT: str | None = (
-    "go: run `gotestsum --junitfile junit.xml -- "
-    "./...` instead of `go test ./...` and set `validation.junit: [junit.xml]`"
+JUNIT_HINT: str | None = base.junit_hint(
+    "go", "run `gotestsum --junitfile junit.xml -- ./...` instead of `go test ./...`"
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--junitfile\b")
-JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--junitfile[= ]([^\s'\"]+\.xml)")
-
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
-
-
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
+JUNIT_FILE: re.Pattern[str] | None = base.report_after("--junitfile[= ]")
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
+configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = ()
 # `? pkg [no test files]` for every package, and no line saying a test ran
@@ -67,11 +54,7 @@ FAILED_TEST: str | None = r"--- FAIL: "
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")
@@ -93,9 +76,7 @@ def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
     return []
 
 
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
+is_checkout_cache = base.no_checkout_cache
 
 VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
 RAN_COUNT: re.Pattern[str] | None = None
@@ -106,9 +87,7 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
     return [(name, state == "SKIP") for state, name in VERBOSE.findall(text)]
 
 
-def totals(text: str) -> Totals | None:
-    return None
-
+totals = base.no_totals
 
 COVERAGE = (
     "`go test -coverprofile -coverpkg=<the changed packages>`, the profile read as LCov: "
