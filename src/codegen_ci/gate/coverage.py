@@ -46,6 +46,7 @@ from diff_cover.violationsreporters.violations_reporter import (
 from codegen_ci.gate import coverage_go, coverage_node, coverage_python
 from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
+from codegen_ci.runners import go
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -94,7 +95,7 @@ class CoverageRun:
         change = self.worktree.agent_changes()
         if coverage_node.runner_of(command, self.worktree.path):
             plan = self._node(command, change, places)  # jest, vitest, node --test
-        elif coverage_go.is_go_test(command):
+        elif go.is_go_test(command):
             plan = self._go(command, change, places)
         else:
             plan = self._python(command, change, places)
@@ -132,9 +133,7 @@ class CoverageRun:
             return ChangedLines(reason="the change has no Go source file to measure")
         tree = self.worktree.path
         mods = coverage_go.modules(tree, sources)
-        covered = coverage_go.coverage_command(
-            command, coverage_go.packages(sources, mods), places.io_dir
-        )
+        covered = go.coverage_command(command, coverage_go.packages(sources, mods), places.io_dir)
         if covered is None:
             return ChangedLines(
                 reason="the Go test command sets its own -coverprofile or -coverpkg, or no "
@@ -151,7 +150,7 @@ class CoverageRun:
         return Plan(
             command=covered,
             env=self.env,
-            report=coverage_go.PROFILE,
+            report=go.COVER_PROFILE,
             sources=sources,
             reader=reader,
             missing="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)",

@@ -4,11 +4,12 @@ JUnit was written. What Go's JUnit leaves unsaid is read in gate/junit/go.py."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature, plain_tokens
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -89,7 +90,31 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 
 totals = base.no_totals
 
+# `go test ARGS` runs as `go test -coverprofile=<io>/cover.out -coverpkg=<packages> ARGS`, and
+# `gotestsum ... -- ARGS` gets the same two flags after its `--` (gate/coverage_go.py finds
+# the packages and reads the profile)
+COVER_PROFILE = "cover.out"
+
+
+def is_go_test(command: str) -> bool:
+    tokens = plain_tokens(command) or []
+    return tokens[:2] == ["go", "test"] or (tokens[:1] == ["gotestsum"] and "--" in tokens)
+
+
+def coverage_command(command: str, packages: Sequence[str], io_dir: Path) -> str | None:
+    """`command` writing a cover profile of `packages` to `io_dir/cover.out`; None when it is
+    not a plain `go test ...` or `gotestsum ... -- ...`."""
+    tokens = plain_tokens(command)
+    if not tokens or not packages or not is_go_test(command):
+        return None
+    if any(t.startswith(("-coverprofile", "-coverpkg", "--coverprofile")) for t in tokens):
+        return None  # the command's own profile: not overridden
+    flags = [f"-coverprofile={io_dir / COVER_PROFILE}", f"-coverpkg={','.join(packages)}"]
+    at = 2 if tokens[0] == "go" else tokens.index("--") + 1
+    return shlex.join([*tokens[:at], *flags, *tokens[at:]])
+
+
 COVERAGE = (
-    "`go test -coverprofile -coverpkg=<the changed packages>`, the profile read as LCov: "
-    "gate/coverage_go.py"
+    "`go test -coverprofile -coverpkg=<the changed packages>` (`coverage_command`), the "
+    "profile read as LCov: gate/coverage_go.py"
 )
