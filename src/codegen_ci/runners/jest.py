@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from pathlib import Path
 
 from codegen_ci.runners import base
 from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature
@@ -59,7 +61,20 @@ RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
 totals = base.no_totals
 
+
+def coverage_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:
+    """The flags that make jest write LCov of `sources` under `io_dir`, and the report's path
+    there (the repository's `coverageProvider` stays as it is)."""
+    flags = [
+        "--coverage",
+        "--coverageReporters=lcovonly",
+        f"--coverageDirectory={io_dir / 'jest'}",
+        *(f"--collectCoverageFrom={s}" for s in sources),
+    ]
+    return flags, "jest/lcov.info"
+
+
 COVERAGE = (
     "jest's own coverage (`--coverage --collectCoverageFrom=<the change's sources>`) "
-    "written as LCov: gate/coverage_node.py"
+    "written as LCov (`coverage_flags`): gate/coverage_node.py"
 )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from pathlib import Path
 
 from codegen_ci.runners import base
 from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature
@@ -51,7 +53,25 @@ RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
 totals = base.no_totals
 
+# the coverage providers vitest can use, by the package that brings each (in this order)
+COVERAGE_PROVIDERS = (("v8", "@vitest/coverage-v8"), ("istanbul", "@vitest/coverage-istanbul"))
+
+
+def coverage_flags(provider: str, sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:
+    """The flags that make vitest write LCov of `sources` under `io_dir` with `provider`, and
+    the report's path there."""
+    flags = [
+        "--coverage.enabled",
+        f"--coverage.provider={provider}",
+        "--coverage.reporter=lcovonly",
+        f"--coverage.reportsDirectory={io_dir / 'vitest'}",
+        *(f"--coverage.include={s}" for s in sources),
+    ]
+    return flags, "vitest/lcov.info"
+
+
 COVERAGE = (
     "vitest's V8 or istanbul provider (`--coverage.include=<the change's sources>`; the "
-    "repository needs `@vitest/coverage-v8`) written as LCov: gate/coverage_node.py"
+    "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`): "
+    "gate/coverage_node.py"
 )
