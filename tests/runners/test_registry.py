@@ -291,3 +291,20 @@ def test_what_says_a_repository_uses_a_runner() -> None:
     assert not words.match("tsc -p .")
     for runner in RUNNERS.values():  # a Node runner init finds in a script has its JUnit
         assert runner.SCRIPT_WORD is None or runner.INIT is not None
+
+
+def test_each_runners_failure_places_have_a_path_and_a_line() -> None:
+    """gate/junit/cases.py joins every runner's `LOCATIONS` into one alternation and reads a
+    match's last group as the line, the one before as the path."""
+    for key, runner in RUNNERS.items():
+        assert runner.LOCATIONS or key == "cargo" or runner.LIBRARY_PATHS, key
+        for location in runner.LOCATIONS:
+            assert re.compile(location.pattern).groups == 2, (key, location.pattern)
+    found = {loc.pattern for loc in runners.locations()}
+    assert len(found) == len(runners.locations())  # shared ones (a Python frame) once
+    assert "node_modules" in runners.library_paths() and "/pkg/mod/" in runners.library_paths()
+    panic = runners.by_name("cargo").LOCATIONS[0]
+    assert re.search(panic.pattern, "thread 't' panicked at src/lib.rs:12:5:").groups() == (
+        "src/lib.rs",
+        "12",
+    )

@@ -19,6 +19,7 @@ from codegen_ci.runners.base import (
     EnvironmentAdvice,
     FailedAt,
     InitJUnit,
+    Location,
     Read,
     Signature,
     StartFailure,
@@ -31,6 +32,7 @@ __all__ = [
     "EnvironmentAdvice",
     "FailedAt",
     "InitJUnit",
+    "Location",
     "Read",
     "Signature",
     "StartFailure",
@@ -50,6 +52,8 @@ __all__ = [
     "junit_env",
     "junit_file",
     "junit_hint",
+    "library_paths",
+    "locations",
     "named_tests",
     "no_toolchain",
     "ran_count",
@@ -151,6 +155,16 @@ def failed_at(output: str) -> tuple[TestRunner, list[FailedAt]] | None:
         if found := runner.failed_at(output):
             return runner, found
     return None
+
+
+def locations() -> tuple[Location, ...]:
+    """Every runner's ways of naming a failure's place, each once (a JUnit case's text)."""
+    return tuple(dict.fromkeys(loc for r in RUNNERS.values() for loc in r.LOCATIONS))
+
+
+def library_paths() -> tuple[str, ...]:
+    """Parts of a frame's path that mark it as some runner's library or runtime."""
+    return tuple(dict.fromkeys(part for r in RUNNERS.values() for part in r.LIBRARY_PATHS))
 
 
 def config_globs() -> tuple[str, ...]:

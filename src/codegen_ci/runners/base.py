@@ -53,6 +53,16 @@ class FailedAt:
 
 
 @dataclass(frozen=True)
+class Location:
+    """How the runner's failure text names a place (gate/junit/cases.py's `locate`): `pattern`,
+    a regex with exactly two groups, the path and the line; `innermost_first`: its stacks print
+    the innermost frame first (JavaScript, Go's goroutines), else last (Python)."""
+
+    pattern: str
+    innermost_first: bool = False
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a runner that names no test prints: how many ran, how many of them skipped."""
 
@@ -122,6 +132,11 @@ class TestRunner(Protocol):
 
     def failed_at(self, output: str) -> list[FailedAt]:
         """Each failed test's place, in order, each test once."""
+
+    # Where a JUnit case's failure text says it failed (its traceback frames), and the parts of
+    # a frame's path that mark it as outside the project (the runner's libraries, its runtime).
+    LOCATIONS: tuple[Location, ...]
+    LIBRARY_PATHS: tuple[str, ...]
 
     # -- paths -------------------------------------------------------------------------------
     # Its configuration: protected with the tests (workspace/file_kinds.py).
@@ -237,6 +252,17 @@ def cannot_find(*modules: str) -> Signature:
     names = "|".join(re.escape(m) for m in modules)
     return Signature(re.compile(rf"Cannot find module '(?:{names})'"), "runner missing")
 
+
+# Failure places several runners print: `path.py:12: ...` (pytest, Go's `t.Error`), a Python
+# traceback frame, a JavaScript stack frame (`(path/x.test.js:12:5)`, `at path/x.ts:12:5`,
+# vitest's `❯ path/x.ts:12:5`), and the libraries of Python and Node.
+PATH_LINE = Location(r"^[ \t]*([^\s:()\"']+\.[A-Za-z]\w*):(\d+):")
+PYTHON_FRAME = Location(r'File "([^"]+)", line (\d+)')
+JS_FRAME = Location(
+    r"(?:\(|at |❯ )(?:file://)?([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+", innermost_first=True
+)
+PYTHON_LIBRARIES = ("site-packages", "dist-packages", "<")  # `<frozen ...>`, `<string>`
+NODE_LIBRARIES = ("node_modules", "node:")
 
 # jest's and vitest's mark of a failed test in their default reporter
 FAILED_MARK = r"\s*(?:✕|×) "

@@ -18,7 +18,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    FailedAt,
+    InitJUnit,
+    Location,
+    Read,
+    Signature,
+)
 
 NAME = "cargo"
 COMMAND = re.compile(r"\bcargo\b")
@@ -122,6 +129,11 @@ PANIC = re.compile(
 MAX_PANICS = 20
 FAILED_AT_TITLE = "Rust tests that panicked"
 FAILED_AT_LABEL = "panics"
+# a panic in a JUnit case's text (nextest), as in libtest's output
+LOCATIONS: tuple[Location, ...] = (
+    Location(r"panicked at (?:'(?:[^']|'(?!, ))*', )?([^\s:'\"]+\.rs):(\d+):\d+"),
+)
+LIBRARY_PATHS: tuple[str, ...] = ()
 
 
 def failed_at(output: str) -> list[FailedAt]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature, plain_tokens
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, plain_tokens
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -55,6 +55,13 @@ FAILED_TEST: str | None = r"--- FAIL: "
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
+# `store_test.go:12: ...` (t.Error), and a goroutine's frame in a panic,
+# `\t/abs/path/file.go:304 +0x356`; the module cache and GOROOT's runtime and testing frames
+LOCATIONS: tuple[Location, ...] = (
+    base.PATH_LINE,
+    Location(r"^\t([^\s:]+\.go):(\d+)(?: \+0x[0-9a-f]+)?$", innermost_first=True),
+)
+LIBRARY_PATHS: tuple[str, ...] = ("/pkg/mod/", "/src/runtime/", "/src/testing/")
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()

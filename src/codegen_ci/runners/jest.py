@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
 
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
@@ -48,6 +48,8 @@ FAILED_TEST: str | None = base.FAILED_MARK
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
+LOCATIONS: tuple[Location, ...] = (base.JS_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ("jest.config.*",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
 
 NAME = "mocha"
 COMMAND = re.compile(r"\bmocha\b")
@@ -46,6 +46,8 @@ FAILED_TEST: str | None = None
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
+LOCATIONS: tuple[Location, ...] = (base.JS_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()

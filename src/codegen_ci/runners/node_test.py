@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature, Totals
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, Totals
 
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
@@ -42,6 +42,8 @@ FAILED_TEST: str | None = r"not ok \d+ "  # TAP
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
+LOCATIONS: tuple[Location, ...] = (base.JS_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()

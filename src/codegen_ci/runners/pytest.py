@@ -12,6 +12,7 @@ from codegen_ci.runners import base
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
     InitJUnit,
+    Location,
     Signature,
     plain_tokens,
 )
@@ -70,6 +71,8 @@ FAILED_TEST: str | None = r"FAILED \S+::"
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
+LOCATIONS: tuple[Location, ...] = (base.PATH_LINE, base.PYTHON_FRAME)
+LIBRARY_PATHS: tuple[str, ...] = base.PYTHON_LIBRARIES
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg")

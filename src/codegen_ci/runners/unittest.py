@@ -8,7 +8,14 @@ import re
 import shlex
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Signature, Totals, plain_tokens
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+    Totals,
+    plain_tokens,
+)
 
 NAME = "unittest"
 COMMAND = re.compile(r"-m\s+unittest\b")
@@ -51,6 +58,8 @@ FAILED_TEST: str | None = None
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
+LOCATIONS: tuple[Location, ...] = (base.PYTHON_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.PYTHON_LIBRARIES
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()
