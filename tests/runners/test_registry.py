@@ -308,3 +308,16 @@ def test_each_runners_failure_places_have_a_path_and_a_line() -> None:
         "src/lib.rs",
         "12",
     )
+
+
+def test_go_finding_no_test_file_counts_only_where_no_test_ran() -> None:
+    (none,) = runners.start_failures("no test files")
+    assert none.found("?   \texample.com/a\t[no test files]\n")
+    assert not none.found("?   \texample.com/a\t[no test files]\nok  \texample.com/b\t0.1s\n")
+
+
+def test_pytest_s_exit_5_says_it_collected_no_test() -> None:
+    found = runners.no_tests_exit(5, "python -m pytest -q\ncollected 0 items")
+    assert found is not None and found.NAME == "pytest"
+    assert runners.no_tests_exit(5, "make test") is None
+    assert runners.no_tests_exit(1, "pytest") is None

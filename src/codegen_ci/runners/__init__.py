@@ -55,10 +55,12 @@ __all__ = [
     "library_paths",
     "locations",
     "named_tests",
+    "no_tests_exit",
     "no_toolchain",
     "ran_count",
     "script_words",
     "signatures",
+    "start_failures",
     "totals",
     "user_cache_places",
     "user_caches",
@@ -126,6 +128,19 @@ def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list
 def signatures(means: StartFailure) -> tuple[re.Pattern[str], ...]:
     """Every runner's output patterns that mean `means`."""
     return tuple(s.pattern for r in RUNNERS.values() for s in r.SIGNATURES if s.means == means)
+
+
+def start_failures(means: StartFailure) -> tuple[Signature, ...]:
+    """Every runner's signatures that mean `means`, with their `unless`."""
+    return tuple(s for r in RUNNERS.values() for s in r.SIGNATURES if s.means == means)
+
+
+def no_tests_exit(exit_code: int, text: str) -> TestRunner | None:
+    """The runner whose `NO_TESTS_EXIT` is `exit_code` and whose name `text` (the command and
+    its output) has."""
+    return next(
+        (r for r in RUNNERS.values() if exit_code == r.NO_TESTS_EXIT and r.NAME in text), None
+    )
 
 
 def failed_test() -> re.Pattern[str]:

@@ -19,16 +19,22 @@ from typing import Literal, Protocol
 # it is missing or refused.
 Read = Callable[[str], str | None]
 
-# What a signature in a command's output means: the command never ran a test.
-StartFailure = Literal["runner missing", "reporter missing", "no tests"]
+# What a signature in a command's output means: the command never ran a test. "no test
+# files": no test file anywhere, asked after the others (and of a collect-only pytest run too).
+StartFailure = Literal["runner missing", "reporter missing", "no tests", "no test files"]
 
 
 @dataclass(frozen=True)
 class Signature:
-    """A line in a test command's output that says it could not start (`means` why)."""
+    """A line in a test command's output that says it could not start (`means` why), unless
+    the output also has a line of `unless` (one saying a test ran)."""
 
     pattern: re.Pattern[str]
     means: StartFailure
+    unless: re.Pattern[str] | None = None
+
+    def found(self, text: str) -> bool:
+        return bool(self.pattern.search(text)) and not (self.unless and self.unless.search(text))
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,9 @@ class TestRunner(Protocol):
 
     # -- the environment check: a command that could not start -------------------------------
     SIGNATURES: tuple[Signature, ...]
+    # The exit code that says it collected no test (pytest's 5), where its `NAME` is in the
+    # command or its output.
+    NO_TESTS_EXIT: int | None
     # A line of its output naming a failed test (the code's failure, whatever else it says).
     FAILED_TEST: str | None
     # Its toolchain not found where it looks (the untouched code's run: a configuration error).

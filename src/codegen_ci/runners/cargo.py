@@ -91,6 +91,7 @@ def _get(table: Any, *keys: str) -> Any:
 
 SIGNATURES: tuple[Signature, ...] = ()
 # rustup with no toolchain where it looks (RUSTUP_HOME, by default ~/.rustup)
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
     re.compile(
         r"rustup could not choose a version|no default toolchain (?:is )?configured|no "

@@ -36,10 +36,11 @@ junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
 
-SIGNATURES: tuple[Signature, ...] = ()
 # `? pkg [no test files]` for every package, and no line saying a test ran
 NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
+SIGNATURES: tuple[Signature, ...] = (Signature(NO_TEST_FILES, "no test files", unless=RAN),)
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 # modules it tried to download (no network): the module cache is the user's to show
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (

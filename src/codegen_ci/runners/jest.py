@@ -42,6 +42,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(re.compile(r"No tests found, exiting with code"), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = base.FAILED_MARK

@@ -40,6 +40,7 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(re.compile(r"^Error: No test files found", re.M), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None

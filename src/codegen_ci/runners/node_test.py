@@ -36,6 +36,7 @@ configured_reports = base.no_configured_reports
 SIGNATURES: tuple[Signature, ...] = (
     Signature(re.compile(r"^(?:# |ℹ )tests 0$", re.M), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"not ok \d+ "  # TAP

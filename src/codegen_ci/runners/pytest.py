@@ -65,6 +65,7 @@ def junit_arg(command: str) -> str | None:
 configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = ()
+NO_TESTS_EXIT: int | None = 5
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"FAILED \S+::"

@@ -52,6 +52,7 @@ junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None

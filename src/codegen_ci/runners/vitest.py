@@ -34,6 +34,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(re.compile(r"Failed to load custom Reporter", re.I), "reporter missing"),
     Signature(re.compile(r"No test files found"), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = base.FAILED_MARK
