@@ -85,6 +85,10 @@ class InitJUnit:
     env: str = ""  # variables set before the call (`{report}`)
     package: str | None = None  # the reporter package the project needs for it
     setup: tuple[str, ...] = ()  # what the run's setup installs for it
+    start: str = ""  # the words that start it in the command init writes (its `SCRIPT_WORD`)
+    # what of a package.json script's arguments gives way to the options (vitest's `run`,
+    # mocha's own reporter: it takes one)
+    drop: re.Pattern[str] | None = None
 
 
 class TestRunner(Protocol):

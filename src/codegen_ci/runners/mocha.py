@@ -16,6 +16,7 @@ INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-mocha.xml",
     options="--reporter mocha-junit-reporter --reporter-options mochaFile={report}",
     package="mocha-junit-reporter",
+    drop=re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+"),  # mocha takes one reporter
 )
 
 JUNIT_HINT: str | None = base.junit_hint(

@@ -17,6 +17,8 @@ SCRIPT_WORD: str | None = "vitest"
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-vitest.xml",
     options="--reporter=default --reporter=junit --outputFile.junit={report}",
+    start="vitest run",
+    drop=re.compile(r"^run"),
 )
 
 JUNIT_HINT: str | None = base.junit_hint(
