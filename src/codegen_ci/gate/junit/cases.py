@@ -25,6 +25,7 @@ from junitparser import Error, Failure, Skipped, TestCase
 from junitparser.xunit2 import FlakyError, FlakyFailure, RerunError, RerunFailure
 
 from codegen_ci import runners
+from codegen_ci.runners import node_test
 
 Outcome = Literal["passed", "failure", "error", "skipped"]
 
@@ -48,9 +49,9 @@ class JUnitCase:
     flaky: bool
 
 
-# node's junit reporter writes classname="test" for every case; only the nesting of its
-# <testsuite> elements (one per `describe`) tells two same-named tests apart.
-NODE_CLASSNAME = "test"
+# node's junit reporter gives every case one classname (runners/node_test.py); only the
+# nesting of its <testsuite> elements (one per `describe`) tells two same-named tests apart.
+NODE_CLASSNAME = node_test.JUNIT_CLASSNAME
 
 
 class AnonymousCases:
