@@ -85,6 +85,12 @@ class InitJUnit:
     env: str = ""  # variables set before the call (`{report}`)
     package: str | None = None  # the reporter package the project needs for it
     setup: tuple[str, ...] = ()  # what the run's setup installs for it
+    # A runner its `MARKERS` mark: the test command init writes (`{options}`: the options
+    # above), the lint commands beside it, the tools init's summary names, its ecosystem.
+    command: str = ""
+    lint: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    ecosystem: str = ""
     start: str = ""  # the words that start it in the command init writes (its `SCRIPT_WORD`)
     # what of a package.json script's arguments gives way to the options (vitest's `run`,
     # mocha's own reporter: it takes one)

@@ -24,6 +24,10 @@ INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-go.xml",
     options="--junitfile {report}",
     setup=("go mod download", f"go install {GOTESTSUM}"),
+    command="gotestsum {options} ./...",
+    lint=("go vet ./...",),
+    tools=("gotestsum", "go vet"),
+    ecosystem="go",
 )
 
 JUNIT_HINT: str | None = base.junit_hint(
