@@ -34,7 +34,7 @@ def test_every_module_of_the_package_is_a_registered_runner() -> None:
     registered = {runner.__name__.rsplit(".", 1)[-1] for runner in RUNNERS.values()}
     assert modules == registered
     expected = {"pytest", "unittest", "jest", "vitest", "mocha", "node_test", "go", "cargo"}
-    assert registered == expected
+    assert expected <= registered  # a new runner is one more file: nothing here names it
 
 
 @pytest.mark.parametrize("key", list(RUNNERS))
@@ -240,9 +240,12 @@ def test_each_runner_says_how_its_coverage_is_measured_or_why_not() -> None:
     """The measured ones name the module of gate/ that measures them (and it exists: the
     coverage run needs the worktree, the sandbox and diff-cover, beyond runners/' floor)."""
     gate = Path(codegen_ci.__file__).parent / "gate"
+    assert {k for k, r in RUNNERS.items() if r.COVERAGE.startswith("not measured: ")} >= {
+        "mocha",
+        "cargo",
+    }
     for key, runner in RUNNERS.items():
-        if key in ("mocha", "cargo"):
-            assert runner.COVERAGE.startswith("not measured: "), key
+        if runner.COVERAGE.startswith("not measured: "):
             continue
         module = re.search(r"gate/(coverage_\w+\.py)", runner.COVERAGE)
         assert module and (gate / module[1]).is_file(), (key, runner.COVERAGE)
