@@ -205,7 +205,7 @@ def plain_tokens(command: str) -> list[str] | None:
     return tokens
 
 
-# -- shared answers (pre-commit's `lang_base.basic_*`) ----------------------------------------
+# -- shared answers (as pre-commit's languages share their basic helpers) ----------------------
 # A runner that has no answer to a member assigns the one here (`junit_env = base.no_junit_env`),
 # so its file holds only what is its own; the shapes several runners share follow.
 
