@@ -48,11 +48,12 @@ LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
 failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ("vitest.config.*",)
-ARTIFACT_GLOBS: tuple[str, ...] = (".vitest/**",)
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
 user_caches = base.no_user_caches
 is_checkout_cache = base.no_checkout_cache
+
+ARTIFACT_GLOBS: tuple[str, ...] = (".vitest/**",)
 
 RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
