@@ -1,20 +1,17 @@
-"""Go coverage (gate/coverage_go.py): the `go test` / gotestsum command that writes a cover
-profile of the changed packages, the packages of changed files by their go.mod, and the
-profile as LCov, matched by diff-cover against a diff."""
+"""Go coverage (gate/coverage_go.py): the packages of changed files by their go.mod, and the
+profile as LCov, matched by diff-cover against a diff (the command that writes the profile:
+tests/runners/test_go.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from diff_cover.git_path import GitPathTool
 from diff_cover.violationsreporters.violations_reporter import LcovCoverageReporter
 
 from codegen_ci.gate.coverage import diff_cover_verdict
 from codegen_ci.gate.coverage_go import (
     GoModule,
-    coverage_command,
-    is_go_test,
     modules,
     packages,
     profile_to_lcov,
@@ -83,29 +80,3 @@ def test_the_packages_of_changed_files_come_from_the_nearest_go_mod(tmp_path: Pa
         "example.com/tools/lint",
     ]
     assert packages(["elsewhere.go"], []) == []
-
-
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("go test ./...", "go test -coverprofile=/io/cover.out -coverpkg=a.com/x,a.com/y ./..."),
-        (
-            "gotestsum --junitfile junit.xml -- -count=1 ./...",
-            "gotestsum --junitfile junit.xml -- -coverprofile=/io/cover.out "
-            "-coverpkg=a.com/x,a.com/y -count=1 ./...",
-        ),
-        ("go test -coverprofile=c.out ./...", None),  # its own profile
-        ("go vet ./...", None),
-        ("gotestsum ./...", None),  # no `--`: where go test's flags go is gotestsum's
-        ("go test ./... && echo ok", None),
-    ],
-)
-def test_go_test_commands_write_a_profile_of_the_changed_packages(
-    command: str, expected: str | None
-) -> None:
-    assert coverage_command(command, ["a.com/x", "a.com/y"], Path("/io")) == expected
-
-
-def test_go_test_commands_are_told_apart() -> None:
-    assert is_go_test("go test -race ./...") and is_go_test("gotestsum -- ./...")
-    assert not is_go_test("python -m pytest") and not is_go_test("go build ./...")

@@ -32,7 +32,7 @@ from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
-from codegen_ci.runners import InitJUnit, TestRunner, cargo, go, pytest, unittest
+from codegen_ci.runners import RUNNERS, InitJUnit, TestRunner, cargo, go, pytest, unittest
 
 __all__ = ["Detected", "ci_workflows", "detect"]
 
@@ -102,18 +102,20 @@ def detect(root: Path) -> Detected:
     tools = toolchain(root)
     _python(root, found, tools)
     _node(root, found)
-    if _marked(root, go):
-        setup = list(GO_INIT.setup)
-        found.add(
-            go.MARKERS[0],
-            ["gotestsum", "go vet"],
-            test=[f"gotestsum {GO_INIT.options.format(report=GO_REPORT)} ./..."],
-            lint=["go vet ./..."],
-            setup=setup,
-            install=setup,
-            junit=[GO_REPORT],
-        )
-        found.ecosystems.append("go")
+    for runner in RUNNERS.values():  # a runner its root file marks, written as its INIT says
+        init = runner.INIT
+        if init is not None and init.command and _marked(root, runner):
+            options = init.options.format(report=init.report)
+            found.add(
+                runner.MARKERS[0],
+                init.tools,
+                test=[init.command.format(options=options)],
+                lint=list(init.lint),
+                setup=list(init.setup),
+                install=list(init.setup),
+                junit=[init.report],
+            )
+            found.ecosystems.append(init.ecosystem)
     if _marked(root, cargo):
         _rust(root, found, tools)
     _makefile(root, found)

@@ -31,8 +31,6 @@ LINTER = re.compile(
     r"^(?:npx\s+)?(?:eslint|standard|xo|biome\s+(?:check|lint)|tslint|"
     r"prettier\s+(?:--check|-c)|(?:npm|pnpm|yarn)\s+(?:run\s+)?lint)\b"
 )
-# mocha takes one reporter: the script's own (`mocha --reporter spec`) gives way to JUnit's
-_MOCHA_REPORTER = re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+")
 
 
 @dataclass
@@ -177,9 +175,8 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
     elif runner == "node --test":  # node does not create the report's directory
         command = "mkdir -p reports && " + _join(f"node --test {options}", args)
     else:
-        base = "vitest run" if runner == "vitest" else runner
-        args = args.removeprefix("run").strip() if runner == "vitest" else args
-        args = _MOCHA_REPORTER.sub("", args).strip() if runner == "mocha" else args
+        base = init.start or runner
+        args = init.drop.sub("", args).strip() if init.drop else args  # vitest's run, mocha's -R
         # Variables the script sets (NODE_OPTIONS=--experimental-vm-modules) stay.
         command = match["env"] + env + _exec(project, _join(base, args, options))
     if init.package:

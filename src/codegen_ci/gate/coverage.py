@@ -27,7 +27,7 @@ round a reflection naming the lines no test runs (`uncovered_message`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -46,6 +46,7 @@ from diff_cover.violationsreporters.violations_reporter import (
 from codegen_ci.gate import coverage_go, coverage_node, coverage_python
 from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
+from codegen_ci.runners import go
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -63,6 +64,22 @@ NOT_MEASURED = (
 )
 
 
+@dataclass(frozen=True)
+class Plan:
+    """One runner's coverage run: `command` (with `env`) writes `report` (relative to the run's
+    io folder) for `sources`; `reader` turns the report's bytes into diff-cover's coverage
+    reporter (or a reason it names none of them). `missing`: the reason when no report was
+    written; `what`: the report, as the reasons name it."""
+
+    command: str
+    env: Mapping[str, str]
+    report: str
+    sources: Sequence[str]
+    reader: Callable[[bytes], Any]
+    missing: str
+    what: str = "coverage report"
+
+
 @dataclass(kw_only=True)
 class CoverageRun:
     worktree: Worktree
@@ -72,21 +89,23 @@ class CoverageRun:
     sandbox: Sandbox | None = None
 
     def measure(self) -> ChangedLines:
-        if len(self.validation.test) == 1 and coverage_node.runner_of(
-            self.validation.test[0], self.worktree.path
-        ):
-            return self._node(self.validation.test[0])  # jest, vitest, node --test
-        change = self.worktree.agent_changes()
         if len(self.validation.test) != 1:
             return ChangedLines(reason="measured for one test command only")
         command = self.validation.test[0]
         places = command_places(self.sandbox, self.work_dir, "coverage")
-        if coverage_go.is_go_test(command):
-            return self._go(command, change, places)
-        return self._python(command, change, places)
+        change = self.worktree.agent_changes()
+        if coverage_node.runner_of(command, self.worktree.path):
+            plan = self._node(command, change, places)  # jest, vitest, node --test
+        elif go.is_go_test(command):
+            plan = self._go(command, change, places)
+        else:
+            plan = self._python(command, change, places)
+        return plan if isinstance(plan, ChangedLines) else self._measured(plan, places)
 
-    def _python(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
-        """coverage.py (gate/coverage_python.py), its Cobertura report read here."""
+    def _python(
+        self, command: str, change: Sequence[str], places: CommandPlaces
+    ) -> Plan | ChangedLines:
+        """coverage.py (gate/coverage_python.py), its Cobertura report."""
         sources = [p for p in change if p.endswith(".py") and not is_test_file(p)]
         tree = self.worktree.path
         covered = coverage_python.coverage_command(command, sources, places.io_dir, tree, self.env)
@@ -94,62 +113,102 @@ class CoverageRun:
             return ChangedLines(reason=NOT_MEASURED)
         if not sources:
             return ChangedLines(reason="the change has no Python source file to measure")
-        run = self._run(covered, coverage_python.select_env(self.env, places.tool_dir, sources))
-        try:
-            data = guarded_read.read_bytes(
-                places.io_dir, coverage_python.REPORT, max_bytes=MAX_REPORT_BYTES
-            )
-        except (Refused, OSError):
-            return ChangedLines(
-                reason="no coverage report: is coverage.py installed for the repository's "
-                "Python? (see coverage/logs/coverage.log)"
-            )
-        if not run.ok:
-            return failed(run)
-        try:
-            root: Element = safe_etree.fromstring(data)
-            return changed_lines(root, self.worktree.diff(sources), tree)
-        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
-            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            # diff-cover reading a report the tests could shape: not a reason to stop the run
-            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
+        return Plan(
+            command=covered,
+            env=coverage_python.select_env(self.env, places.tool_dir, sources),
+            report=coverage_python.REPORT,
+            sources=sources,
+            reader=lambda data: XmlCoverageReporter(
+                [safe_etree.fromstring(data)], src_roots=[str(tree)]
+            ),
+            missing="no coverage report: is coverage.py installed for the repository's "
+            "Python? (see coverage/logs/coverage.log)",
+        )
 
-    def _go(self, command: str, change: Sequence[str], places: CommandPlaces) -> ChangedLines:
+    def _go(
+        self, command: str, change: Sequence[str], places: CommandPlaces
+    ) -> Plan | ChangedLines:
         """`go test -coverprofile` (gate/coverage_go.py), the profile read as LCov."""
         sources = [p for p in change if p.endswith(".go") and not is_test_file(p)]
         if not sources:
             return ChangedLines(reason="the change has no Go source file to measure")
         tree = self.worktree.path
         mods = coverage_go.modules(tree, sources)
-        covered = coverage_go.coverage_command(
-            command, coverage_go.packages(sources, mods), places.io_dir
-        )
+        covered = go.coverage_command(command, coverage_go.packages(sources, mods), places.io_dir)
         if covered is None:
             return ChangedLines(
                 reason="the Go test command sets its own -coverprofile or -coverpkg, or no "
                 "go.mod holds the changed files"
             )
-        run = self._run(covered, self.env)
+
+        def reader(data: bytes) -> LcovCoverageReporter:
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+            lcov = self.work_dir / "coverage.lcov"
+            profile = data.decode("utf-8", errors="replace")
+            lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
+            return LcovCoverageReporter([LcovCoverageReporter.parse(str(lcov))], [str(tree)])
+
+        return Plan(
+            command=covered,
+            env=self.env,
+            report=go.COVER_PROFILE,
+            sources=sources,
+            reader=reader,
+            missing="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)",
+            what="cover profile",
+        )
+
+    def _node(
+        self, command: str, change: Sequence[str], places: CommandPlaces
+    ) -> Plan | ChangedLines:
+        """jest, vitest or `node --test` with their own coverage, read as LCov
+        (gate/coverage_node.py)."""
+        tree = self.worktree.path
+        plan = coverage_node.plan(command, change, tree, places.io_dir)
+        if plan is None or isinstance(plan, str):
+            return ChangedLines(reason=plan or "not a jest, vitest or node --test command")
+        sources, runner = plan.sources, plan.runner
+
+        def reader(data: bytes) -> LcovCoverageReporter | ChangedLines:
+            return coverage_node.lcov_report(data, tree, sources) or ChangedLines(
+                reason=f"the {runner} coverage report names none of the changed files "
+                "(is the runner rooted elsewhere than the repository?)"
+            )
+
+        return Plan(
+            command=plan.command,  # a `coverage/` folder is not the change
+            env=self.env,
+            report=plan.report,
+            sources=sources,
+            reader=reader,
+            missing=f"no coverage report: {runner} wrote no LCov (see coverage/logs/coverage.log)",
+        )
+
+    def _measured(self, plan: Plan, places: CommandPlaces) -> ChangedLines:
+        """The one path of every runner's coverage: the run, its report read through the
+        guarded reader, a run that did not pass, then diff-cover's verdict over the change's
+        own diff of `plan.sources`."""
+        run = self._run(plan.command, plan.env)
         try:
-            profile = guarded_read.read_text(
-                places.io_dir, coverage_go.PROFILE, max_bytes=MAX_REPORT_BYTES
-            )
+            data = guarded_read.read_bytes(places.io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
         except (Refused, OSError):
-            return ChangedLines(
-                reason="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)"
-            )
+            return ChangedLines(reason=plan.missing)
         if not run.ok:
             return failed(run)
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        lcov = self.work_dir / "coverage.lcov"
-        lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
+        tree = self.worktree.path
         try:
+            # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask
+            # git for; it is the worktree, set here without running anything.
             GitPathTool._cwd = GitPathTool._root = str(tree)
-            report = LcovCoverageReporter([LcovCoverageReporter.parse(str(lcov))], [str(tree)])
-            return diff_cover_verdict(report, self.worktree.diff(sources), tree)
+            reporter = plan.reader(data)
+            if isinstance(reporter, ChangedLines):
+                return reporter
+            return diff_cover_verdict(reporter, self.worktree.diff(list(plan.sources)), tree)
+        except (ParseError, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden) as exc:
+            return ChangedLines(reason=f"the coverage report could not be read ({exc})")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            return ChangedLines(reason=f"diff-cover could not use the cover profile ({exc})")
+            # diff-cover reading a report the tests could shape: not a reason to stop the run
+            return ChangedLines(reason=f"diff-cover could not use the {plan.what} ({exc})")
 
     def _run(self, command: str, env: Mapping[str, str]) -> ProcResult:
         """The coverage run, confined like every test command; what it leaves in the worktree
@@ -166,37 +225,6 @@ class CoverageRun:
             return runner.run(command, env, "coverage", log).result
         finally:
             self.worktree.note_artifacts(snapshot)
-
-    def _node(self, command: str) -> ChangedLines:
-        """jest, vitest or `node --test` with their own coverage, read as LCov
-        (gate/coverage_node.py)."""
-        places = command_places(self.sandbox, self.work_dir, "coverage")
-        change = self.worktree.agent_changes()
-        plan = coverage_node.plan(command, change, self.worktree.path, places.io_dir)
-        if plan is None or isinstance(plan, str):
-            return ChangedLines(reason=plan or "not a jest, vitest or node --test command")
-        run = self._run(plan.command, self.env)  # a `coverage/` folder is not the change
-        try:
-            data = guarded_read.read_bytes(places.io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
-        except (Refused, OSError):
-            return ChangedLines(
-                reason=f"no coverage report: {plan.runner} wrote no LCov "
-                "(see coverage/logs/coverage.log)"
-            )
-        if not run.ok:
-            return failed(run)
-        try:
-            reporter = coverage_node.lcov_report(data, self.worktree.path, plan.sources)
-            if reporter is None:
-                return ChangedLines(
-                    reason=f"the {plan.runner} coverage report names none of the changed files "
-                    "(is the runner rooted elsewhere than the repository?)"
-                )
-            diff = self.worktree.diff(list(plan.sources))
-            return diff_cover_verdict(reporter, diff, self.worktree.path)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            # diff-cover reading a report the tests could shape: not a reason to stop the run
-            return ChangedLines(reason=f"diff-cover could not use the coverage report ({exc})")
 
 
 def failed(run: ProcResult) -> ChangedLines:

@@ -1,11 +1,11 @@
 """Go coverage runs, for the changed lines the tests run (gate/coverage.py matches the result
 against the change's diff with diff-cover).
 
-The run: a `go test ARGS` command runs as `go test -coverprofile=<io>/cover.out
--coverpkg=<the changed packages> ARGS`, and `gotestsum ... -- ARGS` gets the same two flags
-after its `--`. `-coverpkg` names the packages of the change's Go files (import path: the
-module line of the nearest go.mod, and the folder below it), so a changed line run by another
-package's tests counts, and only those packages are instrumented.
+The run: how a `go test` or `gotestsum` command is asked for a cover profile is the runner's
+(runners/go.py, `coverage_command`); here, `-coverpkg`'s packages: those of the change's Go
+files (import path: the module line of the nearest go.mod, and the folder below it), so a
+changed line run by another package's tests counts, and only those packages are
+instrumented.
 
 The profile to LCov: diff-cover reads Cobertura, LCov and JaCoCo, not Go's cover profile, and
 no maintained Python library converts one (the converters, gcov2lcov and gocover-cobertura,
@@ -24,37 +24,16 @@ files of other modules are left out.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from codegen_ci.runners.base import plain_tokens
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 
-PROFILE = "cover.out"
 MODULE_LINE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
 BLOCK = re.compile(r"^(.+\.go):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)$")
 GO_MOD_BYTES = 1_000_000
-
-
-def is_go_test(command: str) -> bool:
-    tokens = plain_tokens(command) or []
-    return tokens[:2] == ["go", "test"] or (tokens[:1] == ["gotestsum"] and "--" in tokens)
-
-
-def coverage_command(command: str, packages: Sequence[str], io_dir: Path) -> str | None:
-    """`command` writing a cover profile of `packages` to `io_dir/cover.out`; None when it is
-    not a plain `go test ...` or `gotestsum ... -- ...`."""
-    tokens = plain_tokens(command)
-    if not tokens or not packages or not is_go_test(command):
-        return None
-    if any(t.startswith(("-coverprofile", "-coverpkg", "--coverprofile")) for t in tokens):
-        return None  # the command's own profile: not overridden
-    flags = [f"-coverprofile={io_dir / PROFILE}", f"-coverpkg={','.join(packages)}"]
-    at = 2 if tokens[0] == "go" else tokens.index("--") + 1
-    return shlex.join([*tokens[:at], *flags, *tokens[at:]])
 
 
 @dataclass(frozen=True)

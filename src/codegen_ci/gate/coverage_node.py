@@ -1,8 +1,9 @@
 """Changed lines run by the tests, for JavaScript/TypeScript runners: jest, vitest and node's
 own test runner, each asked for an LCov report of its V8 or istanbul coverage.
 
-The test command runs once more with the runner's own coverage flags (gate/coverage.py runs
-it, confined like every command, after the proof run):
+The test command runs once more with the runner's own coverage flags (each runner's
+`coverage_flags`: runners/jest.py, runners/vitest.py, runners/node_test.py; gate/coverage.py
+runs it, confined like every command, after the proof run):
 
 - jest: `--coverage --coverageReporters=lcovonly --coverageDirectory=<dir>` and one
   `--collectCoverageFrom=<file>` per changed source file, so only those files are
@@ -45,6 +46,7 @@ from typing import Literal
 
 from diff_cover.violationsreporters.violations_reporter import LcovCoverageReporter
 
+from codegen_ci.runners import jest, node_test, vitest
 from codegen_ci.security import guarded_read
 from codegen_ci.workspace.file_kinds import is_test_file
 
@@ -56,7 +58,6 @@ SHELL_OPERATOR = re.compile(r"^[();<>|&]+$")
 NODE_WORD = re.compile(r"(?:^|(?<=\s))(?:\S*/)?node(?=\s)")
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 CHAIN = re.compile(r"&&|\|\||;")
-VITEST_PROVIDERS = (("v8", "@vitest/coverage-v8"), ("istanbul", "@vitest/coverage-istanbul"))
 
 
 @dataclass(frozen=True)
@@ -110,11 +111,11 @@ def plan(command: str, change: Sequence[str], cwd: Path, io_dir: Path) -> NodePl
                 "(`npm install --save-dev @vitest/coverage-v8` at vitest's version); "
                 "codegen-ci installs nothing into the repository"
             )
-        flags, report = _vitest_flags(provider, sources, io_dir)
+        flags, report = vitest.coverage_flags(provider, sources, io_dir)
     elif runner == "jest":
-        flags, report = _jest_flags(sources, io_dir)
+        flags, report = jest.coverage_flags(sources, io_dir)
     else:
-        flags, report = _node_flags(io_dir)
+        flags, report = node_test.coverage_flags(io_dir)
         if direct:  # Node's options go before the test files
             found = NODE_WORD.search(command)
             if found is None:
@@ -161,43 +162,11 @@ def lcov_report(data: bytes, tree: Path, sources: Sequence[str]) -> LcovCoverage
 
 
 def _vitest_provider(cwd: Path) -> str | None:
-    for provider, package in VITEST_PROVIDERS:
+    for provider, package in vitest.COVERAGE_PROVIDERS:
         # lexists: a pnpm layout links the package from node_modules/.pnpm
         if os.path.lexists(cwd / "node_modules" / package):
             return provider
     return None
-
-
-def _vitest_flags(provider: str, sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:
-    flags = [
-        "--coverage.enabled",
-        f"--coverage.provider={provider}",
-        "--coverage.reporter=lcovonly",
-        f"--coverage.reportsDirectory={io_dir / 'vitest'}",
-        *(f"--coverage.include={s}" for s in sources),
-    ]
-    return flags, "vitest/lcov.info"
-
-
-def _jest_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:
-    flags = [
-        "--coverage",
-        "--coverageReporters=lcovonly",
-        f"--coverageDirectory={io_dir / 'jest'}",
-        *(f"--collectCoverageFrom={s}" for s in sources),
-    ]
-    return flags, "jest/lcov.info"
-
-
-def _node_flags(io_dir: Path) -> tuple[list[str], str]:
-    flags = [
-        "--experimental-test-coverage",
-        "--test-reporter=spec",
-        "--test-reporter-destination=stdout",
-        "--test-reporter=lcov",
-        f"--test-reporter-destination={io_dir / 'lcov.info'}",
-    ]
-    return flags, "lcov.info"
 
 
 def _runner(tokens: Sequence[str]) -> NodeRunner | None:

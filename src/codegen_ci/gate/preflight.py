@@ -54,7 +54,6 @@ from codegen_ci.report import (
     Round,
     Status,
 )
-from codegen_ci.runners import go
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.spec.model import Validation
@@ -165,6 +164,10 @@ NOT_STARTED = (
 )
 
 
+# No test file anywhere (Go's `[no test files]` for every package): asked after the others.
+NO_TEST_FILES = runners.start_failures("no test files")
+
+
 class ConfigError(InputError):
     """The repository's commands cannot work as configured (exit 2, reason `config`)."""
 
@@ -184,15 +187,15 @@ def not_started(record: CommandResult) -> str | None:
     if record.exit_code in (126, 127):
         return f"command not found or not executable (exit {record.exit_code})"
     text = output_tail(record, 20_000)
-    if record.exit_code == 5 and "pytest" in record.command + text:
-        return "no tests collected (pytest exit 5)"
+    if runner := runners.no_tests_exit(record.exit_code, record.command + text):
+        return f"no tests collected ({runner.NAME} exit {record.exit_code})"
     if record.kind == "lint":
         return _not_started_lint(record, text)
     if record.exit_code != 0 or not collect_only:
         for pattern, reason in NOT_STARTED:
             if pattern.search(text) and not record.junit_tests:
                 return f"{reason} (exit {record.exit_code})"
-    if go.NO_TEST_FILES.search(text) and not go.RAN.search(text) and not record.junit_tests:
+    if any(s.found(text) for s in NO_TEST_FILES) and not record.junit_tests:
         return "no test files in any package"
     if not collect_only and record.junit_tests == 0 and record.exit_code == 0:
         return "its JUnit report lists no tests"

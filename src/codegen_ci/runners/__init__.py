@@ -19,6 +19,7 @@ from codegen_ci.runners.base import (
     EnvironmentAdvice,
     FailedAt,
     InitJUnit,
+    Location,
     Read,
     Signature,
     StartFailure,
@@ -31,6 +32,7 @@ __all__ = [
     "EnvironmentAdvice",
     "FailedAt",
     "InitJUnit",
+    "Location",
     "Read",
     "Signature",
     "StartFailure",
@@ -50,11 +52,15 @@ __all__ = [
     "junit_env",
     "junit_file",
     "junit_hint",
+    "library_paths",
+    "locations",
     "named_tests",
+    "no_tests_exit",
     "no_toolchain",
     "ran_count",
     "script_words",
     "signatures",
+    "start_failures",
     "totals",
     "user_cache_places",
     "user_caches",
@@ -124,6 +130,19 @@ def signatures(means: StartFailure) -> tuple[re.Pattern[str], ...]:
     return tuple(s.pattern for r in RUNNERS.values() for s in r.SIGNATURES if s.means == means)
 
 
+def start_failures(means: StartFailure) -> tuple[Signature, ...]:
+    """Every runner's signatures that mean `means`, with their `unless`."""
+    return tuple(s for r in RUNNERS.values() for s in r.SIGNATURES if s.means == means)
+
+
+def no_tests_exit(exit_code: int, text: str) -> TestRunner | None:
+    """The runner whose `NO_TESTS_EXIT` is `exit_code` and whose name `text` (the command and
+    its output) has."""
+    return next(
+        (r for r in RUNNERS.values() if exit_code == r.NO_TESTS_EXIT and r.NAME in text), None
+    )
+
+
 def failed_test() -> re.Pattern[str]:
     """A line of any runner's output naming a failed test."""
     parts = dict.fromkeys(r.FAILED_TEST for r in RUNNERS.values() if r.FAILED_TEST)
@@ -151,6 +170,16 @@ def failed_at(output: str) -> tuple[TestRunner, list[FailedAt]] | None:
         if found := runner.failed_at(output):
             return runner, found
     return None
+
+
+def locations() -> tuple[Location, ...]:
+    """Every runner's ways of naming a failure's place, each once (a JUnit case's text)."""
+    return tuple(dict.fromkeys(loc for r in RUNNERS.values() for loc in r.LOCATIONS))
+
+
+def library_paths() -> tuple[str, ...]:
+    """Parts of a frame's path that mark it as some runner's library or runtime."""
+    return tuple(dict.fromkeys(part for r in RUNNERS.values() for part in r.LIBRARY_PATHS))
 
 
 def config_globs() -> tuple[str, ...]:

@@ -19,16 +19,22 @@ from typing import Literal, Protocol
 # it is missing or refused.
 Read = Callable[[str], str | None]
 
-# What a signature in a command's output means: the command never ran a test.
-StartFailure = Literal["runner missing", "reporter missing", "no tests"]
+# What a signature in a command's output means: the command never ran a test. "no test
+# files": no test file anywhere, asked after the others (and of a collect-only pytest run too).
+StartFailure = Literal["runner missing", "reporter missing", "no tests", "no test files"]
 
 
 @dataclass(frozen=True)
 class Signature:
-    """A line in a test command's output that says it could not start (`means` why)."""
+    """A line in a test command's output that says it could not start (`means` why), unless
+    the output also has a line of `unless` (one saying a test ran)."""
 
     pattern: re.Pattern[str]
     means: StartFailure
+    unless: re.Pattern[str] | None = None
+
+    def found(self, text: str) -> bool:
+        return bool(self.pattern.search(text)) and not (self.unless and self.unless.search(text))
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,16 @@ class FailedAt:
 
 
 @dataclass(frozen=True)
+class Location:
+    """How the runner's failure text names a place (gate/junit/cases.py's `locate`): `pattern`,
+    a regex with exactly two groups, the path and the line; `innermost_first`: its stacks print
+    the innermost frame first (JavaScript, Go's goroutines), else last (Python)."""
+
+    pattern: str
+    innermost_first: bool = False
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a runner that names no test prints: how many ran, how many of them skipped."""
 
@@ -69,6 +85,16 @@ class InitJUnit:
     env: str = ""  # variables set before the call (`{report}`)
     package: str | None = None  # the reporter package the project needs for it
     setup: tuple[str, ...] = ()  # what the run's setup installs for it
+    # A runner its `MARKERS` mark: the test command init writes (`{options}`: the options
+    # above), the lint commands beside it, the tools init's summary names, its ecosystem.
+    command: str = ""
+    lint: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    ecosystem: str = ""
+    start: str = ""  # the words that start it in the command init writes (its `SCRIPT_WORD`)
+    # what of a package.json script's arguments gives way to the options (vitest's `run`,
+    # mocha's own reporter: it takes one)
+    drop: re.Pattern[str] | None = None
 
 
 class TestRunner(Protocol):
@@ -108,6 +134,9 @@ class TestRunner(Protocol):
 
     # -- the environment check: a command that could not start -------------------------------
     SIGNATURES: tuple[Signature, ...]
+    # The exit code that says it collected no test (pytest's 5), where its `NAME` is in the
+    # command or its output.
+    NO_TESTS_EXIT: int | None
     # A line of its output naming a failed test (the code's failure, whatever else it says).
     FAILED_TEST: str | None
     # Its toolchain not found where it looks (the untouched code's run: a configuration error).
@@ -122,6 +151,11 @@ class TestRunner(Protocol):
 
     def failed_at(self, output: str) -> list[FailedAt]:
         """Each failed test's place, in order, each test once."""
+
+    # Where a JUnit case's failure text says it failed (its traceback frames), and the parts of
+    # a frame's path that mark it as outside the project (the runner's libraries, its runtime).
+    LOCATIONS: tuple[Location, ...]
+    LIBRARY_PATHS: tuple[str, ...]
 
     # -- paths -------------------------------------------------------------------------------
     # Its configuration: protected with the tests (workspace/file_kinds.py).
@@ -169,3 +203,94 @@ def plain_tokens(command: str) -> list[str] | None:
     if any(set(t) <= set("();<>|&") for t in tokens) or any("$" in t or "`" in t for t in tokens):
         return None
     return tokens
+
+
+# -- shared answers (as pre-commit's languages share their basic helpers) ----------------------
+# A runner that has no answer to a member assigns the one here (`junit_env = base.no_junit_env`),
+# so its file holds only what is its own; the shapes several runners share follow.
+
+
+def no_junit_command(command: str) -> str | None:
+    """The command runs as written."""
+    return None
+
+
+def no_junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
+    """No variable asks the runner for JUnit."""
+    return {}
+
+
+def no_junit_arg(command: str) -> str | None:
+    """The runner's JUnit file is not named on its command line."""
+    return None
+
+
+def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
+    """The repository's config writes no report of its own."""
+    return []
+
+
+def no_failed_at(output: str) -> list[FailedAt]:
+    """The runner's output says where tests failed only in its JUnit."""
+    return []
+
+
+def no_user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """No user cache is copied warm."""
+    return []
+
+
+def no_checkout_cache(folder: Path) -> bool:
+    """No checkout cache folder."""
+    return False
+
+
+def no_named_tests(text: str) -> list[tuple[str, bool]]:
+    """The runner's own output names no test."""
+    return []
+
+
+def no_totals(text: str) -> Totals | None:
+    """The runner's own output gives no totals."""
+    return None
+
+
+def junit_hint(name: str, how: str) -> str:
+    """`name: how and set validation.junit` (a hint for a runner whose JUnit flags name the
+    report)."""
+    return f"{name}: {how} and set `validation.junit: [junit.xml]`"
+
+
+def report_after(flag: str) -> re.Pattern[str]:
+    """The report file (`*.xml`) named right after `flag` (a regex: `--junitfile[= ]`)."""
+    return re.compile(rf"{flag}([^\s'\"]+\.xml)")
+
+
+def cannot_find(*modules: str) -> Signature:
+    """Node's `Cannot find module 'jest'`: the runner is not installed."""
+    names = "|".join(re.escape(m) for m in modules)
+    return Signature(re.compile(rf"Cannot find module '(?:{names})'"), "runner missing")
+
+
+# Failure places several runners print: `path.py:12: ...` (pytest, Go's `t.Error`), a Python
+# traceback frame, a JavaScript stack frame (`(path/x.test.js:12:5)`, `at path/x.ts:12:5`,
+# vitest's `❯ path/x.ts:12:5`), and the libraries of Python and Node.
+PATH_LINE = Location(r"^[ \t]*([^\s:()\"']+\.[A-Za-z]\w*):(\d+):")
+PYTHON_FRAME = Location(r'File "([^"]+)", line (\d+)')
+JS_FRAME = Location(
+    r"(?:\(|at |❯ )(?:file://)?([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+", innermost_first=True
+)
+PYTHON_LIBRARIES = ("site-packages", "dist-packages", "<")  # `<frozen ...>`, `<string>`
+NODE_LIBRARIES = ("node_modules", "node:")
+
+# jest's and vitest's mark of a failed test in their default reporter
+FAILED_MARK = r"\s*(?:✕|×) "
+
+
+def summed_totals(text: str, ran: re.Pattern[str], skipped: re.Pattern[str]) -> Totals | None:
+    """The sums of every `ran` and `skipped` count in `text` (one group each: a suite's runs
+    print one summary each); None when `ran` finds none."""
+    counts = [int(n) for n in ran.findall(text)]
+    if not counts:
+        return None
+    return Totals(sum(counts), sum(int(n) for n in skipped.findall(text)))

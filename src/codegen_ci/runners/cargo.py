@@ -17,7 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import (
+    EnvironmentAdvice,
+    FailedAt,
+    InitJUnit,
+    Location,
+    Read,
+    Signature,
+)
 
 NAME = "cargo"
 COMMAND = re.compile(r"\bcargo\b")
@@ -44,18 +52,9 @@ NEXTEST_RUN = re.compile(r"\bcargo\s+(?:\+\S+\s+)?nextest\s+run\b")
 PROFILE = re.compile(r"\s(?:--profile|-P)(?:=|\s+)([\w.-]+)")
 NEXTEST_CONFIG = ".config/nextest.toml"
 STORE = "target/nextest"
-
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
 
 
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
@@ -92,6 +91,7 @@ def _get(table: Any, *keys: str) -> Any:
 
 SIGNATURES: tuple[Signature, ...] = ()
 # rustup with no toolchain where it looks (RUSTUP_HOME, by default ~/.rustup)
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
     re.compile(
         r"rustup could not choose a version|no default toolchain (?:is )?configured|no "
@@ -130,6 +130,11 @@ PANIC = re.compile(
 MAX_PANICS = 20
 FAILED_AT_TITLE = "Rust tests that panicked"
 FAILED_AT_LABEL = "panics"
+# a panic in a JUnit case's text (nextest), as in libtest's output
+LOCATIONS: tuple[Location, ...] = (
+    Location(r"panicked at (?:'(?:[^']|'(?!, ))*', )?([^\s:'\"]+\.rs):(\d+):\d+"),
+)
+LIBRARY_PATHS: tuple[str, ...] = ()
 
 
 def failed_at(output: str) -> list[FailedAt]:
@@ -147,10 +152,7 @@ CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ("target",)
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
+user_caches = base.no_user_caches
 
 
 def is_checkout_cache(folder: Path) -> bool:
@@ -170,8 +172,6 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
     ]
 
 
-def totals(text: str) -> Totals | None:
-    return None
-
+totals = base.no_totals
 
 COVERAGE = "not measured: no Rust coverage tool is run yet"

@@ -4,10 +4,12 @@ JUnit was written. What Go's JUnit leaves unsaid is read in gate/junit/go.py."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, plain_tokens
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -22,36 +24,27 @@ INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-go.xml",
     options="--junitfile {report}",
     setup=("go mod download", f"go install {GOTESTSUM}"),
+    command="gotestsum {options} ./...",
+    lint=("go vet ./...",),
+    tools=("gotestsum", "go vet"),
+    ecosystem="go",
 )
 
-JUNIT_HINT: str | None = (
-    "go: run `gotestsum --junitfile junit.xml -- "
-    "./...` instead of `go test ./...` and set `validation.junit: [junit.xml]`"
+JUNIT_HINT: str | None = base.junit_hint(
+    "go", "run `gotestsum --junitfile junit.xml -- ./...` instead of `go test ./...`"
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--junitfile\b")
-JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--junitfile[= ]([^\s'\"]+\.xml)")
+JUNIT_FILE: re.Pattern[str] | None = base.report_after("--junitfile[= ]")
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
+configured_reports = base.no_configured_reports
 
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
-
-
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
-
-SIGNATURES: tuple[Signature, ...] = ()
 # `? pkg [no test files]` for every package, and no line saying a test ran
 NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
+SIGNATURES: tuple[Signature, ...] = (Signature(NO_TEST_FILES, "no test files", unless=RAN),)
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 # modules it tried to download (no network): the module cache is the user's to show
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
@@ -67,11 +60,14 @@ FAILED_TEST: str | None = r"--- FAIL: "
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+# `store_test.go:12: ...` (t.Error), and a goroutine's frame in a panic,
+# `\t/abs/path/file.go:304 +0x356`; the module cache and GOROOT's runtime and testing frames
+LOCATIONS: tuple[Location, ...] = (
+    base.PATH_LINE,
+    Location(r"^\t([^\s:]+\.go):(\d+)(?: \+0x[0-9a-f]+)?$", innermost_first=True),
+)
+LIBRARY_PATHS: tuple[str, ...] = ("/pkg/mod/", "/src/runtime/", "/src/testing/")
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")
@@ -93,9 +89,7 @@ def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
     return []
 
 
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
+is_checkout_cache = base.no_checkout_cache
 
 VERBOSE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)", re.M)
 RAN_COUNT: re.Pattern[str] | None = None
@@ -106,11 +100,33 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
     return [(name, state == "SKIP") for state, name in VERBOSE.findall(text)]
 
 
-def totals(text: str) -> Totals | None:
-    return None
+totals = base.no_totals
+
+# `go test ARGS` runs as `go test -coverprofile=<io>/cover.out -coverpkg=<packages> ARGS`, and
+# `gotestsum ... -- ARGS` gets the same two flags after its `--` (gate/coverage_go.py finds
+# the packages and reads the profile)
+COVER_PROFILE = "cover.out"
+
+
+def is_go_test(command: str) -> bool:
+    tokens = plain_tokens(command) or []
+    return tokens[:2] == ["go", "test"] or (tokens[:1] == ["gotestsum"] and "--" in tokens)
+
+
+def coverage_command(command: str, packages: Sequence[str], io_dir: Path) -> str | None:
+    """`command` writing a cover profile of `packages` to `io_dir/cover.out`; None when it is
+    not a plain `go test ...` or `gotestsum ... -- ...`."""
+    tokens = plain_tokens(command)
+    if not tokens or not packages or not is_go_test(command):
+        return None
+    if any(t.startswith(("-coverprofile", "-coverpkg", "--coverprofile")) for t in tokens):
+        return None  # the command's own profile: not overridden
+    flags = [f"-coverprofile={io_dir / COVER_PROFILE}", f"-coverpkg={','.join(packages)}"]
+    at = 2 if tokens[0] == "go" else tokens.index("--") + 1
+    return shlex.join([*tokens[:at], *flags, *tokens[at:]])
 
 
 COVERAGE = (
-    "`go test -coverprofile -coverpkg=<the changed packages>`, the profile read as LCov: "
-    "gate/coverage_go.py"
+    "`go test -coverprofile -coverpkg=<the changed packages>` (`coverage_command`), the "
+    "profile read as LCov: gate/coverage_go.py"
 )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
 
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
@@ -20,78 +21,64 @@ INIT: InitJUnit | None = InitJUnit(
     package="jest-junit",
 )
 
-JUNIT_HINT: str | None = (
-    "jest: `npm install --save-dev jest-junit`, run `jest --ci "
-    "--reporters=default --reporters=jest-junit` and set `validation.junit: [junit.xml]`"
+JUNIT_HINT: str | None = base.junit_hint(
+    NAME,
+    "`npm install --save-dev jest-junit`, run `jest --ci --reporters=default "
+    "--reporters=jest-junit`",
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(
     r"--reporters?[= ](?:default,)?(?:junit|jest-junit)\b"
 )
-JUNIT_FILE: re.Pattern[str] | None = re.compile(r"JEST_JUNIT_OUTPUT_FILE=([^\s'\"]+\.xml)")
-
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
-
-
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
+JUNIT_FILE: re.Pattern[str] | None = base.report_after("JEST_JUNIT_OUTPUT_FILE=")
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
+configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = (
-    Signature(re.compile(r"Cannot find module '(?:jest|ts-jest)'"), "runner missing"),
+    base.cannot_find("jest", "ts-jest"),
     Signature(
         re.compile(r"Could not resolve a module for a custom reporter", re.I), "reporter missing"
     ),
     Signature(re.compile(r"No tests found, exiting with code"), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
-FAILED_TEST: str | None = r"\s*(?:✕|×) "
+FAILED_TEST: str | None = base.FAILED_MARK
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+LOCATIONS: tuple[Location, ...] = (base.JS_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ("jest.config.*",)
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
-
-
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
+user_caches = base.no_user_caches
+is_checkout_cache = base.no_checkout_cache
 
 ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
 
 RAN_COUNT: re.Pattern[str] | None = None
+named_tests = base.no_named_tests
+totals = base.no_totals
 
 
-def named_tests(text: str) -> list[tuple[str, bool]]:
-    return []
-
-
-def totals(text: str) -> Totals | None:
-    return None
+def coverage_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:
+    """The flags that make jest write LCov of `sources` under `io_dir`, and the report's path
+    there (the repository's `coverageProvider` stays as it is)."""
+    flags = [
+        "--coverage",
+        "--coverageReporters=lcovonly",
+        f"--coverageDirectory={io_dir / 'jest'}",
+        *(f"--collectCoverageFrom={s}" for s in sources),
+    ]
+    return flags, "jest/lcov.info"
 
 
 COVERAGE = (
     "jest's own coverage (`--coverage --collectCoverageFrom=<the change's sources>`) "
-    "written as LCov: gate/coverage_node.py"
+    "written as LCov (`coverage_flags`): gate/coverage_node.py"
 )

@@ -4,10 +4,10 @@ it wrote none, its summary's `tests N` and `skipped K`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, Totals
 
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
@@ -20,80 +20,68 @@ INIT: InitJUnit | None = InitJUnit(
     "--test-reporter=junit --test-reporter-destination={report}",
 )
 
-JUNIT_HINT: str | None = (
-    "node's test runner: add `--test-reporter=spec "
-    "--test-reporter-destination=stdout --test-reporter=junit "
-    "--test-reporter-destination=junit.xml` and set `validation.junit: [junit.xml]`"
+JUNIT_HINT: str | None = base.junit_hint(
+    "node's test runner",
+    "add `--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit "
+    "--test-reporter-destination=junit.xml`",
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--test-reporter=junit")
-JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--test-reporter-destination=([^\s'\"]+\.xml)")
-
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
-
-
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
+JUNIT_FILE: re.Pattern[str] | None = base.report_after("--test-reporter-destination=")
+# the classname its junit reporter gives every case (gate/junit/cases.py names them by their
+# `describe` suites instead)
+JUNIT_CLASSNAME = "test"
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
+configured_reports = base.no_configured_reports
 
 # its summary, TAP (`# tests 0`) or spec (`ℹ tests 0`)
 SIGNATURES: tuple[Signature, ...] = (
     Signature(re.compile(r"^(?:# |ℹ )tests 0$", re.M), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"not ok \d+ "  # TAP
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+LOCATIONS: tuple[Location, ...] = (base.JS_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()
+ARTIFACT_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
-
-
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
-
-ARTIFACT_GLOBS: tuple[str, ...] = ()
+user_caches = base.no_user_caches
+is_checkout_cache = base.no_checkout_cache
 
 TESTS = re.compile(r"^(?:# |ℹ )tests (\d+)$", re.M)
 SKIPPED = re.compile(r"^(?:# |ℹ )(?:skip|skipped|todo) (\d+)$", re.M)
 RAN_COUNT: re.Pattern[str] | None = re.compile(r"^(?:# |ℹ )tests \d+$", re.M)
-
-
-def named_tests(text: str) -> list[tuple[str, bool]]:
-    return []
+named_tests = base.no_named_tests
 
 
 def totals(text: str) -> Totals | None:
     """`tests N` and `skipped K`/`todo K` (`{skip}`, `t.skip`, `todo`)."""
-    tests = [int(n) for n in TESTS.findall(text)]
-    if not tests:
-        return None
-    return Totals(sum(tests), sum(int(n) for n in SKIPPED.findall(text)))
+    return base.summed_totals(text, TESTS, SKIPPED)
+
+
+def coverage_flags(io_dir: Path) -> tuple[list[str], str]:
+    """The flags (before its test files) that make `node --test` write LCov under `io_dir`,
+    and the report's path there: every file it loads (Node 20 cannot limit coverage)."""
+    flags = [
+        "--experimental-test-coverage",
+        "--test-reporter=spec",
+        "--test-reporter-destination=stdout",
+        "--test-reporter=lcov",
+        f"--test-reporter-destination={io_dir / 'lcov.info'}",
+    ]
+    return flags, "lcov.info"
 
 
 COVERAGE = (
-    "`node --experimental-test-coverage` with the lcov reporter (every file it loads): "
-    "gate/coverage_node.py"
+    "`node --experimental-test-coverage` with the lcov reporter (every file it loads; "
+    "`coverage_flags`): gate/coverage_node.py"
 )

@@ -7,15 +7,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from pathlib import Path
 
+from codegen_ci.runners import base
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
-    FailedAt,
     InitJUnit,
-    Read,
+    Location,
     Signature,
-    Totals,
     plain_tokens,
 )
 
@@ -33,7 +31,7 @@ JUNIT_HINT: str | None = (
     "`--junitxml` automatically; with globs set, pass `--junitxml=<file>` matching them"
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--junit(?:xml)?\b")
-JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--junitxml[= ]([^\s'\"]+\.xml)")
+JUNIT_FILE: re.Pattern[str] | None = base.report_after("--junitxml[= ]")
 JUNIT_OPTIONS = ("--junitxml", "--junit-xml")
 
 
@@ -41,8 +39,7 @@ def mentions_pytest(command: str) -> bool:
     return bool(TOKEN.search(command))
 
 
-def junit_command(command: str) -> str | None:
-    return None
+junit_command = base.no_junit_command
 
 
 def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
@@ -65,48 +62,35 @@ def junit_arg(command: str) -> str | None:
     return None
 
 
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
+configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = ()
+NO_TESTS_EXIT: int | None = 5
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = r"FAILED \S+::"
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+LOCATIONS: tuple[Location, ...] = (base.PATH_LINE, base.PYTHON_FRAME)
+LIBRARY_PATHS: tuple[str, ...] = base.PYTHON_LIBRARIES
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg")
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
-
-
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
+user_caches = base.no_user_caches
+is_checkout_cache = base.no_checkout_cache
 
 ARTIFACT_GLOBS: tuple[str, ...] = (".pytest_cache/**",)
 
 RAN_COUNT: re.Pattern[str] | None = None
 
 
-def named_tests(text: str) -> list[tuple[str, bool]]:
-    return []  # pytest always writes JUnit (PYTEST_ADDOPTS)
+named_tests = base.no_named_tests  # pytest always writes JUnit (PYTEST_ADDOPTS)
 
 
-def totals(text: str) -> Totals | None:
-    return None
-
+totals = base.no_totals
 
 COVERAGE = (
     "coverage.py: `python -m pytest` and a bare `pytest` run under `coverage run "

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
-from pathlib import Path
 
+from codegen_ci.runners import base
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
-    FailedAt,
     InitJUnit,
-    Read,
+    Location,
     Signature,
     Totals,
     plain_tokens,
@@ -48,43 +46,28 @@ def junit_command(command: str) -> str | None:
     return shlex.join([tokens[0], "-m", RUNNER, *tokens[3:]])
 
 
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}  # the runner's report path is set with its PYTHONPATH (gate/unittest_commands.py)
-
-
-def junit_arg(command: str) -> str | None:
-    return None
-
-
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
+# the runner's report path is set with its PYTHONPATH (gate/unittest_commands.py)
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
+configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
 FAILED_TEST: str | None = None
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+LOCATIONS: tuple[Location, ...] = (base.PYTHON_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.PYTHON_LIBRARIES
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
-
-
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
+user_caches = base.no_user_caches
+is_checkout_cache = base.no_checkout_cache
 
 ARTIFACT_GLOBS: tuple[str, ...] = ()
 
@@ -110,10 +93,7 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 
 def totals(text: str) -> Totals | None:
     """`Ran N tests in ...` and `OK (skipped=K)`."""
-    ran = [int(n) for n in RAN.findall(text)]
-    if not ran:
-        return None
-    return Totals(sum(ran), sum(int(n) for n in SKIPPED.findall(text)))
+    return base.summed_totals(text, RAN, SKIPPED)
 
 
 COVERAGE = (

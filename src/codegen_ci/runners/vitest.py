@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
-from codegen_ci.runners.base import EnvironmentAdvice, FailedAt, InitJUnit, Read, Signature, Totals
+from codegen_ci.runners import base
+from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
 
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
@@ -16,76 +17,67 @@ SCRIPT_WORD: str | None = "vitest"
 INIT: InitJUnit | None = InitJUnit(
     report="reports/junit-vitest.xml",
     options="--reporter=default --reporter=junit --outputFile.junit={report}",
+    start="vitest run",
+    drop=re.compile(r"^run"),
 )
 
-JUNIT_HINT: str | None = (
-    "vitest: add `--reporter=default --reporter=junit "
-    "--outputFile.junit=junit.xml` and set `validation.junit: [junit.xml]`"
+JUNIT_HINT: str | None = base.junit_hint(
+    NAME, "add `--reporter=default --reporter=junit --outputFile.junit=junit.xml`"
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--reporter[= ]junit")
-JUNIT_FILE: re.Pattern[str] | None = re.compile(r"--outputFile(?:\.junit)?[= ]([^\s'\"]+\.xml)")
-
-
-def junit_command(command: str) -> str | None:
-    return None
-
-
-def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
-    return {}
-
-
-def junit_arg(command: str) -> str | None:
-    return None
-
-
-def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
-    return []
-
+JUNIT_FILE: re.Pattern[str] | None = base.report_after(r"--outputFile(?:\.junit)?[= ]")
+junit_command = base.no_junit_command
+junit_env = base.no_junit_env
+junit_arg = base.no_junit_arg
+configured_reports = base.no_configured_reports
 
 SIGNATURES: tuple[Signature, ...] = (
-    Signature(re.compile(r"Cannot find module 'vitest'"), "runner missing"),
+    base.cannot_find("vitest"),
     Signature(re.compile(r"Failed to load custom Reporter", re.I), "reporter missing"),
     Signature(re.compile(r"No test files found"), "no tests"),
 )
+NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
-FAILED_TEST: str | None = r"\s*(?:✕|×) "
+FAILED_TEST: str | None = base.FAILED_MARK
 
 FAILED_AT_TITLE = ""
 FAILED_AT_LABEL = ""
-
-
-def failed_at(output: str) -> list[FailedAt]:
-    return []
-
+LOCATIONS: tuple[Location, ...] = (base.JS_FRAME,)
+LIBRARY_PATHS: tuple[str, ...] = base.NODE_LIBRARIES
+failed_at = base.no_failed_at
 
 CONFIG_GLOBS: tuple[str, ...] = ("vitest.config.*",)
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
-
-
-def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
-    return []
-
-
-def is_checkout_cache(folder: Path) -> bool:
-    return False
-
+user_caches = base.no_user_caches
+is_checkout_cache = base.no_checkout_cache
 
 ARTIFACT_GLOBS: tuple[str, ...] = (".vitest/**",)
 
 RAN_COUNT: re.Pattern[str] | None = None
+named_tests = base.no_named_tests
+totals = base.no_totals
+
+# the coverage providers vitest can use, by the package that brings each (in this order)
+COVERAGE_PROVIDERS = (("v8", "@vitest/coverage-v8"), ("istanbul", "@vitest/coverage-istanbul"))
 
 
-def named_tests(text: str) -> list[tuple[str, bool]]:
-    return []
-
-
-def totals(text: str) -> Totals | None:
-    return None
+def coverage_flags(provider: str, sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:
+    """The flags that make vitest write LCov of `sources` under `io_dir` with `provider`, and
+    the report's path there."""
+    flags = [
+        "--coverage.enabled",
+        f"--coverage.provider={provider}",
+        "--coverage.reporter=lcovonly",
+        f"--coverage.reportsDirectory={io_dir / 'vitest'}",
+        *(f"--coverage.include={s}" for s in sources),
+    ]
+    return flags, "vitest/lcov.info"
 
 
 COVERAGE = (
     "vitest's V8 or istanbul provider (`--coverage.include=<the change's sources>`; the "
-    "repository needs `@vitest/coverage-v8`) written as LCov: gate/coverage_node.py"
+    "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`): "
+    "gate/coverage_node.py"
 )

@@ -24,6 +24,8 @@ from xml.etree.ElementTree import Element
 from junitparser import Error, Failure, Skipped, TestCase
 from junitparser.xunit2 import FlakyError, FlakyFailure, RerunError, RerunFailure
 
+from codegen_ci import runners
+from codegen_ci.runners import node_test
 from codegen_ci.security.untrusted import Untrusted
 
 Outcome = Literal["passed", "failure", "error", "skipped"]
@@ -54,9 +56,9 @@ class JUnitCase:
         return self.id.raw_for("matching")
 
 
-# node's junit reporter writes classname="test" for every case; only the nesting of its
-# <testsuite> elements (one per `describe`) tells two same-named tests apart.
-NODE_CLASSNAME = "test"
+# node's junit reporter gives every case one classname (runners/node_test.py); only the
+# nesting of its <testsuite> elements (one per `describe`) tells two same-named tests apart.
+NODE_CLASSNAME = node_test.JUNIT_CLASSNAME
 
 
 class AnonymousCases:
@@ -205,33 +207,20 @@ def _to_int(value: str | None) -> int | None:
 
 # Where a failure happened, read from the traceback text a runner printed.
 
-# Where a failure happened, as runners print it: pytest/go "path.py:12: ...", Python
-# 'File "path.py", line 12', jest "(path/x.test.js:12:5)" or "at path/x.ts:12:5", a Go
-# goroutine frame "\t/abs/path/file.go:304 +0x356", a Rust panic "panicked at src/lib.rs:12:5"
-# (nextest). Java frames name only a file's basename, which would mislead more than help: not
-# matched.
-_LOCATION = re.compile(
-    r'^[ \t]*([^\s:()"\']+\.[A-Za-z]\w*):(\d+):'
-    r'|File "([^"]+)", line (\d+)'
-    r"|(?:\(|at |❯ )(?:file://)?([^()\s]+\.[cm]?[jt]sx?):(\d+):\d+"  # ❯: vitest
-    r"|^\t([^\s:]+\.go):(\d+)(?: \+0x[0-9a-f]+)?$"
-    r"|panicked at (?:'(?:[^']|'(?!, ))*', )?([^\s:'\"]+\.rs):(\d+):\d+",  # Rust (nextest, libtest)
-    re.MULTILINE,
-)
+# Where a failure happened, as the runners print it (each runner's `LOCATIONS`, runners/:
+# pytest/go "path.py:12: ...", Python 'File "path.py", line 12', jest "(path/x.test.js:12:5)"
+# or "at path/x.ts:12:5", a Go goroutine frame "\t/abs/path/file.go:304 +0x356", a Rust panic
+# "panicked at src/lib.rs:12:5" (nextest)), one alternative each, two groups each (path, line).
+# Java frames name only a file's basename, which would mislead more than help: not matched.
+_LOCATIONS = runners.locations()
+_LOCATION = re.compile("|".join(loc.pattern for loc in _LOCATIONS), re.MULTILINE)
 _SCAN_CHARS = 8192
-# ... and Go's: the module cache, and GOROOT's runtime and testing frames around a panic.
-_LIBRARY_PARTS = (
-    "site-packages",
-    "node_modules",
-    "dist-packages",
-    "<",
-    "node:",
-    "/pkg/mod/",
-    "/src/runtime/",
-    "/src/testing/",
-)
+# A frame in a runner's libraries or runtime (its `LIBRARY_PATHS`: site-packages, node_modules,
+# Go's module cache and GOROOT's runtime and testing frames around a panic) is not project code.
+_LIBRARY_PARTS = runners.library_paths()
 _JS_INTERNAL = ("internal/",)  # node's own frames: internal/process/task_queues.js
-_INNERMOST_FIRST = (6, 8)  # JavaScript and Go stacks print the innermost frame first
+# the last group of each alternative whose stacks print the innermost frame first
+_INNERMOST_FIRST = frozenset(2 * n + 2 for n, loc in enumerate(_LOCATIONS) if loc.innermost_first)
 
 
 def locate(
