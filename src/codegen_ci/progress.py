@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from rich.markup import escape
 
-from codegen_ci.report import CommandResult, Reason, Report, Status
+from codegen_ci.report import CommandResult, Reason, Report, Round, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
@@ -66,6 +66,11 @@ class Progress:
             command = f"{command[:MAX_COMMAND_CHARS]}... ({left} more characters)"
         self.line(f"  {result.kind}: {command} -> {result.state} ({result.duration_s:.1f}s)")
 
+    def round_finished(self, rnd: Round) -> None:
+        """What the gate made of the round: its commands' exit codes alone do not say it (a
+        round whose commands all pass is refused when the change removed or skipped a test)."""
+        self.line(round_verdict(rnd))
+
     def status(self, text: str) -> None:
         """Transient status; plain logs show only lines that matter."""
 
@@ -88,6 +93,26 @@ class Progress:
 
     def close(self) -> None:
         pass
+
+
+def round_verdict(rnd: Round, *, named: int = 3) -> str:
+    """`round 2: refused: ...`, `round 2: not passed: 3 failing (a, b, c +1 more)` or
+    `round 2: passed`, with the round's test totals."""
+    tests = f"tests {rnd.tests_text()}"
+    if rnd.passed:
+        return f"round {rnd.iteration}: passed; {tests}"
+    removed = [f for f in rnd.failures if f.kind == "removed"]
+    shown = removed or rnd.failures
+    if removed:
+        verdict = f"refused: the change removed or skipped {len(removed)} existing test(s)"
+    elif shown:
+        verdict = f"not passed: {len(shown)} failing"
+    else:
+        verdict = "not passed"
+    names = ", ".join(f.id.raw_for("shown") for f in shown[:named])
+    if len(shown) > named:
+        names += f" +{len(shown) - named} more"
+    return f"round {rnd.iteration}: {verdict}" + (f" ({names})" if names else "") + f"; {tests}"
 
 
 class RichProgress(Progress):
