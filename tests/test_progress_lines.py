@@ -61,3 +61,18 @@ def test_a_round_line_names_a_few_failing_tests_and_counts_the_rest() -> None:
         "round 2: not passed: 5 failing (tests/test_x.py::test_0, tests/test_x.py::test_1, "
         "tests/test_x.py::test_2 +2 more); tests 4/9 passed"
     )
+
+
+def test_a_model_command_that_fails_does_not_read_as_ok() -> None:
+    """go-humanize: the model's `git rm` failed inside the sandbox (exit 128) and the line said
+    `-> ok`; the line now says how the command ended (and `ok` for exit 0)."""
+    out = io.StringIO()
+    progress = Progress(out)
+
+    progress.tool_call("run_command", '{"command": "git rm x_test.go"}', "[exit code 128]\nfatal")
+    progress.tool_call("run_command", '{"command": "go test ./..."}', "[exit code 0]\nok")
+    progress.tool_call("read_file", '{"path": "x.go"}', "[exit code 3] is this file's text")
+
+    failed, passed, read = out.getvalue().splitlines()
+    assert failed.endswith("-> exit code 128"), failed
+    assert passed.endswith("-> ok") and read.endswith("-> ok")

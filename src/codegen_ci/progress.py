@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 import threading
 import time
@@ -19,6 +20,7 @@ from codegen_ci.report import CommandResult, Reason, Report, Round, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
+COMMAND_STATE = re.compile(r"\[(exit code -?\d+|timed out[^\]\n]*)\]")  # workspace/shell.py
 MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs keep it whole
 
 
@@ -54,6 +56,8 @@ class Progress:
     def tool_call(self, name: str, arguments: str, result: str) -> None:
         args = arguments if len(arguments) <= 100 else arguments[:97] + "..."
         outcome = "error" if result.startswith("Error:") else "ok"
+        if name == "run_command" and (ran := COMMAND_STATE.match(result)):  # how it ended
+            outcome = "ok" if ran[1] == "exit code 0" else ran[1]
         self.line(f"  tool {name} {args} -> {outcome}")
 
     def command_started(self, kind: str, command: str) -> None:
