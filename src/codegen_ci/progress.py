@@ -113,7 +113,7 @@ def round_verdict(rnd: Round, *, named: int = 3) -> str:
         verdict = f"not passed: {len(shown)} failing"
     else:
         verdict = "not passed"
-    names = ", ".join(f.id.raw_for("shown") for f in shown[:named])
+    names = ", ".join(for_terminal(f.id, one_line=True) for f in shown[:named])
     if len(shown) > named:
         names += f" +{len(shown) - named} more"
     return f"round {rnd.iteration}: {verdict}" + (f" ({names})" if names else "") + f"; {tests}"
