@@ -733,8 +733,9 @@ def test_a_program_this_machine_lacks_is_named_whatever_it_is(tmp_path: Path) ->
 
 def test_cargo_steps_run_through_actions_rs_become_their_cargo_lines(tmp_path: Path) -> None:
     """downcast-rs's CI: every cargo call is an `actions-rs/cargo` step (`with: command`,
-    `args`), clippy and a test without default features among them. They are CI's checks, as `run:` lines
-    would be; init said "cargo clippy: no CI workflow runs it" and wrote `cargo test` alone."""
+    `args`), clippy and a test without default features among them. They are CI's checks, as
+    `run:` lines would be; init said "cargo clippy: no CI workflow runs it" and wrote `cargo
+    test` alone."""
     crate(tmp_path)
     cargo = "actions-rs/cargo@v1"
     workflow(
