@@ -63,6 +63,11 @@ def test_a_failed_round_is_reflected_to_the_model_which_succeeds_in_round_2(
     assert "test_bump_minor_resets_patch" in reflection["content"]
     assert "3.5.5" in reflection["content"]  # the assertion's message, as pytest wrote it
     assert "round 1" in reflection["content"].lower()
+    # the progress lines say what the gate made of each round, not only the commands' exits
+    verdicts = [ln.split("] ", 1)[1] for ln in run.log.splitlines() if "] round " in ln]
+    assert verdicts[1].startswith("round 1: not passed: 1 failing ("), run.log
+    assert "test_bump_minor_resets_patch" in verdicts[1]
+    assert verdicts[-1].startswith("round 2: passed; tests "), run.log
 
 
 def test_the_same_failures_round_after_round_stop_the_run_as_stuck(tmp_path: Path) -> None:
@@ -145,6 +150,26 @@ def test_skipping_the_failing_test_is_refused(tmp_path: Path) -> None:
     assert [(t.key.rsplit("::", 1)[-1], t.how) for t in report.removed_tests] == [
         ("test_bump_minor_resets_patch", "skipped")
     ]
+
+
+def test_a_refused_round_says_so_though_its_commands_passed(tmp_path: Path) -> None:
+    """The fix plus a skipped test: the test command exits 0, and the round's progress line
+    says the round was refused and which test it skipped (a user reading `exit 0` round after
+    round, then `failed (stuck)`, could not tell why)."""
+    sample = make_sample_repo(tmp_path)
+    skip = call(
+        "edit_file",
+        path="tests/test_version.py",
+        old_text="def test_parse():",
+        new_text="import pytest\n\n\n@pytest.mark.skip\ndef test_parse():",
+    )
+    spec = sample_spec(limits={"max_iterations": 1})
+    run = run_in_process(sample, spec, [step(None, FIX, skip), step("Done.")])
+    assert run.report.status == Status.FAILED, run.log
+    assert all(c.exit_code == 0 for c in run.report.rounds[0].commands), run.log
+    verdict = next(ln for ln in run.log.splitlines() if "] round 1: " in ln and "turn" not in ln)
+    assert "round 1: refused: the change removed or skipped 1 existing test(s) (" in verdict
+    assert "test_parse" in verdict
 
 
 def test_a_token_budget_used_up_stops_the_run(tmp_path: Path) -> None:

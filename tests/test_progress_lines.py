@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 
-from codegen_ci.progress import Progress
-from codegen_ci.report import CommandResult
+from codegen_ci.progress import Progress, round_verdict
+from codegen_ci.report import CommandResult, Failure, Round, TestTotals
+from codegen_ci.security.untrusted import Untrusted
 
 
 def test_a_command_rewritten_to_many_test_ids_prints_a_bounded_line() -> None:
@@ -45,3 +46,33 @@ def test_the_preflights_collection_does_not_read_as_a_passing_base() -> None:
     assert (
         out.getvalue().rstrip().endswith("test: python -m pytest -> exit 0, collected only (1.7s)")
     )
+
+
+def test_a_round_line_names_a_few_failing_tests_and_counts_the_rest() -> None:
+    """Five failing tests: three named, the rest counted, the totals beside them."""
+    failures = [
+        Failure(id=Untrusted(f"tests/test_x.py::test_{i}"), message="boom") for i in range(5)
+    ]
+    rnd = Round(iteration=2, failures=failures, tests=TestTotals(total=9, passed=4, failed=5))
+
+    line = round_verdict(rnd)
+
+    assert line == (
+        "round 2: not passed: 5 failing (tests/test_x.py::test_0, tests/test_x.py::test_1, "
+        "tests/test_x.py::test_2 +2 more); tests 4/9 passed"
+    )
+
+
+def test_a_model_command_that_fails_does_not_read_as_ok() -> None:
+    """go-humanize: the model's `git rm` failed inside the sandbox (exit 128) and the line said
+    `-> ok`; the line now says how the command ended (and `ok` for exit 0)."""
+    out = io.StringIO()
+    progress = Progress(out)
+
+    progress.tool_call("run_command", '{"command": "git rm x_test.go"}', "[exit code 128]\nfatal")
+    progress.tool_call("run_command", '{"command": "go test ./..."}', "[exit code 0]\nok")
+    progress.tool_call("read_file", '{"path": "x.go"}', "[exit code 3] is this file's text")
+
+    failed, passed, read = out.getvalue().splitlines()
+    assert failed.endswith("-> exit code 128"), failed
+    assert passed.endswith("-> ok") and read.endswith("-> ok")

@@ -278,6 +278,7 @@ def _loop(
             ):  # would pass: were the base commit's tests kept? (gate/kept_tests.py)
                 report.removed_tests = check_kept(outcome, baseline, spec.validation, ctx.worktree)
             report.rounds.append(outcome.round)
+            ctx.progress.round_finished(outcome.round)
             note_missing_junit(report, outcome.round, ctx.worktree.path)
             report.iterations = iteration
             report.artifacts = sorted(ctx.worktree.artifacts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 import threading
 import time
@@ -15,10 +16,11 @@ from typing import Any, TextIO
 
 from rich.markup import escape
 
-from codegen_ci.report import CommandResult, Reason, Report, Status
+from codegen_ci.report import CommandResult, Reason, Report, Round, Status
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
 
+COMMAND_STATE = re.compile(r"\[(exit code -?\d+|timed out[^\]\n]*)\]")  # workspace/shell.py
 MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs keep it whole
 
 
@@ -54,6 +56,8 @@ class Progress:
     def tool_call(self, name: str, arguments: str, result: str) -> None:
         args = arguments if len(arguments) <= 100 else arguments[:97] + "..."
         outcome = "error" if result.startswith("Error:") else "ok"
+        if name == "run_command" and (ran := COMMAND_STATE.match(result)):  # how it ended
+            outcome = "ok" if ran[1] == "exit code 0" else ran[1]
         self.line(f"  tool {name} {args} -> {outcome}")
 
     def command_started(self, kind: str, command: str) -> None:
@@ -65,6 +69,11 @@ class Progress:
             left = len(command) - MAX_COMMAND_CHARS
             command = f"{command[:MAX_COMMAND_CHARS]}... ({left} more characters)"
         self.line(f"  {result.kind}: {command} -> {result.state} ({result.duration_s:.1f}s)")
+
+    def round_finished(self, rnd: Round) -> None:
+        """What the gate made of the round: its commands' exit codes alone do not say it (a
+        round whose commands all pass is refused when the change removed or skipped a test)."""
+        self.line(round_verdict(rnd))
 
     def status(self, text: str) -> None:
         """Transient status; plain logs show only lines that matter."""
@@ -88,6 +97,26 @@ class Progress:
 
     def close(self) -> None:
         pass
+
+
+def round_verdict(rnd: Round, *, named: int = 3) -> str:
+    """`round 2: refused: ...`, `round 2: not passed: 3 failing (a, b, c +1 more)` or
+    `round 2: passed`, with the round's test totals."""
+    tests = f"tests {rnd.tests_text()}"
+    if rnd.passed:
+        return f"round {rnd.iteration}: passed; {tests}"
+    removed = [f for f in rnd.failures if f.kind == "removed"]
+    shown = removed or rnd.failures
+    if removed:
+        verdict = f"refused: the change removed or skipped {len(removed)} existing test(s)"
+    elif shown:
+        verdict = f"not passed: {len(shown)} failing"
+    else:
+        verdict = "not passed"
+    names = ", ".join(for_terminal(f.id, one_line=True) for f in shown[:named])
+    if len(shown) > named:
+        names += f" +{len(shown) - named} more"
+    return f"round {rnd.iteration}: {verdict}" + (f" ({names})" if names else "") + f"; {tests}"
 
 
 class RichProgress(Progress):

@@ -729,3 +729,34 @@ def test_a_program_this_machine_lacks_is_named_whatever_it_is(tmp_path: Path) ->
 
     assert "missing: check-manifest-not-on-this-machine is not installed" in result.output
     assert "missing: sh " not in result.output
+
+
+def test_cargo_steps_run_through_actions_rs_become_their_cargo_lines(tmp_path: Path) -> None:
+    """downcast-rs's CI: every cargo call is an `actions-rs/cargo` step (`with: command`,
+    `args`), clippy and a test without default features among them. They are CI's checks, as
+    `run:` lines would be; init said "cargo clippy: no CI workflow runs it" and wrote `cargo
+    test` alone."""
+    crate(tmp_path)
+    cargo = "actions-rs/cargo@v1"
+    workflow(
+        tmp_path,
+        "CI",
+        {
+            "build": job(
+                {"uses": "actions-rs/toolchain@v1", "with": {"components": "clippy"}},
+                {"name": "Build", "uses": cargo, "with": {"command": "build"}},
+                {"name": "Test", "uses": cargo, "with": {"command": "test"}},
+                {"name": "Clippy", "uses": cargo, "with": {"command": "clippy"}},
+                {"uses": cargo, "with": {"command": "test", "args": "--no-default-features"}},
+            )
+        },
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["cargo test", "cargo test --no-default-features"]
+    assert validation["lint"] == ["cargo clippy"]
+    assert "no CI workflow runs it" not in result.output
+    assert "an action, not a command" not in result.output
+    assert "left out: cargo build (.github/workflows/ci.yml, job build): a build" in result.output

@@ -7,7 +7,8 @@ the job's `defaults.run`) put in front as `cd dir && …`, and `${{ matrix.x }}`
 each value of a simple matrix list. What cannot run on a developer's machine is left out with
 the reason: steps and jobs that need secrets, services or a deployment environment, jobs that
 run only on Windows or macOS, and expressions only CI can evaluate. Actions (`uses:`) are not
-commands: setup-*, checkout and cache are dropped silently, the others are named.
+commands: setup-*, checkout and cache are dropped silently, those that only run a tool's
+subcommand (`actions-rs/cargo`) become that command line, the others are named.
 
 Which lines are checks (and which kind) is `init_checks.py`'s decision, not this module's."""
 
@@ -36,6 +37,11 @@ CHECK_ACTIONS = {
     "astral-sh/ruff-action": "ruff check",
     "chartboost/ruff-action": "ruff check",
     "psf/black": "black --check .",
+}
+# Actions that run a tool's subcommand named by the step's `with: command` (and `args`):
+# `actions-rs/cargo` with `command: clippy`, `args: --no-default-features` is that cargo line.
+COMMAND_ACTIONS = {
+    "actions-rs/cargo": "cargo",
 }
 
 MAX_MATRIX = 8
@@ -130,7 +136,10 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
         uses = step.get("uses")
         if isinstance(uses, str):
             check = CHECK_ACTIONS.get(uses.split("@")[0])
-            if check:
+            if command := _command_action(uses, step):
+                for expanded in _expand(command, matrix):
+                    runs.lines.append(CiLine(expanded, workflow, job_id))
+            elif check:
                 args = (
                     step.get("with", {}).get("args") if isinstance(step.get("with"), dict) else ""
                 )
@@ -158,6 +167,19 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
                     )
                 else:
                     runs.lines.append(CiLine(expanded, workflow, job_id))
+
+
+def _command_action(uses: str, step: dict[str, Any]) -> str | None:
+    """The shell line a `COMMAND_ACTIONS` step runs (`cargo clippy --no-default-features`);
+    None for any other step, or one whose `with: command` is missing."""
+    tool = COMMAND_ACTIONS.get(uses.split("@")[0])
+    settings = step.get("with")
+    if tool is None or not isinstance(settings, dict):
+        return None
+    command, args = settings.get("command"), settings.get("args", "")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    return " ".join(part for part in (tool, command.strip(), str(args or "").strip()) if part)
 
 
 def _job_cannot_run(job: dict[str, Any]) -> str | None:

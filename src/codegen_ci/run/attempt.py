@@ -70,7 +70,10 @@ def prepare_worktree(
     name = wanted if reset else branch_for(root, wanted, spec)
     reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
     base = spec.git.base or "HEAD"
-    return open_worktree(root, spec, run_id, name, base, reset=reset, folder=folder)
+    previous = git.git(["rev-parse", "--verify", "-q", f"refs/heads/{name}"], root, check=False)
+    worktree = open_worktree(root, spec, run_id, name, base, reset=reset, folder=folder)
+    worktree.replaced = previous.strip() or None
+    return worktree
 
 
 def open_worktree(
@@ -154,6 +157,12 @@ def run_pipeline(spec: Spec, ctx: RunContext, sources: Mapping[str, Any]) -> Rep
     )
     state.write(out)
     ctx.progress.stage(f"run {ctx.run_id}: branch {worktree.branch}, output {out}")
+    if worktree.replaced:  # a re-run of the task: say what the branch held, and where it stays
+        ctx.progress.stage(
+            f"  the branch held an earlier run's commit {worktree.replaced[:12]}; this run "
+            f"replaces it (to keep it: git branch <name> {worktree.replaced[:12]}; it stays in "
+            f"the branch's reflog)"
+        )
     try:
         with sigterm_as_interrupt():
             result = execute(spec, ctx)

@@ -71,6 +71,7 @@ class Worktree:
     git_tampering: list[str] = field(default_factory=list)
     ref_moves: list[str] = field(default_factory=list)
     commit_refusals: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    replaced: str | None = None  # the commit an earlier run of the task left on `branch`
     guard: git_guard.GitGuard = field(init=False, repr=False)
     _trusted_git: git_guard.GitState = field(init=False, repr=False)
     _refs: RefGuard = field(init=False, repr=False)

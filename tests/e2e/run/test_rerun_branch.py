@@ -38,11 +38,12 @@ def test_rerunning_the_same_task_updates_its_branch(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     model_env.add(*fixing_script(), *fixing_script(), *fixing_script())
-    tips = []
+    tips, outputs = [], []
     for _ in range(3):
         code, output = run(sample_repo)
         assert code == 0, output
         tips.append(sample_repo.git("rev-parse", BRANCH).strip())
+        outputs.append(output)
 
     assert codegen_branches(sample_repo) == [BRANCH]
     base = sample_repo.git("rev-parse", "main").strip()
@@ -50,6 +51,13 @@ def test_rerunning_the_same_task_updates_its_branch(
     assert len(set(tips)) == 3  # each run committed anew on the same branch
     reflog = sample_repo.git("reflog", "show", "--format=%H", BRANCH).split()
     assert tips[0] in reflog  # the earlier result stays reachable from the branch's reflog
+    # and the run says so: a failed re-run would otherwise put its wip commit where a success
+    # was, without a word (xmltodict: a success, then a failed attempt of the same task)
+    assert "earlier run's commit" not in outputs[0]
+    assert (
+        f"the branch held an earlier run's commit {tips[0][:12]}; this run replaces it"
+        in (outputs[1])
+    )
 
 
 def test_a_branch_with_the_users_own_commit_or_another_task_is_left_alone(
