@@ -68,6 +68,11 @@ def failed_at(output: str) -> list[FailedAt]:
 CONFIG_GLOBS: tuple[str, ...] = ("jest.config.*",)
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
+# jest's default cacheDirectory: `<realpath of os.tmpdir()>/jest_<uid in base 36>` (jest-config's
+# getCacheDirectory; no variable moves it). Its haste map, transform and perf caches are named by
+# the config's id, a hash of rootDir: warm only for a checkout at the same path
+# (security/warm_caches.py, `TMPDIR_CACHES`).
+TMPDIR_CACHES: tuple[str, ...] = ("jest_*",)
 
 
 def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
