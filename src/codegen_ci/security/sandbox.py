@@ -32,7 +32,7 @@ Shown again, read-only, from inside those: the toolchains commands need (`toolch
 the table in security/toolchains.py, `~/.local/bin` when it is on PATH, the runner's tool
 cache, a virtualenv or a `bin` directory on PATH, the tool's own interpreter), linked from the
 scratch HOME and named in RUSTUP_HOME, CARGO_HOME, GOMODCACHE...; Go's build cache copied warm
-into each phase (security/warm_caches.py).
+into each phase, and jest's cache in TMPDIR as the pre-flight left it (security/warm_caches.py).
 
 `CODEGEN_SANDBOX` (or the action's `sandbox` input) picks a backend: `auto` (default: bwrap
 where it starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the
