@@ -74,8 +74,9 @@ def test_jests_cache_in_tmpdir_is_kept_as_files_and_each_phase_gets_a_copy(tmp_p
     (cache / "m1_ab12").write_text("a round's")
     assert keep_tmp_caches(scratch, kept) == []  # kept once, from the pre-flight
     phase = tmp_path / "rw2"
-    (phase / "tmp").mkdir(parents=True)
+    (phase / "tmp" / "jest_0" / "from-setup").mkdir(parents=True)  # setup's, copied in
     seed_tmp_caches(kept, phase)
+    assert not (phase / "tmp" / "jest_0" / "from-setup").exists()  # the pre-flight's instead
     copy = phase / "tmp" / "jest_0" / "jest-transform-cache-id-x" / "ab" / "m1_ab12"
     assert copy.read_text() == "transformed"
     copy.write_text("poisoned")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -157,8 +158,12 @@ def keep_tmp_caches(scratch: Path, kept: Path) -> list[str]:
 
 
 def seed_tmp_caches(kept: Path, scratch: Path) -> None:
-    """Copy each kept cache into this phase's fresh TMPDIR (`tmp/` of the scratch)."""
+    """Copy each kept cache into this phase's fresh TMPDIR (`tmp/` of the scratch), in place
+    of the copy of what `setup` left there (no command has run in this phase yet)."""
     for entry in sorted(kept.iterdir()) if kept.is_dir() else ():
         target = scratch / "tmp" / entry.name
-        if not target.exists() and not target.is_symlink():
-            copy_tree(entry, target)
+        if target.is_symlink() or not target.is_dir():
+            target.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(target)
+        copy_tree(entry, target)
