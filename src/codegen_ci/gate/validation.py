@@ -240,6 +240,8 @@ class Validator:
             run = self._run(command, "test", outcome, collect_only=collect)
             if not collect:
                 self._take(outcome, command, run)
+        if self.sandbox is not None:  # on the untouched code: jest's cache, warm in every round
+            self.sandbox.keep_caches()
         self._require_tests(outcome)
         return outcome.finish()
 

@@ -205,6 +205,11 @@ def checkout_caches() -> frozenset[str]:
     return frozenset(name for r in RUNNERS.values() for name in r.CHECKOUT_CACHES)
 
 
+def tmpdir_caches() -> tuple[str, ...]:
+    """The globs of the runners' cache folders in TMPDIR."""
+    return tuple(dict.fromkeys(g for r in RUNNERS.values() for g in r.TMPDIR_CACHES))
+
+
 def is_checkout_cache(folder: Path) -> bool:
     return any(r.is_checkout_cache(folder) for r in RUNNERS.values())
 

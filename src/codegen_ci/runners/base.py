@@ -167,6 +167,9 @@ class TestRunner(Protocol):
     # into each worktree, by name.
     USER_CACHES: tuple[tuple[str, str], ...]
     CHECKOUT_CACHES: tuple[str, ...]
+    # Cache folders it writes in TMPDIR (globs), kept from the pre-flight for the run's later
+    # phases (jest's `jest_<uid>`).
+    TMPDIR_CACHES: tuple[str, ...]
 
     def user_caches(self, environ: Mapping[str, str]) -> list[tuple[str, Path]]:
         """The user's caches of `USER_CACHES` that exist, by variable."""

@@ -152,6 +152,7 @@ CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ("target",)
+TMPDIR_CACHES: tuple[str, ...] = ()
 user_caches = base.no_user_caches
 
 

@@ -73,6 +73,7 @@ CONFIG_GLOBS: tuple[str, ...] = ()
 ARTIFACT_GLOBS: tuple[str, ...] = ("coverage.out", "*.coverprofile", "cover.out")
 USER_CACHES: tuple[tuple[str, str], ...] = (("GOCACHE", "cache/go-build"),)
 CHECKOUT_CACHES: tuple[str, ...] = ()
+TMPDIR_CACHES: tuple[str, ...] = ()
 
 
 def user_caches(environ: Mapping[str, str]) -> list[tuple[str, Path]]:

@@ -58,6 +58,12 @@ USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
 user_caches = base.no_user_caches
 is_checkout_cache = base.no_checkout_cache
+# jest's default cacheDirectory: `<realpath of os.tmpdir()>/jest_<uid in base 36>` (jest-config's
+# getCacheDirectory; no variable moves it). Its haste map, transform and perf caches are named by
+# the config's id, a hash of rootDir: warm only for a checkout at the same path
+# (security/warm_caches.py, `TMPDIR_CACHES`).
+TMPDIR_CACHES: tuple[str, ...] = ("jest_*",)
+
 
 ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
 

@@ -79,6 +79,7 @@ failed_at = base.no_failed_at
 CONFIG_GLOBS: tuple[str, ...] = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg")
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
+TMPDIR_CACHES: tuple[str, ...] = ()
 user_caches = base.no_user_caches
 is_checkout_cache = base.no_checkout_cache
 

@@ -66,6 +66,7 @@ failed_at = base.no_failed_at
 CONFIG_GLOBS: tuple[str, ...] = ()
 USER_CACHES: tuple[tuple[str, str], ...] = ()
 CHECKOUT_CACHES: tuple[str, ...] = ()
+TMPDIR_CACHES: tuple[str, ...] = ()
 user_caches = base.no_user_caches
 is_checkout_cache = base.no_checkout_cache
 

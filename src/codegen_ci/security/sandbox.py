@@ -32,7 +32,7 @@ Shown again, read-only, from inside those: the toolchains commands need (`toolch
 the table in security/toolchains.py, `~/.local/bin` when it is on PATH, the runner's tool
 cache, a virtualenv or a `bin` directory on PATH, the tool's own interpreter), linked from the
 scratch HOME and named in RUSTUP_HOME, CARGO_HOME, GOMODCACHE...; Go's build cache copied warm
-into each phase (security/warm_caches.py).
+into each phase, and jest's cache in TMPDIR as the pre-flight left it (security/warm_caches.py).
 
 `CODEGEN_SANDBOX` (or the action's `sandbox` input) picks a backend: `auto` (default: bwrap
 where it starts, else landlock), `bwrap`, `landlock`, or `off` (unconfined, never the
@@ -76,7 +76,13 @@ from codegen_ci.security.toolchains import (
     furnish_home,
     toolchain_env,
 )
-from codegen_ci.security.warm_caches import scratch_env, seed_scratch, user_caches
+from codegen_ci.security.warm_caches import (
+    keep_tmp_caches,
+    scratch_env,
+    seed_scratch,
+    seed_tmp_caches,
+    user_caches,
+)
 
 SANDBOX_ENV = "CODEGEN_SANDBOX"
 OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
@@ -199,6 +205,8 @@ class Sandbox:
         for sub in SCRATCH_DIRS:
             (old / sub).mkdir(exist_ok=True)
         self.furnish()
+        if self.enabled:
+            seed_tmp_caches(self.root / "kept-caches", old)
 
     def furnish(self) -> None:
         """The scratch HOME's links to the toolchains, the user's caches copied in
@@ -213,6 +221,12 @@ class Sandbox:
         seed = self.root / "seed"
         if not seed.exists() and not _copy(self.scratch, seed, "--no-preserve=ownership"):
             shutil.rmtree(seed, ignore_errors=True)  # later phases start empty instead
+
+    def keep_caches(self) -> None:
+        """Keep the caches the pre-flight's commands wrote in TMPDIR (jest's), on the untouched
+        code, as the start of every later phase's (security/warm_caches.py)."""
+        if self.enabled:
+            keep_tmp_caches(self.scratch, self.root / "kept-caches")
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         out = {**dict(env), **NO_USER_SITE}

@@ -12,17 +12,27 @@ has it):
 - **the checkout's caches** (`CHECKOUT_CACHES`: cargo's `target/`, mypy's and ruff's): copied
   into each worktree the run makes, beside its dependency folders
   (workspace/dependency_links.py), where the run's commands write anyway; like those copies
-  they are never part of the change."""
+  they are never part of the change.
+- **the pre-flight's caches in TMPDIR** (`TMPDIR_CACHES`: jest's `jest_<uid>`, named by a hash
+  of the project's absolute path, so the user's, made in the checkout, never matches a
+  worktree): TMPDIR is fresh in every phase, so what the pre-flight's own commands wrote there,
+  on the untouched code in the run's own worktree before any model call, is kept
+  (`keep_tmp_caches`, through the guarded reader: regular files only, no link followed) and
+  each later phase of the run starts from a copy of it (`seed_tmp_caches`), never from what a
+  round's commands wrote. Each run (each candidate) keeps its own, in its own sandbox root."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from codegen_ci import runners
+from codegen_ci.security import guarded_read
 
 MAX_SEED_BYTES = 1 << 30
 # (variable, where the copy goes in the scratch): the user's caches, each runner's
@@ -32,6 +42,11 @@ USER_CACHES = runners.user_cache_places()
 # ruff's and the runners' (runners/: `CHECKOUT_CACHES`).
 TOOL_CACHES = frozenset({".mypy_cache", ".ruff_cache"})
 CHECKOUT_CACHES = TOOL_CACHES | runners.checkout_caches()
+# Cache folders commands write directly in TMPDIR (runners/: `TMPDIR_CACHES`, jest's), kept
+# from the pre-flight.
+TMPDIR_CACHES = runners.tmpdir_caches()
+MAX_KEPT_FILES = 200_000
+MAX_KEPT_FILE_BYTES = 1 << 28
 
 
 def user_caches(environ: Mapping[str, str]) -> tuple[tuple[str, Path], ...]:
@@ -104,3 +119,51 @@ def tree_size(root: Path, stop: int) -> int:
             except OSError:
                 continue
     return total
+
+
+def keep_tmp_caches(scratch: Path, kept: Path) -> list[str]:
+    """Copy the caches the pre-flight's commands wrote in the scratch's TMPDIR (`tmp/`) into
+    `kept` (the tool's, outside the scratch), regular files only, through the guarded reader
+    (confined code may write the scratch); the names of those kept. A cache kept already (a
+    second pre-flight) stays as it was."""
+    try:
+        root = guarded_read.open_root(scratch)
+        try:
+            tmp = guarded_read.open_beneath(root, "tmp", directory=True)
+        finally:
+            os.close(root)
+    except guarded_read.Refused:
+        return []
+    try:
+        names = sorted(os.listdir(tmp))  # noqa: PTH208 - a descriptor
+    finally:
+        os.close(tmp)
+    done = []
+    for name in names:
+        wanted = any(fnmatch.fnmatchcase(name, glob) for glob in TMPDIR_CACHES)
+        if not wanted or (kept / name).exists() or not guarded_read.is_dir(scratch, f"tmp/{name}"):
+            continue
+        kept.mkdir(mode=0o700, parents=True, exist_ok=True)
+        copied = guarded_read.copy_tree(
+            scratch,
+            f"tmp/{name}",
+            kept / name,
+            max_files=MAX_KEPT_FILES,
+            max_bytes=MAX_SEED_BYTES,
+            max_file_bytes=MAX_KEPT_FILE_BYTES,
+        )
+        if copied.files:
+            done.append(name)
+    return done
+
+
+def seed_tmp_caches(kept: Path, scratch: Path) -> None:
+    """Copy each kept cache into this phase's fresh TMPDIR (`tmp/` of the scratch), in place
+    of the copy of what `setup` left there (no command has run in this phase yet)."""
+    for entry in sorted(kept.iterdir()) if kept.is_dir() else ():
+        target = scratch / "tmp" / entry.name
+        if target.is_symlink() or not target.is_dir():
+            target.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(target)
+        copy_tree(entry, target)

@@ -1,0 +1,163 @@
+"""Benchmark 15: jest's and vitest's caches, direct and inside the sandbox (issue 33.2).
+
+`python -m bench.warm_node NODE_MODULES [FILES] [RUNS]`: NODE_MODULES holds jest 29, ts-jest,
+typescript and vitest 2 (`npm install --save-dev jest@29.7.0 ts-jest@29.2.5 typescript@5.6.3
+vitest@2.1.9`), hard-linked into each project (`cp -al`, as the tests do). Two projects of FILES
+TypeScript modules with a test file each: one tested by jest through ts-jest, one by vitest.
+
+Direct: the first run on an empty cache (jest's under the user's TMPDIR; vitest's
+`node_modules/.vite` removed), then the median of RUNS warm runs. Confined, per backend, as a
+run does it: a worktree made by `link_dependencies`, the sandbox opened as a run opens it, the
+pre-flight's phase (the first confined run), its caches kept (`Sandbox.keep_caches`), then
+RUNS phases each started by `new_phase` (a round's): their median is "warm inside". A phase
+that starts without the kept cache is what every round paid before: the first run's figure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
+from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.proc import run_shell
+
+MODULE = (
+    "export interface Box{n} {{ value: number; label: string }}\n"
+    "export function make{n}(v: number): Box{n} {{ return {{ value: v * {n}, label: `m{n}` }}; }}\n"
+    "export class Counter{n} {{ private n = 0; inc(): number {{ return ++this.n; }} }}\n"
+)
+TEST = (
+    'import {{ describe, expect, it }} from "{lib}";\n'
+    'import {{ make{n}, Counter{n} }} from "./m{n}";\n\n'
+    'describe("m{n}", () => {{\n'
+    '  it("makes", () => expect(make{n}(2).value).toBe(2 * {n}));\n'
+    '  it("counts", () => {{ const c = new Counter{n}(); c.inc(); expect(c.inc()).toBe(2); }});\n'
+    "}});\n"
+)
+JEST = "node node_modules/jest/bin/jest.js --ci"
+VITEST = "node node_modules/vitest/vitest.mjs run"
+
+
+def warm_node(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-warm-node-") as tmp:
+        root = Path(tmp)
+        user_tmp = root / "user-tmp"
+        user_tmp.mkdir()
+        env = {**os.environ, "TMPDIR": str(user_tmp)}
+        projects = {
+            "jest": (_project(root / "jest", node_modules, files, "@jest/globals"), JEST),
+            "vitest": (_project(root / "vitest", node_modules, files, "vitest"), VITEST),
+        }
+        result: dict[str, Any] = {"files": files, "runs": runs}
+        for name, (checkout, command) in projects.items():
+            shutil.rmtree(checkout / "node_modules" / ".vite", ignore_errors=True)
+            result[f"{name}_direct_cold_ms"] = _time(lambda c=command, d=checkout: _sh(c, d, env))
+            result[f"{name}_direct_warm_ms"] = _median(
+                runs, lambda c=command, d=checkout: _sh(c, d, env)
+            )
+        for mode in ("bwrap", "landlock"):
+            menv = {**env, "CODEGEN_SANDBOX": mode}
+            for name, (checkout, command) in projects.items():
+                tree = _worktree(checkout, root, f"{name}-{mode}")
+                try:
+                    sandbox = open_sandbox(menv, git_dir=checkout / ".git", checkout=checkout)
+                except SandboxUnavailable as exc:
+                    result[f"{mode}_unavailable"] = exc.message.split(". ")[0]
+                    break
+                try:
+                    inside = sandbox.environment(menv)
+
+                    def once(
+                        c: str = command,
+                        t: Path = tree,
+                        e: dict[str, str] = inside,
+                        s: Sandbox = sandbox,
+                    ) -> None:
+                        wrap = s.prefix(t, network=False)
+                        proc = run_shell(
+                            c, cwd=t, env=e, timeout=900, output_path=root / "log", wrap=wrap
+                        )
+                        if proc.exit_code != 0:
+                            raise RuntimeError(f"{c} failed inside: {proc.output[-2000:]}")
+
+                    sandbox.new_phase()
+                    result[f"{name}_{mode}_first_ms"] = _time(once)
+                    sandbox.keep_caches()
+
+                    def round_(once: Any = once, s: Sandbox = sandbox) -> None:
+                        s.new_phase()
+                        once()
+
+                    result[f"{name}_{mode}_warm_ms"] = _median(runs, round_)
+                    warm = result[f"{name}_direct_warm_ms"]
+                    result[f"{name}_{mode}_ratio"] = round(
+                        result[f"{name}_{mode}_warm_ms"] / warm, 2
+                    )
+                finally:
+                    sandbox.close()
+        return result
+
+
+def _project(where: Path, node_modules: Path, files: int, lib: str) -> Path:
+    (where / "src").mkdir(parents=True)
+    package: dict[str, Any] = {"name": where.name, "private": True}
+    if where.name == "jest":
+        package["jest"] = {"preset": "ts-jest", "testEnvironment": "node"}
+    else:
+        package["type"] = "module"
+    (where / "package.json").write_text(json.dumps(package) + "\n")
+    (where / "tsconfig.json").write_text(
+        '{"compilerOptions": {"target": "es2020", "module": "commonjs", "strict": true, '
+        '"esModuleInterop": true}}\n'
+    )
+    (where / ".gitignore").write_text("node_modules/\n")
+    for n in range(1, files + 1):
+        (where / "src" / f"m{n}.ts").write_text(MODULE.format(n=n))
+        (where / "src" / f"m{n}.test.ts").write_text(TEST.format(n=n, lib=lib))
+    _sh("git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm p", where)
+    subprocess.run(["cp", "-al", str(node_modules), str(where / "node_modules")], check=True)
+    return where
+
+
+def _worktree(checkout: Path, root: Path, name: str) -> Path:
+    """The run's worktree of `checkout`, its node_modules copied (as a run makes it)."""
+    folder = root / f"tree-{name}"
+    folder.mkdir(mode=0o700)
+    tree = folder / "tree"
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "--detach", str(tree), "HEAD"], cwd=checkout, check=True
+    )
+    link_dependencies(checkout, tree)
+    return tree
+
+
+def _sh(command: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+    proc = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{command} failed: {proc.stdout[-1000:]}{proc.stderr[-1000:]}")
+
+
+def _time(once: Any) -> int:
+    started = time.perf_counter()
+    once()
+    return round((time.perf_counter() - started) * 1000)
+
+
+def _median(runs: int, once: Any) -> int:
+    return round(statistics.median(_time(once) for _ in range(runs)))
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    numbers = [int(a) for a in args[1:3]]
+    print(json.dumps(warm_node(Path(args[0]), *numbers), indent=2))

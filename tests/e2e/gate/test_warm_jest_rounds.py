@@ -1,0 +1,92 @@
+"""A run's validation rounds start from the jest cache its pre-flight wrote on the untouched code
+(gate/validation.py `preflight`, security/warm_caches.py `TMPDIR_CACHES`): with real jest 29,
+inside the sandbox, the round transforms only the file the change touched. Without it every
+round started from an empty TMPDIR and transformed every file again. A transformer of the
+repository's own (TypeScript's `transpileModule`) says on stderr which files it transforms:
+jest calls it only on a cache miss."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from eco_projects import _git_repo, edit_turn, npm_packages, write_spec
+from gate_repos import run_cli
+
+from codegen_ci.testing.scripted_model import ScriptedModelServer
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm"),
+]
+TRANSFORM_JS = """\
+const crypto = require("crypto");
+const path = require("path");
+const ts = require("typescript");
+module.exports = {
+  getCacheKey(src, file) {
+    return crypto.createHash("sha1").update(src).update(path.basename(file)).digest("hex");
+  },
+  process(src, file) {
+    process.stderr.write(`TRANSFORMED ${path.basename(file)}\\n`);
+    const options = { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2020 };
+    return { code: ts.transpileModule(src, { compilerOptions: options }).outputText };
+  },
+};
+"""
+JEST_CONFIG = {"testEnvironment": "node", "transform": {"\\.ts$": "<rootDir>/transform.js"}}
+TEST = "JEST_JUNIT_OUTPUT_FILE=junit.xml npx jest --ci --reporters=default --reporters=jest-junit"
+TEST_TS = 'import {{ f{i} }} from "./m{i}";\n\ntest("f{i}", () => expect(f{i}(1)).toBe({v}));\n'
+BUG, FIX = "n + 0", "n + 1"
+
+
+@pytest.fixture(scope="module")
+def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+
+
+def test_a_round_transforms_only_what_the_change_touched(
+    tmp_path: Path, node_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    files = {
+        "package.json": json.dumps({"name": "w", "private": True, "jest": JEST_CONFIG}) + "\n",
+        ".gitignore": "node_modules/\njunit.xml\n",
+        "transform.js": TRANSFORM_JS,
+    }
+    for i in (1, 2, 3):
+        body = BUG if i == 1 else f"n + {i}"
+        files[f"src/m{i}.ts"] = f"export const f{i} = (n: number): number => {body};\n"
+        files[f"src/m{i}.test.ts"] = TEST_TS.format(i=i, v=i + 1)
+    repo = _git_repo(tmp_path, files)
+    subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
+    model_env.add(*edit_turn("src/m1.ts", BUG, FIX))
+    spec = write_spec(
+        repo,
+        task="f1(n) must return n + 1.",
+        context=["src/m1.ts"],
+        validation={"test": [TEST], "junit": ["junit.xml"]},
+    )
+
+    code, output, out, report = run_cli(repo, spec)
+
+    assert code == 0, output
+    assert report["status"] == "success" and report["iterations"] == 1
+    transformed = {
+        log.name: sorted(re.findall(r"TRANSFORMED (\S+)", log.read_text()))
+        for log in (out / "logs").glob("*-test.log")
+    }
+    assert transformed == {
+        "preflight-01-test.log": [
+            "m1.test.ts",
+            "m1.ts",
+            "m2.test.ts",
+            "m2.ts",
+            "m3.test.ts",
+            "m3.ts",
+        ],
+        "round-1-01-test.log": ["m1.ts"],  # the rest came from the pre-flight's cache
+    }

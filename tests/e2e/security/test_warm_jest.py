@@ -1,0 +1,101 @@
+"""jest's cache is warm in every phase after the pre-flight, on both backends
+(security/warm_caches.py, `TMPDIR_CACHES`), with real jest 29 and ts-jest: TMPDIR is fresh in
+each phase, so without the kept cache every round transformed every file again. The user's own
+jest cache (under their TMPDIR) is never written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from eco_projects import JEST_CONFIG, _git_repo, npm_packages
+
+from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.workspace.worktree import attach_worktree
+
+pytestmark = pytest.mark.e2e
+JEST = "node node_modules/jest/bin/jest.js --ci 2>&1"
+MODULE = "export const twice = (n: number): number => n * {k};\n"
+TEST = 'import {{ twice }} from "./m{i}";\n\ntest("twice", () => expect(twice(2)).toBe({v}));\n'
+
+
+@pytest.fixture(scope="module")
+def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+
+
+def run_inside(sandbox: Sandbox, work: Path, script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*sandbox.prefix(work, network=False), "/bin/sh", "-c", script],
+        env=sandbox.environment(os.environ),
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def transformed(tmp: Path) -> dict[str, int]:
+    """jest's transform cache files under a TMPDIR, with their modification times."""
+    return {
+        str(p.relative_to(tmp)): p.stat().st_mtime_ns
+        for p in tmp.glob("jest_*/jest-transform-cache-*/**/*")
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
+    backend: str, node_modules: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    files = {
+        "package.json": json.dumps({"name": "w", "private": True, "jest": JEST_CONFIG}) + "\n",
+        ".gitignore": "node_modules/\n",
+        "tsconfig.json": '{"compilerOptions": {"strict": true, "esModuleInterop": true}}\n',
+    }
+    for i in range(1, 4):
+        files[f"src/m{i}.ts"] = MODULE.format(k=i)
+        files[f"src/m{i}.test.ts"] = TEST.format(i=i, v=2 * i)
+    repo = _git_repo(tmp_path / "project", files)
+    subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
+    # warm outside, in the user's own TMPDIR
+    user_tmp = tmp_path / "user-tmp"
+    user_tmp.mkdir()
+    outside = subprocess.run(
+        JEST,
+        shell=True,
+        cwd=repo.path,
+        env={**os.environ, "TMPDIR": str(user_tmp)},
+        check=False,
+        capture_output=True,
+    )
+    assert outside.returncode == 0
+    users, entries = transformed(user_tmp), sorted(p.name for p in user_tmp.iterdir())
+    assert users
+    (tmp_path / "wt").mkdir(mode=0o700)
+    tree, _ = attach_worktree(repo.path, tmp_path / "wt" / "tree", commit="HEAD")
+    monkeypatch.setenv("TMPDIR", str(user_tmp))
+    sandbox = open_sandbox(os.environ, git_dir=repo.path / ".git", checkout=repo.path)
+    try:
+        sandbox.new_phase()  # the pre-flight
+        first = run_inside(sandbox, tree, JEST)
+        assert first.returncode == 0, first.stdout
+        made = transformed(sandbox.scratch / "tmp")
+        assert len(made) >= 6, made  # each module and test, transformed by ts-jest
+        sandbox.keep_caches()
+        sandbox.new_phase()  # a round: a fresh TMPDIR, started from the pre-flight's cache
+        before = transformed(sandbox.scratch / "tmp")
+        assert before.keys() == made.keys()
+        again = run_inside(sandbox, tree, JEST)
+        assert again.returncode == 0, again.stdout
+        # a hit reads each file and writes none: a miss would write new ones (new times)
+        assert transformed(sandbox.scratch / "tmp") == before
+    finally:
+        sandbox.close()
+    assert transformed(user_tmp) == users  # the user's cache: not one file written
+    assert sorted(p.name for p in user_tmp.iterdir()) == entries
