@@ -31,6 +31,7 @@ test that reaches it through a fixture of a `conftest.py` that imports it is kep
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -48,14 +49,13 @@ SELECT_ENV = "CODEGEN_COV_SELECT"  # the changed files, os.pathsep-separated
 ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=.*")
 PYTEST_SCRIPT = re.compile(r"(?:\S*/)?(?:pytest|py\.test)")
 REPORT = "coverage.xml"
-# `coverage run` and then `coverage xml` in one interpreter (coverage.py's own command line,
-# `coverage.cmdline.main`, which returns the program's exit status): a second interpreter
-# start and import of coverage.py cost about 0.1 s of CPU, a tenth of a small suite's run.
-ONE_PROCESS = (
-    "import sys; from coverage.cmdline import main; data, report = sys.argv[1:3]; "
-    "status = main(['run', '--data-file=' + data, *sys.argv[3:]]); "
-    "main(['xml', '-q', '--data-file=' + data, '-o', report]); sys.exit(status)"
-)
+RUN_MODULE = "codegen_cov_run"
+RUN_SOURCE = Path(__file__).with_name(f"{RUN_MODULE}.py")
+# The tests under coverage and then the report, in one interpreter (gate/codegen_cov_run.py:
+# slipcover on CPython 3.10/3.11, else coverage.py's own command line, `run` then `xml`): a
+# second interpreter start and import of coverage.py cost about 0.1 s of CPU, a tenth of a
+# small suite's run.
+ONE_PROCESS = f"import {RUN_MODULE}; {RUN_MODULE}.main()"
 
 
 def coverage_command(
@@ -107,6 +107,19 @@ def coverage_command(
     return " ".join([*kept, shlex.join(run)])
 
 
+def vendor_slipcover(vendor: Path) -> None:
+    """The tool's own slipcover package, copied to `vendor/slipcover` (with its compiled
+    modules, whose recorded times copytree keeps) for codegen_cov_run to load in the
+    repository's interpreter; nothing when the tool has none (that run then uses coverage.py's
+    tracer). Found without importing it: its extension is for the tests' process, not ours."""
+    if (vendor / "slipcover").is_dir():
+        return
+    spec = importlib.util.find_spec("slipcover")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    shutil.copytree(next(iter(spec.submodule_search_locations)), vendor / "slipcover")
+
+
 def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -> dict[str, str]:
     """The environment of a coverage run: `codegen_cov_select` (which acts only where
     coverage.py has no sys.monitoring core) in `tool_dir/coverage_plugin`, on PYTHONPATH,
@@ -114,9 +127,10 @@ def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -
     `-m codegen_cov_select`."""
     plugin_dir = tool_dir / "coverage_plugin"
     plugin_dir.mkdir(parents=True, exist_ok=True)
-    plugin = plugin_dir / f"{SELECT_PLUGIN}.py"
-    if not plugin.is_file():
-        shutil.copyfile(SELECT_SOURCE, plugin)
+    for source in (SELECT_SOURCE, RUN_SOURCE):
+        if not (plugin_dir / source.name).is_file():
+            shutil.copyfile(source, plugin_dir / source.name)
+    vendor_slipcover(plugin_dir / "vendor")
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {SELECT_PLUGIN}".strip()
