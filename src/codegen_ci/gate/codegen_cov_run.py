@@ -44,13 +44,13 @@ def slipcover_here() -> Any:
     loading); None otherwise."""
     if sys.implementation.name != "cpython" or not (3, 10) <= sys.version_info[:2] < (3, 12):
         return None
-    vendor = str(Path(__file__).resolve().parent / VENDOR)
-    if not os.path.isdir(vendor):
+    folder = Path(__file__).resolve().parent / VENDOR
+    if not folder.is_dir():
         return None
-    sys.path.insert(0, vendor)
+    vendor = str(folder)
+    sys.path.insert(0, vendor)  # ours first: a repository's own slipcover may be another version
     try:
-        import slipcover  # the copy in vendor/ (a repository's own would not be in sys.modules)
-
+        import slipcover
         from slipcover import probe  # noqa: F401  (the extension: the ABI and platform agree)
 
         return slipcover
@@ -70,7 +70,7 @@ def run_target(target: list[str]) -> int:
     try:
         if target[0] == "-m":
             sys.argv = [target[1], *target[2:]]
-            sys.path[0] = os.getcwd()
+            sys.path[0] = str(Path.cwd())
             runpy.run_module(target[1], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(target)
@@ -87,9 +87,12 @@ def run_target(target: list[str]) -> int:
     return 0
 
 
-def with_slipcover(slipcover: Any, data: str, report: str, include: list[str], target: list[str]) -> int:
+def with_slipcover(
+    slipcover: Any, data: str, report: str, include: list[str], target: list[str]
+) -> int:
     """The tests under slipcover (the included files instrumented at import, pytest's rewritten
-    modules too), then coverage.py's report of the lines it saw."""
+    modules too), then coverage.py's report of the lines it saw. coverage.py is imported first,
+    as `coverage run` has it before the tests: they may change sys.path."""
     from coverage import Coverage
 
     files = [str(Path(f).resolve()) for f in include]
@@ -113,7 +116,7 @@ def with_coverage_py(data: str, report: str, rest: list[str]) -> int:
 
     status = coverage_main(["run", "--data-file=" + data, *rest])
     coverage_main(["xml", "-q", "--data-file=" + data, "-o", report])
-    return status
+    return status or 0
 
 
 def main() -> None:
