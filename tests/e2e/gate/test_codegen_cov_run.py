@@ -106,7 +106,7 @@ def covered_run(root: Path, io: Path, *, slipcover: bool) -> tuple[dict[int, boo
     assert command is not None
     env = select_env(os.environ, io / "tool", ["calc.py"])
     if not slipcover:
-        shutil.rmtree(io / "tool" / "coverage_plugin" / "vendor")
+        shutil.rmtree(io / "tool" / "coverage_plugin" / "vendor", ignore_errors=True)
     done = subprocess.run(command, shell=True, cwd=root, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     report = (io / "coverage.xml").read_text()
