@@ -19,7 +19,9 @@ ways to record, one report:
   --include=... TARGET`, then `coverage xml -o REPORT`, both in this one interpreter.
 
 Either way coverage.py must be installed for the repository's Python; slipcover need not be.
-Which one ran is printed on stderr (`codegen-ci coverage: ...`), into coverage/logs/coverage.log.
+slipcover's run starts by saying so on stderr (`codegen-ci coverage: slipcover ... records the
+lines run`, the first line of coverage/logs/coverage.log), as does a slipcover that does not
+load.
 
 Standalone on purpose, like codegen_cov_select beside it: it runs in the repository's
 interpreter, imports only the standard library (slipcover and coverage.py when it uses them)
