@@ -96,10 +96,13 @@ def project(root: Path) -> Path:
     return root
 
 
-def covered_run(root: Path, io: Path, *, slipcover: bool) -> tuple[dict[int, bool], str]:
+def covered_run(
+    root: Path, io: Path, *, slipcover: bool, broken_probe: bool = False
+) -> tuple[dict[int, bool], str]:
     """gate/coverage_python.py's command and environment for `python -m pytest`, calc.py
-    changed; with the tool's slipcover or without it (its copy removed): the report's lines
-    (number -> ran) and what the run said."""
+    changed; with the tool's slipcover or without it (its copy removed), or with a copy whose
+    extension does not load (as one built for another platform): the report's lines (number ->
+    ran) and what the run said."""
     io.mkdir()
     plain = f"{sys.executable} -m pytest -q -p no:cacheprovider"
     command = coverage_command(plain, ["calc.py"], io, root, os.environ)
@@ -107,6 +110,9 @@ def covered_run(root: Path, io: Path, *, slipcover: bool) -> tuple[dict[int, boo
     env = select_env(os.environ, io / "tool", ["calc.py"])
     if not slipcover:
         shutil.rmtree(io / "tool" / "coverage_plugin" / "vendor", ignore_errors=True)
+    if broken_probe:
+        (probe,) = (io / "tool" / "coverage_plugin" / "vendor" / "slipcover").glob("probe*.so")
+        probe.write_bytes(b"not an ELF file")
     done = subprocess.run(command, shell=True, cwd=root, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     report = (io / "coverage.xml").read_text()
@@ -142,4 +148,15 @@ def test_without_the_tools_slipcover_coverage_py_runs_as_before(tmp_path: Path) 
     lines, said = covered_run(root, tmp_path / "traced", slipcover=False)
 
     assert "slipcover" not in said
+    assert lines[10] and not lines[9] and not lines[23]
+
+
+@needs_311
+def test_a_slipcover_that_does_not_load_leaves_the_run_to_coverage_py(tmp_path: Path) -> None:
+    root = project(tmp_path / "repo")
+
+    lines, said = covered_run(root, tmp_path / "broken", slipcover=True, broken_probe=True)
+
+    assert "codegen-ci coverage: slipcover does not load here" in said
+    assert said.endswith(">") and "CTracer" in said  # coverage.py's tracer ran the tests
     assert lines[10] and not lines[9] and not lines[23]
