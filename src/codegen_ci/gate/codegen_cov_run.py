@@ -107,9 +107,28 @@ def with_slipcover(
     seen = sci.get_coverage()["files"]
     lines = {os.path.realpath(f): sorted(found["executed_lines"]) for f, found in seen.items()}
     cov = Coverage(data_file=data, include=include)
+    source = cov.get_option("run:source")
+    named = source if isinstance(source, list) else []
+    roots = [Path(r).resolve() for r in named if Path(r).is_dir()]
+    if roots:  # as `coverage run` does with a configured `source` (`--include` is then ignored)
+        lines = under(lines, roots, [os.path.realpath(f) for f in files])
     cov.get_data().add_lines(lines)
     cov.xml_report(outfile=report)
     return status
+
+
+def under(
+    lines: dict[str, list[int]], roots: list[Path], included: list[str]
+) -> dict[str, list[int]]:
+    """What `coverage run` measures when the repository's configuration names `source`
+    folders: only files under them, and those that never ran reported too, with no line run."""
+    inside = {
+        f: found for f, found in lines.items() if any(Path(f).is_relative_to(r) for r in roots)
+    }
+    for f in included:
+        if any(Path(f).is_relative_to(r) for r in roots) and Path(f).is_file():
+            inside.setdefault(f, [])
+    return inside
 
 
 def with_coverage_py(data: str, report: str, rest: list[str]) -> int:

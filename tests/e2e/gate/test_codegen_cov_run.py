@@ -7,11 +7,11 @@ coverage.py in this interpreter."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -69,6 +69,7 @@ class Box:
 TESTS = """\
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 from calc import Box, cached, ran
 
@@ -86,7 +87,6 @@ def test_cached():
 def test_box():
     assert Box().grow() == {"size": 4}
 """
-LINE = re.compile(r'<line number="(\d+)" hits="(\d+)"')
 
 
 def project(root: Path) -> Path:
@@ -97,17 +97,23 @@ def project(root: Path) -> Path:
 
 
 def covered_run(
-    root: Path, io: Path, *, slipcover: bool, broken_probe: bool = False
-) -> tuple[dict[int, bool], str]:
+    root: Path,
+    io: Path,
+    *,
+    slipcover: bool,
+    broken_probe: bool = False,
+    also: list[str] | None = None,
+) -> tuple[dict[int | str, bool], str]:
     """gate/coverage_python.py's command and environment for `python -m pytest`, calc.py
     changed; with the tool's slipcover or without it (its copy removed), or with a copy whose
     extension does not load (as one built for another platform): the report's lines (number ->
     ran) and what the run said."""
     io.mkdir()
     plain = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-    command = coverage_command(plain, ["calc.py"], io, root, os.environ)
+    sources = ["calc.py", *(also or [])]
+    command = coverage_command(plain, sources, io, root, os.environ)
     assert command is not None
-    env = select_env(os.environ, io / "tool", ["calc.py"])
+    env = select_env(os.environ, io / "tool", sources)
     if not slipcover:
         shutil.rmtree(io / "tool" / "coverage_plugin" / "vendor", ignore_errors=True)
     if broken_probe:
@@ -115,10 +121,13 @@ def covered_run(
         probe.write_bytes(b"not an ELF file")
     done = subprocess.run(command, shell=True, cwd=root, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    report = (io / "coverage.xml").read_text()
-    return {int(n): hits != "0" for n, hits in LINE.findall(report)}, done.stderr + (
-        root / "tracer.txt"
-    ).read_text()
+    lines: dict[int | str, bool] = {}
+    for cls in ElementTree.parse(io / "coverage.xml").iter("class"):
+        for line in cls.iter("line"):
+            n = int(line.get("number", "0"))
+            key = n if cls.get("filename") == "calc.py" else f"{cls.get('filename')}:{n}"
+            lines[key] = line.get("hits") != "0"
+    return lines, done.stderr + (root / "tracer.txt").read_text()
 
 
 @needs_311
@@ -160,3 +169,26 @@ def test_a_slipcover_that_does_not_load_leaves_the_run_to_coverage_py(tmp_path: 
     assert "codegen-ci coverage: slipcover does not load here" in said
     assert said.endswith(">") and "CTracer" in said  # coverage.py's tracer ran the tests
     assert lines[10] and not lines[9] and not lines[23]
+
+
+@needs_311
+def test_a_configured_source_reports_a_changed_file_no_test_imports_as_coverage_py_does(
+    tmp_path: Path,
+) -> None:
+    """`[run] source` in the repository's configuration: coverage.py ignores `--include` and
+    reports the files there that never ran; the slipcover run's report does the same."""
+    root = project(tmp_path / "repo")
+    (root / ".coveragerc").write_text("[run]\nsource = .\n")
+    (root / "lonely.py").write_text("def f():\n    return 1\n")
+
+    lines, said = covered_run(root, tmp_path / "slip", slipcover=True, also=["lonely.py"])
+    traced, _ = covered_run(root, tmp_path / "traced", slipcover=False, also=["lonely.py"])
+
+    assert "records the lines run" in said
+    # coverage.py also reports the test file (`source` measures everything there); the change's
+    # files, all diff-cover reads, are the same
+    assert lines == {k: v for k, v in traced.items() if not str(k).startswith("test_calc.py")}
+    assert {k: v for k, v in lines.items() if str(k).startswith("lonely.py")} == {
+        "lonely.py:1": False,  # `def f` did not run: no test imports lonely.py
+        "lonely.py:2": False,
+    }
