@@ -13,7 +13,9 @@ ways to record, one report:
   tracer, the only core these Pythons have, takes every line event of every file and costs
   about 2x a loop-heavy suite (docs/benchmarks.md, benchmark 13). The lines slipcover saw are
   handed to coverage.py (`CoverageData.add_lines`), which writes the report as `coverage xml`
-  would: its own statements, its exclusions, a multi-line statement counted once.
+  would: its own statements, its exclusions, a multi-line statement counted once, the
+  repository's coverage configuration read (a configured `source` measured as `coverage run`
+  measures it: `under`).
 - **coverage.py** everywhere else (3.12+ with `COVERAGE_CORE=sysmon`, older Pythons, other
   platforms, slipcover not loading): its own command line, `coverage run --data-file=DATA
   --include=... TARGET`, then `coverage xml -o REPORT`, both in this one interpreter.
