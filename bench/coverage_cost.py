@@ -2,12 +2,16 @@
 
 A project of `modules` modules with `tests_per_module` tests each (each test does a little
 arithmetic, as unit tests do), every module importing `pkg/core.py`. The change is one module
-(`changed="one"`: imported by one test file in `modules`) or the core every test imports
-(`"shared"`). The same pytest command runs plain and as gate/coverage.py runs it
-(`python -m coverage run --include=<changed files> -m pytest`, then `coverage xml`, with the
-`codegen_cov_select` plugin loaded, which on Pythons without sys.monitoring keeps the tests
-that import the change), `repeats` times each, alternating; the figure is the ratio of the
-medians. The claim (issue 34): at most 1.3x.
+(`changed="one"`: imported by one test file in `modules`), the core every test imports
+(`"shared"`), or one module every test file imports and runs (`"hot"`: each test's loop runs
+in the changed file). The same pytest command runs plain and as gate/coverage.py runs it
+(gate/codegen_cov_run.py in the tests' interpreter: on CPython 3.10/3.11 slipcover records the
+changed files' lines and coverage.py writes the report; elsewhere `coverage run
+--include=<changed files> -m pytest`, then `coverage xml`, with the `codegen_cov_select`
+plugin loaded, which under coverage.py's C tracer keeps the tests that import the change),
+`repeats` times each, alternating; the figure is the ratio of the medians. `tracer=True`
+removes the tool's slipcover from the run's folder, so that 3.11 measures with coverage.py's
+C tracer as before slipcover. The claim (issue 34): at most 1.3x.
 
 `go_coverage_cost`: the same for a Go module (`go test ./...` against gate/coverage_go.py's
 `go test -coverprofile=... -coverpkg=<the changed package> ./...`), the build cache warm for
@@ -16,6 +20,7 @@ both, `-count=1` so that neither reads a cached test result."""
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,6 +66,7 @@ def coverage_cost(
     repeats: int = 5,
     python: str = "",
     changed: str = "one",
+    tracer: bool = False,
 ) -> dict[str, Any]:
     """`python`: the interpreter whose pytest and coverage.py run (default: this one)."""
     python = python or sys.executable
@@ -73,14 +79,18 @@ def coverage_cost(
         for m in range(modules):
             (root / "pkg" / f"mod{m}.py").write_text(MODULE)
             tests = "".join(TEST.format(t=t, n=2000 + t) for t in range(tests_per_module))
-            (root / "tests" / f"test_mod{m}.py").write_text(IMPORT.format(m=m) + tests)
+            imported = IMPORT.format(m=0 if changed == "hot" else m)
+            (root / "tests" / f"test_mod{m}.py").write_text(imported + tests)
         plain = f"{python} -m pytest -q -p no:cacheprovider tests"
         io_dir = Path(tmp) / "io"
         io_dir.mkdir()
-        sources = ["pkg/mod0.py" if changed == "one" else "pkg/core.py"]
+        sources = ["pkg/core.py" if changed == "shared" else "pkg/mod0.py"]
         covered = coverage_command(plain, sources, io_dir, root, os.environ)
         assert covered is not None
         env = select_env(os.environ, Path(tmp) / "tool", sources)
+        if tracer:  # coverage.py's tracer, as before slipcover
+            shutil.rmtree(Path(tmp) / "tool" / "coverage_plugin" / "vendor", ignore_errors=True)
+        recorder: list[str] = []
         times: dict[str, list[float]] = {"plain": [], "coverage": []}
         cpu: dict[str, list[float]] = {"plain": [], "coverage": []}
         for _ in range(repeats):
@@ -89,11 +99,13 @@ def coverage_cost(
                 ("coverage", covered, env),
             ):
                 started, cpu_started = time.perf_counter(), children_cpu()
-                subprocess.run(
+                done = subprocess.run(
                     command, shell=True, cwd=root, check=True, capture_output=True, env=with_env
                 )
                 times[name].append(time.perf_counter() - started)
                 cpu[name].append(children_cpu() - cpu_started)
+                if name == "coverage":
+                    recorder.append("slipcover" if b"slipcover" in done.stderr else "coverage.py")
         plain_s = statistics.median(times["plain"])
         coverage_s = statistics.median(times["coverage"])
         plain_cpu = statistics.median(cpu["plain"])
@@ -108,6 +120,7 @@ def coverage_cost(
             "python": version,
             "tests": modules * tests_per_module,
             "changed": changed,
+            "recorder": recorder[0],
             "repeats": repeats,
             "plain_s": round(plain_s, 3),
             "coverage_s": round(coverage_s, 3),
@@ -205,6 +218,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["go"]:
         print(go_coverage_cost())
     else:
-        python = sys.argv[1] if len(sys.argv) > 1 else ""
-        for changed in ("one", "shared"):
-            print(coverage_cost(python=python, changed=changed))
+        args = [a for a in sys.argv[1:] if a != "--tracer"]
+        python = args[0] if args else ""
+        for changed in ("one", "shared", "hot"):
+            print(coverage_cost(python=python, changed=changed, tracer="--tracer" in sys.argv))

@@ -121,9 +121,9 @@ def summary(name: str, r: Result) -> str:
             f"peak/kept {r['peak_over_kept']:.2f}"
         ),
         "coverage": lambda: (
-            f"Python {r['python']}, {r['tests']} tests: plain {r['plain_s']:.2f} s, with "
-            f"changed-line coverage {r['coverage_s']:.2f} s ({r['ratio']:.2f}x; CPU "
-            f"{r['cpu_ratio']:.2f}x)"
+            f"Python {r['python']} ({r['recorder']}), {r['tests']} tests: plain "
+            f"{r['plain_s']:.2f} s, with changed-line coverage {r['coverage_s']:.2f} s "
+            f"({r['ratio']:.2f}x; CPU {r['cpu_ratio']:.2f}x)"
         ),
         "coverage_go": lambda: (
             f"{r['packages']} packages: plain {r['plain_s']:.2f} s, with -coverprofile "

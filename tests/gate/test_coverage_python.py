@@ -4,6 +4,7 @@ else."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -77,8 +78,11 @@ def test_one_interpreter_runs_the_tests_and_writes_the_report(tmp_path: Path) ->
     command = coverage_command(f"{sys.executable} -m unittest", ["calc.py"], tmp_path, tmp_path, {})
     assert command is not None
     command = command.replace("-m codegen_cov_select", "main.py")
+    env = select_env(os.environ, tmp_path / "tool", ["calc.py"])
 
-    done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True)
+    done = subprocess.run(
+        command, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env
+    )
 
     assert done.returncode == 2, done.stderr
     report = (tmp_path / "coverage.xml").read_text()
@@ -112,6 +116,8 @@ def test_the_coverage_runs_environment_loads_the_selection_into_pytest(tmp_path:
     env = select_env({"PYTHONPATH": "src", "PYTEST_ADDOPTS": "-q"}, tmp_path, ["a.py", "b.py"])
     plugin_dir = tmp_path / "coverage_plugin"
     assert (plugin_dir / "codegen_cov_select.py").is_file()
+    assert (plugin_dir / "codegen_cov_run.py").is_file()
+    assert (plugin_dir / "vendor" / "slipcover" / "__init__.py").is_file()  # the tool's own
     assert env["PYTHONPATH"] == f"{plugin_dir}:src"
     assert env["PYTEST_ADDOPTS"] == "-q -p codegen_cov_select"
     assert env["CODEGEN_COV_SELECT"] == "a.py:b.py"

@@ -4,7 +4,8 @@ tests that import a changed module.
 Loaded (`-p codegen_cov_select`) into the coverage run gate/coverage_python.py makes of a
 pytest command, never into the gate's own runs. It acts only when a settrace tracer is on
 (`sys.gettrace()`: coverage.py's C tracer, which costs about 2x on every line of every file;
-under the sys.monitoring core nothing is traced outside the changed files and it does nothing).
+under the sys.monitoring core nothing is traced outside the changed files, and under slipcover,
+which codegen_cov_run uses on CPython 3.10/3.11, nothing is traced at all: it does nothing).
 It then collects only the test files (pytest's `python_files`) that import one of the changed
 files (CODEGEN_COV_SELECT, paths relative to the current folder), or lie under a `conftest.py`
 that does, directly or through other modules of the repository: the imports are read with

@@ -4,7 +4,8 @@ Measured after a passing final round, in a run of its own (the gate's run, its c
 its JUnit stay as they are), confined like every command, by the runner's own coverage tool:
 - Python (gate/coverage_python.py): `python -m pytest`, a bare `pytest` script and
   `python -m unittest` run under coverage.py (`coverage run --include=<the change's source
-  files>`, `COVERAGE_CORE=sysmon`, then `coverage xml`); the Cobertura report is read through
+  files>`, `COVERAGE_CORE=sysmon`, then `coverage xml`; on CPython 3.10/3.11 slipcover records
+  the lines and coverage.py writes the report); the Cobertura report is read through
   the guarded reader and parsed without DTDs or entities (defusedxml).
 - Go (gate/coverage_go.py): `go test` and `gotestsum -- ...` with `-coverprofile` and
   `-coverpkg=<the changed packages>`; the profile, turned into LCov there, is read by

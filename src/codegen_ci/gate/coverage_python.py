@@ -1,36 +1,50 @@
-"""coverage.py runs of a Python test command, for the changed lines the tests run
+"""Coverage runs of a Python test command, for the changed lines the tests run
 (gate/coverage.py reads the Cobertura report they write).
 
-Three shapes of command are measured, each run once more under coverage.py with
-`--include=<the change's source files>` and then `coverage xml`, both in one interpreter
-(`ONE_PROCESS`: coverage.py's own command line, called twice):
-- `<python> -m pytest ARGS` -> `coverage run ... -m pytest ARGS` in `<python>`;
-- `<python> -m unittest ARGS` -> `coverage run ... -m codegen_cov_select ARGS` in
-  `<python>`: unittest's own program (the coverage run needs no JUnit, the gate's run had it),
-  which leaves out tests as below;
-- a bare `pytest ARGS` (`py.test`, `.venv/bin/pytest`, `VAR=x pytest`) -> `coverage run ...
-  <the script> ARGS` in the interpreter of the script's shebang (found as the pre-flight finds
-  a command's interpreter, gate/project_source.py): the same script, so the same
-  `sys.path[0]` as the plain run (not `-m pytest`, which would add the current folder).
+Three shapes of command are measured, each run once more by `codegen_cov_run`
+(gate/codegen_cov_run.py, copied into the tool's read-only folder with the tool's slipcover)
+in the command's interpreter, the change's source files included, the tests run and the
+report written in one process (`ONE_PROCESS`):
+- `<python> -m pytest ARGS` -> `... -m pytest ARGS` in `<python>`;
+- `<python> -m unittest ARGS` -> `... -m codegen_cov_select ARGS` in `<python>`: unittest's
+  own program (the coverage run needs no JUnit, the gate's run had it), which leaves out
+  tests as below;
+- a bare `pytest ARGS` (`py.test`, `.venv/bin/pytest`, `VAR=x pytest`) -> `... <the script>
+  ARGS` in the interpreter of the script's shebang (found as the pre-flight finds a command's
+  interpreter, gate/project_source.py): the same script, so the same `sys.path[0]` as the
+  plain run (not `-m pytest`, which would add the current folder).
 Anything else (a Makefile, `tox`, shell operators, an interpreter option) is not rewritten:
 what it would run under coverage is not known.
 
-Cost (docs/benchmarks.md, benchmark 13): `COVERAGE_CORE=sysmon` keeps the tracer to the
-included files where Python has sys.monitoring (3.12+). Older Pythons only have the C tracer,
-which takes every line event of every file and makes the eval loop give up its specialised
-instructions while it is on: about 2x a loop-heavy suite, whatever `--include` says. There
-`codegen_cov_select` (gate/codegen_cov_select.py, copied into the tool's read-only folder like
-the other plugins; a pytest plugin and a unittest program) keeps the tests whose file, or a
-`conftest.py` above it, imports a changed module (directly or through the repository's other
-modules, read with `ast`), and all tests when none does (a changed module reached only
-dynamically). pytest does not even collect the others (collecting under the C tracer costs as
-much as running). The tests left out are those that do not import the changed code: they can
-run it only by a dynamic import or a subprocess, which coverage.py does not follow either; a
-test that reaches it through a fixture of a `conftest.py` that imports it is kept.
+How the lines are recorded, and what it costs (docs/benchmarks.md, benchmark 13):
+- Python 3.12+: coverage.py with `COVERAGE_CORE=sysmon`, which keeps sys.monitoring's events
+  to the included files (`coverage run --include=...`, then `coverage xml`).
+- CPython 3.10 and 3.11: slipcover (the tool's own, a dependency; its probe is a stable-ABI
+  extension, so the copy loads in any 3.10+ CPython of the tool's platform) rewrites the
+  bytecode of the included files alone as they are imported; no tracer is on, so the rest of
+  the suite keeps the specialising interpreter, and every test runs. coverage.py then writes
+  the report from the lines slipcover saw: its statements, exclusions and multi-line
+  statements, line for line what its own tracer reports (tests/e2e/gate/test_codegen_cov_run.py).
+  coverage.py's own core there would be the C tracer, which takes every line event of every
+  file and makes the eval loop give up its specialised instructions while it is on: about 2x
+  a loop-heavy suite, whatever `--include` says.
+- Where slipcover does not load (an older Python, another platform or ABI than the tool's,
+  PyPy, the tool installed without it), coverage.py's C tracer, made cheaper by
+  `codegen_cov_select` (gate/codegen_cov_select.py, copied beside codegen_cov_run; a pytest
+  plugin and a unittest program): it keeps the tests whose file, or a `conftest.py` above it,
+  imports a changed module (directly or through the repository's other modules, read with
+  `ast`), and all tests when none does (a changed module reached only dynamically). pytest
+  does not even collect the others (collecting under the C tracer costs as much as running).
+  The tests left out are those that do not import the changed code: they can run it only by
+  a dynamic import or a subprocess, which coverage.py does not follow either; a test that
+  reaches it through a fixture of a `conftest.py` that imports it is kept. When every test
+  imports the changed module, this path still costs about 2x.
+Either way the repository's Python needs coverage.py; it need not have slipcover.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -48,14 +62,13 @@ SELECT_ENV = "CODEGEN_COV_SELECT"  # the changed files, os.pathsep-separated
 ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=.*")
 PYTEST_SCRIPT = re.compile(r"(?:\S*/)?(?:pytest|py\.test)")
 REPORT = "coverage.xml"
-# `coverage run` and then `coverage xml` in one interpreter (coverage.py's own command line,
-# `coverage.cmdline.main`, which returns the program's exit status): a second interpreter
-# start and import of coverage.py cost about 0.1 s of CPU, a tenth of a small suite's run.
-ONE_PROCESS = (
-    "import sys; from coverage.cmdline import main; data, report = sys.argv[1:3]; "
-    "status = main(['run', '--data-file=' + data, *sys.argv[3:]]); "
-    "main(['xml', '-q', '--data-file=' + data, '-o', report]); sys.exit(status)"
-)
+RUN_MODULE = "codegen_cov_run"
+RUN_SOURCE = Path(__file__).with_name(f"{RUN_MODULE}.py")
+# The tests under coverage and then the report, in one interpreter (gate/codegen_cov_run.py:
+# slipcover on CPython 3.10/3.11, else coverage.py's own command line, `run` then `xml`): a
+# second interpreter start and import of coverage.py cost about 0.1 s of CPU, a tenth of a
+# small suite's run.
+ONE_PROCESS = f"import {RUN_MODULE}; {RUN_MODULE}.main()"
 
 
 def coverage_command(
@@ -65,8 +78,8 @@ def coverage_command(
     cwd: Path,
     env: Mapping[str, str],
 ) -> str | None:
-    """`command` run under coverage.py, its Cobertura report in `io_dir/coverage.xml`; None
-    when it is not one of the shapes above."""
+    """`command` run by codegen_cov_run (slipcover or coverage.py, above), its Cobertura
+    report in `io_dir/coverage.xml`; None when it is not one of the shapes above."""
     tokens = plain_tokens(command)
     if not tokens:
         return None
@@ -107,16 +120,31 @@ def coverage_command(
     return " ".join([*kept, shlex.join(run)])
 
 
+def vendor_slipcover(vendor: Path) -> None:
+    """The tool's own slipcover package, copied to `vendor/slipcover` (with its compiled
+    modules, whose recorded times copytree keeps) for codegen_cov_run to load in the
+    repository's interpreter; nothing when the tool has none (that run then uses coverage.py's
+    tracer). Found without importing it: its extension is for the tests' process, not ours."""
+    if (vendor / "slipcover").is_dir():
+        return
+    spec = importlib.util.find_spec("slipcover")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    shutil.copytree(next(iter(spec.submodule_search_locations)), vendor / "slipcover")
+
+
 def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -> dict[str, str]:
-    """The environment of a coverage run: `codegen_cov_select` (which acts only where
-    coverage.py has no sys.monitoring core) in `tool_dir/coverage_plugin`, on PYTHONPATH,
-    loaded into pytest by PYTEST_ADDOPTS `-p codegen_cov_select`, run by unittest commands as
-    `-m codegen_cov_select`."""
+    """The environment of a coverage run: `codegen_cov_run`, the tool's slipcover (in
+    `vendor/`) and `codegen_cov_select` (which acts only under coverage.py's C tracer) in
+    `tool_dir/coverage_plugin`, on PYTHONPATH; the selection loaded into pytest by
+    PYTEST_ADDOPTS `-p codegen_cov_select`, run by unittest commands as `-m
+    codegen_cov_select`."""
     plugin_dir = tool_dir / "coverage_plugin"
     plugin_dir.mkdir(parents=True, exist_ok=True)
-    plugin = plugin_dir / f"{SELECT_PLUGIN}.py"
-    if not plugin.is_file():
-        shutil.copyfile(SELECT_SOURCE, plugin)
+    for source in (SELECT_SOURCE, RUN_SOURCE):
+        if not (plugin_dir / source.name).is_file():
+            shutil.copyfile(source, plugin_dir / source.name)
+    vendor_slipcover(plugin_dir / "vendor")
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {SELECT_PLUGIN}".strip()
