@@ -1,5 +1,6 @@
 """codegen-ci's pytest plugin for coverage runs on Pythons without sys.monitoring: keep only the
-tests that import a changed module.
+tests that import a changed module (and, in every coverage run, pytest-cov's own measurement
+off: `pytest_load_initial_conftests` below).
 
 Loaded (`-p codegen_cov_select`) into the coverage run gate/coverage_python.py makes of a
 pytest command, never into the gate's own runs. It acts only when a settrace tracer is on
@@ -181,6 +182,22 @@ elif running_pytest_major():  # pytest 6 names the argument `path` (a py.path); 
 
     def pytest_ignore_collect(path: Any, config: Any) -> bool | None:  # type: ignore[misc]
         return ignored(Path(str(path)))
+
+
+if running_pytest_major():
+    import pytest as _pytest
+
+    @_pytest.hookimpl(hookwrapper=True)
+    def pytest_load_initial_conftests(early_config: Any, parser: Any, args: Any) -> Any:
+        """pytest-cov's own measurement off in the coverage run (in every coverage run, with
+        or without a tracer): a `--cov` in the command or the repository's addopts starts a
+        second coverage.py in the process, whose start and stop take the data from ours ("No
+        data was collected"). As `--no-cov` would, set before pytest-cov reads it; the gate's
+        own run keeps it."""
+        namespace = early_config.known_args_namespace
+        if hasattr(namespace, "no_cov"):
+            namespace.no_cov = True
+        yield
 
 
 # unittest: `python -m codegen_cov_select ARGS` runs what `python -m unittest ARGS` runs, less

@@ -125,6 +125,26 @@ def test_a_bare_pytest_runs_under_its_scripts_interpreter(
     assert "2 passed" in log and slipcover_said(log), log
 
 
+def test_pytest_covs_own_measurement_leaves_the_changed_lines_to_ours(
+    tmp_path: Path, model_env: ScriptedModelServer
+) -> None:
+    """A repository that measures coverage itself (`--cov`, as pytest-cov users write it in the
+    command or in addopts): its coverage.py in the same process took the data from ours where
+    coverage.py records ("No data was collected"; the report said "is coverage.py installed?"),
+    and where slipcover records, its tracer made the run cost 2x (the tests not importing the
+    change were left out, as under any tracer). Off in the coverage run: every test runs."""
+    repo = calc_repo(tmp_path)
+    model_env.add(*fix_and_add_sub())
+    command = f"{sys.executable} -m pytest -p pytest_cov --cov=calc -p no:cacheprovider"
+
+    code, output, out, report = run_cli(repo, python_spec(repo, command))
+
+    assert code == 0, output
+    assert report["proof"]["changed_lines"] == UNCOVERED_PY, report["proof"]
+    log = (out / "coverage" / "logs" / "coverage.log").read_text()
+    assert "2 passed" in log and slipcover_said(log), log
+
+
 # --- Go ---------------------------------------------------------------------------------------
 
 GO_HAS = """
