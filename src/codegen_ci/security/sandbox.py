@@ -27,7 +27,8 @@ places, and the network):
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
 directory (its registration and credentials) and work directory (`_temp`, `_actions`,
-`_diag`), RUNNER_TEMP, the GitHub file-command directories and container-engine sockets.
+`_diag`), RUNNER_TEMP, the GitHub file-command directories, container-engine sockets and the
+machine's secrets (`/run/secrets`, `/etc/ssl/private`, `/root`, ...: security/secret_places.py).
 Shown again, read-only, from inside those: the toolchains commands need (`toolchain_places`:
 the table in security/toolchains.py, `~/.local/bin` when it is on PATH, the runner's tool
 cache, a virtualenv or a `bin` directory on PATH, the tool's own interpreter), linked from the
@@ -69,6 +70,7 @@ from codegen_ci.security.bwrap import (
 )
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import LAUNCHER, kernel_abi, landlock_argv
+from codegen_ci.security.secret_places import secret_places
 from codegen_ci.security.toolchains import (
     HOME_TOOLCHAINS,
     TOOLCHAIN_PARTS,
@@ -564,9 +566,11 @@ def fail_closed(problems: Sequence[str]) -> SandboxUnavailable:
 
 
 def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
-    """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories and
-    container-engine sockets: resolved, outermost first, none inside another."""
+    """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories,
+    container-engine sockets and the machine's secrets (security/secret_places.py): resolved,
+    outermost first, none inside another."""
     places = [Path(p) for p in SOCKETS]
+    places += secret_places(environ)
     if environ.get("XDG_RUNTIME_DIR"):  # the session's sockets: D-Bus, gpg-agent, ssh-agent
         places.append(Path(environ["XDG_RUNTIME_DIR"]))
     home = environ.get("HOME") or str(Path.home())
