@@ -24,10 +24,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_attacks import BACKENDS_AND_OFF
+from sample_repo import FIX, SampleRepo
+from sandbox_attacks import BACKENDS_AND_OFF, launch, results
 
 from codegen_ci.security.landlock import kernel_abi
 from codegen_ci.security.sandbox import open_sandbox
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 pytestmark = pytest.mark.skipif(kernel_abi() < 1, reason="the kernel has no Landlock")
 
@@ -39,6 +41,7 @@ READER = """
 import json, os, subprocess, sys, tempfile
 from pathlib import Path
 from codegen_ci.security.sandbox import open_sandbox
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 kind, paths = sys.argv[1], sys.argv[2:]
 sandbox = open_sandbox({**os.environ, "CODEGEN_SANDBOX": kind}, git_dir=None)
 sandbox.new_phase()
@@ -146,6 +149,26 @@ def test_the_machines_secrets_are_hidden_from_root(
         assert read == list(PLACES)
     else:
         assert read == [], seen
+
+
+@pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
+def test_the_models_command_reads_no_secret_of_the_machine(
+    kind: str,
+    planted: tuple[str, dict[str, Path]],
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+) -> None:
+    """A full run: the model's `run_command` hunts the secrets (reversed, so no redactor
+    would know them) and finds none; with the sandbox off it finds them all."""
+    secret, files = planted
+    command = f"cat {' '.join(map(str, files.values()))} | rev; echo DONE"
+    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = results(model_server)
+    assert "DONE" in seen
+    read = [name for name in files if f"{secret} {name}"[::-1] in seen]
+    assert read == (list(PLACES) if kind == "off" else []), seen
 
 
 @pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
