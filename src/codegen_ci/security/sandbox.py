@@ -85,6 +85,10 @@ OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
 AUTO = frozenset({"", "auto", "on", "true", "1", "yes"})
 CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
 HOME_FILES = ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")  # dropped when hidden: HOME's are used
+# git's system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig): when it holds credentials it is
+# hidden, and commands' git reads a copy without them from the tool's folder (`GIT_CONFIG_SYSTEM`).
+SYSTEM_GITCONFIG = "/etc/gitconfig"
+SYSTEM_GITCONFIG_COPY = "system-gitconfig"
 SCRATCH_DIRS = ("home", "tmp", "runner-temp")
 # Per-user package folders outside HOME that interpreters load code from at start-up: off for
 # every command (HOME itself is fresh per phase; see `new_phase`).
@@ -229,6 +233,9 @@ class Sandbox:
                 home = self.scratch / "home"
                 out.update(toolchain_env(env, self.home, home, self.toolchains))
                 out.update(scratch_env(self.scratch))
+            system_config = self.tool_dir / SYSTEM_GITCONFIG_COPY
+            if system_config.is_file():  # the system's held credentials: git reads the copy
+                out["GIT_CONFIG_SYSTEM"] = str(system_config)
             for name in HOME_FILES:  # the user's git config (tokens in insteadOf) stays hidden
                 if name in out and self._hides(Path(out[name])):
                     del out[name]
@@ -333,7 +340,8 @@ def open_sandbox(
             file=sys.stderr,
         )
         return Sandbox("off", root, git_dir, (), checkout)
-    hidden = outermost([*hidden_places(environ), *private])
+    system_config = system_git_config(environ)
+    hidden = outermost([*hidden_places(environ), *private, *system_config])
     # a toolchain never shows a hidden place whole (a PATH entry that is HOME or above it)
     toolchains = tuple(
         t for t in toolchain_places(environ) if not any(t == h or t in h.parents for h in hidden)
@@ -451,11 +459,24 @@ class Setup:
 
 def sanitise_git_config(setup: Setup) -> None:
     """The repository's config without credentials, for commands to see in its place; none
-    when it holds none (then commands read the real one)."""
+    when it holds none (then commands read the real one). Likewise git's system config
+    (`system_git_config`), shown as a copy in the tool's folder."""
     config = setup.git_dir / "config" if setup.git_dir else None
     if config is not None and has_credentials(config):
         text = config.read_text(encoding="utf-8", errors="replace")
         (setup.root / "gitconfig").write_text(without_credentials(text), encoding="utf-8")
+    for system in system_git_config(setup.environ):  # in its place: `Sandbox.environment`
+        text = system.read_text(encoding="utf-8", errors="replace")
+        copy = setup.root / "tool" / SYSTEM_GITCONFIG_COPY
+        copy.write_text(without_credentials(text), encoding="utf-8")
+        copy.chmod(0o644)
+
+
+def system_git_config(environ: Mapping[str, str]) -> list[Path]:
+    """git's system config when it holds credentials (an `insteadOf` URL with a token, an
+    `extraheader`), to be hidden; else nothing."""
+    config = Path(environ.get("GIT_CONFIG_SYSTEM") or SYSTEM_GITCONFIG)
+    return [config] if config.is_absolute() and has_credentials(config) else []
 
 
 def start_bwrap(setup: Setup) -> str:

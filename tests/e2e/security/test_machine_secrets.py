@@ -223,3 +223,48 @@ def test_places_the_user_names_are_hidden(kind: str, tmp_path: Path) -> None:
         assert "SECRET-vault" in proc.stdout and "SECRET-token" in proc.stdout
     else:
         assert "SECRET" not in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
+def test_gits_system_config_is_shown_without_its_credentials(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A self-hosted runner's system git config with a token in an `insteadOf` URL (here named
+    by `GIT_CONFIG_SYSTEM`, as git allows, rather than the machine's /etc/gitconfig): the file
+    is hidden, and git inside reads a copy without the token; its other settings stay."""
+    monkeypatch.delenv("GIT_CONFIG_NOSYSTEM", raising=False)
+    shown = Path(tempfile.mkdtemp(prefix="cg-etc-"))
+    token = f"ghp_{uuid.uuid4().hex}"
+    config = shown / "gitconfig"
+    config.write_text(
+        f'[url "https://x-access-token:{token}@github.com/"]\n\tinsteadOf = https://github.com/\n'
+        "[core]\n\tabbrev = 11\n"
+    )
+    config.chmod(0o644)
+    environ = {**os.environ, "CODEGEN_SANDBOX": kind, "GIT_CONFIG_SYSTEM": str(config)}
+    work = tmp_path / "work"
+    work.mkdir()
+    try:
+        sandbox = open_sandbox(environ, git_dir=None)
+        try:
+            prefix = sandbox.wrap(sandbox.confinement(work, network=False, read_only=[shown]))
+            script = f"cat {config}; git config --system --list; git init -q repo && echo GIT-OK"
+            proc = subprocess.run(
+                [*prefix, "/bin/sh", "-c", script],
+                cwd=work,
+                env=sandbox.environment(environ),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        finally:
+            sandbox.close()
+    finally:
+        shutil.rmtree(shown, ignore_errors=True)
+    out = proc.stdout + proc.stderr
+    assert "GIT-OK" in out and "core.abbrev=11" in out, out  # git works, the settings stay
+    if kind == "off":  # control: the token is there to read
+        assert token in out
+    else:
+        assert token not in out and "url.https://github.com/.insteadof" in out, out
