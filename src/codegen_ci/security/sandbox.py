@@ -27,7 +27,8 @@ places, and the network):
 What every backend keeps from confined commands (hidden): the user's whole HOME (an
 allowlist: no credential file is readable whatever its name), the Actions runner's own
 directory (its registration and credentials) and work directory (`_temp`, `_actions`,
-`_diag`), RUNNER_TEMP, the GitHub file-command directories and container-engine sockets.
+`_diag`), RUNNER_TEMP, the GitHub file-command directories, container-engine sockets and the
+machine's secrets (`/run/secrets`, `/etc/ssl/private`, `/root`, ...: security/secret_places.py).
 Shown again, read-only, from inside those: the toolchains commands need (`toolchain_places`:
 the table in security/toolchains.py, `~/.local/bin` when it is on PATH, the runner's tool
 cache, a virtualenv or a `bin` directory on PATH, the tool's own interpreter), linked from the
@@ -69,6 +70,7 @@ from codegen_ci.security.bwrap import (
 )
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import LAUNCHER, kernel_abi, landlock_argv
+from codegen_ci.security.secret_places import secret_places
 from codegen_ci.security.toolchains import (
     HOME_TOOLCHAINS,
     TOOLCHAIN_PARTS,
@@ -89,6 +91,10 @@ OFF = frozenset({"off", "false", "0", "no", "none", "disabled"})
 AUTO = frozenset({"", "auto", "on", "true", "1", "yes"})
 CACHE_VARS = ("GOCACHE", "XDG_CACHE_HOME", "PIP_CACHE_DIR", "npm_config_cache")
 HOME_FILES = ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")  # dropped when hidden: HOME's are used
+# git's system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig): when it holds credentials it is
+# hidden, and commands' git reads a copy without them from the tool's folder (`GIT_CONFIG_SYSTEM`).
+SYSTEM_GITCONFIG = "/etc/gitconfig"
+SYSTEM_GITCONFIG_COPY = "system-gitconfig"
 SCRATCH_DIRS = ("home", "tmp", "runner-temp")
 # Per-user package folders outside HOME that interpreters load code from at start-up: off for
 # every command (HOME itself is fresh per phase; see `new_phase`).
@@ -241,6 +247,9 @@ class Sandbox:
                 home = self.scratch / "home"
                 out.update(toolchain_env(env, self.home, home, self.toolchains))
                 out.update(scratch_env(self.scratch))
+            system_config = self.tool_dir / SYSTEM_GITCONFIG_COPY
+            if system_config.is_file():  # the system's held credentials: git reads the copy
+                out["GIT_CONFIG_SYSTEM"] = str(system_config)
             for name in HOME_FILES:  # the user's git config (tokens in insteadOf) stays hidden
                 if name in out and self._hides(Path(out[name])):
                     del out[name]
@@ -345,7 +354,8 @@ def open_sandbox(
             file=sys.stderr,
         )
         return Sandbox("off", root, git_dir, (), checkout)
-    hidden = outermost([*hidden_places(environ), *private])
+    system_config = system_git_config(environ)
+    hidden = outermost([*hidden_places(environ), *private, *system_config])
     # a toolchain never shows a hidden place whole (a PATH entry that is HOME or above it)
     toolchains = tuple(
         t for t in toolchain_places(environ) if not any(t == h or t in h.parents for h in hidden)
@@ -463,11 +473,24 @@ class Setup:
 
 def sanitise_git_config(setup: Setup) -> None:
     """The repository's config without credentials, for commands to see in its place; none
-    when it holds none (then commands read the real one)."""
+    when it holds none (then commands read the real one). Likewise git's system config
+    (`system_git_config`), shown as a copy in the tool's folder."""
     config = setup.git_dir / "config" if setup.git_dir else None
     if config is not None and has_credentials(config):
         text = config.read_text(encoding="utf-8", errors="replace")
         (setup.root / "gitconfig").write_text(without_credentials(text), encoding="utf-8")
+    for system in system_git_config(setup.environ):  # in its place: `Sandbox.environment`
+        text = system.read_text(encoding="utf-8", errors="replace")
+        copy = setup.root / "tool" / SYSTEM_GITCONFIG_COPY
+        copy.write_text(without_credentials(text), encoding="utf-8")
+        copy.chmod(0o644)
+
+
+def system_git_config(environ: Mapping[str, str]) -> list[Path]:
+    """git's system config when it holds credentials (an `insteadOf` URL with a token, an
+    `extraheader`), to be hidden; else nothing."""
+    config = Path(environ.get("GIT_CONFIG_SYSTEM") or SYSTEM_GITCONFIG)
+    return [config] if config.is_absolute() and has_credentials(config) else []
 
 
 def start_bwrap(setup: Setup) -> str:
@@ -578,9 +601,11 @@ def fail_closed(problems: Sequence[str]) -> SandboxUnavailable:
 
 
 def hidden_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
-    """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories and
-    container-engine sockets: resolved, outermost first, none inside another."""
+    """HOME, the runner's directories, RUNNER_TEMP, the GitHub file-command directories,
+    container-engine sockets and the machine's secrets (security/secret_places.py): resolved,
+    outermost first, none inside another."""
     places = [Path(p) for p in SOCKETS]
+    places += secret_places(environ)
     if environ.get("XDG_RUNTIME_DIR"):  # the session's sockets: D-Bus, gpg-agent, ssh-agent
         places.append(Path(environ["XDG_RUNTIME_DIR"]))
     home = environ.get("HOME") or str(Path.home())
