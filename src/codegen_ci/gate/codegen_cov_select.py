@@ -184,8 +184,8 @@ elif running_pytest_major():  # pytest 6 names the argument `path` (a py.path); 
         return ignored(Path(str(path)))
 
 
-if running_pytest_major():
-    import pytest as _pytest
+if running_pytest_major():  # the pytest running this plugin (never imported: the tool must not)
+    _pytest = sys.modules["pytest"]
 
     @_pytest.hookimpl(hookwrapper=True)
     def pytest_load_initial_conftests(early_config: Any, parser: Any, args: Any) -> Any:
