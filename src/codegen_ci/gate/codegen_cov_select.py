@@ -187,7 +187,7 @@ elif running_pytest_major():  # pytest 6 names the argument `path` (a py.path); 
 if running_pytest_major():  # the pytest running this plugin (never imported: the tool must not)
     _pytest = sys.modules["pytest"]
 
-    @_pytest.hookimpl(hookwrapper=True)
+    @_pytest.hookimpl(hookwrapper=True)  # type: ignore[untyped-decorator]
     def pytest_load_initial_conftests(early_config: Any, parser: Any, args: Any) -> Any:
         """pytest-cov's own measurement off in the coverage run (in every coverage run, with
         or without a tracer): a `--cov` in the command or the repository's addopts starts a
