@@ -69,3 +69,14 @@ def test_an_older_cargos_binary_header_names_the_binary() -> None:
         "test more_adds ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured\n"
     )
     assert outcomes(libtest_cases(text)) == {"more::more_adds": "passed"}
+
+
+def test_a_workspaces_second_package_is_told_apart_by_its_name() -> None:
+    """Every package has its `src/lib.rs` and maybe `tests/integration.rs`: one id each."""
+    cases = libtest_cases((FIXTURES / "cargo-test-workspace-1.95.out").read_text())
+    assert outcomes(cases) == {
+        "src/lib.rs::tests::it_works": "passed",
+        "tests/integration.rs::works": "passed",
+        "src/lib.rs (b)::tests::it_works": "passed",
+        "tests/integration.rs (b)::works": "passed",
+    }

@@ -181,8 +181,10 @@ totals = base.no_totals
 #   `     Running tests/more.rs (target/debug/deps/more-3c4d)`, `     Running
 #   target/debug/deps/more-3c4d` (older cargo: the binary's name), `   Doc-tests demo`.
 # A case's id is `<target>::<path>` (`src/lib.rs::tests::adds`, `tests/more.rs::more_adds`,
-# `Doc-tests demo::src/lib.rs - add`): the target as cargo prints it (relative to the
-# workspace), then the name libtest selects with `cargo test -- --exact <path>`. A failing
+# `Doc-tests demo::src/lib.rs - add`): the target as cargo prints it (relative to its
+# package), then the name libtest selects with `cargo test -- --exact <path>`. In a workspace
+# every package has its `src/lib.rs`: the first package to run a target keeps its name, a
+# later one's is told apart by the package (`src/lib.rs (b)::tests::works`). A failing
 # test's details are its `---- path stdout ----` section (the panic, `thread '...' panicked
 # at src/lib.rs:12:5:` and its message); its message is the panic's first line. Each binary
 # ends with `test result: FAILED. N passed; M failed; K ignored; ...`; cargo stops after the
@@ -225,7 +227,9 @@ def libtest_cases(text: str) -> list[LibtestCase]:
     tests: list[tuple[str, str, Outcome]] = []
     sections: dict[int, list[str]] = {}  # index into `tests` -> its `---- ... ----` lines
     by_name: dict[tuple[str, str], int] = {}
-    target = ""
+    target = package = ""  # the package: its `unittests` binary's name (cargo runs a
+    # workspace package by package: lib, bins, then `tests/*.rs`)
+    first: dict[str, str] = {}  # target -> the package that ran it first
     section: list[str] | None = None
     for line in text.splitlines():
         if section is not None and not SECTION_END.match(line):
@@ -235,6 +239,10 @@ def libtest_cases(text: str) -> list[LibtestCase]:
         if running := RUNNING.match(line):
             path, binary = running[1], running[2]
             target = path if binary else HASH.sub("", PurePosixPath(path).name)
+            if binary and line.lstrip().startswith("Running unittests "):
+                package = HASH.sub("", PurePosixPath(binary).name)
+            if first.setdefault(target, package) != package:  # a workspace's second `src/lib.rs`
+                target = f"{target} ({package})"
         elif doc := DOC_TESTS.match(line):
             target = f"Doc-tests {doc[1]}"
         elif test := TEST_LINE.match(line):
