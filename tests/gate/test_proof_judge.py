@@ -3,6 +3,9 @@ change's tests applied)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED
 from codegen_ci.gate.junit.parse import JUnitResult
@@ -75,3 +78,56 @@ def test_a_vitest_case_belongs_to_the_file_its_classname_names() -> None:
     proof = judge(after, base, ["src/above.test.js"])
     assert proof.status == ProofStatus.UNPROVEN
     assert proof.not_proof == [Untrusted("src/above.test.js::idle")] and proof.pass_to_pass == 2
+
+
+COMMON_TEST_GO = """package ordinals
+
+import "testing"
+
+func check(t *testing.T, got, want string) {
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+"""
+NEGATIVE_TEST_GO = """package ordinals
+
+import "testing"
+
+func TestOrdinalsNegative(t *testing.T) {
+	check(t, Ordinal(-1), "-1st")
+	if Ordinal(-2) != "-2nd" {
+		t.Fatal("-2")
+	}
+}
+"""
+
+
+def go_module(root: Path) -> Path:
+    (root / "ord").mkdir(parents=True)
+    (root / "go.mod").write_text("module example.com/demo\n\ngo 1.19\n")
+    (root / "ord" / "common_test.go").write_text(COMMON_TEST_GO)
+    (root / "ord" / "ordinals_negative_test.go").write_text(NEGATIVE_TEST_GO)
+    return root
+
+
+def go_proof(root: Path, file: str, line: int) -> tuple[str | None, int | None]:
+    after = result(case("example.com/demo/ord", "TestOrdinalsNegative"))
+    failing = case("example.com/demo/ord", "TestOrdinalsNegative", "failure", file)
+    base = result(replace(failing, line=line))
+    proof = judge(after, base, ["ord/ordinals_negative_test.go"], root=root)
+    assert proof.status == ProofStatus.PROVEN
+    return proof.fail_to_pass[0].file, proof.fail_to_pass[0].line
+
+
+def test_a_go_proving_test_is_where_its_function_is_not_where_a_helper_failed(
+    tmp_path: Path,
+) -> None:
+    root = go_module(tmp_path)
+    # the failure's line in a helper's file: the test's own function instead
+    assert go_proof(root, "ord/common_test.go", 7) == ("ord/ordinals_negative_test.go", 5)
+    # a failure inside the test's own function keeps its line
+    assert go_proof(root, "ord/ordinals_negative_test.go", 8) == (
+        "ord/ordinals_negative_test.go",
+        8,
+    )

@@ -292,11 +292,14 @@ CARGO = Project(
                     "    #[test]\n    #[ignore]\n    fn above",
                 )
             ],
-            [gone("tests::above")],
+            [gone("src/lib.rs::tests::above")],
         ),
         "inline mod tests removed": (
             [("src/lib.rs", MOD_TESTS, "")],
-            [gone("tests::below", "removed"), gone("tests::above", "removed")],
+            [
+                gone("src/lib.rs::tests::below", "removed"),
+                gone("src/lib.rs::tests::above", "removed"),
+            ],
         ),
         "inline assertion removed": (
             [("src/lib.rs", "assert_eq!(clamp(5, 0, 3), 3);", "let _ = clamp(5, 0, 3);")],

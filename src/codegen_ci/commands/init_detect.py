@@ -163,7 +163,8 @@ def _pytest_junit(found: Detected) -> None:
 
 def _rust(root: Path, found: Detected, tools: Toolchain) -> None:
     """cargo's tests, through nextest's JUnit when `cargo nextest` is installed (test counts);
-    else `cargo test`, whose results are exit codes only. clippy only when CI runs it."""
+    else `cargo test`, whose tests are read from libtest's own output (gate/junit/libtest.py).
+    clippy only when CI runs it."""
     test, junit = _cargo_tests(root, found, tools, "")
     found.add(
         cargo.MARKERS[0], ["cargo nextest" if junit else "cargo test"], test=test, junit=junit
@@ -178,8 +179,10 @@ def _cargo_tests(
     args = " ".join(args.split())
     if not tools.nextest:
         note = (
-            "cargo nextest is not installed: `cargo test` writes no JUnit, so test counts stay "
-            f"unknown (install it with `{cargo.NEXTEST_INSTALL}` and run init again)"
+            "cargo nextest is not installed: the tests run as `cargo test`, counted from the "
+            "lines libtest prints (cargo stops at the first test binary that fails, so the "
+            "binaries after it go uncounted; for JUnit install nextest with "
+            f"`{cargo.NEXTEST_INSTALL}` and run init again)"
         )
         if note not in found.notes:
             found.notes.append(note)

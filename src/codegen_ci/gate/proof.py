@@ -37,7 +37,7 @@ from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
 from codegen_ci.gate.coverage import CoverageRun, below, uncovered_message
 from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
-from codegen_ci.gate.junit.go import BUILD_FAILED
+from codegen_ci.gate.junit.go import BUILD_FAILED, test_defined_at
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.project_source import ImportCheck
 from codegen_ci.gate.test_runs import Runner
@@ -96,7 +96,7 @@ class Prover:
                 reason = f"the run on the base commit cannot tell: {problem}"
                 return Proof(reason=reason, flaky=list(flaky))
             exclude = frozenset(f.key for f in flaky)
-            proof = judge(outcome.junit, base, test_files, go_tests, exclude)
+            proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
             # A test that fails on the base only by chance is no proof: re-run them there,
             # with the tests flaky with the change that failed there too (the repository's?).
             failing_there = {c.key for c in base.failing()}
@@ -107,7 +107,7 @@ class Prover:
             flaky = merge_flaky(list(flaky), on_base)
             if again:
                 exclude |= frozenset(again)
-                proof = judge(outcome.junit, base, test_files, go_tests, exclude)
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
             proof.flaky = list(flaky)
         finally:
             unlink_dependencies(tree, links)
@@ -206,6 +206,7 @@ def judge(
     test_files: list[str],
     go_tests: frozenset[str] = frozenset(),
     exclude: frozenset[str] = frozenset(),
+    root: Path | None = None,
 ) -> Proof:
     """Compare the passing round's cases (`after`) with the base run's (`base`, the change's
     test files applied). A test the base run did not report counts only when it is one of
@@ -223,9 +224,9 @@ def judge(
         base_case = on_base.get(test_id)
         ours = _belongs(case, test_files, modules, go_tests)
         if base_case is not None and base_case.outcome in FAILING:
-            proving.append(_proving(case, base_case, base_case.outcome))
+            proving.append(_proving(case, base_case, base_case.outcome, root))
         elif base_case is None and ours and any(_contains(c, test_id) for c in containers):
-            proving.append(_proving(case, None, "not run"))  # its file could not load there
+            proving.append(_proving(case, None, "not run", root))  # its file could not load
         elif base_case is not None and base_case.outcome == "passed":
             pass_to_pass += 1
             if ours:
@@ -349,9 +350,17 @@ def _belongs(
     return case.name.split("/")[0] in go_tests
 
 
-def _proving(after: JUnitCase, base: JUnitCase | None, how: str) -> ProvingTest:
+def _proving(
+    after: JUnitCase, base: JUnitCase | None, how: str, root: Path | None = None
+) -> ProvingTest:
     """Where the test is: the base run's failure located it (its traceback), else the
-    passing report's own file and line."""
+    passing report's own file and line. A Go test (its package in `root`, the change's tree)
+    is where its function is defined, or the failure's line when that lies inside it: a
+    helper's `t.Errorf` in another file is no test's place."""
     file = (base.file if base else None) or after.file
     line = (base.line if base and base.file else None) or after.line
+    if root is not None and (defined := test_defined_at(after, root)):
+        rel, first, last = defined
+        if not (file == rel and line is not None and first <= line <= last):
+            file, line = rel, first
     return ProvingTest(id=after.id, file=file, line=line, on_base=how)

@@ -15,7 +15,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from codegen_ci.runners import base
 from codegen_ci.runners.base import (
@@ -116,14 +116,14 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
 )
 FAILED_TEST: str | None = r"test \S+ \.\.\. FAILED$"
 
-# Where Rust tests panicked, read from plain `cargo test` output (libtest writes no JUnit; with
-# cargo-nextest the JUnit cases carry the same lines, gate/junit/cases.py). Counts are not made
-# up from this text: without JUnit they stay unknown; only the locations are given to the model.
-# libtest prints, per failing test, `thread 'tests::adds' panicked at src/lib.rs:12:5:` (Rust
-# 1.73 and later) or `thread 'tests::adds' panicked at 'message', src/lib.rs:12:5` (earlier,
-# the message possibly over several lines).
+# Where Rust tests panicked, read from `cargo test` output the test cases could not be read from
+# (`libtest_cases` below reads each test; with cargo-nextest the JUnit cases carry the same
+# lines, gate/junit/cases.py). libtest prints, per failing test, `thread 'tests::adds'
+# panicked at src/lib.rs:12:5:` (Rust 1.73 and later; 1.8x adds the thread's id: `thread
+# 'tests::adds' (8547) panicked at`) or `thread 'tests::adds' panicked at 'message',
+# src/lib.rs:12:5` (earlier, the message possibly over several lines).
 PANIC = re.compile(
-    r"^thread '([^'\n]{1,300})' panicked at (?:'(?:[^']|'(?!, )){0,4000}', )?"
+    r"^thread '([^'\n]{1,300})'(?: \(\d+\))? panicked at (?:'(?:[^']|'(?!, )){0,4000}', )?"
     r"([^\s:'\"]{1,300}\.rs):(\d+):(\d+)",
     re.MULTILINE,
 )
@@ -174,5 +174,106 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 
 
 totals = base.no_totals
+
+
+# `cargo test` without nextest: libtest's own human output read as test cases, one per
+# `test path::name ... ok|FAILED|ignored` line, in the test binary whose header precedes it:
+#   `     Running unittests src/lib.rs (target/debug/deps/demo-1a2b)` (cargo 1.52 and later),
+#   `     Running tests/more.rs (target/debug/deps/more-3c4d)`, `     Running
+#   target/debug/deps/more-3c4d` (older cargo: the binary's name), `   Doc-tests demo`.
+# A case's id is `<target>::<path>` (`src/lib.rs::tests::adds`, `tests/more.rs::more_adds`,
+# `Doc-tests demo::src/lib.rs - add`): the target as cargo prints it (relative to its
+# package), then the name libtest selects with `cargo test -- --exact <path>`. In a workspace
+# every package has its `src/lib.rs`: the first package to run a target keeps its name, a
+# later one's is told apart by the package (`src/lib.rs (b)::tests::works`). A failing
+# test's details are its `---- path stdout ----` section (the panic, `thread '...' panicked
+# at src/lib.rs:12:5:` and its message); its message is the panic's first line. Each binary
+# ends with `test result: FAILED. N passed; M failed; K ignored; ...`; cargo stops after the
+# first failing binary unless `--no-fail-fast`, so the binaries after it are not listed.
+
+Outcome = Literal["passed", "failure", "skipped"]
+
+
+class LibtestCase(NamedTuple):
+    target: str
+    name: str
+    outcome: Outcome
+    message: str
+    details: str
+
+
+RUNNING = re.compile(r"^\s+Running (?:unittests )?(\S+)(?: \(([^()\n]+)\))?\s*$")
+DOC_TESTS = re.compile(r"^\s+Doc-tests (\S+)\s*$")
+TEST_LINE = re.compile(r"^test (\S.*?) \.\.\. (ok|FAILED|ignored)\b")
+SECTION = re.compile(r"^---- (\S.*?) (?:stdout|stderr) ----$")
+SECTION_END = re.compile(r"^(?:failures:|test result: |---- \S.* (?:stdout|stderr) ----$)")
+# `- should panic`, a doc-test's `- compile fail`; a doc-test's `(line N)` (lines move)
+NAME_SUFFIX = re.compile(r"(?: \(line \d+\))?(?: - (?:should panic|compile fail|compile))*$")
+PANIC_MESSAGE = re.compile(
+    r"panicked at (?:'((?:[^']|'(?!, ))*)', \S+|\S+:\d+:\d+:\n(.*))", re.DOTALL
+)
+SUMMARY = re.compile(r"^test result: (?:ok|FAILED)\. \d+ passed; \d+ failed;", re.M)
+HASH = re.compile(r"-[0-9a-f]{16}$")
+MAX_DETAILS_CHARS = 20_000
+MAX_MESSAGE_CHARS = 500
+MESSAGE_END = re.compile(r"^(?:stack backtrace:|note: |thread ')")
+OUTCOMES: dict[str, Outcome] = {"ok": "passed", "FAILED": "failure", "ignored": "skipped"}
+
+
+def libtest_cases(text: str) -> list[LibtestCase]:
+    """Each test libtest's output names (see above), in order; [] when it names none or
+    ends no test binary (`test result: `: a `test x ... ok` line alone may be anyone's)."""
+    if not SUMMARY.search(text):
+        return []
+    tests: list[tuple[str, str, Outcome]] = []
+    sections: dict[int, list[str]] = {}  # index into `tests` -> its `---- ... ----` lines
+    by_name: dict[tuple[str, str], int] = {}
+    target = package = ""  # the package: its `unittests` binary's name (cargo runs a
+    # workspace package by package: lib, bins, then `tests/*.rs`)
+    first: dict[str, str] = {}  # target -> the package that ran it first
+    section: list[str] | None = None
+    for line in text.splitlines():
+        if section is not None and not SECTION_END.match(line):
+            section.append(line)
+            continue
+        section = None
+        if running := RUNNING.match(line):
+            path, binary = running[1], running[2]
+            target = path if binary else HASH.sub("", PurePosixPath(path).name)
+            if binary and line.lstrip().startswith("Running unittests "):
+                package = HASH.sub("", PurePosixPath(binary).name)
+            if first.setdefault(target, package) != package:  # a workspace's second `src/lib.rs`
+                target = f"{target} ({package})"
+        elif doc := DOC_TESTS.match(line):
+            target = f"Doc-tests {doc[1]}"
+        elif test := TEST_LINE.match(line):
+            name = NAME_SUFFIX.sub("", test[1])
+            by_name.setdefault((target, name), len(tests))
+            tests.append((target, name, OUTCOMES[test[2]]))
+        elif head := SECTION.match(line):
+            where = by_name.get((target, NAME_SUFFIX.sub("", head[1])))
+            if where is not None:
+                section = sections.setdefault(where, [])
+    cases = []
+    for n, (target, name, outcome) in enumerate(tests):
+        details = "\n".join(sections.get(n, [])).strip("\n")[:MAX_DETAILS_CHARS]
+        message = _message(details) if outcome == "failure" else ""
+        cases.append(LibtestCase(target, name, outcome, message, details))
+    return cases
+
+
+def _message(details: str) -> str:
+    """The panic's message on one line (`assertion `left == right` failed: two and two left:
+    0 right: 4`), else the section's first line."""
+    if (panic := PANIC_MESSAGE.search(details)) and (text := panic[1] or panic[2]):
+        lines = []
+        for line in text.strip().splitlines():
+            if not line.strip() or MESSAGE_END.match(line):
+                break
+            lines.append(line.strip())
+        if lines:
+            return " ".join(lines)[:MAX_MESSAGE_CHARS]
+    return next((ln.strip() for ln in details.splitlines() if ln.strip()), "")[:MAX_MESSAGE_CHARS]
+
 
 COVERAGE = "not measured: no Rust coverage tool is run yet"

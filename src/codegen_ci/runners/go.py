@@ -103,6 +103,22 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 
 totals = base.no_totals
 
+# A top-level test, `func TestX(t *testing.T) {`, ends at its closing brace alone at the start
+# of a line (gofmt's layout).
+FUNC_END = re.compile(r"^}", re.M)
+
+
+def test_function(text: str, name: str) -> tuple[int, int] | None:
+    """The first and last line (1-based) of top-level test function `name` in the text of a
+    `_test.go` file; None when the file declares no such test."""
+    start = re.search(rf"^func {re.escape(name)}\(\s*\w+\s+\*testing\.T\s*\)", text, re.M)
+    if start is None:
+        return None
+    first = text.count("\n", 0, start.start()) + 1
+    end = FUNC_END.search(text, start.end())
+    return first, (text.count("\n", 0, end.start()) + 1 if end else first)
+
+
 # `go test ARGS` runs as `go test -coverprofile=<io>/cover.out -coverpkg=<packages> ARGS`, and
 # `gotestsum ... -- ARGS` gets the same two flags after its `--` (gate/coverage_go.py finds
 # the packages and reads the profile)

@@ -1,8 +1,9 @@
 """Rust through the gate with the real cargo and rustc (Debian's), on both sandbox backends:
-plain `cargo test` writes no JUnit, so the counts stay unknown, but where each test panicked
-(`src/lib.rs:N`) reaches the report and the model (runners/cargo.py); `cargo nextest run`
-gives counts through the JUnit its profile in `.config/nextest.toml` writes
-(runners/cargo.py)."""
+plain `cargo test` writes no JUnit, but libtest's own output names each test
+(gate/junit/libtest.py), so the counts are known, a failing test reaches the report and the
+model by its name at its panic (`tests/floor.rs:3`), and a right fix with a new test is
+proven; `cargo nextest run` gives counts through the JUnit its profile in
+`.config/nextest.toml` writes (runners/cargo.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from gate_repos import reflections
 from sample_repo import SampleRepo
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 pytestmark = [
     pytest.mark.e2e,
@@ -51,6 +52,8 @@ mod tests {
 BUG = "    stock - n\n"
 WRONG = "    stock.wrapping_sub(n)\n"
 RIGHT = "    stock.saturating_sub(n)\n"
+# the change's own test: on the base commit it panics (`attempt to subtract with overflow`)
+FLOOR_RS = "#[test]\nfn empty_stays_empty() {\n    assert_eq!(stock::remove(0, 1), 0);\n}\n"
 
 
 def run(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, Any]]:
@@ -63,16 +66,23 @@ def run(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
-def test_a_cargo_test_panic_is_located_for_the_model_and_the_report(
+def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")  # Debian's, not a rustup proxy
     monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
-    repo = _git_repo(
-        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS, ".gitignore": "target/\n"}
+    lib = LIB_RS.replace(
+        "    #[test]\n    fn never_below_zero", "    #[test]\n    #[ignore]\n    fn slow"
     )
-    model_env.add(*edit_turn("src/lib.rs", BUG, WRONG), *edit_turn("src/lib.rs", WRONG, RIGHT))
+    repo = _git_repo(
+        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib, ".gitignore": "target/\n"}
+    )
+    model_env.add(
+        Reply(tool_calls=[call("write_file", path="tests/floor.rs", content=FLOOR_RS)]),
+        *edit_turn("src/lib.rs", BUG, WRONG),
+        *edit_turn("src/lib.rs", WRONG, RIGHT),
+    )
     spec = write_spec(
         repo,
         task="remove() must never go below zero",
@@ -83,11 +93,21 @@ def test_a_cargo_test_panic_is_located_for_the_model_and_the_report(
 
     assert code == 0, output
     assert report["iterations"] == 2
-    failures = report["rounds"][0]["failures"]
-    assert [(f["file"], f["line"]) for f in failures] == [("src/lib.rs", 16)], failures
+    first, last = report["rounds"][0], report["rounds"][-1]
+    failure = {k: first["failures"][0][k] for k in ("id", "file", "line")}
+    assert failure == {
+        "id": "tests/floor.rs::empty_stays_empty",
+        "file": "tests/floor.rs",
+        "line": 3,
+    }
+    assert "assertion failed" in first["failures"][0]["message"]
+    assert last["tests"] == {"total": 3, "passed": 2, "failed": 0, "errors": 0, "skipped": 1}
     reflection = reflections(model_env)[0]
-    assert "Rust tests that panicked" in reflection
-    assert "tests::never_below_zero at src/lib.rs:16" in reflection
+    assert "tests/floor.rs::empty_stays_empty (tests/floor.rs:3)" in reflection
+    assert "panicked at" in reflection  # the panic itself, fenced with the failure
+    proof = report["proof"]
+    assert proof["status"] == "proven", proof
+    assert [t["id"] for t in proof["fail_to_pass"]] == ["tests/floor.rs::empty_stays_empty"]
 
 
 NEXTEST_FIXTURE = (

@@ -5,7 +5,9 @@ Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
 the reports it wrote (new or changed during the run) are copied there. Locations are made
 relative to the repository, and Go packages that did not compile (which gotestsum's JUnit
-leaves out) become error cases from the command's output. A command cannot write the output
+leaves out) become error cases from the command's output. A command that wrote no report but
+printed libtest's own lines (plain `cargo test`) has the tests they name as its cases
+(gate/junit/libtest.py). A command cannot write the output
 directory: its `--junitxml` goes to a fresh folder of its own (`drop_dir`), and every report is
 copied out through the guarded reader (security/guarded_read.py: no symlink followed, regular
 files only, size checked first); what it refuses is a JUnit problem with its reason.
@@ -22,12 +24,14 @@ from pathlib import Path, PurePosixPath
 from codegen_ci import runners
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
+from codegen_ci.gate.junit.libtest import libtest_result
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
 
 OUTPUT_SCAN_CHARS = 400_000
+LIBTEST_SCAN_CHARS = 8_000_000  # a test's line cut from the middle would go uncounted
 MAX_REPORT_FILES = 100  # reports copied per command (a glob may match a million files)
 MAX_REPORT_BYTES = 256 * 1024 * 1024  # their total, per command
 
@@ -88,6 +92,8 @@ def run_test_command(
     junit.problems[:0] = problems
     if copies:
         junit.cases.extend(_go_build_failures(result, junit))
+    elif (libtest := libtest_result(result.excerpt(LIBTEST_SCAN_CHARS), log, cwd)).cases:
+        junit.cases, junit.files = libtest.cases, libtest.files  # plain `cargo test`
     return result, junit
 
 

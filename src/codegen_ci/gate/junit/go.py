@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from codegen_ci.gate.junit.cases import JUnitCase
+from codegen_ci.runners import go
 from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import Untrusted
 
@@ -173,6 +174,26 @@ def package_dir(package: str, modules: list[tuple[str, Path]], root: Path | None
             candidate = directory / package[len(module) + 1 :]
             if root is not None and candidate.resolve().is_relative_to(root.resolve()):
                 return candidate if candidate.is_dir() else None
+    return None
+
+
+def test_defined_at(case: JUnitCase, root: Path) -> tuple[str, int, int] | None:
+    """Where Go case `case`'s top-level test function is defined in `root`: the `_test.go`
+    file of its package (relative to `root`), the function's first and last line; None for a
+    case that is not a Go package's test."""
+    pkg_dir = package_dir(case.classname, module_dirs(root), root)
+    if pkg_dir is None or not pkg_dir.is_relative_to(root):
+        return None
+    folder = pkg_dir.relative_to(root).as_posix()
+    name = case.name.split("/")[0]
+    pattern = f"{folder}/*_test.go" if folder != "." else "*_test.go"
+    for rel in sorted(guarded_read.glob(root, pattern)):
+        try:
+            text = guarded_read.read_text(root, rel, max_bytes=MAX_SOURCE_BYTES)
+        except guarded_read.Refused:
+            continue
+        if span := go.test_function(text, name):
+            return rel, *span
     return None
 
 

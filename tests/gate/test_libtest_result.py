@@ -1,0 +1,29 @@
+"""Plain `cargo test` as a JUnit result (gate/junit/libtest.py): counts, failures located at
+their panic, for real cargo output (tests/fixtures/generated/cargo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen_ci.gate.junit.libtest import libtest_result
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "cargo"
+
+
+@pytest.mark.parametrize("version", ["1.95", "1.65"])
+def test_counts_and_failures_at_their_panic(version: str, tmp_path: Path) -> None:
+    log = FIXTURES / f"cargo-test-{version}.out"
+    result = libtest_result(log.read_text(encoding="utf-8"), log, tmp_path)
+    totals = result.totals()
+    assert (totals.total, totals.passed, totals.failed, totals.skipped) == (6, 2, 3, 1)
+    located = {f.key: (f.file, f.line) for f in result.failures()}
+    assert located["src/lib.rs::tests::adds"] == ("src/lib.rs", 16)
+    assert located["tests/more.rs::more_adds"] == ("tests/more.rs", 3)
+    assert result.files == [str(log)]
+
+
+def test_output_that_is_not_libtests_is_no_result(tmp_path: Path) -> None:
+    result = libtest_result("error[E0425]: cannot find value `x`\n", tmp_path / "log", tmp_path)
+    assert (result.cases, result.files) == ([], [])
