@@ -7,6 +7,7 @@ from __future__ import annotations
 from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
 from codegen_ci.publish.proof_text import proof_section
+from codegen_ci.publish.tool_words import tool_words
 from codegen_ci.report import Reason, Report, Round, Usage
 from codegen_ci.security.untrusted import Untrusted
 
@@ -74,7 +75,7 @@ def failures_list(report: Report) -> str:
     if last.baseline_unavailable:
         lines.append(
             "- Baseline unavailable (whether these are new is unknown): "
-            + escape_md(last.baseline_unavailable, 300)
+            + tool_words(last.baseline_unavailable)
         )
     return "\n".join(lines)
 
@@ -83,7 +84,7 @@ def junit_missing_note(report: Report) -> str:
     """Test commands that wrote no JUnit: the gate went by their exit codes only."""
     lines = ["⚠️ **No JUnit report** (the gate went by exit codes only; tests: unknown):"]
     for missing in report.junit_missing[:5]:
-        lines.append(f"- {code_span(missing.command)}: {escape_md(missing.hint, 400)}")
+        lines.append(f"- {code_span(missing.command)}: {tool_words(missing.hint, 400)}")
     return "\n".join(lines)
 
 
