@@ -58,7 +58,26 @@ def rounds_table(rounds: list[Round]) -> str:
         if rnd.tests_carried:  # the round stopped after the previously failing tests
             tests += f" ({rnd.tests_carried} as in the last full run)"
         rows.append(f"| {rnd.iteration} | {commands} | {tests} | {t.failed} | {t.errors} |")
-    return "\n".join(rows)
+    return "\n".join(rows + refused_rounds(rounds))
+
+
+def refused_rounds(rounds: list[Round]) -> list[str]:
+    """For each round the gate refused because the change removed or skipped existing tests
+    (its commands may all have passed): the round and each test, below the rounds table."""
+    lines = []
+    for rnd in rounds:
+        removed = [f for f in rnd.failures if f.kind == "removed"]
+        if not removed:
+            continue
+        named = ", ".join(
+            f"{code_span(f.id)} ({escape_md(f.message, 60)})" for f in removed[:MAX_FAILURES]
+        )
+        more = f" and {len(removed) - MAX_FAILURES} more" if len(removed) > MAX_FAILURES else ""
+        lines.append(
+            f"\n🛡️ Round {rnd.iteration} refused, {len(removed)} existing test(s) not kept: "
+            f"{named}{more}"
+        )
+    return lines
 
 
 def failures_list(report: Report) -> str:
@@ -199,6 +218,7 @@ def summary_markdown(report: Report, *, run_url: str | None) -> str:
     if report.rounds:
         parts += ["", "### Rounds", "", "| Round | Commands | Tests |", "|---|---|---|"]
         parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
+        parts += refused_rounds(report.rounds)
         parts += _failures(report.rounds[-1])
     if section := proof_section(report, "###"):
         parts += ["", section]
