@@ -159,11 +159,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
             "Failures fixed along the way:\n"
             + "\n".join(f"- {code_span(t)}" for t in fixed[:MAX_FAILURES])
         )
-    if report.tests_touched:
-        parts.append(
-            "⚠️ **Test files or test configuration were edited:** "
-            + ", ".join(code_span(p) for p in report.tests_touched)
-        )
+    if text := edited_tests_text(report):
+        parts.append(text)
     if text := removed_tests_text(report):
         parts.append(text)
     if report.refusals:
@@ -299,6 +296,22 @@ def _link(url: str, label: str) -> str:
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+def edited_tests_text(report: Report) -> str:
+    """A warning for existing tests or test configuration the change edited; for tests it
+    only added (a new test file, new tests in one), what the task usually asks for, a note."""
+    added = [p for p in report.tests_touched if p in report.tests_added]
+    edited = [p for p in report.tests_touched if p not in report.tests_added]
+    lines = []
+    if edited:
+        lines.append(
+            "⚠️ **Test files or test configuration were edited:** "
+            + ", ".join(code_span(p) for p in edited)
+        )
+    if added:
+        lines.append("Adds tests in " + ", ".join(code_span(p) for p in added) + ".")
+    return "\n\n".join(lines)
 
 
 def removed_tests_text(report: Report) -> str:
