@@ -482,8 +482,11 @@ def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path
     assert validation["junit"] == ["reports/junit-go.xml"]
     assert validation["lint"] == []
     assert "left out: go vet ./...: the repository's CI does not run it" in result.output
+    # init's own default (`gotestsum ... ./...`) is no check of the repository's left out,
+    # and the tools detected are those of the commands written
+    assert "left out: gotestsum" not in result.output
     assert (
-        "# Detected: go.mod (gotestsum, go vet); .github/workflows/go.yml (the checks"
+        "# Detected: go.mod (gotestsum); .github/workflows/go.yml (the checks"
         in (tmp_path / ".codegen.yml").read_text()
     )
 

@@ -68,6 +68,7 @@ GO_TEST = go.CI_COMMAND
 CARGO_TEST = cargo.CI_COMMAND
 TOX = re.compile(r"^tox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
+TASK_RUNNERS = {"npm", "pnpm", "yarn", "bun", "npx", "make", "just", "tox", "nox", "cargo"}
 
 
 @dataclass
@@ -86,9 +87,11 @@ class Detected:
     notes: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
     network: list[str] = field(default_factory=list)  # kinds of command that must download
+    added: list[tuple[str, list[str]]] = field(default_factory=list)  # (source, its tools)
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
+        self.added.append((source, names))
         self.found.append(f"{source} ({', '.join(names)})" if names else source)
         for kind, values in commands.items():
             getattr(self, kind).extend(values)
@@ -131,6 +134,7 @@ def detect(root: Path) -> Detected:
         for item in dict.fromkeys(found.left_out)
         if not any(item.what == w or w.endswith(f"-m {item.what}") for w in written)
     ]
+    _tools_written(found)
     for kind in ("lint", "test"):
         if any(bare(c).startswith("tox") for c in getattr(found, kind)):
             # tox builds each environment's virtualenv from downloads
@@ -243,7 +247,10 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
             found.left_out.append(LeftOut(command, "the repository's CI does not run it"))
     found.lint = list(dict.fromkeys(c for c, _ in lints))
     if tests:
+        ran = [_program(c) for c, _ in tests]
         for command in found.test:
+            if _program(command) and _program(command) in ran:
+                continue  # init's guess of the same runner, replaced by how CI runs it
             if _script_call(command) not in [_script_call(c) for c, _ in tests]:
                 found.left_out.append(
                     LeftOut(command, "the repository's CI runs its tests otherwise")
@@ -318,6 +325,32 @@ def _as_commands(
         # a unittest module run as a script: through pytest, for JUnit and test counts
         return [("test", f"{tools.python} -m pytest -q {script[1]}", origin)]
     return [(kind, explicit(line.command, tools.python), origin)]
+
+
+def _program(command: str) -> str:
+    """The test runner a command runs: `gotestsum`, `pytest` (of `python -m pytest`); ""
+    for a script a package manager or task runner names (`pnpm run test`, `make test`): the
+    repository's own, not a runner init chose."""
+    words = bare(command).split() or [""]
+    if "-m" in words[:-1]:
+        return words[words.index("-m") + 1]
+    program = words[0].rsplit("/", 1)[-1]
+    return "" if program in TASK_RUNNERS else program
+
+
+def _tools_written(found: Detected) -> None:
+    """`Detected: go.mod (gotestsum, go vet)` names no tool whose every command was left out."""
+    written = " ".join([*found.lint, *found.test, *found.setup])
+    gone = " ".join(item.what for item in found.left_out)
+    for n, (source, names) in enumerate(found.added):
+        kept = [t for t in names if t in written or t not in gone]
+        if kept != names:
+            entry = f"{source} ({', '.join(names)})"
+            found.found = [
+                (f"{source} ({', '.join(kept)})" if kept else source) if f == entry else f
+                for f in found.found
+            ]
+            found.added[n] = (source, kept)
 
 
 def _quiet(command: str) -> str:
