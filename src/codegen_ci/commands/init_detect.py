@@ -68,6 +68,10 @@ GO_TEST = go.CI_COMMAND
 CARGO_TEST = cargo.CI_COMMAND
 TOX = re.compile(r"^tox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
+# `pip install tox tox-gh-actions`: an install of tox and its plugins only
+TOX_INSTALL = re.compile(
+    r"\binstall(?:\s+-\S+)*(?:\s+['\"]?tox(?:-[\w-]+)?(?:[<>=~!][^\s'\"]*)?['\"]?)+\s*$"
+)
 TASK_RUNNERS = {"npm", "pnpm", "yarn", "bun", "npx", "make", "just", "tox", "nox", "cargo"}
 
 
@@ -225,7 +229,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.left_out.extend(runs.left_out)
     scripts = _scripts(root)
     checks: list[tuple[CheckKind, str, str]] = []
-    setup: list[str] = []
+    setup: list[tuple[str, str]] = []  # (command, the job's origin)
     for line in runs.lines:
         package = _package_json(root, line.command)
         here = scripts if package == root / "package.json" else _scripts(package.parent)
@@ -235,7 +239,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
                 LeftOut(f"{line.command} ({line.origin.removeprefix('from ')})", judged.why)
             )
         elif judged.kind == "setup":
-            setup.append(explicit(line.command, tools.python))
+            setup.append((explicit(line.command, tools.python), line.origin))
         else:
             checks.extend(_as_commands(root, found, tools, judged.kind, line))
     if not checks:
@@ -271,9 +275,23 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.junit = [
         g for g in found.junit if g in written or (g == NEXTEST_REPORT and NEXTEST in written)
     ]
-    found.setup = list(dict.fromkeys([*setup, *found.setup])) if setup else found.setup
+    kept = _setup_for(setup, {origin for _, _, origin in checks}, [*found.lint, *found.test])
+    found.setup = list(dict.fromkeys([*kept, *found.setup])) if kept else found.setup
     sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")
+
+
+def _setup_for(setup: list[tuple[str, str]], origins: set[str], written: list[str]) -> list[str]:
+    """CI's install lines for the commands written: those of a job a check came from (a
+    release job's `pip install build twine` is not), less an install of tox when no command
+    runs tox (its environments were unfolded)."""
+    jobs = {origin.split(": ", 1)[0] for origin in origins}
+    runs_tox = any(bare(c).startswith("tox") for c in written)
+    return [
+        command
+        for command, job in setup
+        if job in jobs and (runs_tox or not TOX_INSTALL.search(command))
+    ]
 
 
 def _as_commands(
@@ -308,7 +326,7 @@ def _as_commands(
         return [("test", c, origin) for c in tests]
     if tox := TOX.match(body):
         envs = _tox_envs_named(tox[1])
-        unfolded = tox_envs(root, envs)
+        unfolded = tox_envs(root, envs, lambda: tools.python_factor)
         found.left_out.extend(unfolded.left_out)
         if unfolded.commands:
             return [
@@ -449,7 +467,7 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
     py = env.python
     suite = unittest_suite(root, lambda: "pytest" in deps or env.has_module("pytest"))
     plain = pytest_files(root)
-    tox = tox_envs(root)
+    tox = tox_envs(root, prefer=lambda: env.python_factor)
     if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite or plain):
         return
     tools, test, lint = [], [], []
