@@ -45,7 +45,9 @@ def test_a_refused_round_names_its_test_in_the_pr_body_summary_and_status_commen
     assert report.status == Status.SUCCESS and report.iterations == 2, run.log
     first = report.rounds[0]
     assert all(c.exit_code == 0 for c in first.commands) and first.tests.failed == 0
-    assert REFUSED in pr_body(report, task="fix", issue_number=None, run_url=None)
+    body = pr_body(report, task="fix", issue_number=None, run_url=None)
+    assert REFUSED in body
+    assert "Failures fixed along the way" not in body  # put back, not fixed
     assert REFUSED in summary_markdown(report, run_url=None)
     status = _status_after(first)
     assert f"Round 1 refused, existing test(s) not kept: `{BUG_ID}`" in status

@@ -108,14 +108,15 @@ def junit_missing_note(report: Report) -> str:
 
 
 def fixed_tests(report: Report) -> list[Untrusted]:
-    """Tests that failed in some round and pass at the end."""
+    """Tests that failed in some round and pass at the end (a test the change removed, then
+    put back, was refused, not fixed: `refused_rounds` names it)."""
     if not report.rounds:
         return []
     still = {f.id for f in report.rounds[-1].failures}
     seen: dict[Untrusted, None] = {}
     for rnd in report.rounds[:-1]:
         for f in rnd.failures:
-            if f.id not in still:
+            if f.id not in still and f.kind != "removed":
                 seen[f.id] = None
     return list(seen)
 
