@@ -21,6 +21,7 @@ from codegen_ci.agent.prompt import Briefing, first_messages
 from codegen_ci.agent.tools import Toolbox
 from codegen_ci.cancel import Cancel, Checked
 from codegen_ci.errors import CodegenError, InputError, Interrupted
+from codegen_ci.gate.added_tests import only_added
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
 from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside
@@ -314,6 +315,7 @@ def _loop(
                 conversation.add({"role": "user", "content": REDACTOR.redact(reflection)})
     finally:
         report.tests_touched = sorted(toolbox.tests_touched | shell.tests_touched)
+        report.tests_added = only_added(ctx.worktree, report.tests_touched)
 
 
 def _stuck(signatures: list[frozenset[str]], rounds: int) -> bool:

@@ -384,6 +384,11 @@ class Report(BaseModel):
     )
     files_changed: list[str] = []
     tests_touched: list[str] = Field(default=[], description="Test files or config edited.")
+    tests_added: list[str] = Field(
+        default=[],
+        description="Of tests_touched, the test files the change only added tests to (a new "
+        "file, or new tests with every existing line kept); the others changed existing tests.",
+    )
     removed_tests: list[RemovedTest] = Field(
         default=[],
         description="Tests the base commit ran that the change removed or skipped, as of the "

@@ -482,8 +482,11 @@ def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path
     assert validation["junit"] == ["reports/junit-go.xml"]
     assert validation["lint"] == []
     assert "left out: go vet ./...: the repository's CI does not run it" in result.output
+    # init's own default (`gotestsum ... ./...`) is no check of the repository's left out,
+    # and the tools detected are those of the commands written
+    assert "left out: gotestsum" not in result.output
     assert (
-        "# Detected: go.mod (gotestsum, go vet); .github/workflows/go.yml (the checks"
+        "# Detected: go.mod (gotestsum); .github/workflows/go.yml (the checks"
         in (tmp_path / ".codegen.yml").read_text()
     )
 
@@ -760,3 +763,29 @@ def test_cargo_steps_run_through_actions_rs_become_their_cargo_lines(tmp_path: P
     assert "no CI workflow runs it" not in result.output
     assert "an action, not a command" not in result.output
     assert "left out: cargo build (.github/workflows/ci.yml, job build): a build" in result.output
+
+
+def test_ci_running_tox_suggests_only_the_setup_its_commands_need_and_names_the_env_in_use(
+    tmp_path: Path,
+) -> None:
+    """tox unfolded: its install is no setup; a release job's install is not either; the
+    commands every env runs are named by the env of the interpreter in use."""
+    factor = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    (tmp_path / "tox.ini").write_text(
+        f"[tox]\nenvlist = py38,py39,{factor}\n\n[testenv]\ndeps = pytest\n"
+        "commands = pytest {posargs:tests}\n"
+    )
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)  # the repository's own venv: installs
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)  # are setup lines
+    tests = job({"run": "pip install tox tox-gh-actions"}, {"run": "tox"})
+    release = job({"run": "pip install build twine"}, {"run": "python -m build"})
+    workflow(tmp_path, "CI", {"test": tests, "release": release})
+
+    result = init(tmp_path)
+
+    text = (tmp_path / ".codegen.yml").read_text()
+    assert validation_of(tmp_path)["test"] == [".venv/bin/python -m pytest tests"]
+    [setup] = [line for line in text.splitlines() if line.startswith("  # setup:")]
+    assert "twine" not in setup and "tox" not in setup
+    assert f"(env {factor} of tox.ini)" in result.output and "env py38" not in result.output
+    assert f"# Detected: tox.ini (tox envs {factor}, unfolded)" in text

@@ -68,6 +68,11 @@ GO_TEST = go.CI_COMMAND
 CARGO_TEST = cargo.CI_COMMAND
 TOX = re.compile(r"^tox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
+# `pip install tox tox-gh-actions`: an install of tox and its plugins only
+TOX_INSTALL = re.compile(
+    r"\binstall(?:\s+-\S+)*(?:\s+['\"]?tox(?:-[\w-]+)?(?:[<>=~!][^\s'\"]*)?['\"]?)+\s*$"
+)
+TASK_RUNNERS = {"npm", "pnpm", "yarn", "bun", "npx", "make", "just", "tox", "nox", "cargo"}
 
 
 @dataclass
@@ -86,9 +91,11 @@ class Detected:
     notes: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
     network: list[str] = field(default_factory=list)  # kinds of command that must download
+    added: list[tuple[str, list[str]]] = field(default_factory=list)  # (source, its tools)
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
+        self.added.append((source, names))
         self.found.append(f"{source} ({', '.join(names)})" if names else source)
         for kind, values in commands.items():
             getattr(self, kind).extend(values)
@@ -131,6 +138,7 @@ def detect(root: Path) -> Detected:
         for item in dict.fromkeys(found.left_out)
         if not any(item.what == w or w.endswith(f"-m {item.what}") for w in written)
     ]
+    _tools_written(found)
     for kind in ("lint", "test"):
         if any(bare(c).startswith("tox") for c in getattr(found, kind)):
             # tox builds each environment's virtualenv from downloads
@@ -224,7 +232,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.left_out.extend(runs.left_out)
     scripts = _scripts(root)
     checks: list[tuple[CheckKind, str, str]] = []
-    setup: list[str] = []
+    setup: list[tuple[str, str]] = []  # (command, the job's origin)
     for line in runs.lines:
         package = _package_json(root, line.command)
         here = scripts if package == root / "package.json" else _scripts(package.parent)
@@ -234,7 +242,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
                 LeftOut(f"{line.command} ({line.origin.removeprefix('from ')})", judged.why)
             )
         elif judged.kind == "setup":
-            setup.append(explicit(line.command, tools.python))
+            setup.append((explicit(line.command, tools.python), line.origin))
         else:
             checks.extend(_as_commands(root, found, tools, judged.kind, line))
     if not checks:
@@ -246,7 +254,10 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
             found.left_out.append(LeftOut(command, "the repository's CI does not run it"))
     found.lint = list(dict.fromkeys(c for c, _ in lints))
     if tests:
+        ran = [_program(c) for c, _ in tests]
         for command in found.test:
+            if _program(command) and _program(command) in ran:
+                continue  # init's guess of the same runner, replaced by how CI runs it
             if _script_call(command) not in [_script_call(c) for c, _ in tests]:
                 found.left_out.append(
                     LeftOut(command, "the repository's CI runs its tests otherwise")
@@ -267,9 +278,23 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.junit = [
         g for g in found.junit if g in written or (g == NEXTEST_REPORT and NEXTEST in written)
     ]
-    found.setup = list(dict.fromkeys([*setup, *found.setup])) if setup else found.setup
+    kept = _setup_for(setup, {origin for _, _, origin in checks}, [*found.lint, *found.test])
+    found.setup = list(dict.fromkeys([*kept, *found.setup])) if kept else found.setup
     sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")
+
+
+def _setup_for(setup: list[tuple[str, str]], origins: set[str], written: list[str]) -> list[str]:
+    """CI's install lines for the commands written: those of a job a check came from (a
+    release job's `pip install build twine` is not), less an install of tox when no command
+    runs tox (its environments were unfolded)."""
+    jobs = {origin.split(": ", 1)[0] for origin in origins}
+    runs_tox = any(bare(c).startswith("tox") for c in written)
+    return [
+        command
+        for command, job in setup
+        if job in jobs and (runs_tox or not TOX_INSTALL.search(command))
+    ]
 
 
 def _as_commands(
@@ -304,7 +329,7 @@ def _as_commands(
         return [("test", c, origin) for c in tests]
     if tox := TOX.match(body):
         envs = _tox_envs_named(tox[1])
-        unfolded = tox_envs(root, envs)
+        unfolded = tox_envs(root, envs, lambda: tools.python_factor)
         found.left_out.extend(unfolded.left_out)
         if unfolded.commands:
             return [
@@ -321,6 +346,32 @@ def _as_commands(
         # a unittest module run as a script: through pytest, for JUnit and test counts
         return [("test", f"{tools.python} -m pytest -q {script[1]}", origin)]
     return [(kind, explicit(line.command, tools.python), origin)]
+
+
+def _program(command: str) -> str:
+    """The test runner a command runs: `gotestsum`, `pytest` (of `python -m pytest`); ""
+    for a script a package manager or task runner names (`pnpm run test`, `make test`): the
+    repository's own, not a runner init chose."""
+    words = bare(command).split() or [""]
+    if "-m" in words[:-1]:
+        return words[words.index("-m") + 1]
+    program = words[0].rsplit("/", 1)[-1]
+    return "" if program in TASK_RUNNERS else program
+
+
+def _tools_written(found: Detected) -> None:
+    """`Detected: go.mod (gotestsum, go vet)` names no tool whose every command was left out."""
+    written = " ".join([*found.lint, *found.test, *found.setup])
+    gone = " ".join(item.what for item in found.left_out)
+    for n, (source, names) in enumerate(found.added):
+        kept = [t for t in names if t in written or t not in gone]
+        if kept != names:
+            entry = f"{source} ({', '.join(names)})"
+            found.found = [
+                (f"{source} ({', '.join(kept)})" if kept else source) if f == entry else f
+                for f in found.found
+            ]
+            found.added[n] = (source, kept)
 
 
 def _quiet(command: str) -> str:
@@ -419,7 +470,7 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
     py = env.python
     suite = unittest_suite(root, lambda: "pytest" in deps or env.has_module("pytest"))
     plain = pytest_files(root)
-    tox = tox_envs(root)
+    tox = tox_envs(root, prefer=lambda: env.python_factor)
     if not (pyproject or ini or (root / "setup.py").is_file() or deps or suite or plain):
         return
     tools, test, lint = [], [], []

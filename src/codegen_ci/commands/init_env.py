@@ -71,6 +71,7 @@ class Toolchain:
     venv_in_repo: bool
     probe: str = ""  # the interpreter `python` is here (an active venv outside the repository)
     _modules: dict[str, bool] = field(default_factory=dict)
+    _factor: str | None = None
 
     def has_command(self, name: str) -> bool:
         if self.probe and (Path(self.probe).parent / name).exists():
@@ -95,6 +96,26 @@ class Toolchain:
             except (OSError, subprocess.SubprocessError):
                 self._modules[module] = False
         return self._modules[module]
+
+    @property
+    def python_factor(self) -> str:
+        """`py311`: the tox factor of the interpreter the commands use; "" when unknown."""
+        if self._factor is None:  # asked once
+            self._factor = ""
+            try:
+                done = subprocess.run(
+                    [self._python_path(), "-I", "-c", "import sys; print(*sys.version_info[:2])"],
+                    cwd=self.root,
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                    check=False,
+                )
+                if done.returncode == 0:
+                    self._factor = "py" + "".join(done.stdout.split())
+            except (OSError, subprocess.SubprocessError):
+                pass
+        return self._factor
 
     def _python_path(self) -> str:
         if self.probe:

@@ -20,6 +20,7 @@ import itertools
 import re
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,11 @@ class ToxEnvs:
     left_out: list[LeftOut] = field(default_factory=list)
 
 
-def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
-    """The commands of the environments `only` names (default: the env list), in order."""
+def tox_envs(root: Path, only: list[str] | None = None, prefer: Callable[[], str] = str) -> ToxEnvs:
+    """The commands of the environments `only` names (default: the env list), in order. A
+    command several environments run is taken once, named by the environment of the
+    interpreter in use when one of them is it (`prefer`: its factor, `py311`, asked only
+    then), else by the first."""
     found = ToxEnvs()
     config = _config(root)
     if config is None:
@@ -81,6 +85,10 @@ def tox_envs(root: Path, only: list[str] | None = None) -> ToxEnvs:
             if line not in seen:
                 seen.add(line)
                 found.commands.append((kind, line, name))
+            elif (factor := prefer()) and factor in name.split("-"):
+                found.commands = [
+                    (k, c, name if c == line else env) for k, c, env in found.commands
+                ]
     return found
 
 

@@ -7,6 +7,7 @@ terminal line here too (and the caller's filter passes every line it prints agai
 from __future__ import annotations
 
 from codegen_ci.publish.markdown import code_span, escape_md
+from codegen_ci.publish.tool_words import tool_words
 from codegen_ci.report import ChangedLines, Proof, ProofStatus, Report
 from codegen_ci.security.inert_text import for_terminal
 from codegen_ci.security.untrusted import Untrusted
@@ -37,7 +38,7 @@ def proof_section(report: Report, heading: str = "##") -> str:
     proof = report.proof
     if proof is None:
         return ""
-    lines = [f"{heading} Proof", "", f"{_HEADLINE[proof.status]}: {escape_md(proof.reason, 600)}"]
+    lines = [f"{heading} Proof", "", f"{_HEADLINE[proof.status]}: {tool_words(proof.reason, 600)}"]
     if proof.fail_to_pass:
         lines += ["", "Tests that fail on the base commit and pass with the change:"]
         lines += [_proving(t.id, t.where, t.on_base) for t in proof.fail_to_pass[:MAX_PROVING]]
@@ -59,7 +60,7 @@ def proof_section(report: Report, heading: str = "##") -> str:
 def changed_lines_text(lines: ChangedLines) -> str:
     """`Changed lines run by the tests: 2 of 3 (67%); run by no test: `<file>:40-44``."""
     if not lines.measured:
-        return f"Changed lines run by the tests: not measured ({escape_md(lines.reason, 300)})."
+        return f"Changed lines run by the tests: not measured ({tool_words(lines.reason)})."
     if not lines.total:
         return "Changed lines run by the tests: no changed line is executable."
     text = f"Changed lines run by the tests: {lines.covered} of {lines.total} ({lines.share:.0%})"
@@ -94,7 +95,7 @@ def proof_note(report: Report) -> str:
     flaky = f"\n\n{flaky_text(proof)}" if proof.flaky else ""
     if proof.changed_lines is not None and proof.changed_lines.measured:
         flaky = f"\n\n{changed_lines_text(proof.changed_lines)}{flaky}"
-    return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {escape_md(proof.reason, 400)}{flaky}"
+    return f"\n\nProof: {_HEADLINE[proof.status]}{shown}: {tool_words(proof.reason, 400)}{flaky}"
 
 
 def _named(proof: Proof) -> list[Untrusted]:

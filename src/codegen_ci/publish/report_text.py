@@ -7,6 +7,7 @@ from __future__ import annotations
 from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
 from codegen_ci.publish.proof_text import proof_section
+from codegen_ci.publish.tool_words import tool_words
 from codegen_ci.report import Reason, Report, Round, Usage
 from codegen_ci.security.untrusted import Untrusted
 
@@ -57,7 +58,26 @@ def rounds_table(rounds: list[Round]) -> str:
         if rnd.tests_carried:  # the round stopped after the previously failing tests
             tests += f" ({rnd.tests_carried} as in the last full run)"
         rows.append(f"| {rnd.iteration} | {commands} | {tests} | {t.failed} | {t.errors} |")
-    return "\n".join(rows)
+    return "\n".join(rows + refused_rounds(rounds))
+
+
+def refused_rounds(rounds: list[Round]) -> list[str]:
+    """For each round the gate refused because the change removed or skipped existing tests
+    (its commands may all have passed): the round and each test, below the rounds table."""
+    lines = []
+    for rnd in rounds:
+        removed = [f for f in rnd.failures if f.kind == "removed"]
+        if not removed:
+            continue
+        named = ", ".join(
+            f"{code_span(f.id)} ({escape_md(f.message, 60)})" for f in removed[:MAX_FAILURES]
+        )
+        more = f" and {len(removed) - MAX_FAILURES} more" if len(removed) > MAX_FAILURES else ""
+        lines.append(
+            f"\n🛡️ Round {rnd.iteration} refused, {len(removed)} existing test(s) not kept: "
+            f"{named}{more}"
+        )
+    return lines
 
 
 def failures_list(report: Report) -> str:
@@ -74,7 +94,7 @@ def failures_list(report: Report) -> str:
     if last.baseline_unavailable:
         lines.append(
             "- Baseline unavailable (whether these are new is unknown): "
-            + escape_md(last.baseline_unavailable, 300)
+            + tool_words(last.baseline_unavailable)
         )
     return "\n".join(lines)
 
@@ -83,19 +103,20 @@ def junit_missing_note(report: Report) -> str:
     """Test commands that wrote no JUnit: the gate went by their exit codes only."""
     lines = ["⚠️ **No JUnit report** (the gate went by exit codes only; tests: unknown):"]
     for missing in report.junit_missing[:5]:
-        lines.append(f"- {code_span(missing.command)}: {escape_md(missing.hint, 400)}")
+        lines.append(f"- {code_span(missing.command)}: {tool_words(missing.hint, 400)}")
     return "\n".join(lines)
 
 
 def fixed_tests(report: Report) -> list[Untrusted]:
-    """Tests that failed in some round and pass at the end."""
+    """Tests that failed in some round and pass at the end (a test the change removed, then
+    put back, was refused, not fixed: `refused_rounds` names it)."""
     if not report.rounds:
         return []
     still = {f.id for f in report.rounds[-1].failures}
     seen: dict[Untrusted, None] = {}
     for rnd in report.rounds[:-1]:
         for f in rnd.failures:
-            if f.id not in still:
+            if f.id not in still and f.kind != "removed":
                 seen[f.id] = None
     return list(seen)
 
@@ -139,11 +160,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
             "Failures fixed along the way:\n"
             + "\n".join(f"- {code_span(t)}" for t in fixed[:MAX_FAILURES])
         )
-    if report.tests_touched:
-        parts.append(
-            "⚠️ **Test files or test configuration were edited:** "
-            + ", ".join(code_span(p) for p in report.tests_touched)
-        )
+    if text := edited_tests_text(report):
+        parts.append(text)
     if text := removed_tests_text(report):
         parts.append(text)
     if report.refusals:
@@ -198,6 +216,7 @@ def summary_markdown(report: Report, *, run_url: str | None) -> str:
     if report.rounds:
         parts += ["", "### Rounds", "", "| Round | Commands | Tests |", "|---|---|---|"]
         parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
+        parts += refused_rounds(report.rounds)
         parts += _failures(report.rounds[-1])
     if section := proof_section(report, "###"):
         parts += ["", section]
@@ -278,6 +297,22 @@ def _link(url: str, label: str) -> str:
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+def edited_tests_text(report: Report) -> str:
+    """A warning for existing tests or test configuration the change edited; for tests it
+    only added (a new test file, new tests in one), what the task usually asks for, a note."""
+    added = [p for p in report.tests_touched if p in report.tests_added]
+    edited = [p for p in report.tests_touched if p not in report.tests_added]
+    lines = []
+    if edited:
+        lines.append(
+            "⚠️ **Test files or test configuration were edited:** "
+            + ", ".join(code_span(p) for p in edited)
+        )
+    if added:
+        lines.append("Adds tests in " + ", ".join(code_span(p) for p in added) + ".")
+    return "\n\n".join(lines)
 
 
 def removed_tests_text(report: Report) -> str:

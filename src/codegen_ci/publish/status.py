@@ -16,7 +16,7 @@ from codegen_ci.errors import GitHubError
 from codegen_ci.progress import Progress
 from codegen_ci.publish.forge import Forge
 from codegen_ci.publish.markdown import code_span, escape_md
-from codegen_ci.report import CommandResult
+from codegen_ci.report import CommandResult, Round
 
 UPDATE_EVERY_S = 20.0  # GitHub's secondary limits dislike bursts of edits
 
@@ -77,6 +77,7 @@ class StatusProgress(Progress):
         self.every_s = every_s
         self.max_iterations = 0
         self.last_tests = ""
+        self.refused = ""  # the last round's refusal: the tests the change did not keep
         self._posted_at: float | None = None
 
     def round_started(self, iteration: int, max_iterations: int) -> None:
@@ -90,12 +91,21 @@ class StatusProgress(Progress):
         if result.kind == "test":
             self.last_tests = f"tests {code_span(result.command)} → {result.state}"
 
+    def round_finished(self, rnd: Round) -> None:
+        super().round_finished(rnd)
+        removed = [f for f in rnd.failures if f.kind == "removed"]
+        names = ", ".join(code_span(f.id) for f in removed[:5])
+        more = f" and {len(removed) - 5} more" if len(removed) > 5 else ""
+        self.refused = f"refused, existing test(s) not kept: {names}{more}" if removed else ""
+
     def _update(self) -> None:
         now = time.monotonic()
         if self._posted_at is not None and now - self._posted_at < self.every_s:
             return
         self._posted_at = now
         done = f" Round {self.round - 1} failed ({self.last_tests})." if self.last_tests else ""
+        if self.refused:  # its commands may all have passed
+            done = f" Round {self.round - 1} {self.refused}."
         self.status_comment.post(
             f"⏳ **codegen-ci** is on round {self.round} of {self.max_iterations}.{done}"
             f"{self.status_comment.run_link()}"
