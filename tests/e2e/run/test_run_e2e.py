@@ -29,13 +29,15 @@ def test_run_fixes_bug_and_commits_only_the_edit(
     head_before = sample_repo.head()
     status_before = sample_repo.git("status", "--porcelain")
     model_env.add(*fixing_script())
-    spec = sample_repo.write_spec()
+    # the product's default proof policy: the proof and coverage runs leave nothing behind either
+    spec = sample_repo.write_spec(validation={"test": [PYTEST], "timeout": 120})
 
     code, output, out = run_cli(sample_repo, str(spec))
 
     assert code == 0, output
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "success"
+    assert report["proof"]["status"] == "proven" and report["proof"]["changed_lines"]["measured"]
     assert report["iterations"] == 1
     assert report["files_changed"] == [VERSION]
     assert report["rounds"][0]["tests"]["passed"] == 3
