@@ -105,20 +105,23 @@ class SampleRepo:
         return self.git("rev-parse", "HEAD").strip()
 
     def write_spec(self, name: str = "spec.yaml", **overrides: object) -> Path:
-        """The sample's spec with `overrides`. Its default validation runs no proof (nor the
-        coverage run after it): two more pytest runs after each passing round, which only the
-        proof and coverage tests are about, unless `proof` is set; a test that gives
-        `validation` gives the policy."""
+        """The sample's spec with `overrides`. Its validation runs no proof (nor the coverage
+        run after it), whatever `validation` a test gives, unless that names `proof` or the
+        repository's `proof` is set (the product's default policy then): they are two more
+        pytest runs after each passing round, which only the proof and coverage tests are
+        about."""
         spec: dict[str, object] = {
             "version": 1,
             "title": "Reset patch in bump_minor",
             "task": "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.5.0).",
             "context": ["src/semver/version.py"],
-            "validation": {"test": [PYTEST], "timeout": 120}
-            | ({} if self.proof else {"proof": NO_PROOF}),
+            "validation": {"test": [PYTEST], "timeout": 120},
             "limits": {"max_iterations": 3},
         }
         spec.update(overrides)
+        validation = spec["validation"]
+        if not self.proof and isinstance(validation, dict) and "proof" not in validation:
+            spec["validation"] = {**validation, "proof": NO_PROOF}
         path = self.tmp / name
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
         return path

@@ -30,7 +30,8 @@ def test_run_fixes_bug_and_commits_only_the_edit(
     status_before = sample_repo.git("status", "--porcelain")
     model_env.add(*fixing_script())
     # the product's default proof policy: the proof and coverage runs leave nothing behind either
-    spec = sample_repo.write_spec(validation={"test": [PYTEST], "timeout": 120})
+    sample_repo.proof = True
+    spec = sample_repo.write_spec()
 
     code, output, out = run_cli(sample_repo, str(spec))
 
