@@ -198,6 +198,7 @@ def open_world(
     token_user: str = "github-actions[bot]",
     cache: PromptCache | None = None,
     command: Sequence[str] | None = None,
+    proof: bool = False,
     **inputs: str,
 ) -> Iterator[ActionWorld]:
     """The action's world: the GitHub double for `octo-org/hello` (alice may write, each of
@@ -206,12 +207,15 @@ def open_world(
 
     `token`: the double then refuses any other credentials; `token_user`: whom the token
     belongs to (the Actions token writes as the bot); `cache`: the model reports usage as a
-    caching provider; `command`: how the runner starts the tool (default: this interpreter)."""
+    caching provider; `command`: how the runner starts the tool (default: this interpreter);
+    `proof`: the product's default proof policy (else `no_proof`)."""
     with (
         GitHubDouble(REPOSITORY, actor=token_user, token=token) as github,
         ScriptedModelServer(cache=cache) as model,
     ):
         github.add_user("alice", role="write")
+        if not proof:
+            no_proof(sample)
         for login in readers:
             github.add_user(login, role="read")
         world = ActionWorld(sample, github, model)
@@ -224,6 +228,18 @@ def open_world(
             **{name.replace("_", "-"): value for name, value in inputs.items()},
         }
         yield world
+
+
+def no_proof(sample: SampleRepo) -> None:
+    """The repository's `.codegen.yml` on origin's main turns the proof run (and the coverage
+    run after it) off: two more pytest runs after each passing run, which the action's tests
+    are not about (tests/e2e/gate/test_proof_*.py are; test_event_settings.py's proof test and
+    any test committing its own `.codegen.yml` get the policy that file gives)."""
+    if not (sample.path / ".codegen.yml").exists():
+        sample.commit(
+            {".codegen.yml": "version: 1\nvalidation: {proof: {tests: 'off'}}\n"}, "config"
+        )
+        sh(["git", "push", "-q", "origin", "main"], sample.path)
 
 
 def action_defaults() -> dict[str, str]:

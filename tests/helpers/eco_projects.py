@@ -18,7 +18,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from sample_repo import SampleRepo, sh
+from sample_repo import NO_PROOF, SampleRepo, sh
 
 from codegen_ci.testing.scripted_model import Reply, call
 
@@ -247,11 +247,18 @@ def make_go_repo(tmp: Path) -> SampleRepo:
     return _git_repo(tmp, files)
 
 
-def write_spec(repo: SampleRepo, **overrides: object) -> Path:
+def write_spec(repo: SampleRepo, *, proof: bool = False, **overrides: object) -> Path:
+    """A spec for `repo`: its `validation` runs no proof (nor the coverage run after it) unless
+    it names `proof` or `proof` is given (the product's default policy then), as
+    `SampleRepo.write_spec`: a whole test run of the ecosystem's runner, and one under
+    coverage, after each passing round, which only the proof and coverage tests are about."""
     import yaml
 
     spec: dict[str, object] = {"version": 1, "limits": {"max_iterations": 3}}
     spec.update(overrides)
+    validation = spec.get("validation")
+    if not proof and isinstance(validation, dict) and "proof" not in validation:
+        spec["validation"] = {**validation, "proof": NO_PROOF}
     path = repo.tmp / "spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path

@@ -60,6 +60,10 @@ FIXED_LINE_OLD = "return Version(self.major, self.minor + 1, self.patch)"
 FIXED_LINE_NEW = "return Version(self.major, self.minor + 1, 0)"
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
 VERSION_FILE = "src/semver/version.py"
+# No proof run and no coverage run after a passing round (tests/e2e/gate/test_proof_*.py and
+# test_coverage_runners.py are about those): for a test that is not, they are two more pytest
+# runs per passing run.
+NO_PROOF = {"tests": "off"}
 # The scripted model's correct edit, and a whole turn that reads, fixes and finishes.
 FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
 
@@ -81,6 +85,8 @@ class SampleRepo:
     path: Path
     origin: Path
     tmp: Path
+    # `write_spec`'s default validation runs the proof (the product's default policy)
+    proof: bool = False
 
     def git(self, *args: str) -> str:
         return sh(["git", *args], self.path)
@@ -99,6 +105,11 @@ class SampleRepo:
         return self.git("rev-parse", "HEAD").strip()
 
     def write_spec(self, name: str = "spec.yaml", **overrides: object) -> Path:
+        """The sample's spec with `overrides`. Its validation runs no proof (nor the coverage
+        run after it), whatever `validation` a test gives, unless that names `proof` or the
+        repository's `proof` is set (the product's default policy then): they are two more
+        pytest runs after each passing round, which only the proof and coverage tests are
+        about."""
         spec: dict[str, object] = {
             "version": 1,
             "title": "Reset patch in bump_minor",
@@ -108,6 +119,9 @@ class SampleRepo:
             "limits": {"max_iterations": 3},
         }
         spec.update(overrides)
+        validation = spec["validation"]
+        if not self.proof and isinstance(validation, dict) and "proof" not in validation:
+            spec["validation"] = {**validation, "proof": NO_PROOF}
         path = self.tmp / name
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
         return path

@@ -57,7 +57,7 @@ from codegen_ci.spec.layers import load_layer_file, load_repo_config, resolve_sp
 from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git, isolated_repo
 from codegen_ci.workspace.private_dir import private_folder
-from codegen_ci.workspace.worktree import worktrees_root
+from codegen_ci.workspace.worktree import worktree_git, worktrees_root
 
 BRANCH_ROOT = "codegen-eval"
 T = TypeVar("T")
@@ -471,7 +471,7 @@ class Runner:
                 fields = dict(line.partition(" ")[::2] for line in entry.splitlines())
                 if fields.get("branch", "").startswith(ours) and fields.get("worktree"):
                     path = Path(fields["worktree"])
-                    git.git(["worktree", "remove", "--force", str(path)], self.root, check=False)
+                    worktree_git(self.root, ["remove", "--force", str(path)], check=False)
                     with contextlib.suppress(OSError):
                         path.parent.rmdir()  # its private folder, when empty
             refs = git.git(
@@ -489,7 +489,7 @@ class Runner:
             refs = git.git(["for-each-ref", "--format=%(refname)", prefix], self.root, check=False)
             for ref in refs.split():
                 git.git(["update-ref", "-d", ref], self.root, check=False)
-            git.git(["worktree", "prune"], self.root, check=False)
+            worktree_git(self.root, ["prune"], check=False)
 
     # -- plumbing ----------------------------------------------------------------------------
 

@@ -42,10 +42,9 @@ from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import CommandResult, RemovedTest
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import unlink_dependencies
 from codegen_ci.workspace.proc import ProcResult
-from codegen_ci.workspace.worktree import attach_worktree
+from codegen_ci.workspace.worktree import attach_worktree, worktree_git
 
 
 @dataclass(kw_only=True)
@@ -315,7 +314,7 @@ class Baseline:
     def close(self) -> None:
         if self._tree is not None:
             unlink_dependencies(self._tree, self._links)
-            git.git(["worktree", "remove", "--force", str(self._tree)], self.repo, check=False)
+            worktree_git(self.repo, ["remove", "--force", str(self._tree)], check=False)
             shutil.rmtree(self._tree, ignore_errors=True)
             self._tree = None
 

@@ -48,10 +48,9 @@ from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import unlink_dependencies
 from codegen_ci.workspace.file_kinds import is_test_file
-from codegen_ci.workspace.worktree import Worktree, attach_worktree
+from codegen_ci.workspace.worktree import Worktree, attach_worktree, worktree_git
 
 MAX_TEST_FILE_BYTES = 5_000_000
 FAILING = ("failure", "error")
@@ -111,7 +110,7 @@ class Prover:
             proof.flaky = list(flaky)
         finally:
             unlink_dependencies(tree, links)
-            git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
+            worktree_git(self.repo, ["remove", "--force", str(tree)], check=False)
             shutil.rmtree(tree, ignore_errors=True)
         proof.changed_lines = self._changed_lines()
         return proof

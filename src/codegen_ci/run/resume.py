@@ -36,7 +36,7 @@ from codegen_ci.workspace import git
 from codegen_ci.workspace.dependency_links import link_dependencies
 from codegen_ci.workspace.git import trust_directory
 from codegen_ci.workspace.private_dir import check_private
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace.worktree import Worktree, worktree_git
 
 
 def resume(
@@ -125,7 +125,7 @@ def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> 
     from the run's base commit."""
     tree_path = Path(report.worktree) if report.worktree else state.worktree
     if not (tree_path.exists() or tree_path.is_symlink()):
-        git.git(["worktree", "prune"], root, check=False)  # the removed one still has the branch
+        worktree_git(root, ["prune"], check=False)  # the removed one still has the branch
         return open_worktree(
             root,
             spec,

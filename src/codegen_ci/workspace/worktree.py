@@ -28,6 +28,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -337,10 +338,10 @@ class Worktree:
         self.git_tampering.extend(self.undo_git_tampering())
         unlink_dependencies(self.path, self.links)
         try:
-            git.git(["worktree", "remove", "--force", str(self.path)], self.repo)
+            worktree_git(self.repo, ["remove", "--force", str(self.path)])
         except GitError:
             shutil.rmtree(self.path, ignore_errors=True)
-            git.git(["worktree", "prune"], self.repo, check=False)
+            worktree_git(self.repo, ["prune"], check=False)
         with contextlib.suppress(OSError):  # the repository's worktrees dir, once empty
             self.path.parent.rmdir()
 
@@ -376,6 +377,20 @@ def _hash(path: Path) -> str:
 
 # --- making worktrees ----------------------------------------------------------------------
 
+# One `git worktree` command at a time in this process. When a repository's last linked
+# worktree goes (`remove`, `prune`), git deletes its empty `worktrees/` folder; an `add` running
+# at that moment has just made that folder and then fails to make its own entry in it ("could
+# not create directory of '.git/worktrees/...'"). The runs of a batch, an eval's check (its dry
+# runs share the user's repository) and a run's baseline and proof trees add and remove
+# worktrees of one repository concurrently.
+_WORKTREE_COMMANDS = threading.Lock()
+
+
+def worktree_git(repo: Path, args: Sequence[str], *, check: bool = True) -> str:
+    """`git worktree <args>` in `repo`, never at the same time as another of this process."""
+    with _WORKTREE_COMMANDS:
+        return git.git(["worktree", *args], repo, check=check)
+
 
 def worktrees_root(repo: Path, environ: Mapping[str, str] | None = None) -> Path:
     """A new private folder (mkdtemp: 0700, ours, an unpredictable name) for one run's
@@ -407,10 +422,10 @@ def create_worktree(
     check_private(path.parent)
     trust_directory(path)
     if keep_branch:
-        git.git(["worktree", "add", "-q", str(path), branch], repo)
+        worktree_git(repo, ["add", "-q", str(path), branch])
     else:
         flag = "-B" if reset_branch else "-b"
-        git.git(["worktree", "add", "-q", flag, branch, str(path), base_commit], repo)
+        worktree_git(repo, ["add", "-q", flag, branch, str(path), base_commit])
     links = link_dependencies(repo, path)
     return Worktree(repo, path, branch, base_commit, tuple(protected), links=links)
 
@@ -419,7 +434,7 @@ def attach_worktree(repo: Path, path: Path, *, commit: str) -> tuple[Path, tuple
     """A detached worktree at `commit` (used for baseline runs) and its dependency links."""
     check_private(path.parent)
     trust_directory(path)
-    git.git(["worktree", "add", "-q", "--detach", str(path), commit], repo)
+    worktree_git(repo, ["add", "-q", "--detach", str(path), commit])
     return path, link_dependencies(repo, path)
 
 

@@ -29,7 +29,7 @@ ENTRYPOINT = [str(Path(sys.executable).parent / "codegen-ci")]
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, command=ENTRYPOINT) as world:
+    with open_world(sample_repo, command=ENTRYPOINT, proof=True) as world:
         world.github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch to 0.")
         yield world
 

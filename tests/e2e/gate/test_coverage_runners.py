@@ -86,7 +86,7 @@ def fix_and_add_sub() -> list[Reply]:
 
 def python_spec(repo: SampleRepo, command: str) -> Path:
     validation = {"test": [command], "timeout": 120}
-    return write_spec(repo, task="add must add.", validation=validation)
+    return write_spec(repo, proof=True, task="add must add.", validation=validation)
 
 
 def test_a_unittest_suites_changed_lines_name_the_line_no_test_runs(
@@ -188,6 +188,7 @@ def go_fix_and_has(repo: SampleRepo) -> tuple[Reply, str]:
 def go_spec(repo: SampleRepo, **validation: object) -> Path:
     return write_spec(
         repo,
+        proof=True,
         task="Remove never below zero; add Store.Has.",
         validation={"test": [GOTESTSUM], "junit": ["junit.xml"], **validation},
     )

@@ -101,7 +101,9 @@ def write(path: str, content: str) -> Reply:
 
 
 def go_spec(repo: SampleRepo, task: str) -> Path:
-    return write_spec(repo, task=task, validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})
+    return write_spec(
+        repo, proof=True, task=task, validation={"test": [GOTESTSUM], "junit": ["junit.xml"]}
+    )
 
 
 @needs_go
@@ -166,7 +168,9 @@ def test_jest_a_new_test_file_that_fails_on_the_base_proves_the_fix(
         write("src/quantity.test.ts", TS_QUANTITY_TEST),
         Reply("done"),
     )
-    spec = write_spec(repo, task=TS_TASK, validation={"test": ["npm test"], "junit": ["junit.xml"]})
+    spec = write_spec(
+        repo, proof=True, task=TS_TASK, validation={"test": ["npm test"], "junit": ["junit.xml"]}
+    )
 
     code, output, report = run(repo, spec)
 

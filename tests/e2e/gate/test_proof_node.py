@@ -98,7 +98,7 @@ def spec(repo: SampleRepo, **proof: object) -> Path:
     validation: dict[str, object] = {"test": [VITEST_JUNIT], "junit": ["junit.xml"]}
     if proof:
         validation["proof"] = proof
-    return write_spec(repo, task=CALC_TASK, validation=validation)
+    return write_spec(repo, proof=True, task=CALC_TASK, validation=validation)
 
 
 def test_vitest_a_fix_without_a_test_succeeds_unproven_when_proof_is_preferred(
@@ -232,7 +232,12 @@ def test_jest_changed_lines_no_test_runs_are_named(
 
     code, output, _, report = run_cli(
         repo,
-        write_spec(repo, task=TS_TASK, validation={"test": ["npm test"], "junit": ["junit.xml"]}),
+        write_spec(
+            repo,
+            proof=True,
+            task=TS_TASK,
+            validation={"test": ["npm test"], "junit": ["junit.xml"]},
+        ),
     )
 
     assert code == 0, output
@@ -278,7 +283,10 @@ def test_node_test_changed_lines_no_test_runs_are_named(
     code, output, _, report = run_cli(
         repo,
         write_spec(
-            repo, task="Add double().", validation={"test": [NODE_RUNNER], "junit": ["junit.xml"]}
+            repo,
+            proof=True,
+            task="Add double().",
+            validation={"test": [NODE_RUNNER], "junit": ["junit.xml"]},
         ),
     )
 

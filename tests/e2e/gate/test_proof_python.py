@@ -48,6 +48,12 @@ def write(path: str, content: str) -> Reply:
     return Reply(tool_calls=[call("write_file", path=path, content=content)])
 
 
+@pytest.fixture(autouse=True)
+def with_proof(sample_repo: SampleRepo) -> None:
+    """The product's default proof policy where a spec names none (sample_repo.py)."""
+    sample_repo.proof = True
+
+
 def spec(repo: SampleRepo, policy: str | None = None) -> Path:
     validation: dict[str, object] = {
         "test": ["python -m pytest -q -p no:cacheprovider tests"],

@@ -29,6 +29,8 @@ def test_run_fixes_bug_and_commits_only_the_edit(
     head_before = sample_repo.head()
     status_before = sample_repo.git("status", "--porcelain")
     model_env.add(*fixing_script())
+    # the product's default proof policy: the proof and coverage runs leave nothing behind either
+    sample_repo.proof = True
     spec = sample_repo.write_spec()
 
     code, output, out = run_cli(sample_repo, str(spec))
@@ -36,6 +38,7 @@ def test_run_fixes_bug_and_commits_only_the_edit(
     assert code == 0, output
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "success"
+    assert report["proof"]["status"] == "proven" and report["proof"]["changed_lines"]["measured"]
     assert report["iterations"] == 1
     assert report["files_changed"] == [VERSION]
     assert report["rounds"][0]["tests"]["passed"] == 3
