@@ -87,6 +87,7 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
         repo,
         task="remove() must never go below zero",
         validation={"test": ["cargo test --offline"], "timeout": 300},
+        proof=True,
     )
 
     code, output, report = run(repo, spec)

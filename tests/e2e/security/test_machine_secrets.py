@@ -13,6 +13,7 @@ sandbox off."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -103,9 +104,17 @@ WORLD_READABLE = ("docker secret", "kubernetes token", "cloud-init user-data")
 @pytest.fixture
 def planted() -> Iterator[tuple[str, dict[str, Path]]]:
     """A secret in each place (world-readable files, as Docker makes them); removed after,
-    with each top folder that did not exist before."""
+    with each top folder that did not exist before. One test at a time on the machine (a lock
+    beside the xdist workers): a top folder one test made and removes would take another's
+    secrets with it, and that test's control would fail."""
     if os.geteuid() != 0:
         pytest.skip("making files under /run/secrets, /etc/ssl/private and /root needs root")
+    with open(Path(tempfile.gettempdir()) / "codegen-ci-machine-secrets.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from plant()
+
+
+def plant() -> Iterator[tuple[str, dict[str, Path]]]:
     tag = f"cg-{uuid.uuid4().hex[:10]}"
     secret = f"SECRET-{uuid.uuid4().hex}"
     made: list[Path] = []  # top folders this test made, removed after
