@@ -344,6 +344,11 @@ class WeakenedTest(BaseModel):
     outcome: str = Field(description="How its base version ended with the change: failure, error.")
 
     @property
+    def key(self) -> str:
+        """The raw id, to re-run the test by it: a lookup."""
+        return self.id.raw_for("matching")
+
+    @property
     def where(self) -> str:
         return location(self.file, self.line)
 
