@@ -28,16 +28,24 @@ def test_pytest_runs_the_files_instead_of_the_commands_paths(tmp_path: Path) -> 
 
 
 def test_jest_gets_the_files_as_escaped_path_patterns(tmp_path: Path) -> None:
-    got = narrowed("npx jest --ci", ["src/sum.test.js"], [], tmp_path)
+    got = narrowed("npx jest --ci --reporters default", ["src/sum.test.js"], [], tmp_path)
 
-    assert got is not None
-    assert shlex.split(got) == ["npx", "jest", "--ci", r"src/sum\.test\.js"]
+    assert got is not None  # before the options: `--reporters` would take them as reporters
+    assert shlex.split(got) == [
+        "npx",
+        "jest",
+        r"src/sum\.test\.js",
+        "--ci",
+        "--reporters",
+        "default",
+    ]
 
 
 def test_vitest_gets_the_files_as_filters(tmp_path: Path) -> None:
-    got = narrowed("npx vitest run", ["test/a.test.ts", "test/b.test.ts"], [], tmp_path)
+    files = ["test/a.test.ts", "test/b.test.ts"]
+    got = narrowed("npx vitest run --reporter=junit", files, [], tmp_path)
 
-    assert got == "npx vitest run test/a.test.ts test/b.test.ts"
+    assert got == "npx vitest run test/a.test.ts test/b.test.ts --reporter=junit"
 
 
 def test_go_test_gets_a_run_pattern_of_the_files_tests(tmp_path: Path) -> None:

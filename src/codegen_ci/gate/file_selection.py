@@ -22,6 +22,7 @@ from codegen_ci.runners.pytest import mentions_pytest
 SAFE_NAME = re.compile(r"^\w+$")
 NODE_RUNNERS = ("jest", "vitest")
 MAX_FILES = 50
+VITEST_COMMANDS = ("run", "watch", "dev")
 
 
 def narrowed(command: str, files: Sequence[str], go_tests: Sequence[str], tree: Path) -> str | None:
@@ -64,10 +65,15 @@ def _pytest(tokens: list[str], files: Sequence[str], tree: Path) -> str | None:
 
 def _node(tokens: list[str], files: Sequence[str]) -> str:
     """jest's positional arguments are patterns matched against test paths, vitest's are
-    filters on them: the files themselves (escaped for jest's regular expressions)."""
-    jest = any(PurePosixPath(t).name == "jest" for t in tokens)
+    filters on them: the files themselves (escaped for jest's regular expressions), right
+    after the runner (and vitest's `run`/`watch`): after an option that takes a list
+    (`--reporters a b`) they would be read as its values."""
+    at = next(i for i, t in enumerate(tokens) if PurePosixPath(t).name in NODE_RUNNERS)
+    jest = PurePosixPath(tokens[at]).name == "jest"
+    if not jest and at + 1 < len(tokens) and tokens[at + 1] in VITEST_COMMANDS:
+        at += 1
     shown = [re.escape(f) if jest else f for f in files]
-    return shlex.join([*tokens, *shown])
+    return shlex.join([*tokens[: at + 1], *shown, *tokens[at + 1 :]])
 
 
 def _go(tokens: list[str], go_tests: Sequence[str]) -> str | None:
