@@ -156,6 +156,7 @@ class Prover:
                 if rel not in edited:
                     self._apply(tree, rel)
             go_tests = _declared_go_tests(tree, edited)
+
             def select(command: str) -> str:
                 return narrowed(command, edited, sorted(go_tests), tree) or command
 
