@@ -108,7 +108,9 @@ class Prover:
             base, problem = self._run_on_base(tree)
             if problem:
                 reason = f"the run on the base commit cannot tell: {problem}"
-                return Proof(reason=reason, flaky=list(flaky))
+                cannot_tell = Proof(reason=reason, flaky=list(flaky))
+                self._weaken(cannot_tell, outcome, test_files)  # edited tests still checked
+                return cannot_tell
             exclude = frozenset(f.key for f in flaky)
             proof = judge(outcome.junit, base, test_files, go_tests, exclude)
             # A test that fails on the base only by chance is no proof: re-run them there,
@@ -125,17 +127,21 @@ class Prover:
             proof.flaky = list(flaky)
         finally:
             self._remove(tree, links)
-        # The mirror image: the edited tests as they were, on the change's code
-        # (gate/original_tests.py); never proven when one of them fails there.
-        weakened, problem = self._originals(outcome, test_files, frozenset(f.key for f in flaky))
+        self._weaken(proof, outcome, test_files)
+        proof.changed_lines = self._changed_lines()
+        return proof
+
+    def _weaken(self, proof: Proof, outcome: RoundOutcome, test_files: list[str]) -> None:
+        """The mirror image: the edited tests as they were, on the change's code
+        (gate/original_tests.py); `proof` is never proven when one of them fails there."""
+        exclude = frozenset(f.key for f in proof.flaky)
+        weakened, problem = self._originals(outcome, test_files, exclude)
         if weakened:
             proof.weakened = weakened
             proof.status = ProofStatus.UNPROVEN
             proof.reason = weakened_reason(len(weakened))
         elif problem:
             proof.reason += f"; the edited tests' base versions could not be checked: {problem}"
-        proof.changed_lines = self._changed_lines()
-        return proof
 
     def _remove(self, tree: Path, links: tuple[str, ...]) -> None:
         unlink_dependencies(tree, links)
@@ -150,7 +156,9 @@ class Prover:
         edited = edited_existing(self.worktree, test_files)
         if not edited:
             return [], None
-        tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)
+        # a path of its own: the proof's tree may still be there (its run could not tell)
+        where = self.tree_path.with_name(self.tree_path.name + "-orig")
+        tree, links = attach_worktree(self.repo, where, commit=self.base_commit)
         try:
             for rel in self.worktree.agent_changes():
                 if rel not in edited:
