@@ -95,6 +95,8 @@ def test_a_weakened_test_under_required_proof_is_not_success(
     assert code == 1, output
     assert (report["status"], report["reason"]) == ("failed", "unproven")
     assert [t["id"] for t in report["proof"]["weakened"]] == [WEAKENED_ID]
+    first = "\n".join(m.get("content") or "" for m in model_env.tool_requests[0]["messages"])
+    assert "Existing tests you edit are also run as they were on the base commit" in first
     asked = reflections(model_env)
     assert len(asked) == 1
     assert "their original versions fail with your change" in asked[0]
