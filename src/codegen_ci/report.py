@@ -334,6 +334,25 @@ class ChangedLines(BaseModel):
         return self.covered / self.total if self.total else 1.0
 
 
+class WeakenedTest(BaseModel):
+    """An existing test the change edited whose base-commit version fails with the change's
+    code (gate/original_tests.py): the change altered what the test checked, and the test."""
+
+    id: Untrusted  # the repository's tests named it: data
+    file: str | None = None
+    line: int | None = None
+    outcome: str = Field(description="How its base version ended with the change: failure, error.")
+
+    @property
+    def key(self) -> str:
+        """The raw id, to re-run the test by it: a lookup."""
+        return self.id.raw_for("matching")
+
+    @property
+    def where(self) -> str:
+        return location(self.file, self.line)
+
+
 class Proof(BaseModel):
     status: ProofStatus = ProofStatus.NOT_APPLICABLE
     # The tool's own words, one line: counts, never a test's id (the ids are the typed fields
@@ -350,6 +369,10 @@ class Proof(BaseModel):
     )
     changed_lines: ChangedLines | None = Field(
         default=None, description="Changed executable lines the tests ran; null: not measured."
+    )
+    weakened: list[WeakenedTest] = Field(
+        default=[],
+        description="Existing tests the change edited whose base versions fail with its code.",
     )
 
 

@@ -157,7 +157,9 @@ def tests_rule(spec: Spec) -> str:
 PROOF_ASK = {
     "required": "Proof is required: add or change a test that fails without your change and "
     "passes with it. The harness runs your tests on the base commit's code (your test files "
-    "applied, your other changes left out); a pass without such a test is not done.",
+    "applied, your other changes left out); a pass without such a test is not done. Existing "
+    "tests you edit are also run as they were on the base commit against your code: loosening "
+    "one that your change breaks is not done either.",
     "preferred": "Where you can, add or change a test that fails without your change and "
     "passes with it: the harness runs your tests on the base commit's code and reports the "
     "change as proven or unproven.",

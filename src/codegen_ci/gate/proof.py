@@ -35,14 +35,28 @@ from pathlib import Path, PurePosixPath
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
 from codegen_ci.gate.coverage import CoverageRun, below, uncovered_message
+from codegen_ci.gate.file_selection import narrowed
 from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, test_defined_at
 from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.original_tests import (
+    edited_existing,
+    judge_originals,
+    weakened_message,
+    weakened_reason,
+)
 from codegen_ci.gate.project_source import ImportCheck
 from codegen_ci.gate.test_runs import Runner
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import ChangedLines, FlakyTest, Proof, ProofStatus, ProvingTest
+from codegen_ci.report import (
+    ChangedLines,
+    FlakyTest,
+    Proof,
+    ProofStatus,
+    ProvingTest,
+    WeakenedTest,
+)
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -93,7 +107,9 @@ class Prover:
             base, problem = self._run_on_base(tree)
             if problem:
                 reason = f"the run on the base commit cannot tell: {problem}"
-                return Proof(reason=reason, flaky=list(flaky))
+                cannot_tell = Proof(reason=reason, flaky=list(flaky))
+                self._weaken(cannot_tell, outcome, test_files)  # edited tests still checked
+                return cannot_tell
             exclude = frozenset(f.key for f in flaky)
             proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
             # A test that fails on the base only by chance is no proof: re-run them there,
@@ -109,11 +125,63 @@ class Prover:
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
             proof.flaky = list(flaky)
         finally:
-            unlink_dependencies(tree, links)
-            worktree_git(self.repo, ["remove", "--force", str(tree)], check=False)
-            shutil.rmtree(tree, ignore_errors=True)
+            self._remove(tree, links)
+        self._weaken(proof, outcome, test_files)
         proof.changed_lines = self._changed_lines()
         return proof
+
+    def _weaken(self, proof: Proof, outcome: RoundOutcome, test_files: list[str]) -> None:
+        """The mirror image: the edited tests as they were, on the change's code
+        (gate/original_tests.py); `proof` is never proven when one of them fails there."""
+        exclude = frozenset(f.key for f in proof.flaky)
+        weakened, problem = self._originals(outcome, test_files, exclude)
+        if weakened:
+            proof.weakened = weakened
+            proof.status = ProofStatus.UNPROVEN
+            proof.reason = weakened_reason(len(weakened))
+        elif problem:
+            proof.reason += f"; the edited tests' base versions could not be checked: {problem}"
+
+    def _remove(self, tree: Path, links: tuple[str, ...]) -> None:
+        unlink_dependencies(tree, links)
+        worktree_git(self.repo, ["remove", "--force", str(tree)], check=False)
+        shutil.rmtree(tree, ignore_errors=True)
+
+    def _originals(
+        self, outcome: RoundOutcome, test_files: list[str], exclude: frozenset[str]
+    ) -> tuple[list[WeakenedTest], str | None]:
+        """The base versions of the existing test files the change edited, run (narrowed to
+        them) in a base tree with every other file of the change applied."""
+        edited = edited_existing(self.worktree, test_files)
+        if not edited:
+            return [], None
+        # a path of its own: the proof's tree may still be there (its run could not tell)
+        where = self.tree_path.with_name(self.tree_path.name + "-orig")
+        tree, links = attach_worktree(self.repo, where, commit=self.base_commit)
+        try:
+            for rel in self.worktree.agent_changes():
+                if rel not in edited:
+                    self._apply(tree, rel)
+            go_tests = _declared_go_tests(tree, edited)
+
+            def select(command: str) -> str:
+                return narrowed(command, edited, sorted(go_tests), tree) or command
+
+            junit, problem = self._run_on_base(tree, select, "original")
+            if problem and any(select(c) != c for c in self.validation.test):
+                # narrowing misread the command: the commands as they are, once
+                junit, problem = self._run_on_base(tree, name="original")
+            if problem:
+                return [], problem
+            modules = _modules(edited)
+            belongs = [c for c in junit.cases if _belongs(c, edited, modules, go_tests)]
+            weakened = judge_originals(belongs, outcome.junit, exclude)
+            # one that fails there only by chance is no weakening: re-run them (gate/flaky.py)
+            if again := self._rerunner(tree).passing([t.key for t in weakened]):
+                weakened = [t for t in weakened if t.key not in again]
+        finally:
+            self._remove(tree, links)
+        return weakened, None
 
     def _changed_lines(self) -> ChangedLines:
         """In the run's worktree, after the base tree is gone (gate/coverage.py)."""
@@ -136,31 +204,26 @@ class Prover:
     def _go_tests(self, test_files: list[str]) -> frozenset[str]:
         """Top-level Go tests the change's `_test.go` files declare: gotestsum names a case by
         its package, not its file."""
-        names: set[str] = set()
-        for rel in test_files:
-            if rel.endswith("_test.go"):
-                with contextlib.suppress(Refused, OSError):
-                    text = guarded_read.read_text(
-                        self.worktree.path, rel, max_bytes=MAX_TEST_FILE_BYTES
-                    )
-                    names.update(GO_TEST_FUNC.findall(text))
-        return frozenset(names)
+        return _declared_go_tests(self.worktree.path, test_files)
 
     def _wrap(self, tree: Path) -> list[str]:
         if self.sandbox is None:
             return []
         return self.sandbox.prefix(tree, network="test" in self.validation.network)
 
-    def _run_on_base(self, tree: Path) -> tuple[JUnitResult, str | None]:
-        """The test commands in `tree`, in a phase of their own; a problem that makes the
-        run unable to tell (gate/baseline.py's `base_run_problem`), or None."""
+    def _run_on_base(
+        self, tree: Path, select: Callable[[str], str] = lambda c: c, name: str = "proof"
+    ) -> tuple[JUnitResult, str | None]:
+        """The test commands in `tree` (each as `select` makes it), in a phase of their own;
+        a problem that makes the run unable to tell (gate/baseline.py's `base_run_problem`),
+        or None."""
         if self.sandbox is not None:
             self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
         runner = Runner(tree, self.validation, self.work_dir, self.sandbox, self._wrap(tree))
         junit = JUnitResult()
-        for command in self.validation.test:
+        for command in map(select, self.validation.test):
             self.runs += 1
-            tag = f"proof-{self.runs:02d}"
+            tag = f"{name}-{self.runs:02d}"
             env = base_env(self._env(tree), tree)
             if pytest_commands.mentions_pytest(command):
                 addopts = f"{env.get('PYTEST_ADDOPTS', '')} --continue-on-collection-errors"
@@ -170,7 +233,8 @@ class Prover:
             self.worktree.before_command()
             run = runner.run(command, env, tag, log)
             record = base_record(command, run.result, run.junit)
-            if problem := base_run_problem(record, expects_junit=True, whole_suite=True):
+            whole = name == "proof"  # the originals' run is narrowed to some files
+            if problem := base_run_problem(record, expects_junit=True, whole_suite=whole):
                 return junit, f"`{command}`: {problem} (see proof/logs)"
             junit = junit.merge(run.junit)
         return junit, None
@@ -257,6 +321,8 @@ def missing(validation: Validation, proof: Proof, *, iteration: int, last: int) 
     """What a passing round still lacks, as the model's next message; None: it is a
     success. `required` and a pass the base commit would give too (the proof's reason), or
     fewer changed lines run than `validation.proof.coverage` asks (the uncovered lines)."""
+    if validation.proof.tests == "required" and proof.weakened:
+        return weakened_message(proof.weakened, iteration=iteration, last=last)
     if validation.proof.tests == "required" and proof.status == ProofStatus.UNPROVEN:
         return missing_proof_message(proof, iteration=iteration, max_iterations=last)
     lines, wanted = proof.changed_lines, validation.proof.coverage
@@ -285,6 +351,17 @@ def missing_proof_message(proof: Proof, *, iteration: int, max_iterations: int) 
         + ". Add or change a test that exercises what the task asks for, so that it fails on "
         "the base commit and passes with your change; keep the fix and the existing tests." + detail
     )
+
+
+def _declared_go_tests(tree: Path, files: list[str]) -> frozenset[str]:
+    """Top-level Go tests the `_test.go` files among `files` declare in `tree`."""
+    names: set[str] = set()
+    for rel in files:
+        if rel.endswith("_test.go"):
+            with contextlib.suppress(Refused, OSError):
+                text = guarded_read.read_text(tree, rel, max_bytes=MAX_TEST_FILE_BYTES)
+                names.update(GO_TEST_FUNC.findall(text))
+    return frozenset(names)
 
 
 def _shown_id(test_id: str) -> str:

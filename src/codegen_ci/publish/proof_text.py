@@ -39,6 +39,9 @@ def proof_section(report: Report, heading: str = "##") -> str:
     if proof is None:
         return ""
     lines = [f"{heading} Proof", "", f"{_HEADLINE[proof.status]}: {tool_words(proof.reason, 600)}"]
+    if proof.weakened:  # first: it is why the run is not proven
+        lines.append("")
+        lines += [weakened_line(t.id, t.where) for t in proof.weakened[:MAX_PROVING]]
     if proof.fail_to_pass:
         lines += ["", "Tests that fail on the base commit and pass with the change:"]
         lines += [_proving(t.id, t.where, t.on_base) for t in proof.fail_to_pass[:MAX_PROVING]]
@@ -101,9 +104,20 @@ def proof_note(report: Report) -> str:
 def _named(proof: Proof) -> list[Untrusted]:
     """The tests a one-line verdict names: those that prove the change, else the change's
     tests that pass on the base commit too."""
+    if proof.weakened:
+        return [t.id for t in proof.weakened[:NAMED]]
     if proof.fail_to_pass:
         return [t.id for t in proof.fail_to_pass[:NAMED]]
     return proof.not_proof[:NAMED] if proof.status == ProofStatus.UNPROVEN else []
+
+
+def weakened_line(test_id: Untrusted, where: str) -> str:
+    """`- `t` at `f:1` as it was on the base commit fails with this change; ...`"""
+    place = f" at {code_span(where)}" if where else ""
+    return (
+        f"- {code_span(test_id)}{place} as it was on the base commit fails with this change; "
+        "the change edited it"
+    )
 
 
 def _proving(test_id: Untrusted, where: str, on_base: str) -> str:

@@ -1,0 +1,154 @@
+"""A weakened Go test (`if got != 5 && false`) and a weakened jest test (`toBeDefined()`
+instead of `toBe(900)`) are reported, with real gotestsum and jest: the base version of the
+edited test file runs against the change's code, narrowed to that file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from eco_projects import (
+    GO_BUG,
+    GO_FILE,
+    GO_FIX,
+    GOTESTSUM,
+    STORE_TEST_GO,
+    TS_BUG,
+    TS_FILE,
+    TS_FIX,
+    TS_TASK,
+    make_go_repo,
+    make_ts_repo,
+    npm_packages,
+    write_spec,
+)
+from sample_repo import SampleRepo
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+pytestmark = pytest.mark.e2e
+needs_go = pytest.mark.skipif(
+    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
+)
+needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
+ADD_OLD = "\tit.Count += n\n"
+ADD_BROKEN = "\tit.Count = n\n"
+CHECK_OLD = "got != 5 {"
+
+
+@pytest.fixture(scope="session")
+def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+
+
+@pytest.fixture
+def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
+    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
+    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
+    monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+
+
+def run(repo: SampleRepo, spec: Path) -> tuple[int, str, Path, dict[str, Any]]:
+    out = repo.tmp / "out"
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+    )
+    report = json.loads((out / "report.json").read_text())
+    return result.exit_code, result.output, out, report
+
+
+def edit(path: str, old: str, new: str) -> Reply:
+    return Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)])
+
+
+@needs_go
+def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+) -> None:
+    repo = make_go_repo(tmp_path)
+    assert CHECK_OLD in STORE_TEST_GO
+    model_env.add(
+        edit(GO_FILE, GO_BUG, GO_FIX),
+        edit(GO_FILE, ADD_OLD, ADD_BROKEN),
+        edit("store_test.go", CHECK_OLD, "got != 5 && false {"),
+        Reply("done"),
+    )
+    spec = write_spec(
+        repo,
+        task="Remove never below zero.",
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
+    )
+    out = repo.tmp / "out"
+
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+    )
+
+    report = json.loads((out / "report.json").read_text())
+    assert result.exit_code == 0, result.output  # preferred (the default): reported, not refused
+    proof = report["proof"]
+    assert proof["status"] == "unproven", proof
+    assert [t["id"] for t in proof["weakened"]] == ["example.com/inventory::TestAdd"]
+    assert proof["weakened"][0]["file"] == "store_test.go"
+    # narrowed to the edited file's tests by a -run pattern
+    log = next((out / "proof" / "logs").glob("original-*.log")).read_text()
+    assert "TestAdd" in log
+
+
+TS_PASSING_TEST = """\
+import { expect, test } from "@jest/globals";
+import { total } from "./price";
+
+test("applies the discount", () => {
+  expect(total([{ name: "pad", cents: 1000, quantity: 1 }], 10)).toBe(900);
+});
+"""
+TS_QUANTITY_TEST = """\
+import { expect, test } from "@jest/globals";
+import { total } from "./price";
+
+test("counts every unit", () => {
+  expect(total([{ name: "pen", cents: 100, quantity: 2 }])).toBe(200);
+});
+"""
+DISCOUNT_OLD = "discountPercent / 100"
+JEST = "node_modules/.bin/jest --ci --reporters=default --reporters=jest-junit"
+
+
+@needs_node
+def test_jest_a_weakened_test_is_reported_and_the_fix_not_proven(
+    tmp_path: Path, node_modules: Path, model_env: ScriptedModelServer
+) -> None:
+    repo = make_ts_repo(tmp_path, node_modules)
+    repo.commit({"src/price.test.ts": TS_PASSING_TEST}, "tests that pass")
+    model_env.add(
+        edit(TS_FILE, TS_BUG, TS_FIX),
+        edit(TS_FILE, DISCOUNT_OLD, "discountPercent / 50"),  # breaks the discount
+        edit("src/price.test.ts", "toBe(900)", "toBeDefined()"),  # and its test
+        Reply(
+            tool_calls=[call("write_file", path="src/quantity.test.ts", content=TS_QUANTITY_TEST)]
+        ),
+        Reply("done"),
+    )
+    spec = write_spec(repo, task=TS_TASK, validation={"test": [JEST], "junit": ["junit.xml"]})
+
+    code, output, out, report = run(repo, spec)
+
+    assert code == 0, output
+    proof = report["proof"]
+    assert proof["status"] == "unproven", proof
+    (weakened,) = proof["weakened"]
+    assert (
+        weakened["id"].endswith("applies the discount") and weakened["file"] == "src/price.test.ts"
+    )
+    assert next(t["id"] for t in proof["fail_to_pass"]).endswith("counts every unit")
+    # narrowed to the edited file: the new test did not run there
+    log = next((out / "proof" / "logs").glob("original-*.log")).read_text()
+    assert "price.test.ts" in log and "quantity.test.ts" not in log
