@@ -49,7 +49,7 @@ from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace import git
-from codegen_ci.workspace.dependency_links import unlink_dependencies
+from codegen_ci.workspace.dependency_links import give_back, unlink_dependencies
 from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree, attach_worktree
 
@@ -75,6 +75,8 @@ class Prover:
     # where the commands import the project's own code from (gate/project_source.py): the
     # proof tree's code goes first, as the worktree's does for the rounds
     sources: Callable[[], ImportCheck | None] = lambda: None
+    # a progress line for each phase (the proof's base run, re-runs, coverage, cleanup)
+    note: Callable[[str], None] = lambda _: None
     runs: int = 0
 
     def prove(self, outcome: RoundOutcome, flaky: Sequence[FlakyTest] = ()) -> Proof:
@@ -87,10 +89,15 @@ class Prover:
         test_files = [p for p in self.worktree.agent_changes() if is_test_file(p)]
         go_tests = self._go_tests(test_files)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)
+        self.note("proof: preparing a worktree on the base commit with the change's tests")
+        tree, links = attach_worktree(
+            self.repo, self.tree_path, commit=self.base_commit, lender=self.worktree.path
+        )
         try:
             for rel in test_files:
                 self._apply(tree, rel)
+            changed = len(test_files)
+            self.note(f"proof: the tests on the base commit, {changed} test file(s) changed")
             base, problem = self._run_on_base(tree)
             if problem:
                 reason = f"the run on the base commit cannot tell: {problem}"
@@ -102,6 +109,8 @@ class Prover:
             failing_there = {c.key for c in base.failing()}
             suspects = [t.key for t in proof.fail_to_pass]
             suspects += [f.key for f in flaky if f.key in failing_there]
+            if suspects:
+                self.note(f"proof: re-running {len(suspects)} test(s) on the base (flaky?)")
             again = self._rerunner(tree).passing(suspects)
             on_base = [FlakyTest(id=Untrusted(i), runs=n, where="base") for i, n in again.items()]
             flaky = merge_flaky(list(flaky), on_base)
@@ -110,9 +119,12 @@ class Prover:
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude)
             proof.flaky = list(flaky)
         finally:
+            self.note("proof: removing the base commit's worktree")
+            give_back(tree, self.worktree.path, links, self.repo)
             unlink_dependencies(tree, links)
             git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
             shutil.rmtree(tree, ignore_errors=True)
+        self.note("proof: measuring which changed lines the tests run (coverage)")
         proof.changed_lines = self._changed_lines()
         return proof
 
