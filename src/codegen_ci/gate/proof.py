@@ -89,7 +89,7 @@ class Prover:
         test_files = [p for p in self.worktree.agent_changes() if is_test_file(p)]
         go_tests = self._go_tests(test_files)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.note("proof: preparing a worktree on the base commit with the change's tests")
+        self.note("proving: preparing a worktree on the base commit with the change's tests")
         tree, links = attach_worktree(
             self.repo, self.tree_path, commit=self.base_commit, lender=self.worktree.path
         )
@@ -97,7 +97,7 @@ class Prover:
             for rel in test_files:
                 self._apply(tree, rel)
             changed = len(test_files)
-            self.note(f"proof: the tests on the base commit, {changed} test file(s) changed")
+            self.note(f"proving: the tests on the base commit, {changed} test file(s) changed")
             base, problem = self._run_on_base(tree)
             if problem:
                 reason = f"the run on the base commit cannot tell: {problem}"
@@ -110,7 +110,7 @@ class Prover:
             suspects = [t.key for t in proof.fail_to_pass]
             suspects += [f.key for f in flaky if f.key in failing_there]
             if suspects:
-                self.note(f"proof: re-running {len(suspects)} test(s) on the base (flaky?)")
+                self.note(f"proving: re-running {len(suspects)} test(s) on the base (flaky?)")
             again = self._rerunner(tree).passing(suspects)
             on_base = [FlakyTest(id=Untrusted(i), runs=n, where="base") for i, n in again.items()]
             flaky = merge_flaky(list(flaky), on_base)
@@ -119,12 +119,12 @@ class Prover:
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude)
             proof.flaky = list(flaky)
         finally:
-            self.note("proof: removing the base commit's worktree")
+            self.note("proving: removing the base commit's worktree")
             give_back(tree, self.worktree.path, links, self.repo)
             unlink_dependencies(tree, links)
             git.git(["worktree", "remove", "--force", str(tree)], self.repo, check=False)
             shutil.rmtree(tree, ignore_errors=True)
-        self.note("proof: measuring which changed lines the tests run (coverage)")
+        self.note("proving: measuring which changed lines the tests run (coverage)")
         proof.changed_lines = self._changed_lines()
         return proof
 

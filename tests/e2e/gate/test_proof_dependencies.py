@@ -57,10 +57,10 @@ def test_the_proof_borrows_the_runs_node_modules_and_the_phases_are_announced(
     after = installed.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     for phase in (
-        "proof: preparing a worktree on the base commit",
-        "proof: the tests on the base commit",
-        "proof: removing the base commit's worktree",
-        "proof: measuring which changed lines the tests run",
+        "proving: preparing a worktree on the base commit",
+        "proving: the tests on the base commit",
+        "proving: removing the base commit's worktree",
+        "proving: measuring which changed lines the tests run",
         "cleanup: the run's worktrees",
     ):
         assert phase in output, output
