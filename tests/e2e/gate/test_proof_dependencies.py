@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from gate_repos import run_cli
 from sample_repo import FIX, SampleRepo
 
@@ -37,9 +38,15 @@ def inodes(logs: Path) -> set[int]:
     return {int(m[1]) for log in logs.glob("*.log") for m in INODE.finditer(log.read_text())}
 
 
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_the_proof_borrows_the_runs_node_modules_and_the_phases_are_announced(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    sandbox: str,
 ) -> None:
+    """Either backend: the lending happens outside the commands, the same answer for both."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     installed = with_installed_dependencies(sample_repo)
     before = installed.stat()
     model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
