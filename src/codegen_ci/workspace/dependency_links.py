@@ -26,10 +26,10 @@ The proof's tree on the base commit (gate/proof.py) borrows the run's copies of 
 instead of making its own (`lender`): each is moved there (a rename, in the same folder of the
 run's worktrees) when it still holds exactly what the checkout's holds, so the base run sees
 the user's install, as a fresh copy would show it, and none of the change's commands' writes;
-the caches tools keep at its top (`.vite`, `.cache`) go along. A copy that was written
-elsewhere (a `tsbuildinfo` in a package, a package added) is not lent: the proof tree gets a
-copy of its own, as before. `give_back` moves it back before the coverage run. One copy and one
-removal per run instead of two (docs/benchmarks.md).
+the caches tools keep at its top (`.vite`, `.vite-temp`, `.cache`) go along. A copy that was
+written elsewhere (a `tsbuildinfo` in a package, a package added) is not lent: the proof tree
+gets a copy of its own, as before. `give_back` moves it back before the coverage run. One
+copy and one removal per run instead of two (docs/benchmarks.md, benchmark 15).
 
 The copies are ours, not the change: `Worktree` leaves them out of every list of changed
 paths, and they are removed before the worktree is. When a copy cannot be made (a full disk),
@@ -72,7 +72,7 @@ def installed_dependencies(checkout: Path) -> list[str]:
     return sorted(found)
 
 
-LENT_ALONG = frozenset({".vite", ".cache"})  # caches at a node_modules' top: lent, never compared
+LENT_ALONG = frozenset({".vite", ".vite-temp", ".cache"})  # at its top: lent, never compared
 
 
 def link_dependencies(checkout: Path, tree: Path, *, lender: Path | None = None) -> tuple[str, ...]:
