@@ -27,6 +27,7 @@ from bench.cache_cost import cache_cost  # noqa: E402
 from bench.candidates import candidates_tradeoff  # noqa: E402
 from bench.command_caps import command_caps  # noqa: E402
 from bench.coverage_cost import coverage_cost, go_coverage_cost  # noqa: E402
+from bench.dependency_copies import dependency_copies  # noqa: E402
 from bench.junit_parse import junit_parse  # noqa: E402
 from bench.overhead import harness_overhead  # noqa: E402
 from bench.prompt_growth import prompt_growth  # noqa: E402
@@ -52,6 +53,7 @@ BENCHMARKS: dict[str, Callable[..., Result]] = {
     "candidates": candidates_tradeoff,
     "coverage": coverage_cost,
     "coverage_go": go_coverage_cost,
+    "dependency_copies": dependency_copies,
 }
 FULL: dict[str, dict[str, Any]] = {
     "startup": {"runs": 10},
@@ -68,6 +70,7 @@ FULL: dict[str, dict[str, Any]] = {
     "candidates": {"test_sleep_s": 1.0, "repeats": 2},
     "coverage": {"modules": 40, "tests_per_module": 10, "repeats": 5},
     "coverage_go": {"packages": 10, "tests": 200, "repeats": 3},
+    "dependency_copies": {"files": 26_600, "packages": 1_300},
 }
 QUICK: dict[str, dict[str, Any]] = {
     "startup": {"runs": 3},
@@ -84,6 +87,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "candidates": {"test_sleep_s": 0.2},
     "coverage": {"modules": 10, "tests_per_module": 5, "repeats": 2},
     "coverage_go": {"packages": 2, "tests": 20, "repeats": 1},
+    "dependency_copies": {"files": 2_000, "packages": 100},
 }
 
 
@@ -129,6 +133,11 @@ def summary(name: str, r: Result) -> str:
             f"{r['packages']} packages: plain {r['plain_s']:.2f} s, with -coverprofile "
             f"{r['coverage_s']:.2f} s ({r['ratio']:.2f}x; CPU {r['cpu_ratio']:.2f}x), first "
             f"{r['first_coverage_s']:.2f} s"
+        ),
+        "dependency_copies": lambda: (
+            f"{r['files']} files ({r['size_mb']} MB): two copies + two removals "
+            f"{r['before_ms'] / 1000:.1f} s, one copy lent + one removal "
+            f"{r['after_ms'] / 1000:.1f} s"
         ),
         "redaction": lambda: (
             f"{r['text_mb']:.0f} MB in {r['seconds']:.2f} s ({r['mb_per_s']:.0f} MB/s)"

@@ -127,6 +127,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
                 tree_path=ctx.worktree.path.with_name(ctx.worktree.path.name + "-proof"),
                 sandbox=sandbox,
                 sources=lambda: validator.state.imports,  # the proof tree's code first
+                note=ctx.progress.stage,
             )
             _loop(spec, ctx, validator, baseline, prover)
     except (KeyboardInterrupt, Interrupted):
@@ -142,6 +143,7 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         report.finish(Status.ERROR, Reason.ERROR, REDACTOR.redact(f"internal error: {exc!r}"))
         raise
     finally:
+        ctx.progress.stage("cleanup: the run's worktrees")
         baseline.close()
         sandbox.close()
         if ctx.dry_run:

@@ -62,7 +62,7 @@ from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace.dependency_links import unlink_dependencies
+from codegen_ci.workspace.dependency_links import give_back, unlink_dependencies
 from codegen_ci.workspace.file_kinds import is_test_file
 from codegen_ci.workspace.worktree import Worktree, attach_worktree, worktree_git
 
@@ -88,6 +88,8 @@ class Prover:
     # where the commands import the project's own code from (gate/project_source.py): the
     # proof tree's code goes first, as the worktree's does for the rounds
     sources: Callable[[], ImportCheck | None] = lambda: None
+    # a progress line for each phase (the proof's base run, re-runs, coverage, cleanup)
+    note: Callable[[str], None] = lambda _: None
     runs: int = 0
 
     def prove(self, outcome: RoundOutcome, flaky: Sequence[FlakyTest] = ()) -> Proof:
@@ -100,10 +102,15 @@ class Prover:
         test_files = [p for p in self.worktree.agent_changes() if is_test_file(p)]
         go_tests = self._go_tests(test_files)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        tree, links = attach_worktree(self.repo, self.tree_path, commit=self.base_commit)
+        self.note("proving: preparing a worktree on the base commit with the change's tests")
+        tree, links = attach_worktree(
+            self.repo, self.tree_path, commit=self.base_commit, lender=self.worktree.path
+        )
         try:
             for rel in test_files:
                 self._apply(tree, rel)
+            changed = len(test_files)
+            self.note(f"proving: the tests on the base commit, {changed} test file(s) changed")
             base, problem = self._run_on_base(tree)
             if problem:
                 reason = f"the run on the base commit cannot tell: {problem}"
@@ -117,6 +124,8 @@ class Prover:
             failing_there = {c.key for c in base.failing()}
             suspects = [t.key for t in proof.fail_to_pass]
             suspects += [f.key for f in flaky if f.key in failing_there]
+            if suspects:
+                self.note(f"proving: re-running {len(suspects)} test(s) on the base (flaky?)")
             again = self._rerunner(tree).passing(suspects)
             on_base = [FlakyTest(id=Untrusted(i), runs=n, where="base") for i, n in again.items()]
             flaky = merge_flaky(list(flaky), on_base)
@@ -125,8 +134,11 @@ class Prover:
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
             proof.flaky = list(flaky)
         finally:
+            self.note("proving: removing the base commit's worktree")
+            give_back(tree, self.worktree.path, links, self.repo)
             self._remove(tree, links)
         self._weaken(proof, outcome, test_files)
+        self.note("proving: measuring which changed lines the tests run (coverage)")
         proof.changed_lines = self._changed_lines()
         return proof
 
@@ -155,6 +167,7 @@ class Prover:
         edited = edited_existing(self.worktree, test_files)
         if not edited:
             return [], None
+        self.note(f"proving: {len(edited)} edited test file(s) as they were on the base commit")
         # a path of its own: the proof's tree may still be there (its run could not tell)
         where = self.tree_path.with_name(self.tree_path.name + "-orig")
         tree, links = attach_worktree(self.repo, where, commit=self.base_commit)

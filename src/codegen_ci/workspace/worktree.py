@@ -430,12 +430,15 @@ def create_worktree(
     return Worktree(repo, path, branch, base_commit, tuple(protected), links=links)
 
 
-def attach_worktree(repo: Path, path: Path, *, commit: str) -> tuple[Path, tuple[str, ...]]:
-    """A detached worktree at `commit` (used for baseline runs) and its dependency links."""
+def attach_worktree(
+    repo: Path, path: Path, *, commit: str, lender: Path | None = None
+) -> tuple[Path, tuple[str, ...]]:
+    """A detached worktree at `commit` (used for baseline runs) and its dependency links;
+    `lender`: a worktree whose unwritten `node_modules` it borrows (dependency_links.py)."""
     check_private(path.parent)
     trust_directory(path)
     worktree_git(repo, ["add", "-q", "--detach", str(path), commit])
-    return path, link_dependencies(repo, path)
+    return path, link_dependencies(repo, path, lender=lender)
 
 
 def unique_branch(repo: Path, wanted: str) -> str:

@@ -172,6 +172,8 @@ def test_vitest_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
     ]
     assert [t["id"] for t in proof["fail_to_pass"]] == [ABOVE_ID]
     assert report["rounds"][0]["passed"] and report["rounds"][0]["failures"] == []
+    # the re-runs on the base say so (a passing round is followed by phases of its own)
+    assert "proving: re-running 2 test(s) on the base (flaky?)" in output, output
 
 
 def test_vitest_a_new_test_failing_on_the_base_proves_the_fix_and_unrun_lines_are_named(

@@ -20,7 +20,11 @@ from codegen_ci.cli import cli
 from codegen_ci.gate.environment_check import Places, find_problem
 from codegen_ci.report import CommandResult, Failure, Round
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
-from codegen_ci.workspace.dependency_links import link_dependencies, unlink_dependencies
+from codegen_ci.workspace.dependency_links import (
+    give_back,
+    link_dependencies,
+    unlink_dependencies,
+)
 
 needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
 needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
@@ -94,6 +98,63 @@ def test_each_worktree_gets_its_own_writable_copy_and_the_checkout_keeps_its_own
     assert link_dependencies(checkout_dir, tree) == ("node_modules",)  # a resumed run: kept
     unlink_dependencies(tree, placed)
     assert not copy.exists() and (original / "index.js").is_file()
+
+
+def node_checkout(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A checkout with an installed `node_modules`, a run's worktree with its copy, and the
+    (not yet made) place of the proof's tree beside it."""
+    checkout_dir, tree, proof = tmp_path / "checkout", tmp_path / "tree", tmp_path / "proof"
+    checkout_dir.mkdir()
+    sh(["git", "init", "-q", "-b", "main"], checkout_dir)
+    (checkout_dir / ".gitignore").write_text("node_modules/\n")
+    (checkout_dir / "node_modules" / "tool" / "dist").mkdir(parents=True)
+    (checkout_dir / "node_modules" / "tool" / "dist" / "index.js").write_text("// tool\n")
+    sh(["git", "add", "-A"], checkout_dir)
+    sh(["git", "commit", "-q", "-m", "init"], checkout_dir)
+    for place in (tree, proof):
+        sh(["git", "worktree", "add", "-q", "--detach", str(place)], checkout_dir)
+    link_dependencies(checkout_dir, tree)
+    return checkout_dir, tree, proof
+
+
+def test_the_proof_tree_borrows_an_unwritten_copy_and_gives_it_back(tmp_path: Path) -> None:
+    """No second copy: the run's own is moved (same inode) with the caches at its top, and
+    comes back when the proof's tree is done."""
+    checkout_dir, tree, proof = node_checkout(tmp_path)
+    index = "node_modules/tool/dist/index.js"
+    (tree / "node_modules" / ".vite").mkdir()  # vitest's results cache: lent along
+    inode = (tree / index).stat().st_ino
+
+    links = link_dependencies(checkout_dir, proof, lender=tree)
+
+    assert links == ("node_modules",)
+    assert (proof / index).stat().st_ino == inode and (proof / "node_modules/.vite").is_dir()
+    assert not (tree / "node_modules").exists()
+    give_back(proof, tree, links, checkout_dir)
+    unlink_dependencies(proof, links)
+    assert (tree / index).stat().st_ino == inode and not (proof / "node_modules").exists()
+    assert (checkout_dir / index).read_text() == "// tool\n"
+
+
+def test_a_copy_the_change_wrote_into_is_not_lent_to_the_base(tmp_path: Path) -> None:
+    """The base run sees the checkout's install, never what the change's commands wrote: a
+    written copy stays, the proof's tree gets a fresh one, and a copy the base run removed
+    comes back as a fresh copy."""
+    checkout_dir, tree, proof = node_checkout(tmp_path)
+    (tree / "node_modules" / "tool" / "dist" / "index.js").write_text("// patched\n")
+
+    links = link_dependencies(checkout_dir, proof, lender=tree)
+
+    assert (proof / "node_modules/tool/dist/index.js").read_text() == "// tool\n"
+    assert (tree / "node_modules/tool/dist/index.js").read_text() == "// patched\n"
+    unlink_dependencies(proof, links)
+    index = "node_modules/tool/dist/index.js"
+    shutil.copy2(checkout_dir / index, tree / index)  # as the checkout's again: lent
+    links = link_dependencies(checkout_dir, proof, lender=tree)
+    assert not (tree / "node_modules").exists()
+    shutil.rmtree(proof / "node_modules")  # what the base run may do
+    give_back(proof, tree, links, checkout_dir)
+    assert (tree / "node_modules/tool/dist/index.js").read_text() == "// tool\n"
 
 
 def test_a_copied_virtualenv_runs_from_its_new_place(tmp_path: Path) -> None:
