@@ -50,6 +50,7 @@ def test_the_proof_borrows_the_runs_node_modules_and_the_phases_are_announced(
     installed = with_installed_dependencies(sample_repo)
     before = installed.stat()
     model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
+    sample_repo.proof = True  # the product's default policy: the proof's tree is the point
     spec = sample_repo.write_spec(
         validation={"test": ["python -m pytest -p no:cacheprovider tests"], "timeout": 120}
     )

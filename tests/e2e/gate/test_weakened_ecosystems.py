@@ -84,6 +84,7 @@ def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
         repo,
         task="Remove never below zero.",
         validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
+        proof=True,
     )
     out = repo.tmp / "out"
 
@@ -137,7 +138,8 @@ def test_jest_a_weakened_test_is_reported_and_the_fix_not_proven(
         ),
         Reply("done"),
     )
-    spec = write_spec(repo, task=TS_TASK, validation={"test": [JEST], "junit": ["junit.xml"]})
+    validation = {"test": [JEST], "junit": ["junit.xml"]}
+    spec = write_spec(repo, task=TS_TASK, validation=validation, proof=True)
 
     code, output, out, report = run(repo, spec)
 
