@@ -527,3 +527,18 @@ def test_a_vitest_failure_is_located_by_its_frame_marker() -> None:
     """vitest's JUnit has no file or line attribute: its failure text points with `❯`."""
     text = "AssertionError: expected 5 to be 3\n\n- 3\n+ 5\n\n ❯ src/above.test.js:4:53\n"
     assert locate(None, None, text) == ("src/above.test.js", 4)
+
+
+def test_render_text_lets_no_control_of_the_report_reach_the_terminal(tmp_path: Path) -> None:
+    """`codegen-ci junit` prints a repository's failure messages and tracebacks: a control (XML
+    allows the C1 ones, U+009B is the 8-bit CSI) or a bidi override in them is shown, never
+    sent to the terminal."""
+    report = tmp_path / "hostile.xml"
+    report.write_text(
+        '<testsuite name="s" tests="1"><testcase classname="t" name="x" file="t.py" line="3">'
+        '<failure message="boom &#x9B;2J &#x202E;evil">trace line &#x9B;2J &#x202E;x'
+        "\nlast line</failure></testcase></testsuite>"
+    )
+    text = render_text(parse_file(report))
+    assert "\x9b" not in text and "\u202e" not in text, text
+    assert "boom" in text and "last line" in text

@@ -227,16 +227,17 @@ def render_text(result: JUnitResult, *, max_failures: int = 20) -> str:
         f"{t.skipped} skipped ({len(result.files)} file{'s' if len(result.files) != 1 else ''})"
     ]
     failing = result.failing()
-    for case in failing[:max_failures]:
+    for case in failing[:max_failures]:  # the repository's text: no control reaches the terminal
         where = f" ({case.file}:{case.line})" if case.file and case.line else ""
         name = for_terminal(case.id, one_line=True)
-        lines.append(f"{case.outcome.upper()} {name}{where}: {case.message}".rstrip())
-        lines.extend(f"    {ln}" for ln in _tail(case.details))
+        head = f"{case.outcome.upper()} {name}{for_terminal(where)}: {case.message}".rstrip()
+        lines.append(for_terminal(head, one_line=True))
+        lines.extend(f"    {for_terminal(ln, one_line=True)}" for ln in _tail(case.details))
     if len(failing) > max_failures:
         lines.append(f"... and {len(failing) - max_failures} more failing tests")
     if result.problems:
         lines.append("Problems:")
-        lines.extend(f"  {problem}" for problem in result.problems)
+        lines.extend(f"  {for_terminal(problem, one_line=True)}" for problem in result.problems)
     return "\n".join(lines)
 
 
