@@ -6,8 +6,9 @@ wrote (`(see coverage/logs/coverage.log)`).
 `tool_words` keeps their meaning in the rendered Markdown: each backticked piece becomes a
 real code span (`code_span`, which nothing inside can break out of), the text around it is
 escaped like any prose (`escape_md`), and a log path of the output directory, which a reader
-of the pull request cannot open, is named as a file of the workflow run's artifact (the
-action uploads the output directory; the terminal keeps the plain path). Text that is not
+of the pull request cannot open, is named as a file of the run's output (the action uploads the
+output directory as the workflow run's artifact; a run from a terminal keeps it where
+`--output-dir` says, and the terminal shows the plain path). Text that is not
 the tool's (`Untrusted`) never comes here: it is escaped whole by `escape_md`.
 """
 
@@ -30,7 +31,7 @@ def tool_words(text: str, limit: int = 300) -> str:
     escaped, the output directory's log paths named as files of the run's artifact."""
     text = " ".join(text.split())
     text = text if len(text) <= limit else text[: limit - 1] + "…"
-    text = _LOCAL_LOG.sub(r"see `\1` in the workflow run's artifact", text)
+    text = _LOCAL_LOG.sub(r"see `\1` in the run's output (in Actions, its artifact)", text)
     pieces = _CODE.split(text)  # prose, code, prose, code, ..., prose
     shown = []
     for n, piece in enumerate(pieces):
