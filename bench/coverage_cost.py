@@ -13,7 +13,7 @@ plugin loaded, which under coverage.py's C tracer keeps the tests that import th
 removes the tool's slipcover from the run's folder, so that 3.11 measures with coverage.py's
 C tracer as before slipcover. The claim (issue 34): at most 1.3x.
 
-`go_coverage_cost`: the same for a Go module (`go test ./...` against gate/coverage_go.py's
+`go_coverage_cost`: the same for a Go module (`go test ./...` against runners/go.py's
 `go test -coverprofile=... -coverpkg=<the changed package> ./...`), the build cache warm for
 both, `-count=1` so that neither reads a cached test result."""
 
@@ -31,6 +31,7 @@ from typing import Any
 
 from codegen_ci.gate import coverage_go
 from codegen_ci.gate.coverage_python import coverage_command, select_env
+from codegen_ci.runners import go as go_runner
 
 MODULE = """\
 from pkg.core import START
@@ -163,7 +164,7 @@ func TestWork(t *testing.T) {{
 
 
 def go_coverage_cost(packages: int = 10, tests: int = 200, repeats: int = 3) -> dict[str, Any]:
-    """`go test ./...` plain and with gate/coverage_go.py's flags (package p0 changed)."""
+    """`go test ./...` plain and with runners/go.py's flags (package p0 changed)."""
     with tempfile.TemporaryDirectory(prefix="bench-go-coverage-") as tmp:
         root = Path(tmp) / "project"
         root.mkdir()
@@ -176,7 +177,7 @@ def go_coverage_cost(packages: int = 10, tests: int = 200, repeats: int = 3) -> 
         env.setdefault("GOCACHE", str(Path(tmp) / "gocache"))
         plain = "go test -count=1 ./..."
         mods = coverage_go.modules(root, ["p0/work.go"])
-        covered = coverage_go.coverage_command(
+        covered = go_runner.coverage_command(
             plain, coverage_go.packages(["p0/work.go"], mods), Path(tmp)
         )
         assert covered is not None
@@ -199,7 +200,7 @@ def go_coverage_cost(packages: int = 10, tests: int = 200, repeats: int = 3) -> 
         coverage_s = statistics.median(times["coverage"])
         plain_cpu = statistics.median(cpu["plain"])
         coverage_cpu = statistics.median(cpu["coverage"])
-        profile = (Path(tmp) / coverage_go.PROFILE).read_text()
+        profile = (Path(tmp) / go_runner.COVER_PROFILE).read_text()
         return {
             "packages": packages,
             "repeats": repeats,

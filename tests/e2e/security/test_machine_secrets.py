@@ -62,18 +62,26 @@ def read_confined(kind: str, paths: list[Path], *, user: int | None = None) -> d
     """What a confined `cat` reads of each path, the tool run as root or as `user`."""
     env = {**os.environ, "PYTHONPATH": str(SRC), "TMPDIR": "/tmp"}
     argv = [sys.executable, "-c", READER, kind, *map(str, paths)]
-    home = None
+    home = lib = None
     if user is not None:
         argv[0] = system_python()
         home = Path(tempfile.mkdtemp(prefix="cg-secrets-home-"))
         os.chown(home, user, user)
         env["HOME"] = str(home)
+        # the tool's source where that user can read it: this checkout may lie in a folder
+        # only root enters (CI clones into a `mktemp -d`, mode 0700)
+        lib = Path(tempfile.mkdtemp(prefix="cg-secrets-lib-"))
+        lib.chmod(0o755)
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(SRC / "codegen_ci", lib / "codegen_ci", ignore=ignore)
+        env["PYTHONPATH"] = str(lib)
         argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
     try:
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     finally:
-        if home is not None:
-            shutil.rmtree(home, ignore_errors=True)
+        for made in (home, lib):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr
     seen: dict[str, str] = json.loads(proc.stdout.splitlines()[-1])
     return seen
