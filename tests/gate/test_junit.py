@@ -21,11 +21,17 @@ from codegen_ci.gate.junit.parse import (
     summary_json,
 )
 from codegen_ci.report import Failure, TestTotals
+from codegen_ci.security.untrusted import Untrusted
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "junit"
 EXPECTED: dict[str, dict[str, Any]] = json.loads((CORPUS / "EXPECTED.json").read_text())
 DATA = Path(__file__).parents[1] / "data" / "junit"
 CORPUS_FILES = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.xml"))
+
+
+def text(said: Untrusted) -> str:
+    """A case's words, read raw to check them (a test: no reader)."""
+    return said.raw_for("matching")
 
 
 def _totals(result: JUnitResult) -> dict[str, int]:
@@ -170,8 +176,8 @@ def test_corpus_flaky_surefire_report_counts_the_rerun_pass() -> None:
     always = parse_file(CORPUS / "jenkinsci-junit-plugin/gh-237/TEST-io.olamy.AlwaysFailTest.xml")
     assert [(c.outcome, c.flaky) for c in flaky.cases] == [("passed", True)]
     assert [(c.outcome, c.flaky) for c in always.cases] == [("failure", True)]
-    assert always.cases[0].message == "built to fail"
-    assert "AlwaysFailTest.java:23" in always.cases[0].details
+    assert always.cases[0].message == Untrusted("built to fail")
+    assert "AlwaysFailTest.java:23" in text(always.cases[0].details)
 
 
 def test_corpus_xxe_files_are_refused() -> None:
@@ -273,16 +279,16 @@ def test_encodings_and_byte_order_marks(name: str) -> None:
         "tests.test_ünï::test_ok_ü",
         "tests.test_ünï::test_fails_ß",
     ]
-    assert result.failing()[0].message.startswith("expected 'ü' got 'u'")
+    assert text(result.failing()[0].message).startswith("expected 'ü' got 'u'")
     assert result.cases[0].time == 0.5
 
 
 def test_cdata_details_are_kept_verbatim_and_locate_the_failure() -> None:
     result = parse_file(DATA / "cdata.xml")
     (case,) = result.failing()
-    assert case.message == "AssertionError: assert '<b>' == '<i>'"
-    assert 'assert render("<b>") == "<i>" and 1 < 2 && True' in case.details
-    assert case.details.endswith("tests/test_parse.py:11: AssertionError")
+    assert case.message == Untrusted("AssertionError: assert '<b>' == '<i>'")
+    assert 'assert render("<b>") == "<i>" and 1 < 2 && True' in text(case.details)
+    assert text(case.details).endswith("tests/test_parse.py:11: AssertionError")
     assert (case.file, case.line) == ("tests/test_parse.py", 11)  # the failing line, not def
     passed = result.cases[1]
     assert (passed.file, passed.line, passed.outcome) == ("tests/test_parse.py", 14, "passed")
@@ -318,14 +324,14 @@ def test_nested_suites_in_document_order_with_suite_level_error() -> None:
         ("setup.BrokenSuite", "error"),
     ]
     fourth = result.cases[3]
-    assert fourth.message == "assert 1 == 2"  # first line when the attribute is missing
-    assert fourth.details == "assert 1 == 2\nsecond line"
-    assert result.cases[1].message == "not on linux"
+    assert fourth.message == Untrusted("assert 1 == 2")  # first line when the attribute is missing
+    assert fourth.details == Untrusted("assert 1 == 2\nsecond line")
+    assert result.cases[1].message == Untrusted("not on linux")
 
 
 def test_each_case_counts_once_by_its_worst_child() -> None:
     result = parse_file(DATA / "worst-child.xml")
-    assert [(c.name, c.outcome, c.message) for c in result.cases] == [
+    assert [(c.name, c.outcome, text(c.message)) for c in result.cases] == [
         ("skip_then_fail", "failure", "f"),
         ("fail_then_error", "error", "e"),
         ("two_failures", "failure", "first"),
@@ -362,7 +368,7 @@ def test_location_prefers_project_frames_without_a_file_attribute(tmp_path: Path
         f'<error message="X: bad"><![CDATA[{traceback}]]></error></testcase></testsuite>'
     )
     (case,) = parse_file(report).cases
-    assert (case.file, case.line, case.message) == ("src/app/core.py", 40, "X: bad")
+    assert (case.file, case.line, text(case.message)) == ("src/app/core.py", 40, "X: bad")
 
 
 # --- results, JSON and text -----------------------------------------------------------------
@@ -473,7 +479,7 @@ def test_javascript_stacks_locate_the_innermost_project_frame() -> None:
 )
 def test_go_failures_carry_the_go_message(rel: str, message: str) -> None:
     failing = parse_file(CORPUS / rel).failing()
-    assert failing[0].message == message or failing[1].message == message
+    assert any(case.message == Untrusted(message) for case in failing[:2])
 
 
 def test_a_pytest_module_named_test_keeps_its_pytest_id(tmp_path: Path) -> None:
@@ -519,8 +525,9 @@ def test_colour_codes_a_coloured_pytest_run_writes_are_dropped(tmp_path: Path) -
 
     [case] = parse_file(report).failing()
 
-    assert "#x1B" not in case.message + case.details and "\x1b" not in case.details
-    assert "- B\n" in case.details and "+ b\n" in case.details
+    said, details = text(case.message), text(case.details)
+    assert "#x1B" not in said + details and "\x1b" not in details
+    assert "- B\n" in details and "+ b\n" in details
 
 
 def test_a_vitest_failure_is_located_by_its_frame_marker() -> None:

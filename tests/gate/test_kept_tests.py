@@ -34,7 +34,18 @@ Ran 2 tests in 0.001s
 
 def case(test_id: str, outcome: Outcome = "passed") -> JUnitCase:
     classname, _, name = test_id.rpartition("::")
-    return JUnitCase(Untrusted(test_id), name, classname, None, None, outcome, "", "", None, False)
+    return JUnitCase(
+        Untrusted(test_id),
+        name,
+        classname,
+        None,
+        None,
+        outcome,
+        Untrusted(""),
+        Untrusted(""),
+        None,
+        False,
+    )
 
 
 def from_junit(*cases: JUnitCase) -> SuiteTests:

@@ -13,7 +13,16 @@ from codegen_ci.security.untrusted import Untrusted
 def case(test_id: str, outcome: str = "passed", line: int | None = 4) -> JUnitCase:
     classname, name = test_id.split("::")
     return JUnitCase(
-        Untrusted(test_id), name, classname, "tests/test_a.py", line, outcome, "", "", None, False
+        Untrusted(test_id),
+        name,
+        classname,
+        "tests/test_a.py",
+        line,
+        outcome,
+        Untrusted(""),
+        Untrusted(""),
+        None,
+        False,
     )  # type: ignore[arg-type]
 
 

@@ -17,7 +17,16 @@ from codegen_ci.security.untrusted import Untrusted
 def case(classname: str, name: str, outcome: str = "passed", file: str | None = None) -> JUnitCase:
     test_id = f"{classname}::{name}" if classname else name
     return JUnitCase(
-        Untrusted(test_id), name, classname, file, 3 if file else None, outcome, "", "", None, False
+        Untrusted(test_id),
+        name,
+        classname,
+        file,
+        3 if file else None,
+        outcome,
+        Untrusted(""),
+        Untrusted(""),
+        None,
+        False,
     )  # type: ignore[arg-type]
 
 

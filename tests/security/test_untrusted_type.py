@@ -40,7 +40,10 @@ RAW_FOR_CALLERS = {
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
     "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
     "gate/junit/cases.py": {"matching"},  # `JUnitCase.key`: a test's id, compared between runs
-    "gate/junit/parse.py": {"record"},  # `codegen-ci junit --json`: the ids, as JSON
+    # `codegen-ci junit --json`: the ids and messages, as JSON (`record`); its text output, each
+    # line through `inert_text.for_terminal` (`shown`)
+    "gate/junit/parse.py": {"record", "shown"},
+    "gate/junit/go.py": {"matching"},  # a Go case's output, searched for panics and log lines
     # `FailedCommand.output`: searched for where tests failed; its summary line is the
     # report's record (read back as `Failure.message`, an `Untrusted`)
     "gate/validation.py": {"matching", "record"},
@@ -303,6 +306,18 @@ SOURCES = {
         "def build(case: JUnitCase) -> str:\n"
         '    return "Make this pass: " + {value}\n',
         "case.id",
+    ),
+    "a JUnit case's message": (
+        "from codegen_ci.gate.junit.cases import JUnitCase\n\n"
+        "def build(case: JUnitCase) -> str:\n"
+        '    return "It failed with: " + {value}\n',
+        "case.message",
+    ),
+    "a JUnit case's traceback": (
+        "from codegen_ci.gate.junit.cases import JUnitCase\n\n"
+        "def build(case: JUnitCase) -> str:\n"
+        '    return "Traceback:\\n" + {value}\n',
+        "case.details",
     ),
     "a failed command's output": (
         "from codegen_ci.gate.validation import FailedCommand\n\n"

@@ -213,9 +213,9 @@ def _failures(
         entry = Untrusted(f"{n}. ") + name + Untrusted(f"{where}: ")
         entry += first.map(lambda m: m[:MAX_LINE_CHARS])
         case = cases.get(failure.key)
-        if n <= detailed and case and case.details.strip():
-            trace = trim_traceback(strip_invisible(clean(case.details)))
-            entry += Untrusted("\n" + "\n".join("    " + ln for ln in trace.splitlines()))
+        if n <= detailed and case and case.details.map(str.strip):
+            trace = case.details.map(lambda d: trim_traceback(strip_invisible(clean(d))))
+            entry += trace.map(lambda t: "\n" + "\n".join("    " + ln for ln in t.splitlines()))
         if entries and used + len(entry) > budget:
             break
         entries.append(entry)

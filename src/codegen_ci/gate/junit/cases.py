@@ -44,8 +44,8 @@ class JUnitCase:
     file: str | None
     line: int | None
     outcome: Outcome
-    message: str
-    details: str
+    message: Untrusted  # the repository's test output: data (a failure's text)
+    details: Untrusted  # its traceback or output: data
     time: float | None
     flaky: bool
 
@@ -132,8 +132,8 @@ def case_of(elem: Element, root: Path | None = None) -> JUnitCase:
         file=file,
         line=line,
         outcome=_OUTCOMES[rank],
-        message=message,
-        details=details,
+        message=Untrusted(message),
+        details=Untrusted(details),
         time=_time(model),
         flaky=flaky,
     )
@@ -159,8 +159,8 @@ def _suite_case(suite: Element, result: Element, root: Path | None) -> JUnitCase
         file=file,
         line=line,
         outcome=outcome,
-        message=message,
-        details=details,
+        message=Untrusted(message),
+        details=Untrusted(details),
         time=None,
         flaky=False,
     )

@@ -36,13 +36,22 @@ _COMPILER_LINE = re.compile(r"^(?:vet: )?[^\s:]+\.go:\d+(?::\d+)?: (.+)$", re.MU
 _MAX_NAMED = 10
 
 
+def _details(case: JUnitCase) -> str:
+    """The case's output, searched for Go's shapes (`Untrusted`: read, never shown from here)."""
+    return case.details.raw_for("matching")
+
+
+def _said(case: JUnitCase) -> str:
+    return case.message.raw_for("matching")
+
+
 def is_go_case(case: JUnitCase) -> bool:
     """Go's test output: RUN/FAIL lines, a goroutine dump, or go-junit-report's generic
     messages over `file.go:N:` lines."""
-    details = case.details
+    details = _details(case)
     if any(marker in details for marker in GO_MARKERS) or details.startswith("panic: "):
         return True
-    return case.message in _GENERIC_MESSAGES[1:] and (
+    return _said(case) in _GENERIC_MESSAGES[1:] and (
         not details.strip() or bool(_LOG_LINE.search(details) or _COMPILER_LINE.search(details))
     )
 
@@ -62,7 +71,8 @@ def refine_go(cases: list[JUnitCase], root: Path | None) -> list[JUnitCase]:
         file, line = _location(case, pkg_dir, root)
         better = replace(case, message=_message(case), file=file, line=line)
         if pkg_dir is not None and _panicked(case):
-            better = replace(better, message=better.message + _not_run(case, cases, pkg_dir, root))
+            not_run = Untrusted(_not_run(case, cases, pkg_dir, root))
+            better = replace(better, message=better.message + not_run)
         refined[id(case)] = better
     return [refined.get(id(c), c) for c in cases if id(c) not in folded]
 
@@ -72,21 +82,24 @@ def _only_a_parent(case: JUnitCase, failing: list[JUnitCase]) -> bool:
     has_failing_child = any(
         c.classname == case.classname and c.name.startswith(prefix) for c in failing
     )
-    return has_failing_child and not _OWN_OUTPUT.search(case.details)
+    return has_failing_child and not _OWN_OUTPUT.search(_details(case))
 
 
 def _panicked(case: JUnitCase) -> bool:
-    return case.details.startswith("panic: ") or "\npanic: " in case.details
+    details = _details(case)
+    return details.startswith("panic: ") or "\npanic: " in details
 
 
-def _message(case: JUnitCase) -> str:
-    if case.message not in _GENERIC_MESSAGES:
+def _message(case: JUnitCase) -> Untrusted:
+    """The words of the failure (the test's output: `Untrusted`, as the case's message is)."""
+    if _said(case) not in _GENERIC_MESSAGES:
         return case.message
-    for line in case.details.splitlines():
+    details = _details(case)
+    for line in details.splitlines():
         if line.startswith("panic: "):
-            return line.removesuffix(" [recovered]")
-    if log := _LOG_LINE.search(case.details) or _COMPILER_LINE.search(case.details):
-        return log[log.lastindex or 1].strip()
+            return Untrusted(line.removesuffix(" [recovered]"))
+    if log := _LOG_LINE.search(details) or _COMPILER_LINE.search(details):
+        return Untrusted(str(log[log.lastindex or 1]).strip())
     return case.message
 
 
@@ -97,7 +110,7 @@ def _location(
     package's directory (nested packages share base names: `store_test.go` alone does not
     say which)."""
     file, line = case.file, case.line
-    log = _LOG_LINE.search(case.details)
+    log = _LOG_LINE.search(_details(case))
     if file is None or "/" not in file:
         if log and not _panicked(case):
             file, line = log[1], int(log[2])
@@ -222,8 +235,8 @@ def _build_case(package: str, errors: list[tuple[str, int, str]]) -> JUnitCase:
         file=file,
         line=line,
         outcome="error",
-        message=message,
-        details=details,
+        message=Untrusted(message),
+        details=Untrusted(details),
         time=None,
         flaky=False,
     )

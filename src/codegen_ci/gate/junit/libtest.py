@@ -34,8 +34,8 @@ def libtest_result(output: str, log: Path, root: Path | None) -> JUnitResult:
                 file=file,
                 line=line,
                 outcome=found.outcome,
-                message=found.message,
-                details=found.details,
+                message=Untrusted(found.message),
+                details=Untrusted(found.details),
                 time=None,
                 flaky=False,
             )

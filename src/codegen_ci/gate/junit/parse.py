@@ -79,7 +79,7 @@ class JUnitResult:
         return [
             ReportFailure(
                 id=case.id,  # the repository's tests named it
-                message=case.message,
+                message=case.message.raw_for("record"),  # read back as an `Untrusted`
                 file=case.file,
                 line=case.line,
                 kind="error" if case.outcome == "error" else "failure",
@@ -211,7 +211,12 @@ def summary_json(result: JUnitResult) -> dict[str, Any]:
     return {
         **totals.model_dump(),
         "failures": [
-            {"id": c.id.raw_for("record"), "message": c.message, "file": c.file, "line": c.line}
+            {
+                "id": c.id.raw_for("record"),
+                "message": c.message.raw_for("record"),
+                "file": c.file,
+                "line": c.line,
+            }
             for c in result.failing()
         ],
         "problems": list(result.problems),
@@ -230,9 +235,11 @@ def render_text(result: JUnitResult, *, max_failures: int = 20) -> str:
     for case in failing[:max_failures]:  # the repository's text: no control reaches the terminal
         where = f" ({case.file}:{case.line})" if case.file and case.line else ""
         name = for_terminal(case.id, one_line=True)
-        head = f"{case.outcome.upper()} {name}{for_terminal(where)}: {case.message}".rstrip()
+        said = for_terminal(case.message, one_line=True)
+        head = f"{case.outcome.upper()} {name}{for_terminal(where)}: {said}".rstrip()
         lines.append(for_terminal(head, one_line=True))
-        lines.extend(f"    {for_terminal(ln, one_line=True)}" for ln in _tail(case.details))
+        tail = _tail(case.details.raw_for("shown"))
+        lines.extend(f"    {for_terminal(ln, one_line=True)}" for ln in tail)
     if len(failing) > max_failures:
         lines.append(f"... and {len(failing) - max_failures} more failing tests")
     if result.problems:
