@@ -47,6 +47,7 @@ from pathlib import Path
 
 from codegen_ci.security.warm_caches import CHECKOUT_CACHES, copy_tree, is_checkout_cache
 from codegen_ci.workspace import git, isolated_repo
+from codegen_ci.workspace.generated_files import copy_generated
 
 DEPENDENCY_DIRS = frozenset(
     {"node_modules", "bower_components", ".venv", "venv", ".yarn", "vendor", ".bundle"}
@@ -108,6 +109,7 @@ def link_dependencies(checkout: Path, tree: Path, *, lender: Path | None = None)
         else:
             target.symlink_to(source, target_is_directory=source.is_dir())
         placed.append(rel)
+    placed += copy_generated(checkout, tree)  # a build's version file (generated_files.py)
     return tuple(placed)
 
 
