@@ -1,8 +1,8 @@
 """Files the build wrote into the checkout's package, given to each worktree.
 
 A package built with hatch-vcs or setuptools-scm imports a version file its build writes at
-install time (`src/pkg/_version.py`, git-ignored): the checkout has it, a new `git worktree`
-does not, and every test module then fails to import the package (`No module named
+install time (a `_version.py` in the package, git-ignored): the checkout has it, a new `git
+worktree` does not, and every test module then fails to import the package (`No module named
 'pkg._version'`), a failure of the environment the model must never be charged with. The file
 is named in pyproject.toml (`[tool.hatch.build.hooks.vcs] version-file`, `[tool.setuptools_scm]
 version_file` or `write_to`); each one named there that the checkout has and git does not
