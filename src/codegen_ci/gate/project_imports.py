@@ -21,17 +21,38 @@ pyproject.toml, `install_requires` in setup.cfg, a `requirements*.txt`) that the
 interpreter does not have (`declared_dependencies`): the environment is not set up, and no
 edit makes it so. A missing module the project does not declare stays the model's (the task
 may be to add it).
+
+The package itself failing to import (`package_not_importable`): every test module (or all
+but a negligible share, `NEGLIGIBLE`), or a conftest, fails to import on the untouched code,
+and the traceback (gate/import_failures.py) shows the error raised inside the project's own
+files, not in the test module: a module of the project that is not there (`No module named
+'pkg._version'`: a file the build writes), a third-party module the package imports that the
+interpreter does not have, a name missing from an installed third-party module (`cannot import
+name ... from` a module outside the repository: another version is installed), a name missing
+from or a syntax error in a file git does not track (a generated file, stale or broken), or the
+project's installed metadata not found (`PackageNotFoundError`: `importlib.metadata.version`
+of a project that is not installed). A test module importing a name or module the task asks to
+write fails in the test module's own line, so it stays the model's; so does a name missing
+from, or a syntax error in, a file git tracks (a circular import, a broken module: code).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
+from codegen_ci.gate.import_failures import (
+    Frame,
+    ImportFailure,
+    collected_modules,
+    import_failures,
+)
 from codegen_ci.report import CommandResult
 from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import strip_ansi
+from codegen_ci.workspace import generated_files, git
 from codegen_ci.workspace.proc import read_head_tail
 
 MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(\w+)'")
@@ -61,7 +82,7 @@ def project_not_importable(record: CommandResult, cwd: Path) -> str | None:
     for name in missing:
         if (source := declared.get(_normal(name))) is not None:
             return _explain_dependency(name, source)
-    return None
+    return package_not_importable(text, cwd)
 
 
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -145,3 +166,137 @@ def _explain(name: str, where: str) -> str:
         f"workflow) or put it on PYTHONPATH (e.g. `PYTHONPATH={path}` before the test command, "
         f"or pytest's `pythonpath = {path}`)"
     )
+
+
+# The package itself fails to import.
+
+NEGLIGIBLE = 0.1  # the share of test modules that may still import for "every module failed"
+NO_MODULE = re.compile(r"^(?:\w+\.)*ModuleNotFoundError: No module named '([\w.]+)'")
+NO_NAME = re.compile(r"^ImportError: cannot import name '(\w+)' from '([\w.]+)' \(([^)]+)\)")
+NO_METADATA = re.compile(r"PackageNotFoundError: (?:No package metadata was found for )?(\S+)")
+COMPILE_ERROR = re.compile(r"^(?:SyntaxError|IndentationError|TabError)\b")
+NOT_THE_REPOSITORY = ("site-packages", "dist-packages", ".venv", ".tox", ".nox", "node_modules")
+TEST_DIRECTORIES = ("tests", "test", "testing")
+
+
+def package_not_importable(text: str, cwd: Path) -> str | None:
+    """Why the tests cannot import the project's package on the untouched code (in `cwd`),
+    raised inside it, in every test module or all but a negligible share; None when not."""
+    failures = import_failures(text)
+    found = [(f, raised) for f in failures if (raised := package_cause(f, cwd))]
+    if not found:
+        return None
+    failure, raised = found[0]
+    if not any(f.conftest for f, _ in found):
+        total = len(failures) + collected_modules(text, failures)
+        if len(found) < total * (1 - NEGLIGIBLE):
+            return None
+        modules = f"{len(found)} of {total} test modules fail"
+    else:
+        modules = f"a conftest ({failure.module}) fails"
+    return (
+        f"the tests cannot import the project's own package on the untouched code: {modules} "
+        f"to import it, with the error raised inside the project's code, at "
+        f"{raised.at.path}:{raised.at.line}:\n  {failure.error}\n{raised.cause}. What "
+        "usually causes it: the project is not installed in the interpreter the test command "
+        "uses (`pip install -e .` with that interpreter, in validation.setup or the workflow), "
+        "a file the build writes is missing or stale (install or build the project first: "
+        "`pip install -e .` writes it), or PYTHONPATH points at another copy of the package"
+    )
+
+
+@dataclass(frozen=True)
+class Raised:
+    at: Frame  # the deepest frame in the repository, its path relative to it
+    cause: str  # what the environment lacks
+
+
+def package_cause(failure: ImportFailure, cwd: Path) -> Raised | None:
+    """Where and why, when `failure` was raised inside the project's own code (its deepest
+    frame in the repository is not test code) for what the environment lacks; None when it is
+    the model's."""
+    inside = [Frame(rel, f.line) for f in failure.frames if (rel := _relative(f.path, cwd))]
+    if not inside or _test_file(inside[-1].path, failure):
+        return None
+    if cause := _cause(failure.error, inside[-1].path, cwd):
+        return Raised(inside[-1], cause)
+    return None
+
+
+def _cause(error: str, deepest: str, cwd: Path) -> str | None:
+    if match := NO_MODULE.match(error):
+        return _missing_module(match[1], cwd)
+    if match := NO_NAME.match(error):
+        name, module, path = match.groups()
+        if "partially initialized module" in error:
+            return None  # a circular import: the code's
+        rel = _relative(path, cwd)
+        if rel is None:
+            return (
+                f"`{module}` is not the project's: the installed version of it has no `{name}` "
+                "(another version than the project needs is installed)"
+            )
+        return _untracked(rel, cwd, f"`{rel}` has no `{name}`")
+    if COMPILE_ERROR.match(error):
+        return _untracked(deepest, cwd, f"`{deepest}` cannot be compiled")
+    if match := NO_METADATA.search(error):
+        return (
+            f"the package reads its version from the installed metadata of `{match[1]}`, "
+            "which the interpreter does not have: the project is not installed"
+        )
+    return None
+
+
+def _missing_module(dotted: str, cwd: Path) -> str:
+    top, *rest = dotted.split(".")
+    if not (where := repository_module(top, cwd)):
+        return (
+            f"`{top}` is not the project's: a module the project imports that the "
+            "interpreter the tests run with does not have installed"
+        )
+    base = where.rstrip("/").removesuffix(".py")
+    rel = "/".join([base, *rest]) + ".py" if rest else where
+    why = (
+        "pyproject.toml says the build writes it"
+        if rel in generated_files.declared(cwd)
+        else "the repository does not hold it: a file the build or the install writes?"
+    )
+    return f"`{rel}` is not in the worktree ({why})"
+
+
+def _untracked(rel: str, cwd: Path, what: str) -> str | None:
+    """`what`, said of a file git does not track (a generated file); None when it tracks it:
+    the repository's own code, the model's to fix."""
+    if git.ok(["ls-files", "--error-unmatch", "--", rel], cwd):
+        return None
+    built = rel in generated_files.declared(cwd)
+    said = ", that pyproject.toml says the build writes" if built else ""
+    return f"{what}: a file git does not track{said}"
+
+
+def _relative(path: str, cwd: Path) -> str | None:
+    """`path` (relative to the repository, as pytest prints it, or absolute) relative to the
+    repository, or None when it is outside it or inside an environment or dependency folder."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        rel = candidate.as_posix()
+    else:
+        try:
+            rel = candidate.resolve().relative_to(cwd.resolve()).as_posix()
+        except (OSError, ValueError):
+            return None
+    parts = rel.split("/")
+    if ".." in parts or any(p in NOT_THE_REPOSITORY for p in parts):
+        return None
+    return rel
+
+
+def _test_file(rel: str, failure: ImportFailure) -> bool:
+    """Whether `rel` is test code: the failing test module itself, a conftest, a `test_*.py`
+    or `*_test.py`, or a file under a tests folder."""
+    name = rel.rsplit("/", 1)[-1]
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    if rel == failure.module or rel.endswith("/" + failure.module.replace(".", "/") + ".py"):
+        return True
+    return any(part in TEST_DIRECTORIES for part in rel.split("/")[:-1])
