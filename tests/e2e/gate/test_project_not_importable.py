@@ -12,7 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 from gate_repos import run_cli
-from sample_repo import PYTEST, SampleRepo, fixing_script
+from sample_repo import PYTEST, VERSION_PY, SampleRepo, fixing_script
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -91,6 +91,46 @@ def test_with_the_project_on_pythonpath_the_same_repository_runs_normally(
     assert report["status"] == "success" and report["rounds"][-1]["tests"]["passed"] == 3
 
 
+# The build writes `src/semver/_version.py` (hatch-vcs), git-ignored; this checkout was never
+# built, so no worktree has it and the package fails inside its own `__init__.py`.
+UNBUILT_VERSION_FILE = {
+    "src/semver/__init__.py": "from ._version import __version__\n",
+    ".gitignore": "__pycache__/\nsrc/semver/_version.py\n",
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["hatchling", "hatch-vcs"]\nbuild-backend = "hatchling.build"'
+        '\n\n[project]\nname = "semver"\ndynamic = ["version"]\n\n'
+        '[tool.hatch.build.hooks.vcs]\nversion-file = "src/semver/_version.py"\n'
+    ),
+}
+UNITTEST = f"{sys.executable} -m unittest discover -s tests -p 'test_*.py'"
+
+
+@pytest.mark.parametrize(
+    "command", [PYTEST, f"PYTHONPATH=src {UNITTEST}"], ids=["pytest", "unittest"]
+)
+def test_the_package_failing_inside_itself_on_the_untouched_code_is_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, command: str
+) -> None:
+    """Every test module fails to import the package, the error raised in the package's own
+    `__init__.py` (a module of it the build writes is missing): the environment's, not the
+    model's."""
+    sample_repo.commit(UNBUILT_VERSION_FILE, "version from the build")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(validation={"test": [command], "timeout": 120})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    error = report["error"]
+    assert "1 of 1 test modules fail" in error and "at src/semver/__init__.py:1" in error
+    assert "ModuleNotFoundError: No module named 'semver._version'" in error
+    assert "`src/semver/_version.py` is not in the worktree" in error
+    assert "pyproject.toml says the build writes it" in error
+    assert "pip install -e ." in error and "PYTHONPATH" in error
+    assert model_env.requests == []
+
+
 NEW_MODULE_TEST = """\
 from slugs import slugify
 
@@ -105,7 +145,15 @@ from semver.ranges import satisfies
 def test_satisfies():
     assert satisfies("1.2.3", ">=1.0.0")
 """
+NEW_NAME_TEST = """\
+from semver.version import Version, is_prerelease
+
+
+def test_is_prerelease():
+    assert is_prerelease("1.0.0-rc1") and not is_prerelease(str(Version(1, 0, 0)))
+"""
 SLUGS = 'def slugify(text):\n    return "-".join(text.lower().split())\n'
+PRERELEASE = "\n\ndef is_prerelease(text):\n    return '-' in text\n"
 RANGES = (
     "def satisfies(version, spec):\n"
     "    key = lambda v: tuple(int(p) for p in v.split('.'))\n"
@@ -118,8 +166,9 @@ RANGES = (
     [
         ("tests/test_slugs.py", NEW_MODULE_TEST, "src/slugs.py", SLUGS),  # not in the repository
         ("tests/test_ranges.py", NEW_SUBMODULE_TEST, "src/semver/ranges.py", RANGES),
+        ("tests/test_pre.py", NEW_NAME_TEST, "src/semver/version.py", VERSION_PY + PRERELEASE),
     ],
-    ids=["new-module", "new-submodule"],
+    ids=["new-module", "new-submodule", "new-name"],
 )
 def test_a_test_importing_a_module_the_task_asks_for_still_reaches_the_model(
     sample_repo: SampleRepo,
