@@ -34,6 +34,10 @@ project's installed metadata not found (`PackageNotFoundError`: `importlib.metad
 of a project that is not installed). A test module importing a name or module the task asks to
 write fails in the test module's own line, so it stays the model's; so does a name missing
 from, or a syntax error in, a file git tracks (a circular import, a broken module: code).
+
+Node's counterpart (`package_main_missing`): a test's `require('..')` of the package whose
+package.json "main" names a file the worktree does not have (node: "Please verify that the
+package.json has a valid "main" entry"), usually the build's output (`dist/`).
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ def project_not_importable(record: CommandResult, cwd: Path) -> str | None:
         return None
     log = Path(record.output_path)
     text = strip_ansi(read_head_tail(log, OUTPUT_CHARS)) if log.is_file() else ""
+    if main := package_main_missing(text, cwd):
+        return main
     if not COLLECTING.search(text):
         return None
     missing = list(dict.fromkeys(MISSING.findall(text)))
@@ -300,3 +306,28 @@ def _test_file(rel: str, failure: ImportFailure) -> bool:
     if rel == failure.module or rel.endswith("/" + failure.module.replace(".", "/") + ".py"):
         return True
     return any(part in TEST_DIRECTORIES for part in rel.split("/")[:-1])
+
+
+# Node: the package's own "main" is not there.
+
+NODE_MAIN = re.compile(
+    r"Cannot find module '([^']+)'\. Please verify that the package\.json has a valid "
+    r"\"main\" entry"
+)
+
+
+def package_main_missing(text: str, cwd: Path) -> str | None:
+    """Node could not load the repository's own package (a test's `require('..')`): the file
+    its package.json names as "main" is not in the worktree, usually the build's output."""
+    for match in NODE_MAIN.finditer(text):
+        rel = _relative(match[1], cwd)
+        if rel is None or (cwd / rel).exists():
+            continue
+        return (
+            f"the tests cannot load the project's own package on the untouched code: its "
+            f'package.json "main" is `{rel}`, which is not in the worktree (Cannot find '
+            f"module '{match[1]}'). It is usually what the build writes (git-ignored): build "
+            "it before the tests run (e.g. `npm run build` in validation.setup, or in the "
+            'workflow), or point "main" at the source'
+        )
+    return None

@@ -260,3 +260,33 @@ def test_an_undeclared_missing_module_still_reaches_the_model(
 
     assert model_env.requests, output
     assert code == 1 and report["reason"] != "config"
+
+
+UNBUILT_NODE_PACKAGE = {
+    "package.json": '{"name": "semver-js", "version": "1.0.0", "main": "dist/index.js"}\n',
+    ".gitignore": "__pycache__/\ndist/\n",
+    "test/semver.test.js": (
+        'const test = require("node:test");\nconst assert = require("node:assert");\n'
+        'const semver = require("..");\n\n'
+        'test("parses", () => assert.strictEqual(semver.parse("1.2.3").major, 1));\n'
+    ),
+}
+
+
+def test_a_node_packages_main_the_build_writes_is_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """package.json's "main" is the build's output (`dist/`, git-ignored), never built in this
+    checkout: node cannot load the package the tests `require`."""
+    sample_repo.commit(UNBUILT_NODE_PACKAGE, "a node package")
+    model_env.add(*fixing_script())
+    spec = sample_repo.write_spec(
+        validation={"test": ["node --test test/semver.test.js"], "timeout": 120}
+    )
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    assert '"main" is `dist/index.js`' in report["error"] and "npm run build" in report["error"]
+    assert model_env.requests == []
