@@ -72,3 +72,13 @@ def test_a_link_named_as_the_version_file_is_not_followed(tmp_path: Path) -> Non
     tree, _ = attach_worktree(repo, private / "t", commit="HEAD")
 
     assert not (tree / "src/pkg/_version.py").exists()
+
+
+def test_a_build_targets_hook_and_pdm_backends_write_to_name_it_too(tmp_path: Path) -> None:
+    target = '[tool.hatch.build.targets.wheel.hooks.vcs]\nversion-file = "src/pkg/_version.py"\n'
+    assert declared(checkout(tmp_path / "hatch", target)) == ["src/pkg/_version.py"]
+    pdm = '[tool.pdm.version]\nsource = "scm"\nwrite_to = "pkg/_version.py"\n'
+    # written inside the package folder (`src`, there is one): where the checkout has it
+    assert declared(checkout(tmp_path / "pdm", pdm)) == ["src/pkg/_version.py"]
+    flat = pdm + '\n[tool.pdm.build]\npackage-dir = "."\n'
+    assert declared(checkout(tmp_path / "flat", flat)) == ["pkg/_version.py"]

@@ -4,10 +4,17 @@ A package built with hatch-vcs or setuptools-scm imports a version file its buil
 install time (a `_version.py` in the package, git-ignored): the checkout has it, a new `git
 worktree` does not, and every test module then fails to import the package (`No module named
 'pkg._version'`), a failure of the environment the model must never be charged with. The file
-is named in pyproject.toml (`[tool.hatch.build.hooks.vcs] version-file`, `[tool.setuptools_scm]
-version_file` or `write_to`); each one named there that the checkout has and git does not
+is named in pyproject.toml (`[tool.hatch.build.hooks.vcs] version-file`, or the same hook of a
+build target, `[tool.setuptools_scm] version_file` or `write_to`, pdm-backend's `[tool.pdm.version]
+write_to` inside its package folder); each one named there that the checkout has and git does not
 track is copied into the worktree, as the dependency folders are (workspace/dependency_links.py,
 which lists the copies so they are never part of the change).
+
+Only files a build backend's configuration names are copied: anything else a build writes
+(a hatch custom hook's output, compiled extensions, `.mo` catalogues, a `setup.py` that
+writes a file) is not declared anywhere that says which file it is. When the tests need one,
+the pre-flight stops the run as a configuration error naming the missing module and where the
+package imports it (gate/project_imports.py).
 
 The names come from the repository: only a relative path inside the checkout, to a small
 regular file (no link), copied to the same place in the worktree whose folder is already there
@@ -32,10 +39,28 @@ def declared(checkout: Path) -> list[str]:
         config = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []
-    hatch_vcs = _table(config, "tool", "hatch", "build", "hooks", "vcs")
+    hatch = _table(config, "tool", "hatch", "build")
+    targets = _table(hatch, "targets").values()
+    hooks = [hatch, *(t for t in targets if isinstance(t, dict))]
+    named = [_table(h, "hooks", "vcs").get("version-file") for h in hooks]
     scm = _table(config, "tool", "setuptools_scm")
-    named = [hatch_vcs.get("version-file"), scm.get("version_file"), scm.get("write_to")]
+    named += [scm.get("version_file"), scm.get("write_to"), _pdm_version_file(config, checkout)]
     return sorted({n for n in named if isinstance(n, str) and _plain(n)})
+
+
+def _pdm_version_file(config: dict[str, Any], checkout: Path) -> str | None:
+    """pdm-backend's `[tool.pdm.version] write_to`: in an editable install it is written
+    inside the package folder (`[tool.pdm.build] package-dir`, by default `src` when there
+    is one), which is where the checkout has it."""
+    version = _table(config, "tool", "pdm", "version")
+    write_to = version.get("write_to")
+    if version.get("source") not in ("scm", "call") or not isinstance(write_to, str):
+        return None
+    default = "src" if (checkout / "src").is_dir() else ""
+    package_dir = _table(config, "tool", "pdm", "build").get("package-dir", default)
+    if not isinstance(package_dir, str):
+        return None
+    return (PurePosixPath(package_dir) / write_to).as_posix() if package_dir else write_to
 
 
 def _table(config: dict[str, Any], *keys: str) -> dict[str, Any]:
