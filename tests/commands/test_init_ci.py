@@ -293,6 +293,40 @@ def test_a_src_layout_is_made_importable_without_installing(tmp_path: Path) -> N
     assert validation_of(tmp_path)["test"] == ["python -m pytest -q"]  # pytest does it
 
 
+@pytest.mark.parametrize(
+    ("pyproject", "init_py", "why"),
+    [
+        (
+            '[tool.hatch.build.hooks.vcs]\nversion-file = "src/demo/_version.py"\n',
+            "from ._version import __version__\n",
+            "the build writes src/demo/_version.py",
+        ),
+        (
+            "",
+            "from importlib.metadata import version\n\n__version__ = version('demo')\n",
+            "src/demo/__init__.py reads its version from the installed metadata",
+        ),
+    ],
+    ids=["version-file", "metadata"],
+)
+def test_a_src_package_that_imports_only_once_installed_gets_the_install_not_pythonpath(
+    tmp_path: Path, pyproject: str, init_py: str, why: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\ndynamic = ["version"]\n[tool.pytest.ini_options]\n' + pyproject
+    )
+    (tmp_path / "src" / "demo").mkdir(parents=True)
+    (tmp_path / "src" / "demo" / "__init__.py").write_text(init_py)
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pytest -q"]
+    note = " ".join(result.output.split())
+    assert f"note: src layout: {why}" in note
+    assert "PYTHONPATH=src does not make the package importable" in note
+    assert "`pip install -e .` with the interpreter the test commands use (python)" in note
+
+
 def test_an_active_virtualenv_outside_the_repository_is_python_not_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,8 +12,9 @@ install into the user's own environment.
 Where the build files name no runner, the test commands come from elsewhere: unittest suites
 (run through pytest when pytest is installed and can collect them, for JUnit), tests inside
 the package (`pkg/tests/`), tox's environments (`init_tox.py`) and nox's sessions. Python
-commands name the interpreter (`init_env.py`), and a src layout gets `PYTHONPATH=src`. Node
-projects are `init_node.py`'s.
+commands name the interpreter (`init_env.py`), and a src layout gets `PYTHONPATH=src`, unless
+the package imports only once installed (a version file the build writes, the version read
+from the installed metadata): init then says to install it. Node projects are `init_node.py`'s.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import RUNNERS, InitJUnit, TestRunner, cargo, go, pytest, unittest
+from codegen_ci.workspace import generated_files
 
 __all__ = ["Detected", "ci_workflows", "detect"]
 
@@ -432,6 +434,15 @@ def _src_layout(root: Path, found: Detected, tools: Toolchain) -> None:
             "(the worktree's copy imports the worktree's code)"
         )
         return
+    if needs := _install_needed(root, src):
+        found.notes.append(
+            f"src layout: {needs}, so PYTHONPATH=src does not make the package importable; "
+            "installing the project does: `pip install -e .` with the interpreter the test "
+            f"commands use ({tools.python}), in the workflow before the run or in "
+            "validation.setup (with `network: [setup]`); codegen-ci copies the version file "
+            "the build wrote into each worktree"
+        )
+        return
     changed = False
     for i, command in enumerate(found.test):
         words = bare(command).split()
@@ -451,6 +462,24 @@ def _src_layout(root: Path, found: Detected, tools: Toolchain) -> None:
             "importable in the worktree without installing it (no network needed); "
             "`pip install -e .` into a venv in the repository would do it too"
         )
+
+
+def _install_needed(root: Path, src: Path) -> str | None:
+    """Why the package under `src/` imports only once installed, or None: the build writes a
+    file into it that the package imports (a version file pyproject.toml names), or it reads
+    its version from the installed metadata."""
+    written = [rel for rel in generated_files.declared(root) if rel.startswith("src/")]
+    if written:
+        return f"the build writes {', '.join(written)} (pyproject.toml), which the package imports"
+    for init in sorted(src.glob("*/__init__.py"))[:20]:
+        text = _text(init)
+        if INSTALLED_VERSION.search(text):
+            rel = init.relative_to(root).as_posix()
+            return f"{rel} reads its version from the installed metadata (importlib.metadata)"
+    return None
+
+
+INSTALLED_VERSION = re.compile(r"^\s*__version__\s*(?::\s*str\s*)?=\s*(?:[\w.]*\.)?version\(", re.M)
 
 
 def _editable_install(root: Path, tools: Toolchain) -> bool:
