@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from generated_fixtures import GENERATED_AT, committed_report, copy_project
 
-from codegen_ci.gate.project_imports import package_not_importable
+from codegen_ci.gate.project_imports import package_not_importable, project_not_importable
+from codegen_ci.report import CommandResult
 
 HATCH = (
     '[project]\nname = "shapes"\ndynamic = ["version"]\n\n'
@@ -110,3 +111,21 @@ def test_one_failing_module_of_many_is_not_every_module(project: Path) -> None:
     listing = "".join(f"tests/test_more_{n}.py: 2\n" for n in range(30))
 
     assert package_not_importable(listing + report.read_text(), project) is None
+
+
+def test_the_package_not_on_the_path_says_only_an_install_writes_the_version_file(
+    project: Path,
+) -> None:
+    """`No module named 'shapes'`: nothing puts `src` on the path; PYTHONPATH alone would then
+    stop at `_version.py`, which only the build writes."""
+    (project / "pytest.ini").unlink()
+    log = committed_report("python", "unconfigured-collect-qq.out", project, project.parent)
+    record = CommandResult(
+        command="python -m pytest", kind="test", exit_code=2, duration_s=1, output_path=str(log)
+    )
+
+    problem = project_not_importable(record, project)
+
+    assert problem is not None and "own module `shapes`" in problem
+    assert "The build writes src/shapes/_version.py into it" in problem
+    assert "PYTHONPATH=" not in problem

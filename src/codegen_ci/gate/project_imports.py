@@ -83,7 +83,7 @@ def project_not_importable(record: CommandResult, cwd: Path) -> str | None:
     missing = list(dict.fromkeys(MISSING.findall(text)))
     for name in missing:
         if where := repository_module(name, cwd):
-            return _explain(name, where)
+            return _explain(name, where, cwd)
     declared = declared_dependencies(cwd)
     for name in missing:
         if (source := declared.get(_normal(name))) is not None:
@@ -162,15 +162,24 @@ def repository_module(name: str, cwd: Path) -> str | None:
     return None
 
 
-def _explain(name: str, where: str) -> str:
+def _explain(name: str, where: str, cwd: Path) -> str:
     path = "src" if where.startswith("src/") else "."
-    return (
+    text = (
         f"the test command cannot import the repository's own module `{name}` "
         f"(No module named '{name}' while collecting the tests on the untouched code); it "
-        f"exists in the repository at `{where}`, but nothing makes it importable. The setup "
-        f"must install the project (e.g. `pip install -e .` in validation.setup or the "
-        f"workflow) or put it on PYTHONPATH (e.g. `PYTHONPATH={path}` before the test command, "
-        f"or pytest's `pythonpath = {path}`)"
+        f"exists in the repository at `{where}`, but nothing makes it importable. "
+    )
+    built = [rel for rel in generated_files.declared(cwd) if rel.startswith(where)]
+    if built:  # PYTHONPATH alone would stop at the file the build writes
+        return text + (
+            f"The build writes {', '.join(built)} into it (pyproject.toml), so only an install "
+            "makes it importable: `pip install -e .` with the interpreter the test command "
+            "uses, in validation.setup or the workflow"
+        )
+    return text + (
+        f"The setup must install the project (e.g. `pip install -e .` in validation.setup or "
+        f"the workflow) or put it on PYTHONPATH (e.g. `PYTHONPATH={path}` before the test "
+        f"command, or pytest's `pythonpath = {path}`)"
     )
 
 
