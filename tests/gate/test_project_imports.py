@@ -129,3 +129,24 @@ def test_the_package_not_on_the_path_says_only_an_install_writes_the_version_fil
     assert problem is not None and "own module `shapes`" in problem
     assert "The build writes src/shapes/_version.py into it" in problem
     assert "PYTHONPATH=" not in problem
+
+
+def test_python_humanize_unbuilt_every_module_fails_on_the_package_or_a_test_dependency(
+    tmp_path: Path,
+) -> None:
+    """python-humanize/humanize never built (its hatch-vcs `_version.py` absent) and without
+    freezegun: four modules fail inside the package, two on freezegun before they reach it."""
+    tree = tmp_path / "humanize"
+    (tree / "src" / "humanize").mkdir(parents=True)
+    (tree / "src" / "humanize" / "__init__.py").write_text("from ._version import __version__\n")
+    (tree / "pyproject.toml").write_text(
+        '[tool.hatch]\nbuild.hooks.vcs.version-file = "src/humanize/_version.py"\n'
+    )
+    report = committed_report("python", "humanize-collect-qq.out", tree, tmp_path)
+
+    problem = package_not_importable(report.read_text(), tree)
+
+    assert problem is not None and "4 of 6 test modules fail" in problem
+    assert "at src/humanize/__init__.py:35" in problem
+    assert "No module named 'humanize._version'" in problem
+    assert "pyproject.toml says the build writes it" in problem
