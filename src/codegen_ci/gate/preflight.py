@@ -15,7 +15,8 @@ command that cannot start (exit 126/127, "command not found", a missing npm scri
 reporter that is not installed, a package manager that tries to download itself with no
 network), a test command that ran no test (no tests collected at all), a spec with no test
 command, `validation.junit` globs that matched nothing after the tests ran, or tests that cannot
-import the repository's own package on the untouched code (not installed, not on PYTHONPATH:
+import the repository's own package on the untouched code (not installed, not on PYTHONPATH, or
+failing inside its own code for a file the build writes or a dependency not installed:
 gate/project_imports.py), is not something the model can fix by editing code: the run ends
 as a configuration error (status `error`, reason `config`, exit 2) before any model call, with
 the command and the tail of its output. A command that cannot start, on a base-commit run,

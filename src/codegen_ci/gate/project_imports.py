@@ -275,7 +275,8 @@ def _missing_module(dotted: str, cwd: Path) -> str:
     base = where.rstrip("/").removesuffix(".py")
     rel = "/".join([base, *rest]) + ".py" if rest else where
     why = (
-        "pyproject.toml says the build writes it"
+        "pyproject.toml says the build writes it; your checkout does not have it either, or "
+        "it would have been copied: install the project there once"
         if rel in generated_files.declared(cwd)
         else "the repository does not hold it: a file the build or the install writes?"
     )

@@ -126,7 +126,7 @@ def test_the_package_failing_inside_itself_on_the_untouched_code_is_a_config_err
     assert "1 of 1 test modules fail" in error and "at src/semver/__init__.py:1" in error
     assert "ModuleNotFoundError: No module named 'semver._version'" in error
     assert "`src/semver/_version.py` is not in the worktree" in error
-    assert "pyproject.toml says the build writes it" in error
+    assert "pyproject.toml says the build writes it; your checkout does not have it" in error
     assert "pip install -e ." in error and "PYTHONPATH" in error
     assert model_env.requests == []
 
