@@ -105,6 +105,16 @@ def test_a_test_importing_a_name_the_task_asks_for_is_the_models(project: Path, 
     assert judged(name, project) is None
 
 
+def test_when_the_output_does_not_say_the_repositorys_test_files_count(project: Path) -> None:
+    """pytest's quiet output lists nothing when nothing else was collected, nor when a run
+    was interrupted: 30 more tracked test files mean most modules were never judged."""
+    for n in range(30):
+        (project / "tests" / f"test_more_{n}.py").write_text("def test_more():\n    pass\n")
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+
+    assert judged("missing-collect-qq.out", project) is None
+
+
 def test_one_failing_module_of_many_is_not_every_module(project: Path) -> None:
     """Three modules fail inside the package; 30 more were collected: not the environment."""
     report = committed_report("python", "missing-collect-qq.out", project, project.parent)

@@ -9,7 +9,7 @@ test module, the frames from the outermost to where it was raised (a `SyntaxErro
 last), and the exception line. Which of them are the environment's and which the model's is
 gate/project_imports.py's question; this module only reads.
 
-`CollectedModules` says how many test modules the same output shows collected without error
+`collected_modules` says how many test modules the same output shows collected without error
 (pytest's listings: `path::test`, `path: N` or `<Module path>`; else an upper bound from the
 summary's count of tests), so "every module failed" can be told from "one of many did".
 """
@@ -111,10 +111,11 @@ COLLECTED = re.compile(r"\bcollected (\d+) items?\b|\b(\d+) tests? collected\b")
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 
 
-def collected_modules(text: str, failures: list[ImportFailure]) -> int:
+def collected_modules(text: str, failures: list[ImportFailure]) -> int | None:
     """How many test modules the output shows collected without error: counted from pytest's
     listing of the collected tests, else at most the number of tests it (or unittest) says it
-    collected or ran beside the failures; 0 when it says neither."""
+    collected or ran beside the failures; None when it says neither (pytest's quiet output of
+    a run its collection errors interrupted, or of a collection that found nothing else)."""
     failed = {f.module for f in failures}
     for pattern in LISTED:
         listed = {m["path"] for m in pattern.finditer(text)} - failed
@@ -125,4 +126,4 @@ def collected_modules(text: str, failures: list[ImportFailure]) -> int:
         return max(counts)
     if ran := UNITTEST_RAN.findall(text):
         return max(0, int(ran[-1]) - len(failures))  # each failed module is one "test"
-    return 0
+    return None

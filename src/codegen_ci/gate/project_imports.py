@@ -204,7 +204,10 @@ def package_not_importable(text: str, cwd: Path) -> str | None:
         return None
     failure, raised = found[0]
     if not any(f.conftest for f, _ in found):
-        total = len(failures) + collected_modules(text, failures)
+        others = collected_modules(text, failures)
+        if others is None:  # the output does not say: the repository's test files do
+            others = max(0, test_files(cwd) - len(failures))
+        total = len(failures) + others
         # hardly any module imports, and the package's own error is most of why (a module
         # that fails earlier, on a test dependency, would have failed on the package next)
         if len(failures) < total * (1 - NEGLIGIBLE) or len(found) * 2 < len(failures):
@@ -227,6 +230,14 @@ def package_not_importable(text: str, cwd: Path) -> str | None:
 class Raised:
     at: Frame  # the deepest frame in the repository, its path relative to it
     cause: str  # what the environment lacks
+
+
+def test_files(cwd: Path) -> int:
+    """The Python test files git tracks in `cwd` (`test*.py`, `*_test.py`: pytest's and
+    unittest's default patterns), for when a command's output does not list what it found."""
+    names = git.git(["ls-files", "-z"], cwd, check=False).split("\0")
+    base = [n.rsplit("/", 1)[-1] for n in names if n.endswith(".py")]
+    return sum(1 for n in base if n.startswith("test") or n.endswith("_test.py"))
 
 
 def package_cause(failure: ImportFailure, cwd: Path) -> Raised | None:
