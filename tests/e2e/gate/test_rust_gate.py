@@ -11,13 +11,11 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from eco_projects import _git_repo, edit_turn, write_spec
-from gate_repos import reflections
-from sample_repo import SampleRepo
+from gate_repos import reflections, run_cli
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -56,15 +54,6 @@ RIGHT = "    stock.saturating_sub(n)\n"
 FLOOR_RS = "#[test]\nfn empty_stays_empty() {\n    assert_eq!(stock::remove(0, 1), 0);\n}\n"
 
 
-def run(repo: SampleRepo, spec: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
-    out = repo.tmp / "out"
-    result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), *args]
-    )
-    path = out / "report.json"
-    return result.exit_code, result.output, json.loads(path.read_text()) if path.exists() else {}
-
-
 @pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
 def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
@@ -90,7 +79,7 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
         proof=True,
     )
 
-    code, output, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 0, output
     assert report["iterations"] == 2
@@ -134,7 +123,7 @@ def test_a_failing_unit_test_does_not_hide_the_integration_tests(
     )
     spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
 
-    code, output, report = run(repo, spec, "--dry-run")
+    code, output, _, report = run_cli(repo, spec, "--dry-run")
 
     assert code == 0, output
     (preflight,) = report["rounds"]  # the dry run's pre-flight
@@ -158,7 +147,7 @@ def test_a_crate_without_tests_ran_0_tests_and_never_succeeds(
     model_env.add(*edit_turn("src/lib.rs", BUG, RIGHT))
     spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
 
-    code, output, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
