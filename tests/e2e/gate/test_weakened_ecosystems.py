@@ -29,7 +29,7 @@ from eco_projects import (
 )
 from gate_repos import run_cli
 
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 pytestmark = pytest.mark.e2e
 ADD_OLD = "\tit.Count += n\n"
@@ -37,16 +37,26 @@ ADD_BROKEN = "\tit.Count = n\n"
 CHECK_OLD = "got != 5 {"
 
 
+def run(command: str) -> Reply:
+    return Reply(tool_calls=[call("run_command", command=command)])
+
+
 @needs_go
+@pytest.mark.parametrize("test_file", ["store_test.go", "inventory_test.go"])
 def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
-    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer, test_file: str
 ) -> None:
+    """`inventory_test.go`: the test file moved (`mv`) and weakened; Go names a test by its
+    package, so the move keeps every test (kept-tests lets it be), and the base version of the
+    file runs at its new path."""
     repo = make_go_repo(tmp_path)
     assert CHECK_OLD in STORE_TEST_GO
+    moves = [] if test_file == "store_test.go" else [run(f"mv store_test.go {test_file}")]
     model_env.add(
         edit(GO_FILE, GO_BUG, GO_FIX),
         edit(GO_FILE, ADD_OLD, ADD_BROKEN),
-        edit("store_test.go", CHECK_OLD, "got != 5 && false {"),
+        *moves,
+        edit(test_file, CHECK_OLD, "got != 5 && false {"),
         Reply("done"),
     )
     spec = write_spec(
@@ -62,7 +72,7 @@ def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
     proof = report["proof"]
     assert proof["status"] == "unproven", proof
     assert [t["id"] for t in proof["weakened"]] == ["example.com/inventory::TestAdd"]
-    assert proof["weakened"][0]["file"] == "store_test.go"
+    assert proof["weakened"][0]["file"] == test_file
     # narrowed to the edited file's tests by a -run pattern
     log = next((out / "proof" / "logs").glob("original-*.log")).read_text()
     assert "TestAdd" in log
