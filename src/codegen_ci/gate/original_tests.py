@@ -76,8 +76,10 @@ def renamed_existing(worktree: Worktree, test_files: Sequence[str]) -> dict[str,
             if PurePosixPath(old).suffix != PurePosixPath(new).suffix or before == text:
                 continue
             alike = difflib.SequenceMatcher(None, before.splitlines(), lines, autojunk=False)
+            # the cheap upper bounds first: the full ratio is quadratic at worst
             if (
                 alike.real_quick_ratio() >= RENAME_SIMILARITY
+                and alike.quick_ratio() >= RENAME_SIMILARITY
                 and (ratio := alike.ratio()) >= RENAME_SIMILARITY
             ):
                 pairs.append((ratio, new, old))
