@@ -286,22 +286,27 @@ class ProofStatus(StrEnum):
     NOT_APPLICABLE = "not_applicable"  # nothing to prove with (policy off, no JUnit, ...)
 
 
-class ProvingTest(BaseModel):
-    """A test that fails on the base commit and passes with the change."""
+class LocatedTest(BaseModel):
+    """A test by its id and place: what proof's lists of tests share."""
 
     id: Untrusted  # the repository's tests named it: data, compared through `key` only
     file: str | None = None
     line: int | None = None
-    on_base: str = Field(description="How it ended on the base: failure, error, or not run.")
 
     @property
     def key(self) -> str:
-        """The raw id, to re-run the test on the base commit by it: a lookup."""
+        """The raw id, to re-run the test by it: a lookup."""
         return self.id.raw_for("matching")
 
     @property
     def where(self) -> str:
         return location(self.file, self.line)
+
+
+class ProvingTest(LocatedTest):
+    """A test that fails on the base commit and passes with the change."""
+
+    on_base: str = Field(description="How it ended on the base: failure, error, or not run.")
 
 
 class FlakyTest(BaseModel):
@@ -334,23 +339,11 @@ class ChangedLines(BaseModel):
         return self.covered / self.total if self.total else 1.0
 
 
-class WeakenedTest(BaseModel):
+class WeakenedTest(LocatedTest):
     """An existing test the change edited whose base-commit version fails with the change's
     code (gate/original_tests.py): the change altered what the test checked, and the test."""
 
-    id: Untrusted  # the repository's tests named it: data
-    file: str | None = None
-    line: int | None = None
     outcome: str = Field(description="How its base version ended with the change: failure, error.")
-
-    @property
-    def key(self) -> str:
-        """The raw id, to re-run the test by it: a lookup."""
-        return self.id.raw_for("matching")
-
-    @property
-    def where(self) -> str:
-        return location(self.file, self.line)
 
 
 class Proof(BaseModel):

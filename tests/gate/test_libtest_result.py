@@ -27,3 +27,12 @@ def test_counts_and_failures_at_their_panic(version: str, tmp_path: Path) -> Non
 def test_output_that_is_not_libtests_is_no_result(tmp_path: Path) -> None:
     result = libtest_result("error[E0425]: cannot find value `x`\n", tmp_path / "log", tmp_path)
     assert (result.cases, result.files) == ([], [])
+
+
+def test_a_crate_without_tests_ran_0_tests_not_an_unknown_count(tmp_path: Path) -> None:
+    """Every binary says `running 0 tests`: the count is known (0), so the gate's "no test,
+    no success" applies as for a JUnit report listing none."""
+    log = FIXTURES / "cargo-test-no-tests-1.95.out"
+    result = libtest_result(log.read_text(encoding="utf-8"), log, tmp_path)
+    assert (result.cases, result.files) == ([], [str(log)])
+    assert result.totals().total == 0

@@ -14,10 +14,12 @@ import hashlib
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
 
+import pytest
 from sample_repo import NO_PROOF, SampleRepo, sh
 
 from codegen_ci.testing.scripted_model import Reply, call
@@ -153,14 +155,44 @@ GO_PANIC_OLD = GO_NIL_CHECK + GO_BUG
 GO_PANIC_NEW = "\tit := s.items[name]\n" + GO_FIX
 GO_RIGHT = GO_NIL_CHECK + GO_FIX
 GOTESTSUM = "gotestsum --format standard-verbose --junitfile junit.xml -- ./..."
+needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
+needs_go = pytest.mark.skipif(
+    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
+)
+
+
+# The ecosystems' fixtures, for the tests of tests/e2e/gate (its conftest.py names them).
+
+
+@pytest.fixture(scope="session")
+def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # The parent of the base temp dir is shared by all xdist workers of the session.
+    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+
+
+@pytest.fixture
+def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A build cache shared by the session's tests; no module proxy (none is reachable)."""
+    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
+    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
+    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
+    monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+
+
+def edit(path: str, old: str, new: str) -> Reply:
+    """A model reply with a single edit."""
+    return Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)])
 
 
 def edit_turn(path: str, old: str, new: str, note: str = "done") -> list[Reply]:
     """One model turn: a single edit, then an answer without tool calls."""
-    return [
-        Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)]),
-        Reply(note),
-    ]
+    return [edit(path, old, new), Reply(note)]
+
+
+def write(path: str, content: str) -> Reply:
+    """A model reply that writes one file."""
+    return Reply(tool_calls=[call("write_file", path=path, content=content)])
 
 
 def npm_packages(shared_root: Path) -> Path:
@@ -264,6 +296,43 @@ def write_spec(repo: SampleRepo, *, proof: bool = False, **overrides: object) ->
     return path
 
 
+# The TypeScript project's tests: one that passes on the base commit, one of its bug.
+TS_PASSING_TEST = """\
+import { expect, test } from "@jest/globals";
+import { total } from "./price";
+
+test("applies the discount", () => {
+  expect(total([{ name: "pad", cents: 1000, quantity: 1 }], 10)).toBe(900);
+});
+"""
+TS_QUANTITY_TEST = """\
+import { expect, test } from "@jest/globals";
+import { total } from "./price";
+
+test("counts every unit", () => {
+  expect(total([{ name: "pen", cents: 100, quantity: 2 }])).toBe(200);
+});
+"""
+# A new function of the Go module, and its test.
+GO_HAS = """
+// Has tells whether name is in stock.
+func (s *Store) Has(name string) bool {
+\treturn s.Count(name) > 0
+}
+"""
+GO_HAS_TEST = """\
+package inventory
+
+import "testing"
+
+func TestHas(t *testing.T) {
+\ts := NewStore()
+\ts.Add("nut", 1)
+\tif !s.Has("nut") || s.Has("bolt") {
+\t\tt.Fatal("Has is wrong")
+\t}
+}
+"""
 TS_TASK = textwrap.dedent("""\
     total() must multiply each item's cents by its quantity before summing.""")
 GO_TASK = "Store.Remove must never take more than is in stock (stock never below zero)."

@@ -64,10 +64,12 @@ def commit_files(repo: SampleRepo, files: dict[str, str], message: str = "more")
     repo.commit(files, message)
 
 
-def run_cli(repo: SampleRepo, spec: Path) -> tuple[int, str, Path, dict[str, Any]]:
-    out = repo.tmp / "out"
+def run_cli(repo: SampleRepo, spec: Path, *args: str) -> tuple[int, str, Path, dict[str, Any]]:
+    """`codegen-ci run` of `spec` in `repo` (`args`: more options): the exit code, the output,
+    the output directory and report.json ({} when none was written)."""
+    out = repo.tmp / "out"  # outside the repository, as $RUNNER_TEMP is in Actions
     result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), *args]
     )
     report_path = out / "report.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else {}

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from codegen_ci.gate.pytest_commands import VALUE_OPTIONS
+from codegen_ci.gate import pytest_commands
 from codegen_ci.runners.base import plain_tokens
 from codegen_ci.runners.pytest import mentions_pytest
 
@@ -42,25 +42,12 @@ def narrowed(command: str, files: Sequence[str], go_tests: Sequence[str], tree: 
 
 
 def _pytest(tokens: list[str], files: Sequence[str], tree: Path) -> str | None:
-    start = next((i for i, t in enumerate(tokens) if t.endswith(("pytest", "py.test"))), None)
     paths = [
         str(PurePosixPath(f).parent) if PurePosixPath(f).name == "conftest.py" else f
         for f in files
         if f.endswith(".py")
     ]
-    if start is None or not paths:
-        return None
-    kept, takes_value = tokens[: start + 1], False
-    for token in tokens[start + 1 :]:
-        if takes_value:
-            kept.append(token)
-            takes_value = False
-        elif token in VALUE_OPTIONS:
-            kept.append(token)
-            takes_value = True
-        elif token.startswith("-") or not (tree / token.split("::", 1)[0]).exists():
-            kept.append(token)  # a path of the command's own: replaced by the files
-    return shlex.join([*kept, *dict.fromkeys(paths)])
+    return pytest_commands.with_paths(tokens, list(dict.fromkeys(paths)), tree) if paths else None
 
 
 def _node(tokens: list[str], files: Sequence[str]) -> str:

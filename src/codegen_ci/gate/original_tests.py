@@ -11,6 +11,10 @@ file of the change applied runs the test commands, narrowed to those files
 (gate/file_selection.py). A test of those files that fails there, and did not fail in the
 passing round (a failure the base already had and the rules allow is not the change's),
 is `proof.weakened`: the change altered behaviour that test checked and altered the test.
+A test file the change moved and edited counts as edited (`renamed_existing`: git's rename
+rule, a file it deletes and one it adds at least half alike): its base version runs at the
+new path, where the passing round ran it, so its ids, its runner's config (jest's
+`testMatch`, a cargo `tests/` binary's name) and the narrowing are the new file's.
 
 Such a run is never `proven`. Under `validation.proof.tests: preferred` it succeeds as
 `unproven`, and the PR body, status comment and terminal name each test ("... as it was on
@@ -23,17 +27,22 @@ repository whose tasks change tested behaviour on purpose uses `preferred`.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.report import WeakenedTest
+from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import Untrusted, fence, strip_invisible
 from codegen_ci.workspace.worktree import Worktree
 
 FAILING = ("failure", "error")
 SHOWN = 5
 MAX_ID_CHARS = 300
+RENAME_SIMILARITY = 0.5  # git's default for `git diff -M`
+MAX_COMPARED_BYTES = 1_000_000  # a larger test file is not looked for among the moved ones
 
 
 def edited_existing(worktree: Worktree, test_files: Sequence[str]) -> list[str]:
@@ -44,6 +53,49 @@ def edited_existing(worktree: Worktree, test_files: Sequence[str]) -> list[str]:
         if (worktree.path / p).is_file() and not (worktree.path / p).is_symlink()
         if worktree.in_base(p)
     ]
+
+
+def renamed_existing(worktree: Worktree, test_files: Sequence[str]) -> dict[str, str]:
+    """Of the change's test files, those that are a base-commit test file moved and edited:
+    {new path: the base path}. The worktree's files are not staged, so git has no rename to
+    tell: a test file the change deletes and one it adds (the same suffix) whose lines are at
+    least `RENAME_SIMILARITY` alike, as `git diff -M` pairs them, each deleted file once, the
+    most alike first. A file moved unchanged is left out: its base version is the file."""
+    gone = {
+        p: text
+        for p in test_files
+        if not (worktree.path / p).exists() and not (worktree.path / p).is_symlink()
+        if (text := worktree.base_text(p)) is not None and len(text) <= MAX_COMPARED_BYTES
+    }
+    pairs: list[tuple[float, str, str]] = []
+    for new in test_files:
+        if not gone or worktree.in_base(new) or (text := _read(worktree, new)) is None:
+            continue
+        lines = text.splitlines()
+        for old, before in gone.items():
+            if PurePosixPath(old).suffix != PurePosixPath(new).suffix or before == text:
+                continue
+            alike = difflib.SequenceMatcher(None, before.splitlines(), lines, autojunk=False)
+            # the cheap upper bounds first: the full ratio is quadratic at worst
+            if (
+                alike.real_quick_ratio() >= RENAME_SIMILARITY
+                and alike.quick_ratio() >= RENAME_SIMILARITY
+                and (ratio := alike.ratio()) >= RENAME_SIMILARITY
+            ):
+                pairs.append((ratio, new, old))
+    renamed: dict[str, str] = {}
+    for _, new, old in sorted(pairs, reverse=True):
+        if new not in renamed and old not in renamed.values():
+            renamed[new] = old
+    return renamed
+
+
+def _read(worktree: Worktree, rel: str) -> str | None:
+    """A test file of the change (the model's worktree: through the guarded reader)."""
+    try:
+        return guarded_read.read_text(worktree.path, rel, max_bytes=MAX_COMPARED_BYTES)
+    except (guarded_read.Refused, OSError, UnicodeDecodeError):
+        return None
 
 
 def judge_originals(

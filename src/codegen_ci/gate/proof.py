@@ -43,6 +43,7 @@ from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.original_tests import (
     edited_existing,
     judge_originals,
+    renamed_existing,
     weakened_message,
     weakened_reason,
 )
@@ -164,7 +165,8 @@ class Prover:
     ) -> tuple[list[WeakenedTest], str | None]:
         """The base versions of the existing test files the change edited, run (narrowed to
         them) in a base tree with every other file of the change applied."""
-        edited = edited_existing(self.worktree, test_files)
+        renamed = renamed_existing(self.worktree, test_files)  # each at its new path
+        edited = [*edited_existing(self.worktree, test_files), *renamed]
         if not edited:
             return [], None
         self.note(f"proving: {len(edited)} edited test file(s) as they were on the base commit")
@@ -172,6 +174,8 @@ class Prover:
         where = self.tree_path.with_name(self.tree_path.name + "-orig")
         tree, links = attach_worktree(self.repo, where, commit=self.base_commit)
         try:
+            for new, old in renamed.items():
+                self._apply(tree, new, source=(tree, old))
             for rel in self.worktree.agent_changes():
                 if rel not in edited:
                     self._apply(tree, rel)
@@ -258,9 +262,10 @@ class Prover:
             tree, self.validation, self.work_dir, env, self.sandbox, "proof", self._wrap(tree)
         )
 
-    def _apply(self, tree: Path, rel: str) -> None:
+    def _apply(self, tree: Path, rel: str, source: tuple[Path, str] | None = None) -> None:
         """The change's version of test file `rel` in `tree` (deleted when the change deleted
-        it). Read through the guarded reader (the model's worktree); written only below real
+        it); `source`: another file's instead (a moved test's base version, from `tree`).
+        Read through the guarded reader (the model's worktree); written only below real
         directories of the fresh base tree, never through a link."""
         dest = tree / rel
         parent = tree
@@ -273,7 +278,8 @@ class Prover:
             dest.unlink()
         # Deleted by the change, or not a regular file: absent on the base too.
         with contextlib.suppress(Refused, OSError):
-            guarded_read.copy_file(self.worktree.path, rel, dest, max_bytes=MAX_TEST_FILE_BYTES)
+            root, name = source or (self.worktree.path, rel)
+            guarded_read.copy_file(root, name, dest, max_bytes=MAX_TEST_FILE_BYTES)
 
 
 def judge(

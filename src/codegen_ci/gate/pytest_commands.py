@@ -24,7 +24,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -93,9 +93,17 @@ def targeted_command(command: str, junit_ids: list[str], repo: Path) -> str | No
     tokens = plain_tokens(command)
     if tokens is None:
         return None
-    start = next((i for i, t in enumerate(tokens) if t.endswith(("pytest", "py.test"))), None)
     nodes = [node_id(i, repo) for i in dict.fromkeys(junit_ids)]
-    if start is None or not all(nodes):
+    if not all(nodes):
+        return None
+    return with_paths(tokens, [n for n in nodes if n], repo)
+
+
+def with_paths(tokens: list[str], paths: Sequence[str], repo: Path) -> str | None:
+    """The pytest invocation `tokens` with its own test paths (those that exist in `repo`)
+    replaced by `paths`, its options and their values kept; None when no pytest is named."""
+    start = next((i for i, t in enumerate(tokens) if t.endswith(("pytest", "py.test"))), None)
+    if start is None:
         return None
     kept, takes_value = tokens[: start + 1], False
     for token in tokens[start + 1 :]:
@@ -105,13 +113,9 @@ def targeted_command(command: str, junit_ids: list[str], repo: Path) -> str | No
         elif token in VALUE_OPTIONS:
             kept.append(token)
             takes_value = True
-        elif token.startswith("-") or not _is_path(token, repo):
+        elif token.startswith("-") or not (repo / token.split("::", 1)[0]).exists():
             kept.append(token)
-    return shlex.join([*kept, *(n for n in nodes if n)])
-
-
-def _is_path(token: str, repo: Path) -> bool:
-    return (repo / token.split("::", 1)[0]).exists()
+    return shlex.join([*kept, *paths])
 
 
 # The plugin's harness side: loading it into a pytest command and reading what it did.

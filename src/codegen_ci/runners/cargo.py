@@ -48,6 +48,23 @@ JUNIT_HINT: str | None = (
 ASKS_FOR_JUNIT: re.Pattern[str] | None = None
 JUNIT_FILE: re.Pattern[str] | None = None
 
+# `cargo test` as a word of the command (Debian's `/usr/bin/cargo`, rustup's `cargo +1.80`)
+CARGO_TEST = re.compile(r"(?<![\w-])(cargo(?:\s+\+\S+)?\s+test)(?![\w-])")
+FAIL_FAST = re.compile(r"(?<![\w-])--(?:no-)?fail-fast\b")
+
+
+def every_binary(command: str) -> str:
+    """`command` with `--no-fail-fast` after each `cargo test`, unless it already says
+    `--no-fail-fast` or `--fail-fast` itself. cargo stops at the first test binary that
+    fails: a crate's `tests/*.rs` behind its failing unit tests would never run, their
+    failures and counts missing from the round, the baseline and the proof. cargo has no
+    variable or config key for it (nextest's profile has `fail-fast`), so the gate runs the
+    command so, as it adds pytest's `--junitxml` through PYTEST_ADDOPTS."""
+    if FAIL_FAST.search(command):
+        return command
+    return CARGO_TEST.sub(r"\1 --no-fail-fast", command)
+
+
 NEXTEST_RUN = re.compile(r"\bcargo\s+(?:\+\S+\s+)?nextest\s+run\b")
 PROFILE = re.compile(r"\s(?:--profile|-P)(?:=|\s+)([\w.-]+)")
 NEXTEST_CONFIG = ".config/nextest.toml"
@@ -189,7 +206,8 @@ totals = base.no_totals
 # test's details are its `---- path stdout ----` section (the panic, `thread '...' panicked
 # at src/lib.rs:12:5:` and its message); its message is the panic's first line. Each binary
 # ends with `test result: FAILED. N passed; M failed; K ignored; ...`; cargo stops after the
-# first failing binary unless `--no-fail-fast`, so the binaries after it are not listed.
+# first failing binary unless `--no-fail-fast`, so the binaries after it would not be listed:
+# the gate adds it (`every_binary` above).
 
 Outcome = Literal["passed", "failure", "skipped"]
 
@@ -260,6 +278,12 @@ def libtest_cases(text: str) -> list[LibtestCase]:
         message = _message(details) if outcome == "failure" else ""
         cases.append(LibtestCase(target, name, outcome, message, details))
     return cases
+
+
+def libtest_ran(text: str) -> bool:
+    """Whether libtest ended a test binary in `text` (`test result: `): the tests it names
+    are then what ran, none when every binary ran `0 tests`."""
+    return SUMMARY.search(text) is not None
 
 
 def _message(details: str) -> str:

@@ -4,20 +4,26 @@ gate/coverage_go.py), through the CLI with the scripted model and the real runne
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from eco_projects import GO_BUG, GO_FILE, GO_FIX, GOTESTSUM, make_go_repo, write_spec
+from eco_projects import (
+    GO_BUG,
+    GO_FILE,
+    GO_FIX,
+    GO_HAS,
+    GO_HAS_TEST,
+    GOTESTSUM,
+    make_go_repo,
+    needs_go,
+    write_spec,
+)
 from gate_repos import reflections, run_cli
 from sample_repo import SampleRepo, sh
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
-needs_go = pytest.mark.skipif(
-    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
-)
 OPS_PY = "def add(a, b):\n    return a - b\n"
 # The fix (line 2, run by the test) and a new function whose body no test runs (lines 6-7).
 OPS_FIXED = (
@@ -146,35 +152,6 @@ def test_pytest_covs_own_measurement_leaves_the_changed_lines_to_ours(
 
 
 # --- Go ---------------------------------------------------------------------------------------
-
-GO_HAS = """
-// Has tells whether name is in stock.
-func (s *Store) Has(name string) bool {
-\treturn s.Count(name) > 0
-}
-"""
-GO_HAS_TEST = """\
-package inventory
-
-import "testing"
-
-func TestHas(t *testing.T) {
-\ts := NewStore()
-\ts.Add("nut", 1)
-\tif !s.Has("nut") || s.Has("bolt") {
-\t\tt.Fatal("Has is wrong")
-\t}
-}
-"""
-
-
-@pytest.fixture
-def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
-    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
-    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
-    monkeypatch.setenv("GOPROXY", "off")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
 
 
 def go_fix_and_has(repo: SampleRepo) -> tuple[Reply, str]:

@@ -7,7 +7,6 @@ in one round is test_proof_ecosystems.py::test_go_the_repositorys_failing_test_p
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,45 +26,15 @@ from eco_projects import (
     edit_turn,
     make_go_repo,
     make_ts_repo,
-    npm_packages,
+    needs_go,
+    needs_node,
     write_spec,
 )
-from gate_repos import reflections
+from gate_repos import reflections, run_cli
 from sample_repo import SampleRepo
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
-
-needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
-needs_go = pytest.mark.skipif(
-    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
-)
-
-
-@pytest.fixture(scope="session")
-def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # The parent of the base temp dir is shared by all xdist workers of the session.
-    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
-
-
-@pytest.fixture
-def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A build cache shared by the session's tests; no module proxy (none is reachable)."""
-    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
-    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
-    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
-    monkeypatch.setenv("GOPROXY", "off")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
-
-
-def run(repo: SampleRepo, spec: Path, *args: str) -> tuple[int, str, Path, dict[str, Any]]:
-    out = repo.tmp / "out"  # outside the repository, as $RUNNER_TEMP is in Actions
-    result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), *args]
-    )
-    path = out / "report.json"
-    report = json.loads(path.read_text()) if path.exists() else {}
-    return result.exit_code, result.output, out, report
 
 
 def committed(repo: SampleRepo, report: dict[str, Any]) -> list[str]:
@@ -90,7 +59,7 @@ def test_jest_finds_the_tests_and_the_bug_is_fixed_in_one_round(
         validation={"test": ["npm test"], "junit": ["junit.xml"]},
     )
 
-    code, output, out, report = run(repo, spec)
+    code, output, out, report = run_cli(repo, spec)
 
     assert code == 0, output
     assert report["status"] == "success" and report["iterations"] == 1
@@ -134,7 +103,7 @@ def test_preexisting_jest_failure_with_the_output_outside_the_repository(
         },
     )
 
-    code, output, _, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 0, output
     assert report["status"] == "success"
@@ -162,7 +131,7 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
     assert "no JUnit from `npm test`" in result.output and "jest-junit" in result.output
 
     model_env.add(*edit_turn(TS_FILE, TS_BUG, TS_FIX))
-    code, output, _, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 0, output
     assert [m["command"] for m in report["junit_missing"]] == ["npm test"]
@@ -190,7 +159,7 @@ def test_jest_that_cannot_run_is_a_config_error_before_any_model_call(
     repo = make_ts_repo(tmp_path, node_modules)
     spec = write_spec(repo, task=TS_TASK, validation={"test": [command], "junit": ["junit.xml"]})
 
-    code, output, _, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
@@ -226,7 +195,7 @@ def test_go_nil_pointer_panic_then_the_right_fix(
         validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
     )
 
-    code, output, _, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 0, output
     assert report["iterations"] == 2
@@ -246,7 +215,7 @@ def test_go_packages_without_tests_are_a_config_error(
     repo = make_go_repo(tmp_path)
     spec = write_spec(repo, task=GO_TASK, validation={"test": ["go test ./units/..."]})
 
-    code, output, _, report = run(repo, spec, "--dry-run")
+    code, output, _, report = run_cli(repo, spec, "--dry-run")
 
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
@@ -261,7 +230,7 @@ def test_go_test_without_junit_gets_the_gotestsum_hint_in_the_dry_run(
     repo = make_go_repo(tmp_path)
     spec = write_spec(repo, task=GO_TASK, validation={"test": ["go test ./..."]})
 
-    code, output, _, report = run(repo, spec, "--dry-run")
+    code, output, _, report = run_cli(repo, spec, "--dry-run")
 
     assert code == 0, output
     assert "tests: unknown (no JUnit report)" in output
@@ -295,7 +264,7 @@ def test_a_round_whose_go_tests_were_emptied_is_not_a_success(
         validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
     )
 
-    code, output, _, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 1, output
     rnd = report["rounds"][0]

@@ -3,101 +3,37 @@ code with the change's test files applied, and pass with the change; real toolch
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
-from typing import Any
 
-import pytest
-from click.testing import CliRunner
 from eco_projects import (
     GO_BUG,
     GO_FILE,
     GO_FIX,
+    GO_HAS,
+    GO_HAS_TEST,
     GOTESTSUM,
     STORE_TEST_GO,
     TS_BUG,
     TS_FILE,
     TS_FIX,
+    TS_PASSING_TEST,
+    TS_QUANTITY_TEST,
     TS_TASK,
+    edit,
     edit_turn,
     make_go_repo,
     make_ts_repo,
-    npm_packages,
+    needs_go,
+    needs_node,
+    write,
     write_spec,
 )
+from gate_repos import run_cli
 from sample_repo import SampleRepo
 
-from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 
-needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
-needs_go = pytest.mark.skipif(
-    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
-)
 GO_PASSING_TESTS = STORE_TEST_GO.split("\nfunc TestRemoveNeverBelowZero")[0]
-GO_HAS = """
-// Has tells whether name is in stock.
-func (s *Store) Has(name string) bool {
-\treturn s.Count(name) > 0
-}
-"""
-GO_HAS_TEST = """\
-package inventory
-
-import "testing"
-
-func TestHas(t *testing.T) {
-\ts := NewStore()
-\ts.Add("nut", 1)
-\tif !s.Has("nut") || s.Has("bolt") {
-\t\tt.Fatal("Has is wrong")
-\t}
-}
-"""
-TS_PASSING_TEST = """\
-import { expect, test } from "@jest/globals";
-import { total } from "./price";
-
-test("applies the discount", () => {
-  expect(total([{ name: "pad", cents: 1000, quantity: 1 }], 10)).toBe(900);
-});
-"""
-TS_QUANTITY_TEST = """\
-import { expect, test } from "@jest/globals";
-import { total } from "./price";
-
-test("counts every unit", () => {
-  expect(total([{ name: "pen", cents: 100, quantity: 2 }])).toBe(200);
-});
-"""
-
-
-@pytest.fixture(scope="session")
-def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
-
-
-@pytest.fixture
-def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
-    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
-    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
-    monkeypatch.setenv("GOPROXY", "off")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
-
-
-def run(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, Any]]:
-    out = repo.tmp / "out"
-    result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
-    )
-    path = out / "report.json"
-    return result.exit_code, result.output, json.loads(path.read_text()) if path.exists() else {}
-
-
-def write(path: str, content: str) -> Reply:
-    return Reply(tool_calls=[call("write_file", path=path, content=content)])
 
 
 def go_spec(repo: SampleRepo, task: str) -> Path:
@@ -113,7 +49,7 @@ def test_go_the_repositorys_failing_test_proves_the_fix(
     repo = make_go_repo(tmp_path)
     model_env.add(*edit_turn(GO_FILE, GO_BUG, GO_FIX))
 
-    code, output, report = run(repo, go_spec(repo, "Remove never below zero."))
+    code, output, _, report = run_cli(repo, go_spec(repo, "Remove never below zero."))
 
     assert code == 0, output
     # gotestsum's JUnit read in the pre-flight and the round; one round, only the fix committed
@@ -140,7 +76,7 @@ def test_go_a_new_function_and_its_test_are_proof_a_fix_without_a_test_is_not(
     store = (repo.path / GO_FILE).read_text()
     model_env.add(write(GO_FILE, store + GO_HAS), write("has_test.go", GO_HAS_TEST), Reply("ok"))
 
-    code, output, report = run(repo, go_spec(repo, "Add Store.Has."))
+    code, output, _, report = run_cli(repo, go_spec(repo, "Add Store.Has."))
 
     assert code == 0, output
     proof = report["proof"]
@@ -152,7 +88,7 @@ def test_go_a_new_function_and_its_test_are_proof_a_fix_without_a_test_is_not(
     unproven = make_go_repo(tmp_path / "again")
     unproven.commit({"store_test.go": GO_PASSING_TESTS}, "tests that pass")
     model_env.add(*edit_turn(GO_FILE, GO_BUG, GO_FIX))
-    code, output, report = run(unproven, go_spec(unproven, "Remove never below zero."))
+    code, output, _, report = run_cli(unproven, go_spec(unproven, "Remove never below zero."))
     assert code == 0, output
     assert report["proof"]["status"] == "unproven" and report["proof"]["pass_to_pass"] >= 2
 
@@ -164,7 +100,7 @@ def test_jest_a_new_test_file_that_fails_on_the_base_proves_the_fix(
     repo = make_ts_repo(tmp_path, node_modules)
     repo.commit({"src/price.test.ts": TS_PASSING_TEST}, "tests that pass")
     model_env.add(
-        Reply(tool_calls=[call("edit_file", path=TS_FILE, old_text=TS_BUG, new_text=TS_FIX)]),
+        edit(TS_FILE, TS_BUG, TS_FIX),
         write("src/quantity.test.ts", TS_QUANTITY_TEST),
         Reply("done"),
     )
@@ -172,7 +108,7 @@ def test_jest_a_new_test_file_that_fails_on_the_base_proves_the_fix(
         repo, proof=True, task=TS_TASK, validation={"test": ["npm test"], "junit": ["junit.xml"]}
     )
 
-    code, output, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 0, output
     proof = report["proof"]

@@ -11,13 +11,11 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from eco_projects import _git_repo, edit_turn, write_spec
-from gate_repos import reflections
-from sample_repo import SampleRepo
+from gate_repos import reflections, run_cli
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -56,15 +54,6 @@ RIGHT = "    stock.saturating_sub(n)\n"
 FLOOR_RS = "#[test]\nfn empty_stays_empty() {\n    assert_eq!(stock::remove(0, 1), 0);\n}\n"
 
 
-def run(repo: SampleRepo, spec: Path) -> tuple[int, str, dict[str, Any]]:
-    out = repo.tmp / "out"
-    result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
-    )
-    path = out / "report.json"
-    return result.exit_code, result.output, json.loads(path.read_text()) if path.exists() else {}
-
-
 @pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
 def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
@@ -90,7 +79,7 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
         proof=True,
     )
 
-    code, output, report = run(repo, spec)
+    code, output, _, report = run_cli(repo, spec)
 
     assert code == 0, output
     assert report["iterations"] == 2
@@ -109,6 +98,61 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     proof = report["proof"]
     assert proof["status"] == "proven", proof
     assert [t["id"] for t in proof["fail_to_pass"]] == ["tests/floor.rs::empty_stays_empty"]
+
+
+def debians_cargo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")  # Debian's, not a rustup proxy
+    monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
+
+
+def test_a_failing_unit_test_does_not_hide_the_integration_tests(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cargo stops at the first failing test binary: run as written, `src/lib.rs`'s failing
+    unit test would leave `tests/floor.rs` unrun, its failure and count missing. The gate runs
+    `cargo test` with `--no-fail-fast` (runners/cargo.py `every_binary`)."""
+    debians_cargo(monkeypatch)
+    repo = _git_repo(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/lib.rs": LIB_RS,
+            "tests/floor.rs": FLOOR_RS,
+            ".gitignore": "target/\n",
+        },
+    )
+    spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
+
+    code, output, _, report = run_cli(repo, spec, "--dry-run")
+
+    assert code == 0, output
+    (preflight,) = report["rounds"]  # the dry run's pre-flight
+    tests = preflight["tests"]
+    assert (tests["total"], tests["passed"], tests["failed"]) == (3, 1, 2), output
+    failing = sorted(f["id"] for f in preflight["failures"])
+    assert failing == ["src/lib.rs::tests::never_below_zero", "tests/floor.rs::empty_stays_empty"]
+    assert preflight["commands"][0]["command"] == "cargo test --offline"  # the user's words
+
+
+def test_a_crate_without_tests_ran_0_tests_and_never_succeeds(
+    tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every binary says `running 0 tests`: 0 tests, not an unknown count, so "no test, no
+    success" stops the run before any model call, as for a JUnit report that lists none."""
+    debians_cargo(monkeypatch)
+    lib = LIB_RS.split("\n#[cfg(test)]")[0] + "\n"
+    repo = _git_repo(
+        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib, ".gitignore": "target/\n"}
+    )
+    model_env.add(*edit_turn("src/lib.rs", BUG, RIGHT))
+    spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
+
+    code, output, _, report = run_cli(repo, spec)
+
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    assert "lists no tests" in report["error"], report["error"]
+    assert model_env.requests == []
 
 
 NEXTEST_FIXTURE = (

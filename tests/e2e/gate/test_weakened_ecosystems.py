@@ -4,13 +4,9 @@ edited test file runs against the change's code, narrowed to that file."""
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from eco_projects import (
     GO_BUG,
     GO_FILE,
@@ -20,64 +16,47 @@ from eco_projects import (
     TS_BUG,
     TS_FILE,
     TS_FIX,
+    TS_PASSING_TEST,
+    TS_QUANTITY_TEST,
     TS_TASK,
+    edit,
     make_go_repo,
     make_ts_repo,
-    npm_packages,
+    needs_go,
+    needs_node,
+    write,
     write_spec,
 )
-from sample_repo import SampleRepo
+from gate_repos import run_cli
 
-from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 pytestmark = pytest.mark.e2e
-needs_go = pytest.mark.skipif(
-    not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
-)
-needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
 ADD_OLD = "\tit.Count += n\n"
 ADD_BROKEN = "\tit.Count = n\n"
 CHECK_OLD = "got != 5 {"
 
 
-@pytest.fixture(scope="session")
-def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
-
-
-@pytest.fixture
-def go_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
-    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
-    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
-    monkeypatch.setenv("GOPROXY", "off")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
-
-
-def run(repo: SampleRepo, spec: Path) -> tuple[int, str, Path, dict[str, Any]]:
-    out = repo.tmp / "out"
-    result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
-    )
-    report = json.loads((out / "report.json").read_text())
-    return result.exit_code, result.output, out, report
-
-
-def edit(path: str, old: str, new: str) -> Reply:
-    return Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)])
+def run(command: str) -> Reply:
+    return Reply(tool_calls=[call("run_command", command=command)])
 
 
 @needs_go
+@pytest.mark.parametrize("test_file", ["store_test.go", "inventory_test.go"])
 def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
-    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer, test_file: str
 ) -> None:
+    """`inventory_test.go`: the test file moved (`mv`) and weakened; Go names a test by its
+    package, so the move keeps every test (kept-tests lets it be), and the base version of the
+    file runs at its new path."""
     repo = make_go_repo(tmp_path)
     assert CHECK_OLD in STORE_TEST_GO
+    moves = [] if test_file == "store_test.go" else [run(f"mv store_test.go {test_file}")]
     model_env.add(
         edit(GO_FILE, GO_BUG, GO_FIX),
         edit(GO_FILE, ADD_OLD, ADD_BROKEN),
-        edit("store_test.go", CHECK_OLD, "got != 5 && false {"),
+        *moves,
+        edit(test_file, CHECK_OLD, "got != 5 && false {"),
         Reply("done"),
     )
     spec = write_spec(
@@ -86,39 +65,19 @@ def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
         validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
         proof=True,
     )
-    out = repo.tmp / "out"
 
-    result = CliRunner().invoke(
-        cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
-    )
+    code, output, out, report = run_cli(repo, spec)
 
-    report = json.loads((out / "report.json").read_text())
-    assert result.exit_code == 0, result.output  # preferred (the default): reported, not refused
+    assert code == 0, output  # preferred (the default): reported, not refused
     proof = report["proof"]
     assert proof["status"] == "unproven", proof
     assert [t["id"] for t in proof["weakened"]] == ["example.com/inventory::TestAdd"]
-    assert proof["weakened"][0]["file"] == "store_test.go"
+    assert proof["weakened"][0]["file"] == test_file
     # narrowed to the edited file's tests by a -run pattern
     log = next((out / "proof" / "logs").glob("original-*.log")).read_text()
     assert "TestAdd" in log
 
 
-TS_PASSING_TEST = """\
-import { expect, test } from "@jest/globals";
-import { total } from "./price";
-
-test("applies the discount", () => {
-  expect(total([{ name: "pad", cents: 1000, quantity: 1 }], 10)).toBe(900);
-});
-"""
-TS_QUANTITY_TEST = """\
-import { expect, test } from "@jest/globals";
-import { total } from "./price";
-
-test("counts every unit", () => {
-  expect(total([{ name: "pen", cents: 100, quantity: 2 }])).toBe(200);
-});
-"""
 DISCOUNT_OLD = "discountPercent / 100"
 JEST = "node_modules/.bin/jest --ci --reporters=default --reporters=jest-junit"
 
@@ -133,15 +92,13 @@ def test_jest_a_weakened_test_is_reported_and_the_fix_not_proven(
         edit(TS_FILE, TS_BUG, TS_FIX),
         edit(TS_FILE, DISCOUNT_OLD, "discountPercent / 50"),  # breaks the discount
         edit("src/price.test.ts", "toBe(900)", "toBeDefined()"),  # and its test
-        Reply(
-            tool_calls=[call("write_file", path="src/quantity.test.ts", content=TS_QUANTITY_TEST)]
-        ),
+        write("src/quantity.test.ts", TS_QUANTITY_TEST),
         Reply("done"),
     )
     validation = {"test": [JEST], "junit": ["junit.xml"]}
     spec = write_spec(repo, task=TS_TASK, validation=validation, proof=True)
 
-    code, output, out, report = run(repo, spec)
+    code, output, out, report = run_cli(repo, spec)
 
     assert code == 0, output
     proof = report["proof"]

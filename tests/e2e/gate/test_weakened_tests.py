@@ -142,3 +142,39 @@ def test_control_a_new_test_and_a_right_fix_are_proven_nothing_reported(
     assert proof["weakened"] == []
     # the edited file's base version ran against the change's code, and passed
     assert sorted((out / "proof" / "logs").glob("original-*.log"))
+
+
+def test_a_test_file_moved_and_weakened_is_still_reported(
+    base: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """Moved (`mv`, no rename git records) and edited in the same change: the base version
+    runs at the new path, against the change's code, and its test still fails there. (pytest's
+    ids name the module, so a moved file's tests are new ids: kept-tests refuses the move
+    unless `protect_tests: false`; Go's and jest's ids keep a moved file's tests.)"""
+    moved = "tests/test_versions.py"
+    *breaking, _, done = weakening_turn()
+    model_env.add(
+        *breaking,
+        Reply(tool_calls=[call("run_command", command=f"mv {TEST_FILE} {moved}")]),
+        Reply(tool_calls=[call("write_file", path=moved, content=WEAKENED_SUITE)]),
+        done,
+    )
+
+    moving = base.write_spec(
+        validation={
+            "test": ["python -m pytest -q -p no:cacheprovider tests"],
+            "proof": {"tests": "preferred"},
+            "protect_tests": False,
+        },
+    )
+
+    code, output, out, report = run_cli(base, moving)
+
+    assert code == 0, output
+    proof = report["proof"]
+    assert proof["status"] == "unproven", proof
+    assert [(t["id"], t["file"]) for t in proof["weakened"]] == [
+        ("tests.test_versions::test_bump_major", moved)
+    ]
+    log = next((out / "proof" / "logs").glob("original-*.log")).read_text()
+    assert moved in log or "test_versions" in log, log

@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -227,6 +227,42 @@ def places() -> Iterator[tuple[Path, Path]]:
     shutil.rmtree(shown, ignore_errors=True)
 
 
+LEAKS = [b"leak-mmsg", b"leak-pair", b"leak-sendmsg", b"leak-socket"]  # LATE's, sorted
+
+
+def run_probe(
+    sandbox: Sandbox,
+    kind: str,
+    work: Path,
+    address: str,
+    received: list[bytes],
+    *,
+    network: bool,
+    read_only: Sequence[Path] = (),
+) -> subprocess.CompletedProcess[str]:
+    """PROBE, confined in `work`, sending to `address` (a path, or `\0name`: an abstract
+    name); then what reaches the listener settles: with the sandbox off each of LATE's
+    datagrams, else a marker sent from outside after the probe (a datagram refused is never
+    sent: nothing is on its way)."""
+    prefix = sandbox.wrap(sandbox.confinement(work, network=network, read_only=read_only))
+    named = "@" + address[1:] if address.startswith("\0") else address
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-c", PROBE, named],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if kind == "off":
+        settled(received, len(LATE))
+    else:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
+            probe.sendto(b"marker", address)
+        settled(received, 1)
+    return proc
+
+
 def settled(received: list[bytes], count: int) -> None:
     """The control's datagrams arrive on the listener's thread (never a bound that decides the
     test: the assertion fails whatever the wait when they do not arrive)."""
@@ -255,22 +291,9 @@ def test_a_late_datagram_socket_outside_gets_nothing(
     late = shown / "daemon.dgram"
     try:
         with unix_datagram_listener(late) as received:  # made after the sandbox was opened
-            prefix = sandbox.wrap(sandbox.confinement(work, network=False, read_only=read_only))
-            proc = subprocess.run(
-                [*prefix, sys.executable, "-c", PROBE, str(late)],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
+            proc = run_probe(
+                sandbox, kind, work, str(late), received, network=False, read_only=read_only
             )
-            if kind == "off":
-                settled(received, len(LATE))
-            else:  # a datagram refused is never sent: nothing is on its way
-                probe = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-                with probe:
-                    probe.sendto(b"marker", str(late))
-                settled(received, 1)
     finally:
         sandbox.close()
         if where == "dev-shm":
@@ -283,7 +306,7 @@ def test_a_late_datagram_socket_outside_gets_nothing(
         assert seen[name] == "WORKED", out
     if kind == "off":  # control: each datagram arrives
         assert all(seen[name] == "WORKED" for name in LATE), out
-        assert sorted(received) == [b"leak-mmsg", b"leak-pair", b"leak-sendmsg", b"leak-socket"]
+        assert sorted(received) == LEAKS
     else:  # bubblewrap's own /dev/shm holds no such socket: not found
         refused = errno.errorcode[
             errno.ENOENT if (kind, where) == ("bwrap", "dev-shm") else errno.EACCES
@@ -318,21 +341,7 @@ def test_a_late_abstract_datagram_name_outside_gets_nothing_with_the_network(
     server.bind("\0" + name)  # after the sandbox was opened
     try:
         with recording(server, datagrams=True) as received:
-            prefix = sandbox.wrap(sandbox.confinement(work, network=True))
-            proc = subprocess.run(
-                [*prefix, sys.executable, "-c", PROBE, "@" + name],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-            if kind == "off":
-                settled(received, len(LATE))
-            else:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
-                    probe.sendto(b"marker", "\0" + name)
-                settled(received, 1)
+            proc = run_probe(sandbox, kind, work, "\0" + name, received, network=True)
     finally:
         sandbox.close()
     out = proc.stdout + proc.stderr
@@ -341,7 +350,7 @@ def test_a_late_abstract_datagram_name_outside_gets_nothing_with_the_network(
     assert seen["own-pair"] == seen["own-sigpipe"] == "WORKED", out  # socketpairs only
     if kind == "off":
         assert all(seen[own] == "WORKED" for own in OWN), out
-        assert sorted(received) == [b"leak-mmsg", b"leak-pair", b"leak-sendmsg", b"leak-socket"]
+        assert sorted(received) == LEAKS
         return
     assert received == [b"marker"], out
     if listening:

@@ -154,14 +154,49 @@ def plant() -> Iterator[tuple[str, dict[str, Path]]]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def secrets_read(
+    kind: str, planted: tuple[str, dict[str, Path]], *, user: int | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The places whose secret a confined `cat` read (run as root or as `user`), and what it
+    read of each path."""
+    secret, files = planted
+    seen = read_confined(kind, list(files.values()), user=user)
+    return [name for name, path in files.items() if secret in seen[str(path)]], seen
+
+
+def run_confined(
+    environ: dict[str, str],
+    work: Path,
+    shown: Path,
+    argv: list[str],
+    *,
+    sandbox_env: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """`argv` run in a sandbox opened with `environ`, in `work` (made here), with `shown` shown
+    read-only; `sandbox_env`: in the environment the sandbox gives its commands."""
+    work.mkdir()
+    sandbox = open_sandbox(environ, git_dir=None)
+    try:
+        prefix = sandbox.wrap(sandbox.confinement(work, network=False, read_only=[shown]))
+        return subprocess.run(
+            [*prefix, *argv],
+            cwd=work,
+            env=sandbox.environment(environ) if sandbox_env else None,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        sandbox.close()
+
+
 @pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
 def test_the_machines_secrets_are_hidden_from_root(
     kind: str, planted: tuple[str, dict[str, Path]]
 ) -> None:
     """codegen-ci run as root (a CI container): every secret readable outside, none inside."""
-    secret, files = planted
-    seen = read_confined(kind, list(files.values()))
-    read = [name for name, path in files.items() if secret in seen[str(path)]]
+    read, seen = secrets_read(kind, planted)
     if kind == "off":  # control: root reads each of them
         assert read == list(PLACES)
     else:
@@ -196,9 +231,7 @@ def test_the_machines_secrets_are_hidden_from_another_user(
     (Docker's, the Kubernetes token) are hidden inside too."""
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed")
-    secret, files = planted
-    seen = read_confined(kind, list(files.values()), user=65534)
-    read = [name for name, path in files.items() if secret in seen[str(path)]]
+    read, seen = secrets_read(kind, planted, user=65534)
     if kind == "off":  # control: what is readable by every user is readable by this one
         assert read == list(WORLD_READABLE)
     else:
@@ -217,22 +250,8 @@ def test_places_the_user_names_are_hidden(kind: str, tmp_path: Path) -> None:
         (shown / "readme").write_text("PUBLIC\n")
         hide = f"{shown / 'vault'}:{shown / 'token'}"
         environ = {**os.environ, "CODEGEN_SANDBOX": kind, "CODEGEN_SANDBOX_HIDE": hide}
-        sandbox = open_sandbox(environ, git_dir=None)
-        work = tmp_path / "work"
-        work.mkdir()
-        try:
-            prefix = sandbox.wrap(sandbox.confinement(work, network=False, read_only=[shown]))
-            names = [shown / "vault" / "key", shown / "token", shown / "readme"]
-            proc = subprocess.run(
-                [*prefix, "cat", *map(str, names)],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-        finally:
-            sandbox.close()
+        names = [shown / "vault" / "key", shown / "token", shown / "readme"]
+        proc = run_confined(environ, tmp_path / "work", shown, ["cat", *map(str, names)])
     finally:
         shutil.rmtree(shown, ignore_errors=True)
     assert "PUBLIC" in proc.stdout, proc.stderr
@@ -259,24 +278,11 @@ def test_gits_system_config_is_shown_without_its_credentials(
     )
     config.chmod(0o644)
     environ = {**os.environ, "CODEGEN_SANDBOX": kind, "GIT_CONFIG_SYSTEM": str(config)}
-    work = tmp_path / "work"
-    work.mkdir()
+    script = f"cat {config}; git config --system --list; git init -q repo && echo GIT-OK"
     try:
-        sandbox = open_sandbox(environ, git_dir=None)
-        try:
-            prefix = sandbox.wrap(sandbox.confinement(work, network=False, read_only=[shown]))
-            script = f"cat {config}; git config --system --list; git init -q repo && echo GIT-OK"
-            proc = subprocess.run(
-                [*prefix, "/bin/sh", "-c", script],
-                cwd=work,
-                env=sandbox.environment(environ),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-        finally:
-            sandbox.close()
+        proc = run_confined(
+            environ, tmp_path / "work", shown, ["/bin/sh", "-c", script], sandbox_env=True
+        )
     finally:
         shutil.rmtree(shown, ignore_errors=True)
     out = proc.stdout + proc.stderr

@@ -26,6 +26,7 @@ from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
 from codegen_ci.gate.junit.libtest import libtest_result
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
+from codegen_ci.runners import cargo
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
@@ -66,7 +67,12 @@ def run_test_command(
     globs = globs or runners.configured_reports(command, env, _reader(cwd))  # nextest's profile
     before = _report_candidates(command, places, globs)
     result = run_shell(
-        command, cwd=cwd, env=env, timeout=validation.timeout, output_path=log, wrap=wrap
+        cargo.every_binary(command),  # a failing test binary stops no other
+        cwd=cwd,
+        env=env,
+        timeout=validation.timeout,
+        output_path=log,
+        wrap=wrap,
     )
     problems: list[str] = []
     copies: list[Path] = []
@@ -92,8 +98,8 @@ def run_test_command(
     junit.problems[:0] = problems
     if copies:
         junit.cases.extend(_go_build_failures(result, junit))
-    elif (libtest := libtest_result(result.excerpt(LIBTEST_SCAN_CHARS), log, cwd)).cases:
-        junit.cases, junit.files = libtest.cases, libtest.files  # plain `cargo test`
+    elif (libtest := libtest_result(result.excerpt(LIBTEST_SCAN_CHARS), log, cwd)).files:
+        junit.cases, junit.files = libtest.cases, libtest.files  # plain `cargo test`, 0 tests too
     return result, junit
 
 

@@ -19,10 +19,13 @@ from codegen_ci.security.untrusted import Untrusted, strip_ansi
 
 
 def libtest_result(output: str, log: Path, root: Path | None) -> JUnitResult:
-    """The tests `output` (a command's, printed by libtest) names; an empty result when it
-    names none. `root`: the tree it ran in (a panic's path is made relative to it)."""
+    """The tests `output` (a command's, printed by libtest) names; a result with no file when
+    libtest ended no test binary there (the counts are unknown), with none of its own when
+    every binary ran 0 tests (a crate without tests: 0 tests, never success).
+    `root`: the tree it ran in (a panic's path is made relative to it)."""
+    text = strip_ansi(output)
     cases: list[JUnitCase] = []
-    for found in cargo.libtest_cases(strip_ansi(output)):
+    for found in cargo.libtest_cases(text):
         file, line = None, None
         if found.outcome == "failure":
             file, line = locate(None, None, found.details, root)
@@ -40,4 +43,5 @@ def libtest_result(output: str, log: Path, root: Path | None) -> JUnitResult:
                 flaky=False,
             )
         )
-    return JUnitResult(cases=cases, files=[str(log)]) if cases else JUnitResult()
+    known = cases or cargo.libtest_ran(text)
+    return JUnitResult(cases=cases, files=[str(log)]) if known else JUnitResult()
