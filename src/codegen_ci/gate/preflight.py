@@ -199,7 +199,7 @@ def not_started(record: CommandResult) -> str | None:
     if any(s.found(text) for s in NO_TEST_FILES) and not record.junit_tests:
         return "no test files in any package"
     if not collect_only and record.junit_tests == 0 and record.exit_code == 0:
-        return "its JUnit report lists no tests"
+        return "it ran 0 tests (its test report lists none)"
     return None
 
 
@@ -216,7 +216,7 @@ def _not_started_lint(record: CommandResult, text: str) -> str | None:
 def ran_no_tests(reason: str) -> bool:
     """A `not_started` reason that means "ran, found nothing" (allowed by allow_no_tests)."""
     return any(
-        key in reason for key in (NO_TESTS, "no tests collected", "lists no tests", "no test files")
+        key in reason for key in (NO_TESTS, "no tests collected", "ran 0 tests", "no test files")
     )
 
 

@@ -151,7 +151,7 @@ def test_a_crate_without_tests_ran_0_tests_and_never_succeeds(
 
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
-    assert "lists no tests" in report["error"], report["error"]
+    assert "ran 0 tests" in report["error"], report["error"]
     assert model_env.requests == []
 
 
