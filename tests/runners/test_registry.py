@@ -324,3 +324,12 @@ def test_pytest_s_exit_5_says_it_collected_no_test() -> None:
     assert found is not None and found.NAME == "pytest"
     assert runners.no_tests_exit(5, "make test") is None
     assert runners.no_tests_exit(1, "pytest") is None
+
+
+def test_case_ids_in_a_reporters_own_shape_are_the_runners() -> None:
+    # mocha-junit-reporter: name "suite title", classname "title"
+    assert runners.case_id("Cart adds an item", "adds an item") == "Cart adds an item"
+    assert runners.case_id("test_a", "pkg.mod") is None  # the common `classname::name`
+    nested = runners.nested_cases("test")  # node's reporter: every case's classname
+    assert nested is not None and nested.suite_attribute == "disabled"
+    assert runners.nested_cases("pkg.mod") is None

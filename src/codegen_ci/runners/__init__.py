@@ -20,6 +20,7 @@ from codegen_ci.runners.base import (
     FailedAt,
     InitJUnit,
     Location,
+    NestedCases,
     Read,
     Signature,
     StartFailure,
@@ -33,6 +34,7 @@ __all__ = [
     "FailedAt",
     "InitJUnit",
     "Location",
+    "NestedCases",
     "Read",
     "Signature",
     "StartFailure",
@@ -41,6 +43,7 @@ __all__ = [
     "artifact_globs",
     "asks_for_junit",
     "by_name",
+    "case_id",
     "checkout_caches",
     "config_globs",
     "configured_reports",
@@ -55,6 +58,7 @@ __all__ = [
     "library_paths",
     "locations",
     "named_tests",
+    "nested_cases",
     "no_tests_exit",
     "no_toolchain",
     "ran_count",
@@ -123,6 +127,20 @@ def junit_args(command: str) -> list[str]:
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """Reports the repository's own runner config makes `command` write."""
     return [path for r in RUNNERS.values() for path in r.configured_reports(command, env, read)]
+
+
+def case_id(name: str, classname: str) -> str | None:
+    """The first runner's own id for a JUnit case its reporter names in a shape of its own;
+    None: the common `classname::name`."""
+    return next((i for r in RUNNERS.values() if (i := r.case_id(name, classname))), None)
+
+
+def nested_cases(classname: str) -> NestedCases | None:
+    """The runner's rule for a case whose `classname` says nothing, named by its suites."""
+    return next(
+        (n for r in RUNNERS.values() if (n := r.NESTED_CASES) and n.classname == classname),
+        None,
+    )
 
 
 def signatures(means: StartFailure) -> tuple[re.Pattern[str], ...]:

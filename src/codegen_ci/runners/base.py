@@ -69,6 +69,19 @@ class Location:
 
 
 @dataclass(frozen=True)
+class NestedCases:
+    """A JUnit reporter that gives every case one `classname` (node's `test`), so only the
+    nesting of its `<testsuite>` elements (one per `describe`) tells two same-named tests
+    apart: such a case is named `suite > inner suite > test` (`separator`) by the suites that
+    carry `suite_attribute` (the reporter's mark on the suites it wrote); a case inside any
+    other suite keeps its `classname::name` id."""
+
+    classname: str
+    suite_attribute: str
+    separator: str = " > "
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a runner that names no test prints: how many ran, how many of them skipped."""
 
@@ -131,6 +144,14 @@ class TestRunner(Protocol):
 
     def configured_reports(self, command: str, env: Mapping[str, str], read: Read) -> list[str]:
         """Reports the runner writes because the repository's own config asks it to."""
+
+    # -- JUnit case ids (gate/junit/cases.py asks every runner) --------------------------------
+    # Its reporter's cases that only their suites' nesting names (None: `classname::name`).
+    NESTED_CASES: NestedCases | None
+
+    def case_id(self, name: str, classname: str) -> str | None:
+        """The id of a case its reporter names in a shape of its own (mocha-junit-reporter:
+        name "suite title", classname "title" -> the name); None: not its shape."""
 
     # -- the environment check: a command that could not start -------------------------------
     SIGNATURES: tuple[Signature, ...]
@@ -231,6 +252,11 @@ def no_junit_arg(command: str) -> str | None:
 def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """The repository's config writes no report of its own."""
     return []
+
+
+def no_case_id(name: str, classname: str) -> str | None:
+    """The reporter's cases take the common `classname::name`."""
+    return None
 
 
 def no_failed_at(output: str) -> list[FailedAt]:

@@ -55,6 +55,8 @@ STORE = "target/nextest"
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:

@@ -34,6 +34,8 @@ junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("jest", "ts-jest"),

@@ -31,6 +31,14 @@ junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
 
+
+def case_id(name: str, classname: str) -> str | None:
+    """mocha-junit-reporter's case: name "suite title", classname "title": the name alone."""
+    return name if classname and name.endswith(" " + classname) else None
+
+
+NESTED_CASES: base.NestedCases | None = None
+
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("mocha"),
     Signature(  # mocha 8+; mocha 6

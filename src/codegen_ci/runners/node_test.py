@@ -27,13 +27,16 @@ JUNIT_HINT: str | None = base.junit_hint(
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--test-reporter=junit")
 JUNIT_FILE: re.Pattern[str] | None = base.report_after("--test-reporter-destination=")
-# the classname its junit reporter gives every case (gate/junit/cases.py names them by their
-# `describe` suites instead)
-JUNIT_CLASSNAME = "test"
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+# every case's classname is `test`: its `describe` suites (which its reporter marks with
+# `disabled=`) name it instead
+NESTED_CASES: base.NestedCases | None = base.NestedCases(
+    classname="test", suite_attribute="disabled"
+)
+case_id = base.no_case_id
 
 # its summary, TAP (`# tests 0`) or spec (`ℹ tests 0`)
 SIGNATURES: tuple[Signature, ...] = (

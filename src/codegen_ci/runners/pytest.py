@@ -63,6 +63,8 @@ def junit_arg(command: str) -> str | None:
 
 
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 SIGNATURES: tuple[Signature, ...] = ()
 NO_TESTS_EXIT: int | None = 5
