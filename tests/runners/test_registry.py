@@ -11,8 +11,8 @@ from pathlib import Path
 from types import FunctionType
 
 import pytest
+from tests.helpers.coverage_ask import coverage_ask
 
-import codegen_ci
 from codegen_ci import runners
 from codegen_ci.runners import RUNNERS
 from codegen_ci.runners import TestRunner as RunnerProtocol  # not a test class
@@ -30,7 +30,9 @@ def protocol_members() -> set[str]:
 
 
 def test_every_module_of_the_package_is_a_registered_runner() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(runners.__path__)} - NOT_RUNNERS
+    # a module whose name starts with `_` holds what several runners share (_node, _python)
+    names = {m.name for m in pkgutil.iter_modules(runners.__path__)}
+    modules = {n for n in names if not n.startswith("_")} - NOT_RUNNERS
     registered = {runner.__name__.rsplit(".", 1)[-1] for runner in RUNNERS.values()}
     assert modules == registered
     expected = {"pytest", "unittest", "jest", "vitest", "mocha", "node_test", "go", "cargo"}
@@ -236,19 +238,33 @@ def test_running_zero_tests_is_a_known_run_with_nothing_named() -> None:
     assert not runners.ran_count("make: Nothing to be done")
 
 
-def test_each_runner_says_how_its_coverage_is_measured_or_why_not() -> None:
-    """The measured ones name the module of gate/ that measures them (and it exists: the
-    coverage run needs the worktree, the sandbox and diff-cover, beyond runners/' floor)."""
-    gate = Path(codegen_ci.__file__).parent / "gate"
-    assert {k for k, r in RUNNERS.items() if r.COVERAGE.startswith("not measured: ")} >= {
-        "mocha",
-        "cargo",
-    }
-    for key, runner in RUNNERS.items():
-        if runner.COVERAGE.startswith("not measured: "):
-            continue
-        module = re.search(r"gate/(coverage_\w+\.py)", runner.COVERAGE)
-        assert module and (gate / module[1]).is_file(), (key, runner.COVERAGE)
+# a command of each runner whose coverage is measured, and a changed source file it measures
+COVERED = {
+    "pytest": ("python -m pytest -q", "calc.py"),
+    "unittest": ("python -m unittest", "calc.py"),
+    "jest": ("npx jest --ci", "src/calc.js"),
+    "vitest": ("npx vitest run", "src/calc.ts"),
+    "node_test": ("node --test", "src/calc.mjs"),
+    "go": ("go test ./...", "calc.go"),
+}
+
+
+def test_each_runner_says_how_its_coverage_is_measured_or_why_not(tmp_path: Path) -> None:
+    """A measured runner's `coverage_plan` answers for its own command alone (a plan, or why
+    not); the others' answer None: its file is where its coverage is planned."""
+    not_measured = {k for k, r in RUNNERS.items() if r.COVERAGE.startswith("not measured: ")}
+    assert {"mocha", "cargo"} <= not_measured
+    assert set(COVERED) == set(RUNNERS) - not_measured
+    assert runners.measured() == tuple(RUNNERS[k].NAME for k in RUNNERS if k in COVERED)
+    (tmp_path / "go.mod").write_text("module example.com/calc\n")
+    (tmp_path / "node_modules" / "@vitest" / "coverage-v8").mkdir(parents=True)
+    for key, (command, source) in COVERED.items():
+        ask = coverage_ask(tmp_path, [source, "tests/test_x.py"], tmp_path / "io")
+        answers = {k: r.coverage_plan(command, ask) for k, r in RUNNERS.items()}
+        plan = answers.pop(key)
+        assert isinstance(plan, runners.CoveragePlan), (key, plan)
+        assert plan.sources == (source,) and plan.report and plan.command != command
+        assert set(answers.values()) == {None}, (key, answers)
 
 
 def test_what_init_writes_for_each_runners_junit() -> None:

@@ -16,6 +16,9 @@ from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
 from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoverageFormat,
+    CoveragePlan,
     EnvironmentAdvice,
     FailedAt,
     InitJUnit,
@@ -30,6 +33,9 @@ from codegen_ci.runners.base import (
 
 __all__ = [
     "RUNNERS",
+    "CoverageAsk",
+    "CoverageFormat",
+    "CoveragePlan",
     "EnvironmentAdvice",
     "FailedAt",
     "InitJUnit",
@@ -47,6 +53,7 @@ __all__ = [
     "checkout_caches",
     "config_globs",
     "configured_reports",
+    "coverage_plan",
     "download",
     "failed_at",
     "failed_test",
@@ -57,6 +64,7 @@ __all__ = [
     "junit_hint",
     "library_paths",
     "locations",
+    "measured",
     "named_tests",
     "nested_cases",
     "no_tests_exit",
@@ -141,6 +149,17 @@ def nested_cases(classname: str) -> NestedCases | None:
         (n for r in RUNNERS.values() if (n := r.NESTED_CASES) and n.classname == classname),
         None,
     )
+
+
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """The coverage run of `command` by the first runner it is a command of, or that runner's
+    reason it cannot be measured; None when no runner measures such a command."""
+    return next((p for r in RUNNERS.values() if (p := r.coverage_plan(command, ask))), None)
+
+
+def measured() -> tuple[str, ...]:
+    """The names of the runners whose coverage is measured (their `COVERAGE` says how)."""
+    return tuple(r.NAME for r in RUNNERS.values() if not r.COVERAGE.startswith("not measured"))
 
 
 def signatures(means: StartFailure) -> tuple[re.Pattern[str], ...]:

@@ -89,6 +89,51 @@ class Totals:
     skipped: int
 
 
+# The coverage report formats gate/coverage.py reads (diff-cover's readers); a runner whose
+# tool writes another converts it to one of these (`CoveragePlan.convert`: Go's profile).
+CoverageFormat = Literal["cobertura", "lcov"]
+
+
+@dataclass(frozen=True)
+class CoverageAsk:
+    """What a runner's coverage plan is given by gate/coverage.py: the change's files that are
+    not tests (`sources`), the worktree (`tree`, its files read only through `read`), the
+    folder the run writes its report to (`io_dir`), the folder the harness modules a plan
+    names are put in (`plugin_dir`, read-only to the run), the run's environment, and
+    `python`: the interpreter a command starts first (its own, or its script's shebang's)."""
+
+    sources: tuple[str, ...]
+    tree: Path
+    io_dir: Path
+    plugin_dir: Path
+    env: Mapping[str, str]
+    read: Read
+    python: Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class CoveragePlan:
+    """A runner's coverage run: `command` (with `env`, the whole environment; None: the run's
+    own) writes `report` (relative to the io folder) in `format`, for `sources` (the changed
+    files it measures). `convert`: the report's text into `format` first (kept beside the
+    run's log); `plugins`: harness files the run loads, put in `CoverageAsk.plugin_dir` first
+    (`<module>.py`: a module of gate/, copied; `vendor/<package>`: the tool's own installed
+    package). `missing`: the reason when no report was written; `unnamed`: the reason when an
+    LCov report names none of `sources` ("": read as it is); `what`: the report, as the
+    reasons name it."""
+
+    command: str
+    report: str
+    format: CoverageFormat
+    sources: tuple[str, ...]
+    missing: str
+    env: Mapping[str, str] | None = None
+    convert: Callable[[str], str] | None = None
+    plugins: tuple[str, ...] = ()
+    unnamed: str = ""
+    what: str = "coverage report"
+
+
 @dataclass(frozen=True)
 class InitJUnit:
     """What `codegen-ci init` writes so the runner's test command writes JUnit."""
@@ -209,10 +254,13 @@ class TestRunner(Protocol):
         """How many tests ran and were skipped, where its output gives only totals."""
 
     # -- coverage ----------------------------------------------------------------------------
-    # How the changed lines' coverage is measured and by which module of gate/ (the coverage
-    # run needs the worktree, the sandbox and diff-cover, which runners/ may not import), or
-    # "not measured: why".
+    # How the changed lines' coverage is measured, or "not measured: why" (for the docs).
     COVERAGE: str
+
+    def coverage_plan(self, command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+        """The coverage run of `command` for `ask.sources` (gate/coverage.py runs it, confined,
+        and reads its report with diff-cover); a reason when `command` is this runner's and
+        cannot be measured; None when it is not this runner's command."""
 
 
 def plain_tokens(command: str) -> list[str] | None:
@@ -256,6 +304,11 @@ def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> l
 
 def no_case_id(name: str, classname: str) -> str | None:
     """The reporter's cases take the common `classname::name`."""
+    return None
+
+
+def no_coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """Coverage is not measured for the runner (its `COVERAGE` says why)."""
     return None
 
 

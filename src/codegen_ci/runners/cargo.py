@@ -278,4 +278,5 @@ def _message(details: str) -> str:
     return next((ln.strip() for ln in details.splitlines() if ln.strip()), "")[:MAX_MESSAGE_CHARS]
 
 
+coverage_plan = base.no_coverage_plan
 COVERAGE = "not measured: no Rust coverage tool is run yet"

@@ -6,8 +6,15 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
+from codegen_ci.runners import _node, base
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+)
 
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
@@ -86,7 +93,12 @@ def coverage_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str
     return flags, "jest/lcov.info"
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """jest run itself or by a package.json script, with `coverage_flags` (runners/_node.py)."""
+    return _node.coverage_plan(command, ask, "jest", coverage_flags)
+
+
 COVERAGE = (
     "jest's own coverage (`--coverage --collectCoverageFrom=<the change's sources>`) "
-    "written as LCov (`coverage_flags`): gate/coverage_node.py"
+    "written as LCov (`coverage_flags`)"
 )

@@ -72,4 +72,5 @@ RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
 totals = base.no_totals
 
+coverage_plan = base.no_coverage_plan
 COVERAGE = "not measured: mocha has no coverage of its own (nyc or c8 wrap it; neither is read yet)"

@@ -6,8 +6,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, Totals
+from codegen_ci.runners import _node, base
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+    Totals,
+)
 
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
@@ -85,7 +93,13 @@ def coverage_flags(io_dir: Path) -> tuple[list[str], str]:
     return flags, "lcov.info"
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`node --test` run itself or by a package.json script, with `coverage_flags` right
+    after `node` (runners/_node.py)."""
+    return _node.coverage_plan(command, ask, "node", lambda _, io_dir: coverage_flags(io_dir))
+
+
 COVERAGE = (
     "`node --experimental-test-coverage` with the lcov reporter (every file it loads; "
-    "`coverage_flags`): gate/coverage_node.py"
+    "`coverage_flags`)"
 )

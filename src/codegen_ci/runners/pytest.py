@@ -8,8 +8,10 @@ import re
 import shlex
 from collections.abc import Mapping
 
-from codegen_ci.runners import base
+from codegen_ci.runners import _python, base
 from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
     EnvironmentAdvice,
     InitJUnit,
     Location,
@@ -95,7 +97,15 @@ named_tests = base.no_named_tests  # pytest always writes JUnit (PYTEST_ADDOPTS)
 
 totals = base.no_totals
 
+
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`python -m pytest` and a bare `pytest` script under coverage.py (runners/_python.py)."""
+    if _python.shape(command) not in ("pytest", "script"):
+        return None
+    return _python.coverage_plan(command, ask)
+
+
 COVERAGE = (
-    "coverage.py: `python -m pytest` and a bare `pytest` run under `coverage run "
-    "--include=<the change's sources>`, then `coverage xml`: gate/coverage_python.py"
+    "coverage.py: `python -m pytest` and a bare `pytest` script run under `coverage run "
+    "--include=<the change's sources>`, then `coverage xml` (runners/_python.py)"
 )

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from codegen_ci.runners import base
+from codegen_ci.runners import _python, base
 from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
     EnvironmentAdvice,
     InitJUnit,
     Location,
@@ -22,7 +24,7 @@ COMMAND = re.compile(r"-m\s+unittest\b")
 RUNNER = "codegen_unittest"  # the module that runs unittest's `main` and writes JUnit
 # a file that holds unittest tests (what init looks for)
 TEST_FILE_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
-PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
+PYTHON = _python.PYTHON
 
 MARKERS: tuple[str, ...] = ()
 SCRIPT_WORD: str | None = None
@@ -99,7 +101,14 @@ def totals(text: str) -> Totals | None:
     return base.summed_totals(text, RAN, SKIPPED)
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`python -m unittest` under coverage.py, as `-m codegen_cov_select` (runners/_python.py)."""
+    if _python.shape(command) != "unittest":
+        return None
+    return _python.coverage_plan(command, ask)
+
+
 COVERAGE = (
     "coverage.py: `python -m unittest` runs under `coverage run --include=<the change's "
-    "sources>`: gate/coverage_python.py"
+    "sources>` (runners/_python.py)"
 )

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
+from codegen_ci.runners import _node, base
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+)
 
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
@@ -79,8 +87,25 @@ def coverage_flags(provider: str, sources: Sequence[str], io_dir: Path) -> tuple
     return flags, "vitest/lcov.info"
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """vitest run itself or by a package.json script, with `coverage_flags` (runners/_node.py)
+    and the first provider the repository's node_modules has."""
+
+    def flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str] | str:
+        for provider, package in COVERAGE_PROVIDERS:
+            # lexists: a pnpm layout links the package from node_modules/.pnpm
+            if os.path.lexists(ask.tree / "node_modules" / package):
+                return coverage_flags(provider, sources, io_dir)
+        return (
+            "vitest coverage needs @vitest/coverage-v8 in the repository's node_modules "
+            "(`npm install --save-dev @vitest/coverage-v8` at vitest's version); "
+            "codegen-ci installs nothing into the repository"
+        )
+
+    return _node.coverage_plan(command, ask, "vitest", flags)
+
+
 COVERAGE = (
     "vitest's V8 or istanbul provider (`--coverage.include=<the change's sources>`; the "
-    "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`): "
-    "gate/coverage_node.py"
+    "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`)"
 )
