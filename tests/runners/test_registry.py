@@ -349,3 +349,18 @@ def test_case_ids_in_a_reporters_own_shape_are_the_runners() -> None:
     nested = runners.nested_cases("test")  # node's reporter: every case's classname
     assert nested is not None and nested.suite_attribute == "disabled"
     assert runners.nested_cases("pkg.mod") is None
+
+
+def test_a_ci_line_is_written_as_the_runner_whose_command_it_is(tmp_path: Path) -> None:
+    """init asks every runner a root file marks whether a CI line is its command."""
+    ask = runners.InitAsk(
+        read=lambda rel: None, installed=lambda name: False, environ={"CARGO_HOME": "/none"}
+    )
+    marked = runners.ci_tests("go test -race ./...", ask, lambda r: True)
+    assert marked is not None and marked.junit == ("reports/junit-go.xml",)
+    assert marked.test == ("gotestsum --junitfile reports/junit-go.xml -- -race ./...",)
+    assert runners.ci_tests("go test ./...", ask, lambda r: False) is None  # no go.mod
+    cargo = runners.ci_tests("cargo test --workspace", ask, lambda r: True)
+    assert cargo is not None and cargo.test == ("cargo test --workspace",) and not cargo.junit
+    assert "nextest is not installed" in cargo.notes[0]
+    assert runners.ci_tests("npm run lint", ask, lambda r: True) is None

@@ -1,8 +1,8 @@
 """What this machine has for the repository, for `codegen-ci init`: the Python interpreter the
 commands name (the repository's own `.venv`, or an active virtualenv inside it, else `python`:
 an active virtualenv elsewhere is the `python` it probes, never a path written), which
-tools are installed, whether `cargo nextest` is, and how to install what a written command
-needs but is missing."""
+tools are installed (whether `cargo nextest` is: runners/cargo.py), and how to install what
+a written command needs but is missing."""
 
 from __future__ import annotations
 
@@ -123,11 +123,6 @@ class Toolchain:
         if self.python == "python":
             return shutil.which("python") or shutil.which("python3") or "python3"
         return str(self.root / self.python)
-
-    @property
-    def nextest(self) -> bool:
-        cargo_home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
-        return self.has_command("cargo-nextest") or (cargo_home / "bin" / "cargo-nextest").exists()
 
 
 def toolchain(root: Path) -> Toolchain:

@@ -11,7 +11,7 @@ asked in: the first whose `COMMAND` matches gives a command's JUnit hint."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
@@ -21,7 +21,9 @@ from codegen_ci.runners.base import (
     CoveragePlan,
     EnvironmentAdvice,
     FailedAt,
+    InitAsk,
     InitJUnit,
+    InitTests,
     Location,
     NestedCases,
     Read,
@@ -38,7 +40,9 @@ __all__ = [
     "CoveragePlan",
     "EnvironmentAdvice",
     "FailedAt",
+    "InitAsk",
     "InitJUnit",
+    "InitTests",
     "Location",
     "NestedCases",
     "Read",
@@ -51,6 +55,7 @@ __all__ = [
     "by_name",
     "case_id",
     "checkout_caches",
+    "ci_tests",
     "config_globs",
     "configured_reports",
     "coverage_plan",
@@ -98,6 +103,17 @@ def by_name(name: str) -> TestRunner:
 def script_words() -> str:
     """How a package.json script starts any Node runner (`jest|vitest|...`), for a regex."""
     return "|".join(r.SCRIPT_WORD for r in RUNNERS.values() if r.SCRIPT_WORD)
+
+
+def ci_tests(line: str, ask: InitAsk, marked: Callable[[TestRunner], bool]) -> InitTests | None:
+    """What init writes for a CI line: the first runner's whose command it is, among those a
+    root file marks (`marked`) or that need none."""
+    for runner in RUNNERS.values():
+        if runner.MARKERS and not marked(runner):
+            continue
+        if (found := runner.ci_tests(line, ask)) is not None:
+            return found
+    return None
 
 
 def junit_hint(text: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -135,6 +135,28 @@ class CoveragePlan:
 
 
 @dataclass(frozen=True)
+class InitAsk:
+    """What a runner's answer to `codegen-ci init` is given: the repository's files (`read`,
+    None for a missing one), whether a program is on the user's PATH (`installed`), and the
+    user's environment (where a toolchain keeps its programs: CARGO_HOME)."""
+
+    read: Read
+    installed: Callable[[str], bool]
+    environ: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class InitTests:
+    """The test commands `codegen-ci init` writes for the runner, the JUnit reports they write,
+    notes for init's summary, and further files to write (path -> text: nextest's profile)."""
+
+    test: tuple[str, ...]
+    junit: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    files: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class InitJUnit:
     """What `codegen-ci init` writes so the runner's test command writes JUnit."""
 
@@ -170,6 +192,11 @@ class TestRunner(Protocol):
     SCRIPT_WORD: str | None
     # The JUnit init writes for it (None: init writes the command as CI runs it).
     INIT: InitJUnit | None
+
+    def ci_tests(self, line: str, ask: InitAsk) -> InitTests | None:
+        """The test commands init writes for a line of the repository's CI workflows (`line`,
+        its command without variables or a folder) that runs this runner, in a repository its
+        `MARKERS` mark; None when the line is not its command."""
 
     # -- JUnit: how it is asked for, and where it lands --------------------------------------
     # How to make a command of this runner write JUnit (shown when a command wrote none).
@@ -280,6 +307,12 @@ def plain_tokens(command: str) -> list[str] | None:
 # -- shared answers (as pre-commit's languages share their basic helpers) ----------------------
 # A runner that has no answer to a member assigns the one here (`junit_env = base.no_junit_env`),
 # so its file holds only what is its own; the shapes several runners share follow.
+
+
+def no_ci_tests(line: str, ask: InitAsk) -> InitTests | None:
+    """A CI line that runs the runner is written as CI runs it (or by init_node.py's reading
+    of a package.json script, for a Node runner)."""
+    return None
 
 
 def no_junit_command(command: str) -> str | None:

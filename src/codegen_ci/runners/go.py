@@ -14,7 +14,9 @@ from codegen_ci.runners.base import (
     CoverageAsk,
     CoveragePlan,
     EnvironmentAdvice,
+    InitAsk,
     InitJUnit,
+    InitTests,
     Location,
     Read,
     Signature,
@@ -39,6 +41,21 @@ INIT: InitJUnit | None = InitJUnit(
     tools=("gotestsum", "go vet"),
     ecosystem="go",
 )
+
+
+def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
+    """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);
+    CI's own gotestsum as it is."""
+    found = CI_COMMAND.match(line)
+    if found is None:
+        return None
+    if line.startswith("gotestsum"):
+        return InitTests((line,))
+    assert INIT is not None
+    args = f" -- {found[1]}" if found[1].removeprefix("./...").strip() else " ./..."
+    options = INIT.options.format(report=INIT.report)
+    return InitTests((f"gotestsum {options}{args}",), junit=(INIT.report,))
+
 
 JUNIT_HINT: str | None = base.junit_hint(
     "go", "run `gotestsum --junitfile junit.xml -- ./...` instead of `go test ./...`"

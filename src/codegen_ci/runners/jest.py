@@ -27,6 +27,7 @@ INIT: InitJUnit | None = InitJUnit(
     env="JEST_JUNIT_OUTPUT_FILE={report} ",
     package="jest-junit",
 )
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,

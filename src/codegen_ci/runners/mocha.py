@@ -18,6 +18,7 @@ INIT: InitJUnit | None = InitJUnit(
     package="mocha-junit-reporter",
     drop=re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+"),  # mocha takes one reporter
 )
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,

@@ -27,6 +27,7 @@ TOKEN = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 MARKERS: tuple[str, ...] = ()
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = (
     "pytest: with `validation.junit` empty it gets "

@@ -31,6 +31,7 @@ SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = (
     None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
 )
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked
 ASKS_FOR_JUNIT: re.Pattern[str] | None = None

@@ -28,6 +28,7 @@ INIT: InitJUnit | None = InitJUnit(
     start="vitest run",
     drop=re.compile(r"^run"),
 )
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME, "add `--reporter=default --reporter=junit --outputFile.junit=junit.xml`"
