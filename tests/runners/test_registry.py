@@ -364,3 +364,21 @@ def test_a_ci_line_is_written_as_the_runner_whose_command_it_is(tmp_path: Path) 
     assert cargo is not None and cargo.test == ("cargo test --workspace",) and not cargo.junit
     assert "nextest is not installed" in cargo.notes[0]
     assert runners.ci_tests("npm run lint", ask, lambda r: True) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "runs"),
+    [
+        ("pytest -q", True),
+        ("python3 -m unittest discover", True),
+        ("npx vitest run", True),
+        ("node --test test/", True),
+        ("gotestsum -- ./...", True),
+        ("cargo nextest run", True),
+        ("cargo build", False),
+        ("go vet ./...", False),
+        ("npx eslint .", False),
+    ],
+)
+def test_a_ci_line_that_runs_tests_is_some_runners(line: str, runs: bool) -> None:
+    assert runners.ci_test(line) is runs

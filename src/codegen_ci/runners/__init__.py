@@ -55,6 +55,7 @@ __all__ = [
     "by_name",
     "case_id",
     "checkout_caches",
+    "ci_test",
     "ci_tests",
     "config_globs",
     "configured_reports",
@@ -103,6 +104,11 @@ def by_name(name: str) -> TestRunner:
 def script_words() -> str:
     """How a package.json script starts any Node runner (`jest|vitest|...`), for a regex."""
     return "|".join(r.SCRIPT_WORD for r in RUNNERS.values() if r.SCRIPT_WORD)
+
+
+def ci_test(line: str) -> bool:
+    """Whether a CI line runs some runner's tests (its `CI_TEST`)."""
+    return any(r.CI_TEST and r.CI_TEST.match(line) for r in RUNNERS.values())
 
 
 def ci_tests(line: str, ask: InitAsk, marked: Callable[[TestRunner], bool]) -> InitTests | None:

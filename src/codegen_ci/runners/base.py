@@ -193,6 +193,10 @@ class TestRunner(Protocol):
     # The JUnit init writes for it (None: init writes the command as CI runs it).
     INIT: InitJUnit | None
 
+    # A line of the repository's CI workflows (at its start, without variables or a folder)
+    # that runs its tests: init writes it as a test command.
+    CI_TEST: re.Pattern[str] | None
+
     def ci_tests(self, line: str, ask: InitAsk) -> InitTests | None:
         """The test commands init writes for a line of the repository's CI workflows (`line`,
         its command without variables or a folder) that runs this runner, in a repository its

@@ -42,6 +42,8 @@ MARKERS: tuple[str, ...] = ("Cargo.toml",)
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
 
+CI_TEST: re.Pattern[str] | None = re.compile(r"^cargo\s+(?:test|nextest)\b")
+
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `cargo test ARGS` (or `cargo nextest run`) as `init_tests` writes it."""

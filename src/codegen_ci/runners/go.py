@@ -42,6 +42,8 @@ INIT: InitJUnit | None = InitJUnit(
     ecosystem="go",
 )
 
+CI_TEST: re.Pattern[str] | None = CI_COMMAND
+
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);

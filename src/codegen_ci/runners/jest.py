@@ -27,6 +27,7 @@ INIT: InitJUnit | None = InitJUnit(
     env="JEST_JUNIT_OUTPUT_FILE={report} ",
     package="jest-junit",
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?jest\b")
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(

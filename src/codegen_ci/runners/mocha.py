@@ -18,6 +18,7 @@ INIT: InitJUnit | None = InitJUnit(
     package="mocha-junit-reporter",
     drop=re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+"),  # mocha takes one reporter
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?mocha\b")
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(

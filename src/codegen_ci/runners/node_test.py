@@ -27,6 +27,7 @@ INIT: InitJUnit | None = InitJUnit(
     options="--test-reporter=spec --test-reporter-destination=stdout "
     "--test-reporter=junit --test-reporter-destination={report}",
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^node\s+--test\b")
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(

@@ -31,6 +31,7 @@ SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = (
     None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^python3?\s+-m\s+unittest\b")
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked

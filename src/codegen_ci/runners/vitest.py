@@ -28,6 +28,7 @@ INIT: InitJUnit | None = InitJUnit(
     start="vitest run",
     drop=re.compile(r"^run"),
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?vitest\b")
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
