@@ -13,20 +13,18 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci import runners
 from codegen_ci.commands.init_checks import PY_TOOLS, bare
-from codegen_ci.runners import cargo, go
 
 VENV_DIRS = (".venv", "venv")
 # How to install a tool that is not a Python package or the project's own dependency.
+# (a test runner's programs are its own: runners/, `INSTALLS`)
 INSTALL_HINTS = {
-    "gotestsum": f"go install {go.GOTESTSUM}",
-    "cargo-nextest": cargo.NEXTEST_INSTALL,
+    **runners.installs(),
     "cargo-clippy": "rustup component add clippy",
     "cargo-fmt": "rustup component add rustfmt",
     "golangci-lint": "see https://golangci-lint.run/welcome/install/",
     "staticcheck": "go install honnef.co/go/tools/cmd/staticcheck@latest",
-    "go": "install Go (https://go.dev/dl/)",
-    "cargo": "install Rust (https://rustup.rs)",
     "make": "install make (apt-get install make)",
 }
 NODE_EXEC = ("npx", "bunx", "yarn")

@@ -63,6 +63,7 @@ __all__ = [
     "download",
     "failed_at",
     "failed_test",
+    "installs",
     "is_checkout_cache",
     "junit_args",
     "junit_env",
@@ -109,6 +110,11 @@ def script_words() -> str:
 def ci_test(line: str) -> bool:
     """Whether a CI line runs some runner's tests (its `CI_TEST`)."""
     return any(r.CI_TEST and r.CI_TEST.match(line) for r in RUNNERS.values())
+
+
+def installs() -> dict[str, str]:
+    """How to install each program a runner's commands need (its `INSTALLS`), by name."""
+    return {name: how for r in RUNNERS.values() for name, how in r.INSTALLS}
 
 
 def ci_tests(line: str, ask: InitAsk, marked: Callable[[TestRunner], bool]) -> InitTests | None:

@@ -197,6 +197,10 @@ class TestRunner(Protocol):
     # that runs its tests: init writes it as a test command.
     CI_TEST: re.Pattern[str] | None
 
+    # The programs its commands need that are not the project's own dependencies, and how to
+    # install each (init's summary names a missing one).
+    INSTALLS: tuple[tuple[str, str], ...]
+
     def ci_tests(self, line: str, ask: InitAsk) -> InitTests | None:
         """The test commands init writes for a line of the repository's CI workflows (`line`,
         its command without variables or a folder) that runs this runner, in a repository its

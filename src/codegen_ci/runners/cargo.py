@@ -43,6 +43,10 @@ SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
 
 CI_TEST: re.Pattern[str] | None = re.compile(r"^cargo\s+(?:test|nextest)\b")
+INSTALLS: tuple[tuple[str, str], ...] = (
+    ("cargo-nextest", NEXTEST_INSTALL),
+    ("cargo", "install Rust (https://rustup.rs)"),
+)
 
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:

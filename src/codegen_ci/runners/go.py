@@ -43,6 +43,10 @@ INIT: InitJUnit | None = InitJUnit(
 )
 
 CI_TEST: re.Pattern[str] | None = CI_COMMAND
+INSTALLS: tuple[tuple[str, str], ...] = (
+    ("gotestsum", f"go install {GOTESTSUM}"),
+    ("go", "install Go (https://go.dev/dl/)"),
+)
 
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:

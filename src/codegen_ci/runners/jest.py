@@ -28,6 +28,7 @@ INIT: InitJUnit | None = InitJUnit(
     package="jest-junit",
 )
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?jest\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(

@@ -19,6 +19,7 @@ INIT: InitJUnit | None = InitJUnit(
     drop=re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+"),  # mocha takes one reporter
 )
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?mocha\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(

@@ -28,6 +28,7 @@ INIT: InitJUnit | None = InitJUnit(
     "--test-reporter=junit --test-reporter-destination={report}",
 )
 CI_TEST: re.Pattern[str] | None = re.compile(r"^node\s+--test\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(

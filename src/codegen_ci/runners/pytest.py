@@ -28,6 +28,7 @@ MARKERS: tuple[str, ...] = ()
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:pytest|py\.test|python3?\s+-m\s+pytest)\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = (

@@ -32,6 +32,7 @@ INIT: InitJUnit | None = (
     None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
 )
 CI_TEST: re.Pattern[str] | None = re.compile(r"^python3?\s+-m\s+unittest\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked

@@ -29,6 +29,7 @@ INIT: InitJUnit | None = InitJUnit(
     drop=re.compile(r"^run"),
 )
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?vitest\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
