@@ -382,3 +382,13 @@ def test_a_ci_line_is_written_as_the_runner_whose_command_it_is(tmp_path: Path) 
 )
 def test_a_ci_line_that_runs_tests_is_some_runners(line: str, runs: bool) -> None:
     assert runners.ci_test(line) is runs
+
+
+def test_every_harness_file_of_gate_is_some_runners_plugin() -> None:
+    """The files loaded into a runner's own process live in gate/ (loaded by path, never
+    imported by the tool); which runner each belongs to is said in its file (`PLUGINS`)."""
+    gate = Path(codegen_ci.__file__).parent / "gate"
+    named = {p for r in RUNNERS.values() for p in r.PLUGINS}
+    assert {p for p in named if p.endswith(".py")} == {p.name for p in gate.glob("codegen_*.py")}
+    assert runners.by_name("unittest").PLUGINS[0] == "codegen_unittest.py"
+    assert "vendor/slipcover" in named  # the tool's own package, put beside them

@@ -288,6 +288,15 @@ class TestRunner(Protocol):
     def totals(self, text: str) -> Totals | None:
         """How many tests ran and were skipped, where its output gives only totals."""
 
+    # -- the harness inside its process ------------------------------------------------------
+    # The files of gate/ that its runs load into the runner's own process (`<module>.py`: a
+    # pytest plugin, unittest's JUnit-writing main, the coverage run; `vendor/<package>`: the
+    # tool's own package they load). They stay files of gate/, copied into the tool's
+    # read-only folder and loaded there by path, because they run in the repository's
+    # interpreter, never in ours: the pytest plugin imports pytest, which a plain install of
+    # the tool lacks, and every module of runners/ is imported by the registry.
+    PLUGINS: tuple[str, ...]
+
     # -- coverage ----------------------------------------------------------------------------
     # How the changed lines' coverage is measured, or "not measured: why" (for the docs).
     COVERAGE: str

@@ -341,4 +341,6 @@ def _message(details: str) -> str:
 
 
 coverage_plan = base.no_coverage_plan
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = "not measured: no Rust coverage tool is run yet"

@@ -308,6 +308,8 @@ def profile_to_lcov(profile: str, mods: Sequence[GoModule]) -> str:
     return "".join(f"{r}\n" for r in records)
 
 
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "`go test -coverprofile -coverpkg=<the changed packages>` (`coverage_command`), the "
     "profile turned into LCov (`profile_to_lcov`)"

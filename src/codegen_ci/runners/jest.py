@@ -101,6 +101,8 @@ def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     return _node.coverage_plan(command, ask, "jest", coverage_flags)
 
 
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "jest's own coverage (`--coverage --collectCoverageFrom=<the change's sources>`) "
     "written as LCov (`coverage_flags`)"

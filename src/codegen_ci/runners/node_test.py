@@ -102,6 +102,8 @@ def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     return _node.coverage_plan(command, ask, "node", lambda _, io_dir: coverage_flags(io_dir))
 
 
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "`node --experimental-test-coverage` with the lcov reporter (every file it loads; "
     "`coverage_flags`)"

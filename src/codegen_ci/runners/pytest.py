@@ -108,6 +108,11 @@ def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     return _python.coverage_plan(command, ask)
 
 
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = (
+    "codegen_first.py",  # re-runs the failing tests first (gate/pytest_commands.py loads it)
+    *_python.PLUGINS,  # the coverage run's
+)
 COVERAGE = (
     "coverage.py: `python -m pytest` and a bare `pytest` script run under `coverage run "
     "--include=<the change's sources>`, then `coverage xml` (runners/_python.py)"

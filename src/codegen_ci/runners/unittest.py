@@ -111,6 +111,11 @@ def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     return _python.coverage_plan(command, ask)
 
 
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = (
+    f"{RUNNER}.py",  # unittest's main writing JUnit (gate/unittest_commands.py runs it)
+    *_python.PLUGINS,  # the coverage run's
+)
 COVERAGE = (
     "coverage.py: `python -m unittest` runs under `coverage run --include=<the change's "
     "sources>` (runners/_python.py)"

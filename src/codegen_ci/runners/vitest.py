@@ -108,6 +108,8 @@ def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     return _node.coverage_plan(command, ask, "vitest", flags)
 
 
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "vitest's V8 or istanbul provider (`--coverage.include=<the change's sources>`; the "
     "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`)"
