@@ -13,6 +13,7 @@ from types import FunctionType
 import pytest
 from tests.helpers.coverage_ask import coverage_ask
 
+import codegen_ci
 from codegen_ci import runners
 from codegen_ci.runners import RUNNERS
 from codegen_ci.runners import TestRunner as RunnerProtocol  # not a test class
