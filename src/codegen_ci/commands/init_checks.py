@@ -67,7 +67,7 @@ LINT_SCRIPT = re.compile(
     r"fmt:check|prettier:check|check-format|check|lint:.*|types:.*|typecheck:.*|test-types|"
     r"test:types|test:lint|test-tsd)$"
 )
-# Test commands no runner of runners/ owns; a runner's own is its `CI_TEST` (`is_test`).
+# Test commands no runner of runners/ owns; a runner's own is its `CI_TEST` (`runs_tests`).
 TEST = re.compile(
     r"^(?:tox|nox|python3?\s+-m\s+\S*tests?\b\S*|python3?\s+\S*tests?\S*\.py|"
     r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test(?::\S+)?|(?:npx\s+)?(?:ava|tap)\b|"
@@ -75,7 +75,7 @@ TEST = re.compile(
 )
 
 
-def is_test(line: str) -> bool:
+def runs_tests(line: str) -> bool:
     """A test command: some runner's (runners/: `CI_TEST`), or one no runner owns."""
     return bool(TEST.match(line)) or runners.ci_test(line)
 
@@ -135,14 +135,14 @@ def judge(
         name, text = script[2], scripts.get(script[2], "")
         if LINT_SCRIPT.match(name) or LINT.match(text.strip()):
             return Judged("lint")
-        if is_test(text.strip()) or name.startswith("test"):
+        if runs_tests(text.strip()) or name.startswith("test"):
             return Judged("test")
         if BUILD.match(f"npm run {name}") or BUILD.match(text.strip()):
             return Judged(None, "a build, not a check")
         return Judged(None, "a script that is neither a test nor a lint")
     if LINT.match(body) or LINT.match(re.sub(r"^python3?\s+-m\s+", "", body)):
         return Judged("lint")
-    if is_test(body):
+    if runs_tests(body):
         return Judged("test")
     if BUILD.match(body):
         return Judged(None, "a build, not a check")
