@@ -1,12 +1,15 @@
 """Test runners: one module per runner, each providing the whole `TestRunner` Protocol
 (`base.py`), listed once in `RUNNERS`. What the gate, the workspace and init know about a
-runner they ask here: how to get its JUnit, what its output says when it could not start,
-its configuration and cache files, what its output says ran or was skipped, its coverage.
+runner they ask here: how to get its JUnit and how its reporter names cases, what its output
+says when it could not start, its configuration and cache files, what its output says ran or
+was skipped, how its coverage is measured, which CI line runs it and what init writes for it.
 
-Takes a command (and, where the repository's files matter, a guarded reader of them);
-returns that runner's answer. A new runner is one new file here plus its tests
-(docs/architecture.md, "A new test runner"). The order of `RUNNERS` is the order they are
-asked in: the first whose `COMMAND` matches gives a command's JUnit hint."""
+Takes a command (and, where the repository's files matter, a guarded reader of them or a
+`CoverageAsk`/`InitAsk`); returns that runner's answer. A new runner is one new file here,
+its line in `RUNNERS`, and its tests (docs/architecture.md, "A new test runner"). Modules
+whose names start with `_` hold what several runners share and are no runners. The order of
+`RUNNERS` is the order they are asked in: the first whose `COMMAND` matches gives a command's
+JUnit hint, the first with a coverage plan for a command measures it."""
 
 from __future__ import annotations
 

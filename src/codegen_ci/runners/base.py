@@ -2,9 +2,10 @@
 
 A runner is a module, not a class (pre-commit's `languages/`): its constants and functions are
 the Protocol's members, and mypy checks the module against `TestRunner` where the registry
-(`runners/__init__.py`) lists it. Runner modules import nothing of codegen_ci but this file:
-what needs the worktree gets a `Read` (a file of the repository, read by the caller through
-the guarded reader)."""
+(`runners/__init__.py`) lists it. Runner modules import nothing of codegen_ci but this file
+(and the package's shared `_node.py`, `_python.py`): what needs the worktree gets a `Read` (a
+file of the repository, read by the caller through the guarded reader), a `CoverageAsk` or an
+`InitAsk`."""
 
 from __future__ import annotations
 
