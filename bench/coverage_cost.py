@@ -29,8 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.gate import coverage_go
-from codegen_ci.gate.coverage_python import coverage_command, select_env
+from codegen_ci.gate import project_source
+from codegen_ci.gate.coverage import PLUGIN_FOLDER, install_plugins
+from codegen_ci.runners import _python
 from codegen_ci.runners import go as go_runner
 
 MODULE = """\
@@ -86,9 +87,18 @@ def coverage_cost(
         io_dir = Path(tmp) / "io"
         io_dir.mkdir()
         sources = ["pkg/core.py" if changed == "shared" else "pkg/mod0.py"]
-        covered = coverage_command(plain, sources, io_dir, root, os.environ)
+        covered = _python.coverage_command(
+            plain,
+            sources,
+            io_dir,
+            root,
+            os.environ,
+            lambda c: project_source.command_python(c, os.environ, root),
+        )
         assert covered is not None
-        env = select_env(os.environ, Path(tmp) / "tool", sources)
+        plugin_dir = Path(tmp) / "tool" / PLUGIN_FOLDER
+        install_plugins(_python.PLUGINS, plugin_dir)
+        env = _python.coverage_env(os.environ, plugin_dir, sources)
         if tracer:  # coverage.py's tracer, as before slipcover
             shutil.rmtree(Path(tmp) / "tool" / "coverage_plugin" / "vendor", ignore_errors=True)
         recorder: list[str] = []
@@ -176,9 +186,12 @@ def go_coverage_cost(packages: int = 10, tests: int = 200, repeats: int = 3) -> 
         env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off"}
         env.setdefault("GOCACHE", str(Path(tmp) / "gocache"))
         plain = "go test -count=1 ./..."
-        mods = coverage_go.modules(root, ["p0/work.go"])
+        mods = go_runner.modules(
+            lambda rel: (root / rel).read_text() if (root / rel).is_file() else None,
+            ["p0/work.go"],
+        )
         covered = go_runner.coverage_command(
-            plain, coverage_go.packages(["p0/work.go"], mods), Path(tmp)
+            plain, go_runner.packages(["p0/work.go"], mods), Path(tmp)
         )
         assert covered is not None
         times: dict[str, list[float]] = {"plain": [], "coverage": [], "first_coverage": []}
@@ -211,7 +224,7 @@ def go_coverage_cost(packages: int = 10, tests: int = 200, repeats: int = 3) -> 
             "plain_cpu_s": round(plain_cpu, 3),
             "coverage_cpu_s": round(coverage_cpu, 3),
             "cpu_ratio": round(coverage_cpu / plain_cpu, 3),
-            "lcov_lines": coverage_go.profile_to_lcov(profile, mods).count("DA:"),
+            "lcov_lines": go_runner.profile_to_lcov(profile, mods).count("DA:"),
         }
 
 

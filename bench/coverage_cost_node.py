@@ -3,7 +3,7 @@ against a plain run of the same command.
 
 A project of `modules` modules with `tests_per_module` tests each (each test runs a small
 loop, as unit tests do); the change is one module. The plain command and the one
-gate/coverage_node.py makes of it (`plan`) run `repeats` times each, alternating; the figure
+its runner's `coverage_plan` makes of it run `repeats` times each, alternating; the figure
 is the ratio of the medians. The claim (issue 34): at most 1.3x.
 
 `python -m bench.coverage_cost_node VITEST_NODE_MODULES [JEST_NODE_MODULES]`: node_modules
@@ -12,6 +12,7 @@ benchmark installs nothing). `node --test` needs only Node."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -20,7 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_ci.gate.coverage_node import NodePlan, plan
+from codegen_ci import runners
+from codegen_ci.gate.coverage import coverage_ask
+from codegen_ci.runners import CoveragePlan
 
 MODULE = """\
 function work(n) {
@@ -91,8 +94,9 @@ def coverage_cost_node(
         io_dir = Path(tmp) / "io"
         io_dir.mkdir()
         plain = shape["command"]
-        covered = plan(plain, ["src/mod0.js"], root, io_dir)
-        assert isinstance(covered, NodePlan), covered
+        ask = coverage_ask(root, ["src/mod0.js"], io_dir, io_dir / "tool", os.environ)
+        covered = runners.coverage_plan(plain, ask)
+        assert isinstance(covered, CoveragePlan), covered
         times: dict[str, list[float]] = {"plain": [], "coverage": []}
         for _ in range(repeats):
             for name, command in (("plain", plain), ("coverage", covered.command)):

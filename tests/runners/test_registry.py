@@ -11,6 +11,7 @@ from pathlib import Path
 from types import FunctionType
 
 import pytest
+from tests.helpers.coverage_ask import coverage_ask
 
 import codegen_ci
 from codegen_ci import runners
@@ -30,7 +31,9 @@ def protocol_members() -> set[str]:
 
 
 def test_every_module_of_the_package_is_a_registered_runner() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(runners.__path__)} - NOT_RUNNERS
+    # a module whose name starts with `_` holds what several runners share (_node, _python)
+    names = {m.name for m in pkgutil.iter_modules(runners.__path__)}
+    modules = {n for n in names if not n.startswith("_")} - NOT_RUNNERS
     registered = {runner.__name__.rsplit(".", 1)[-1] for runner in RUNNERS.values()}
     assert modules == registered
     expected = {"pytest", "unittest", "jest", "vitest", "mocha", "node_test", "go", "cargo"}
@@ -236,19 +239,33 @@ def test_running_zero_tests_is_a_known_run_with_nothing_named() -> None:
     assert not runners.ran_count("make: Nothing to be done")
 
 
-def test_each_runner_says_how_its_coverage_is_measured_or_why_not() -> None:
-    """The measured ones name the module of gate/ that measures them (and it exists: the
-    coverage run needs the worktree, the sandbox and diff-cover, beyond runners/' floor)."""
-    gate = Path(codegen_ci.__file__).parent / "gate"
-    assert {k for k, r in RUNNERS.items() if r.COVERAGE.startswith("not measured: ")} >= {
-        "mocha",
-        "cargo",
-    }
-    for key, runner in RUNNERS.items():
-        if runner.COVERAGE.startswith("not measured: "):
-            continue
-        module = re.search(r"gate/(coverage_\w+\.py)", runner.COVERAGE)
-        assert module and (gate / module[1]).is_file(), (key, runner.COVERAGE)
+# a command of each runner whose coverage is measured, and a changed source file it measures
+COVERED = {
+    "pytest": ("python -m pytest -q", "calc.py"),
+    "unittest": ("python -m unittest", "calc.py"),
+    "jest": ("npx jest --ci", "src/calc.js"),
+    "vitest": ("npx vitest run", "src/calc.ts"),
+    "node_test": ("node --test", "src/calc.mjs"),
+    "go": ("go test ./...", "calc.go"),
+}
+
+
+def test_each_runner_says_how_its_coverage_is_measured_or_why_not(tmp_path: Path) -> None:
+    """A measured runner's `coverage_plan` answers for its own command alone (a plan, or why
+    not); the others' answer None: its file is where its coverage is planned."""
+    not_measured = {k for k, r in RUNNERS.items() if r.COVERAGE.startswith("not measured: ")}
+    assert {"mocha", "cargo"} <= not_measured
+    assert set(COVERED) == set(RUNNERS) - not_measured
+    assert runners.measured() == tuple(RUNNERS[k].NAME for k in RUNNERS if k in COVERED)
+    (tmp_path / "go.mod").write_text("module example.com/calc\n")
+    (tmp_path / "node_modules" / "@vitest" / "coverage-v8").mkdir(parents=True)
+    for key, (command, source) in COVERED.items():
+        ask = coverage_ask(tmp_path, [source, "tests/test_x.py"], tmp_path / "io")
+        answers = {k: r.coverage_plan(command, ask) for k, r in RUNNERS.items()}
+        plan = answers.pop(key)
+        assert isinstance(plan, runners.CoveragePlan), (key, plan)
+        assert plan.sources == (source,) and plan.report and plan.command != command
+        assert set(answers.values()) == {None}, (key, answers)
 
 
 def test_what_init_writes_for_each_runners_junit() -> None:
@@ -324,3 +341,55 @@ def test_pytest_s_exit_5_says_it_collected_no_test() -> None:
     assert found is not None and found.NAME == "pytest"
     assert runners.no_tests_exit(5, "make test") is None
     assert runners.no_tests_exit(1, "pytest") is None
+
+
+def test_case_ids_in_a_reporters_own_shape_are_the_runners() -> None:
+    # mocha-junit-reporter: name "suite title", classname "title"
+    assert runners.case_id("Cart adds an item", "adds an item") == "Cart adds an item"
+    assert runners.case_id("test_a", "pkg.mod") is None  # the common `classname::name`
+    nested = runners.nested_cases("test")  # node's reporter: every case's classname
+    assert nested is not None and nested.suite_attribute == "disabled"
+    assert runners.nested_cases("pkg.mod") is None
+
+
+def test_a_ci_line_is_written_as_the_runner_whose_command_it_is(tmp_path: Path) -> None:
+    """init asks every runner a root file marks whether a CI line is its command."""
+    ask = runners.InitAsk(
+        read=lambda rel: None, installed=lambda name: False, environ={"CARGO_HOME": "/none"}
+    )
+    marked = runners.ci_tests("go test -race ./...", ask, lambda r: True)
+    assert marked is not None and marked.junit == ("reports/junit-go.xml",)
+    assert marked.test == ("gotestsum --junitfile reports/junit-go.xml -- -race ./...",)
+    assert runners.ci_tests("go test ./...", ask, lambda r: False) is None  # no go.mod
+    cargo = runners.ci_tests("cargo test --workspace", ask, lambda r: True)
+    assert cargo is not None and cargo.test == ("cargo test --workspace",) and not cargo.junit
+    assert "nextest is not installed" in cargo.notes[0]
+    assert runners.ci_tests("npm run lint", ask, lambda r: True) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "runs"),
+    [
+        ("pytest -q", True),
+        ("python3 -m unittest discover", True),
+        ("npx vitest run", True),
+        ("node --test test/", True),
+        ("gotestsum -- ./...", True),
+        ("cargo nextest run", True),
+        ("cargo build", False),
+        ("go vet ./...", False),
+        ("npx eslint .", False),
+    ],
+)
+def test_a_ci_line_that_runs_tests_is_some_runners(line: str, runs: bool) -> None:
+    assert runners.ci_test(line) is runs
+
+
+def test_every_harness_file_of_gate_is_some_runners_plugin() -> None:
+    """The files loaded into a runner's own process live in gate/ (loaded by path, never
+    imported by the tool); which runner each belongs to is said in its file (`PLUGINS`)."""
+    gate = Path(codegen_ci.__file__).parent / "gate"
+    named = {p for r in RUNNERS.values() for p in r.PLUGINS}
+    assert {p for p in named if p.endswith(".py")} == {p.name for p in gate.glob("codegen_*.py")}
+    assert runners.by_name("unittest").PLUGINS[0] == "codegen_unittest.py"
+    assert "vendor/slipcover" in named  # the tool's own package, put beside them

@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
+from codegen_ci import runners
+
 CheckKind = Literal["test", "lint", "setup"]
 
 # `cd web && ` in front of a CI line (its working directory), and `VAR=value ` assignments.
@@ -65,13 +67,19 @@ LINT_SCRIPT = re.compile(
     r"fmt:check|prettier:check|check-format|check|lint:.*|types:.*|typecheck:.*|test-types|"
     r"test:types|test:lint|test-tsd)$"
 )
+# Test commands no runner of runners/ owns; a runner's own is its `CI_TEST` (`runs_tests`).
 TEST = re.compile(
-    r"^(?:pytest|py\.test|python3?\s+-m\s+(?:pytest|unittest)|tox|nox|"
-    r"python3?\s+-m\s+\S*tests?\b\S*|python3?\s+\S*tests?\S*\.py|"
-    r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test(?::\S+)?|(?:npx\s+)?(?:jest|vitest|mocha|ava|tap)\b|"
-    r"node\s+--test|go\s+test|gotestsum|cargo\s+(?:test|nextest)|make\s+(?:tests?|check)|"
-    r"ctest|bats)\b"
+    r"^(?:tox|nox|python3?\s+-m\s+\S*tests?\b\S*|python3?\s+\S*tests?\S*\.py|"
+    r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test(?::\S+)?|(?:npx\s+)?(?:ava|tap)\b|"
+    r"make\s+(?:tests?|check)|ctest|bats)\b"
 )
+
+
+def runs_tests(line: str) -> bool:
+    """A test command: some runner's (runners/: `CI_TEST`), or one no runner owns."""
+    return bool(TEST.match(line)) or runners.ci_test(line)
+
+
 PRE_COMMIT = re.compile(r"^pre-commit\s+run\b")
 
 
@@ -127,14 +135,14 @@ def judge(
         name, text = script[2], scripts.get(script[2], "")
         if LINT_SCRIPT.match(name) or LINT.match(text.strip()):
             return Judged("lint")
-        if TEST.match(text.strip()) or name.startswith("test"):
+        if runs_tests(text.strip()) or name.startswith("test"):
             return Judged("test")
         if BUILD.match(f"npm run {name}") or BUILD.match(text.strip()):
             return Judged(None, "a build, not a check")
         return Judged(None, "a script that is neither a test nor a lint")
     if LINT.match(body) or LINT.match(re.sub(r"^python3?\s+-m\s+", "", body)):
         return Judged("lint")
-    if TEST.match(body):
+    if runs_tests(body):
         return Judged("test")
     if BUILD.match(body):
         return Judged(None, "a build, not a check")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable
@@ -28,12 +29,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegen_ci import runners
 from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
-from codegen_ci.runners import RUNNERS, InitJUnit, TestRunner, cargo, go, pytest, unittest
+from codegen_ci.runners import (
+    RUNNERS,
+    InitAsk,
+    InitJUnit,
+    InitTests,
+    TestRunner,
+    cargo,
+    pytest,
+    unittest,
+)
 from codegen_ci.workspace import generated_files
 
 __all__ = ["Detected", "ci_workflows", "detect"]
@@ -49,9 +60,7 @@ def _init(runner: TestRunner) -> InitJUnit:
     return runner.INIT
 
 
-# What init writes for each runner's JUnit is the runner's (runners/: `INIT`).
-GO_INIT = _init(go)
-GO_REPORT = GO_INIT.report
+# What init writes for each runner's JUnit is the runner's (runners/: `INIT`, `ci_tests`).
 PYTEST_REPORT = _init(pytest).report
 NEXTEST = cargo.NEXTEST
 NEXTEST_CONFIG = cargo.NEXTEST_CONFIG
@@ -66,8 +75,6 @@ UNITTEST_IMPORT = unittest.TEST_FILE_IMPORT
 TEST_DIRS = ("tests", "test", "testing")
 MAX_FILES = 200
 NPM_TEST = re.compile(r"^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test$")
-GO_TEST = go.CI_COMMAND
-CARGO_TEST = cargo.CI_COMMAND
 TOX = re.compile(r"^tox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
 # `pip install tox tox-gh-actions`: an install of tox and its plugins only
@@ -172,54 +179,30 @@ def _pytest_junit(found: Detected) -> None:
 
 
 def _rust(root: Path, found: Detected, tools: Toolchain) -> None:
-    """cargo's tests, through nextest's JUnit when `cargo nextest` is installed (test counts);
-    else `cargo test`, whose tests are read from libtest's own output (gate/junit/libtest.py).
-    clippy only when CI runs it."""
-    test, junit = _cargo_tests(root, found, tools, "")
-    found.add(
-        cargo.MARKERS[0], ["cargo nextest" if junit else "cargo test"], test=test, junit=junit
-    )
+    """cargo's tests, as runners/cargo.py's `init_tests` writes them; clippy only when CI runs
+    it."""
+    tests = _init_tests(found, cargo.init_tests("", _init_ask(root, tools)))
+    tool = "cargo nextest" if tests.junit else "cargo test"
+    found.add(cargo.MARKERS[0], [tool], test=list(tests.test), junit=list(tests.junit))
     found.left_out.append(LeftOut("cargo clippy", "no CI workflow runs it"))
     found.ecosystems.append("rust")
 
 
-def _cargo_tests(
-    root: Path, found: Detected, tools: Toolchain, args: str
-) -> tuple[list[str], list[str]]:
-    args = " ".join(args.split())
-    if not tools.nextest:
-        note = (
-            "cargo nextest is not installed: the tests run as `cargo test`, counted from the "
-            "lines libtest prints (cargo stops at the first test binary that fails, so the "
-            "binaries after it go uncounted; for JUnit install nextest with "
-            f"`{cargo.NEXTEST_INSTALL}` and run init again)"
-        )
-        if note not in found.notes:
-            found.notes.append(note)
-        return [f"cargo test {args}".strip()], []
-    config = root / NEXTEST_CONFIG
-    if config.is_file() and "[profile.ci.junit]" not in _text(config):
-        found.notes.append(
-            f"cargo nextest is installed, but {NEXTEST_CONFIG} has no [profile.ci.junit]: add "
-            f"`{NEXTEST_PROFILE.strip().replace(chr(10), ' ')}` there for test counts"
-        )
-        return [f"{NEXTEST} {args}".strip()], []
-    if not config.is_file():
-        found.files[NEXTEST_CONFIG] = (
-            "# Written by `codegen-ci init`: nextest writes JUnit for the `ci` profile\n"
-            f"# (to {NEXTEST_REPORT}), which codegen-ci reads for test counts.\n" + NEXTEST_PROFILE
-        )
-    note = (
-        f"cargo nextest is installed: the tests run as `{NEXTEST}`, whose JUnit "
-        f"({NEXTEST_REPORT}) gives test counts"
-    )
-    tests = [f"{NEXTEST} {args}".strip()]
-    if (root / "src" / "lib.rs").is_file():
-        tests.append("cargo test --doc")  # nextest does not run doctests
-        note += "; doctests run as `cargo test --doc` (nextest does not run them)"
-    if note not in found.notes:
-        found.notes.append(note)
-    return tests, [NEXTEST_REPORT]
+def _init_ask(root: Path, tools: Toolchain) -> InitAsk:
+    """What a runner's init answers may look at: the repository's files, the user's PATH."""
+
+    def read(rel: str) -> str | None:
+        path = root / rel
+        return _text(path) if path.is_file() else None
+
+    return InitAsk(read=read, installed=tools.has_command, environ=os.environ)
+
+
+def _init_tests(found: Detected, tests: InitTests) -> InitTests:
+    """A runner's notes and files taken into `found` (each note once); its tests returned."""
+    found.notes.extend(n for n in tests.notes if n not in found.notes)
+    found.files.update(tests.files)
+    return tests
 
 
 # -- what CI runs -----------------------------------------------------------------------------
@@ -315,20 +298,11 @@ def _as_commands(
         found.junit.extend(g for g in runner.junit if g not in found.junit)
         found.setup.extend(c for c in runner.reporters if c not in found.setup)
         return [("test", c, origin) for c in runner.test]
-    if (go_line := GO_TEST.match(body)) and _marked(root, go):
-        args = go_line[1].removeprefix("./...").strip() if body.startswith("go") else ""
-        if body.startswith("gotestsum"):
-            return [("test", body, origin)]
-        go_args = f" -- {go_line[1]}" if args else " ./..."
-        if GO_REPORT not in found.junit:
-            found.junit.append(GO_REPORT)
-        options = GO_INIT.options.format(report=GO_REPORT)
-        return [("test", f"gotestsum {options}{go_args}", origin)]
-    if (cargo_line := CARGO_TEST.match(body)) and _marked(root, cargo):
-        args = cargo_line[1] if body.startswith("cargo test") else ""
-        tests, junit = _cargo_tests(root, found, tools, args)
-        found.junit.extend(g for g in junit if g not in found.junit)
-        return [("test", c, origin) for c in tests]
+    ask = _init_ask(root, tools)
+    if (ran := runners.ci_tests(body, ask, lambda r: _marked(root, r))) is not None:
+        tests = _init_tests(found, ran)  # go test through gotestsum, cargo test through nextest
+        found.junit.extend(g for g in tests.junit if g not in found.junit)
+        return [("test", c, origin) for c in tests.test]
     if tox := TOX.match(body):
         envs = _tox_envs_named(tox[1])
         unfolded = tox_envs(root, envs, lambda: tools.python_factor)

@@ -1,8 +1,8 @@
 """What this machine has for the repository, for `codegen-ci init`: the Python interpreter the
 commands name (the repository's own `.venv`, or an active virtualenv inside it, else `python`:
 an active virtualenv elsewhere is the `python` it probes, never a path written), which
-tools are installed, whether `cargo nextest` is, and how to install what a written command
-needs but is missing."""
+tools are installed (whether `cargo nextest` is: runners/cargo.py), and how to install what
+a written command needs but is missing."""
 
 from __future__ import annotations
 
@@ -13,20 +13,17 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_ci import runners
 from codegen_ci.commands.init_checks import PY_TOOLS, bare
-from codegen_ci.runners import cargo, go
 
 VENV_DIRS = (".venv", "venv")
-# How to install a tool that is not a Python package or the project's own dependency.
-INSTALL_HINTS = {
-    "gotestsum": f"go install {go.GOTESTSUM}",
-    "cargo-nextest": cargo.NEXTEST_INSTALL,
+# How to install a lint tool or `make` (a test runner's programs are its own: runners/,
+# `INSTALLS`; both joined in `install_hints`).
+LINT_INSTALL_HINTS = {
     "cargo-clippy": "rustup component add clippy",
     "cargo-fmt": "rustup component add rustfmt",
     "golangci-lint": "see https://golangci-lint.run/welcome/install/",
     "staticcheck": "go install honnef.co/go/tools/cmd/staticcheck@latest",
-    "go": "install Go (https://go.dev/dl/)",
-    "cargo": "install Rust (https://rustup.rs)",
     "make": "install make (apt-get install make)",
 }
 NODE_EXEC = ("npx", "bunx", "yarn")
@@ -124,11 +121,6 @@ class Toolchain:
             return shutil.which("python") or shutil.which("python3") or "python3"
         return str(self.root / self.python)
 
-    @property
-    def nextest(self) -> bool:
-        cargo_home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
-        return self.has_command("cargo-nextest") or (cargo_home / "bin" / "cargo-nextest").exists()
-
 
 def toolchain(root: Path) -> Toolchain:
     for name in VENV_DIRS:
@@ -155,8 +147,14 @@ def toolchain(root: Path) -> Toolchain:
     return Toolchain(root, "python", "", False)
 
 
+def install_hints() -> dict[str, str]:
+    """How to install a tool that is not a Python package or the project's own dependency."""
+    return {**runners.installs(), **LINT_INSTALL_HINTS}
+
+
 def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
     """(tool, how to install it) when `command` needs a tool this machine lacks."""
+    hints = install_hints()
     words = bare(command).split()
     if not words:
         return None
@@ -170,7 +168,7 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
         return None if tools.has_command(first) else (first, f"python -m pip install {first}")
     if first == "cargo" and len(words) > 1 and words[1] in ("nextest", "clippy", "fmt"):
         tool = f"cargo-{words[1]}"
-        return None if tools.has_command(tool) else (tool, INSTALL_HINTS[tool])
+        return None if tools.has_command(tool) else (tool, hints[tool])
     if first in NODE_EXEC or words[:2] == ["pnpm", "exec"]:
         tool = (
             words[2] if first == "pnpm" and len(words) > 2 else words[1] if len(words) > 1 else ""
@@ -186,8 +184,8 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
         if (folder / "package.json").is_file() and not (folder / "node_modules").is_dir():
             return "node_modules", f"{_node_install(folder)} (the project's dependencies)"
         return None
-    if first in INSTALL_HINTS and not tools.has_command(first):
-        return first, INSTALL_HINTS[first]
+    if first in hints and not tools.has_command(first):
+        return first, hints[first]
     if PROGRAM.fullmatch(first) and first not in SHELL_WORDS and not tools.has_command(first):
         # `check-manifest` from a tox env: whatever it is, the run cannot start it
         return first, "put it on PATH (or in the venv the commands use) before codegen-ci runs"

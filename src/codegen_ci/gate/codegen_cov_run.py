@@ -3,7 +3,7 @@ files' lines they ran recorded, a Cobertura report written by coverage.py.
 
     python -c "import codegen_cov_run; codegen_cov_run.main()" DATA REPORT --include=A,B TARGET
 
-TARGET is `-m MODULE ARGS` or `SCRIPT ARGS` (gate/coverage_python.py makes the command). Two
+TARGET is `-m MODULE ARGS` or `SCRIPT ARGS` (runners/_python.py makes the command). Two
 ways to record, one report:
 - **slipcover** on CPython 3.10 and 3.11 when it loads: the copy of the tool's own slipcover
   in `vendor/` beside this file (its probe is a stable-ABI extension, `abi3`, so one build
@@ -39,7 +39,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-VENDOR = "vendor"  # beside this file: the tool's slipcover, copied by gate/coverage_python.py
+VENDOR = "vendor"  # beside this file: the tool's slipcover, copied by gate/coverage.py
 NOTE = "codegen-ci coverage: "
 
 

@@ -2,7 +2,7 @@
 tests that import a changed module (and, in every coverage run, pytest-cov's own measurement
 off: `pytest_load_initial_conftests` below).
 
-Loaded (`-p codegen_cov_select`) into the coverage run gate/coverage_python.py makes of a
+Loaded (`-p codegen_cov_select`) into the coverage run runners/_python.py makes of a
 pytest command, never into the gate's own runs. It acts only when a settrace tracer is on
 (`sys.gettrace()`: coverage.py's C tracer, which costs about 2x on every line of every file;
 under the sys.monitoring core nothing is traced outside the changed files, and under slipcover,

@@ -1,24 +1,20 @@
 """Changed lines run by the tests: which executable lines of the change the test suite ran.
 
 Measured after a passing final round, in a run of its own (the gate's run, its counts and
-its JUnit stay as they are), confined like every command, by the runner's own coverage tool:
-- Python (gate/coverage_python.py): `python -m pytest`, a bare `pytest` script and
-  `python -m unittest` run under coverage.py (`coverage run --include=<the change's source
-  files>`, `COVERAGE_CORE=sysmon`, then `coverage xml`; on CPython 3.10/3.11 slipcover records
-  the lines and coverage.py writes the report); the Cobertura report is read through
-  the guarded reader and parsed without DTDs or entities (defusedxml).
-- Go (gate/coverage_go.py): `go test` and `gotestsum -- ...` with `-coverprofile` and
-  `-coverpkg=<the changed packages>`; the profile, turned into LCov there, is read by
-  diff-cover's LCov reader.
+its JUnit stay as they are), confined like every command, by the runner's own coverage tool.
+How is each runner's (runners/: `coverage_plan`, asked through the registry): the command
+that writes the report, its environment, the report's format (Cobertura or LCov, what
+diff-cover reads; Go's cover profile converted to LCov by the runner's `convert`), the
+harness files the run loads (pytest's and unittest's `codegen_cov_run`, `codegen_cov_select`
+and the tool's slipcover, put in the tool's read-only folder here: `install_plugins`). Here,
+the one path of every runner: the run, its report read through the guarded reader (never from
+a path a command could swap), parsed without DTDs or entities (defusedxml) or, as LCov, its
+`SF:` paths made relative to the worktree and parsed from an anonymous file of ours.
 diff-cover matches the report against the change's own diff (made by our guarded git,
 `Worktree.diff`, never by diff-cover's `git` calls): the changed lines the tool counts as
-executable, which of them ran, and the others as `file:line` ranges. `measure` picks the
-runner by the test command.
+executable, which of them ran, and the others as `file:line` ranges.
 
-- jest, vitest and `node --test` (gate/coverage_node.py), run directly or by a package.json
-  script: their own V8/istanbul coverage written as LCov, read by diff-cover's LCov reader.
-
-Where coverage cannot be measured (more than one test command, a command of no shape above,
+Where coverage cannot be measured (more than one test command, a command no runner measures,
 no source file of the runner's language changed, the coverage tool missing or its report
 unreadable, the coverage run not passing), `ChangedLines.reason` says so and why.
 
@@ -28,7 +24,11 @@ round a reflection naming the lines no test runs (`uncovered_message`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib.util
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -44,10 +44,11 @@ from diff_cover.violationsreporters.violations_reporter import (
     XmlCoverageReporter,
 )
 
-from codegen_ci.gate import coverage_go, coverage_node, coverage_python
+from codegen_ci import runners
+from codegen_ci.gate import project_source
 from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
-from codegen_ci.runners import go
+from codegen_ci.runners import CoverageAsk, CoveragePlan
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -58,27 +59,10 @@ from codegen_ci.workspace.proc import ProcResult
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_REPORT_BYTES = 20_000_000
+MAX_READ_BYTES = 1_000_000  # a repository file a runner's plan reads (package.json, go.mod)
 MAX_RANGES = 20
-NOT_MEASURED = (
-    "coverage is measured for pytest (`python -m pytest`, `pytest`), `python -m unittest`, Go "
-    "(`go test`, `gotestsum -- ...`), jest, vitest and `node --test` test commands"
-)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """One runner's coverage run: `command` (with `env`) writes `report` (relative to the run's
-    io folder) for `sources`; `reader` turns the report's bytes into diff-cover's coverage
-    reporter (or a reason it names none of them). `missing`: the reason when no report was
-    written; `what`: the report, as the reasons name it."""
-
-    command: str
-    env: Mapping[str, str]
-    report: str
-    sources: Sequence[str]
-    reader: Callable[[bytes], Any]
-    missing: str
-    what: str = "coverage report"
+NOT_MEASURED = "coverage is measured for the test commands of " + ", ".join(runners.measured())
+PLUGIN_FOLDER = "coverage_plugin"  # in the tool's read-only folder
 
 
 @dataclass(kw_only=True)
@@ -95,101 +79,18 @@ class CoverageRun:
         command = self.validation.test[0]
         places = command_places(self.sandbox, self.work_dir, "coverage")
         change = self.worktree.agent_changes()
-        if coverage_node.runner_of(command, self.worktree.path):
-            plan = self._node(command, change, places)  # jest, vitest, node --test
-        elif go.is_go_test(command):
-            plan = self._go(command, change, places)
-        else:
-            plan = self._python(command, change, places)
-        return plan if isinstance(plan, ChangedLines) else self._measured(plan, places)
-
-    def _python(
-        self, command: str, change: Sequence[str], places: CommandPlaces
-    ) -> Plan | ChangedLines:
-        """coverage.py (gate/coverage_python.py), its Cobertura report."""
-        sources = [p for p in change if p.endswith(".py") and not is_test_file(p)]
-        tree = self.worktree.path
-        covered = coverage_python.coverage_command(command, sources, places.io_dir, tree, self.env)
-        if covered is None:  # before "no Python source": a Makefile's change may be Go
-            return ChangedLines(reason=NOT_MEASURED)
-        if not sources:
-            return ChangedLines(reason="the change has no Python source file to measure")
-        return Plan(
-            command=covered,
-            env=coverage_python.select_env(self.env, places.tool_dir, sources),
-            report=coverage_python.REPORT,
-            sources=sources,
-            reader=lambda data: XmlCoverageReporter(
-                [safe_etree.fromstring(data)], src_roots=[str(tree)]
-            ),
-            missing="no coverage report: is coverage.py installed for the repository's "
-            "Python? (see coverage/logs/coverage.log)",
-        )
-
-    def _go(
-        self, command: str, change: Sequence[str], places: CommandPlaces
-    ) -> Plan | ChangedLines:
-        """`go test -coverprofile` (gate/coverage_go.py), the profile read as LCov."""
-        sources = [p for p in change if p.endswith(".go") and not is_test_file(p)]
-        if not sources:
-            return ChangedLines(reason="the change has no Go source file to measure")
-        tree = self.worktree.path
-        mods = coverage_go.modules(tree, sources)
-        covered = go.coverage_command(command, coverage_go.packages(sources, mods), places.io_dir)
-        if covered is None:
-            return ChangedLines(
-                reason="the Go test command sets its own -coverprofile or -coverpkg, or no "
-                "go.mod holds the changed files"
-            )
-
-        def reader(data: bytes) -> LcovCoverageReporter:
-            self.work_dir.mkdir(parents=True, exist_ok=True)
-            lcov = self.work_dir / "coverage.lcov"
-            profile = data.decode("utf-8", errors="replace")
-            lcov.write_text(coverage_go.profile_to_lcov(profile, mods), encoding="utf-8")
-            return LcovCoverageReporter([LcovCoverageReporter.parse(str(lcov))], [str(tree)])
-
-        return Plan(
-            command=covered,
-            env=self.env,
-            report=go.COVER_PROFILE,
-            sources=sources,
-            reader=reader,
-            missing="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)",
-            what="cover profile",
-        )
-
-    def _node(
-        self, command: str, change: Sequence[str], places: CommandPlaces
-    ) -> Plan | ChangedLines:
-        """jest, vitest or `node --test` with their own coverage, read as LCov
-        (gate/coverage_node.py)."""
-        tree = self.worktree.path
-        plan = coverage_node.plan(command, change, tree, places.io_dir)
+        ask = coverage_ask(self.worktree.path, change, places.io_dir, places.tool_dir, self.env)
+        plan = runners.coverage_plan(command, ask)
         if plan is None or isinstance(plan, str):
-            return ChangedLines(reason=plan or "not a jest, vitest or node --test command")
-        sources, runner = plan.sources, plan.runner
+            return ChangedLines(reason=plan or NOT_MEASURED)
+        install_plugins(plan.plugins, ask.plugin_dir)
+        return self._measured(plan, places)
 
-        def reader(data: bytes) -> LcovCoverageReporter | ChangedLines:
-            return coverage_node.lcov_report(data, tree, sources) or ChangedLines(
-                reason=f"the {runner} coverage report names none of the changed files "
-                "(is the runner rooted elsewhere than the repository?)"
-            )
-
-        return Plan(
-            command=plan.command,  # a `coverage/` folder is not the change
-            env=self.env,
-            report=plan.report,
-            sources=sources,
-            reader=reader,
-            missing=f"no coverage report: {runner} wrote no LCov (see coverage/logs/coverage.log)",
-        )
-
-    def _measured(self, plan: Plan, places: CommandPlaces) -> ChangedLines:
+    def _measured(self, plan: CoveragePlan, places: CommandPlaces) -> ChangedLines:
         """The one path of every runner's coverage: the run, its report read through the
         guarded reader, a run that did not pass, then diff-cover's verdict over the change's
         own diff of `plan.sources`."""
-        run = self._run(plan.command, plan.env)
+        run = self._run(plan.command, self.env if plan.env is None else plan.env)
         try:
             data = guarded_read.read_bytes(places.io_dir, plan.report, max_bytes=MAX_REPORT_BYTES)
         except (Refused, OSError):
@@ -201,7 +102,7 @@ class CoverageRun:
             # diff-cover resolves paths against a class-wide git root that `set_cwd` would ask
             # git for; it is the worktree, set here without running anything.
             GitPathTool._cwd = GitPathTool._root = str(tree)
-            reporter = plan.reader(data)
+            reporter = self._reporter(plan, data)
             if isinstance(reporter, ChangedLines):
                 return reporter
             return diff_cover_verdict(reporter, self.worktree.diff(list(plan.sources)), tree)
@@ -210,6 +111,21 @@ class CoverageRun:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             # diff-cover reading a report the tests could shape: not a reason to stop the run
             return ChangedLines(reason=f"diff-cover could not use the {plan.what} ({exc})")
+
+    def _reporter(self, plan: CoveragePlan, data: bytes) -> Any:
+        """diff-cover's coverage reporter over the report's bytes, in its format."""
+        tree = self.worktree.path
+        if plan.format == "cobertura":
+            return XmlCoverageReporter([safe_etree.fromstring(data)], src_roots=[str(tree)])
+        text = data.decode("utf-8", errors="replace")
+        if plan.convert is not None:
+            text = plan.convert(text)
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+            (self.work_dir / "coverage.lcov").write_text(text, encoding="utf-8")  # to look at
+        parsed = parse_lcov(text, tree)
+        if plan.unnamed and not any(s in parsed for s in plan.sources):
+            return ChangedLines(reason=plan.unnamed)
+        return LcovCoverageReporter([parsed], src_roots=[str(tree)])
 
     def _run(self, command: str, env: Mapping[str, str]) -> ProcResult:
         """The coverage run, confined like every test command; what it leaves in the worktree
@@ -226,6 +142,76 @@ class CoverageRun:
             return runner.run(command, env, "coverage", log).result
         finally:
             self.worktree.note_artifacts(snapshot)
+
+
+def coverage_ask(
+    tree: Path, change: Sequence[str], io_dir: Path, tool_dir: Path, env: Mapping[str, str]
+) -> CoverageAsk:
+    """What the runners' coverage plans are given: the change's files that are not tests,
+    the worktree's files through the guarded reader, the plugin folder in the tool's folder,
+    and a command's interpreter as the pre-flight finds it."""
+    return CoverageAsk(
+        sources=tuple(p for p in change if not is_test_file(p)),
+        tree=tree,
+        io_dir=io_dir,
+        plugin_dir=tool_dir / PLUGIN_FOLDER,
+        env=env,
+        read=lambda rel: _read(tree, rel),
+        python=lambda command: project_source.command_python(command, env, tree),
+    )
+
+
+def _read(tree: Path, rel: str) -> str | None:
+    """A repository file a runner's plan asks for, through the guarded reader."""
+    try:
+        return guarded_read.read_text(tree, rel, max_bytes=MAX_READ_BYTES)
+    except (Refused, OSError):
+        return None
+
+
+def install_plugins(names: Sequence[str], plugin_dir: Path) -> None:
+    """The harness files a coverage plan names, put in `plugin_dir` (the tool's read-only
+    folder, which commands can read and not write): `<module>.py`, the module of gate/ of that
+    name (they run inside the repository's test process, so they are files the tests import
+    by path, never modules the tool imports); `vendor/<package>`, the tool's own installed
+    package (with its compiled modules, whose recorded times copytree keeps), found without
+    importing it (its extension is for the tests' process, not ours); nothing when the tool
+    has none (pytest's coverage run then uses coverage.py's tracer)."""
+    plugin_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        target = plugin_dir / name
+        if name.endswith(".py"):
+            if not target.is_file():
+                shutil.copyfile(Path(__file__).with_name(name), target)
+            continue
+        if target.is_dir():
+            continue
+        spec = importlib.util.find_spec(PurePosixPath(name).name)
+        if spec is not None and spec.submodule_search_locations:
+            shutil.copytree(next(iter(spec.submodule_search_locations)), target)
+
+
+def parse_lcov(text: str, tree: Path) -> dict[str, Any]:
+    """diff-cover's reading of the LCov `text`, `SF:` paths under `tree` made relative to it,
+    as the diff names them."""
+    roots = {str(tree).rstrip("/") + "/", os.path.realpath(tree).rstrip("/") + "/"}
+    lines = []
+    for line in text.splitlines():
+        root = next((r for r in roots if line.startswith("SF:" + r)), None)
+        if root:
+            line = "SF:" + line[3 + len(root) :]
+        elif line.startswith("SF:"):
+            line = "SF:" + PurePosixPath(line[3:].replace("\\", "/")).as_posix()
+        if line.strip():  # diff-cover refuses blank lines
+            lines.append(line)
+    # diff-cover's parser opens what it is given: an anonymous file of ours, never a path a
+    # command could swap
+    with tempfile.TemporaryFile() as copy:
+        copy.write("\n".join(lines).encode() + b"\n")
+        copy.flush()
+        copy.seek(0)
+        parsed: dict[str, Any] = LcovCoverageReporter.parse(os.dup(copy.fileno()))
+    return parsed
 
 
 def failed(run: ProcResult) -> ChangedLines:

@@ -1,25 +1,34 @@
 """Test runners: one module per runner, each providing the whole `TestRunner` Protocol
 (`base.py`), listed once in `RUNNERS`. What the gate, the workspace and init know about a
-runner they ask here: how to get its JUnit, what its output says when it could not start,
-its configuration and cache files, what its output says ran or was skipped, its coverage.
+runner they ask here: how to get its JUnit and how its reporter names cases, what its output
+says when it could not start, its configuration and cache files, what its output says ran or
+was skipped, how its coverage is measured, which CI line runs it and what init writes for it.
 
-Takes a command (and, where the repository's files matter, a guarded reader of them);
-returns that runner's answer. A new runner is one new file here plus its tests
-(docs/architecture.md, "A new test runner"). The order of `RUNNERS` is the order they are
-asked in: the first whose `COMMAND` matches gives a command's JUnit hint."""
+Takes a command (and, where the repository's files matter, a guarded reader of them or a
+`CoverageAsk`/`InitAsk`); returns that runner's answer. A new runner is one new file here,
+its line in `RUNNERS`, and its tests (docs/architecture.md, "A new test runner"). Modules
+whose names start with `_` hold what several runners share and are no runners. The order of
+`RUNNERS` is the order they are asked in: the first whose `COMMAND` matches gives a command's
+JUnit hint, the first with a coverage plan for a command measures it."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
 from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoverageFormat,
+    CoveragePlan,
     EnvironmentAdvice,
     FailedAt,
+    InitAsk,
     InitJUnit,
+    InitTests,
     Location,
+    NestedCases,
     Read,
     Signature,
     StartFailure,
@@ -29,10 +38,16 @@ from codegen_ci.runners.base import (
 
 __all__ = [
     "RUNNERS",
+    "CoverageAsk",
+    "CoverageFormat",
+    "CoveragePlan",
     "EnvironmentAdvice",
     "FailedAt",
+    "InitAsk",
     "InitJUnit",
+    "InitTests",
     "Location",
+    "NestedCases",
     "Read",
     "Signature",
     "StartFailure",
@@ -41,12 +56,17 @@ __all__ = [
     "artifact_globs",
     "asks_for_junit",
     "by_name",
+    "case_id",
     "checkout_caches",
+    "ci_test",
+    "ci_tests",
     "config_globs",
     "configured_reports",
+    "coverage_plan",
     "download",
     "failed_at",
     "failed_test",
+    "installs",
     "is_checkout_cache",
     "junit_args",
     "junit_env",
@@ -54,7 +74,9 @@ __all__ = [
     "junit_hint",
     "library_paths",
     "locations",
+    "measured",
     "named_tests",
+    "nested_cases",
     "no_tests_exit",
     "no_toolchain",
     "ran_count",
@@ -86,6 +108,27 @@ def by_name(name: str) -> TestRunner:
 def script_words() -> str:
     """How a package.json script starts any Node runner (`jest|vitest|...`), for a regex."""
     return "|".join(r.SCRIPT_WORD for r in RUNNERS.values() if r.SCRIPT_WORD)
+
+
+def ci_test(line: str) -> bool:
+    """Whether a CI line runs some runner's tests (its `CI_TEST`)."""
+    return any(r.CI_TEST and r.CI_TEST.match(line) for r in RUNNERS.values())
+
+
+def installs() -> dict[str, str]:
+    """How to install each program a runner's commands need (its `INSTALLS`), by name."""
+    return {name: how for r in RUNNERS.values() for name, how in r.INSTALLS}
+
+
+def ci_tests(line: str, ask: InitAsk, marked: Callable[[TestRunner], bool]) -> InitTests | None:
+    """What init writes for a CI line: the first runner's whose command it is, among those a
+    root file marks (`marked`) or that need none."""
+    for runner in RUNNERS.values():
+        if runner.MARKERS and not marked(runner):
+            continue
+        if (found := runner.ci_tests(line, ask)) is not None:
+            return found
+    return None
 
 
 def junit_hint(text: str) -> str | None:
@@ -123,6 +166,31 @@ def junit_args(command: str) -> list[str]:
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """Reports the repository's own runner config makes `command` write."""
     return [path for r in RUNNERS.values() for path in r.configured_reports(command, env, read)]
+
+
+def case_id(name: str, classname: str) -> str | None:
+    """The first runner's own id for a JUnit case its reporter names in a shape of its own;
+    None: the common `classname::name`."""
+    return next((i for r in RUNNERS.values() if (i := r.case_id(name, classname))), None)
+
+
+def nested_cases(classname: str) -> NestedCases | None:
+    """The runner's rule for a case whose `classname` says nothing, named by its suites."""
+    return next(
+        (n for r in RUNNERS.values() if (n := r.NESTED_CASES) and n.classname == classname),
+        None,
+    )
+
+
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """The coverage run of `command` by the first runner it is a command of, or that runner's
+    reason it cannot be measured; None when no runner measures such a command."""
+    return next((p for r in RUNNERS.values() if (p := r.coverage_plan(command, ask))), None)
+
+
+def measured() -> tuple[str, ...]:
+    """The names of the runners whose coverage is measured (their `COVERAGE` says how)."""
+    return tuple(r.NAME for r in RUNNERS.values() if not r.COVERAGE.startswith("not measured"))
 
 
 def signatures(means: StartFailure) -> tuple[re.Pattern[str], ...]:

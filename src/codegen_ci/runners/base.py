@@ -2,16 +2,17 @@
 
 A runner is a module, not a class (pre-commit's `languages/`): its constants and functions are
 the Protocol's members, and mypy checks the module against `TestRunner` where the registry
-(`runners/__init__.py`) lists it. Runner modules import nothing of codegen_ci but this file:
-what needs the worktree gets a `Read` (a file of the repository, read by the caller through
-the guarded reader)."""
+(`runners/__init__.py`) lists it. Runner modules import nothing of codegen_ci but this file
+(and the package's shared `_node.py`, `_python.py`): what needs the worktree gets a `Read` (a
+file of the repository, read by the caller through the guarded reader), a `CoverageAsk` or an
+`InitAsk`."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -69,11 +70,91 @@ class Location:
 
 
 @dataclass(frozen=True)
+class NestedCases:
+    """A JUnit reporter that gives every case one `classname` (node's `test`), so only the
+    nesting of its `<testsuite>` elements (one per `describe`) tells two same-named tests
+    apart: such a case is named `suite > inner suite > test` (`separator`) by the suites that
+    carry `suite_attribute` (the reporter's mark on the suites it wrote); a case inside any
+    other suite keeps its `classname::name` id."""
+
+    classname: str
+    suite_attribute: str
+    separator: str = " > "
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a runner that names no test prints: how many ran, how many of them skipped."""
 
     total: int
     skipped: int
+
+
+# The coverage report formats gate/coverage.py reads (diff-cover's readers); a runner whose
+# tool writes another converts it to one of these (`CoveragePlan.convert`: Go's profile).
+CoverageFormat = Literal["cobertura", "lcov"]
+
+
+@dataclass(frozen=True)
+class CoverageAsk:
+    """What a runner's coverage plan is given by gate/coverage.py: the change's files that are
+    not tests (`sources`), the worktree (`tree`, its files read only through `read`), the
+    folder the run writes its report to (`io_dir`), the folder the harness modules a plan
+    names are put in (`plugin_dir`, read-only to the run), the run's environment, and
+    `python`: the interpreter a command starts first (its own, or its script's shebang's)."""
+
+    sources: tuple[str, ...]
+    tree: Path
+    io_dir: Path
+    plugin_dir: Path
+    env: Mapping[str, str]
+    read: Read
+    python: Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class CoveragePlan:
+    """A runner's coverage run: `command` (with `env`, the whole environment; None: the run's
+    own) writes `report` (relative to the io folder) in `format`, for `sources` (the changed
+    files it measures). `convert`: the report's text into `format` first (kept beside the
+    run's log); `plugins`: harness files the run loads, put in `CoverageAsk.plugin_dir` first
+    (`<module>.py`: a module of gate/, copied; `vendor/<package>`: the tool's own installed
+    package). `missing`: the reason when no report was written; `unnamed`: the reason when an
+    LCov report names none of `sources` ("": read as it is); `what`: the report, as the
+    reasons name it."""
+
+    command: str
+    report: str
+    format: CoverageFormat
+    sources: tuple[str, ...]
+    missing: str
+    env: Mapping[str, str] | None = None
+    convert: Callable[[str], str] | None = None
+    plugins: tuple[str, ...] = ()
+    unnamed: str = ""
+    what: str = "coverage report"
+
+
+@dataclass(frozen=True)
+class InitAsk:
+    """What a runner's answer to `codegen-ci init` is given: the repository's files (`read`,
+    None for a missing one), whether a program is on the user's PATH (`installed`), and the
+    user's environment (where a toolchain keeps its programs: CARGO_HOME)."""
+
+    read: Read
+    installed: Callable[[str], bool]
+    environ: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class InitTests:
+    """The test commands `codegen-ci init` writes for the runner, the JUnit reports they write,
+    notes for init's summary, and further files to write (path -> text: nextest's profile)."""
+
+    test: tuple[str, ...]
+    junit: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +194,19 @@ class TestRunner(Protocol):
     # The JUnit init writes for it (None: init writes the command as CI runs it).
     INIT: InitJUnit | None
 
+    # A line of the repository's CI workflows (at its start, without variables or a folder)
+    # that runs its tests: init writes it as a test command.
+    CI_TEST: re.Pattern[str] | None
+
+    # The programs its commands need that are not the project's own dependencies, and how to
+    # install each (init's summary names a missing one).
+    INSTALLS: tuple[tuple[str, str], ...]
+
+    def ci_tests(self, line: str, ask: InitAsk) -> InitTests | None:
+        """The test commands init writes for a line of the repository's CI workflows (`line`,
+        its command without variables or a folder) that runs this runner, in a repository its
+        `MARKERS` mark; None when the line is not its command."""
+
     # -- JUnit: how it is asked for, and where it lands --------------------------------------
     # How to make a command of this runner write JUnit (shown when a command wrote none).
     JUNIT_HINT: str | None
@@ -131,6 +225,14 @@ class TestRunner(Protocol):
 
     def configured_reports(self, command: str, env: Mapping[str, str], read: Read) -> list[str]:
         """Reports the runner writes because the repository's own config asks it to."""
+
+    # -- JUnit case ids (gate/junit/cases.py asks every runner) --------------------------------
+    # Its reporter's cases that only their suites' nesting names (None: `classname::name`).
+    NESTED_CASES: NestedCases | None
+
+    def case_id(self, name: str, classname: str) -> str | None:
+        """The id of a case its reporter names in a shape of its own (mocha-junit-reporter:
+        name "suite title", classname "title" -> the name); None: not its shape."""
 
     # -- the environment check: a command that could not start -------------------------------
     SIGNATURES: tuple[Signature, ...]
@@ -187,11 +289,23 @@ class TestRunner(Protocol):
     def totals(self, text: str) -> Totals | None:
         """How many tests ran and were skipped, where its output gives only totals."""
 
+    # -- the harness inside its process ------------------------------------------------------
+    # The files of gate/ that its runs load into the runner's own process (`<module>.py`: a
+    # pytest plugin, unittest's JUnit-writing main, the coverage run; `vendor/<package>`: the
+    # tool's own package they load). They stay files of gate/, copied into the tool's
+    # read-only folder and loaded there by path, because they run in the repository's
+    # interpreter, never in ours: the pytest plugin imports pytest, which a plain install of
+    # the tool lacks, and every module of runners/ is imported by the registry.
+    PLUGINS: tuple[str, ...]
+
     # -- coverage ----------------------------------------------------------------------------
-    # How the changed lines' coverage is measured and by which module of gate/ (the coverage
-    # run needs the worktree, the sandbox and diff-cover, which runners/ may not import), or
-    # "not measured: why".
+    # How the changed lines' coverage is measured, or "not measured: why" (for the docs).
     COVERAGE: str
+
+    def coverage_plan(self, command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+        """The coverage run of `command` for `ask.sources` (gate/coverage.py runs it, confined,
+        and reads its report with diff-cover); a reason when `command` is this runner's and
+        cannot be measured; None when it is not this runner's command."""
 
 
 def plain_tokens(command: str) -> list[str] | None:
@@ -213,6 +327,12 @@ def plain_tokens(command: str) -> list[str] | None:
 # so its file holds only what is its own; the shapes several runners share follow.
 
 
+def no_ci_tests(line: str, ask: InitAsk) -> InitTests | None:
+    """A CI line that runs the runner is written as CI runs it (or by init_node.py's reading
+    of a package.json script, for a Node runner)."""
+    return None
+
+
 def no_junit_command(command: str) -> str | None:
     """The command runs as written."""
     return None
@@ -231,6 +351,16 @@ def no_junit_arg(command: str) -> str | None:
 def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """The repository's config writes no report of its own."""
     return []
+
+
+def no_case_id(name: str, classname: str) -> str | None:
+    """The reporter's cases take the common `classname::name`."""
+    return None
+
+
+def no_coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """Coverage is not measured for the runner (its `COVERAGE` says why)."""
+    return None
 
 
 def no_failed_at(output: str) -> list[FailedAt]:

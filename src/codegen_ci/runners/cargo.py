@@ -21,7 +21,9 @@ from codegen_ci.runners import base
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
     FailedAt,
+    InitAsk,
     InitJUnit,
+    InitTests,
     Location,
     Read,
     Signature,
@@ -39,6 +41,66 @@ NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
 MARKERS: tuple[str, ...] = ("Cargo.toml",)
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
+
+CI_TEST: re.Pattern[str] | None = re.compile(r"^cargo\s+(?:test|nextest)\b")
+INSTALLS: tuple[tuple[str, str], ...] = (
+    ("cargo-nextest", NEXTEST_INSTALL),
+    ("cargo", "install Rust (https://rustup.rs)"),
+)
+
+
+def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
+    """CI's `cargo test ARGS` (or `cargo nextest run`) as `init_tests` writes it."""
+    found = CI_COMMAND.match(line)
+    if found is None:
+        return None
+    return init_tests(found[1] if line.startswith("cargo test") else "", ask)
+
+
+def nextest_installed(ask: InitAsk) -> bool:
+    """`cargo-nextest` on PATH or in CARGO_HOME's bin (where `cargo install` puts it)."""
+    cargo_home = Path(ask.environ.get("CARGO_HOME") or Path.home() / ".cargo")
+    return ask.installed("cargo-nextest") or (cargo_home / "bin" / "cargo-nextest").exists()
+
+
+def init_tests(args: str, ask: InitAsk) -> InitTests:
+    """cargo's tests (with `args`), through nextest's JUnit when `cargo nextest` is installed
+    (test counts: its `ci` profile, written to .config/nextest.toml when there is none, and
+    doctests as `cargo test --doc`, which nextest does not run); else `cargo test`, whose tests
+    are read from libtest's own output (gate/junit/libtest.py)."""
+    args = " ".join(args.split())
+    if not nextest_installed(ask):
+        note = (
+            "cargo nextest is not installed: the tests run as `cargo test`, counted from the "
+            "lines libtest prints (cargo stops at the first test binary that fails, so the "
+            "binaries after it go uncounted; for JUnit install nextest with "
+            f"`{NEXTEST_INSTALL}` and run init again)"
+        )
+        return InitTests((f"cargo test {args}".strip(),), notes=(note,))
+    config = ask.read(NEXTEST_CONFIG)
+    if config is not None and "[profile.ci.junit]" not in config:
+        note = (
+            f"cargo nextest is installed, but {NEXTEST_CONFIG} has no [profile.ci.junit]: add "
+            f"`{NEXTEST_PROFILE.strip().replace(chr(10), ' ')}` there for test counts"
+        )
+        return InitTests((f"{NEXTEST} {args}".strip(),), notes=(note,))
+    assert INIT is not None
+    files = {}
+    if config is None:
+        files[NEXTEST_CONFIG] = (
+            "# Written by `codegen-ci init`: nextest writes JUnit for the `ci` profile\n"
+            f"# (to {INIT.report}), which codegen-ci reads for test counts.\n" + NEXTEST_PROFILE
+        )
+    note = (
+        f"cargo nextest is installed: the tests run as `{NEXTEST}`, whose JUnit "
+        f"({INIT.report}) gives test counts"
+    )
+    tests = [f"{NEXTEST} {args}".strip()]
+    if ask.read("src/lib.rs") is not None:
+        tests.append("cargo test --doc")  # nextest does not run doctests
+        note += "; doctests run as `cargo test --doc` (nextest does not run them)"
+    return InitTests(tuple(tests), junit=(INIT.report,), notes=(note,), files=files)
+
 
 JUNIT_HINT: str | None = (
     "cargo: run `cargo nextest run --profile ci` with "
@@ -72,6 +134,8 @@ STORE = "target/nextest"
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
@@ -300,4 +364,7 @@ def _message(details: str) -> str:
     return next((ln.strip() for ln in details.splitlines() if ln.strip()), "")[:MAX_MESSAGE_CHARS]
 
 
+coverage_plan = base.no_coverage_plan
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = "not measured: no Rust coverage tool is run yet"

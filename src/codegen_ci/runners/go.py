@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, plain_tokens
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitAsk,
+    InitJUnit,
+    InitTests,
+    Location,
+    Read,
+    Signature,
+    plain_tokens,
+)
 
 NAME = "go test"
 COMMAND = re.compile(r"\bgo\s+test\b|\bgotestsum\b")
@@ -30,6 +42,27 @@ INIT: InitJUnit | None = InitJUnit(
     ecosystem="go",
 )
 
+CI_TEST: re.Pattern[str] | None = CI_COMMAND
+INSTALLS: tuple[tuple[str, str], ...] = (
+    ("gotestsum", f"go install {GOTESTSUM}"),
+    ("go", "install Go (https://go.dev/dl/)"),
+)
+
+
+def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
+    """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);
+    CI's own gotestsum as it is."""
+    found = CI_COMMAND.match(line)
+    if found is None:
+        return None
+    if line.startswith("gotestsum"):
+        return InitTests((line,))
+    assert INIT is not None
+    args = f" -- {found[1]}" if found[1].removeprefix("./...").strip() else " ./..."
+    options = INIT.options.format(report=INIT.report)
+    return InitTests((f"gotestsum {options}{args}",), junit=(INIT.report,))
+
+
 JUNIT_HINT: str | None = base.junit_hint(
     "go", "run `gotestsum --junitfile junit.xml -- ./...` instead of `go test ./...`"
 )
@@ -39,6 +72,8 @@ junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 # `? pkg [no test files]` for every package, and no line saying a test ran
 NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
@@ -119,10 +154,34 @@ def test_function(text: str, name: str) -> tuple[int, int] | None:
     return first, (text.count("\n", 0, end.start()) + 1 if end else first)
 
 
+# -- coverage ---------------------------------------------------------------------------------
 # `go test ARGS` runs as `go test -coverprofile=<io>/cover.out -coverpkg=<packages> ARGS`, and
-# `gotestsum ... -- ARGS` gets the same two flags after its `--` (gate/coverage_go.py finds
-# the packages and reads the profile)
+# `gotestsum ... -- ARGS` gets the same two flags after its `--`. `-coverpkg`'s packages: those
+# of the change's Go files (import path: the module line of the nearest go.mod, and the folder
+# below it), so a changed line run by another package's tests counts, and only those packages
+# are instrumented.
+#
+# The profile to LCov: diff-cover reads Cobertura, LCov and JaCoCo, not Go's cover profile, and
+# no maintained Python library converts one (the converters, gcov2lcov and gocover-cobertura,
+# are Go programs the module proxy would have to bring, which the sandbox does not reach). The
+# format is small and fixed (`go tool cover`'s): a `mode:` line, then one block a line,
+# `<import path>/<file>.go:<startLine>.<startCol>,<endLine>.<endCol> <statements> <count>`.
+# `profile_to_lcov` turns it into LCov `DA:<line>,<count>` records: a block's lines from its
+# first to its last are executable (Go's executable lines are its statements' line ranges), a
+# line in several blocks takes the highest count (a line whose statement ran is run even when
+# a block starting on it did not), blocks without statements are no lines, and a block seen
+# more than once (each test binary writes every `-coverpkg` package) takes the highest count
+# too. The file's import path becomes its path in the repository through the go.mod module
+# lines; files of other modules are left out.
 COVER_PROFILE = "cover.out"
+MODULE_LINE = re.compile(r"^\s*module\s+\"?([^\s\"/]+[^\s\"]*)\"?", re.MULTILINE)
+BLOCK = re.compile(r"^(.+\.go):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)$")
+
+
+@dataclass(frozen=True)
+class GoModule:
+    path: str  # the module's import path (`example.com/inventory`)
+    folder: str  # its folder in the repository ("" at the top)
 
 
 def is_go_test(command: str) -> bool:
@@ -143,7 +202,115 @@ def coverage_command(command: str, packages: Sequence[str], io_dir: Path) -> str
     return shlex.join([*tokens[:at], *flags, *tokens[at:]])
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`go test -coverprofile -coverpkg=<the changed packages>`, the profile read as LCov."""
+    if not is_go_test(command):
+        return None
+    sources = tuple(p for p in ask.sources if p.endswith(".go"))
+    if not sources:
+        return "the change has no Go source file to measure"
+    mods = modules(ask.read, sources)
+    covered = coverage_command(command, packages(sources, mods), ask.io_dir)
+    if covered is None:
+        return (
+            "the Go test command sets its own -coverprofile or -coverpkg, or no "
+            "go.mod holds the changed files"
+        )
+    return CoveragePlan(
+        command=covered,
+        report=COVER_PROFILE,
+        format="lcov",
+        sources=sources,
+        convert=lambda profile: profile_to_lcov(profile, mods),
+        missing="no cover profile: did the Go tests build? (see coverage/logs/coverage.log)",
+        what="cover profile",
+    )
+
+
+def modules(read: Read, files: Iterable[str]) -> list[GoModule]:
+    """The modules (nearest go.mod) that hold `files`, read through `read`."""
+    found: dict[str, GoModule] = {}
+    for rel in files:
+        folder = PurePosixPath(rel).parent
+        for candidate in (folder, *folder.parents):
+            key = "" if str(candidate) == "." else candidate.as_posix()
+            if key in found:
+                break
+            text = read(f"{key}/go.mod" if key else "go.mod")
+            if text is None:
+                continue
+            match = MODULE_LINE.search(text)
+            if match:
+                found[key] = GoModule(match[1], key)
+            break
+    return list(found.values())
+
+
+def packages(files: Iterable[str], mods: Sequence[GoModule]) -> list[str]:
+    """The import paths of the packages that hold `files`."""
+    out: list[str] = []
+    for rel in files:
+        module = _module_of(rel, mods)
+        if module is None:
+            continue
+        inner = PurePosixPath(rel).parent.as_posix()
+        inner = inner[len(module.folder) :].strip("/") if module.folder else inner
+        out.append(module.path if inner in ("", ".") else f"{module.path}/{inner}")
+    return list(dict.fromkeys(out))
+
+
+def _module_of(rel: str, mods: Sequence[GoModule]) -> GoModule | None:
+    inside = [m for m in mods if not m.folder or rel.startswith(m.folder + "/")]
+    return max(inside, key=lambda m: len(m.folder), default=None)
+
+
+def repo_path(import_file: str, mods: Sequence[GoModule]) -> str | None:
+    """`example.com/inventory/units/units.go` -> `units/units.go` (the longest module path
+    that prefixes it); None for a file of no module of the repository."""
+    best: GoModule | None = None
+    for module in mods:
+        if import_file.startswith(module.path + "/") and (
+            best is None or len(module.path) > len(best.path)
+        ):
+            best = module
+    if best is None:
+        return None
+    inner = import_file[len(best.path) + 1 :]
+    return f"{best.folder}/{inner}" if best.folder else inner
+
+
+def profile_to_lcov(profile: str, mods: Sequence[GoModule]) -> str:
+    """A Go cover profile as LCov, paths relative to the repository (see above)."""
+    blocks: dict[tuple[str, int, int, int, int], tuple[int, int]] = {}
+    for line in profile.splitlines():
+        match = BLOCK.match(line.strip())
+        if match is None:
+            continue  # `mode: set`, blank lines
+        key = (match[1], int(match[2]), int(match[3]), int(match[4]), int(match[5]))
+        statements, count = int(match[6]), int(match[7])
+        seen = blocks.get(key)
+        if seen is not None:
+            statements, count = max(statements, seen[0]), max(count, seen[1])
+        blocks[key] = (statements, count)
+    lines: dict[str, dict[int, int]] = {}
+    for (name, first, _, last, _), (statements, count) in blocks.items():
+        rel = repo_path(name, mods)
+        if rel is None or statements == 0:
+            continue
+        hits = lines.setdefault(rel, {})
+        for number in range(first, last + 1):
+            hits[number] = max(hits.get(number, 0), count)
+    records: list[str] = []
+    for rel, hits in sorted(lines.items()):
+        records.append(f"SF:{rel}")
+        records += [f"DA:{number},{count}" for number, count in sorted(hits.items())]
+        records.append("end_of_record")
+    return "".join(f"{r}\n" for r in records)
+
+
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "`go test -coverprofile -coverpkg=<the changed packages>` (`coverage_command`), the "
-    "profile read as LCov: gate/coverage_go.py"
+    "profile turned into LCov (`profile_to_lcov`)"
 )

@@ -6,8 +6,15 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
+from codegen_ci.runners import _node, base
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+)
 
 NAME = "jest"
 COMMAND = re.compile(r"\bjest\b")
@@ -20,6 +27,9 @@ INIT: InitJUnit | None = InitJUnit(
     env="JEST_JUNIT_OUTPUT_FILE={report} ",
     package="jest-junit",
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?jest\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,
@@ -34,6 +44,8 @@ junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("jest", "ts-jest"),
@@ -84,7 +96,14 @@ def coverage_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str
     return flags, "jest/lcov.info"
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """jest run itself or by a package.json script, with `coverage_flags` (runners/_node.py)."""
+    return _node.coverage_plan(command, ask, "jest", coverage_flags)
+
+
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "jest's own coverage (`--coverage --collectCoverageFrom=<the change's sources>`) "
-    "written as LCov (`coverage_flags`): gate/coverage_node.py"
+    "written as LCov (`coverage_flags`)"
 )

@@ -18,6 +18,9 @@ INIT: InitJUnit | None = InitJUnit(
     package="mocha-junit-reporter",
     drop=re.compile(r"(?:^|\s)(?:--reporter|-R)(?:=|\s+)\S+"),  # mocha takes one reporter
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?mocha\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,
@@ -30,6 +33,14 @@ junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+
+
+def case_id(name: str, classname: str) -> str | None:
+    """mocha-junit-reporter's case: name "suite title", classname "title": the name alone."""
+    return name if classname and name.endswith(" " + classname) else None
+
+
+NESTED_CASES: base.NestedCases | None = None
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("mocha"),
@@ -64,4 +75,7 @@ RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
 totals = base.no_totals
 
+coverage_plan = base.no_coverage_plan
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = "not measured: mocha has no coverage of its own (nyc or c8 wrap it; neither is read yet)"

@@ -6,8 +6,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature, Totals
+from codegen_ci.runners import _node, base
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+    Totals,
+)
 
 NAME = "node --test"
 COMMAND = re.compile(r"\bnode\b.*--test\b")
@@ -19,6 +27,9 @@ INIT: InitJUnit | None = InitJUnit(
     options="--test-reporter=spec --test-reporter-destination=stdout "
     "--test-reporter=junit --test-reporter-destination={report}",
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^node\s+--test\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     "node's test runner",
@@ -27,13 +38,16 @@ JUNIT_HINT: str | None = base.junit_hint(
 )
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--test-reporter=junit")
 JUNIT_FILE: re.Pattern[str] | None = base.report_after("--test-reporter-destination=")
-# the classname its junit reporter gives every case (gate/junit/cases.py names them by their
-# `describe` suites instead)
-JUNIT_CLASSNAME = "test"
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+# every case's classname is `test`: its `describe` suites (which its reporter marks with
+# `disabled=`) name it instead
+NESTED_CASES: base.NestedCases | None = base.NestedCases(
+    classname="test", suite_attribute="disabled"
+)
+case_id = base.no_case_id
 
 # its summary, TAP (`# tests 0`) or spec (`ℹ tests 0`)
 SIGNATURES: tuple[Signature, ...] = (
@@ -82,7 +96,15 @@ def coverage_flags(io_dir: Path) -> tuple[list[str], str]:
     return flags, "lcov.info"
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`node --test` run itself or by a package.json script, with `coverage_flags` right
+    after `node` (runners/_node.py)."""
+    return _node.coverage_plan(command, ask, "node", lambda _, io_dir: coverage_flags(io_dir))
+
+
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "`node --experimental-test-coverage` with the lcov reporter (every file it loads; "
-    "`coverage_flags`): gate/coverage_node.py"
+    "`coverage_flags`)"
 )

@@ -8,8 +8,10 @@ import re
 import shlex
 from collections.abc import Mapping
 
-from codegen_ci.runners import base
+from codegen_ci.runners import _python, base
 from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
     EnvironmentAdvice,
     InitJUnit,
     Location,
@@ -25,6 +27,9 @@ TOKEN = re.compile(r"(^|[\s/])(py\.test|pytest)(\s|$)")
 MARKERS: tuple[str, ...] = ()
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:pytest|py\.test|python3?\s+-m\s+pytest)\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = (
     "pytest: with `validation.junit` empty it gets "
@@ -63,6 +68,8 @@ def junit_arg(command: str) -> str | None:
 
 
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 SIGNATURES: tuple[Signature, ...] = ()
 NO_TESTS_EXIT: int | None = 5
@@ -93,7 +100,20 @@ named_tests = base.no_named_tests  # pytest always writes JUnit (PYTEST_ADDOPTS)
 
 totals = base.no_totals
 
+
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`python -m pytest` and a bare `pytest` script under coverage.py (runners/_python.py)."""
+    if _python.shape(command) not in ("pytest", "script"):
+        return None
+    return _python.coverage_plan(command, ask)
+
+
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = (
+    "codegen_first.py",  # re-runs the failing tests first (gate/pytest_commands.py loads it)
+    *_python.PLUGINS,  # the coverage run's
+)
 COVERAGE = (
-    "coverage.py: `python -m pytest` and a bare `pytest` run under `coverage run "
-    "--include=<the change's sources>`, then `coverage xml`: gate/coverage_python.py"
+    "coverage.py: `python -m pytest` and a bare `pytest` script run under `coverage run "
+    "--include=<the change's sources>`, then `coverage xml` (runners/_python.py)"
 )

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from codegen_ci.runners import base
+from codegen_ci.runners import _python, base
 from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
     EnvironmentAdvice,
     InitJUnit,
     Location,
@@ -22,13 +24,16 @@ COMMAND = re.compile(r"-m\s+unittest\b")
 RUNNER = "codegen_unittest"  # the module that runs unittest's `main` and writes JUnit
 # a file that holds unittest tests (what init looks for)
 TEST_FILE_IMPORT = re.compile(r"^\s*(?:import unittest|from unittest import)", re.M)
-PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
+PYTHON = _python.PYTHON
 
 MARKERS: tuple[str, ...] = ()
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = (
     None  # init runs a unittest suite through pytest where it can (commands/init_detect.py)
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^python3?\s+-m\s+unittest\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked
 ASKS_FOR_JUNIT: re.Pattern[str] | None = None
@@ -50,6 +55,8 @@ def junit_command(command: str) -> str | None:
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
 NO_TESTS_EXIT: int | None = None
@@ -97,7 +104,19 @@ def totals(text: str) -> Totals | None:
     return base.summed_totals(text, RAN, SKIPPED)
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """`python -m unittest` under coverage.py, as `-m codegen_cov_select` (runners/_python.py)."""
+    if _python.shape(command) != "unittest":
+        return None
+    return _python.coverage_plan(command, ask)
+
+
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = (
+    f"{RUNNER}.py",  # unittest's main writing JUnit (gate/unittest_commands.py runs it)
+    *_python.PLUGINS,  # the coverage run's
+)
 COVERAGE = (
     "coverage.py: `python -m unittest` runs under `coverage run --include=<the change's "
-    "sources>`: gate/coverage_python.py"
+    "sources>` (runners/_python.py)"
 )

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen_ci.runners import base
-from codegen_ci.runners.base import EnvironmentAdvice, InitJUnit, Location, Signature
+from codegen_ci.runners import _node, base
+from codegen_ci.runners.base import (
+    CoverageAsk,
+    CoveragePlan,
+    EnvironmentAdvice,
+    InitJUnit,
+    Location,
+    Signature,
+)
 
 NAME = "vitest"
 COMMAND = re.compile(r"\bvitest\b")
@@ -20,6 +28,9 @@ INIT: InitJUnit | None = InitJUnit(
     start="vitest run",
     drop=re.compile(r"^run"),
 )
+CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?vitest\b")
+INSTALLS: tuple[tuple[str, str], ...] = ()
+ci_tests = base.no_ci_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME, "add `--reporter=default --reporter=junit --outputFile.junit=junit.xml`"
@@ -30,6 +41,8 @@ junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
 configured_reports = base.no_configured_reports
+NESTED_CASES: base.NestedCases | None = None
+case_id = base.no_case_id
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("vitest"),
@@ -77,8 +90,27 @@ def coverage_flags(provider: str, sources: Sequence[str], io_dir: Path) -> tuple
     return flags, "vitest/lcov.info"
 
 
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """vitest run itself or by a package.json script, with `coverage_flags` (runners/_node.py)
+    and the first provider the repository's node_modules has."""
+
+    def flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str] | str:
+        for provider, package in COVERAGE_PROVIDERS:
+            # lexists: a pnpm layout links the package from node_modules/.pnpm
+            if os.path.lexists(ask.tree / "node_modules" / package):
+                return coverage_flags(provider, sources, io_dir)
+        return (
+            "vitest coverage needs @vitest/coverage-v8 in the repository's node_modules "
+            "(`npm install --save-dev @vitest/coverage-v8` at vitest's version); "
+            "codegen-ci installs nothing into the repository"
+        )
+
+    return _node.coverage_plan(command, ask, "vitest", flags)
+
+
+# the harness files of gate/ its runs load into its own process (see base.py)
+PLUGINS: tuple[str, ...] = ()
 COVERAGE = (
     "vitest's V8 or istanbul provider (`--coverage.include=<the change's sources>`; the "
-    "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`): "
-    "gate/coverage_node.py"
+    "repository needs `@vitest/coverage-v8`) written as LCov (`coverage_flags`)"
 )

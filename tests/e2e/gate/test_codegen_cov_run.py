@@ -14,8 +14,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-
-from codegen_ci.gate.coverage_python import coverage_command, select_env
+from tests.helpers.coverage_ask import python_command as coverage_command
+from tests.helpers.coverage_ask import python_env as select_env
 
 needs_311 = pytest.mark.skipif(
     sys.implementation.name != "cpython" or not (3, 10) <= sys.version_info[:2] < (3, 12),
@@ -104,7 +104,7 @@ def covered_run(
     broken_probe: bool = False,
     also: list[str] | None = None,
 ) -> tuple[dict[int | str, bool], str]:
-    """gate/coverage_python.py's command and environment for `python -m pytest`, calc.py
+    """runners/_python.py's command and environment for `python -m pytest`, calc.py
     changed; with the tool's slipcover or without it (its copy removed), or with a copy whose
     extension does not load (as one built for another platform): the report's lines (number ->
     ran) and what the run said."""

@@ -1,6 +1,6 @@
 """Changed lines run by the tests beyond `python -m pytest`: a unittest suite and a bare
-`pytest` (coverage.py, gate/coverage_python.py) and Go (`gotestsum -- -coverprofile`,
-gate/coverage_go.py), through the CLI with the scripted model and the real runners."""
+`pytest` (coverage.py, runners/_python.py) and Go (`gotestsum -- -coverprofile`,
+runners/go.py), through the CLI with the scripted model and the real runners."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from junitparser import Error, Failure, Skipped, TestCase
 from junitparser.xunit2 import FlakyError, FlakyFailure, RerunError, RerunFailure
 
 from codegen_ci import runners
-from codegen_ci.runners import node_test
+from codegen_ci.runners import NestedCases
 from codegen_ci.security.untrusted import Untrusted
 
 Outcome = Literal["passed", "failure", "error", "skipped"]
@@ -56,37 +56,37 @@ class JUnitCase:
         return self.id.raw_for("matching")
 
 
-# node's junit reporter gives every case one classname (runners/node_test.py); only the
-# nesting of its <testsuite> elements (one per `describe`) tells two same-named tests apart.
-NODE_CLASSNAME = node_test.JUNIT_CLASSNAME
-
-
 class AnonymousCases:
-    """Cases whose classname says nothing (node's reporter), held until the report ends,
-    then named `describe > inner describe > test`. Node marks its suites with `disabled=`;
-    a case inside any other suite (pytest names a root-level `test.py` module "test") keeps
-    its `classname::name` id. Held cases are small values: their elements are cleared as
-    usual."""
+    """Cases whose classname says nothing (a runner's `NESTED_CASES`: node's reporter), held
+    until the report ends, then named `describe > inner describe > test` by the suites the
+    runner's reporter marked (node: `disabled=`); a case inside any other suite (pytest names
+    a root-level `test.py` module "test") keeps its `classname::name` id. Held cases are
+    small values: their elements are cleared as usual."""
 
     def __init__(self) -> None:
-        self._held: list[JUnitCase] = []
+        self._held: list[tuple[JUnitCase, NestedCases]] = []
         self._paths: list[list[str]] = []
-        self._foreign: set[int] = set()  # indexes of cases inside a suite node did not write
+        self._foreign: set[int] = set()  # indexes of cases inside a suite the runner did not write
         self._members: dict[int, list[int]] = {}  # element id -> indexes into _held
 
-    def hold(self, elem: Element, case: JUnitCase) -> None:
+    def hold(self, elem: Element, case: JUnitCase) -> bool:
+        """Held when some runner names `case` by its suites (False: it is named already)."""
+        nesting = runners.nested_cases(case.classname)
+        if nesting is None:
+            return False
         self._members[id(elem)] = [len(self._held)]
-        self._held.append(case)
+        self._held.append((case, nesting))
         self._paths.append([])
+        return True
 
     def close_suite(self, suite: Element) -> None:
-        if not self._members:  # nothing held (every report but node's): nothing to name
+        if not self._members:  # nothing held (most reports): nothing to name
             return
         inside = [n for child in suite for n in self._members.pop(id(child), [])]
         name = suite.get("name") or ""
-        if suite.get("disabled") is None:
-            self._foreign.update(inside)
         for n in inside:
+            if suite.get(self._held[n][1].suite_attribute) is None:
+                self._foreign.add(n)
             if name:
                 self._paths[n].insert(0, name)
         if inside:
@@ -94,8 +94,8 @@ class AnonymousCases:
 
     def release(self) -> Iterator[JUnitCase]:
         """The held cases, named; at the end of the report (a mixed report lists them last)."""
-        for n, (case, path) in enumerate(zip(self._held, self._paths, strict=True)):
-            named = Untrusted(" > ".join([*path, case.name]))
+        for n, ((case, nesting), path) in enumerate(zip(self._held, self._paths, strict=True)):
+            named = Untrusted(nesting.separator.join([*path, case.name]))
             yield case if n in self._foreign else replace(case, id=named)
 
 
@@ -167,9 +167,12 @@ def _suite_case(suite: Element, result: Element, root: Path | None) -> JUnitCase
 
 
 def _case_id(name: str, classname: str) -> str:
-    """`classname::name`; just one of them when the other is missing or repeats it (mocha-
-    junit-reporter: name "suite title", classname "title")."""
-    if classname and name and classname != name and not name.endswith(" " + classname):
+    """A runner's own id where its reporter names cases in a shape of its own (each runner's
+    `case_id`: mocha's), else `classname::name`; just one of them when the other is missing
+    or repeats it."""
+    if own := runners.case_id(name, classname):
+        return own
+    if classname and name and classname != name:
         return f"{classname}::{name}"
     return name or classname
 

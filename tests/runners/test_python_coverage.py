@@ -1,4 +1,4 @@
-"""The coverage.py run gate/coverage_python.py makes of a Python test command: `python -m
+"""The coverage.py run runners/_python.py makes of a Python test command: `python -m
 pytest`, `python -m unittest` and a bare `pytest` script (its shebang's interpreter), nothing
 else."""
 
@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers.coverage_ask import python_command as coverage_command
+from tests.helpers.coverage_ask import python_env as select_env
 
-from codegen_ci.gate.coverage_python import ONE_PROCESS, coverage_command, select_env
+from codegen_ci.runners._python import ONE_PROCESS
 
 
 def script(path: Path, shebang: str) -> Path:

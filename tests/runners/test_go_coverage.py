@@ -1,4 +1,4 @@
-"""Go coverage (gate/coverage_go.py): the packages of changed files by their go.mod, and the
+"""Go coverage (runners/go.py): the packages of changed files by their go.mod, and the
 profile as LCov, matched by diff-cover against a diff (the command that writes the profile:
 tests/runners/test_go.py)."""
 
@@ -10,12 +10,7 @@ from diff_cover.git_path import GitPathTool
 from diff_cover.violationsreporters.violations_reporter import LcovCoverageReporter
 
 from codegen_ci.gate.coverage import diff_cover_verdict
-from codegen_ci.gate.coverage_go import (
-    GoModule,
-    modules,
-    packages,
-    profile_to_lcov,
-)
+from codegen_ci.runners.go import GoModule, modules, packages, profile_to_lcov
 from codegen_ci.security.untrusted import Untrusted
 
 MODS = [GoModule("example.com/inventory", ""), GoModule("example.com/tools", "tools")]
@@ -71,7 +66,9 @@ def test_the_packages_of_changed_files_come_from_the_nearest_go_mod(tmp_path: Pa
     (tmp_path / "tools" / "go.mod").write_text('module "example.com/tools"\n')
     files = ["store.go", "units/units.go", "tools/lint/lint.go", "units/more.go"]
 
-    found = modules(tmp_path, files)
+    found = modules(
+        lambda rel: (tmp_path / rel).read_text() if (tmp_path / rel).is_file() else None, files
+    )
 
     assert sorted(found, key=lambda m: m.folder) == MODS
     assert packages(files, found) == [

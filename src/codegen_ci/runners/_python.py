@@ -1,18 +1,18 @@
-"""Coverage runs of a Python test command, for the changed lines the tests run
-(gate/coverage.py reads the Cobertura report they write).
+"""What pytest's and unittest's coverage runs share (a module whose name starts with `_` holds
+what several runners share; it is no runner): the coverage run of a Python test command.
 
 Three shapes of command are measured, each run once more by `codegen_cov_run`
-(gate/codegen_cov_run.py, copied into the tool's read-only folder with the tool's slipcover)
-in the command's interpreter, the change's source files included, the tests run and the
-report written in one process (`ONE_PROCESS`):
-- `<python> -m pytest ARGS` -> `... -m pytest ARGS` in `<python>`;
+(gate/codegen_cov_run.py, put in the run's plugin folder with the tool's slipcover) in the
+command's interpreter, the change's source files included, the tests run and the report
+written in one process (`ONE_PROCESS`):
+- `<python> -m pytest ARGS` -> `... -m pytest ARGS` in `<python>` (runners/pytest.py);
 - `<python> -m unittest ARGS` -> `... -m codegen_cov_select ARGS` in `<python>`: unittest's
   own program (the coverage run needs no JUnit, the gate's run had it), which leaves out
-  tests as below;
+  tests as below (runners/unittest.py);
 - a bare `pytest ARGS` (`py.test`, `.venv/bin/pytest`, `VAR=x pytest`) -> `... <the script>
-  ARGS` in the interpreter of the script's shebang (found as the pre-flight finds a command's
-  interpreter, gate/project_source.py): the same script, so the same `sys.path[0]` as the
-  plain run (not `-m pytest`, which would add the current folder).
+  ARGS` in the interpreter of the script's shebang (`CoverageAsk.python`, found as the
+  pre-flight finds a command's interpreter): the same script, so the same `sys.path[0]` as
+  the plain run (not `-m pytest`, which would add the current folder) (runners/pytest.py).
 Anything else (a Makefile, `tox`, shell operators, an interpreter option) is not rewritten:
 what it would run under coverage is not known.
 
@@ -30,7 +30,7 @@ How the lines are recorded, and what it costs (docs/benchmarks.md, benchmark 13)
   a loop-heavy suite, whatever `--include` says.
 - Where slipcover does not load (an older Python, another platform or ABI than the tool's,
   PyPy, the tool installed without it), coverage.py's C tracer, made cheaper by
-  `codegen_cov_select` (gate/codegen_cov_select.py, copied beside codegen_cov_run; a pytest
+  `codegen_cov_select` (gate/codegen_cov_select.py, put beside codegen_cov_run; a pytest
   plugin and a unittest program): it keeps the tests whose file, or a `conftest.py` above it,
   imports a changed module (directly or through the repository's other modules, read with
   `ast`), and all tests when none does (a changed module reached only dynamically). pytest
@@ -44,31 +44,49 @@ Either way the repository's Python needs coverage.py; it need not have slipcover
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
-from codegen_ci.gate import project_source
-from codegen_ci.runners.base import plain_tokens
-from codegen_ci.runners.unittest import PYTHON
+from codegen_ci.runners.base import CoverageAsk, CoveragePlan, plain_tokens
 
+# The interpreter a command starts (`python`, `python3.11`, `.venv/bin/python`).
+PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
 SELECT_PLUGIN = "codegen_cov_select"
-SELECT_SOURCE = Path(__file__).with_name(f"{SELECT_PLUGIN}.py")
 SELECT_ENV = "CODEGEN_COV_SELECT"  # the changed files, os.pathsep-separated
 ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=.*")
 PYTEST_SCRIPT = re.compile(r"(?:\S*/)?(?:pytest|py\.test)")
 REPORT = "coverage.xml"
 RUN_MODULE = "codegen_cov_run"
-RUN_SOURCE = Path(__file__).with_name(f"{RUN_MODULE}.py")
+# The harness files the run loads (gate/coverage.py puts them in the plugin folder): the two
+# modules of gate/, and the tool's slipcover where codegen_cov_run looks for it (`vendor/`).
+PLUGINS = (f"{SELECT_PLUGIN}.py", f"{RUN_MODULE}.py", "vendor/slipcover")
 # The tests under coverage and then the report, in one interpreter (gate/codegen_cov_run.py:
 # slipcover on CPython 3.10/3.11, else coverage.py's own command line, `run` then `xml`): a
 # second interpreter start and import of coverage.py cost about 0.1 s of CPU, a tenth of a
 # small suite's run.
 ONE_PROCESS = f"import {RUN_MODULE}; {RUN_MODULE}.main()"
+
+Shape = Literal["pytest", "unittest", "script"]
+
+
+def shape(command: str) -> Shape | None:
+    """Which measured shape `command` has (`python -m pytest`, `python -m unittest`, a bare
+    pytest script), None for any other."""
+    tokens = plain_tokens(command) or []
+    while tokens and ASSIGNMENT.fullmatch(tokens[0]):
+        tokens.pop(0)
+    if not tokens:
+        return None
+    if PYTHON.fullmatch(tokens[0]) and len(tokens) >= 3 and tokens[1] == "-m":
+        return (
+            "pytest" if tokens[2] == "pytest" else "unittest" if tokens[2] == "unittest" else None
+        )
+    return "script" if PYTEST_SCRIPT.fullmatch(tokens[0]) else None
 
 
 def coverage_command(
@@ -77,9 +95,11 @@ def coverage_command(
     io_dir: Path,
     cwd: Path,
     env: Mapping[str, str],
+    python: Callable[[str], str | None],
 ) -> str | None:
     """`command` run by codegen_cov_run (slipcover or coverage.py, above), its Cobertura
-    report in `io_dir/coverage.xml`; None when it is not one of the shapes above."""
+    report in `io_dir/coverage.xml`; None when it is not one of the shapes above (or a bare
+    script's interpreter is not found: `python`, the interpreter a command starts)."""
     tokens = plain_tokens(command)
     if not tokens:
         return None
@@ -92,22 +112,22 @@ def coverage_command(
     if PYTHON.fullmatch(tokens[0]) and len(tokens) >= 3 and tokens[1] == "-m":
         if tokens[2] not in ("pytest", "unittest"):
             return None
-        python, target = tokens[0], ["-m", *tokens[2:]]
+        interpreter, target = tokens[0], ["-m", *tokens[2:]]
         if tokens[2] == "unittest":  # unittest's own program, which selects (see above)
             target = ["-m", SELECT_PLUGIN, *tokens[3:]]
     elif PYTEST_SCRIPT.fullmatch(tokens[0]):
         path = env.get("PATH", os.defpath)
         first = tokens[0]
         script = str(cwd / first) if "/" in first else shutil.which(first, path=path)
-        found = project_source.command_python(shlex.join(tokens), env, cwd)
+        found = python(shlex.join(tokens))
         if script is None or found is None:
             return None
-        python, target = found, [script, *tokens[1:]]
+        interpreter, target = found, [script, *tokens[1:]]
     else:
         return None
     run = [
         "COVERAGE_CORE=sysmon",
-        python,
+        interpreter,
         "-c",
         ONE_PROCESS,
         str(io_dir / ".coverage"),
@@ -120,33 +140,35 @@ def coverage_command(
     return " ".join([*kept, shlex.join(run)])
 
 
-def vendor_slipcover(vendor: Path) -> None:
-    """The tool's own slipcover package, copied to `vendor/slipcover` (with its compiled
-    modules, whose recorded times copytree keeps) for codegen_cov_run to load in the
-    repository's interpreter; nothing when the tool has none (that run then uses coverage.py's
-    tracer). Found without importing it: its extension is for the tests' process, not ours."""
-    if (vendor / "slipcover").is_dir():
-        return
-    spec = importlib.util.find_spec("slipcover")
-    if spec is None or not spec.submodule_search_locations:
-        return
-    shutil.copytree(next(iter(spec.submodule_search_locations)), vendor / "slipcover")
-
-
-def select_env(env: Mapping[str, str], tool_dir: Path, sources: Sequence[str]) -> dict[str, str]:
-    """The environment of a coverage run: `codegen_cov_run`, the tool's slipcover (in
-    `vendor/`) and `codegen_cov_select` (which acts only under coverage.py's C tracer) in
-    `tool_dir/coverage_plugin`, on PYTHONPATH; the selection loaded into pytest by
-    PYTEST_ADDOPTS `-p codegen_cov_select`, run by unittest commands as `-m
-    codegen_cov_select`."""
-    plugin_dir = tool_dir / "coverage_plugin"
-    plugin_dir.mkdir(parents=True, exist_ok=True)
-    for source in (SELECT_SOURCE, RUN_SOURCE):
-        if not (plugin_dir / source.name).is_file():
-            shutil.copyfile(source, plugin_dir / source.name)
-    vendor_slipcover(plugin_dir / "vendor")
+def coverage_env(
+    env: Mapping[str, str], plugin_dir: Path, sources: Sequence[str]
+) -> dict[str, str]:
+    """The environment of a coverage run: the plugin folder (`codegen_cov_run`, the tool's
+    slipcover in `vendor/` and `codegen_cov_select`, which acts only under coverage.py's C
+    tracer) on PYTHONPATH; the selection loaded into pytest by PYTEST_ADDOPTS `-p
+    codegen_cov_select`, run by unittest commands as `-m codegen_cov_select`."""
     out = dict(env)
     out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {SELECT_PLUGIN}".strip()
     out[SELECT_ENV] = os.pathsep.join(sources)
     return out
+
+
+def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
+    """coverage.py's (or slipcover's) run of a Python test command, its Cobertura report."""
+    sources = tuple(p for p in ask.sources if p.endswith(".py"))
+    covered = coverage_command(command, sources, ask.io_dir, ask.tree, ask.env, ask.python)
+    if covered is None:  # before "no Python source": a Makefile's change may be Go
+        return None
+    if not sources:
+        return "the change has no Python source file to measure"
+    return CoveragePlan(
+        command=covered,
+        env=coverage_env(ask.env, ask.plugin_dir, sources),
+        report=REPORT,
+        format="cobertura",
+        sources=sources,
+        plugins=PLUGINS,
+        missing="no coverage report: is coverage.py installed for the repository's "
+        "Python? (see coverage/logs/coverage.log)",
+    )
