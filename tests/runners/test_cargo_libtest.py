@@ -80,3 +80,21 @@ def test_a_workspaces_second_package_is_told_apart_by_its_name() -> None:
         "src/lib.rs (b)::tests::it_works": "passed",
         "tests/integration.rs (b)::works": "passed",
     }
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_cargo_verbose_names_each_binary_by_its_path_in_backticks(version: str) -> None:
+    """`cargo test --verbose` (servo/rust-fnv's CI runs it so) heads each test binary with
+    "Running `/abs/target/debug/deps/demo_crate-<hash>`" and prints every rustc and rustdoc
+    command it runs the same way: the binary's name without its hash is the target, as with
+    an older cargo, and the compiler's lines name no test binary."""
+    text = (FIXTURES / f"cargo-test-verbose-{version}.out").read_text(encoding="utf-8")
+    crate = "demo_crate" if version == "1.95" else "demo-crate"
+    assert outcomes(libtest_cases(text)) == {
+        "demo_crate::tests::adds": "failure",
+        "demo_crate::tests::zero": "passed",
+        "demo_crate::tests::slow": "skipped",
+        "demo_crate::tests::panics": "passed",
+        "more::more_adds": "failure",
+        f"Doc-tests {crate}::src/lib.rs - add": "failure",
+    }

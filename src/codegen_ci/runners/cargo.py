@@ -180,7 +180,9 @@ totals = base.no_totals
 # `test path::name ... ok|FAILED|ignored` line, in the test binary whose header precedes it:
 #   `     Running unittests src/lib.rs (target/debug/deps/demo-1a2b)` (cargo 1.52 and later),
 #   `     Running tests/more.rs (target/debug/deps/more-3c4d)`, `     Running
-#   target/debug/deps/more-3c4d` (older cargo: the binary's name), `   Doc-tests demo`.
+#   target/debug/deps/more-3c4d` (older cargo: the binary's name), `   Doc-tests demo`; with
+#   `--verbose` "     Running `/abs/target/debug/deps/more-3c4d`" (the binary's name too; the
+#   rustc and rustdoc commands it prints the same way have spaces: no test binary).
 # A case's id is `<target>::<path>` (`src/lib.rs::tests::adds`, `tests/more.rs::more_adds`,
 # `Doc-tests demo::src/lib.rs - add`): the target as cargo prints it (relative to its
 # package), then the name libtest selects with `cargo test -- --exact <path>`. In a workspace
@@ -202,7 +204,7 @@ class LibtestCase(NamedTuple):
     details: str
 
 
-RUNNING = re.compile(r"^\s+Running (?:unittests )?(\S+)(?: \(([^()\n]+)\))?\s*$")
+RUNNING = re.compile(r"^\s+Running (?:unittests )?`?([^\s`]+)`?(?: \(([^()\n]+)\))?\s*$")
 DOC_TESTS = re.compile(r"^\s+Doc-tests (\S+)\s*$")
 TEST_LINE = re.compile(r"^test (\S.*?) \.\.\. (ok|FAILED|ignored)\b")
 SECTION = re.compile(r"^---- (\S.*?) (?:stdout|stderr) ----$")
