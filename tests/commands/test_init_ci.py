@@ -491,6 +491,32 @@ def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path
     )
 
 
+def test_a_go_module_in_a_folder_is_tested_through_gotestsum_with_a_report_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """hashicorp/golang-lru: `arc/` is a module of its own, tested in CI with
+    `working-directory: ./arc` and `go test -timeout=60s -race`. Written as CI runs it, plain
+    `go test` names no test, so a `t.Skip` added there went unseen and was a success."""
+    (tmp_path / "go.mod").write_text("module example.com/lru\n\ngo 1.19\n")
+    (tmp_path / "arc").mkdir()
+    (tmp_path / "arc" / "go.mod").write_text("module example.com/lru/arc\n\ngo 1.19\n")
+    steps = [
+        {"run": "go test -timeout=60s -race -v ./..."},
+        {"run": "go test -timeout=60s -race", "working-directory": "./arc"},
+        {"run": "go build -race", "working-directory": "./arc"},
+    ]
+    workflow(tmp_path, "build", {"build": job(*steps)})
+
+    init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [
+        "gotestsum --junitfile reports/junit-go.xml -- -timeout=60s -race -v ./...",
+        "cd arc && gotestsum --junitfile ../reports/junit-go-arc.xml -- -timeout=60s -race",
+    ]
+    assert validation["junit"] == ["reports/junit-go.xml", "reports/junit-go-arc.xml"]
+
+
 def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_spelt(
     tmp_path: Path,
 ) -> None:

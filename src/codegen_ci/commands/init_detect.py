@@ -24,7 +24,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
@@ -284,6 +284,27 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")
 
 
+def _go_test_in(root: Path, found: Detected, command: str, prefix: str) -> str | None:
+    """`cd arc && go test ARGS` in a folder that is a Go module of its own, through gotestsum
+    with a report of its own (`reports/junit-go-arc.xml`, written from the folder), so its
+    tests are named and counted as the root's are; None for anything else."""
+    body = command[len(prefix) :].strip()
+    folder = PurePosixPath(prefix.split()[1])
+    if (
+        not (go_line := GO_TEST.match(body))
+        or not body.startswith("go")
+        or folder.is_absolute()
+        or ".." in folder.parts
+        or not (root / folder / "go.mod").is_file()
+    ):
+        return None
+    report = f"reports/junit-go-{'-'.join(folder.parts)}.xml"
+    if report not in found.junit:
+        found.junit.append(report)
+    options = GO_INIT.options.format(report="../" * len(folder.parts) + report)
+    return f"{prefix}gotestsum {options} -- {go_line[1] or '.'}"  # `go test` alone: `.`
+
+
 def _setup_for(setup: list[tuple[str, str]], origins: set[str], written: list[str]) -> list[str]:
     """CI's install lines for the commands written: those of a job a check came from (a
     release job's `pip install build twine` is not), less an install of tox when no command
@@ -305,7 +326,9 @@ def _as_commands(
     commands; anything else in its explicit form."""
     origin = f"{line.origin}: {line.command}"
     body = bare(line.command)
-    if DIR_PREFIX.match(line.command):  # another project's folder: as CI runs it
+    if folder := DIR_PREFIX.match(line.command):  # another project's folder: as CI runs it
+        if kind == "test" and (go_test := _go_test_in(root, found, line.command, folder[1])):
+            return [("test", go_test, origin)]
         return [(kind, explicit(line.command, tools.python), origin)]
     if NPM_TEST.match(body) and found.node is not None and found.node.test:
         return [("test", c, origin) for c in found.node.test]
