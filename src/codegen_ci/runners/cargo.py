@@ -101,7 +101,10 @@ NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
     "rustup looks for its toolchains in RUSTUP_HOME, by default `~/.rustup`. {home_note} Set "
     "RUSTUP_HOME (and CARGO_HOME) to yours in the run's environment, e.g. "
     "`RUSTUP_HOME={home}/.rustup CARGO_HOME={home}/.cargo codegen-ci run ...` "
-    "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN.",
+    "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN. A "
+    "toolchain it names as not installed is one the repository pins (rust-toolchain.toml, "
+    "rust-toolchain) or RUSTUP_TOOLCHAIN names: install it with `rustup toolchain install` "
+    "outside the sandbox (inside, nothing is downloaded).",
 )
 # the registry it tried to update (no network): CARGO_HOME is the user's to show
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
