@@ -448,6 +448,27 @@ def test_cargo_nextest_gives_junit_when_installed(
     assert "note: cargo nextest is installed" in result.output
 
 
+def test_doctests_of_a_library_outside_src_run_beside_nextest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """servo/rust-fnv: `[lib] path = "lib.rs"` at the root; its doc-tests run in CI's `cargo
+    test`, and nextest does not run doc-tests."""
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "fnv"\nversion = "1.0.7"\nedition = "2021"\n\n'
+        '[lib]\nname = "fnv"\npath = "lib.rs"\n'
+    )
+    (tmp_path / "lib.rs").write_text("/// ```\n/// assert!(true);\n/// ```\npub fn f() {}\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cargo-nextest").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "cargo-nextest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["cargo nextest run --profile ci", "cargo test --doc"]
+
+
 def test_rust_workflows_set_up_the_toolchain_ci_uses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -212,12 +212,23 @@ def _cargo_tests(
         f"({NEXTEST_REPORT}) gives test counts"
     )
     tests = [f"{NEXTEST} {args}".strip()]
-    if (root / "src" / "lib.rs").is_file():
+    if (root / _cargo_library(root)).is_file():
         tests.append("cargo test --doc")  # nextest does not run doctests
         note += "; doctests run as `cargo test --doc` (nextest does not run them)"
     if note not in found.notes:
         found.notes.append(note)
     return tests, [NEXTEST_REPORT]
+
+
+def _cargo_library(root: Path) -> str:
+    """The package's library source: `[lib] path` (servo/rust-fnv's `lib.rs`), else cargo's
+    default `src/lib.rs`."""
+    try:
+        lib = tomllib.loads(_text(root / "Cargo.toml")).get("lib")
+    except tomllib.TOMLDecodeError:
+        lib = None
+    path = lib.get("path") if isinstance(lib, dict) else None
+    return path if isinstance(path, str) and path else "src/lib.rs"
 
 
 # -- what CI runs -----------------------------------------------------------------------------
