@@ -538,6 +538,34 @@ def test_a_go_module_in_a_folder_is_tested_through_gotestsum_with_a_report_of_it
     assert validation["junit"] == ["reports/junit-go.xml", "reports/junit-go-arc.xml"]
 
 
+def test_a_linter_ci_downloads_into_the_workspace_is_the_linter(tmp_path: Path) -> None:
+    """hashicorp/golang-lru: CI fetches golangci-lint with its install script into
+    $GITHUB_WORKSPACE and runs it from there (also from `arc/`). The linter is a check CI
+    runs; the install script is a download of a tool, not a publication."""
+    (tmp_path / "go.mod").write_text("module example.com/lru\n\ngo 1.19\n")
+    (tmp_path / "arc").mkdir()
+    install = (
+        "curl -sfL https://raw.githubusercontent.com/golangci/golangci-lint/master/install.sh"
+        "| sh -s -- -b $GITHUB_WORKSPACE v1.53.3"
+    )
+    steps = [
+        {"run": "go test ./..."},
+        {"run": install},
+        {"run": "$GITHUB_WORKSPACE/golangci-lint run --out-format=github-actions ./..."},
+        {"run": "$GITHUB_WORKSPACE/golangci-lint run ./...", "working-directory": "./arc"},
+    ]
+    workflow(tmp_path, "build", {"build": job(*steps)})
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == [
+        "golangci-lint run --out-format=github-actions ./...",
+        "cd arc && golangci-lint run ./...",
+    ]
+    why = "downloads and installs a tool"
+    assert f"left out: {install} (.github/workflows/build.yml, job build): {why}" in result.output
+
+
 def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_spelt(
     tmp_path: Path,
 ) -> None:

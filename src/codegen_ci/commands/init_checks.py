@@ -72,6 +72,7 @@ TEST = re.compile(
     r"node\s+--test|go\s+test|gotestsum|cargo\s+(?:test|nextest)|make\s+(?:tests?|check)|"
     r"ctest|bats)\b"
 )
+PIPED_INSTALL = re.compile(r"\b(?:curl|wget)\b[^|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b")
 PRE_COMMIT = re.compile(r"^pre-commit\s+run\b")
 
 
@@ -99,6 +100,8 @@ def judge(
             "installs outside the worktree (into this machine's toolchain: do it once yourself)",
         )
     if PUBLISH.search(body):
+        if PIPED_INSTALL.search(body):  # `curl -sfL .../install.sh | sh -s -- -b DIR`
+            return Judged(None, "downloads and installs a tool (install it once yourself)")
         return Judged(None, "publishes, deploys or talks to a service")
     if PRE_COMMIT.match(body):
         return Judged(None, "pre-commit installs its hooks from the network")
