@@ -98,3 +98,12 @@ def test_cargo_verbose_names_each_binary_by_its_path_in_backticks(version: str) 
         "more::more_adds": "failure",
         f"Doc-tests {crate}::src/lib.rs - add": "failure",
     }
+
+
+def test_a_panic_the_test_catches_is_not_its_failure() -> None:
+    """bluss/scopeguard's `test_defer_success_2` panics inside `catch_unwind` on purpose
+    (`failure`), then fails its own assertion: the message is the assertion's."""
+    text = (FIXTURES / "cargo-test-scopeguard-1.95.out").read_text(encoding="utf-8")
+    two = next(c for c in libtest_cases(text) if c.name == "tests::test_defer_success_2")
+    assert two.message == "assertion `left == right` failed left: 1 right: 0"
+    assert "src/lib.rs:526:9" in two.details  # where gate/junit/libtest.py locates it
