@@ -30,7 +30,7 @@ def test_output_that_is_not_libtests_is_no_result(tmp_path: Path) -> None:
 
 
 def test_a_test_that_catches_a_panic_first_fails_at_and_for_its_own(tmp_path: Path) -> None:
-    """bluss/scopeguard's `test_defer_success_2` panics inside `catch_unwind` (line 524),
+    """bluss/scopeguard's `test_defer_success_2` panics in a closure it catches (line 524),
     then fails its assertion (line 526): the failure is the assertion's, place and message."""
     log = FIXTURES / "cargo-test-scopeguard-1.95.out"
     result = libtest_result(log.read_text(encoding="utf-8"), log, tmp_path)

@@ -101,7 +101,7 @@ def test_cargo_verbose_names_each_binary_by_its_path_in_backticks(version: str) 
 
 
 def test_a_panic_the_test_catches_is_not_its_failure() -> None:
-    """bluss/scopeguard's `test_defer_success_2` panics inside `catch_unwind` on purpose
+    """bluss/scopeguard's `test_defer_success_2` panics in a closure it catches, on purpose
     (`failure`), then fails its own assertion: the message is the assertion's."""
     text = (FIXTURES / "cargo-test-scopeguard-1.95.out").read_text(encoding="utf-8")
     two = next(c for c in libtest_cases(text) if c.name == "tests::test_defer_success_2")

@@ -270,7 +270,7 @@ def libtest_cases(text: str) -> list[LibtestCase]:
 def _message(details: str) -> str:
     """The panic's message on one line (`assertion `left == right` failed: two and two left:
     0 right: 4`), else the section's first line. The last panic's: one before it may be
-    a panic the test caught itself (`catch_unwind`)."""
+    a panic the test caught itself (it catches unwinding panics)."""
     last = max(details.rfind("panicked at "), 0)
     if (panic := PANIC_MESSAGE.search(details, last)) and (text := panic[1] or panic[2]):
         lines = []
