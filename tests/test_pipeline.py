@@ -65,8 +65,9 @@ def test_a_failed_round_is_reflected_to_the_model_which_succeeds_in_round_2(
     assert "round 1" in reflection["content"].lower()
     # the progress lines say what the gate made of each round, not only the commands' exits
     verdicts = [ln.split("] ", 1)[1] for ln in run.log.splitlines() if "] round " in ln]
-    assert verdicts[1].startswith("round 1: not passed: 1 failing ("), run.log
-    assert "test_bump_minor_resets_patch" in verdicts[1]
+    assert verdicts[1] == "round 1: re-running 1 failing test(s)", run.log  # flaky?
+    assert verdicts[2].startswith("round 1: not passed: 1 failing ("), run.log
+    assert "test_bump_minor_resets_patch" in verdicts[2]
     assert verdicts[-1].startswith("round 2: passed; tests "), run.log
 
 

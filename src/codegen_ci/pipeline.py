@@ -266,6 +266,9 @@ def _loop(
             outcome = validator.run_round(iteration)
             report.proof = None  # of this round, once it passes
             if not outcome.passed:  # a test that passes on a re-run is not the model's failure
+                if (failing := len(outcome.failing_ids())) and spec.validation.proof.reruns:
+                    # a Go or jest suite re-runs whole: seconds that would pass in silence
+                    ctx.progress.stage(f"round {iteration}: re-running {failing} failing test(s)")
                 aside = set_flaky_aside(outcome, Rerunner.of(validator, round_tag(iteration)))
                 flaky = merge_flaky(flaky, aside)
             if not outcome.passed:

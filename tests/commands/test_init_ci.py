@@ -482,6 +482,27 @@ def test_cargo_nextest_gives_junit_when_installed(
     assert "note: cargo nextest is installed" in result.output
 
 
+def test_doctests_of_a_library_outside_src_run_beside_nextest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """servo/rust-fnv: `[lib] path = "lib.rs"` at the root; its doc-tests run in CI's `cargo
+    test`, and nextest does not run doc-tests."""
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "fnv"\nversion = "1.0.7"\nedition = "2021"\n\n'
+        '[lib]\nname = "fnv"\npath = "lib.rs"\n'
+    )
+    (tmp_path / "lib.rs").write_text("/// ```\n/// assert!(true);\n/// ```\npub fn f() {}\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cargo-nextest").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "cargo-nextest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["cargo nextest run --profile ci", "cargo test --doc"]
+
+
 def test_rust_workflows_set_up_the_toolchain_ci_uses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -523,6 +544,60 @@ def test_go_ci_flags_reach_gotestsum_and_vet_only_when_ci_runs_it(tmp_path: Path
         "# Detected: go.mod (gotestsum); .github/workflows/go.yml (the checks"
         in (tmp_path / ".codegen.yml").read_text()
     )
+
+
+def test_a_go_module_in_a_folder_is_tested_through_gotestsum_with_a_report_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """hashicorp/golang-lru: `arc/` is a module of its own, tested in CI with
+    `working-directory: ./arc` and `go test -timeout=60s -race`. Written as CI runs it, plain
+    `go test` names no test, so a `t.Skip` added there went unseen and was a success."""
+    (tmp_path / "go.mod").write_text("module example.com/lru\n\ngo 1.19\n")
+    (tmp_path / "arc").mkdir()
+    (tmp_path / "arc" / "go.mod").write_text("module example.com/lru/arc\n\ngo 1.19\n")
+    steps = [
+        {"run": "go test -timeout=60s -race -v ./..."},
+        {"run": "go test -timeout=60s -race", "working-directory": "./arc"},
+        {"run": "go build -race", "working-directory": "./arc"},
+    ]
+    workflow(tmp_path, "build", {"build": job(*steps)})
+
+    init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [
+        "gotestsum --junitfile reports/junit-go.xml -- -timeout=60s -race -v ./...",
+        "cd arc && gotestsum --junitfile reports/junit-go.xml -- -timeout=60s -race",
+    ]
+    assert validation["junit"] == ["reports/junit-go.xml", "arc/reports/junit-go.xml"]
+
+
+def test_a_linter_ci_downloads_into_the_workspace_is_the_linter(tmp_path: Path) -> None:
+    """hashicorp/golang-lru: CI fetches golangci-lint with its install script into
+    $GITHUB_WORKSPACE and runs it from there (also from `arc/`). The linter is a check CI
+    runs; the install script is a download of a tool, not a publication."""
+    (tmp_path / "go.mod").write_text("module example.com/lru\n\ngo 1.19\n")
+    (tmp_path / "arc").mkdir()
+    install = (
+        "curl -sfL https://raw.githubusercontent.com/golangci/golangci-lint/master/install.sh"
+        "| sh -s -- -b $GITHUB_WORKSPACE v1.53.3"
+    )
+    steps = [
+        {"run": "go test ./..."},
+        {"run": install},
+        {"run": "$GITHUB_WORKSPACE/golangci-lint run --out-format=github-actions ./..."},
+        {"run": "$GITHUB_WORKSPACE/golangci-lint run ./...", "working-directory": "./arc"},
+    ]
+    workflow(tmp_path, "build", {"build": job(*steps)})
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == [
+        "golangci-lint run --out-format=github-actions ./...",
+        "cd arc && golangci-lint run ./...",
+    ]
+    why = "downloads and installs a tool"
+    assert f"left out: {install} (.github/workflows/build.yml, job build): {why}" in result.output
 
 
 def test_a_runner_ci_calls_by_name_gets_junit_and_a_script_is_one_check_however_spelt(

@@ -23,6 +23,12 @@ explicitly, and no default is configured.
 help: run 'rustup default stable' to download the latest stable release of Rust and set it \
 as your default toolchain.
 """
+# rustup 1.28's proxy for `cargo fmt --check` in servo/rust-fnv with a rust-toolchain.toml
+# pinning 1.70.0, which ~/.rustup does not hold (its stack backtrace left out)
+RUSTUP_PINNED = """\
+error: toolchain '1.70.0-x86_64-unknown-linux-gnu' is not installed
+help: run `rustup toolchain install` to install it
+"""
 GO_OFF = """\
 go: github.com/google/go-cmp@v0.6.0: module lookup disabled by GOPROXY=off
 """
@@ -75,6 +81,17 @@ def test_rustup_without_a_toolchain_names_rustup_home_and_what_home_shows(
     assert cause is not None and "RUSTUP_HOME" in cause.advice
     assert "only these folders are shown, read-only: ~/.rustup" in cause.advice
     assert f"not your {view.home}" in cause.advice
+
+
+def test_a_pinned_toolchain_rustup_lacks_is_named_with_how_to_install_it(
+    tmp_path: Path, view: SandboxView
+) -> None:
+    """~/.rustup is shown, so the toolchains are there: the one the repository pins is not."""
+    cause = untouched_code_cause(round_of(tmp_path, RUSTUP_PINNED), [], view)
+
+    assert cause is not None
+    assert "rust-toolchain.toml" in cause.advice
+    assert "`rustup toolchain install` outside the sandbox" in cause.advice
 
 
 def test_go_modules_not_in_the_cache_name_gomodcache(tmp_path: Path, view: SandboxView) -> None:

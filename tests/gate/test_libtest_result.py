@@ -36,3 +36,13 @@ def test_a_crate_without_tests_ran_0_tests_not_an_unknown_count(tmp_path: Path) 
     result = libtest_result(log.read_text(encoding="utf-8"), log, tmp_path)
     assert (result.cases, result.files) == ([], [str(log)])
     assert result.totals().total == 0
+
+
+def test_a_test_that_catches_a_panic_first_fails_at_and_for_its_own(tmp_path: Path) -> None:
+    """bluss/scopeguard's `test_defer_success_2` panics in a closure it catches (line 524),
+    then fails its assertion (line 526): the failure is the assertion's, place and message."""
+    log = FIXTURES / "cargo-test-scopeguard-1.95.out"
+    result = libtest_result(log.read_text(encoding="utf-8"), log, tmp_path)
+    two = next(f for f in result.failures() if f.key.endswith("::tests::test_defer_success_2"))
+    assert (two.file, two.line) == ("src/lib.rs", 526)
+    assert two.raw_message == "assertion `left == right` failed left: 1 right: 0"

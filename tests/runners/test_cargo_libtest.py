@@ -80,3 +80,30 @@ def test_a_workspaces_second_package_is_told_apart_by_its_name() -> None:
         "src/lib.rs (b)::tests::it_works": "passed",
         "tests/integration.rs (b)::works": "passed",
     }
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_cargo_verbose_names_each_binary_by_its_path_in_backticks(version: str) -> None:
+    """`cargo test --verbose` (servo/rust-fnv's CI runs it so) heads each test binary with
+    "Running `/abs/target/debug/deps/demo_crate-<hash>`" and prints every rustc and rustdoc
+    command it runs the same way: the binary's name without its hash is the target, as with
+    an older cargo, and the compiler's lines name no test binary."""
+    text = (FIXTURES / f"cargo-test-verbose-{version}.out").read_text(encoding="utf-8")
+    crate = "demo_crate" if version == "1.95" else "demo-crate"
+    assert outcomes(libtest_cases(text)) == {
+        "demo_crate::tests::adds": "failure",
+        "demo_crate::tests::zero": "passed",
+        "demo_crate::tests::slow": "skipped",
+        "demo_crate::tests::panics": "passed",
+        "more::more_adds": "failure",
+        f"Doc-tests {crate}::src/lib.rs - add": "failure",
+    }
+
+
+def test_a_panic_the_test_catches_is_not_its_failure() -> None:
+    """bluss/scopeguard's `test_defer_success_2` panics in a closure it catches, on purpose
+    (`failure`), then fails its own assertion: the message is the assertion's."""
+    text = (FIXTURES / "cargo-test-scopeguard-1.95.out").read_text(encoding="utf-8")
+    two = next(c for c in libtest_cases(text) if c.name == "tests::test_defer_success_2")
+    assert two.message == "assertion `left == right` failed left: 1 right: 0"
+    assert "src/lib.rs:526:9" in two.details  # where gate/junit/libtest.py locates it

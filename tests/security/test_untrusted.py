@@ -370,6 +370,8 @@ def test_strip_ansi() -> None:
     )
     assert strip_ansi(coloured) == "FAILED ok link "
     assert strip_ansi("plain [31m text") == "plain [31m text"
+    # rustfmt's diff (`cargo fmt --check`, TERM=xterm): each colour reset with `ESC ( B ESC [ m`
+    assert strip_ansi("\x1b[31m-\n\x1b(B\x1b[m }") == "-\n }"
 
 
 @pytest.mark.parametrize(

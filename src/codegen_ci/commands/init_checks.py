@@ -73,6 +73,7 @@ TEST = re.compile(
     r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test(?::\S+)?|(?:npx\s+)?(?:ava|tap)\b|"
     r"make\s+(?:tests?|check)|ctest|bats)\b"
 )
+PIPED_INSTALL = re.compile(r"\b(?:curl|wget)\b[^|]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b")
 
 
 def runs_tests(line: str) -> bool:
@@ -107,6 +108,8 @@ def judge(
             "installs outside the worktree (into this machine's toolchain: do it once yourself)",
         )
     if PUBLISH.search(body):
+        if PIPED_INSTALL.search(body):  # `curl -sfL .../install.sh | sh -s -- -b DIR`
+            return Judged(None, "downloads and installs a tool (install it once yourself)")
         return Judged(None, "publishes, deploys or talks to a service")
     if PRE_COMMIT.match(body):
         return Judged(None, "pre-commit installs its hooks from the network")

@@ -46,6 +46,8 @@ COMMAND_ACTIONS = {
 
 MAX_MATRIX = 8
 CD = re.compile(r"^cd\s+(\S+)$")
+# `$GITHUB_WORKSPACE/golangci-lint run`: a tool CI downloaded into the workspace, run by its path
+WORKSPACE_TOOL = re.compile(r"^\$(?:GITHUB_WORKSPACE|\{GITHUB_WORKSPACE\})/([\w.-]+)(?=\s|$)")
 # Shell lines that are not checks and deserve no "left out" line of their own.
 NOISE = re.compile(
     r"^(?:#|set\s+-|echo\b|export\s|printf\b|true$|:$|shopt\b|ulimit\b|"
@@ -251,6 +253,7 @@ def _lines(script: str, folder: str | None) -> list[str]:
                     else (f"{folder}/{target}" if folder else target)
                 )
                 continue
+            part = WORKSPACE_TOOL.sub(r"\1", part)  # here it is on PATH, or init names it
             commands.append(f"cd {folder} && {part}" if folder else part)
     return commands
 

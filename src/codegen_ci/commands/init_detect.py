@@ -26,7 +26,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from codegen_ci import runners
@@ -261,12 +261,45 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
         found.origins[command] = origin
     written = " ".join(found.test)
     found.junit = [
-        g for g in found.junit if g in written or (g == NEXTEST_REPORT and NEXTEST in written)
+        g
+        for g in found.junit
+        if g in written or (g == NEXTEST_REPORT and NEXTEST in written) or _from_folder(g, written)
     ]
     kept = _setup_for(setup, {origin for _, _, origin in checks}, [*found.lint, *found.test])
     found.setup = list(dict.fromkeys([*kept, *found.setup])) if kept else found.setup
     sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")
+
+
+def _from_folder(glob: str, written: str) -> bool:
+    """A report a command run from a folder writes (`cd arc && gotestsum --junitfile
+    reports/junit-go.xml`: `arc/reports/junit-go.xml`)."""
+    return any(
+        glob.startswith(f"{folder}/") and glob[len(folder) + 1 :] in written
+        for folder in re.findall(r"\bcd\s+(\S+)\s+&&", written)
+    )
+
+
+def _tests_in(
+    root: Path, found: Detected, tools: Toolchain, command: str, prefix: str
+) -> list[str]:
+    """`cd arc && go test ARGS` in a folder that is a project of its own (a runner's marker
+    there: hashicorp/golang-lru's `arc/go.mod`): the runner's own form of the line, run from
+    the folder, its report under the folder (`arc/reports/junit-go.xml`), so its tests are
+    named and counted as the root's are; nothing for anything else."""
+    folder = PurePosixPath(prefix.split()[1])
+    sub = root / folder
+    if folder.is_absolute() or ".." in folder.parts or not sub.is_dir():
+        return []
+    body = command[len(prefix) :].strip()
+    ran = runners.ci_tests(body, _init_ask(sub, tools), lambda r: _marked(sub, r))
+    if ran is None:
+        return []
+    found.notes.extend(n for n in ran.notes if n not in found.notes)
+    found.files.update({f"{folder.as_posix()}/{rel}": text for rel, text in ran.files.items()})
+    reports = (f"{folder.as_posix()}/{report}" for report in ran.junit)
+    found.junit.extend(g for g in reports if g not in found.junit)
+    return [f"{prefix}{c}" for c in ran.test]
 
 
 def _setup_for(setup: list[tuple[str, str]], origins: set[str], written: list[str]) -> list[str]:
@@ -290,7 +323,9 @@ def _as_commands(
     commands; anything else in its explicit form."""
     origin = f"{line.origin}: {line.command}"
     body = bare(line.command)
-    if DIR_PREFIX.match(line.command):  # another project's folder: as CI runs it
+    if folder := DIR_PREFIX.match(line.command):  # another project's folder: as CI runs it
+        if kind == "test" and (inside := _tests_in(root, found, tools, line.command, folder[1])):
+            return [("test", c, origin) for c in inside]
         return [(kind, explicit(line.command, tools.python), origin)]
     if NPM_TEST.match(body) and found.node is not None and found.node.test:
         return [("test", c, origin) for c in found.node.test]

@@ -54,10 +54,11 @@ ERROR_LINE = re.compile(
 
 
 # A line that starts by stating an error: `TypeError: ...`, `Error: ...`, `E   assert ...`,
-# `FAIL src/x.test.ts > adds`, `not ok 1 - adds`, `panic: ...`, `error[E0308]: ...`.
+# `FAIL src/x.test.ts > adds`, `not ok 1 - adds`, `panic: ...`, `error[E0308]: ...`,
+# rustfmt's `Diff in src/lib.rs:12:` (`cargo fmt --check`).
 STATES_ERROR = re.compile(
     r"(?:\w*(?:Error|Exception)\b(?: \[\w+\])?:|E\s{2,}\S|FAIL\s+\S|not ok\b|panic:|"
-    r"error(?:\[\w+\])?:|fatal:|ERROR:?\s)"
+    r"error(?:\[\w+\])?:|fatal:|ERROR:?\s|Diff in \S+:\d+:$)"
 )
 
 

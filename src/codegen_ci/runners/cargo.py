@@ -72,8 +72,8 @@ def init_tests(args: str, ask: InitAsk) -> InitTests:
     if not nextest_installed(ask):
         note = (
             "cargo nextest is not installed: the tests run as `cargo test`, counted from the "
-            "lines libtest prints (cargo stops at the first test binary that fails, so the "
-            "binaries after it go uncounted; for JUnit install nextest with "
+            "lines libtest prints (with `--no-fail-fast`, so every test binary runs; for "
+            "JUnit install nextest with "
             f"`{NEXTEST_INSTALL}` and run init again)"
         )
         return InitTests((f"cargo test {args}".strip(),), notes=(note,))
@@ -96,10 +96,21 @@ def init_tests(args: str, ask: InitAsk) -> InitTests:
         f"({INIT.report}) gives test counts"
     )
     tests = [f"{NEXTEST} {args}".strip()]
-    if ask.read("src/lib.rs") is not None:
+    if ask.read(library_source(ask)) is not None:
         tests.append("cargo test --doc")  # nextest does not run doctests
         note += "; doctests run as `cargo test --doc` (nextest does not run them)"
     return InitTests(tuple(tests), junit=(INIT.report,), notes=(note,), files=files)
+
+
+def library_source(ask: InitAsk) -> str:
+    """The package's library source: `[lib] path` (servo/rust-fnv's `lib.rs`), else cargo's
+    default `src/lib.rs`."""
+    try:
+        lib = tomllib.loads(ask.read("Cargo.toml") or "").get("lib")
+    except tomllib.TOMLDecodeError:
+        lib = None
+    path = lib.get("path") if isinstance(lib, dict) else None
+    return path if isinstance(path, str) and path else "src/lib.rs"
 
 
 JUNIT_HINT: str | None = (
@@ -182,7 +193,10 @@ NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
     "rustup looks for its toolchains in RUSTUP_HOME, by default `~/.rustup`. {home_note} Set "
     "RUSTUP_HOME (and CARGO_HOME) to yours in the run's environment, e.g. "
     "`RUSTUP_HOME={home}/.rustup CARGO_HOME={home}/.cargo codegen-ci run ...` "
-    "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN.",
+    "(the toolchains they name are shown read-only), or pin one with RUSTUP_TOOLCHAIN. A "
+    "toolchain it names as not installed is one the repository pins (rust-toolchain.toml, "
+    "rust-toolchain) or RUSTUP_TOOLCHAIN names: install it with `rustup toolchain install` "
+    "outside the sandbox (inside, nothing is downloaded).",
 )
 # the registry it tried to update (no network): CARGO_HOME is the user's to show
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
@@ -261,7 +275,9 @@ totals = base.no_totals
 # `test path::name ... ok|FAILED|ignored` line, in the test binary whose header precedes it:
 #   `     Running unittests src/lib.rs (target/debug/deps/demo-1a2b)` (cargo 1.52 and later),
 #   `     Running tests/more.rs (target/debug/deps/more-3c4d)`, `     Running
-#   target/debug/deps/more-3c4d` (older cargo: the binary's name), `   Doc-tests demo`.
+#   target/debug/deps/more-3c4d` (older cargo: the binary's name), `   Doc-tests demo`; with
+#   `--verbose` "     Running `/abs/target/debug/deps/more-3c4d`" (the binary's name too; the
+#   rustc and rustdoc commands it prints the same way have spaces: no test binary).
 # A case's id is `<target>::<path>` (`src/lib.rs::tests::adds`, `tests/more.rs::more_adds`,
 # `Doc-tests demo::src/lib.rs - add`): the target as cargo prints it (relative to its
 # package), then the name libtest selects with `cargo test -- --exact <path>`. In a workspace
@@ -284,7 +300,7 @@ class LibtestCase(NamedTuple):
     details: str
 
 
-RUNNING = re.compile(r"^\s+Running (?:unittests )?(\S+)(?: \(([^()\n]+)\))?\s*$")
+RUNNING = re.compile(r"^\s+Running (?:unittests )?`?([^\s`]+)`?(?: \(([^()\n]+)\))?\s*$")
 DOC_TESTS = re.compile(r"^\s+Doc-tests (\S+)\s*$")
 TEST_LINE = re.compile(r"^test (\S.*?) \.\.\. (ok|FAILED|ignored)\b")
 SECTION = re.compile(r"^---- (\S.*?) (?:stdout|stderr) ----$")
@@ -352,8 +368,10 @@ def libtest_ran(text: str) -> bool:
 
 def _message(details: str) -> str:
     """The panic's message on one line (`assertion `left == right` failed: two and two left:
-    0 right: 4`), else the section's first line."""
-    if (panic := PANIC_MESSAGE.search(details)) and (text := panic[1] or panic[2]):
+    0 right: 4`), else the section's first line. The last panic's: one before it may be
+    a panic the test caught itself (it catches unwinding panics)."""
+    last = max(details.rfind("panicked at "), 0)
+    if (panic := PANIC_MESSAGE.search(details, last)) and (text := panic[1] or panic[2]):
         lines = []
         for line in text.strip().splitlines():
             if not line.strip() or MESSAGE_END.match(line):

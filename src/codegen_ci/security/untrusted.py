@@ -366,6 +366,7 @@ def outside_fences(text: str) -> str:
 _ANSI = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
+    r"|\x1b[ -/]+[0-~]"  # nF: a character set (`ESC ( B`, terminfo's reset after a colour)
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
 
