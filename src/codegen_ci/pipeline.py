@@ -67,6 +67,9 @@ class RunContext:
     # sandbox's scratch is made in (default: the temporary directory).
     hidden: tuple[Path, ...] = ()
     scratch_in: Path | None = None
+    # The caches codegen-ci keeps for the repository (workspace/slots.py): the pre-flight
+    # starts from them and leaves its own there (security/warm_caches.py). None: none kept.
+    caches: Path | None = None
     # Checked before each round, model call and command: set, the run stops (`Interrupted`).
     cancel: Cancel = field(default_factory=Cancel)
 
@@ -190,6 +193,7 @@ def _open_sandbox(ctx: RunContext) -> Sandbox:
             dependencies=[p for p in isolated_repo.shown_by(ctx.repo) if not hidden(p)],
             private=(ctx.output_dir, *ctx.hidden),
             parent=ctx.scratch_in,
+            caches=ctx.caches,
         )
     except (SandboxUnavailable, InputError) as exc:
         reason = Reason.SANDBOX if isinstance(exc, SandboxUnavailable) else Reason.CONFIG

@@ -35,7 +35,7 @@ from codegen_ci.run.attempt import (
 from codegen_ci.run.directory import default_output_dir, make_output_dir
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import git
+from codegen_ci.workspace import git, slots
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -99,12 +99,20 @@ def start(request: RunRequest) -> Report:
             model_factory=request.model_factory,
         )
     worktree: Worktree | None = None
+    # The stable place of the repository's worktree, warm caches and all (an eval's run, in a
+    # repository of its own made for it, keeps nothing: a fresh temporary folder).
+    slot = None if request.disposable else slots.take(root)
     try:
         # Branch names are chosen and created under the lock, so two runs never pick the
         # same name and concurrent `git worktree add` calls never race for the repo's locks.
         with lock:
             worktree = prepare_worktree(
-                root, spec, run_id, branch=request.branch, reset=request.branch is not None
+                root,
+                spec,
+                run_id,
+                branch=request.branch,
+                reset=request.branch is not None,
+                slot=slot,
             )
         ctx = RunContext(
             root,
@@ -115,8 +123,9 @@ def start(request: RunRequest) -> Report:
             request.model_factory,
             dry_run=request.dry_run,
             briefing=_briefing(request, worktree.base_commit),
-            hidden=request.hidden,
+            hidden=(*request.hidden, *slots.hidden(slot)),
             cancel=request.cancel or Cancel(),
+            caches=slot.caches if slot else None,
         )
         return run_pipeline(spec, ctx, request.sources)
     finally:
@@ -124,6 +133,8 @@ def start(request: RunRequest) -> Report:
             _remove(root, worktree, lock)
         elif worktree is not None and request.lock is not None:
             _drop_empty_branch(root, worktree, lock)
+        if slot is not None:
+            slot.release()
 
 
 def _briefing(request: RunRequest, base: str) -> Briefing:
