@@ -96,37 +96,29 @@ def test_a_round_transforms_only_what_the_change_touched(
 
 @pytest.mark.parametrize("backend", ["bwrap", "landlock"])
 def test_the_next_runs_preflight_starts_from_the_jest_cache_the_last_one_kept(
-    backend: str,
-    tmp_path: Path,
-    node_modules: Path,
-    model_env: ScriptedModelServer,
-    monkeypatch: pytest.MonkeyPatch,
+    backend: str, tmp_path: Path, node_modules: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The run's worktree is at the same path each time (workspace/slots.py), so jest's cache,
     keyed by that path, kept for the repository from the last pre-flight, is warm in the next
-    run's pre-flight: it transforms nothing. Without it each run's pre-flight was cold."""
+    run's pre-flight: it transforms nothing. Without it each run's pre-flight was cold. (Two
+    dry runs: a dry run is the pre-flight alone, its tests run in full.)"""
     monkeypatch.setenv("CODEGEN_SANDBOX", backend)
     files = {
         "package.json": json.dumps({"name": "w", "private": True, "jest": JEST_CONFIG}) + "\n",
         ".gitignore": "node_modules/\njunit.xml\n",
         "transform.js": TRANSFORM_JS,
-        "src/m1.ts": f"export const f1 = (n: number): number => {BUG};\n",
+        "src/m1.ts": f"export const f1 = (n: number): number => {FIX};\n",
         "src/m1.test.ts": TEST_TS.format(i=1, v=2),
     }
     repo = _git_repo(tmp_path, files)
     subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
-    spec = write_spec(
-        repo,
-        task="f1(n) must return n + 1.",
-        context=["src/m1.ts"],
-        validation={"test": [TEST], "junit": ["junit.xml"]},
-    )
+    spec = write_spec(repo, task="Keep f1.", validation={"test": [TEST], "junit": ["junit.xml"]})
     logs, trees = [], []
     for n in (1, 2):
-        model_env.add(*edit_turn("src/m1.ts", BUG, FIX))
         out = tmp_path / f"out-{n}"
         result = CliRunner().invoke(
-            cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+            cli,
+            ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), "--dry-run"],
         )
         assert result.exit_code == 0, result.output
         preflight = (out / "logs/preflight-01-test.log").read_text()
