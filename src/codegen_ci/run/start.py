@@ -97,6 +97,7 @@ def start(request: RunRequest) -> Report:
             folder=request.folder,
             cancel=request.cancel,
             model_factory=request.model_factory,
+            stable=not request.disposable,
         )
     worktree: Worktree | None = None
     # The stable place of the repository's worktree, warm caches and all (an eval's run, in a

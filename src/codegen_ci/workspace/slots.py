@@ -15,10 +15,13 @@ directory and written by no one else: another user cannot make it first or plant
 is refused, or cannot be made (a cache folder that is not writable), falls back to a fresh
 temporary folder per run (`worktrees_root`), as before: cold, never shared.
 
-What a slot may hold when a run takes it: an interrupted run's worktree (`<repo name>`, still
-registered in git) stays, `resume` goes on in it, and the slot is skipped until then (or until
-the worktree is removed: `git worktree remove PATH`); anything else (a base or proof tree a
-killed run left, a worktree git no longer knows, a stale registration) is removed first.
+What a slot may hold when a run takes it: an interrupted (or killed) run's worktree
+(`<repo name>`, whose repository is still there: the user's, or a candidate's own) stays,
+`resume` goes on in it, and the slot is skipped until then (or until the worktree is removed:
+`git worktree remove PATH`); anything else (a base or proof tree a killed run left, a worktree
+whose repository is gone, a stale registration) is removed first. A finished run (passed,
+failed, an error) has removed its worktree already (workspace/finalize.py): only `resume`
+of an interrupted run needs one.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci.errors import InputError
+from codegen_ci.security import guarded_read
 from codegen_ci.workspace import git
 from codegen_ci.workspace.private_dir import check_private, refusal
 from codegen_ci.workspace.worktree import worktree_git
@@ -204,10 +208,10 @@ def _clear(slot: Slot, repo: Path, *, keep: bool) -> bool:
     entries = sorted(p.name for p in slot.path.iterdir())
     if not entries:
         return True
-    registered = _registered(repo)
     tree = slot.tree
-    if not keep and tree.name in entries and os.path.realpath(tree) in registered:
+    if not keep and tree.name in entries and _has_repository(tree):
         return False
+    registered = _registered(repo)
     for entry in entries:
         place = slot.path / entry
         if keep and entry == tree.name:
@@ -220,6 +224,18 @@ def _clear(slot: Slot, repo: Path, *, keep: bool) -> bool:
             place.unlink(missing_ok=True)
     worktree_git(repo, ["prune"], check=False)
     return True
+
+
+def _has_repository(tree: Path) -> bool:
+    """Whether the worktree's repository is still there (its `.git` file's `gitdir:`, which
+    may be a candidate's repository, not the user's): else it is debris no `resume` can use.
+    Read through the guarded reader: commands wrote in the worktree."""
+    try:
+        text = guarded_read.read_text(tree, ".git", max_bytes=4096)
+    except (guarded_read.Refused, OSError):
+        return tree.is_dir() and not tree.is_symlink()  # unreadable: leave it be
+    gitdir = text.removeprefix("gitdir:").strip()
+    return text.startswith("gitdir:") and Path(gitdir).is_absolute() and Path(gitdir).is_dir()
 
 
 def _registered(repo: Path) -> set[str]:
