@@ -58,6 +58,9 @@ def tool_env(server: ScriptedModelServer, tmpdir: Path) -> dict[str, str]:
         "OPENAI_API_KEY": "sk-test-0000",
         "CODEGEN_SANDBOX": "off",
         "TMPDIR": str(tmpdir),
+        # the fresh temporary folder, not the repository's stable one (workspace/slots.py,
+        # tests/workspace/test_slots.py): what a run falls back to
+        "CODEGEN_CACHE_DIR": "off",
     }
 
 
