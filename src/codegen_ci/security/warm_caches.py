@@ -19,7 +19,10 @@ has it):
   on the untouched code in the run's own worktree before any model call, is kept
   (`keep_tmp_caches`, through the guarded reader: regular files only, no link followed) and
   each later phase of the run starts from a copy of it (`seed_tmp_caches`), never from what a
-  round's commands wrote. Each run (each candidate) keeps its own, in its own sandbox root."""
+  round's commands wrote. Each run (each candidate) keeps its own, in its own sandbox root.
+  The run's worktree is at the same path in every run (workspace/slots.py), so the same copy
+  also becomes the caches kept for the repository (`save_caches`, beside the slots), which the
+  next run's pre-flight starts from: warm from its first command."""
 
 from __future__ import annotations
 
