@@ -79,6 +79,7 @@ from codegen_ci.security.toolchains import (
     toolchain_env,
 )
 from codegen_ci.security.warm_caches import (
+    drop_tmp_caches,
     keep_tmp_caches,
     save_caches,
     scratch_env,
@@ -232,6 +233,7 @@ class Sandbox:
         seed = self.root / "seed"
         if not seed.exists() and not _copy(self.scratch, seed, "--no-preserve=ownership"):
             shutil.rmtree(seed, ignore_errors=True)  # later phases start empty instead
+        drop_tmp_caches(seed)  # the repository's, seeded: each phase gets the kept ones
 
     def keep_caches(self) -> None:
         """Keep the caches the pre-flight's commands wrote in TMPDIR (jest's), on the untouched

@@ -174,6 +174,18 @@ def seed_tmp_caches(kept: Path | None, scratch: Path) -> None:
         copy_tree(entry, target)
 
 
+def drop_tmp_caches(scratch: Path) -> None:
+    """Remove the TMPDIR caches from a copy of the scratch (the tool's own `seed`): every phase
+    gets them from the kept ones (`seed_tmp_caches`), so they are not copied twice."""
+    tmp = scratch / "tmp"
+    for entry in sorted(tmp.iterdir()) if tmp.is_dir() and not tmp.is_symlink() else ():
+        if any(fnmatch.fnmatchcase(entry.name, glob) for glob in TMPDIR_CACHES):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
 def save_caches(kept: Path, target: Path) -> bool:
     """Make `target` (the caches kept for the repository, workspace/slots.py) a copy of `kept`
     (the run's, which `keep_tmp_caches` read through the guarded reader): copied beside it,
