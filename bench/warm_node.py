@@ -93,7 +93,7 @@ def warm_node(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, A
                             c, cwd=t, env=e, timeout=900, output_path=root / "log", wrap=wrap
                         )
                         if proc.exit_code != 0:
-                            raise RuntimeError(f"{c} failed inside: {proc.output[-2000:]}")
+                            raise RuntimeError(f"{c} failed inside: {proc.excerpt(2000)}")
 
                     sandbox.new_phase()
                     result[f"{name}_{mode}_first_ms"] = _time(once)
@@ -126,7 +126,11 @@ def next_run(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, An
             caches = root / f"caches-{mode}"
             tree = _worktree(checkout, root, mode)  # the slot's path, the same in every run
 
-            def preflight(t: Path = tree, e: dict[str, str] = menv, c: Path = caches) -> int:
+            written: list[int] = []  # transformed files the last pre-flight wrote (misses)
+
+            def preflight(
+                t: Path = tree, e: dict[str, str] = menv, c: Path = caches, w: list[int] = written
+            ) -> int:
                 subprocess.run(["git", "worktree", "remove", "--force", str(t)], cwd=checkout)
                 subprocess.run(
                     ["git", "worktree", "add", "-q", "--detach", str(t), "HEAD"], cwd=checkout
@@ -143,7 +147,16 @@ def next_run(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, An
                     )
                     took = round((time.perf_counter() - started) * 1000)
                     if proc.exit_code != 0:
-                        raise RuntimeError(f"jest failed inside: {proc.output[-2000:]}")
+                        raise RuntimeError(f"jest failed inside: {proc.excerpt(2000)}")
+                    tmp = sandbox.scratch / "tmp"
+                    since = started - time.perf_counter() + time.time()
+                    w.append(
+                        sum(
+                            1
+                            for f in tmp.glob("jest_*/jest-transform-cache-*/*/*")
+                            if f.is_file() and f.stat().st_mtime >= since
+                        )
+                    )
                     sandbox.keep_caches()
                     return took
                 finally:
@@ -154,8 +167,10 @@ def next_run(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, An
             except SandboxUnavailable as exc:
                 result[f"{mode}_unavailable"] = exc.message.split(". ")[0]
                 continue
+            result[f"{mode}_cold_transformed"] = written[-1]
             warm = round(statistics.median(preflight() for _ in range(runs)))
             result[f"{mode}_warm_ms"] = warm
+            result[f"{mode}_warm_transformed"] = written[-1]
             result[f"{mode}_ratio"] = round(warm / result["direct_warm_ms"], 2)
         return result
 
