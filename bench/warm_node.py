@@ -12,12 +12,15 @@ pre-flight's phase (the first confined run), its caches kept (`Sandbox.keep_cach
 RUNS phases each started by `new_phase` (a round's): their median is "warm inside". A phase
 that starts without the kept cache is what every round paid before: the first run's figure.
 
-`python -m bench.warm_node --next-run NODE_MODULES [FILES] [RUNS]`: jest's pre-flight in the
-next run on the same repository (workspace/slots.py): per backend, a worktree at the
+`python -m bench.warm_node --next-run NODE_MODULES [FILES] [RUNS] [isolated]`: jest's
+pre-flight in the next run on the same repository (workspace/slots.py): per backend, a worktree at the
 repository's stable path, the first run's pre-flight on an empty cache ("cold"), its cache
 kept for the repository (`Sandbox.keep_caches` with `caches`), the worktree removed; then RUNS
 times a new run: a fresh worktree at the same path, a new sandbox seeded from the kept
-caches, its pre-flight timed ("warm"; the median). Before, every run's pre-flight was cold."""
+caches, its pre-flight timed ("warm"; the median). Before, every run's pre-flight was cold.
+`isolated`: ts-jest with `isolatedModules` (no type-check), whose cache keys hold no
+imported file's modification time (the type-checking ts-jest's do: a fresh checkout misses
+every file that imports another)."""
 
 from __future__ import annotations
 
@@ -113,11 +116,13 @@ def warm_node(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, A
         return result
 
 
-def next_run(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, Any]:
+def next_run(
+    node_modules: Path, files: int = 60, runs: int = 3, isolated: bool = False
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-next-run-") as tmp:
         root = Path(tmp)
         env = {**os.environ, "TMPDIR": str(root)}
-        checkout = _project(root / "jest", node_modules, files, "@jest/globals")
+        checkout = _project(root / "jest", node_modules, files, "@jest/globals", isolated)
         _sh(JEST, checkout, env)  # the user's own cache, warm (it never matches a worktree)
         result: dict[str, Any] = {"files": files, "runs": runs}
         result["direct_warm_ms"] = _median(runs, lambda: _sh(JEST, checkout, env))
@@ -175,10 +180,15 @@ def next_run(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, An
         return result
 
 
-def _project(where: Path, node_modules: Path, files: int, lib: str) -> Path:
+def _project(
+    where: Path, node_modules: Path, files: int, lib: str, isolated: bool = False
+) -> Path:
     (where / "src").mkdir(parents=True)
     package: dict[str, Any] = {"name": where.name, "private": True}
-    if where.name == "jest":
+    if where.name == "jest" and isolated:  # no type-check: its keys hold no imports' times
+        ts_jest = ["ts-jest", {"isolatedModules": True}]
+        package["jest"] = {"transform": {"^.+\\.ts$": ts_jest}, "testEnvironment": "node"}
+    elif where.name == "jest":
         package["jest"] = {"preset": "ts-jest", "testEnvironment": "node"}
     else:
         package["type"] = "module"
@@ -231,4 +241,5 @@ if __name__ == "__main__":
     measure = next_run if args[0] == "--next-run" else warm_node
     args = args[1:] if args[0] == "--next-run" else args
     numbers = [int(a) for a in args[1:3]]
-    print(json.dumps(measure(Path(args[0]), *numbers), indent=2))
+    extra = {"isolated": True} if "isolated" in args[3:] else {}
+    print(json.dumps(measure(Path(args[0]), *numbers, **extra), indent=2))
