@@ -13,9 +13,9 @@ RUNS phases each started by `new_phase` (a round's): their median is "warm insid
 that starts without the kept cache is what every round paid before: the first run's figure.
 
 `python -m bench.warm_node --next-run NODE_MODULES [FILES] [RUNS] [isolated]`: jest's
-pre-flight in the next run on the same repository (workspace/slots.py): per backend, a worktree at the
-repository's stable path, the first run's pre-flight on an empty cache ("cold"), its cache
-kept for the repository (`Sandbox.keep_caches` with `caches`), the worktree removed; then RUNS
+pre-flight in the next run on the same repository (workspace/slots.py). Per backend: a
+worktree at the repository's stable path; the first run's pre-flight on an empty cache
+("cold"), its cache kept for the repository (`Sandbox.keep_caches` with `caches`); then RUNS
 times a new run: a fresh worktree at the same path, a new sandbox seeded from the kept
 caches, its pre-flight timed ("warm"; the median). Before, every run's pre-flight was cold.
 `isolated`: ts-jest with `isolatedModules` (no type-check), whose cache keys hold no
@@ -180,9 +180,7 @@ def next_run(
         return result
 
 
-def _project(
-    where: Path, node_modules: Path, files: int, lib: str, isolated: bool = False
-) -> Path:
+def _project(where: Path, node_modules: Path, files: int, lib: str, isolated: bool = False) -> Path:
     (where / "src").mkdir(parents=True)
     package: dict[str, Any] = {"name": where.name, "private": True}
     if where.name == "jest" and isolated:  # no type-check: its keys hold no imports' times
