@@ -149,3 +149,17 @@ def test_resume_holds_its_slot_and_clears_the_rest(
     assert sorted(p.name for p in held.path.iterdir()) == [first.tree.name]
     held.release()
     assert slots.hold(sample_repo.path, Path("/tmp/codegen-ci-x/run"), environ) is None
+
+
+def test_resume_refuses_a_slot_others_may_write(
+    sample_repo: SampleRepo, environ: dict[str, str]
+) -> None:
+    first = slots.take(sample_repo.path, environ)
+    assert first is not None
+    attach_worktree(sample_repo.path, first.tree, commit="HEAD")
+    first.release()
+    first.folder.chmod(0o777)  # someone else could swap the slot (and the worktree) in it
+
+    with pytest.raises(InputError, match="can be written by its group or others"):
+        slots.hold(sample_repo.path, first.tree, environ)
+    assert slots.take(sample_repo.path, environ) is None  # a new run: the fallback
