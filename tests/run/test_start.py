@@ -240,3 +240,35 @@ def test_a_slot_someone_planted_is_refused_and_the_run_works_in_a_temporary_fold
     worktree = RunState.read(out).worktree
     assert Path(tempfile.gettempdir()) in worktree.parents
     assert worktree.parent.name.startswith("codegen-ci-")
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_only_a_preflight_on_the_trusted_base_leaves_its_caches_for_the_next_runs(
+    sample: SampleRepo, trusted: bool
+) -> None:
+    """The caches kept for the repository (workspace/slots.py) are what a pre-flight wrote on
+    a base the caller trusts (`instructions_at`, the action's default branch); a run on
+    another base (a pull request's head) starts from them but leaves nothing there."""
+    head = sample.head()
+    other = sample.commit({"NOTES.md": "a pull request's commit\n"})
+    sample.git("checkout", "-q", head)
+    writes = 'mkdir -p "$TMPDIR/jest_0" && echo preflight > "$TMPDIR/jest_0/cache-file"'
+    spec = sample_spec(
+        validation={"test": [writes], "allow_no_tests": True, "proof": {"tests": "off"}},
+        limits={"max_iterations": 1},
+    )
+    request = RunRequest(
+        spec,
+        sample.path,
+        sample.tmp / "out",
+        dry_run=True,
+        progress=quiet(),
+        instructions_at=head if trusted else other,
+    )
+
+    start(request)
+
+    folder = slots.repo_folder(sample.path)
+    assert folder is not None
+    kept = folder / "caches" / "jest_0" / "cache-file"
+    assert kept.is_file() == trusted

@@ -87,6 +87,7 @@ class Plan:
     # Each attempt's worktree in a slot of the repository's (workspace/slots.py), at a path
     # the next run's attempts get again (warm caches); False: in its own folder (an eval's).
     stable: bool = True
+    keep_caches: bool = True  # the attempts' pre-flights may leave caches for the repository
 
     def apart(self) -> tuple[Path, ...]:
         """What every attempt's commands must not see: the run's output and its folder (each
@@ -118,6 +119,7 @@ class Plan:
             "done": [c.model_dump(mode="json") for c in self.done],
             "folder": str(self.folder) if self.folder else None,
             "stable": self.stable,
+            "keep_caches": self.keep_caches,
         }
         guarded_write.write_into(self.out / STATE, REDACTOR.dumps(data, indent=2))
 
@@ -138,6 +140,7 @@ class Plan:
                 float(data.get("elapsed_s", 0.0)),
                 folder=Path(data["folder"]) if data.get("folder") else None,
                 stable=bool(data.get("stable", True)),
+                keep_caches=bool(data.get("keep_caches", False)),
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path} is corrupt: {type(exc).__name__}: {exc}"[:500]) from None
@@ -163,10 +166,12 @@ def start(
     cancel: Cancel | None = None,
     model_factory: ModelFactory = service_model,
     stable: bool = True,
+    keep_caches: bool = True,
 ) -> Report:
     """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
     siblings; `folder`: the run's private folder (default: a new one); `stable`: each
-    attempt's worktree in a slot of the repository's (`Plan.stable`)."""
+    attempt's worktree in a slot of the repository's (`Plan.stable`), its pre-flight's caches
+    kept for the repository unless `keep_caches` is False (`RunContext.keep_caches`)."""
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
     wanted = spec.branch_name
@@ -175,7 +180,7 @@ def start(
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
     plan.folder, plan.hidden, plan.cancel = folder or worktrees_root(root), hidden, cancel
-    plan.model_factory, plan.stable = model_factory, stable
+    plan.model_factory, plan.stable, plan.keep_caches = model_factory, stable, keep_caches
     plan.save()
     return drive(plan, briefing)
 
@@ -355,6 +360,7 @@ def _run_one(
             scratch_in=folder,
             cancel=cancel or plan.cancel or Cancel(),
             caches=slot.caches if slot else None,
+            keep_caches=plan.keep_caches,
         )
         try:
             report = run_pipeline(spec, ctx, plan.sources)

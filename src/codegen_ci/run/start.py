@@ -98,6 +98,7 @@ def start(request: RunRequest) -> Report:
             cancel=request.cancel,
             model_factory=request.model_factory,
             stable=not request.disposable,
+            keep_caches=_trusted_base(request, base),
         )
     worktree: Worktree | None = None
     # The stable place of the repository's worktree, warm caches and all (an eval's run, in a
@@ -127,6 +128,7 @@ def start(request: RunRequest) -> Report:
             hidden=(*request.hidden, *slots.hidden(slot)),
             cancel=request.cancel or Cancel(),
             caches=slot.caches if slot else None,
+            keep_caches=_trusted_base(request, worktree.base_commit),
         )
         return run_pipeline(spec, ctx, request.sources)
     finally:
@@ -143,6 +145,22 @@ def _briefing(request: RunRequest, base: str) -> Briefing:
     working tree), or from the one the caller names."""
     at = request.instructions_at or base
     return Briefing(read_instructions(request.root, at, request.spec.instructions), request.memory)
+
+
+def _trusted_base(request: RunRequest, base: str) -> bool:
+    """Whether the run's pre-flight may leave its caches for the repository's next runs: its
+    base is the commit the caller trusts for the maintainers' instructions (the action's
+    default branch), or the base the user chose (no such commit named). Not a pull request's
+    head (the action's work on a pull request: code a model or a contributor wrote), whose
+    transform cache could hold entries keyed for another commit's files."""
+    if request.instructions_at is None:
+        return True
+    trusted = git.git(
+        ["rev-parse", "--verify", "-q", f"{request.instructions_at}^{{commit}}"],
+        request.root,
+        check=False,
+    )
+    return trusted.strip() == base
 
 
 def exit_code(report: Report) -> ExitCode:

@@ -158,6 +158,7 @@ class Sandbox:
     # The caches kept for the repository (workspace/slots.py): the pre-flight's start, and
     # where what it wrote is kept for the next run (`keep_caches`). None: none kept.
     repo_caches: Path | None = None
+    keeps_repo_caches: bool = True  # False: seeded from them, never written (an untrusted base)
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
@@ -241,7 +242,7 @@ class Sandbox:
         (`repo_caches`) (security/warm_caches.py)."""
         if self.enabled:
             kept = keep_tmp_caches(self.scratch, self.root / "kept-caches")
-            if kept and self.repo_caches is not None:
+            if kept and self.repo_caches is not None and self.keeps_repo_caches:
                 save_caches(self.root / "kept-caches", self.repo_caches)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -342,13 +343,15 @@ def open_sandbox(
     private: Sequence[Path] = (),
     parent: Path | None = None,
     caches: Path | None = None,
+    keep_caches: bool = True,
 ) -> Sandbox:
     """Set up confinement for one run and prove it works, or fail closed. `dependencies`: the
     repository's dependency folders commands may read (beside the checkout); `private`: the
     run's own files (its output directory, and what must stay apart from it: a candidate's
     siblings), hidden like HOME; `parent`: where its private root is made (a candidate's own
     folder, hidden from its siblings; default: the temporary directory); `caches`: the
-    caches kept for the repository (`Sandbox.repo_caches`)."""
+    caches kept for the repository (`Sandbox.repo_caches`), written unless `keep_caches` is
+    False."""
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = (environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or "").strip().lower()
     if mode not in OFF | AUTO | {"bwrap", "landlock"}:
@@ -387,7 +390,13 @@ def open_sandbox(
         sockets=found.named,
         abstract_sockets=bool(found.abstract),
     )
-    base = replace(base, home=_home(environ), caches=user_caches(environ), repo_caches=caches)
+    base = replace(
+        base,
+        home=_home(environ),
+        caches=user_caches(environ),
+        repo_caches=caches,
+        keeps_repo_caches=keep_caches,
+    )
     try:
         sanitise_git_config(setup)
         sandbox = _start(mode, setup, base)
