@@ -1,5 +1,7 @@
-"""A run's worktrees live in a fresh private folder (mkdtemp: ours, 0700, an unpredictable
-name), never at a path another local user could guess and make first; `resume` refuses a
+"""Where a run has no stable place of the repository's (workspace/slots.py: refused, or
+`CODEGEN_CACHE_DIR=off`, as here), its worktrees live in a fresh private folder (mkdtemp:
+ours, 0700, an unpredictable name), never at a path another local user could guess and make
+first; `resume` refuses a
 folder someone else owns or may write; our git names the exact directories it accepts in
 `safe.directory`, never `*`.
 
