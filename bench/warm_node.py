@@ -10,7 +10,17 @@ Direct: the first run on an empty cache (jest's under the user's TMPDIR; vitest'
 run does it: a worktree made by `link_dependencies`, the sandbox opened as a run opens it, the
 pre-flight's phase (the first confined run), its caches kept (`Sandbox.keep_caches`), then
 RUNS phases each started by `new_phase` (a round's): their median is "warm inside". A phase
-that starts without the kept cache is what every round paid before: the first run's figure."""
+that starts without the kept cache is what every round paid before: the first run's figure.
+
+`python -m bench.warm_node --next-run NODE_MODULES [FILES] [RUNS] [isolated]`: jest's
+pre-flight in the next run on the same repository (workspace/slots.py). Per backend: a
+worktree at the repository's stable path; the first run's pre-flight on an empty cache
+("cold"), its cache kept for the repository (`Sandbox.keep_caches` with `caches`); then RUNS
+times a new run: a fresh worktree at the same path, a new sandbox seeded from the kept
+caches, its pre-flight timed ("warm"; the median). Before, every run's pre-flight was cold.
+`isolated`: ts-jest with `isolatedModules` (no type-check), whose cache keys hold no
+imported file's modification time (the type-checking ts-jest's do: a fresh checkout misses
+every file that imports another)."""
 
 from __future__ import annotations
 
@@ -86,7 +96,7 @@ def warm_node(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, A
                             c, cwd=t, env=e, timeout=900, output_path=root / "log", wrap=wrap
                         )
                         if proc.exit_code != 0:
-                            raise RuntimeError(f"{c} failed inside: {proc.output[-2000:]}")
+                            raise RuntimeError(f"{c} failed inside: {proc.excerpt(2000)}")
 
                     sandbox.new_phase()
                     result[f"{name}_{mode}_first_ms"] = _time(once)
@@ -106,10 +116,77 @@ def warm_node(node_modules: Path, files: int = 60, runs: int = 3) -> dict[str, A
         return result
 
 
-def _project(where: Path, node_modules: Path, files: int, lib: str) -> Path:
+def next_run(
+    node_modules: Path, files: int = 60, runs: int = 3, isolated: bool = False
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-next-run-") as tmp:
+        root = Path(tmp)
+        env = {**os.environ, "TMPDIR": str(root)}
+        checkout = _project(root / "jest", node_modules, files, "@jest/globals", isolated)
+        _sh(JEST, checkout, env)  # the user's own cache, warm (it never matches a worktree)
+        result: dict[str, Any] = {"files": files, "runs": runs}
+        result["direct_warm_ms"] = _median(runs, lambda: _sh(JEST, checkout, env))
+        for mode in ("bwrap", "landlock"):
+            menv = {**env, "CODEGEN_SANDBOX": mode}
+            caches = root / f"caches-{mode}"
+            tree = _worktree(checkout, root, mode)  # the slot's path, the same in every run
+
+            written: list[int] = []  # transformed files the last pre-flight wrote (misses)
+
+            def preflight(
+                t: Path = tree, e: dict[str, str] = menv, c: Path = caches, w: list[int] = written
+            ) -> int:
+                subprocess.run(["git", "worktree", "remove", "--force", str(t)], cwd=checkout)
+                subprocess.run(
+                    ["git", "worktree", "add", "-q", "--detach", str(t), "HEAD"], cwd=checkout
+                )
+                link_dependencies(checkout, t)
+                sandbox = open_sandbox(e, git_dir=checkout / ".git", checkout=checkout, caches=c)
+                try:
+                    sandbox.new_phase()
+                    wrap = sandbox.prefix(t, network=False)
+                    inside = sandbox.environment(e)
+                    started = time.perf_counter()
+                    proc = run_shell(
+                        JEST, cwd=t, env=inside, timeout=900, output_path=root / "log", wrap=wrap
+                    )
+                    took = round((time.perf_counter() - started) * 1000)
+                    if proc.exit_code != 0:
+                        raise RuntimeError(f"jest failed inside: {proc.excerpt(2000)}")
+                    tmp = sandbox.scratch / "tmp"
+                    since = started - time.perf_counter() + time.time()
+                    w.append(
+                        sum(
+                            1
+                            for f in tmp.glob("jest_*/jest-transform-cache-*/*/*")
+                            if f.is_file() and f.stat().st_mtime >= since
+                        )
+                    )
+                    sandbox.keep_caches()
+                    return took
+                finally:
+                    sandbox.close()
+
+            try:
+                result[f"{mode}_cold_ms"] = preflight()
+            except SandboxUnavailable as exc:
+                result[f"{mode}_unavailable"] = exc.message.split(". ")[0]
+                continue
+            result[f"{mode}_cold_transformed"] = written[-1]
+            warm = round(statistics.median(preflight() for _ in range(runs)))
+            result[f"{mode}_warm_ms"] = warm
+            result[f"{mode}_warm_transformed"] = written[-1]
+            result[f"{mode}_ratio"] = round(warm / result["direct_warm_ms"], 2)
+        return result
+
+
+def _project(where: Path, node_modules: Path, files: int, lib: str, isolated: bool = False) -> Path:
     (where / "src").mkdir(parents=True)
     package: dict[str, Any] = {"name": where.name, "private": True}
-    if where.name == "jest":
+    if where.name == "jest" and isolated:  # no type-check: its keys hold no imports' times
+        ts_jest = ["ts-jest", {"isolatedModules": True}]
+        package["jest"] = {"transform": {"^.+\\.ts$": ts_jest}, "testEnvironment": "node"}
+    elif where.name == "jest":
         package["jest"] = {"preset": "ts-jest", "testEnvironment": "node"}
     else:
         package["type"] = "module"
@@ -159,5 +236,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if not args:
         sys.exit(__doc__)
+    measure = next_run if args[0] == "--next-run" else warm_node
+    args = args[1:] if args[0] == "--next-run" else args
     numbers = [int(a) for a in args[1:3]]
-    print(json.dumps(warm_node(Path(args[0]), *numbers), indent=2))
+    extra = {"isolated": True} if "isolated" in args[3:] else {}
+    print(json.dumps(measure(Path(args[0]), *numbers, **extra), indent=2))

@@ -67,7 +67,7 @@ def isolate_git(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
             name.startswith(
                 ("OPENAI_", "GITHUB_", "CODEGEN_", "INPUT_", "ACTIONS_", "RUNNER_", "GIT_", "GH_")
             )
-            or name == "PYTEST_ADDOPTS"
+            or name in ("PYTEST_ADDOPTS", "XDG_CACHE_HOME")  # the cache: under the test's HOME
         ):
             monkeypatch.delenv(name, raising=False)
     gitconfig = home / ".gitconfig"

@@ -67,6 +67,11 @@ class RunContext:
     # sandbox's scratch is made in (default: the temporary directory).
     hidden: tuple[Path, ...] = ()
     scratch_in: Path | None = None
+    # The caches codegen-ci keeps for the repository (workspace/slots.py): the pre-flight
+    # starts from them and (`keep_caches`: its base is a trusted commit) leaves its own there
+    # (security/warm_caches.py). None: none kept.
+    caches: Path | None = None
+    keep_caches: bool = True
     # Checked before each round, model call and command: set, the run stops (`Interrupted`).
     cancel: Cancel = field(default_factory=Cancel)
 
@@ -190,6 +195,8 @@ def _open_sandbox(ctx: RunContext) -> Sandbox:
             dependencies=[p for p in isolated_repo.shown_by(ctx.repo) if not hidden(p)],
             private=(ctx.output_dir, *ctx.hidden),
             parent=ctx.scratch_in,
+            caches=ctx.caches,
+            keep_caches=ctx.keep_caches,
         )
     except (SandboxUnavailable, InputError) as exc:
         reason = Reason.SANDBOX if isinstance(exc, SandboxUnavailable) else Reason.CONFIG

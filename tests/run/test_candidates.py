@@ -140,6 +140,9 @@ def test_escalate_stops_at_the_first_passing_candidate_and_only_its_commit_is_on
     assert "initial" in seen and "wip(" not in seen
     repos = {RunState.read(out / "candidates" / str(i)).repo for i in (0, 1)}
     assert len(repos) == 2 and sample.path not in repos
+    # one after the other, in the same slot of the user's repository (workspace/slots.py)
+    trees = {RunState.read(out / "candidates" / str(i)).worktree for i in (0, 1)}
+    assert [t.parent.name for t in trees] == ["slot-0"]
     assert left_in(temp_dir) == []  # every attempt's repository, worktree and scratch
 
 
@@ -177,6 +180,10 @@ def test_race_runs_the_candidates_at_once_and_chooses_the_smaller_passing_diff(
     assert "# A minor release" in Path(ran[0].diff_path or "").read_text()
     assert "candidate" not in sample.git("branch", "--list")
     assert left_in(temp_dir) == []
+    # at once, each in a slot of its own (workspace/slots.py)
+    out = Path(report.output_dir)
+    trees = [RunState.read(out / "candidates" / str(i)).worktree for i in (0, 1)]
+    assert sorted(t.parent.name for t in trees) == ["slot-0", "slot-1"]
 
 
 def test_a_budget_for_the_whole_run_stops_the_third_candidate_and_none_passing_fails(

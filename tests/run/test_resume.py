@@ -20,6 +20,7 @@ from tests.helpers.sample_repo import (
 from codegen_ci.cancel import Cancel
 from codegen_ci.errors import InputError, Interrupted
 from codegen_ci.report import Reason, Report, Status
+from codegen_ci.run.directory import RunState
 from codegen_ci.run.resume import resume
 from codegen_ci.run.start import RunRequest, start
 from codegen_ci.spec.model import Spec
@@ -129,3 +130,35 @@ def test_resume_after_a_wip_commit_leaves_one_commit(sample: SampleRepo) -> None
 def test_a_folder_that_is_no_run_directory_is_bad_input(sample: SampleRepo) -> None:
     with pytest.raises(InputError, match="not a codegen-ci run directory"):
         resume(sample.tmp, model_factory=one_model())
+
+
+def test_a_run_started_meanwhile_takes_another_slot_and_resume_goes_on_in_its_own(
+    sample: SampleRepo,
+) -> None:
+    """An interrupted run's worktree stays in its slot (workspace/slots.py) for `resume`: a
+    run started in between works in the next slot, and leaves the first one as it was."""
+    out = sample.tmp / "out"
+    models = one_model([step(None, FIX), step("Done.")], [step("The fix is in place.")])
+    cancel = Cancel()
+    with pytest.raises(Interrupted):
+        start(
+            RunRequest(
+                resumable(),
+                sample.path,
+                out,
+                progress=quiet(),
+                cancel=cancel,
+                model_factory=Hooked(models, lambda _name, n: cancel.set()),
+            )
+        )
+    stopped = Path(Report.read(out).worktree or "")
+    assert stopped.parent.name == "slot-0"
+
+    start(RunRequest(resumable(), sample.path, sample.tmp / "dry", dry_run=True, progress=quiet()))
+
+    meanwhile = RunState.read(sample.tmp / "dry").worktree
+    assert meanwhile == stopped.parent.with_name("slot-1") / stopped.name
+    assert FIXED_LINE_NEW in (stopped / VERSION_FILE).read_text()
+    report = resume(out, model_factory=models)
+    assert report.status == Status.SUCCESS and not stopped.exists()
+    assert FIXED_LINE_NEW in sample.git("show", f"{BRANCH}:{VERSION_FILE}")

@@ -5,6 +5,8 @@ the gate. No process of ours is started (tests/e2e/run starts the CLI)."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from codegen_ci.report import Reason, Report, Status
 from codegen_ci.run.directory import RunState
 from codegen_ci.run.start import RunRequest, exit_code, start
 from codegen_ci.testing.deterministic_model import call, step
+from codegen_ci.workspace import slots
 
 FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
 # For a test about what the model is told, not the gate: a gate that costs nothing.
@@ -215,3 +218,57 @@ def test_a_cancelled_run_stops_at_its_next_step_and_keeps_its_worktree(
     worktree = Path(saved.worktree or "")
     assert FIXED_LINE_NEW in (worktree / VERSION_FILE).read_text()  # kept for `resume`
     assert sample.git("rev-parse", "--verify", "-q", "refs/heads/" + RunState.read(out).branch)
+
+
+def test_a_slot_someone_planted_is_refused_and_the_run_works_in_a_temporary_folder(
+    sample: SampleRepo, tmp_path: Path
+) -> None:
+    """A link where the repository's stable worktree place would be (workspace/slots.py):
+    nothing is made through it; the run falls back to a fresh private temporary folder."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    cache = Path(os.environ["HOME"], ".cache", "codegen-ci")
+    cache.mkdir(parents=True, mode=0o700)
+    (cache / slots.repo_key(sample.path)).symlink_to(planted)
+    out = sample.tmp / "out"
+    models = one_model([step(None, FIX), step("Done.")])
+
+    report = start(RunRequest(QUICK, sample.path, out, progress=quiet(), model_factory=models))
+
+    assert report.status == Status.SUCCESS
+    assert list(planted.iterdir()) == []
+    worktree = RunState.read(out).worktree
+    assert Path(tempfile.gettempdir()) in worktree.parents
+    assert worktree.parent.name.startswith("codegen-ci-")
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_only_a_preflight_on_the_trusted_base_leaves_its_caches_for_the_next_runs(
+    sample: SampleRepo, trusted: bool
+) -> None:
+    """The caches kept for the repository (workspace/slots.py) are what a pre-flight wrote on
+    a base the caller trusts (`instructions_at`, the action's default branch); a run on
+    another base (a pull request's head) starts from them but leaves nothing there."""
+    head = sample.head()
+    other = sample.commit({"NOTES.md": "a pull request's commit\n"})
+    sample.git("checkout", "-q", head)
+    writes = 'mkdir -p "$TMPDIR/jest_0" && echo preflight > "$TMPDIR/jest_0/cache-file"'
+    spec = sample_spec(
+        validation={"test": [writes], "allow_no_tests": True, "proof": {"tests": "off"}},
+        limits={"max_iterations": 1},
+    )
+    request = RunRequest(
+        spec,
+        sample.path,
+        sample.tmp / "out",
+        dry_run=True,
+        progress=quiet(),
+        instructions_at=head if trusted else other,
+    )
+
+    start(request)
+
+    folder = slots.repo_folder(sample.path)
+    assert folder is not None
+    kept = folder / "caches" / "jest_0" / "cache-file"
+    assert kept.is_file() == trusted

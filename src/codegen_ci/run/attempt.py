@@ -32,6 +32,7 @@ from codegen_ci.spec.model import Spec, slugify
 from codegen_ci.workspace import git
 from codegen_ci.workspace.finalize import GENERATED_BY, task_trailer
 from codegen_ci.workspace.proc import defer_interrupt
+from codegen_ci.workspace.slots import Slot
 from codegen_ci.workspace.worktree import Worktree, create_worktree, worktrees_root
 
 # -- before a run ---------------------------------------------------------------------------
@@ -62,16 +63,18 @@ def prepare_worktree(
     branch: str | None = None,
     reset: bool = False,
     folder: Path | None = None,
+    slot: Slot | None = None,
 ) -> Worktree:
     """A new run's worktree: on `branch` (default: the spec's `git.branch`, or the first free
     suffixed name, see `branch_for`) from the spec's base; `reset` replaces that branch.
-    `folder`: the private folder it goes in (default: a new one)."""
+    `folder`: the private folder it goes in (default: a new one); `slot`: the stable place
+    it goes in instead (workspace/slots.py)."""
     wanted = branch or spec.branch_name
     name = wanted if reset else branch_for(root, wanted, spec)
     reset = reset or git.branch_exists(root, name)  # only an earlier run's branch of this task
     base = spec.git.base or "HEAD"
     previous = git.git(["rev-parse", "--verify", "-q", f"refs/heads/{name}"], root, check=False)
-    worktree = open_worktree(root, spec, run_id, name, base, reset=reset, folder=folder)
+    worktree = open_worktree(root, spec, run_id, name, base, reset=reset, folder=folder, slot=slot)
     worktree.replaced = previous.strip() or None
     return worktree
 
@@ -87,11 +90,13 @@ def open_worktree(
     keep_branch: bool = False,
     artifacts: Iterable[str] = (),
     folder: Path | None = None,
+    slot: Slot | None = None,
 ) -> Worktree:
     """The one way a run's worktree is made, for `run` and `resume` alike: `name` in a new
-    private folder of the run's own, on a new `branch` from `base` (`reset`: an existing one
-    moved to `base`; `keep_branch`: an existing one checked out as it is)."""
-    path = (folder or worktrees_root(root)) / name
+    private folder of the run's own, or the `slot`'s worktree (workspace/slots.py), on a new
+    `branch` from `base` (`reset`: an existing one moved to `base`; `keep_branch`: an
+    existing one checked out as it is)."""
+    path = slot.tree if slot is not None else (folder or worktrees_root(root)) / name
     try:
         worktree = create_worktree(
             root,

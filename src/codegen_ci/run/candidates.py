@@ -53,7 +53,7 @@ from codegen_ci.run.directory import RunState, is_run_dir
 from codegen_ci.security import guarded_write
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Limits, Spec
-from codegen_ci.workspace import git, isolated_repo
+from codegen_ci.workspace import git, isolated_repo, slots
 from codegen_ci.workspace.private_dir import private_folder
 from codegen_ci.workspace.worktree import worktrees_root
 
@@ -84,6 +84,10 @@ class Plan:
     cancel: Cancel | None = None  # the caller's (a batch's, an eval's): every attempt checks it
     # Each attempt's model, asked with the attempt's spec (`RunRequest.model_factory`).
     model_factory: ModelFactory = service_model
+    # Each attempt's worktree in a slot of the repository's (workspace/slots.py), at a path
+    # the next run's attempts get again (warm caches); False: in its own folder (an eval's).
+    stable: bool = True
+    keep_caches: bool = True  # the attempts' pre-flights may leave caches for the repository
 
     def apart(self) -> tuple[Path, ...]:
         """What every attempt's commands must not see: the run's output and its folder (each
@@ -114,6 +118,8 @@ class Plan:
             "elapsed_s": self.elapsed_s,
             "done": [c.model_dump(mode="json") for c in self.done],
             "folder": str(self.folder) if self.folder else None,
+            "stable": self.stable,
+            "keep_caches": self.keep_caches,
         }
         guarded_write.write_into(self.out / STATE, REDACTOR.dumps(data, indent=2))
 
@@ -133,6 +139,8 @@ class Plan:
                 [Candidate.model_validate(c) for c in data["done"]],
                 float(data.get("elapsed_s", 0.0)),
                 folder=Path(data["folder"]) if data.get("folder") else None,
+                stable=bool(data.get("stable", True)),
+                keep_caches=bool(data.get("keep_caches", False)),
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path} is corrupt: {type(exc).__name__}: {exc}"[:500]) from None
@@ -157,9 +165,13 @@ def start(
     folder: Path | None = None,
     cancel: Cancel | None = None,
     model_factory: ModelFactory = service_model,
+    stable: bool = True,
+    keep_caches: bool = True,
 ) -> Report:
     """Plan and drive a multi-candidate run. `hidden`: kept from every attempt besides its
-    siblings; `folder`: the run's private folder (default: a new one)."""
+    siblings; `folder`: the run's private folder (default: a new one); `stable`: each
+    attempt's worktree in a slot of the repository's (`Plan.stable`), its pre-flight's caches
+    kept for the repository unless `keep_caches` is False (`RunContext.keep_caches`)."""
     lock = lock or threading.Lock()
     base = git.git(["rev-parse", "--verify", f"{spec.git.base or 'HEAD'}^{{commit}}"], root).strip()
     wanted = spec.branch_name
@@ -168,7 +180,7 @@ def start(
             branch = branch_for(root, wanted, spec)
     plan = Plan(spec, root, out, run_id, branch, base, dict(sources), lock=lock, progress=progress)
     plan.folder, plan.hidden, plan.cancel = folder or worktrees_root(root), hidden, cancel
-    plan.model_factory = model_factory
+    plan.model_factory, plan.stable, plan.keep_caches = model_factory, stable, keep_caches
     plan.save()
     return drive(plan, briefing)
 
@@ -317,16 +329,24 @@ def _run_one(
     progress = progress or plan.progress or make_progress()
     progress.stage(f"candidate {index} (of {plan.spec.candidates.count}): model {model}")
     started_at = time.time()
-    with plan.lock:  # racing attempts of a resumed plan make one new folder, not one each
-        if plan.folder is None or not plan.folder.is_dir():  # a plan from before, resumed
-            plan.folder = worktrees_root(plan.root)
-            plan.save()
-        folder = private_folder(plan.folder, name=f"candidate-{index}")
-        repo = isolated_repo.sharing(plan.root, folder / "repo")
-        worktree = prepare_worktree(
-            repo, spec, run_id, branch=f"{plan.branch}-candidate-{index}", folder=folder
-        )
+    # The attempt's worktree: in a slot of the user's repository's (its own while it runs),
+    # its repository and scratch in its own folder of the run's.
+    slot = slots.take(plan.root) if plan.stable else None
     try:
+        with plan.lock:  # racing attempts of a resumed plan make one new folder, not one each
+            if plan.folder is None or not plan.folder.is_dir():  # a plan from before, resumed
+                plan.folder = worktrees_root(plan.root)
+                plan.save()
+            folder = private_folder(plan.folder, name=f"candidate-{index}")
+            repo = isolated_repo.sharing(plan.root, folder / "repo")
+            worktree = prepare_worktree(
+                repo,
+                spec,
+                run_id,
+                branch=f"{plan.branch}-candidate-{index}",
+                folder=folder,
+                slot=slot,
+            )
         ctx = RunContext(
             repo,
             out,
@@ -336,16 +356,23 @@ def _run_one(
             plan.model_factory,
             briefing=briefing,
             carry=carry,
-            hidden=plan.apart(),
+            hidden=(*plan.apart(), *slots.hidden(slot)),
             scratch_in=folder,
             cancel=cancel or plan.cancel or Cancel(),
+            caches=slot.caches if slot else None,
+            keep_caches=plan.keep_caches,
         )
-        report = run_pipeline(spec, ctx, plan.sources)
-    except Interrupted:
-        raise
-    except CodegenError as exc:
-        report = Report.read(out) if (out / "report.json").is_file() else Report()
-        report.finish(Status.ERROR, report.reason or Reason.ERROR, REDACTOR.redact(exc.message))
+        try:
+            report = run_pipeline(spec, ctx, plan.sources)
+        except Interrupted:
+            raise
+        except CodegenError as exc:
+            report = Report.read(out) if (out / "report.json").is_file() else Report()
+            why = REDACTOR.redact(exc.message)
+            report.finish(Status.ERROR, report.reason or Reason.ERROR, why)
+    finally:
+        if slot is not None:
+            slot.release()
     return summarize(index, model, report, out, started_at)
 
 

@@ -32,10 +32,11 @@ from codegen_ci.run.directory import (
     trusted_spec,
 )
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import git
+from codegen_ci.workspace import git, slots
 from codegen_ci.workspace.dependency_links import link_dependencies
 from codegen_ci.workspace.git import trust_directory
 from codegen_ci.workspace.private_dir import check_private
+from codegen_ci.workspace.slots import Slot
 from codegen_ci.workspace.worktree import Worktree, worktree_git
 
 
@@ -98,55 +99,80 @@ def resume_run(
     trust_directory(root)  # the repository the run was started on (workspace/git.py)
     conversation = read_transcript(out / "transcript.jsonl", Conversation.load)
     register_secrets()
-    worktree = reopen_worktree(root, spec, state, report)
-    conversation.resume_note(report.rounds[-1:])
-    report.finish(Status.ERROR)
-    own = worktree.path.parent
-    ctx = RunContext(
-        root,
-        out,
-        state.run_id,
-        worktree,
-        make_progress(),
-        model_factory,
-        start_iteration=report.iterations + 1,
-        conversation=conversation,
-        report=report,
-        hidden=apart,
-        scratch_in=own if any(p in own.parents for p in apart) else None,
-    )
-    return run_pipeline(spec, ctx, state.sources)
+    slot: Slot | None = None
+    try:
+        worktree, slot = reopen_worktree(root, spec, state, report, own_slot=not apart)
+        conversation.resume_note(report.rounds[-1:])
+        report.finish(Status.ERROR)
+        own = worktree.path.parent
+        ctx = RunContext(
+            root,
+            out,
+            state.run_id,
+            worktree,
+            make_progress(),
+            model_factory,
+            start_iteration=report.iterations + 1,
+            conversation=conversation,
+            report=report,
+            hidden=(*apart, *slots.hidden(slot)),
+            scratch_in=own if any(p in own.parents for p in apart) else None,
+            caches=slot.caches if slot else None,
+        )
+        return run_pipeline(spec, ctx, state.sources)
+    finally:
+        if slot is not None:
+            slot.release()
 
 
-def reopen_worktree(root: Path, spec: Spec, state: RunState, report: Report) -> Worktree:
-    """The worktree `resume` goes on in: an interrupted run's, where it was; else (a failed
-    run's worktree was removed, its folder too, or reused by someone else) a new one, made as
-    a new run's is, on the run's branch as it is when that holds a commit, else on a new one
-    from the run's base commit."""
+def reopen_worktree(
+    root: Path, spec: Spec, state: RunState, report: Report, *, own_slot: bool = True
+) -> tuple[Worktree, Slot | None]:
+    """The worktree `resume` goes on in, and the slot it is in (workspace/slots.py), locked:
+    an interrupted run's, where it was; else (a failed run's worktree was removed, its folder
+    too, or reused by someone else) a new one, made as a new run's is (in a free slot of the
+    repository's, unless `own_slot` is False: a candidate's repository is its own), on the
+    run's branch as it is when that holds a commit, else on a new one from the run's base
+    commit."""
     tree_path = Path(report.worktree) if report.worktree else state.worktree
     if not (tree_path.exists() or tree_path.is_symlink()):
         worktree_git(root, ["prune"], check=False)  # the removed one still has the branch
-        return open_worktree(
-            root,
-            spec,
-            tree_path.name,
-            state.branch,
-            state.base_commit,
-            keep_branch=git.branch_exists(root, state.branch),
-            artifacts=report.artifacts,
-        )
+        slot = slots.take(root) if own_slot else None
+        try:
+            worktree = open_worktree(
+                root,
+                spec,
+                tree_path.name,
+                state.branch,
+                state.base_commit,
+                keep_branch=git.branch_exists(root, state.branch),
+                artifacts=report.artifacts,
+                slot=slot,
+            )
+        except BaseException:
+            if slot is not None:
+                slot.release()
+            raise
+        return worktree, slot
     # An interrupted run's worktree: still in the run's private folder, and still ours.
     check_private(tree_path.parent)
     if tree_path.is_symlink() or not tree_path.is_dir():
         raise InputError(f"{tree_path} is not the run's worktree (not a directory)")
-    trust_directory(tree_path)
-    return Worktree(
-        root,
-        tree_path,
-        state.branch,
-        state.base_commit,
-        tuple(spec.protected_paths),
-        artifacts=set(report.artifacts),
-        links=link_dependencies(root, tree_path),
-        named=tuple(spec.outputs),
-    )
+    slot = slots.hold(root, tree_path) if own_slot else None
+    try:
+        trust_directory(tree_path)
+        worktree = Worktree(
+            root,
+            tree_path,
+            state.branch,
+            state.base_commit,
+            tuple(spec.protected_paths),
+            artifacts=set(report.artifacts),
+            links=link_dependencies(root, tree_path),
+            named=tuple(spec.outputs),
+        )
+    except BaseException:
+        if slot is not None:
+            slot.release()
+        raise
+    return worktree, slot

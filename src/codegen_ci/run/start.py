@@ -35,7 +35,7 @@ from codegen_ci.run.attempt import (
 from codegen_ci.run.directory import default_output_dir, make_output_dir
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
-from codegen_ci.workspace import git
+from codegen_ci.workspace import git, slots
 from codegen_ci.workspace.worktree import Worktree
 
 
@@ -97,14 +97,24 @@ def start(request: RunRequest) -> Report:
             folder=request.folder,
             cancel=request.cancel,
             model_factory=request.model_factory,
+            stable=not request.disposable,
+            keep_caches=_trusted_base(request, base),
         )
     worktree: Worktree | None = None
+    # The stable place of the repository's worktree, warm caches and all (an eval's run, in a
+    # repository of its own made for it, keeps nothing: a fresh temporary folder).
+    slot = None if request.disposable else slots.take(root)
     try:
         # Branch names are chosen and created under the lock, so two runs never pick the
         # same name and concurrent `git worktree add` calls never race for the repo's locks.
         with lock:
             worktree = prepare_worktree(
-                root, spec, run_id, branch=request.branch, reset=request.branch is not None
+                root,
+                spec,
+                run_id,
+                branch=request.branch,
+                reset=request.branch is not None,
+                slot=slot,
             )
         ctx = RunContext(
             root,
@@ -115,8 +125,10 @@ def start(request: RunRequest) -> Report:
             request.model_factory,
             dry_run=request.dry_run,
             briefing=_briefing(request, worktree.base_commit),
-            hidden=request.hidden,
+            hidden=(*request.hidden, *slots.hidden(slot)),
             cancel=request.cancel or Cancel(),
+            caches=slot.caches if slot else None,
+            keep_caches=_trusted_base(request, worktree.base_commit),
         )
         return run_pipeline(spec, ctx, request.sources)
     finally:
@@ -124,6 +136,8 @@ def start(request: RunRequest) -> Report:
             _remove(root, worktree, lock)
         elif worktree is not None and request.lock is not None:
             _drop_empty_branch(root, worktree, lock)
+        if slot is not None:
+            slot.release()
 
 
 def _briefing(request: RunRequest, base: str) -> Briefing:
@@ -131,6 +145,22 @@ def _briefing(request: RunRequest, base: str) -> Briefing:
     working tree), or from the one the caller names."""
     at = request.instructions_at or base
     return Briefing(read_instructions(request.root, at, request.spec.instructions), request.memory)
+
+
+def _trusted_base(request: RunRequest, base: str) -> bool:
+    """Whether the run's pre-flight may leave its caches for the repository's next runs: its
+    base is the commit the caller trusts for the maintainers' instructions (the action's
+    default branch), or the base the user chose (no such commit named). Not a pull request's
+    head (the action's work on a pull request: code a model or a contributor wrote), whose
+    transform cache could hold entries keyed for another commit's files."""
+    if request.instructions_at is None:
+        return True
+    trusted = git.git(
+        ["rev-parse", "--verify", "-q", f"{request.instructions_at}^{{commit}}"],
+        request.root,
+        check=False,
+    )
+    return trusted.strip() == base
 
 
 def exit_code(report: Report) -> ExitCode:

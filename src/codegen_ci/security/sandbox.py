@@ -79,7 +79,9 @@ from codegen_ci.security.toolchains import (
     toolchain_env,
 )
 from codegen_ci.security.warm_caches import (
+    drop_tmp_caches,
     keep_tmp_caches,
+    save_caches,
     scratch_env,
     seed_scratch,
     seed_tmp_caches,
@@ -153,6 +155,10 @@ class Sandbox:
     gaps: tuple[str, ...] = ()  # what this run's confinement leaves open (`GAPS`)
     home: Path | None = None  # the user's HOME: its toolchains are linked from the scratch's
     caches: tuple[tuple[str, Path], ...] = ()  # the user's caches each phase starts from
+    # The caches kept for the repository (workspace/slots.py): the pre-flight's start, and
+    # where what it wrote is kept for the next run (`keep_caches`). None: none kept.
+    repo_caches: Path | None = None
+    keeps_repo_caches: bool = True  # False: seeded from them, never written (an untrusted base)
     _phases: itertools.count[int] = field(default_factory=itertools.count, compare=False)
 
     @property
@@ -211,8 +217,9 @@ class Sandbox:
         for sub in SCRATCH_DIRS:
             (old / sub).mkdir(exist_ok=True)
         self.furnish()
-        if self.enabled:
-            seed_tmp_caches(self.root / "kept-caches", old)
+        if self.enabled:  # the run's kept caches, or (the pre-flight) the repository's
+            kept = self.root / "kept-caches"
+            seed_tmp_caches(kept if kept.is_dir() else self.repo_caches, old)
 
     def furnish(self) -> None:
         """The scratch HOME's links to the toolchains, the user's caches copied in
@@ -227,12 +234,16 @@ class Sandbox:
         seed = self.root / "seed"
         if not seed.exists() and not _copy(self.scratch, seed, "--no-preserve=ownership"):
             shutil.rmtree(seed, ignore_errors=True)  # later phases start empty instead
+        drop_tmp_caches(seed)  # the repository's, seeded: each phase gets the kept ones
 
     def keep_caches(self) -> None:
         """Keep the caches the pre-flight's commands wrote in TMPDIR (jest's), on the untouched
-        code, as the start of every later phase's (security/warm_caches.py)."""
+        code, as the start of every later phase's, and of the repository's next run
+        (`repo_caches`) (security/warm_caches.py)."""
         if self.enabled:
-            keep_tmp_caches(self.scratch, self.root / "kept-caches")
+            kept = keep_tmp_caches(self.scratch, self.root / "kept-caches")
+            if kept and self.repo_caches is not None and self.keeps_repo_caches:
+                save_caches(self.root / "kept-caches", self.repo_caches)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         out = {**dict(env), **NO_USER_SITE}
@@ -331,12 +342,16 @@ def open_sandbox(
     dependencies: Sequence[Path] = (),
     private: Sequence[Path] = (),
     parent: Path | None = None,
+    caches: Path | None = None,
+    keep_caches: bool = True,
 ) -> Sandbox:
     """Set up confinement for one run and prove it works, or fail closed. `dependencies`: the
     repository's dependency folders commands may read (beside the checkout); `private`: the
     run's own files (its output directory, and what must stay apart from it: a candidate's
     siblings), hidden like HOME; `parent`: where its private root is made (a candidate's own
-    folder, hidden from its siblings; default: the temporary directory)."""
+    folder, hidden from its siblings; default: the temporary directory); `caches`: the
+    caches kept for the repository (`Sandbox.repo_caches`), written unless `keep_caches` is
+    False."""
     # The action's `sandbox` input arrives as INPUT_SANDBOX; the variable wins when both are set.
     mode = (environ.get(SANDBOX_ENV) or environ.get("INPUT_SANDBOX") or "").strip().lower()
     if mode not in OFF | AUTO | {"bwrap", "landlock"}:
@@ -375,7 +390,13 @@ def open_sandbox(
         sockets=found.named,
         abstract_sockets=bool(found.abstract),
     )
-    base = replace(base, home=_home(environ), caches=user_caches(environ))
+    base = replace(
+        base,
+        home=_home(environ),
+        caches=user_caches(environ),
+        repo_caches=caches,
+        keeps_repo_caches=keep_caches,
+    )
     try:
         sanitise_git_config(setup)
         sandbox = _start(mode, setup, base)

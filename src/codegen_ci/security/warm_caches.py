@@ -19,12 +19,17 @@ has it):
   on the untouched code in the run's own worktree before any model call, is kept
   (`keep_tmp_caches`, through the guarded reader: regular files only, no link followed) and
   each later phase of the run starts from a copy of it (`seed_tmp_caches`), never from what a
-  round's commands wrote. Each run (each candidate) keeps its own, in its own sandbox root."""
+  round's commands wrote. Each run (each candidate) keeps its own, in its own sandbox root.
+  The run's worktree is at the same path in every run (workspace/slots.py), so the same copy
+  also becomes the caches kept for the repository (`save_caches`, beside the slots), which the
+  next run's pre-flight starts from: warm from its first command."""
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -157,13 +162,45 @@ def keep_tmp_caches(scratch: Path, kept: Path) -> list[str]:
     return done
 
 
-def seed_tmp_caches(kept: Path, scratch: Path) -> None:
+def seed_tmp_caches(kept: Path | None, scratch: Path) -> None:
     """Copy each kept cache into this phase's fresh TMPDIR (`tmp/` of the scratch), in place
     of the copy of what `setup` left there (no command has run in this phase yet)."""
-    for entry in sorted(kept.iterdir()) if kept.is_dir() else ():
+    for entry in sorted(kept.iterdir()) if kept is not None and kept.is_dir() else ():
         target = scratch / "tmp" / entry.name
         if target.is_symlink() or not target.is_dir():
             target.unlink(missing_ok=True)
         else:
             shutil.rmtree(target)
         copy_tree(entry, target)
+
+
+def drop_tmp_caches(scratch: Path) -> None:
+    """Remove the TMPDIR caches from a copy of the scratch (the tool's own `seed`): every phase
+    gets them from the kept ones (`seed_tmp_caches`), so they are not copied twice."""
+    tmp = scratch / "tmp"
+    for entry in sorted(tmp.iterdir()) if tmp.is_dir() and not tmp.is_symlink() else ():
+        if any(fnmatch.fnmatchcase(entry.name, glob) for glob in TMPDIR_CACHES):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
+def save_caches(kept: Path, target: Path) -> bool:
+    """Make `target` (the caches kept for the repository, workspace/slots.py) a copy of `kept`
+    (the run's, which `keep_tmp_caches` read through the guarded reader): copied beside it,
+    then swapped in, so a run reading it meanwhile sees the old one or the new one."""
+    token = secrets.token_hex(4)
+    new = target.with_name(f".{target.name}-new-{token}")
+    old = target.with_name(f".{target.name}-old-{token}")
+    if not copy_tree(kept, new):
+        shutil.rmtree(new, ignore_errors=True)
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        target.rename(old)
+    try:
+        new.rename(target)
+    except OSError:  # a concurrent run's went in first: it is as good
+        shutil.rmtree(new, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+    return True

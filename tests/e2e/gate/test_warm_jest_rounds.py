@@ -14,9 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from eco_projects import _git_repo, edit_turn, npm_packages, write_spec
 from gate_repos import run_cli
 
+from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 pytestmark = [
@@ -90,3 +92,39 @@ def test_a_round_transforms_only_what_the_change_touched(
         ],
         "round-1-01-test.log": ["m1.ts"],  # the rest came from the pre-flight's cache
     }
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_the_next_runs_preflight_starts_from_the_jest_cache_the_last_one_kept(
+    backend: str, tmp_path: Path, node_modules: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's worktree is at the same path each time (workspace/slots.py), so jest's cache,
+    keyed by that path, kept for the repository from the last pre-flight, is warm in the next
+    run's pre-flight: it transforms nothing. Without it each run's pre-flight was cold. (Two
+    dry runs: a dry run is the pre-flight alone, its tests run in full.)"""
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    files = {
+        "package.json": json.dumps({"name": "w", "private": True, "jest": JEST_CONFIG}) + "\n",
+        ".gitignore": "node_modules/\njunit.xml\n",
+        "transform.js": TRANSFORM_JS,
+        "src/m1.ts": f"export const f1 = (n: number): number => {FIX};\n",
+        "src/m1.test.ts": TEST_TS.format(i=1, v=2),
+    }
+    repo = _git_repo(tmp_path, files)
+    subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
+    spec = write_spec(repo, task="Keep f1.", validation={"test": [TEST], "junit": ["junit.xml"]})
+    logs, trees = [], []
+    for n in (1, 2):
+        out = tmp_path / f"out-{n}"
+        result = CliRunner().invoke(
+            cli,
+            ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), "--dry-run"],
+        )
+        assert result.exit_code == 0, result.output
+        preflight = (out / "logs/preflight-01-test.log").read_text()
+        logs.append(sorted(re.findall(r"TRANSFORMED (\S+)", preflight)))
+        trees.append(json.loads((out / "run.json").read_text())["worktree"])
+
+    assert logs == [["m1.test.ts", "m1.ts"], []]
+    assert trees[0] == trees[1]
+    assert "/.cache/codegen-ci/" in trees[0]

@@ -1,5 +1,7 @@
-"""A run's worktrees live in a fresh private folder (mkdtemp: ours, 0700, an unpredictable
-name), never at a path another local user could guess and make first; `resume` refuses a
+"""Where a run has no stable place of the repository's (workspace/slots.py: refused, or
+`CODEGEN_CACHE_DIR=off`, as here), its worktrees live in a fresh private folder (mkdtemp:
+ours, 0700, an unpredictable name), never at a path another local user could guess and make
+first; `resume` refuses a
 folder someone else owns or may write; our git names the exact directories it accepts in
 `safe.directory`, never `*`.
 
@@ -58,6 +60,9 @@ def tool_env(server: ScriptedModelServer, tmpdir: Path) -> dict[str, str]:
         "OPENAI_API_KEY": "sk-test-0000",
         "CODEGEN_SANDBOX": "off",
         "TMPDIR": str(tmpdir),
+        # the fresh temporary folder, not the repository's stable one (workspace/slots.py,
+        # tests/workspace/test_slots.py): what a run falls back to
+        "CODEGEN_CACHE_DIR": "off",
     }
 
 

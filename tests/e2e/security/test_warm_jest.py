@@ -99,3 +99,50 @@ def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
         sandbox.close()
     assert transformed(user_tmp) == users  # the user's cache: not one file written
     assert sorted(p.name for p in user_tmp.iterdir()) == entries
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_the_repositorys_kept_cache_is_what_the_preflight_wrote_never_a_rounds(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caches kept for the repository (workspace/slots.py) take what the pre-flight's
+    commands left in TMPDIR, and seed the next run's pre-flight; what a round writes there
+    goes with its phase, and commands cannot reach the kept folder itself."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    repo = _git_repo(tmp_path / "project", {"a.txt": "a\n"})
+    (tmp_path / "wt").mkdir(mode=0o700)
+    tree, _ = attach_worktree(repo.path, tmp_path / "wt" / "tree", commit="HEAD")
+    kept = tmp_path / "repo-folder" / "caches"
+    kept.parent.mkdir(mode=0o700)
+    write = 'mkdir -p "$TMPDIR/jest_0" && echo {text} > "$TMPDIR/jest_0/{name}"'
+
+    def one_run(*scripts: str) -> list[str]:
+        sandbox = open_sandbox(
+            os.environ, git_dir=repo.path / ".git", private=(kept.parent,), caches=kept
+        )
+        try:
+            seen = []
+            for n, script in enumerate(scripts):
+                sandbox.new_phase()
+                proc = run_inside(sandbox, tree, f"cat $TMPDIR/jest_0/* 2>&1; {script}")
+                assert proc.returncode == 0, proc.stdout + proc.stderr
+                seen.append(proc.stdout)
+                if n == 0:  # the pre-flight
+                    sandbox.keep_caches()
+            return seen
+        finally:
+            sandbox.close()
+
+    first = one_run(
+        write.format(text="preflight", name="f"),
+        write.format(text="round", name="f") + " && " + write.format(text="round", name="g"),
+        f"ls {kept} || echo HIDDEN",
+    )
+    assert first[1] == "preflight\n"  # the round started from the pre-flight's
+    assert "HIDDEN" in first[2] and "preflight" in first[2]
+    assert sorted(p.name for p in (kept / "jest_0").iterdir()) == ["f"]
+    assert (kept / "jest_0" / "f").read_text() == "preflight\n"
+
+    second = one_run("true")
+
+    assert second == ["preflight\n"]  # the next run's pre-flight: warm from the first
