@@ -77,6 +77,7 @@ JUNIT_FILE: re.Pattern[str] | None = base.report_after("--junit[= ]")
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
+every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 

@@ -64,6 +64,7 @@ __all__ = [
     "configured_reports",
     "coverage_plan",
     "download",
+    "every_test",
     "failed_at",
     "failed_test",
     "installs",
@@ -156,6 +157,14 @@ def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
     for runner in RUNNERS.values():
         out.update(runner.junit_env(out, report))
     return out
+
+
+def every_test(command: str) -> str:
+    """`command` as the gate runs it: each runner's way of running and reporting every test
+    even when some fail (cargo's `--no-fail-fast`)."""
+    for runner in RUNNERS.values():
+        command = runner.every_test(command)
+    return command
 
 
 def junit_args(command: str) -> list[str]:

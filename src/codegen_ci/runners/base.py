@@ -223,6 +223,10 @@ class TestRunner(Protocol):
     def junit_arg(self, command: str) -> str | None:
         """The report path `command` passes the runner itself, if any."""
 
+    def every_test(self, command: str) -> str:
+        """`command` as the gate runs it so that every test runs and is reported even when
+        some fail (cargo's `--no-fail-fast`); unchanged for most runners."""
+
     def configured_reports(self, command: str, env: Mapping[str, str], read: Read) -> list[str]:
         """Reports the runner writes because the repository's own config asks it to."""
 
@@ -336,6 +340,11 @@ def no_ci_tests(line: str, ask: InitAsk) -> InitTests | None:
 def no_junit_command(command: str) -> str | None:
     """The command runs as written."""
     return None
+
+
+def as_written(command: str) -> str:
+    """The runner already runs and reports every test as the command is written."""
+    return command
 
 
 def no_junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:

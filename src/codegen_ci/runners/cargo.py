@@ -126,7 +126,7 @@ CARGO_TEST = re.compile(r"(?<![\w-])(cargo(?:\s+\+\S+)?\s+test)(?![\w-])")
 FAIL_FAST = re.compile(r"(?<![\w-])--(?:no-)?fail-fast\b")
 
 
-def every_binary(command: str) -> str:
+def every_test(command: str) -> str:
     """`command` with `--no-fail-fast` after each `cargo test`, unless it already says
     `--no-fail-fast` or `--fail-fast` itself. cargo stops at the first test binary that
     fails: a crate's `tests/*.rs` behind its failing unit tests would never run, their
@@ -287,7 +287,7 @@ totals = base.no_totals
 # at src/lib.rs:12:5:` and its message); its message is the panic's first line. Each binary
 # ends with `test result: FAILED. N passed; M failed; K ignored; ...`; cargo stops after the
 # first failing binary unless `--no-fail-fast`, so the binaries after it would not be listed:
-# the gate adds it (`every_binary` above).
+# the gate adds it (`every_test` above).
 
 Outcome = Literal["passed", "failure", "skipped"]
 

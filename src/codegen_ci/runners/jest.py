@@ -43,6 +43,7 @@ JUNIT_FILE: re.Pattern[str] | None = base.report_after("JEST_JUNIT_OUTPUT_FILE="
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
+every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id

@@ -41,6 +41,7 @@ JUNIT_FILE: re.Pattern[str] | None = base.report_after("--test-reporter-destinat
 junit_command = base.no_junit_command
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
+every_test = base.as_written
 configured_reports = base.no_configured_reports
 # every case's classname is `test`: its `describe` suites (which its reporter marks with
 # `disabled=`) name it instead

@@ -54,6 +54,9 @@ def junit_env(env: Mapping[str, str], report: str) -> dict[str, str]:
     return {"PYTEST_ADDOPTS": addopts.strip()}
 
 
+every_test = base.as_written
+
+
 def junit_arg(command: str) -> str | None:
     """The report path a command passes pytest itself (`--junitxml=PATH`), if any: a command
     line option beats PYTEST_ADDOPTS, so that is where the report lands."""

@@ -54,6 +54,7 @@ def junit_command(command: str) -> str | None:
 # the runner's report path is set with its PYTHONPATH (gate/unittest_commands.py)
 junit_env = base.no_junit_env
 junit_arg = base.no_junit_arg
+every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id

@@ -110,7 +110,7 @@ def test_a_failing_unit_test_does_not_hide_the_integration_tests(
 ) -> None:
     """cargo stops at the first failing test binary: run as written, `src/lib.rs`'s failing
     unit test would leave `tests/floor.rs` unrun, its failure and count missing. The gate runs
-    `cargo test` with `--no-fail-fast` (runners/cargo.py `every_binary`)."""
+    `cargo test` with `--no-fail-fast` (runners/cargo.py `every_test`)."""
     debians_cargo(monkeypatch)
     repo = _git_repo(
         tmp_path,

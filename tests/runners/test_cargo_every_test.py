@@ -1,11 +1,11 @@
 """`cargo test` runs every test binary: the gate adds `--no-fail-fast` where the command does
-not say `--fail-fast` or `--no-fail-fast` itself (runners/cargo.py `every_binary`)."""
+not say `--fail-fast` or `--no-fail-fast` itself (runners/cargo.py `every_test`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from codegen_ci.runners.cargo import every_binary
+from codegen_ci.runners.cargo import every_test
 
 
 @pytest.mark.parametrize(
@@ -22,7 +22,7 @@ from codegen_ci.runners.cargo import every_binary
     ],
 )
 def test_each_cargo_test_gets_no_fail_fast(command: str, run: str) -> None:
-    assert every_binary(command) == run
+    assert every_test(command) == run
 
 
 @pytest.mark.parametrize(
@@ -38,4 +38,4 @@ def test_each_cargo_test_gets_no_fail_fast(command: str, run: str) -> None:
     ],
 )
 def test_other_commands_run_as_written(command: str) -> None:
-    assert every_binary(command) == command
+    assert every_test(command) == command
