@@ -1,6 +1,8 @@
 """A runner-like world for `codegen-ci action`: the GitHub REST double, the scripted model, a
 bare `origin`, a workspace cloned from it the way actions/checkout leaves it, webhook payloads
-built from real fixtures, and the environment the runner sets. Each run is a subprocess."""
+built from real fixtures, and the environment the runner sets. Each run is the CLI's `action`
+command, in-process (click's runner, in the workspace, with the runner's variables set); a world
+given another `command` (the Docker entrypoint, an installed script) starts it as a process."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import copy
 import json
 import os
 import subprocess
-import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,8 +59,9 @@ class ActionWorld:
     model: ScriptedModelServer
     inputs: dict[str, str] = field(default_factory=dict)
     runs: int = 0
-    # how the runner starts the tool; default: this interpreter's codegen_ci
-    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "codegen_ci"])
+    # how the runner starts the tool; none: the `action` command in this process (what
+    # `codegen-ci action` runs after its start-up, tests/e2e/security/test_secret_env.py)
+    command: list[str] | None = None
 
     @property
     def tmp(self) -> Path:
@@ -145,7 +148,6 @@ class ActionWorld:
         summary.touch()
         (self.tmp / "runner-temp").mkdir(exist_ok=True)
         env = {
-            **os.environ,
             "GITHUB_ACTIONS": "true",
             "GITHUB_EVENT_NAME": event,
             "GITHUB_EVENT_PATH": str(event_path),
@@ -162,22 +164,20 @@ class ActionWorld:
             **_input_env({**action_defaults(), **self.inputs, **inputs}),
             **(env or {}),
         }
-        proc = subprocess.run(
-            [*self.command, "action"],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        if self.command is None:
+            code, stdout, stderr = _action_in_process(workspace, env)
+        else:
+            proc = subprocess.run(
+                [*self.command, "action"],
+                cwd=workspace,
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
         self.last_workspace = workspace
-        return Result(
-            proc.returncode,
-            proc.stdout,
-            proc.stderr,
-            parse_outputs(output.read_text()),
-            summary.read_text(),
-        )
+        return Result(code, stdout, stderr, parse_outputs(output.read_text()), summary.read_text())
 
     # -- inspecting origin -----------------------------------------------------------------
 
@@ -228,6 +228,32 @@ def open_world(
             **{name.replace("_", "-"): value for name, value in inputs.items()},
         }
         yield world
+
+
+def _action_in_process(workspace: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """`codegen-ci action` run by click's runner in `workspace` with `env` added to this
+    process's environment: its exit code, stdout and stderr (an exception that escaped the
+    command is printed to stderr as the interpreter would). As a process it cost about 1.5 s
+    of CPU a run (two interpreter starts, the package's and the openai SDK's imports) for what
+    a few tests cover once: the start-up of `action` as a process (the re-execution without
+    secrets, the inputs restored from the pipe) is test_action_entrypoint_confined.py's (the
+    Docker entrypoint) and tests/e2e/install/test_install.py's (the installed script), and what
+    a command can read of our environment block is tests/e2e/security/test_secret_env.py's."""
+    from click.testing import CliRunner
+
+    from codegen_ci.cli import cli
+
+    cwd = Path.cwd()
+    os.chdir(workspace)
+    try:
+        result = CliRunner().invoke(cli, ["action"], env=env)
+    finally:
+        os.chdir(cwd)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+        return 1, result.stdout, stderr
+    return result.exit_code, result.stdout, stderr
 
 
 def no_proof(sample: SampleRepo) -> None:
