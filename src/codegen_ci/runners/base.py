@@ -42,12 +42,16 @@ class Signature:
 class EnvironmentAdvice:
     """A line of the runner's output that says its toolchain or a download failed it, not the
     code: `what` happened, and the `advice` (`{home_note}`: what HOME looks like to the
-    commands; `{home}`: the user's HOME). `command`: only for commands that match it."""
+    commands; `{home}`: the user's HOME). `command`: only for commands that match it.
+    `needed`: a line that alone says a download was needed and could not happen (a cache the
+    sandbox shows read-only that lacks it: Go's module cache): on the untouched code a
+    configuration error whatever `validation.network` says, never a place to make writable."""
 
     pattern: re.Pattern[str]
     what: str
     advice: str
     command: re.Pattern[str] | None = None
+    needed: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -232,3 +232,28 @@ def test_go_modules_missing_from_the_cache_with_the_network_off_name_gomodcache(
 
     assert "`validation.network: [test]`" in error
     assert "GOMODCACHE" in error and "go env GOMODCACHE" in error
+
+
+@pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+def test_a_go_module_missing_from_a_read_only_module_cache_says_go_mod_download(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The user's module cache is shown read-only, and the module is not in it: Go fails
+    making its download lock there (EROFS). That is a module to download outside, not a place
+    to make writable: a configuration error (exit 2), never the environment's EROFS (exit 3)."""
+    cache = tmp_path / "gomodcache"
+    (cache / "cache" / "download").mkdir(parents=True)  # a real cache, this module not in it
+    monkeypatch.setenv("GOMODCACHE", str(cache))
+    for name in ("GOPATH", "GOFLAGS", "GOPROXY"):
+        monkeypatch.delenv(name, raising=False)
+    sample_repo.commit(
+        {"go.mod": GO_MOD, "go.sum": GO_SUM, "adder_test.go": GO_TEST}, "a Go module"
+    )
+
+    error, _ = run_stopped(sample_repo, model_env, {"test": ["go test ./..."], "timeout": 120})
+
+    assert "`go mod download`" in error and "Make the place writable" not in error
+    assert "read-only file system" in error  # Go's own line, as it said it
