@@ -295,9 +295,9 @@ def _cause(
     if match := NETWORK.search(text):
         return _network(record, _line(text, match.start()), network, text, view)
     if needed := runners.needed_download(text):  # a cache shown read-only lacks it
-        advice, match = needed
-        line = view.user_terms(_line(text, match.start()))
-        return Cause(record, advice.what, line, _advice(advice, view))
+        what, found = needed
+        line = view.user_terms(_line(text, found.start()))
+        return Cause(record, what.what, line, _advice(what, view))
     return None
 
 

@@ -253,6 +253,11 @@ class TestRunner(Protocol):
     NO_TOOLCHAIN: EnvironmentAdvice | None
     # What it tried to download with no network, and where it keeps it instead.
     DOWNLOADS: tuple[EnvironmentAdvice, ...]
+    # A backtrace block its toolchain prints when asked (Rust's `RUST_BACKTRACE`, which CI
+    # workflows set: rustup's own errors then carry ~20 frames), the whole block: left out of a
+    # configuration error's message, which shows the error; kept everywhere else (a test's
+    # panic location and frames are the model's to read).
+    BACKTRACE: re.Pattern[str] | None
 
     # Where its tests failed, from its output where it wrote no JUnit, and how the model is
     # told (a heading, a fence's label).

@@ -209,6 +209,13 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
         command=re.compile(r"^\s*cargo"),
     ),
 )
+# anyhow's `Stack backtrace:` (rustup's, cargo's own errors) and std's `stack backtrace:`
+# (a panic), each with its numbered frames, their `at file:line` lines and std's closing note
+BACKTRACE: re.Pattern[str] | None = re.compile(
+    r"^[Ss]tack backtrace:[ \t]*\n(?:[ \t]+(?:\d+:|at\b).*(?:\n|$)|note: Some details are "
+    r"omitted.*(?:\n|$))*",
+    re.M,
+)
 FAILED_TEST: str | None = r"test \S+ \.\.\. FAILED$"
 
 # Where Rust tests panicked, read from `cargo test` output the test cases could not be read from

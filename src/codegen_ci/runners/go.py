@@ -104,6 +104,7 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
         needed=NOT_IN_CACHE,
     ),
 )
+BACKTRACE: re.Pattern[str] | None = None
 FAILED_TEST: str | None = r"--- FAIL: "
 
 FAILED_AT_TITLE = ""

@@ -188,12 +188,17 @@ def test_rustup_with_no_toolchain_in_the_sandboxs_home_names_rustup_home(
         pytest.skip("cargo is not rustup's proxy here")
     monkeypatch.delenv("RUSTUP_HOME", raising=False)  # the default: ~/.rustup
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
+    monkeypatch.setenv("RUST_BACKTRACE", "1")  # as CI workflows set it: rustup's error has one
     sample_repo.commit({"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS}, "a crate")
 
     error, _ = run_stopped(sample_repo, model_env, {"test": ["cargo test"], "timeout": 120})
 
     assert "rustup found no Rust toolchain" in error
     assert "RUSTUP_HOME" in error and "HOME (`~`) is an empty folder" in error
+    # the error, not the backtrace RUST_BACKTRACE asked for: its frames are left out
+    assert "rustup could not choose a version of cargo" in error.split("Last lines")[1]
+    assert "Stack backtrace" not in error and "rustup::config" not in error
+    assert "backtrace left out" in error
 
 
 GO_MOD = "module example.com/adder\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.6.0\n"
