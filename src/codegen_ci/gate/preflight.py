@@ -21,6 +21,10 @@ gate/project_imports.py), is not something the model can fix by editing code: th
 as a configuration error (status `error`, reason `config`, exit 2) before any model call, with
 the command and the tail of its output. A command that cannot start, on a base-commit run,
 makes the baseline unavailable instead of "also fails on the base commit" (gate/baseline.py).
+The pre-flight stops at the first lint or test command that cannot start (exit 126/127): the
+run ends as a configuration error anyway, so the commands after it are recorded as skipped,
+not run (a test suite's minutes for an answer already known; only the first such command is
+named, fixed, the next run names the next).
 
 "No test, no success": a gate that runs no test cannot tell a fix from a break, so no test
 command, or one that ran none, is an error unless `validation.allow_no_tests` says otherwise.
