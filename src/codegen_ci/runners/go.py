@@ -84,8 +84,9 @@ NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 # A module missing from a module cache the sandbox shows (read-only): Go makes the module's
 # download lock folder under `<GOMODCACHE>/cache/download/` before it asks GOPROXY (so
-# `GOPROXY=off` would not change the error: seen with go 1.19), and that write fails.
-NOT_IN_CACHE = re.compile(r"\S*/cache/download/\S*: read-only file system")
+# `GOPROXY=off` would not change the error: seen with go 1.19), and that write fails: EROFS
+# under bubblewrap (a read-only mount), EACCES under Landlock.
+NOT_IN_CACHE = re.compile(r"\S*/cache/download/\S*: (?:read-only file system|permission denied)")
 # modules it tried to download (no network): the module cache is the user's to show, and
 # what it lacks is downloaded outside
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (

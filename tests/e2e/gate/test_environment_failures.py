@@ -240,11 +240,13 @@ def test_go_modules_missing_from_the_cache_with_the_network_off_name_gomodcache(
 
 
 @pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_go_module_missing_from_a_read_only_module_cache_says_go_mod_download(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
+    backend: str,
 ) -> None:
     """The user's module cache is shown read-only, and the module is not in it: Go fails
     making its download lock there (EROFS). That is a module to download outside, not a place
@@ -252,6 +254,7 @@ def test_a_go_module_missing_from_a_read_only_module_cache_says_go_mod_download(
     cache = tmp_path / "gomodcache"
     (cache / "cache" / "download").mkdir(parents=True)  # a real cache, this module not in it
     monkeypatch.setenv("GOMODCACHE", str(cache))
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
     for name in ("GOPATH", "GOFLAGS", "GOPROXY"):
         monkeypatch.delenv(name, raising=False)
     sample_repo.commit(
@@ -261,4 +264,4 @@ def test_a_go_module_missing_from_a_read_only_module_cache_says_go_mod_download(
     error, _ = run_stopped(sample_repo, model_env, {"test": ["go test ./..."], "timeout": 120})
 
     assert "`go mod download`" in error and "Make the place writable" not in error
-    assert "read-only file system" in error  # Go's own line, as it said it
+    assert "cache/download" in error  # Go's own line, as it said it
