@@ -7,6 +7,7 @@ from pathlib import Path
 
 from codegen_ci.gate.junit.cases import locate
 from codegen_ci.gate.junit.parse import parse_files
+from codegen_ci.runners import without_backtraces
 from codegen_ci.runners.base import FailedAt as Panic
 from codegen_ci.runners.cargo import failed_at as panic_locations
 
@@ -70,8 +71,6 @@ def test_nextests_junit_cases_carry_the_panics_location() -> None:
 def test_a_configuration_errors_text_leaves_rusts_backtraces_out_and_keeps_the_panic() -> None:
     """RUST_BACKTRACE set: std's `stack backtrace:` frames (a real run's, rustup's 1.95) and
     anyhow's `Stack backtrace:` (rustup's own error) become one line each; the rest stays."""
-    from codegen_ci.runners import without_backtraces
-
     real = (Path(__file__).parents[1] / "fixtures/generated/cargo/cargo-test-1.95.out").read_text()
     rustup = (
         "error: rustup could not choose a version of cargo to run\n\nStack backtrace:\n"
