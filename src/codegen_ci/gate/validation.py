@@ -228,16 +228,23 @@ class Validator:
             self.sandbox.keep_setup_state()
         if self._check_imports().problem:
             return outcome.finish()
-        for command in self.validation.lint:
+        for at, command in enumerate(self.validation.lint):
             run = self._run(command, "lint", outcome)
+            if _could_not_start(run.result):  # a configuration error: nothing more to learn
+                rest: list[tuple[CommandKind, str]] = [
+                    ("lint", c) for c in self.validation.lint[at + 1 :]
+                ]
+                return _skipping(outcome, [*rest, *(("test", c) for c in self.validation.test)])
             if not run.result.ok:
                 errors = lint_errors(strip_ansi(run.result.excerpt(200_000)))
                 self.state.base_lint[command] = frozenset(map(lint_key, errors))
                 self.state.base_lint_ends[command] = _command_end(run.result)
                 outcome.preexisting_lint[command] = errors
-        for command in self.validation.test:
+        for at, command in enumerate(self.validation.test):
             collect = not full and pytest_commands.mentions_pytest(command)
             run = self._run(command, "test", outcome, collect_only=collect)
+            if _could_not_start(run.result):
+                return _skipping(outcome, [("test", c) for c in self.validation.test[at + 1 :]])
             if not collect:
                 self._take(outcome, command, run)
         if self.sandbox is not None:  # on the untouched code: jest's cache, warm in every round
@@ -577,6 +584,21 @@ def lint_key(error: str) -> str:
     """An error without its line number (`path: message`), to compare runs of a linter on
     code whose lines moved: the base commit's errors against a round's."""
     return re.sub(r"^([^:]+):\d+(?::\d+)?:", r"\1:", error)
+
+
+def _could_not_start(result: ProcResult) -> bool:
+    return not result.timed_out and result.exit_code in (126, 127)
+
+
+def _skipping(outcome: RoundOutcome, rest: list[tuple[CommandKind, str]]) -> RoundOutcome:
+    """The pre-flight ended at a command that could not start (exit 126/127: a configuration
+    error whatever follows, gate/preflight.py): the commands after it are recorded as
+    skipped, not run (a suite's minutes for an answer already known)."""
+    outcome.round.commands += [
+        CommandResult(command=c, kind=kind, exit_code=None, duration_s=0.0, skipped=True)
+        for kind, c in rest
+    ]
+    return outcome.finish()
 
 
 def _command_end(result: ProcResult) -> CommandEnd:

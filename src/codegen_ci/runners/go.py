@@ -82,16 +82,30 @@ RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
 SIGNATURES: tuple[Signature, ...] = (Signature(NO_TEST_FILES, "no test files", unless=RAN),)
 NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
-# modules it tried to download (no network): the module cache is the user's to show
+# A module missing from a module cache the sandbox shows (read-only): Go makes the module's
+# download lock folder under `<GOMODCACHE>/cache/download/` before it asks GOPROXY (so
+# `GOPROXY=off` would not change the error: seen with go 1.19), and that write fails: EROFS
+# under bubblewrap (a read-only mount), EACCES under Landlock.
+NOT_IN_CACHE = re.compile(r"\S*/cache/download/\S*: (?:read-only file system|permission denied)")
+# modules it tried to download (no network): the module cache is the user's to show, and
+# what it lacks is downloaded outside
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
     EnvironmentAdvice(
-        re.compile(r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod", re.M),
-        "Go tried to download modules",
+        re.compile(
+            r"^go: downloading |proxy\.golang\.org|GOPROXY=off|GOFLAGS=-mod=mod|"
+            + NOT_IN_CACHE.pattern,
+            re.M,
+        ),
+        "a Go module is not in the module cache, which the sandbox shows read-only",
         "Go looks for modules in GOMODCACHE, by default `~/go/pkg/mod`. {home_note} Set "
         "GOMODCACHE (or GOPATH) to your module cache in the run's environment "
-        "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded.",
+        "(`go env GOMODCACHE` prints it; it is shown read-only) so nothing is downloaded; a "
+        "module it still lacks is downloaded before the run, outside the sandbox: `go mod "
+        "download` in the module's folder (the one holding go.mod).",
+        needed=NOT_IN_CACHE,
     ),
 )
+BACKTRACE: re.Pattern[str] | None = None
 FAILED_TEST: str | None = r"--- FAIL: "
 
 FAILED_AT_TITLE = ""

@@ -58,6 +58,7 @@ SIGNATURES: tuple[Signature, ...] = (
 NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
+BACKTRACE: re.Pattern[str] | None = None
 FAILED_TEST: str | None = base.FAILED_MARK
 
 FAILED_AT_TITLE = ""

@@ -56,6 +56,7 @@ SIGNATURES: tuple[Signature, ...] = (
 NO_TESTS_EXIT: int | None = None
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
+BACKTRACE: re.Pattern[str] | None = None
 FAILED_TEST: str | None = None
 
 FAILED_AT_TITLE = ""

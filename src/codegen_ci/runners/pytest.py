@@ -78,6 +78,7 @@ SIGNATURES: tuple[Signature, ...] = ()
 NO_TESTS_EXIT: int | None = 5
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
+BACKTRACE: re.Pattern[str] | None = None
 FAILED_TEST: str | None = r"FAILED \S+::"
 
 FAILED_AT_TITLE = ""

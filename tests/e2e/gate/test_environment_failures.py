@@ -188,12 +188,17 @@ def test_rustup_with_no_toolchain_in_the_sandboxs_home_names_rustup_home(
         pytest.skip("cargo is not rustup's proxy here")
     monkeypatch.delenv("RUSTUP_HOME", raising=False)  # the default: ~/.rustup
     monkeypatch.delenv("RUSTUP_TOOLCHAIN", raising=False)
+    monkeypatch.setenv("RUST_BACKTRACE", "1")  # as CI workflows set it: rustup's error has one
     sample_repo.commit({"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS}, "a crate")
 
     error, _ = run_stopped(sample_repo, model_env, {"test": ["cargo test"], "timeout": 120})
 
     assert "rustup found no Rust toolchain" in error
     assert "RUSTUP_HOME" in error and "HOME (`~`) is an empty folder" in error
+    # the error, not the backtrace RUST_BACKTRACE asked for: its frames are left out
+    assert "rustup could not choose a version of cargo" in error.split("Last lines")[1]
+    assert "Stack backtrace" not in error and "rustup::config" not in error
+    assert "backtrace left out" in error
 
 
 GO_MOD = "module example.com/adder\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.6.0\n"
@@ -232,3 +237,31 @@ def test_go_modules_missing_from_the_cache_with_the_network_off_name_gomodcache(
 
     assert "`validation.network: [test]`" in error
     assert "GOMODCACHE" in error and "go env GOMODCACHE" in error
+
+
+@pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_go_module_missing_from_a_read_only_module_cache_says_go_mod_download(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    backend: str,
+) -> None:
+    """The user's module cache is shown read-only, and the module is not in it: Go fails
+    making its download lock there (EROFS). That is a module to download outside, not a place
+    to make writable: a configuration error (exit 2), never the environment's EROFS (exit 3)."""
+    cache = tmp_path / "gomodcache"
+    (cache / "cache" / "download").mkdir(parents=True)  # a real cache, this module not in it
+    monkeypatch.setenv("GOMODCACHE", str(cache))
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    for name in ("GOPATH", "GOFLAGS", "GOPROXY"):
+        monkeypatch.delenv(name, raising=False)
+    sample_repo.commit(
+        {"go.mod": GO_MOD, "go.sum": GO_SUM, "adder_test.go": GO_TEST}, "a Go module"
+    )
+
+    error, _ = run_stopped(sample_repo, model_env, {"test": ["go test ./..."], "timeout": 120})
+
+    assert "`go mod download`" in error and "Make the place writable" not in error
+    assert "cache/download" in error  # Go's own line, as it said it
