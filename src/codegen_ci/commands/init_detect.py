@@ -30,6 +30,7 @@ from typing import Any
 from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
+from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import RUNNERS, InitJUnit, TestRunner, cargo, go, pytest, unittest
@@ -72,6 +73,7 @@ PYTEST_RUN = re.compile(r"-m pytest\b")
 TOX_INSTALL = re.compile(
     r"\binstall(?:\s+-\S+)*(?:\s+['\"]?tox(?:-[\w-]+)?(?:[<>=~!][^\s'\"]*)?['\"]?)+\s*$"
 )
+KINDS = ("test", "lint")
 TASK_RUNNERS = {"npm", "pnpm", "yarn", "bun", "npx", "make", "just", "tox", "nox", "cargo"}
 
 
@@ -233,7 +235,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     scripts = _scripts(root)
     checks: list[tuple[CheckKind, str, str]] = []
     setup: list[tuple[str, str]] = []  # (command, the job's origin)
-    for line in runs.lines:
+    for line in _make_unfolded(root, runs.lines, found, tools):
         package = _package_json(root, line.command)
         here = scripts if package == root / "package.json" else _scripts(package.parent)
         judged = judge(line.command, here, tools.venv_in_repo, package=package.is_file())
@@ -282,6 +284,30 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.setup = list(dict.fromkeys([*kept, *found.setup])) if kept else found.setup
     sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")
+
+
+def _make_unfolded(
+    root: Path, lines: list[CiLine], found: Detected, tools: Toolchain
+) -> list[CiLine]:
+    """CI's lines with each `make target ...` replaced by the lines its targets run
+    (`init_make.py`), when one of those is a test or lint; else the line stays as written."""
+    out: list[CiLine] = []
+    for line in lines:
+        unfolded = None if DIR_PREFIX.match(line.command) else unfold(root, line.command)
+        recipe = [
+            CiLine(r.command, line.workflow, f"{line.job}, Makefile target {r.target}")
+            for r in (unfolded.lines if unfolded else [])
+        ]
+        checks = [r for r in recipe if judge(r.command, {}, tools.venv_in_repo).kind in KINDS]
+        if unfolded is None or not checks:
+            out.append(line)
+            continue
+        out.extend(recipe)
+        found.left_out.extend(
+            LeftOut(f"{what} ({line.origin.removeprefix('from ')}: {line.command})", why)
+            for what, why in unfolded.left_out
+        )
+    return out
 
 
 def _setup_for(setup: list[tuple[str, str]], origins: set[str], written: list[str]) -> list[str]:
