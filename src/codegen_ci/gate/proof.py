@@ -40,6 +40,7 @@ from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, test_defined_at
 from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.kept_tests import subtest_parent
 from codegen_ci.gate.original_tests import (
     edited_existing,
     judge_originals,
@@ -288,6 +289,10 @@ def judge(
     test files applied). A test the base run did not report counts only when it is one of
     the change's (`test_files`; `go_tests` by name) and its container failed as a whole."""
     on_base = _worst(base.cases)
+    for key, failed in list(on_base.items()):  # a failed subtest is its test's failure there
+        parent = subtest_parent(key)
+        if parent != key and failed.outcome in FAILING and parent not in on_base:
+            on_base[parent] = failed
     containers = [_container(c) for c in on_base.values() if c.outcome in FAILING]
     passed_after = {c.key: c for c in after.cases if c.outcome == "passed"}
     proving: list[ProvingTest] = []

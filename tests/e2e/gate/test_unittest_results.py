@@ -135,7 +135,7 @@ def test_failing_subtests_fixed_keep_their_test(
             {
                 "version": 1,
                 "task": "bump_minor must reset the patch number.",
-                "validation": {"test": [UNITTEST], "timeout": 120, "proof": {"tests": "off"}},
+                "validation": {"test": [UNITTEST], "timeout": 120, "proof": {"tests": "preferred"}},
                 "limits": {"max_iterations": 1},
             }
         )
@@ -152,3 +152,8 @@ def test_failing_subtests_fixed_keep_their_test(
         "tests.test_version.BumpTest::test_minor_resets_patch (patch=5)"
     ]
     assert report["rounds"][-1]["tests"]["passed"] == 1
+    # the base commit's failing subtest proves its test
+    assert report["proof"]["status"] == "proven"
+    assert [t["id"] for t in report["proof"]["fail_to_pass"]] == [
+        "tests.test_version.BumpTest::test_minor_resets_patch"
+    ]
