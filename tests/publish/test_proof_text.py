@@ -8,6 +8,7 @@ from codegen_ci.publish.report_text import pr_body, summary_markdown
 from codegen_ci.report import (
     ChangedLines,
     FlakyTest,
+    PreexistingLint,
     Proof,
     ProofStatus,
     ProvingTest,
@@ -109,3 +110,19 @@ def test_changed_lines_are_shown_with_the_ones_no_test_runs() -> None:
     assert "not measured (measured for one test command only)" in summary_markdown(
         report(proof), run_url=None
     )
+
+
+def test_a_lint_that_fails_on_the_base_commit_is_named_so_beside_the_rounds() -> None:
+    """more-itertools: the PR body of a success showed `mypy .` → exit 1 with nothing saying
+    the untouched code fails it too (the run treats it as pre-existing)."""
+    r = report(PROVEN)
+    r.preexisting_lint = [PreexistingLint(command=".venv/bin/python -m mypy .", errors=["x"])]
+    for text in (
+        pr_body(r, task="fix", issue_number=None, run_url=None),
+        summary_markdown(r, run_url=None),
+    ):
+        assert (
+            "Lint that already fails on the base commit: `.venv/bin/python -m mypy .` "
+            "(pre-existing, left to you" in text
+        )
+    assert "already fails" not in pr_body(report(PROVEN), task="f", issue_number=None, run_url=None)

@@ -150,6 +150,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         f"## Validation ({rounds_text(report)}, status **{report.status}**)\n"
         + rounds_table(report.rounds)
     )
+    if note := preexisting_lint_text(report):
+        parts.append(note)
     if section := proof_section(report):
         parts.append(section)
     if report.junit_missing:
@@ -173,6 +175,18 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         parts.append(f"[Workflow run]({run_url}) (report, transcript and diff are its artifacts)")
     parts.append("_Opened by codegen-ci. The repository's own lint and tests ran as the gate._")
     return "\n\n".join(parts)
+
+
+def preexisting_lint_text(report: Report) -> str:
+    """A lint command whose `exit 1` the rounds table shows although the run succeeded: it
+    failed on the base commit already, and only errors the change adds count."""
+    if not report.preexisting_lint:
+        return ""
+    commands = ", ".join(code_span(lint.command) for lint in report.preexisting_lint)
+    return (
+        f"Lint that already fails on the base commit: {commands} (pre-existing, left to you; "
+        "only errors the change adds count against it)."
+    )
 
 
 def failure_comment(report: Report, *, run_url: str | None) -> str:
@@ -218,6 +232,8 @@ def summary_markdown(report: Report, *, run_url: str | None) -> str:
         parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
         parts += refused_rounds(report.rounds)
         parts += _failures(report.rounds[-1])
+    if note := preexisting_lint_text(report):
+        parts += ["", note]
     if section := proof_section(report, "###"):
         parts += ["", section]
     if report.files_changed:
