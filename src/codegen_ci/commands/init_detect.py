@@ -32,6 +32,7 @@ from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
+from codegen_ci.commands.init_precommit import hooks
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import RUNNERS, InitJUnit, TestRunner, cargo, go, pytest, unittest
 
@@ -290,22 +291,34 @@ def _make_unfolded(
     root: Path, lines: list[CiLine], found: Detected, tools: Toolchain
 ) -> list[CiLine]:
     """CI's lines with each `make target ...` replaced by the lines its targets run
-    (`init_make.py`), when one of those is a test or lint; else the line stays as written."""
+    (`init_make.py`), and each `pre-commit run` by its hooks' tools (`init_precommit.py`),
+    when one of those is a test or lint; else the line stays as written."""
     out: list[CiLine] = []
     for line in lines:
-        unfolded = None if DIR_PREFIX.match(line.command) else unfold(root, line.command)
-        recipe = [
-            CiLine(r.command, line.workflow, f"{line.job}, Makefile target {r.target}")
-            for r in (unfolded.lines if unfolded else [])
-        ]
+        body = bare(line.command)
+        left_out: list[tuple[str, str]] = []
+        recipe: list[CiLine] = []
+        if DIR_PREFIX.match(line.command):
+            pass
+        elif unfolded := unfold(root, body):
+            recipe = [
+                CiLine(r.command, line.workflow, f"{line.job}, Makefile target {r.target}")
+                for r in unfolded.lines
+            ]
+            left_out = unfolded.left_out
+        elif hooked := hooks(root, body):
+            recipe = [
+                CiLine(c, line.workflow, f"{line.job}, pre-commit hook {hook}")
+                for c, hook in hooked.commands
+            ]
+            left_out = [(f"pre-commit hook {hook}", why) for hook, why in hooked.left_out]
         checks = [r for r in recipe if judge(r.command, {}, tools.venv_in_repo).kind in KINDS]
-        if unfolded is None or not checks:
+        if not checks:
             out.append(line)
             continue
         out.extend(recipe)
         found.left_out.extend(
-            LeftOut(f"{what} ({line.origin.removeprefix('from ')}: {line.command})", why)
-            for what, why in unfolded.left_out
+            LeftOut(f"{what} ({line.origin.removeprefix('from ')})", why) for what, why in left_out
         )
     return out
 
