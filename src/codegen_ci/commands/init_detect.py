@@ -566,9 +566,12 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
             found.left_out.append(LeftOut("mypy", "configured, but no requirement installs it"))
     extras = pyproject.get("project", {}).get("optional-dependencies", {})
     extra = next((e for e in ("test", "tests", "dev") if e in extras), None)
-    setup = [f"{py} -m pip install -e '.[{extra}]'" if extra else f"{py} -m pip install -e ."]
+    pip = env.pip_install
+    setup = [f"{pip} -e '.[{extra}]'" if extra else f"{pip} -e ."]
+    if (root / "uv.lock").is_file() and env.venv_in_repo:
+        setup = ["uv sync --locked"]  # the project and its default groups, as its users do
     if any("pytest" in t for t in test) and "pytest" not in deps:
-        setup.append(f"{py} -m pip install pytest")  # runs the unittest suite, writes JUnit
+        setup.append(f"{pip} pytest")  # runs the unittest suite, writes JUnit
     source = "pyproject.toml" if pyproject else "Python project"
     found.add(source, tools, test=test, lint=lint, setup=setup, install=setup)
     found.ecosystems.append("python")
