@@ -4,7 +4,7 @@ status comment's note, the terminal's line; test ids are escaped for Markdown.""
 from __future__ import annotations
 
 from codegen_ci.publish.proof_text import proof_line, proof_note
-from codegen_ci.publish.report_text import pr_body, summary_markdown
+from codegen_ci.publish.report_text import failure_comment, pr_body, summary_markdown
 from codegen_ci.report import (
     ChangedLines,
     FlakyTest,
@@ -120,6 +120,7 @@ def test_a_lint_that_fails_on_the_base_commit_is_named_so_beside_the_rounds() ->
     for text in (
         pr_body(r, task="fix", issue_number=None, run_url=None),
         summary_markdown(r, run_url=None),
+        failure_comment(r, run_url=None),
     ):
         assert (
             "Lint that already fails on the base commit: `.venv/bin/python -m mypy .` "

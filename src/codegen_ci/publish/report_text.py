@@ -205,6 +205,7 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
         parts.append(section)
     if report.rounds:
         parts.append(rounds_table(report.rounds))
+    parts.append(preexisting_lint_text(report))
     if report.junit_missing:
         parts.append(junit_missing_note(report))
     parts.append(f"Usage: {usage_line(report)}.")
