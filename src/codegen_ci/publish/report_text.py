@@ -101,7 +101,13 @@ def failures_list(report: Report) -> str:
 
 def junit_missing_note(report: Report) -> str:
     """Test commands that wrote no JUnit: the gate went by their exit codes only."""
-    lines = ["⚠️ **No JUnit report** (the gate went by exit codes only; tests: unknown):"]
+    counted = bool(report.rounds) and report.rounds[-1].tests.total > 0
+    what = (
+        "the gate went by these commands' exit codes; the test counts are the other commands'"
+        if counted
+        else "the gate went by exit codes only; tests: unknown"
+    )
+    lines = [f"⚠️ **No JUnit report** ({what}):"]
     for missing in report.junit_missing[:5]:
         lines.append(f"- {code_span(missing.command)}: {tool_words(missing.hint, 400)}")
     return "\n".join(lines)
