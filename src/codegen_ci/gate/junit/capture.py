@@ -201,6 +201,15 @@ GENERIC = (
 )
 
 
+# A typecheck written as a test command (`npm test`'s `&& npm run check:type:ts`, `tsd`): it
+# names no tests, so no JUnit report is to be had from it.
+TYPECHECK = re.compile(r"(?:^|[\s&;|(])(?:npx\s+)?(?:tsc|tsd|vue-tsc|svelte-check|mypy|pyright)\b")
+TYPECHECK_HINT = (
+    "a typecheck, not a test runner: it names no tests, its exit code decides (its place "
+    "could be `validation.lint`)"
+)
+
+
 def junit_hint(command: str, cwd: Path) -> str:
     """The way to get JUnit from the runner `command` uses; when it already asks for JUnit,
     where the report goes instead (what `validation.junit` must match)."""
@@ -213,7 +222,9 @@ def junit_hint(command: str, cwd: Path) -> str:
             f"the command already asks for JUnit; list {target}{default} in "
             "`validation.junit` (a glob relative to the repository) so the gate reads it"
         )
-    return runners.junit_hint(text) or GENERIC
+    if (hint := runners.junit_hint(text)) is None and TYPECHECK.search(text):
+        return TYPECHECK_HINT
+    return hint or GENERIC
 
 
 def _script(command: str, cwd: Path) -> str:
