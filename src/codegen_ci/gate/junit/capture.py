@@ -210,6 +210,17 @@ TYPECHECK_HINT = (
 )
 
 
+def is_typecheck(command: str, cwd: Path) -> bool:
+    """A typecheck (`tsc`, `tsd`, `mypy`, ... directly or through a package.json script)
+    that asks for no JUnit: a command that never names tests, so none is to be expected."""
+    text = command + " " + _script(command, cwd)
+    return (
+        TYPECHECK.search(text) is not None
+        and not runners.asks_for_junit(text)
+        and runners.junit_hint(text) is None
+    )
+
+
 def junit_hint(command: str, cwd: Path) -> str:
     """The way to get JUnit from the runner `command` uses; when it already asks for JUnit,
     where the report goes instead (what `validation.junit` must match)."""
@@ -222,9 +233,9 @@ def junit_hint(command: str, cwd: Path) -> str:
             f"the command already asks for JUnit; list {target}{default} in "
             "`validation.junit` (a glob relative to the repository) so the gate reads it"
         )
-    if (hint := runners.junit_hint(text)) is None and TYPECHECK.search(text):
+    if is_typecheck(command, cwd):
         return TYPECHECK_HINT
-    return hint or GENERIC
+    return runners.junit_hint(text) or GENERIC
 
 
 def _script(command: str, cwd: Path) -> str:
