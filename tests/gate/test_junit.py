@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from codegen_ci.gate.junit.capture import junit_hint
 from codegen_ci.gate.junit.cases import locate
 from codegen_ci.gate.junit.parse import (
     JUnitResult,
@@ -549,3 +550,13 @@ def test_render_text_lets_no_control_of_the_report_reach_the_terminal(tmp_path: 
     text = render_text(parse_file(report))
     assert "\x9b" not in text and "\u202e" not in text, text
     assert "boom" in text and "last line" in text
+
+
+def test_a_typecheck_run_as_a_test_command_gets_no_junit_advice(tmp_path: Path) -> None:
+    """commander.js: `npm run check:type:ts` (`tsd && tsc -p tsconfig.ts.json`), a test
+    command beside `node --test`, was told to "write a JUnit XML report"."""
+    scripts = {"check:type:ts": "tsd && tsc -p tsconfig.ts.json", "test": "jest"}
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": scripts}))
+
+    assert junit_hint("npm run check:type:ts", tmp_path).startswith("a typecheck, not a test")
+    assert junit_hint("npm test", tmp_path).startswith("jest: ")  # the runner's own advice

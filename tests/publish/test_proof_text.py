@@ -4,15 +4,19 @@ status comment's note, the terminal's line; test ids are escaped for Markdown.""
 from __future__ import annotations
 
 from codegen_ci.publish.proof_text import proof_line, proof_note
-from codegen_ci.publish.report_text import pr_body, summary_markdown
+from codegen_ci.publish.report_text import failure_comment, pr_body, summary_markdown
 from codegen_ci.report import (
     ChangedLines,
     FlakyTest,
+    JUnitMissing,
+    PreexistingLint,
     Proof,
     ProofStatus,
     ProvingTest,
     Report,
+    Round,
     Status,
+    TestTotals,
 )
 from codegen_ci.security.untrusted import Untrusted
 
@@ -109,3 +113,35 @@ def test_changed_lines_are_shown_with_the_ones_no_test_runs() -> None:
     assert "not measured (measured for one test command only)" in summary_markdown(
         report(proof), run_url=None
     )
+
+
+def test_a_lint_that_fails_on_the_base_commit_is_named_so_beside_the_rounds() -> None:
+    """more-itertools: the PR body of a success showed `mypy .` → exit 1 with nothing saying
+    the untouched code fails it too (the run treats it as pre-existing)."""
+    r = report(PROVEN)
+    r.preexisting_lint = [PreexistingLint(command=".venv/bin/python -m mypy .", errors=["x"])]
+    for text in (
+        pr_body(r, task="fix", issue_number=None, run_url=None),
+        summary_markdown(r, run_url=None),
+        failure_comment(r, run_url=None),
+    ):
+        assert (
+            "Lint that already fails on the base commit: `.venv/bin/python -m mypy .` "
+            "(pre-existing, left to you" in text
+        )
+    assert "already fails" not in pr_body(report(PROVEN), task="f", issue_number=None, run_url=None)
+
+
+def test_a_command_without_junit_beside_a_counted_runner_leaves_the_counts_known() -> None:
+    """commander.js: `node --test` wrote JUnit (1373/1374), `npm run check:type:ts` none; the
+    PR body said "tests: unknown" beside the table that counted them."""
+    r = report(PROVEN)
+    r.rounds = [Round(iteration=1, tests=TestTotals(total=1374, passed=1373, skipped=1))]
+    r.junit_missing = [JUnitMissing(command="npm run check:type:ts", hint="a hint")]
+
+    body = pr_body(r, task="fix", issue_number=None, run_url=None)
+
+    assert "tests: unknown" not in body
+    assert "the test counts are the other commands'" in body
+    r.rounds = []
+    assert "tests: unknown" in pr_body(r, task="fix", issue_number=None, run_url=None)

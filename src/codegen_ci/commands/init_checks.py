@@ -59,7 +59,7 @@ LINT = re.compile(
     r"pyflakes|pycodestyle|pydocstyle|eslint|prettier|biome|standard|xo|tsc\s.*--noEmit|"
     r"vue-tsc|svelte-check|tsd\b|go\s+vet|golangci-lint|staticcheck|gofmt|go\s+fmt|"
     r"cargo\s+(?:clippy|fmt)|rustfmt|shellcheck|actionlint|yamllint|markdownlint|codespell|"
-    r"lint-imports|check-manifest|validate-pyproject)\b"
+    r"lint-imports|check-manifest|validate-pyproject|stubtest)\b"
 )
 NPM_SCRIPT = re.compile(r"^(npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([\w:.-]+)(.*)$")
 LINT_SCRIPT = re.compile(
@@ -179,6 +179,8 @@ def explicit(line: str, python: str) -> str:
         body = f"{python} -m {body}"
     elif first == "pytest":
         body = f"python -m {body}"
+    elif first == "stubtest" and python != "python":  # mypy's, as the interpreter's module
+        body = f"{python} -m mypy.{body}"
     elif first in ("pip", "pip3"):
         body = "python -m pip" + body[len(first) :]
     body = PY.sub(python, body)

@@ -33,7 +33,9 @@ from codegen_ci import runners
 from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
+from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
+from codegen_ci.commands.init_precommit import hooks
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import (
     RUNNERS,
@@ -81,6 +83,7 @@ PYTEST_RUN = re.compile(r"-m pytest\b")
 TOX_INSTALL = re.compile(
     r"\binstall(?:\s+-\S+)*(?:\s+['\"]?tox(?:-[\w-]+)?(?:[<>=~!][^\s'\"]*)?['\"]?)+\s*$"
 )
+KINDS = ("test", "lint")
 TASK_RUNNERS = {"npm", "pnpm", "yarn", "bun", "npx", "make", "just", "tox", "nox", "cargo"}
 
 
@@ -218,7 +221,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     scripts = _scripts(root)
     checks: list[tuple[CheckKind, str, str]] = []
     setup: list[tuple[str, str]] = []  # (command, the job's origin)
-    for line in runs.lines:
+    for line in _make_unfolded(root, runs.lines, found, tools):
         package = _package_json(root, line.command)
         here = scripts if package == root / "package.json" else _scripts(package.parent)
         judged = judge(line.command, here, tools.venv_in_repo, package=package.is_file())
@@ -300,6 +303,42 @@ def _tests_in(
     reports = (f"{folder.as_posix()}/{report}" for report in ran.junit)
     found.junit.extend(g for g in reports if g not in found.junit)
     return [f"{prefix}{c}" for c in ran.test]
+
+
+def _make_unfolded(
+    root: Path, lines: list[CiLine], found: Detected, tools: Toolchain
+) -> list[CiLine]:
+    """CI's lines with each `make target ...` replaced by the lines its targets run
+    (`init_make.py`), and each `pre-commit run` by its hooks' tools (`init_precommit.py`),
+    when one of those is a test or lint; else the line stays as written."""
+    out: list[CiLine] = []
+    for line in lines:
+        body = bare(line.command)
+        left_out: list[tuple[str, str]] = []
+        recipe: list[CiLine] = []
+        if DIR_PREFIX.match(line.command):
+            pass
+        elif unfolded := unfold(root, body):
+            recipe = [
+                CiLine(r.command, line.workflow, f"{line.job}, Makefile target {r.target}")
+                for r in unfolded.lines
+            ]
+            left_out = unfolded.left_out
+        elif hooked := hooks(root, body):
+            recipe = [
+                CiLine(c, line.workflow, f"{line.job}, pre-commit hook {hook}")
+                for c, hook in hooked.commands
+            ]
+            left_out = [(f"pre-commit hook {hook}", why) for hook, why in hooked.left_out]
+        checks = [r for r in recipe if judge(r.command, {}, tools.venv_in_repo).kind in KINDS]
+        if not checks:
+            out.append(line)
+            continue
+        out.extend(recipe)
+        found.left_out.extend(
+            LeftOut(f"{what} ({line.origin.removeprefix('from ')})", why) for what, why in left_out
+        )
+    return out
 
 
 def _setup_for(setup: list[tuple[str, str]], origins: set[str], written: list[str]) -> list[str]:
@@ -565,9 +604,12 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
             found.left_out.append(LeftOut("mypy", "configured, but no requirement installs it"))
     extras = pyproject.get("project", {}).get("optional-dependencies", {})
     extra = next((e for e in ("test", "tests", "dev") if e in extras), None)
-    setup = [f"{py} -m pip install -e '.[{extra}]'" if extra else f"{py} -m pip install -e ."]
+    pip = env.pip_install
+    setup = [f"{pip} -e '.[{extra}]'" if extra else f"{pip} -e ."]
+    if (root / "uv.lock").is_file() and env.venv_in_repo:
+        setup = ["uv sync --locked"]  # the project and its default groups, as its users do
     if any("pytest" in t for t in test) and "pytest" not in deps:
-        setup.append(f"{py} -m pip install pytest")  # runs the unittest suite, writes JUnit
+        setup.append(f"{pip} pytest")  # runs the unittest suite, writes JUnit
     source = "pyproject.toml" if pyproject else "Python project"
     found.add(source, tools, test=test, lint=lint, setup=setup, install=setup)
     found.ecosystems.append("python")

@@ -77,6 +77,14 @@ class Toolchain:
             return True
         return shutil.which(name) is not None
 
+    @property
+    def pip_install(self) -> str:
+        """How a package goes into the interpreter's environment: pip, or uv's for a venv uv
+        made (which has no pip: `python -m pip` fails with "No module named pip")."""
+        if self.venv_in_repo and _made_by_uv(self.root / self.python):
+            return f"uv pip install --python {self.python}"
+        return f"{self.python} -m pip install"
+
     def has_module(self, module: str) -> bool:
         """Whether the interpreter imports `module` (asked once, without running any of the
         repository's code: `-I` ignores the current folder and user site)."""
@@ -152,6 +160,14 @@ def install_hints() -> dict[str, str]:
     return {**runners.installs(), **LINT_INSTALL_HINTS}
 
 
+def _made_by_uv(python: Path) -> bool:
+    try:
+        config = (python.parent.parent / "pyvenv.cfg").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r"^uv\s*=", config, re.M) is not None
+
+
 def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
     """(tool, how to install it) when `command` needs a tool this machine lacks."""
     hints = install_hints()
@@ -162,7 +178,7 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
     if first == tools.python or first in ("python", "python3"):
         module = words[2] if words[1:2] == ["-m"] and len(words) > 2 else None
         if module in PY_TOOLS and not tools.has_module(module):
-            return module, f"{tools.python} -m pip install {module}"
+            return module, f"{tools.pip_install} {module}"
         return None
     if first in PY_TOOLS:
         return None if tools.has_command(first) else (first, f"python -m pip install {first}")

@@ -32,6 +32,7 @@ from typing import Literal
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.command_baseline import CommandEnd, command_end, new_failure, round_end
+from codegen_ci.gate.junit.capture import is_typecheck
 from codegen_ci.gate.junit.parse import JUnitCase, JUnitResult
 from codegen_ci.gate.kept_tests import SuiteTests, compare, suite_tests
 from codegen_ci.gate.preflight import not_started
@@ -266,8 +267,10 @@ class Baseline:
         self.suite = suite_tests(cases, records, [self._worktree()])
 
     def _check_usable(self, record: CommandResult, whole_suite: bool) -> None:
-        expects_junit = bool(self.validation.junit) or pytest_commands.mentions_pytest(
-            record.command
+        # a typecheck beside the runner (`npm test`'s `&& npm run check:type:ts`) never writes
+        # JUnit: its missing report must not turn the kept-tests check off for the whole run
+        expects_junit = pytest_commands.mentions_pytest(record.command) or (
+            bool(self.validation.junit) and not is_typecheck(record.command, self.repo)
         )
         reason = base_run_problem(record, expects_junit, whole_suite)
         if not self.unavailable and reason:

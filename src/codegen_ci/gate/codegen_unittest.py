@@ -24,8 +24,13 @@ MAX_TEXT = 20000  # characters of a failure's traceback kept in the report
 
 class Case:
     def __init__(self, test_id: str, seconds: float) -> None:
-        classname, _, name = test_id.rpartition(".")
-        if "(" in test_id or not classname:  # setUpClass (pkg.mod.Class), a module's error
+        # A failed subtest's id is its test's and then its parameters (`pkg.mod.Class.test_x
+        # (n=3)`): split at the test's own id, so it reads `pkg.mod.Class::test_x (n=3)`, its
+        # parent's id (`pkg.mod.Class::test_x`, written when no subtest fails) with a suffix.
+        test, space, params = test_id.partition(" ")
+        classname, _, name = test.rpartition(".")
+        name += space + params
+        if "(" in test or not classname:  # setUpClass (pkg.mod.Class), a module's error
             classname, name = "", test_id
         self.classname, self.name, self.seconds = classname, name, seconds
         self.kind = ""  # "" passed, failure, error, skipped

@@ -106,7 +106,8 @@ def suite_tests(
 SUBTEST = re.compile(r"^(?P<parent>\S.*?) (?:\[[^\]]*\]|\([^)]*\))$")
 
 
-def _parent(test_id: str) -> str:
+def subtest_parent(test_id: str) -> str:
+    """The test a subtest's id (`m.T::test_x (n=3)`) belongs to; any other id itself."""
     match = SUBTEST.match(test_id)
     return match.group("parent") if match else test_id
 
@@ -117,7 +118,7 @@ def _folded(counts: Counter[str]) -> Counter[str]:
     out: Counter[str] = Counter()
     subtests: set[str] = set()
     for test_id, times in counts.items():
-        parent = _parent(test_id)
+        parent = subtest_parent(test_id)
         if parent == test_id:
             out[test_id] += times
         elif times > 0:

@@ -40,6 +40,7 @@ from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, test_defined_at
 from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.kept_tests import subtest_parent
 from codegen_ci.gate.original_tests import (
     edited_existing,
     judge_originals,
@@ -92,6 +93,10 @@ class Prover:
     # a progress line for each phase (the proof's base run, re-runs, coverage, cleanup)
     note: Callable[[str], None] = lambda _: None
     runs: int = 0
+    # test commands that wrote no JUnit in the passing round (a typecheck beside the runner,
+    # `npm test`'s `&& npm run check:type:ts`): their base runs name no test either, and that
+    # is no reason the proof cannot tell
+    without_junit: frozenset[str] = frozenset()
 
     def prove(self, outcome: RoundOutcome, flaky: Sequence[FlakyTest] = ()) -> Proof:
         """The proof behind a passing round `outcome` (its JUnit holds the whole suite);
@@ -102,6 +107,9 @@ class Prover:
             return Proof(reason="no JUnit report: which tests ran is unknown", flaky=list(flaky))
         test_files = [p for p in self.worktree.agent_changes() if is_test_file(p)]
         go_tests = self._go_tests(test_files)
+        self.without_junit = frozenset(
+            c.command for c in outcome.round.commands if c.kind == "test" and c.junit_tests is None
+        )
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.note("proving: preparing a worktree on the base commit with the change's tests")
         tree, links = attach_worktree(
@@ -238,7 +246,8 @@ class Prover:
             self.sandbox.new_phase()  # nothing the model's commands left in HOME runs here
         runner = Runner(tree, self.validation, self.work_dir, self.sandbox, self._wrap(tree))
         junit = JUnitResult()
-        for command in map(select, self.validation.test):
+        for written in self.validation.test:
+            command = select(written)
             self.runs += 1
             tag = f"{name}-{self.runs:02d}"
             env = base_env(self._env(tree), tree)
@@ -251,7 +260,8 @@ class Prover:
             run = runner.run(command, env, tag, log)
             record = base_record(command, run.result, run.junit)
             whole = name == "proof"  # the originals' run is narrowed to some files
-            if problem := base_run_problem(record, expects_junit=True, whole_suite=whole):
+            expects_junit = written not in self.without_junit
+            if problem := base_run_problem(record, expects_junit, whole_suite=whole):
                 return junit, f"`{command}`: {problem} (see proof/logs)"
             junit = junit.merge(run.junit)
         return junit, None
@@ -294,6 +304,10 @@ def judge(
     test files applied). A test the base run did not report counts only when it is one of
     the change's (`test_files`; `go_tests` by name) and its container failed as a whole."""
     on_base = _worst(base.cases)
+    for key, failed in list(on_base.items()):  # a failed subtest is its test's failure there
+        parent = subtest_parent(key)
+        if parent != key and failed.outcome in FAILING and parent not in on_base:
+            on_base[parent] = failed
     containers = [_container(c) for c in on_base.values() if c.outcome in FAILING]
     passed_after = {c.key: c for c in after.cases if c.outcome == "passed"}
     proving: list[ProvingTest] = []

@@ -101,7 +101,13 @@ def failures_list(report: Report) -> str:
 
 def junit_missing_note(report: Report) -> str:
     """Test commands that wrote no JUnit: the gate went by their exit codes only."""
-    lines = ["⚠️ **No JUnit report** (the gate went by exit codes only; tests: unknown):"]
+    counted = bool(report.rounds) and report.rounds[-1].tests.total > 0
+    what = (
+        "the gate went by these commands' exit codes; the test counts are the other commands'"
+        if counted
+        else "the gate went by exit codes only; tests: unknown"
+    )
+    lines = [f"⚠️ **No JUnit report** ({what}):"]
     for missing in report.junit_missing[:5]:
         lines.append(f"- {code_span(missing.command)}: {tool_words(missing.hint, 400)}")
     return "\n".join(lines)
@@ -150,6 +156,8 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
         f"## Validation ({rounds_text(report)}, status **{report.status}**)\n"
         + rounds_table(report.rounds)
     )
+    if note := preexisting_lint_text(report):
+        parts.append(note)
     if section := proof_section(report):
         parts.append(section)
     if report.junit_missing:
@@ -175,6 +183,18 @@ def pr_body(report: Report, *, task: str, issue_number: int | None, run_url: str
     return "\n\n".join(parts)
 
 
+def preexisting_lint_text(report: Report) -> str:
+    """A lint command whose `exit 1` the rounds table shows although the run succeeded: it
+    failed on the base commit already, and only errors the change adds count."""
+    if not report.preexisting_lint:
+        return ""
+    commands = ", ".join(code_span(lint.command) for lint in report.preexisting_lint)
+    return (
+        f"Lint that already fails on the base commit: {commands} (pre-existing, left to you; "
+        "only errors the change adds count against it)."
+    )
+
+
 def failure_comment(report: Report, *, run_url: str | None) -> str:
     if report.reason == Reason.NO_CHANGE:
         ran = escape_md(report.error, 500) if report.error else ""
@@ -191,6 +211,7 @@ def failure_comment(report: Report, *, run_url: str | None) -> str:
         parts.append(section)
     if report.rounds:
         parts.append(rounds_table(report.rounds))
+    parts.append(preexisting_lint_text(report))
     if report.junit_missing:
         parts.append(junit_missing_note(report))
     parts.append(f"Usage: {usage_line(report)}.")
@@ -218,6 +239,8 @@ def summary_markdown(report: Report, *, run_url: str | None) -> str:
         parts += [f"| {r.iteration} | {commands_cell(r)} | {_totals(r)} |" for r in report.rounds]
         parts += refused_rounds(report.rounds)
         parts += _failures(report.rounds[-1])
+    if note := preexisting_lint_text(report):
+        parts += ["", note]
     if section := proof_section(report, "###"):
         parts += ["", section]
     if report.files_changed:

@@ -346,3 +346,25 @@ def test_a_coverage_threshold_asks_for_tests_of_the_lines_no_test_runs(
     assert "changed lines run by no test" in asked and f"\n{BUMP_PATCH_BODY}\n" in asked
     assert "2 of the 3 changed executable lines (67%" in asked
     assert report["proof"]["changed_lines"]["covered"] == report["proof"]["changed_lines"]["total"]
+
+
+def test_a_test_command_that_writes_no_junit_beside_the_runner_does_not_void_the_proof(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """commander.js: init writes `npm test`'s `node --test && npm run check:type:ts` as two
+    test commands, the typecheck with no JUnit; the proof was `not_applicable` ("it wrote no
+    JUnit report") for every change. A command that wrote none in the passing round names no
+    test on the base either: the runner's tests still prove the fix."""
+    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
+    validation = {
+        "test": ["python -m pytest -q -p no:cacheprovider tests", "python -m compileall -q src"],
+        "timeout": 120,
+    }
+
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=validation))
+
+    assert code == 0, output
+    assert report["proof"]["status"] == "proven", report["proof"]
+    assert [t["id"] for t in report["proof"]["fail_to_pass"]] == [
+        "tests.test_version::test_bump_minor_resets_patch"
+    ]

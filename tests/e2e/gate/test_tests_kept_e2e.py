@@ -169,3 +169,39 @@ def test_under_xdist_a_deleted_test_is_known_from_the_pre_flight_alone(
     assert code == 1, output
     assert report["removed_tests"] == [{"id": BUG_ID, "how": "removed", "count": 1}]
     assert not (out / "baseline").exists()  # the pre-flight's collection listed it
+
+
+def test_a_typecheck_beside_the_runner_leaves_the_kept_tests_check_on(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """commander.js: `npm test` is `node --test && npm run check:type:ts`, two test commands
+    whose second (tsd, tsc) writes no JUnit. The base run was taken as unable to tell ("it
+    wrote no JUnit report") and the check was off: `describe.skip` on the failing suite passed
+    as success. Here the typecheck is a `tsc` on PATH that writes nothing."""
+    tsc = sample_repo.path / "bin" / "tsc"
+    sample_repo.commit({"bin/tsc": "#!/bin/sh\nexit 0\n"}, "a typecheck")
+    tsc.chmod(0o755)
+    sample_repo.git("add", "-A")
+    sample_repo.git("commit", "-q", "-m", "executable")
+    model_env.add(
+        edit(VERSION, FIXED_LINE_OLD, FIXED_LINE_NEW),
+        edit(
+            TEST_FILE,
+            "def test_bump_major",
+            "import pytest\n\n\n@pytest.mark.skip\ndef test_bump_major",
+        ),
+        Reply("Fixed; skipped a test."),
+        *give_up(),
+    )
+    validation = {
+        "test": [f"{PYTEST_CMD} --junitxml=reports/junit.xml", "PATH=bin:$PATH tsc --noEmit"],
+        "junit": ["reports/junit.xml"],
+        "timeout": 120,
+    }
+    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 1, output
+    removed = "tests.test_version::test_bump_major"
+    assert report["removed_tests"] == [{"id": removed, "how": "skipped", "count": 1}]

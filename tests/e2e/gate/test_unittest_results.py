@@ -103,3 +103,57 @@ def test_unittest_rounds_have_totals_and_failing_test_ids(
     assert failure["file"] == "tests/test_version.py" and failure["line"] == 11
     assert second["tests"] == {"total": 3, "passed": 2, "failed": 0, "errors": 0, "skipped": 1}
     assert "AssertionError" in (out / "logs" / "round-1-01-test.log").read_text()
+
+
+SUBTEST_PY = """\
+import unittest
+
+from semver.version import bump_minor
+
+
+class BumpTest(unittest.TestCase):
+    def test_minor_resets_patch(self):
+        for patch in (0, 5):
+            with self.subTest(patch=patch):
+                self.assertEqual(bump_minor((3, 4, patch)), (3, 5, 0))
+"""
+
+
+def test_failing_subtests_fixed_keep_their_test(
+    tmp_path: Path, model_env: ScriptedModelServer
+) -> None:
+    """A unittest test whose subtests fail on the base commit is listed there by its failed
+    subtests only (`pkg.mod.Class::test_x (patch=5)`), and after the fix by itself: the same
+    test, kept, not one removed (more-itertools' `subTest` suites were refused so)."""
+    repo = make_repo(tmp_path)
+    (repo / "tests" / "test_version.py").write_text(SUBTEST_PY)
+    subprocess.run(["git", "commit", "-qam", "subtests"], cwd=repo, check=True)
+    model_env.add(edit("(major, minor + 1, patch)", "(major, minor + 1, 0)"), Reply("done"))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "version": 1,
+                "task": "bump_minor must reset the patch number.",
+                "validation": {"test": [UNITTEST], "timeout": 120, "proof": {"tests": "preferred"}},
+                "limits": {"max_iterations": 1},
+            }
+        )
+    )
+    out = tmp_path / "out"
+
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(repo), "--output-dir", str(out)]
+    )
+
+    report = json.loads((out / "report.json").read_text())
+    assert (result.exit_code, report["status"]) == (0, "success"), result.output
+    assert [f["id"] for f in report["preflight"]["failures"]] == [
+        "tests.test_version.BumpTest::test_minor_resets_patch (patch=5)"
+    ]
+    assert report["rounds"][-1]["tests"]["passed"] == 1
+    # the base commit's failing subtest proves its test
+    assert report["proof"]["status"] == "proven"
+    assert [t["id"] for t in report["proof"]["fail_to_pass"]] == [
+        "tests.test_version.BumpTest::test_minor_resets_patch"
+    ]

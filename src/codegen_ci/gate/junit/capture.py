@@ -206,6 +206,26 @@ GENERIC = (
 )
 
 
+# A typecheck written as a test command (`npm test`'s `&& npm run check:type:ts`, `tsd`): it
+# names no tests, so no JUnit report is to be had from it.
+TYPECHECK = re.compile(r"(?:^|[\s&;|(])(?:npx\s+)?(?:tsc|tsd|vue-tsc|svelte-check|mypy|pyright)\b")
+TYPECHECK_HINT = (
+    "a typecheck, not a test runner: it names no tests, its exit code decides (its place "
+    "could be `validation.lint`)"
+)
+
+
+def is_typecheck(command: str, cwd: Path) -> bool:
+    """A typecheck (`tsc`, `tsd`, `mypy`, ... directly or through a package.json script)
+    that asks for no JUnit: a command that never names tests, so none is to be expected."""
+    text = command + " " + _script(command, cwd)
+    return (
+        TYPECHECK.search(text) is not None
+        and not runners.asks_for_junit(text)
+        and runners.junit_hint(text) is None
+    )
+
+
 def junit_hint(command: str, cwd: Path) -> str:
     """The way to get JUnit from the runner `command` uses; when it already asks for JUnit,
     where the report goes instead (what `validation.junit` must match)."""
@@ -218,6 +238,8 @@ def junit_hint(command: str, cwd: Path) -> str:
             f"the command already asks for JUnit; list {target}{default} in "
             "`validation.junit` (a glob relative to the repository) so the gate reads it"
         )
+    if is_typecheck(command, cwd):
+        return TYPECHECK_HINT
     return runners.junit_hint(text) or GENERIC
 
 

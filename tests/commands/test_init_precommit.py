@@ -1,0 +1,83 @@
+"""CI's `pre-commit run` as the checks its well-known hooks run (commands/init_precommit.py):
+init writes them in their checking form, and leaves out the hooks only pre-commit runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from codegen_ci.cli import cli
+from codegen_ci.spec.layers import load_layer_file
+
+# pallets/itsdangerous at 672971d66a2ef9f85151e53283113f33d642dabd: .pre-commit-config.yaml
+# (revisions cut) and the run line of .github/workflows/pre-commit.yaml.
+PRE_COMMIT_CONFIG = """\
+repos:
+  - repo: https://github.com/astral-sh/ruff-pre-commit
+    rev: v0.11.11
+    hooks:
+      - id: ruff
+      - id: ruff-format
+  - repo: https://github.com/pre-commit/pre-commit-hooks
+    rev: v5.0.0
+    hooks:
+      - id: check-merge-conflict
+      - id: trailing-whitespace
+"""
+RUN = (
+    "uv run --locked --group pre-commit pre-commit run --show-diff-on-failure "
+    "--color=always --all-files"
+)
+PYPROJECT = '[project]\nname = "m"\n[tool.ruff]\nfix = true\n[tool.pytest.ini_options]\n'
+
+
+def repo_with(tmp_path: Path, steps: list[dict[str, str]]) -> Path:
+    (tmp_path / ".pre-commit-config.yaml").write_text(PRE_COMMIT_CONFIG)
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    job = {"runs-on": "ubuntu-latest", "steps": [{"uses": "actions/checkout@v4"}, *steps]}
+    workflow = {"name": "checks", "on": ["push"], "jobs": {"main": job}}
+    (workflows / "pre-commit.yaml").write_text(yaml.safe_dump(workflow))
+    return tmp_path
+
+
+def test_the_hooks_of_ruff_become_its_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """itsdangerous: CI runs ruff and ruff-format through pre-commit; init left the whole line
+    out (pre-commit needs the network) and dropped its own `ruff check .` as "the
+    repository's CI does not run it"."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo = repo_with(tmp_path, [{"run": RUN}, {"run": "python -m pytest"}])
+
+    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
+
+    assert result.exit_code == 0, result.output
+    validation = load_layer_file(repo / ".codegen.yml", is_spec=False)["validation"]
+    assert validation["lint"] == ["ruff check --no-fix .", "ruff format --check ."]
+    assert (
+        "lint: ruff check --no-fix .  (from .github/workflows/pre-commit.yaml, job main, "
+        "pre-commit hook ruff: ruff check .)" in result.output
+    )
+    assert (
+        "left out: pre-commit hook trailing-whitespace (.github/workflows/pre-commit.yaml, job "
+        "main): runs only through pre-commit" in result.output
+    )
+    assert "the repository's CI does not run it" not in result.output
+
+
+def test_one_named_hook_or_no_known_hook_leaves_the_line_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo = repo_with(tmp_path, [{"run": "pre-commit run trailing-whitespace --all-files"}])
+
+    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
+
+    assert result.exit_code == 0, result.output
+    assert "pre-commit installs its hooks from the network" in result.output
+    assert "pre-commit hook" not in result.output
