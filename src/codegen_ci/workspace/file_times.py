@@ -44,7 +44,7 @@ from codegen_ci.errors import GitError
 from codegen_ci.workspace import git, isolated_repo
 
 REGULAR_MODES = frozenset({"100644", "100755"})
-_CHUNK = 1 << 16
+_CHUNK = 1 << 20
 
 
 def copy_times(repo: Path, tree: Path) -> int:
@@ -63,6 +63,7 @@ def copy_times(repo: Path, tree: Path) -> int:
     except (GitError, OSError):
         return 0
     guard = _FolderGuard(checkout, tree)
+    source, target = f"{checkout}/", f"{tree}/"
     copied = 0
     for entry in listing.split("\0"):
         meta, _, rel = entry.partition("\t")
@@ -70,7 +71,7 @@ def copy_times(repo: Path, tree: Path) -> int:
             continue
         if rel in differing or rel in unlooked or not guard.safe(rel):
             continue
-        copied += _copy_time(checkout / rel, tree / rel)
+        copied += _copy_time(source + rel, target + rel)
     return copied
 
 
@@ -123,10 +124,10 @@ def _plain_folder(path: Path) -> bool:
         return False
 
 
-def _copy_time(source: Path, target: Path) -> int:
+def _copy_time(source: str, target: str) -> int:
     """1 when `target` got `source`'s times (both regular files, the same bytes), else 0."""
     try:
-        src, dst = source.lstat(), target.lstat()
+        src, dst = os.lstat(source), os.lstat(target)
         if not (stat.S_ISREG(src.st_mode) and stat.S_ISREG(dst.st_mode)):
             return 0
         if src.st_size != dst.st_size or not _same_bytes(source, target):
@@ -137,18 +138,25 @@ def _copy_time(source: Path, target: Path) -> int:
     return 1
 
 
-def _same_bytes(one: Path, other: Path) -> bool:
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _same_bytes(one: str, other: str) -> bool:
     """Whether two regular files hold the same bytes (opened without following a link or
     blocking on a FIFO swapped in since they were looked at)."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    with open(os.open(one, flags), "rb") as a, open(os.open(other, flags), "rb") as b:
-        if not (stat.S_ISREG(os.fstat(a.fileno()).st_mode)):
-            return False
-        if not (stat.S_ISREG(os.fstat(b.fileno()).st_mode)):
-            return False
-        while True:
-            left, right = a.read(_CHUNK), b.read(_CHUNK)
-            if left != right:
+    a = os.open(one, _OPEN)
+    try:
+        b = os.open(other, _OPEN)
+        try:
+            if not (stat.S_ISREG(os.fstat(a).st_mode) and stat.S_ISREG(os.fstat(b).st_mode)):
                 return False
-            if not left:
-                return True
+            while True:
+                left, right = os.read(a, _CHUNK), os.read(b, _CHUNK)
+                if left != right:
+                    return False
+                if not left:
+                    return True
+        finally:
+            os.close(b)
+    finally:
+        os.close(a)
