@@ -58,3 +58,28 @@ def test_the_preflight_compiles_nothing_the_checkouts_target_already_built(
     log = preflight_log(out)
     assert "running 1 test" in log, log
     assert "Compiling stock" not in log, log
+
+
+def test_a_build_of_the_users_uncommitted_edit_is_never_taken_for_the_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkout's `target/` holds a build of an edit the user has not committed (a wrong
+    `remove`): the worktree's `src/lib.rs` is the base's, so it keeps its new time, cargo
+    compiles it, and the pre-flight's test passes on the base code."""
+    monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")
+    monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
+    repo = _git_repo(
+        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": LIB_RS, ".gitignore": "target/\n"}
+    )
+    edited = LIB_RS.replace("stock.saturating_sub(n)", "stock.saturating_add(n)")
+    (repo.path / "src/lib.rs").write_text(edited)
+    test = ["/usr/bin/cargo", "test", "--offline", "--no-run", "-q"]
+    subprocess.run(test, cwd=repo.path, check=True, capture_output=True)
+    spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
+
+    code, output, out, report = run_cli(repo, spec, "--dry-run")
+
+    assert code == 0, output
+    log = preflight_log(out)
+    assert "Compiling stock" in log, log
+    assert report["rounds"][0]["tests"]["failed"] == 0, log
