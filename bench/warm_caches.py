@@ -3,7 +3,8 @@
 For each command: the median wall time run directly (the user's warm cache) and run confined
 through the real runner (`proc.run_shell`) with the sandbox's environment (Go's build cache
 copied into the phase's scratch, security/warm_caches.py; cargo's `target/` copied into the
-worktree, workspace/dependency_links.py), on each backend that can be set up. Also the one-off
+worktree, workspace/dependency_links.py, its files with the checkout's times,
+workspace/file_times.py), on each backend that can be set up. Also the one-off
 cost of copying the caches (opening the sandbox, making the worktree). Projects are made in a
 temporary HOME: a Go module of a few packages (standard library only), a crate with a path
 dependency (Debian's cargo and rustc), a pytest suite."""
@@ -22,6 +23,7 @@ from typing import Any
 
 from codegen_ci.security.sandbox import SandboxUnavailable, open_sandbox
 from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.file_times import copy_times
 from codegen_ci.workspace.proc import run_shell
 
 GO_PACKAGE = """package p{n}
@@ -150,11 +152,13 @@ def _projects(root: Path, env: dict[str, str]) -> dict[str, tuple[Path, str]]:
 
 
 def _worktree(checkout: Path, root: Path, name: str, mode: str) -> Path:
-    """The run's worktree of `checkout`, with its caches copied (as a run makes it)."""
+    """The run's worktree of `checkout`, with its caches copied and the times of its files
+    the checkout's (as a run makes it: workspace/file_times.py)."""
     tree = root / f"tree-{name}-{mode}"
     subprocess.run(
         ["git", "worktree", "add", "-q", "--detach", str(tree), "HEAD"], cwd=checkout, check=True
     )
+    copy_times(checkout, tree)
     link_dependencies(checkout, tree)
     return tree
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from codegen_ci.security.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from codegen_ci.workspace.dependency_links import link_dependencies
+from codegen_ci.workspace.file_times import copy_times
 from codegen_ci.workspace.proc import run_shell
 
 MODULE = (
@@ -140,6 +141,7 @@ def next_run(
                 subprocess.run(
                     ["git", "worktree", "add", "-q", "--detach", str(t), "HEAD"], cwd=checkout
                 )
+                copy_times(checkout, t)
                 link_dependencies(checkout, t)
                 sandbox = open_sandbox(e, git_dir=checkout / ".git", checkout=checkout, caches=c)
                 try:
@@ -205,13 +207,15 @@ def _project(where: Path, node_modules: Path, files: int, lib: str, isolated: bo
 
 
 def _worktree(checkout: Path, root: Path, name: str) -> Path:
-    """The run's worktree of `checkout`, its node_modules copied (as a run makes it)."""
+    """The run's worktree of `checkout`, its node_modules copied and its files the checkout's
+    times (as a run makes it)."""
     folder = root / f"tree-{name}"
     folder.mkdir(mode=0o700)
     tree = folder / "tree"
     subprocess.run(
         ["git", "worktree", "add", "-q", "--detach", str(tree), "HEAD"], cwd=checkout, check=True
     )
+    copy_times(checkout, tree)
     link_dependencies(checkout, tree)
     return tree
 

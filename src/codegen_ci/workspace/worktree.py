@@ -7,7 +7,9 @@ live outside the repository's `.git` directory (see `worktrees_root`): jest, vit
 tool built on watchman or haste maps ignore each path containing `/.git/`, so a worktree under
 `.git/` has no tests for them. They live in a fresh private folder of the run's own
 (workspace/private_dir.py), never at a path another user could guess and make first.
-Dependencies installed in the checkout are linked in (workspace/dependency_links.py).
+Dependencies installed in the checkout are linked in (workspace/dependency_links.py); files
+identical to the checkout's get its modification times, so its build caches stay warm
+(workspace/file_times.py).
 
 Files that validation commands create (reports, caches, `.coverage`) are tracked as artifacts
 and left out of the commit; so are protected paths, which are restored. A file a command
@@ -36,6 +38,7 @@ from pathlib import Path
 from codegen_ci.errors import GitError
 from codegen_ci.workspace import commit_guard, git, git_guard
 from codegen_ci.workspace.dependency_links import is_linked, link_dependencies, unlink_dependencies
+from codegen_ci.workspace.file_times import copy_times
 from codegen_ci.workspace.git import trust_directory
 from codegen_ci.workspace.git_guard import RefGuard, RefState, claim_branch
 from codegen_ci.workspace.paths import (
@@ -426,6 +429,7 @@ def create_worktree(
     else:
         flag = "-B" if reset_branch else "-b"
         worktree_git(repo, ["add", "-q", flag, branch, str(path), base_commit])
+    copy_times(repo, path)  # the checkout's build caches stay warm (file_times.py)
     links = link_dependencies(repo, path)
     return Worktree(repo, path, branch, base_commit, tuple(protected), links=links)
 
@@ -438,6 +442,7 @@ def attach_worktree(
     check_private(path.parent)
     trust_directory(path)
     worktree_git(repo, ["add", "-q", "--detach", str(path), commit])
+    copy_times(repo, path)
     return path, link_dependencies(repo, path, lender=lender)
 
 
