@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shlex
 import shutil
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.runners.base import plain_tokens
+from codegen_ci.runners.base import plain_tokens, with_tool_path
 from codegen_ci.runners.pytest import mentions_pytest as mentions_pytest
 from codegen_ci.security import guarded_read, guarded_write
 
@@ -179,8 +178,7 @@ def prepare(
     ids_file = plugin_dir / f"{tag}-ids.txt"
     ids_file.write_text("".join(f"{i}\n" for i in dict.fromkeys(junit_ids)), encoding="utf-8")
     status = (io_dir or plugin_dir) / f"{tag}-status.jsonl"
-    out = dict(env)
-    out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
+    out = with_tool_path(env, plugin_dir)
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {PLUGIN}".strip()
     out[IDS_ENV] = str(ids_file)
     out[MODE_ENV] = mode

@@ -12,11 +12,11 @@ harness's side: the runner's file put where the command can read it.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from codegen_ci.runners.base import with_tool_path
 from codegen_ci.runners.unittest import RUNNER, junit_command
 
 __all__ = ["JUNIT_ENV", "RUNNER_SOURCE", "junit_command", "prepare"]
@@ -35,7 +35,6 @@ def prepare(env: Mapping[str, str], tool_dir: Path, report: Path) -> dict[str, s
     runner = runner_dir / f"{RUNNER}.py"
     if not runner.is_file():
         shutil.copyfile(RUNNER_SOURCE, runner)
-    out = dict(env)
-    out["PYTHONPATH"] = os.pathsep.join([str(runner_dir), *filter(None, [env.get("PYTHONPATH")])])
+    out = with_tool_path(env, runner_dir)
     out[JUNIT_ENV] = str(report)
     return out

@@ -45,6 +45,7 @@ from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.project_source import ImportCheck, check_sources
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner, command_places
 from codegen_ci.report import CommandKind, CommandResult, Failure, RemovedTest, Round
+from codegen_ci.runners.base import keep_tool_paths
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
@@ -418,7 +419,12 @@ class Validator:
         wrap = self._wrap("test")
         timeout = self.validation.timeout
         result = run_shell(
-            command, cwd=self.worktree.path, env=env, timeout=timeout, output_path=log, wrap=wrap
+            keep_tool_paths(command, env),
+            cwd=self.worktree.path,
+            env=env,
+            timeout=timeout,
+            output_path=log,
+            wrap=wrap,
         )
         plugin = pytest_commands.keep(status, places.tool_dir, self.output_dir)
         if pytest_commands.failed_to_load(plugin, result.excerpt(4000)):

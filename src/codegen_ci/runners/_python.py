@@ -52,7 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.runners.base import CoverageAsk, CoveragePlan, plain_tokens
+from codegen_ci.runners.base import CoverageAsk, CoveragePlan, plain_tokens, with_tool_path
 
 # The interpreter a command starts (`python`, `python3.11`, `.venv/bin/python`).
 PYTHON = re.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
@@ -147,8 +147,7 @@ def coverage_env(
     slipcover in `vendor/` and `codegen_cov_select`, which acts only under coverage.py's C
     tracer) on PYTHONPATH; the selection loaded into pytest by PYTEST_ADDOPTS `-p
     codegen_cov_select`, run by unittest commands as `-m codegen_cov_select`."""
-    out = dict(env)
-    out["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *filter(None, [env.get("PYTHONPATH")])])
+    out = with_tool_path(env, plugin_dir)
     out["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -p {SELECT_PLUGIN}".strip()
     out[SELECT_ENV] = os.pathsep.join(sources)
     return out

@@ -9,6 +9,7 @@ file of the repository, read by the caller through the guarded reader), a `Cover
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -445,3 +446,37 @@ def summed_totals(text: str, ran: re.Pattern[str], skipped: re.Pattern[str]) -> 
     if not counts:
         return None
     return Totals(sum(counts), sum(int(n) for n in skipped.findall(text)))
+
+
+# -- the tool's own folders on a Python command's import path ---------------------------------
+# The tool's plugins (pytest's codegen_first, the unittest runner, the coverage run) reach the
+# repository's interpreter through PYTHONPATH. A command that sets PYTHONPATH itself
+# (`PYTHONPATH=src python -m pytest`, as init writes it for a src layout) replaces that value:
+# the plugin could not be imported, every plugin run was repeated without it and the coverage
+# run measured nothing. The folders the tool added are kept in TOOL_PATHS_ENV and appended to
+# the command's own value (`keep_tool_paths`), after it: the command's paths still come first.
+TOOL_PATHS_ENV = "CODEGEN_TOOL_PYTHONPATH"
+ASSIGNED_PYTHONPATH = re.compile(
+    r"^((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"])*\s+)*?PYTHONPATH=)"
+    r"((?:'[^']*'|\"[^\"]*\"|[^\s'\"])*)(?=\s)"
+)
+
+
+def with_tool_path(env: Mapping[str, str], folder: Path) -> dict[str, str]:
+    """`env` with one of the tool's folders first on PYTHONPATH (and noted in TOOL_PATHS_ENV)."""
+    out = dict(env)
+    for name in ("PYTHONPATH", TOOL_PATHS_ENV):
+        out[name] = os.pathsep.join([str(folder), *filter(None, [env.get(name)])])
+    return out
+
+
+def keep_tool_paths(command: str, env: Mapping[str, str]) -> str:
+    """`command` with the tool's folders (`with_tool_path`) appended to a PYTHONPATH it assigns
+    in its leading assignments; unchanged when it assigns none."""
+    tool = env.get(TOOL_PATHS_ENV)
+    found = ASSIGNED_PYTHONPATH.match(command)
+    if not tool or found is None:
+        return command
+    tail = os.pathsep.join(shlex.quote(p) for p in tool.split(os.pathsep) if p)
+    value = f"{found[2]}{os.pathsep}{tail}" if found[2] else tail
+    return f"{found[1]}{value}{command[found.end() :]}"

@@ -26,6 +26,7 @@ from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
 from codegen_ci.gate.junit.libtest import libtest_result
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
+from codegen_ci.runners.base import keep_tool_paths
 from codegen_ci.security import guarded_read
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
@@ -66,7 +67,8 @@ def run_test_command(
     globs = globs or runners.configured_reports(command, env, _reader(cwd))  # nextest's profile
     before = _report_candidates(command, places, globs)
     result = run_shell(
-        runners.every_test(command),  # cargo: a failing test binary stops no other
+        # cargo: a failing test binary stops no other; the tool's plugins stay importable
+        keep_tool_paths(runners.every_test(command), env),
         cwd=cwd,
         env=env,
         timeout=validation.timeout,
