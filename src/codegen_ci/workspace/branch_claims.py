@@ -103,6 +103,15 @@ def live(common: Path) -> frozenset[str]:
     return frozenset(names)
 
 
+def others(common: Path) -> frozenset[str]:
+    """The branches other live processes have claimed in the repository (`live` less this
+    process's own)."""
+    place = str(folder(common))
+    with _LOCK:
+        own = {branch for where, branch in _HELD if where == place}
+    return live(common) - own
+
+
 def _held_name(path: Path) -> str | None:
     """The branch a claim file names, if a process holds its lock; None if it is stale."""
     try:
