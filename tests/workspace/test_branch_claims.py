@@ -45,6 +45,19 @@ def test_a_live_claim_is_honoured_and_a_dead_ones_is_ignored(sample_repo: Sample
     assert branch_claims.claim(common, "codegen/theirs")
     assert branch_claims.claim(common, "codegen/theirs")  # this process's again: idempotent
     assert branch_claims.live(common) == {"codegen/theirs"}
+    assert branch_claims.others(common) == frozenset()
+
+
+def test_a_dead_runs_claim_file_goes_when_a_run_next_claims(sample_repo: SampleRepo) -> None:
+    common = sample_repo.path / ".git"
+    with held_elsewhere(common, "codegen/gone"), held_elsewhere(common, "codegen/alive"):
+        pass
+    with held_elsewhere(common, "codegen/alive"):
+        assert branch_claims.claim(common, "codegen/new")
+        files = sorted(p.name for p in branch_claims.folder(common).iterdir())
+        assert branch_claims.others(common) == {"codegen/alive"}
+    names = ("codegen/alive", "codegen/new")
+    assert files == sorted(branch_claims._file_name(n) for n in names)
 
 
 def test_a_claims_folder_that_is_not_ours_is_not_read(sample_repo: SampleRepo) -> None:

@@ -9,7 +9,9 @@ take each other's new branch for a ref a command moved (workspace/git_guard.py).
 A run claims its branch before it makes it (`claim`) and keeps the lock until its process
 ends: the kernel drops it when the process dies, however it dies. `live` lists the branches
 whose lock some process holds now (this one's included); a claim file nobody holds is a dead
-run's, stale, and ignored (and taken over by the next run of that branch).
+run's, stale, and ignored (taken over by the next run of that branch, or removed when a run
+next claims a branch: each file is removed under its own lock, and a claimer checks that the
+file it locked is still the one at its path).
 
 Why confined commands cannot claim a branch to hide a ref they move: the claims live in the
 repository's git directory, which every confined command sees read-only (docs/sandbox.md),
@@ -27,6 +29,7 @@ import hashlib
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
 from codegen_ci.errors import InputError
@@ -34,6 +37,7 @@ from codegen_ci.workspace.private_dir import refusal
 
 FOLDER = ("codegen-ci", "claims")
 MAX_NAME_BYTES = 4096
+TRIES = 5
 
 _HELD: dict[tuple[str, str], int] = {}  # (claims folder, branch) -> the locked descriptor
 _LOCK = threading.Lock()
@@ -64,27 +68,59 @@ def claim(common: Path, branch: str) -> bool:
         if _refused(place):
             return False
         path = place / _file_name(branch)
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-        try:
-            fd = os.open(path, flags, 0o600)
-        except OSError:
+        fd = _locked(path, branch)
+        if fd is None:
             return False
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-            os.close(fd)
-            return False
+        os.pwrite(fd, branch.encode(), 0)  # a stale file of this name already holds it
+        _HELD[key] = fd
+    _sweep(place)
+    return True
+
+
+def _locked(path: Path, branch: str) -> int | None:
+    """`path` opened (made if need be) and locked, still at `path`; None where it cannot be.
+    A lock refused may be a sweeper's, for a moment (`_sweep`): tried again before it counts
+    as another run's."""
+    for attempt in range(TRIES):
+        fd = _open(path, os.O_RDWR | os.O_CREAT)
+        if fd is None:
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return None
+            if attempt == TRIES - 1:
                 raise Claimed(
                     f"branch {branch} is in use by another codegen-ci run on this repository"
                 ) from None
-            return False
-        os.pwrite(fd, branch.encode(), 0)  # a stale file of this name already holds it
-        _HELD[key] = fd
-        return True
+            time.sleep(0.02)
+            continue
+        if _same_file(fd, path):
+            return fd
+        os.close(fd)  # swept away meanwhile: take the new one
+    return None
+
+
+def _sweep(place: Path) -> None:
+    """Remove the claim files no process holds (dead runs'), each under its lock so that no
+    run can be taking it meanwhile: the folder keeps only live claims."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(place):
+            path = Path(entry.path)
+            if not entry.name.endswith(".lock") or (fd := _open(path, os.O_RDONLY)) is None:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue  # held: a live run's
+            try:
+                if _same_file(fd, path):
+                    path.unlink()
+            finally:
+                os.close(fd)
 
 
 def live(common: Path) -> frozenset[str]:
@@ -114,14 +150,10 @@ def others(common: Path) -> frozenset[str]:
 
 def _held_name(path: Path) -> str | None:
     """The branch a claim file names, if a process holds its lock; None if it is stale."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
+    fd = _open(path, os.O_RDONLY)
+    if fd is None:
         return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
@@ -130,6 +162,28 @@ def _held_name(path: Path) -> str | None:
         return None  # nobody holds it: a dead run's (closing `fd` drops our shared lock)
     finally:
         os.close(fd)
+
+
+def _open(path: Path, flags: int) -> int | None:
+    """A claim file: this user's regular file, no link followed; None for anything else."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)
+        return None
+    return fd
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        there = path.lstat()
+    except OSError:
+        return False
+    here = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _file_name(branch: str) -> str:
