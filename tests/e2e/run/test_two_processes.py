@@ -49,7 +49,7 @@ def test_two_runs_at_once_each_keep_their_own_branch(
     # alpha's command runs while beta makes its branch (it waits for it, in the sandbox, with
     # the git directory read-only); beta goes on only once alpha has finished
     waits = (
-        "touch .started; for i in $(seq 600); do "
+        "touch .started; for i in $(seq 1200); do "
         f"git rev-parse -q --verify refs/heads/{BETA} >/dev/null && break; sleep 0.05; done; "
         "rm .started"
     )
