@@ -151,21 +151,29 @@ def execute(spec: Spec, ctx: RunContext) -> Report:
         ctx.progress.stage("cleanup: the run's worktrees")
         baseline.close()
         sandbox.close()
-        if ctx.dry_run:
-            ctx.worktree.discard()
-            report.branch = None
-        elif (committed := finalize(spec, ctx.worktree, ctx.output_dir, report)) is not None:
-            report.commit, report.files_changed = committed.commit, committed.files
-            report.refusals += committed.refusals
-            report.branch = report.branch if committed.commit else None
-            report.worktree = None
-            if committed.no_change:
-                report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
-        report.duration_s = round(time.monotonic() - started, 3)
-        report.output_capped = output_cap.read_notes(ctx.output_dir)
-        report.write(ctx.output_dir)
-        # Logs, JUnit copies and the transcript hold what tests printed: mask secrets there too.
-        REDACTOR.redact_tree(ctx.output_dir)
+        try:
+            if ctx.dry_run:
+                ctx.worktree.discard()
+                report.branch = None
+            elif (committed := finalize(spec, ctx.worktree, ctx.output_dir, report)) is not None:
+                report.commit, report.files_changed = committed.commit, committed.files
+                report.refusals += committed.refusals
+                report.branch = report.branch if committed.commit else None
+                report.worktree = None
+                if committed.no_change:
+                    report.finish(Status.FAILED, Reason.NO_CHANGE, NO_CHANGE)
+        except CodegenError as exc:  # git failed at the end (its worktree is gone all the same)
+            if report.branch and not git.branch_exists(ctx.repo, report.branch):
+                report.branch = None
+            if report.status != Status.ERROR:  # else the run's own error is the one raised
+                report.finish(Status.ERROR, _error_reason(exc), REDACTOR.redact(exc.message))
+                raise
+        finally:
+            report.duration_s = round(time.monotonic() - started, 3)
+            report.output_capped = output_cap.read_notes(ctx.output_dir)
+            report.write(ctx.output_dir)
+            # Logs, JUnit copies and the transcript hold what tests printed: mask them too.
+            REDACTOR.redact_tree(ctx.output_dir)
     return report
 
 

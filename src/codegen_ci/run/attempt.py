@@ -29,7 +29,7 @@ from codegen_ci.report import Report
 from codegen_ci.run.directory import RunState
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.spec.model import Spec, slugify
-from codegen_ci.workspace import git
+from codegen_ci.workspace import branch_claims, git
 from codegen_ci.workspace.finalize import GENERATED_BY, task_trailer
 from codegen_ci.workspace.proc import defer_interrupt
 from codegen_ci.workspace.slots import Slot
@@ -118,9 +118,16 @@ def open_worktree(
 
 def branch_for(root: Path, wanted: str, spec: Spec) -> str:
     """`wanted`, `wanted-2`, ...: the first that an earlier run of this task left (to update)
-    or that does not exist yet."""
+    or that does not exist yet, that no worktree is on (a killed run's, its branch deleted
+    since) and that no other live codegen-ci process has claimed (workspace/branch_claims.py:
+    a run of the same task at the same time)."""
+    listing = git.git(["worktree", "list", "--porcelain"], root, check=False).splitlines()
+    claimed = branch_claims.others(git.common_dir(root))
     name, n = wanted, 1
-    while git.branch_exists(root, name) and not rerun_branch(root, name, spec):
+    while name in claimed or (
+        (git.branch_exists(root, name) or f"branch refs/heads/{name}" in listing)
+        and not rerun_branch(root, name, spec)
+    ):
         n += 1
         name = f"{wanted}-{n}"
     return name

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -30,9 +31,10 @@ from codegen_ci.security.inert_text import for_commit, quoted_lines
 from codegen_ci.security.redact import REDACTOR
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Spec
+from codegen_ci.workspace import git
 from codegen_ci.workspace.file_kinds import is_source_file
 from codegen_ci.workspace.paths import LINK_REFUSED
-from codegen_ci.workspace.worktree import Worktree
+from codegen_ci.workspace.worktree import Worktree, worktree_git
 
 REF_MOVED = "git ref moved by a command; restored"
 GIT_TAMPERED = "git hooks/config changed by a command; restored"
@@ -81,9 +83,36 @@ class Committed:
 def finalize(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -> Committed | None:
     """Commit exactly the agent's changes, write diff.patch, then drop the worktree (and its
     branch, when nothing was committed). None for an interrupted run: its worktree is kept for
-    `codegen-ci resume`. `report` is read (the commit message tells the run), not written."""
+    `codegen-ci resume`. `report` is read (the commit message tells the run), not written.
+    Should git fail on the way (the run's branch deleted under it: `ambiguous argument
+    'HEAD'`), the worktree goes all the same (`drop`) and the error is raised: a worktree left
+    registered on the branch would stop the next run of the task ("already checked out")."""
     if report.reason == Reason.INTERRUPTED:
         return None
+    try:
+        return _commit(spec, worktree, output_dir, report)
+    except Exception:
+        drop(worktree)
+        raise
+
+
+def drop(worktree: Worktree) -> None:
+    """Remove the worktree whatever state git is in, and its branch when it holds nothing of
+    the run's (at the base: the earlier run's commit it replaced, if any, put back)."""
+    try:
+        worktree.remove()
+    except Exception:  # (git failing is why we are here)
+        shutil.rmtree(worktree.path, ignore_errors=True)
+        worktree_git(worktree.repo, ["prune"], check=False)
+    ref = f"refs/heads/{worktree.branch}"
+    tip = git.git(["rev-parse", "--verify", "-q", ref], worktree.repo, check=False).strip()
+    if tip == worktree.base_commit and worktree.replaced:
+        git.git(["update-ref", ref, worktree.replaced, tip], worktree.repo, check=False)
+    elif tip == worktree.base_commit:
+        git.git(["update-ref", "-d", ref, tip], worktree.repo, check=False)
+
+
+def _commit(spec: Spec, worktree: Worktree, output_dir: Path, report: Report) -> Committed:
     worktree.restore_escaping_links()
     for rel in worktree.protected_changes():
         worktree.restore(rel)

@@ -14,9 +14,11 @@ itself: `git checkout -B other`, `git symbolic-ref HEAD refs/heads/main`, `git u
 refs/heads/main ...`. Our own git calls that follow (the commit, the final fold onto the base)
 act on HEAD, so a moved HEAD would make them move the user's branch. `Worktree` records the refs
 before each command and, before its next git call, puts back whatever the command moved
-(`RefGuard.restore`), and reports it. Branches this process runs on (`claim_branch`: concurrent
-runs of a batch) and their remote-tracking refs are not the guard's business: those runs move
-them.
+(`RefGuard.restore`), and reports it. Branches other runs work on (`claim_branch`: concurrent
+runs of a batch, and other codegen-ci processes on the same repository, through the claims
+on disk of workspace/branch_claims.py) and their remote-tracking refs are not the guard's
+business: those runs move them. Such a ref is recorded as `CLAIMED`, and a ref that is
+claimed before or after a command is never put back (a run that started, or ended, meanwhile).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from codegen_ci.security import guarded_read
-from codegen_ci.workspace import git
+from codegen_ci.workspace import branch_claims, git
 
 
 class Entry(NamedTuple):
@@ -142,22 +144,25 @@ _LOCK = threading.Lock()
 
 RefState = dict[str, str]  # "refs/..." -> commit id, or "ref: <target>" for a symbolic ref
 OWN = "own "  # the run's own branch may move, but must stay a plain branch: "own <commit>"
+CLAIMED = "claimed"  # another run's branch (or its remote-tracking ref): never put back
 
 
-def claim_branch(name: str) -> None:
-    """`name` is a branch a run of this process works on (before it is created)."""
+def claim_branch(name: str, common: Path | None = None) -> None:
+    """`name` is a branch a run of this process works on (before it is created); `common`:
+    the repository's git common dir, where the claim is recorded for other processes too
+    (branch_claims.py). Raises `branch_claims.Claimed` when another live process holds it."""
     with _LOCK:
         _OWN_BRANCHES.add(name)
+    if common is not None:
+        branch_claims.claim(common, name)
 
 
-def _ours(ref: str) -> bool:
-    with _LOCK:
-        owned = set(_OWN_BRANCHES)
+def _claimed(ref: str, claimed: frozenset[str]) -> bool:
     if ref.startswith("refs/heads/"):
-        return ref.removeprefix("refs/heads/") in owned
+        return ref.removeprefix("refs/heads/") in claimed
     if ref.startswith("refs/remotes/"):
         remote_branch = ref.removeprefix("refs/remotes/").partition("/")[2]
-        return remote_branch in owned
+        return remote_branch in claimed
     return False
 
 
@@ -174,7 +179,7 @@ class RefGuard:
         return cls(worktree, branch, (common, private))
 
     def state(self) -> RefState:
-        """Every ref but ours (and other runs'), and both HEADs (the user's checkout's and the
+        """Every ref (other runs' as `CLAIMED`), and both HEADs (the user's checkout's and the
         worktree's). Read from the files when refs are stored as files: a `git for-each-ref`
         per check would double what the guard costs a command."""
         raw = _ref_files(*self.git_dirs)
@@ -186,12 +191,14 @@ class RefGuard:
             for line in out.splitlines():
                 name, commit, symref = line.split("\0")
                 raw[name] = f"ref: {symref}" if symref else commit
+        with _LOCK:
+            claimed = frozenset(_OWN_BRANCHES) | branch_claims.live(self.git_dirs[0])
         refs: RefState = {}
         for name, value in raw.items():
             if name == f"refs/heads/{self.branch}":
                 refs[name] = value if value.startswith("ref: ") else OWN + value
-            elif not _ours(name):
-                refs[name] = value
+            else:
+                refs[name] = CLAIMED if _claimed(name, claimed) else value
         head_files = [d / "HEAD" for d in dict.fromkeys(self.git_dirs)]
         for head in head_files:
             refs[str(head)] = _read(head)
@@ -205,6 +212,8 @@ class RefGuard:
             want, have = trusted.get(name), now.get(name)
             if want == have or ((want or "").startswith(OWN) and (have or "").startswith(OWN)):
                 continue  # the run's own branch moved: its commits are folded in at the end
+            if CLAIMED in (want, have):
+                continue  # another run's branch (it made, moved or let go of it meanwhile)
             moved.append(name if name.startswith("refs/") else _head_name(name))
             if not name.startswith("refs/"):
                 Path(name).write_text(want or "", encoding="utf-8")

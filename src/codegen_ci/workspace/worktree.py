@@ -82,7 +82,7 @@ class Worktree:
     _refs_before: RefState | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        claim_branch(self.branch)
+        claim_branch(self.branch, git.common_dir(self.repo))  # (`resume` makes one directly)
         self.guard = git_guard.GitGuard.for_worktree(self.path)
         self._trusted_git = self.guard.state()
         self._refs = RefGuard.for_worktree(self.path, self.branch)
@@ -421,7 +421,8 @@ def create_worktree(
     (`resume`: it holds the run's commit), `base` still the run's base commit."""
     base_commit = git.rev_parse(repo, base)
     git.check_branch_name(repo, branch)
-    claim_branch(branch)  # before it exists: a concurrent run's ref guard must leave it be
+    # before it exists: a concurrent run's ref guard (this process's or another's) leaves it be
+    claim_branch(branch, git.common_dir(repo))
     check_private(path.parent)
     trust_directory(path)
     if keep_branch:

@@ -3,11 +3,14 @@ instead of piling up `-2`, `-3` branches; a branch with someone's own work is ne
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from click.testing import CliRunner
-from sample_repo import SampleRepo, fixing_script
+from sample_repo import FIX, SampleRepo, fixing_script
 
 from codegen_ci.cli import cli
-from codegen_ci.testing.scripted_model import ScriptedModelServer
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 
 BRANCH = "codegen/fix-the-patch-reset-in-bump-minor"
 
@@ -81,3 +84,33 @@ def test_a_branch_with_the_users_own_commit_or_another_task_is_left_alone(
     assert run(sample_repo)[0] == 0
     assert codegen_branches(sample_repo) == [BRANCH, BRANCH + "-2", BRANCH + "-3"]
     assert sample_repo.git("rev-parse", BRANCH + "-2").strip() != second
+
+
+def test_a_run_whose_branch_is_deleted_under_it_leaves_nothing_in_the_next_runs_way(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """Someone else (another process: not a command of the run's) deletes the run's branch
+    while it runs: git fails (exit 3), yet the report is written and no worktree stays on the
+    branch, so the next run of the task is not stopped by "already checked out"."""
+
+    def deleting(request: dict[str, Any]) -> Reply:
+        sample_repo.git("update-ref", "-d", f"refs/heads/{BRANCH}")
+        return Reply(tool_calls=[FIX])
+
+    model_env.add(deleting, Reply("Fixed."), *fixing_script())
+    out = sample_repo.tmp / "out"
+    spec = sample_repo.write_spec(title="Fix the patch reset in bump_minor")
+    first = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+    )
+
+    assert first.exit_code == 3, first.output
+    assert "ambiguous argument 'HEAD'" in first.output
+    report = json.loads((out / "report.json").read_text())
+    assert (report["status"], report["worktree"], report["branch"]) == ("error", None, None)
+    listing = sample_repo.git("worktree", "list", "--porcelain")
+    assert listing.count("worktree ") == 1, listing  # the checkout alone
+
+    code, output = run(sample_repo)
+    assert code == 0, output
+    assert codegen_branches(sample_repo) == [BRANCH]
