@@ -103,6 +103,11 @@ def test_unittest_rounds_have_totals_and_failing_test_ids(
     assert failure["file"] == "tests/test_version.py" and failure["line"] == 11
     assert second["tests"] == {"total": 3, "passed": 2, "failed": 0, "errors": 0, "skipped": 1}
     assert "AssertionError" in (out / "logs" / "round-1-01-test.log").read_text()
+    # the failing test's re-runs (flaky? with the change, on the base commit) run it alone
+    reruns = [out / "reruns" / "logs" / "round-1-rerun-01.log", *out.glob("proof/logs/*rerun*")]
+    assert len(reruns) == 2
+    for log in reruns:
+        assert "Ran 1 test in" in log.read_text(), log
 
 
 SUBTEST_PY = """\
