@@ -191,6 +191,23 @@ def test_tox_environments_are_unfolded_to_their_commands(tmp_path: Path, shape: 
         assert "coverage report: tox ignores its exit code" in result.output
 
 
+def test_tox_superseded_by_ci_is_not_named_as_detected(tmp_path: Path) -> None:
+    """hukkin/tomli-w's shape: CI runs its own pytest line; tox's envs wrote no command."""
+    tox = TOX_NATIVE.replace('env_list = ["3.12", "lint"]', 'env_list = ["3.10", "3.11"]')
+    (tmp_path / "pyproject.toml").write_text(tox.split("[tool.tox.env.lint]")[0])
+    workflow(tmp_path, "Tests", {"tests": job({"run": "pytest --cov --cov-fail-under=100"})})
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pytest --cov --cov-fail-under=100"]
+    [detected] = [
+        line
+        for line in (tmp_path / ".codegen.yml").read_text().splitlines()
+        if line.startswith("# Detected:")
+    ]
+    assert "tox" not in detected and "(the checks CI runs)" in detected
+
+
 def test_ci_running_tox_gets_the_environments_commands(tmp_path: Path) -> None:
     (tmp_path / "tox.ini").write_text(TOX_INI)
     workflow(tmp_path, "Tests", {"tests": job({"run": "pip install tox"}, {"run": "tox -e lint"})})

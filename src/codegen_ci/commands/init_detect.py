@@ -104,6 +104,8 @@ class Detected:
     files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
     network: list[str] = field(default_factory=list)  # kinds of command that must download
     added: list[tuple[str, list[str]]] = field(default_factory=list)  # (source, its tools)
+    # a tool named by the commands it wrote (tox's envs): named while one of them is written
+    tool_commands: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
@@ -410,16 +412,27 @@ def _program(command: str) -> str:
 
 
 def _tools_written(found: Detected) -> None:
-    """`Detected: go.mod (gotestsum, go vet)` names no tool whose every command was left out."""
+    """`Detected: go.mod (gotestsum, go vet)` names no tool whose every command was left out,
+    and no source whose tools all wrote commands none of which is written (tox's envs, when
+    CI's own commands replaced them)."""
     written = " ".join([*found.lint, *found.test, *found.setup])
     gone = " ".join(item.what for item in found.left_out)
+    kept_commands = {_quiet(_script_call(c)) for c in [*found.lint, *found.test]}
+
+    def still_written(tool: str) -> bool:
+        if (commands := found.tool_commands.get(tool)) is not None:
+            return any(_quiet(_script_call(c)) in kept_commands for c in commands)
+        return tool in written or tool not in gone
+
     for n, (source, names) in enumerate(found.added):
-        kept = [t for t in names if t in written or t not in gone]
+        kept = [t for t in names if still_written(t)]
         if kept != names:
             entry = f"{source} ({', '.join(names)})"
+            dropped = not kept and all(t in found.tool_commands for t in names)
             found.found = [
                 (f"{source} ({', '.join(kept)})" if kept else source) if f == entry else f
                 for f in found.found
+                if f != entry or not dropped
             ]
             found.added[n] = (source, kept)
 
@@ -555,11 +568,13 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
         # tox names the project's own checks, paths and options: its commands, unfolded
         found.left_out.extend(tox.left_out)
         envs = list(dict.fromkeys(name for _, _, name in tox.commands))
-        found.add(str(tox.source), [f"tox envs {', '.join(envs)}, unfolded"])
+        label = f"tox envs {', '.join(envs)}, unfolded"
+        found.add(str(tox.source), [label])
         for kind, command, name in tox.commands:
             written = explicit(command, py)
             getattr(found, kind).append(written)
             found.origins.setdefault(written, f"from {tox.source}, env {name}")
+            found.tool_commands.setdefault(label, []).append(written)
     if any(kind == "test" for kind, _, _ in tox.commands):
         pass  # tox's test environments are the tests
     elif (
