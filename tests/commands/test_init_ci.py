@@ -112,6 +112,35 @@ def test_every_part_of_the_test_script_and_cis_typecheck_become_commands(tmp_pat
     assert '# setup: ["npm ci"]' in text
 
 
+def test_a_check_another_command_runs_through_its_scripts_is_written_once(
+    tmp_path: Path,
+) -> None:
+    """tj/commander.js: `npm test` is `node --test && npm run check:type:ts`, and CI's `npm run
+    check` (lint) runs `check:type:ts` too, through `check:type`: tsd is written once."""
+    scripts = {
+        "test": "node --test && npm run check:type:ts",
+        "check": "npm run check:type && npm run check:lint && npm run check:format",
+        "check:type": "npm run check:type:js && npm run check:type:ts",
+        "check:type:js": "tsc -p tsconfig.js.json",
+        "check:type:ts": "tsd && tsc -p tsconfig.ts.json",
+        "check:lint": "eslint .",
+        "check:format": "prettier --check .",
+    }
+    (tmp_path / "package.json").write_text(json.dumps({"name": "demo", "scripts": scripts}))
+    (tmp_path / "package-lock.json").write_text("{}")
+    steps = [{"run": "npm ci"}, {"run": "npm test"}, {"run": "npm run check"}]
+    workflow(tmp_path, "Tests", {"test": job(*steps)})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    [test] = validation["test"]
+    assert "node --test" in test
+    assert validation["lint"] == ["npm run check"]
+    assert "left out: npm run check:type:ts: `npm run check` runs it too" in result.output
+    assert "from the test script" not in (tmp_path / ".codegen.yml").read_text()
+
+
 def test_without_ci_the_test_script_keeps_its_tail(tmp_path: Path) -> None:
     vitest_repo(tmp_path)
     for path in (tmp_path / ".github" / "workflows").iterdir():

@@ -34,7 +34,7 @@ from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explici
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_make import unfold
-from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
+from codegen_ci.commands.init_node import NodeProject, node_project, run_elsewhere, runner_in_ci
 from codegen_ci.commands.init_precommit import hooks
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import (
@@ -152,6 +152,7 @@ def detect(root: Path) -> Detected:
         for item in dict.fromkeys(found.left_out)
         if not any(item.what == w or w.endswith(f"-m {item.what}") for w in written)
     ]
+    _once_each(root, found)
     _tools_written(found)
     for kind in ("lint", "test"):
         if any(bare(c).startswith("tox") for c in getattr(found, kind)):
@@ -409,6 +410,18 @@ def _program(command: str) -> str:
         return words[words.index("-m") + 1]
     program = words[0].rsplit("/", 1)[-1]
     return "" if program in TASK_RUNNERS else program
+
+
+def _once_each(root: Path, found: Detected) -> None:
+    """A check another written command runs too (through package.json's scripts) is written
+    once: tj/commander.js's `npm test` ends `&& npm run check:type:ts`, which CI's `npm run
+    check` runs as well."""
+    for command, other in run_elsewhere(root, [*found.lint, *found.test]).items():
+        if found.test == [command]:
+            continue  # the gate needs a test command
+        found.lint = [c for c in found.lint if c != command]
+        found.test = [c for c in found.test if c != command]
+        found.left_out.append(LeftOut(command, f"`{other}` runs it too"))
 
 
 def _tools_written(found: Detected) -> None:
@@ -697,6 +710,7 @@ def _node(root: Path, found: Detected) -> None:
     )
     found.ecosystems.append("node")
     found.node = project
+    found.tool_commands.update(project.tool_commands)
 
 
 def _makefile(root: Path, found: Detected) -> None:
