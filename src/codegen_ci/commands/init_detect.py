@@ -47,6 +47,7 @@ from codegen_ci.runners import (
     pytest,
     unittest,
 )
+from codegen_ci.runners.unittest import junit_command as unittest_junit_command
 from codegen_ci.workspace import generated_files
 
 __all__ = ["Detected", "ci_workflows", "detect"]
@@ -601,8 +602,11 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
     elif suite:
         command, through_pytest = suite
         tools.append("unittest suite, run through pytest" if through_pytest else "unittest")
-        test.append(command.replace("python ", f"{py} ", 1))
-        if not through_pytest and not env.has_module("pytest"):
+        written = command.replace("python ", f"{py} ", 1)
+        test.append(written)
+        # a plain `python -m unittest` writes JUnit through codegen-ci's runner all the same
+        counted = unittest_junit_command(written) is not None
+        if not through_pytest and not counted and not env.has_module("pytest"):
             found.notes.append(
                 f"pytest is not installed for {py}: the unittest suite runs through unittest, "
                 f"which writes no JUnit, so test counts stay unknown (install pytest: {py} -m "
