@@ -112,6 +112,35 @@ def test_every_part_of_the_test_script_and_cis_typecheck_become_commands(tmp_pat
     assert '# setup: ["npm ci"]' in text
 
 
+def test_a_check_another_command_runs_through_its_scripts_is_written_once(
+    tmp_path: Path,
+) -> None:
+    """tj/commander.js: `npm test` is `node --test && npm run check:type:ts`, and CI's `npm run
+    check` (lint) runs `check:type:ts` too, through `check:type`: tsd is written once."""
+    scripts = {
+        "test": "node --test && npm run check:type:ts",
+        "check": "npm run check:type && npm run check:lint && npm run check:format",
+        "check:type": "npm run check:type:js && npm run check:type:ts",
+        "check:type:js": "tsc -p tsconfig.js.json",
+        "check:type:ts": "tsd && tsc -p tsconfig.ts.json",
+        "check:lint": "eslint .",
+        "check:format": "prettier --check .",
+    }
+    (tmp_path / "package.json").write_text(json.dumps({"name": "demo", "scripts": scripts}))
+    (tmp_path / "package-lock.json").write_text("{}")
+    steps = [{"run": "npm ci"}, {"run": "npm test"}, {"run": "npm run check"}]
+    workflow(tmp_path, "Tests", {"test": job(*steps)})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    [test] = validation["test"]
+    assert "node --test" in test
+    assert validation["lint"] == ["npm run check"]
+    assert "left out: npm run check:type:ts: `npm run check` runs it too" in result.output
+    assert "from the test script" not in (tmp_path / ".codegen.yml").read_text()
+
+
 def test_without_ci_the_test_script_keeps_its_tail(tmp_path: Path) -> None:
     vitest_repo(tmp_path)
     for path in (tmp_path / ".github" / "workflows").iterdir():
@@ -189,6 +218,23 @@ def test_tox_environments_are_unfolded_to_their_commands(tmp_path: Path, shape: 
     if shape != "native":
         assert "left out: tox env docs: builds, publishes or serves" in result.output
         assert "coverage report: tox ignores its exit code" in result.output
+
+
+def test_tox_superseded_by_ci_is_not_named_as_detected(tmp_path: Path) -> None:
+    """hukkin/tomli-w's shape: CI runs its own pytest line; tox's envs wrote no command."""
+    tox = TOX_NATIVE.replace('env_list = ["3.12", "lint"]', 'env_list = ["3.10", "3.11"]')
+    (tmp_path / "pyproject.toml").write_text(tox.split("[tool.tox.env.lint]")[0])
+    workflow(tmp_path, "Tests", {"tests": job({"run": "pytest --cov --cov-fail-under=100"})})
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pytest --cov --cov-fail-under=100"]
+    [detected] = [
+        line
+        for line in (tmp_path / ".codegen.yml").read_text().splitlines()
+        if line.startswith("# Detected:")
+    ]
+    assert "tox" not in detected and "(the checks CI runs)" in detected
 
 
 def test_ci_running_tox_gets_the_environments_commands(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explici
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_make import unfold
-from codegen_ci.commands.init_node import NodeProject, node_project, runner_in_ci
+from codegen_ci.commands.init_node import NodeProject, node_project, run_elsewhere, runner_in_ci
 from codegen_ci.commands.init_precommit import hooks
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import (
@@ -47,6 +47,7 @@ from codegen_ci.runners import (
     pytest,
     unittest,
 )
+from codegen_ci.runners.unittest import junit_command as unittest_junit_command
 from codegen_ci.workspace import generated_files
 
 __all__ = ["Detected", "ci_workflows", "detect"]
@@ -104,6 +105,8 @@ class Detected:
     files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
     network: list[str] = field(default_factory=list)  # kinds of command that must download
     added: list[tuple[str, list[str]]] = field(default_factory=list)  # (source, its tools)
+    # a tool named by the commands it wrote (tox's envs): named while one of them is written
+    tool_commands: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, source: str, tools: Iterable[str], **commands: list[str]) -> None:
         names = list(tools)
@@ -150,6 +153,7 @@ def detect(root: Path) -> Detected:
         for item in dict.fromkeys(found.left_out)
         if not any(item.what == w or w.endswith(f"-m {item.what}") for w in written)
     ]
+    _once_each(root, found)
     _tools_written(found)
     for kind in ("lint", "test"):
         if any(bare(c).startswith("tox") for c in getattr(found, kind)):
@@ -409,17 +413,40 @@ def _program(command: str) -> str:
     return "" if program in TASK_RUNNERS else program
 
 
+def _once_each(root: Path, found: Detected) -> None:
+    """A check another written command runs too (through package.json's scripts) is written
+    once: tj/commander.js's `npm test` ends `&& npm run check:type:ts`, which CI's `npm run
+    check` runs as well."""
+    for command, other in run_elsewhere(root, [*found.lint, *found.test]).items():
+        if found.test == [command]:
+            continue  # the gate needs a test command
+        found.lint = [c for c in found.lint if c != command]
+        found.test = [c for c in found.test if c != command]
+        found.left_out.append(LeftOut(command, f"`{other}` runs it too"))
+
+
 def _tools_written(found: Detected) -> None:
-    """`Detected: go.mod (gotestsum, go vet)` names no tool whose every command was left out."""
+    """`Detected: go.mod (gotestsum, go vet)` names no tool whose every command was left out,
+    and no source whose tools all wrote commands none of which is written (tox's envs, when
+    CI's own commands replaced them)."""
     written = " ".join([*found.lint, *found.test, *found.setup])
     gone = " ".join(item.what for item in found.left_out)
+    kept_commands = {_quiet(_script_call(c)) for c in [*found.lint, *found.test]}
+
+    def still_written(tool: str) -> bool:
+        if (commands := found.tool_commands.get(tool)) is not None:
+            return any(_quiet(_script_call(c)) in kept_commands for c in commands)
+        return tool in written or tool not in gone
+
     for n, (source, names) in enumerate(found.added):
-        kept = [t for t in names if t in written or t not in gone]
+        kept = [t for t in names if still_written(t)]
         if kept != names:
             entry = f"{source} ({', '.join(names)})"
+            dropped = not kept and all(t in found.tool_commands for t in names)
             found.found = [
                 (f"{source} ({', '.join(kept)})" if kept else source) if f == entry else f
                 for f in found.found
+                if f != entry or not dropped
             ]
             found.added[n] = (source, kept)
 
@@ -555,11 +582,13 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
         # tox names the project's own checks, paths and options: its commands, unfolded
         found.left_out.extend(tox.left_out)
         envs = list(dict.fromkeys(name for _, _, name in tox.commands))
-        found.add(str(tox.source), [f"tox envs {', '.join(envs)}, unfolded"])
+        label = f"tox envs {', '.join(envs)}, unfolded"
+        found.add(str(tox.source), [label])
         for kind, command, name in tox.commands:
             written = explicit(command, py)
             getattr(found, kind).append(written)
             found.origins.setdefault(written, f"from {tox.source}, env {name}")
+            found.tool_commands.setdefault(label, []).append(written)
     if any(kind == "test" for kind, _, _ in tox.commands):
         pass  # tox's test environments are the tests
     elif (
@@ -573,8 +602,11 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
     elif suite:
         command, through_pytest = suite
         tools.append("unittest suite, run through pytest" if through_pytest else "unittest")
-        test.append(command.replace("python ", f"{py} ", 1))
-        if not through_pytest and not env.has_module("pytest"):
+        written = command.replace("python ", f"{py} ", 1)
+        test.append(written)
+        # a plain `python -m unittest` writes JUnit through codegen-ci's runner all the same
+        counted = unittest_junit_command(written) is not None
+        if not through_pytest and not counted and not env.has_module("pytest"):
             found.notes.append(
                 f"pytest is not installed for {py}: the unittest suite runs through unittest, "
                 f"which writes no JUnit, so test counts stay unknown (install pytest: {py} -m "
@@ -682,6 +714,7 @@ def _node(root: Path, found: Detected) -> None:
     )
     found.ecosystems.append("node")
     found.node = project
+    found.tool_commands.update(project.tool_commands)
 
 
 def _makefile(root: Path, found: Detected) -> None:

@@ -27,6 +27,12 @@ _RUNNER = re.compile(
 )
 
 _SEPARATOR = re.compile(r"&&|;|\|\|")
+# a call of a package.json script from a command or another script (`npm run check:type`,
+# `npm test`, `pnpm lint`, `yarn run build`): a name the scripts hold
+_SCRIPT_CALL = re.compile(
+    r"(?:^|&&|;|\|\||\s)(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?(?P<name>[\w:.@/-]+)"
+)
+_EXEC = re.compile(r"^(?:npx|bunx|pnpm\s+exec|yarn\s+exec|yarn)\s+")
 LINTER = re.compile(
     r"^(?:npx\s+)?(?:eslint|standard|xo|biome\s+(?:check|lint)|tslint|"
     r"prettier\s+(?:--check|-c)|(?:npm|pnpm|yarn)\s+(?:run\s+)?lint)\b"
@@ -44,6 +50,7 @@ class NodeProject:
     tools: list[str] = field(default_factory=list)
     reporters: list[str] = field(default_factory=list)  # installs of undeclared JUnit reporters
     pinned_manager: bool = False  # package.json's "packageManager" names the version
+    tool_commands: dict[str, list[str]] = field(default_factory=dict)  # a tool's own commands
 
 
 def node_project(root: Path) -> NodeProject | None:
@@ -190,9 +197,53 @@ def _test_command(project: NodeProject, script: str, deps: set[str]) -> None:
         part = part.strip()
         if part:
             runs_itself = re.match(r"^(?:npm|pnpm|yarn|bun|node|npx|bunx)\b", part)
-            project.test.append(part if runs_itself else _exec(project, part))
-            project.tools.append(f"{part.split()[0]} from the test script")
+            command = part if runs_itself else _exec(project, part)
+            project.test.append(command)
+            tool = f"{part.split()[0]} from the test script"
+            project.tools.append(tool)
+            project.tool_commands.setdefault(tool, []).append(command)
 
 
 def _join(*parts: str) -> str:
     return " ".join(part for part in parts if part)
+
+
+def run_elsewhere(root: Path, commands: list[str]) -> dict[str, str]:
+    """Of `commands`, those another of them runs too through package.json's scripts
+    (`npm run check:type:ts` beside `npm run check`, whose `check:type` calls it; `npx tsd`
+    beside a script that runs `tsd`), each with the command that runs it: written once."""
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    scripts = package.get("scripts") if isinstance(package, dict) else None
+    if not isinstance(scripts, dict):
+        return {}
+    scripts = {k: v for k, v in scripts.items() if isinstance(v, str)}
+    runs = {c: _scripts_run(scripts, c) for c in commands}
+    parts = {c: {p.strip() for n in runs[c] for p in _SEPARATOR.split(scripts[n])} for c in runs}
+    dropped: dict[str, str] = {}
+    for command in commands:
+        called = _SCRIPT_CALL.fullmatch(command.strip())
+        tool = _EXEC.sub("", command.strip())
+        for other in commands:
+            if other == command or other in dropped:
+                continue
+            if (called and called["name"] in runs[other] and called["name"] in scripts) or (
+                not called and tool in parts[other]
+            ):
+                dropped[command] = other
+                break
+    return dropped
+
+
+def _scripts_run(scripts: dict[str, str], command: str) -> set[str]:
+    """The scripts `command` runs: those it calls, and those they call, on down."""
+    seen: set[str] = set()
+    todo = [command]
+    while todo:
+        for match in _SCRIPT_CALL.finditer(todo.pop()):
+            if (name := match["name"]) in scripts and name not in seen:
+                seen.add(name)
+                todo.append(scripts[name])
+    return seen

@@ -20,17 +20,13 @@ from xml.sax.saxutils import escape, quoteattr
 
 JUNIT_ENV = "CODEGEN_UNITTEST_JUNIT"
 MAX_TEXT = 20000  # characters of a failure's traceback kept in the report
+SUBTEST: Any = getattr(unittest.case, "_SubTest", ())  # what `subTest` runs, private to unittest
 
 
 class Case:
     def __init__(self, test_id: str, seconds: float) -> None:
-        # A failed subtest's id is its test's and then its parameters (`pkg.mod.Class.test_x
-        # (n=3)`): split at the test's own id, so it reads `pkg.mod.Class::test_x (n=3)`, its
-        # parent's id (`pkg.mod.Class::test_x`, written when no subtest fails) with a suffix.
-        test, space, params = test_id.partition(" ")
-        classname, _, name = test.rpartition(".")
-        name += space + params
-        if "(" in test or not classname:  # setUpClass (pkg.mod.Class), a module's error
+        classname, _, name = test_id.rpartition(".")
+        if "(" in test_id or " " in test_id or not classname:  # setUpClass (pkg.mod.Class)
             classname, name = "", test_id
         self.classname, self.name, self.seconds = classname, name, seconds
         self.kind = ""  # "" passed, failure, error, skipped
@@ -39,25 +35,56 @@ class Case:
 
 
 class JUnitTextResult(unittest.TextTestResult):
-    """The usual text result, which also keeps one `Case` per test (and per failed subtest)."""
+    """The usual text result, which also keeps one `Case` per test. A test whose subtests
+    fail is one failed test, as unittest counts it ("Ran N tests") and as pytest reports it
+    (`pkg.mod.Class::test_x`): its failed subtests are the details of its failure."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cases: list[Case] = []
         self._started = time.monotonic()
+        self._own: Any = None  # the case the running test wrote itself
+        self._subtests: list[tuple[str, str, str, str]] = []  # kind, params, message, text
+        self._skipped = ""  # why a subtest was skipped
 
     def startTest(self, test: unittest.TestCase) -> None:
         self._started = time.monotonic()
+        self._own, self._subtests, self._skipped = None, [], ""
         super().startTest(test)
+
+    def stopTest(self, test: unittest.TestCase) -> None:
+        if self._subtests:
+            self._fold(test)
+        elif self._own is None and self._skipped:  # unittest counts it skipped
+            self._case(test, "skipped", self._skipped)
+        super().stopTest(test)
+
+    def _fold(self, test: Any) -> None:
+        """The test's failed subtests, as its one case (with its own failure, if any)."""
+        case = self._own
+        if case is None or case.kind not in ("failure", "error"):
+            if case is None:
+                case = Case(test.id(), time.monotonic() - self._started)
+                self.cases.append(case)
+            kinds = [kind for kind, _, _, _ in self._subtests]
+            case.kind = "failure" if "failure" in kinds else "error"
+            case.message, case.text = "", ""
+        _, params, message, _ = self._subtests[0]
+        more = len(self._subtests) - 1
+        first = f"subtest {params}: {message}" + (f"; {more} more failed" if more else "")
+        case.message = case.message or first
+        parts = [case.text] if case.text else []
+        parts += [f"subtest {params}\n{text}" for _, params, _, text in self._subtests]
+        case.text = "\n".join(parts)[:MAX_TEXT]
 
     def _case(self, test: Any, kind: str = "", message: str = "", text: str = "") -> None:
         case = Case(test.id(), time.monotonic() - self._started)
         case.kind, case.message, case.text = kind, message, text[:MAX_TEXT]
         self.cases.append(case)
+        self._own = case
 
     def _failed(self, test: Any, kind: str, err: Any) -> None:
-        message = "".join(str(err[1]).splitlines()[:1]) if err[1] is not None else kind
-        self._case(test, kind, message, "".join(traceback.format_exception(*err)))
+        self._case(test, kind, _message(kind, err), "".join(traceback.format_exception(*err)))
 
     def addSuccess(self, test: unittest.TestCase) -> None:
         super().addSuccess(test)
@@ -73,7 +100,10 @@ class JUnitTextResult(unittest.TextTestResult):
 
     def addSkip(self, test: unittest.TestCase, reason: str) -> None:
         super().addSkip(test, reason)
-        self._case(test, "skipped", reason)
+        if isinstance(test, SUBTEST):  # the test's, unless it writes a case of its own
+            self._skipped = self._skipped or reason
+        else:
+            self._case(test, "skipped", reason)
 
     def addExpectedFailure(self, test: unittest.TestCase, err: Any) -> None:
         super().addExpectedFailure(test, err)
@@ -87,7 +117,13 @@ class JUnitTextResult(unittest.TextTestResult):
         super().addSubTest(test, subtest, err)
         if err is not None:
             kind = "failure" if issubclass(err[0], test.failureException) else "error"
-            self._failed(subtest, kind, err)
+            params = subtest._subDescription() if isinstance(subtest, SUBTEST) else ""
+            text = "".join(traceback.format_exception(*err))
+            self._subtests.append((kind, params, _message(kind, err), text))
+
+
+def _message(kind: str, err: Any) -> str:
+    return "".join(str(err[1]).splitlines()[:1]) if err[1] is not None else kind
 
 
 class JUnitRunner(unittest.TextTestRunner):

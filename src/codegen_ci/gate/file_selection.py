@@ -1,7 +1,8 @@
 """A test command narrowed to the tests of some files, per runner.
 
 The check of edited tests (gate/original_tests.py) runs only the tests of the files the change
-edited: pytest gets the files as paths (a `conftest.py` stands for its folder), jest and vitest
+edited: pytest gets the files as paths (a `conftest.py` stands for its folder), `python -m
+unittest` `-k` patterns of their modules' names (gate/unittest_commands.py), jest and vitest
 get them as path filters, `go test` and gotestsum get a `-run` pattern of the files' top-level
 test functions. None: the command is not one plain invocation of a runner we can narrow (a
 script, `npm test`, cargo, pipes...), and the caller runs it in full, which is always correct,
@@ -15,7 +16,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from codegen_ci.gate import pytest_commands
+from codegen_ci.gate import pytest_commands, unittest_commands
 from codegen_ci.runners.base import plain_tokens
 from codegen_ci.runners.pytest import mentions_pytest
 
@@ -33,6 +34,8 @@ def narrowed(command: str, files: Sequence[str], go_tests: Sequence[str], tree: 
         return None
     if mentions_pytest(command):
         return _pytest(tokens, files, tree)
+    if unittest_commands.junit_command(command):
+        return unittest_commands.with_files(command, files)
     names = [PurePosixPath(t).name for t in tokens]
     if any(n in NODE_RUNNERS for n in names):
         return _node(tokens, files)

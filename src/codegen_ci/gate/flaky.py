@@ -7,7 +7,8 @@ only by chance). `validation.proof.reruns` bounds the re-runs (default 1; 0: non
 flaky on the base and with the change is the repository's, and the report says so (`where`).
 
 A re-run runs just the failing tests where a pytest command allows it (the plugin in `only`
-mode, else the command rewritten to their node ids: the ladder of gate/test_runs.py), else
+mode, else the command rewritten to their node ids: the ladder of gate/test_runs.py) or a
+`python -m unittest` command (`-k` with their names), else
 the test commands in full (so each re-run of a Go or jest suite costs a full run).
 """
 

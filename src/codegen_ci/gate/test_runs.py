@@ -1,7 +1,8 @@
 """One run of a test command, as validation (gate/validation.py) and the baseline
 (gate/baseline.py) both make it, and the ladder they both climb to re-run chosen tests of a
-pytest command: the `codegen_first` plugin, else the command rewritten to the tests' node ids,
-else (the caller's) full suite.
+pytest command: the `codegen_first` plugin, else the command rewritten to the tests' node ids
+(a `python -m unittest` command: to their names, gate/unittest_commands.py), else (the
+caller's) full suite.
 
 Where a test command's files go (`command_places`): the tool's own read-only folder (the pytest
 plugin and its id list), a fresh folder only this command writes (its JUnit report, the plugin's
@@ -119,9 +120,9 @@ class Step:
 
 @dataclass
 class RerunLadder:
-    """Re-running chosen tests of one pytest command. `plugin_usable` turns False for the rest
-    of the run once pytest refused the plugin (`-I`, or a tool that passed PYTEST_ADDOPTS on
-    but not PYTHONPATH)."""
+    """Re-running chosen tests of one pytest (or unittest) command. `plugin_usable` turns
+    False for the rest of the run once pytest refused the plugin (`-I`, or a tool that passed
+    PYTEST_ADDOPTS on but not PYTHONPATH)."""
 
     plugin_usable: bool = True
 
@@ -133,14 +134,16 @@ class RerunLadder:
         run: Callable[[str, list[str] | None], CommandRun],
     ) -> Step | None:
         """Run `ids` of `command` through the plugin where it applies and pytest loads it
-        (`run(command, ids)`), else the command rewritten to their node ids in `repo`
+        (`run(command, ids)`), else the command rewritten to their node ids in `repo` (or names)
         (`run(rewritten, None)`); None when neither could run: the caller runs the full suite."""
         if self.plugin_usable and pytest_commands.applies(command):
             through_plugin = run(command, ids)
             if not through_plugin.refused:
                 return Step("plugin", command, through_plugin)
             self.plugin_usable = False  # that run proves nothing; rewrite commands from now on
-        rewritten = pytest_commands.targeted_command(command, ids, repo)
+        rewritten = pytest_commands.targeted_command(
+            command, ids, repo
+        ) or unittest_commands.targeted_command(command, ids)
         if rewritten is None:
             return None
         return Step("rewritten", rewritten, run(rewritten, None))

@@ -90,9 +90,11 @@ def test_a_makefile_unittest_project_with_its_venv_gets_the_venvs_interpreter(
     assert "Ran 1 test" in ran.stderr
 
 
-def test_without_ci_the_venv_runs_the_unittest_suite_and_says_counts_are_unknown(
+def test_without_ci_the_venv_runs_the_unittest_suite_with_counts_without_pytest(
     tmp_path: Path,
 ) -> None:
+    """A plain `python -m unittest` writes JUnit through codegen-ci's own runner: no note that
+    counts stay unknown, whether or not pytest is installed."""
     repo = tmp_path / "lib"
     (repo / "tests").mkdir(parents=True)
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
@@ -104,8 +106,7 @@ def test_without_ci_the_venv_runs_the_unittest_suite_and_says_counts_are_unknown
 
     [command] = validation_of(repo)["test"]
     assert command == ".venv/bin/python -m unittest discover -s tests"
-    assert "pytest is not installed for .venv/bin/python" in done.stdout
-    assert "test counts stay unknown" in done.stdout
+    assert "test counts stay unknown" not in done.stdout
     ran = subprocess.run(command, shell=True, cwd=repo, capture_output=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
 

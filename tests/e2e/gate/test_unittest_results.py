@@ -103,6 +103,11 @@ def test_unittest_rounds_have_totals_and_failing_test_ids(
     assert failure["file"] == "tests/test_version.py" and failure["line"] == 11
     assert second["tests"] == {"total": 3, "passed": 2, "failed": 0, "errors": 0, "skipped": 1}
     assert "AssertionError" in (out / "logs" / "round-1-01-test.log").read_text()
+    # the failing test's re-runs (flaky? with the change, on the base commit) run it alone
+    reruns = [out / "reruns" / "logs" / "round-1-rerun-01.log", *out.glob("proof/logs/*rerun*")]
+    assert len(reruns) == 2
+    for log in reruns:
+        assert "Ran 1 test in" in log.read_text(), log
 
 
 SUBTEST_PY = """\
@@ -113,7 +118,7 @@ from semver.version import bump_minor
 
 class BumpTest(unittest.TestCase):
     def test_minor_resets_patch(self):
-        for patch in (0, 5):
+        for patch in (0, 5, 7):
             with self.subTest(patch=patch):
                 self.assertEqual(bump_minor((3, 4, patch)), (3, 5, 0))
 """
@@ -122,9 +127,10 @@ class BumpTest(unittest.TestCase):
 def test_failing_subtests_fixed_keep_their_test(
     tmp_path: Path, model_env: ScriptedModelServer
 ) -> None:
-    """A unittest test whose subtests fail on the base commit is listed there by its failed
-    subtests only (`pkg.mod.Class::test_x (patch=5)`), and after the fix by itself: the same
-    test, kept, not one removed (more-itertools' `subTest` suites were refused so)."""
+    """A unittest test whose subtests fail is one failed test (unittest's "Ran 1 test",
+    pytest's id `pkg.mod.Class::test_x`), its failed subtests the details of its failure; after
+    the fix the same test passes, kept, not one removed (more-itertools' `subTest` suites were
+    refused so, and counted each failed subtest as a test)."""
     repo = make_repo(tmp_path)
     (repo / "tests" / "test_version.py").write_text(SUBTEST_PY)
     subprocess.run(["git", "commit", "-qam", "subtests"], cwd=repo, check=True)
@@ -148,9 +154,10 @@ def test_failing_subtests_fixed_keep_their_test(
 
     report = json.loads((out / "report.json").read_text())
     assert (result.exit_code, report["status"]) == (0, "success"), result.output
-    assert [f["id"] for f in report["preflight"]["failures"]] == [
-        "tests.test_version.BumpTest::test_minor_resets_patch (patch=5)"
-    ]
+    [failure] = report["preflight"]["failures"]
+    assert failure["id"] == "tests.test_version.BumpTest::test_minor_resets_patch"
+    assert report["preflight"]["tests"]["total"] == report["preflight"]["tests"]["failed"] == 1
+    assert "(patch=5)" in failure["message"] and "1 more failed" in failure["message"]
     assert report["rounds"][-1]["tests"]["passed"] == 1
     # the base commit's failing subtest proves its test
     assert report["proof"]["status"] == "proven"
