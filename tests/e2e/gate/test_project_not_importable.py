@@ -306,6 +306,22 @@ def test_an_undeclared_missing_module_is_a_config_error_too(
     assert model_env.requests == []
 
 
+def test_the_dry_run_of_a_missing_test_dependency_exits_2(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The dry run (the suite run in full, not collected only) says the same, exit 2."""
+    sample_repo.commit({"tests/test_client.py": USES_A_DEPENDENCY}, "a client")
+    out = sample_repo.tmp / "dry"
+    spec = str(sample_repo.write_spec())
+    args = ["run", spec, "--repo", str(sample_repo.path), "--output-dir", str(out), "--dry-run"]
+
+    result = CliRunner().invoke(cli, args)
+
+    assert result.exit_code == 2, result.output
+    assert "`frobnitz_client`" in result.output and "tests/test_client.py" in result.output
+    assert model_env.requests == []
+
+
 UNBUILT_NODE_PACKAGE = {
     "package.json": '{"name": "semver-js", "version": "1.0.0", "main": "dist/index.js"}\n',
     ".gitignore": "__pycache__/\ndist/\n",
