@@ -71,3 +71,47 @@ def test_new_tests_are_additions(before: str, after: str) -> None:
 )
 def test_edits_of_existing_tests_are_not_additions(before: str, after: str) -> None:
     assert not adds_only(before, after)
+
+
+PARAMETRIZED = """\
+import pytest
+
+
+@pytest.mark.parametrize("y", [1, 2])
+def test_c(y):
+    assert y
+
+
+@pytest.mark.parametrize(
+    "x",
+    [1, 2],
+)
+def test_b(x):
+    assert x
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("[1, 2])", "[1, 2, 3])"),  # a case added on the decorator's line
+        ("    [1, 2],\n", "    [1, 2, 3],\n"),  # on a line of its arguments
+        ("    [1, 2],\n", "    [1, 2],\n    [3],\n"),  # a line of its own
+        ("[1, 2])", "[0, 1, 2])"),
+    ],
+)
+def test_a_case_added_to_a_parametrize_is_an_addition(old: str, new: str) -> None:
+    assert adds_only(PARAMETRIZED, PARAMETRIZED.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("[1, 2])", "[1, 22])"),  # an existing case changed
+        ("[1, 2])", "[1])"),  # one removed
+        ("[1, 2])", "[1, 2, pytest.param(3, marks=pytest.mark.skip)])"),
+        ("    assert y", "    assert y or True"),  # text added outside a decorator
+    ],
+)
+def test_changing_or_removing_a_case_is_an_edit(old: str, new: str) -> None:
+    assert not adds_only(PARAMETRIZED, PARAMETRIZED.replace(old, new, 1))

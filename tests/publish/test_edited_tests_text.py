@@ -50,3 +50,31 @@ def test_a_change_to_an_existing_test_keeps_the_warning(tmp_path: Path) -> None:
     assert report.tests_touched == [TEST_FILE] and report.tests_added == [], run.log
     body = pr_body(report, task="fix", issue_number=None, run_url=None)
     assert f"⚠️ **{WARNING}:** `{TEST_FILE}`" in body and "Adds tests" not in body
+
+
+PARAMETRIZED_FILE = "tests/test_parse_many.py"
+PARAMETRIZED = """\
+import pytest
+
+from semver.version import Version
+
+
+@pytest.mark.parametrize("text", ["1.2.3", "0.1.0"])
+def test_round_trip(text):
+    assert str(Version.parse(text)) == text
+"""
+
+
+def test_a_case_added_to_a_parametrized_test_is_an_addition(tmp_path: Path) -> None:
+    """A new case on the decorator's existing line: every base case is still there."""
+    sample = make_sample_repo(tmp_path)
+    sample.commit({PARAMETRIZED_FILE: PARAMETRIZED}, "a parametrized test")
+    add_case = call(
+        "edit_file", path=PARAMETRIZED_FILE, old_text='"0.1.0"]', new_text='"0.1.0", "2.0.0"]'
+    )
+    run = run_in_process(sample, sample_spec(), [step(None, add_case, FIX), step("Done.")])
+    report = run.report
+    assert report.status == Status.SUCCESS, run.log
+    assert report.tests_added == [PARAMETRIZED_FILE]
+    body = pr_body(report, task="fix", issue_number=None, run_url=None)
+    assert WARNING not in body and "Adds tests in " in body

@@ -110,7 +110,7 @@ def test_changed_lines_are_shown_with_the_ones_no_test_runs() -> None:
         )
     why = ChangedLines(reason="measured for one test command only")
     proof = PROVEN.model_copy(update={"changed_lines": why})
-    assert "not measured (measured for one test command only)" in summary_markdown(
+    assert "not measured: measured for one test command only." in summary_markdown(
         report(proof), run_url=None
     )
 

@@ -51,8 +51,8 @@ def test_a_local_log_path_is_named_as_a_file_of_the_runs_artifact(tmp_path: Path
         summary_markdown(report, run_url=None),
         proof_note(report.model_copy(update={"proof": _measured(report)})),
     ):
-        said = "see `coverage/logs/coverage.log` in the run's output (in Actions, its artifact)"
-        assert said in text
+        said = "(see `coverage/logs/coverage.log` in the run's output or, in Actions, its artifact)"
+        assert said in text and "))" not in text  # the note's parentheses, not doubled
         assert "(see coverage/logs/coverage.log)" not in text
 
 

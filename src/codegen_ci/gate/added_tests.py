@@ -9,7 +9,10 @@ sitting inside an existing one. A block is inside when the kept line before it o
 (it ends with `:`, `{`, `(` or `=>`) or, at the same indentation, is a statement of that body
 rather than the end of one (a closing `}`, `)` or `]`, or a top-level line); a block that ends
 in a decorator (`@pytest.mark.skip`) or defines a name the file already defines (a second
-`def test_x` replaces the first) is an edit too. Test configuration is never "only added":
+`def test_x` replaces the first) is an edit too. A case added to a `parametrize` decorator
+(`[1, 2]` to `[1, 2, 3]`, on its line or a line of its own among its arguments) is an
+addition too: every base case is still there, each existing line only gains whole elements,
+and none carries `marks` (a skip). Test configuration is never "only added":
 a line added there can deselect tests.
 """
 
@@ -26,6 +29,8 @@ from codegen_ci.workspace.worktree import Worktree
 MAX_TEST_FILE_BYTES = 4_000_000
 _OPENS = (":", "{", "(", "=>", "[", ",", "\\")
 _CLOSES = ("}", ")", "]")
+_PARAMETRIZE = re.compile(r"\bparametrize\(")
+_MARKS = re.compile(r"\b(?:marks|skip|skipif|xfail)\b")
 _DEFINES = re.compile(
     r"^\s*(?:async\s+def|def|class|func(?:\s*\([^)]*\))?|fn|function)\s+([A-Za-z_]\w*)"
 )
@@ -53,8 +58,10 @@ def adds_only(before: str, after: str) -> bool:
     old, new = before.splitlines(), after.splitlines()
     defined = {m.group(1) for line in old if (m := _DEFINES.match(line))}
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
+            continue
+        if _adds_cases(old, i1, i2, new[j1:j2], tag):
             continue
         if tag != "insert":
             return False
@@ -67,6 +74,38 @@ def adds_only(before: str, after: str) -> bool:
         if any((m := _DEFINES.match(line)) and m.group(1) in defined for line in block):
             return False
     return True
+
+
+def _adds_cases(old: list[str], i1: int, i2: int, added: list[str], tag: str) -> bool:
+    """Whether a block only adds cases to a `parametrize` decorator: lines of its arguments
+    that only gain text (`[1, 2]` to `[1, 2, 3]`) or new lines among them, no marks (a
+    case added with `marks=pytest.mark.skip` could skip); every base case is still there."""
+    gone = old[i1:i2]
+    if tag not in ("insert", "replace") or (tag == "replace" and len(gone) != len(added)):
+        return False
+    if any(_MARKS.search(line) for line in added):
+        return False
+    for before, after in zip(gone, added, strict=False):
+        ops = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        if any(op not in ("equal", "insert") for op, *_ in ops):
+            return False
+        # whole new elements (`, 3` or `0, `), not text added to a case (`2` to `22`)
+        inserted = [after[j1:j2].strip() for op, _, _, j1, j2 in ops if op == "insert"]
+        if any(not (text.startswith(",") or text.endswith(",")) for text in inserted):
+            return False
+    first = (gone or added)[0]
+    if _PARAMETRIZE.search(first) and first.lstrip().startswith("@"):
+        return True
+    return _inside_parametrize(old[:i1], _indent(first))
+
+
+def _inside_parametrize(above: list[str], indent: int) -> bool:
+    """Whether a line indented `indent`, below `above`, is in a `parametrize` decorator's
+    arguments: the nearest line above indented less is that decorator."""
+    for line in reversed(above):
+        if line.strip() and _indent(line) < indent:
+            return line.lstrip().startswith("@") and bool(_PARAMETRIZE.search(line))
+    return False
 
 
 def _starts_own_definition(prev: str | None, block: list[str]) -> bool:

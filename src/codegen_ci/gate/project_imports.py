@@ -16,11 +16,10 @@ Deliberately narrow, because a failing pre-flight is usually the bug the task is
   "ImportError while importing test module" or "... loading conftest", unittest's "Failed to
   import test module"), not an import error a test's own code hits at run time.
 
-The same holds for a dependency the project declares (`dependencies` or an extra in
-pyproject.toml, `install_requires` in setup.cfg, a `requirements*.txt`) that the commands'
-interpreter does not have (`declared_dependencies`): the environment is not set up, and no
-edit makes it so. A missing module the project does not declare stays the model's (the task
-may be to add it).
+The same holds for a module the repository does not hold at all, in any test module however
+few (gate/missing_dependencies.py): a dependency the commands' interpreter does not have
+installed, declared by the project or not; the environment is not set up, and no edit makes
+it so.
 
 The package itself failing to import (`package_not_importable`): every test module (or all
 but a negligible share, `NEGLIGIBLE`), or a conftest, fails to import on the untouched code,
@@ -44,7 +43,6 @@ package.json has a valid "main" entry"), usually the build's output (`dist/`).
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,8 +52,8 @@ from codegen_ci.gate.import_failures import (
     collected_modules,
     import_failures,
 )
+from codegen_ci.gate.missing_dependencies import missing_dependencies
 from codegen_ci.report import CommandResult
-from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.workspace import generated_files, git
 from codegen_ci.workspace.proc import read_head_tail
@@ -85,67 +83,9 @@ def project_not_importable(record: CommandResult, cwd: Path) -> str | None:
     for name in missing:
         if where := repository_module(name, cwd):
             return _explain(name, where, cwd)
-    declared = declared_dependencies(cwd)
-    for name in missing:
-        if (source := declared.get(_normal(name))) is not None:
-            return _explain_dependency(name, source)
-    return package_not_importable(text, cwd)
-
-
-REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-CONFIG_BYTES = 1_000_000
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def declared_dependencies(cwd: Path) -> dict[str, str]:
-    """The project's declared dependencies, by normalised name, each with the file that
-    declares it (read only through the guarded reader: the worktree is commands' to shape)."""
-    found: dict[str, str] = {}
-
-    def add(requirements: object, source: str) -> None:
-        for line in requirements if isinstance(requirements, list) else []:
-            if isinstance(line, str) and (match := REQUIREMENT_NAME.match(line)):
-                found.setdefault(_normal(match[1]), source)
-
-    if text := _read(cwd, "pyproject.toml"):
-        try:
-            project = tomllib.loads(text).get("project", {})
-        except tomllib.TOMLDecodeError:
-            project = {}
-        if isinstance(project, dict):
-            add(project.get("dependencies"), "pyproject.toml")
-            extras = project.get("optional-dependencies")
-            for group in extras.values() if isinstance(extras, dict) else ():
-                add(group, "pyproject.toml")
-    if text := _read(cwd, "setup.cfg"):
-        block = re.search(r"install_requires\s*=\s*((?:\n[ \t]+\S.*)+)", text)
-        add(block[1].split("\n") if block else [], "setup.cfg")
-    for path in sorted(cwd.glob("requirements*.txt"))[:10]:
-        if text := _read(cwd, path.name):
-            add(text.splitlines(), path.name)
-    return found
-
-
-def _read(cwd: Path, rel: str) -> str:
-    try:
-        return guarded_read.read_text(cwd, rel, max_bytes=CONFIG_BYTES)
-    except (OSError, guarded_read.Refused):
-        return ""
-
-
-def _explain_dependency(name: str, source: str) -> str:
-    return (
-        f"the tests cannot import `{name}` (No module named '{name}' while collecting the "
-        f"tests on the untouched code), a dependency the project declares in {source}: the "
-        "commands' interpreter does not have it installed. Install the project's "
-        "dependencies before the tests run: in validation.setup (e.g. `pip install -e "
-        "'.[test]'` or `pip install -r requirements.txt`, with `network: [setup]`) or in the "
-        "workflow, or run the tests with the interpreter that has them (its virtualenv "
-        "activated: its `bin` on PATH, or VIRTUAL_ENV)"
-    )
+    if problem := package_not_importable(text, cwd):
+        return problem
+    return missing_dependencies(import_failures(text), cwd)
 
 
 def repository_module(name: str, cwd: Path) -> str | None:

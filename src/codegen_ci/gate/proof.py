@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
+from codegen_ci.gate.changed_tests import ChangedTests, changed_tests
 from codegen_ci.gate.coverage import CoverageRun, below, uncovered_message
 from codegen_ci.gate.file_selection import narrowed
 from codegen_ci.gate.flaky import Rerunner, merge_flaky
@@ -127,7 +128,8 @@ class Prover:
                 self._weaken(cannot_tell, outcome, test_files)  # edited tests still checked
                 return cannot_tell
             exclude = frozenset(f.key for f in flaky)
-            proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
+            theirs = changed_tests(self.worktree, test_files)
+            proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             # A test that fails on the base only by chance is no proof: re-run them there,
             # with the tests flaky with the change that failed there too (the repository's?).
             failing_there = {c.key for c in base.failing()}
@@ -140,7 +142,7 @@ class Prover:
             flaky = merge_flaky(list(flaky), on_base)
             if again:
                 exclude |= frozenset(again)
-                proof = judge(outcome.junit, base, test_files, go_tests, exclude, root=tree)
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             proof.flaky = list(flaky)
         finally:
             self.note("proving: removing the base commit's worktree")
@@ -299,10 +301,13 @@ def judge(
     go_tests: frozenset[str] = frozenset(),
     exclude: frozenset[str] = frozenset(),
     root: Path | None = None,
+    changed: ChangedTests | None = None,
 ) -> Proof:
     """Compare the passing round's cases (`after`) with the base run's (`base`, the change's
     test files applied). A test the base run did not report counts only when it is one of
-    the change's (`test_files`; `go_tests` by name) and its container failed as a whole."""
+    the change's (`test_files`; `go_tests` by name) and its container failed as a whole.
+    `not_proof`: the tests the change added or edited (`changed`; None: every test of its
+    test files) that pass on the base too."""
     on_base = _worst(base.cases)
     for key, failed in list(on_base.items()):  # a failed subtest is its test's failure there
         parent = subtest_parent(key)
@@ -314,6 +319,7 @@ def judge(
     pass_to_pass = 0
     not_proof: list[Untrusted] = []
     modules = _modules(test_files)
+    new_modules = _modules(sorted(changed.new_files)) if changed else []
     for test_id, case in passed_after.items():
         if test_id in exclude:  # flaky: neither proof nor a test that passes in both runs
             continue
@@ -325,7 +331,7 @@ def judge(
             proving.append(_proving(case, None, "not run", root))  # its file could not load
         elif base_case is not None and base_case.outcome == "passed":
             pass_to_pass += 1
-            if ours:
+            if ours and (changed is None or _changed(case, changed, new_modules)):
                 not_proof.append(Untrusted(test_id))
     # The reason is the tool's words: the ids are the repository's and stay in the typed
     # fields (`fail_to_pass`, `not_proof`), where a reader shows them (publish/proof_text.py).
@@ -457,6 +463,12 @@ def _belongs(
     if any(name == m or name.startswith(m + ".") or case.key.startswith(m + "::") for m in modules):
         return True
     return case.name.split("/")[0] in go_tests
+
+
+def _changed(case: JUnitCase, changed: ChangedTests, new_modules: list[str]) -> bool:
+    """Is `case` a test the change added or edited: in a new test file, or by its name."""
+    new_file = _belongs(case, sorted(changed.new_files), new_modules, frozenset())
+    return changed.holds(case, new_file)
 
 
 def _proving(

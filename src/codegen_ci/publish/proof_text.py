@@ -63,7 +63,7 @@ def proof_section(report: Report, heading: str = "##") -> str:
 def changed_lines_text(lines: ChangedLines) -> str:
     """`Changed lines run by the tests: 2 of 3 (67%); run by no test: `<file>:40-44``."""
     if not lines.measured:
-        return f"Changed lines run by the tests: not measured ({tool_words(lines.reason)})."
+        return f"Changed lines run by the tests: not measured: {tool_words(lines.reason)}."
     if not lines.total:
         return "Changed lines run by the tests: no changed line is executable."
     text = f"Changed lines run by the tests: {lines.covered} of {lines.total} ({lines.share:.0%})"

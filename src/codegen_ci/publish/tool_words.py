@@ -31,7 +31,8 @@ def tool_words(text: str, limit: int = 300) -> str:
     escaped, the output directory's log paths named as files of the run's artifact."""
     text = " ".join(text.split())
     text = text if len(text) <= limit else text[: limit - 1] + "…"
-    text = _LOCAL_LOG.sub(r"see `\1` in the run's output (in Actions, its artifact)", text)
+    # no parentheses of its own: the path is usually in the tool's (`(see coverage/logs/...)`)
+    text = _LOCAL_LOG.sub(r"see `\1` in the run's output or, in Actions, its artifact", text)
     pieces = _CODE.split(text)  # prose, code, prose, code, ..., prose
     shown = []
     for n, piece in enumerate(pieces):

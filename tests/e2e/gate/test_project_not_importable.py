@@ -243,23 +243,83 @@ def test_a_declared_dependency_not_installed_is_a_config_error_before_any_model_
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
     error = report["error"]
-    assert "`frobnitz_client`" in error and "declares in pyproject.toml" in error
+    assert "`frobnitz_client`" in error and "declares it in pyproject.toml" in error
     assert "validation.setup" in error and "network: [setup]" in error
     assert model_env.requests == []
 
 
-def test_an_undeclared_missing_module_still_reaches_the_model(
+USES_IT_TOO = """\
+from frobnitz_client import ONE
+
+
+def test_one():
+    assert ONE == 1
+"""
+IN_A_GROUP = (
+    '[project]\nname = "semver"\nversion = "0.1"\n\n'
+    '[dependency-groups]\ntests = ["pytest", "frobnitz-client"]\n'
+)
+
+
+def test_a_test_dependency_missing_from_two_modules_of_many_is_a_config_error(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    """The control: the same test without the declaration is the model's (it may be the task)."""
+    """pallets/itsdangerous with freezegun uninstalled: two test modules of several cannot be
+    collected for a module the repository does not hold (here declared in a dependency
+    group); the other tests never run while collection fails, and no edit installs it."""
+    sample_repo.commit(
+        {
+            "tests/test_client.py": USES_A_DEPENDENCY,
+            "tests/test_one.py": USES_IT_TOO,
+            "pyproject.toml": IN_A_GROUP,
+        },
+        "a client",
+    )
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
+
+    assert code == 2, output
+    assert (report["status"], report["reason"]) == ("error", "config")
+    error = report["error"]
+    assert "`frobnitz_client`" in error and "No module named 'frobnitz_client'" in error
+    assert "imported by tests/test_client.py, tests/test_one.py" in error
+    assert "the `tests` dependency group" in error and "--group tests" in error
+    assert "interpreter the test command uses" in error
+    assert model_env.requests == []
+
+
+def test_an_undeclared_missing_module_is_a_config_error_too(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """Not the repository's, declared nowhere: still a module the interpreter lacks, not
+    code the model can write (a test of a module the task asks for is named after it:
+    `tests/test_slugs.py` above)."""
     sample_repo.commit({"tests/test_client.py": USES_A_DEPENDENCY}, "a client")
     model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
 
-    code, output, _, report = run_cli(sample_repo, spec)
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
 
-    assert model_env.requests, output
-    assert code == 1 and report["reason"] != "config"
+    assert code == 2, output
+    assert report["reason"] == "config" and "declares it nowhere" in report["error"]
+    assert "`pip install frobnitz_client`" in report["error"]
+    assert model_env.requests == []
+
+
+def test_the_dry_run_of_a_missing_test_dependency_exits_2(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """The dry run (the suite run in full, not collected only) says the same, exit 2."""
+    sample_repo.commit({"tests/test_client.py": USES_A_DEPENDENCY}, "a client")
+    out = sample_repo.tmp / "dry"
+    spec = str(sample_repo.write_spec())
+    args = ["run", spec, "--repo", str(sample_repo.path), "--output-dir", str(out), "--dry-run"]
+
+    result = CliRunner().invoke(cli, args)
+
+    assert result.exit_code == 2, result.output
+    assert "`frobnitz_client`" in result.output and "tests/test_client.py" in result.output
+    assert model_env.requests == []
 
 
 UNBUILT_NODE_PACKAGE = {

@@ -135,6 +135,24 @@ def test_a_new_test_that_passes_on_the_base_too_is_no_proof(
     assert "proof: unproven (" in output and "pass there: tests.test_bump_minor::" in output
 
 
+def test_only_the_tests_the_change_adds_to_an_existing_file_are_listed(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """A test added to a file of the base's own tests: `not_proof` lists it, not the file's
+    unchanged tests (587 of them on more-itertools, "587 of the tests you added pass there")."""
+    without_the_bugs_test(sample_repo)
+    added = PASSING_SUITE + "\n\n" + IDLE_TEST.split("\n\n\n", 1)[1]
+    model_env.add(Reply(tool_calls=[FIX]), write("tests/test_version.py", added), Reply("Done."))
+
+    code, output, _, report = run_cli(sample_repo, spec(sample_repo))
+
+    assert code == 0, output
+    proof = report["proof"]
+    assert proof["status"] == "unproven" and proof["pass_to_pass"] == 3, proof
+    assert proof["not_proof"] == ["tests.test_version::test_parse_again"]
+    assert "1 of them pass there" in proof["reason"]
+
+
 def test_required_proof_asks_for_a_failing_test_then_succeeds_proven(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
