@@ -294,9 +294,14 @@ def _loop(
                     report.iterations = iteration
                     raise
                 baseline.classify(outcome)
-            if outcome.passed or (
-                spec.validation.allow_preexisting_failures and baseline.only_preexisting(outcome)
-            ):  # would pass: were the base commit's tests kept? (gate/kept_tests.py)
+            if (
+                outcome.passed
+                or outcome.ran_no_tests
+                or (
+                    spec.validation.allow_preexisting_failures
+                    and baseline.only_preexisting(outcome)
+                )
+            ):  # would pass, or ran none: were the base commit's tests kept? (gate/kept_tests.py)
                 report.removed_tests = check_kept(outcome, baseline, spec.validation, ctx.worktree)
             report.rounds.append(outcome.round)
             ctx.progress.round_finished(outcome.round)

@@ -294,8 +294,9 @@ class Validator:
         if self.validation.allow_no_tests or not ran or outcome.failed:
             return
         if all(c.junit_tests == 0 for c in ran):
-            note = "ran no test (its JUnit report lists none): no test, no success"
+            note = "ran no test (its test report lists none): no test, no success"
             outcome.failed.append(FailedCommand(ran[-1].command, "test", Untrusted(note), False))
+            outcome.ran_no_tests = True
 
     def _targeted(self, outcome: RoundOutcome) -> tuple[bool, bool]:
         """Start from the previously failing tests; (answered, partial). Answered when that
@@ -507,6 +508,9 @@ class RoundOutcome:
     removed_tests: list[RemovedTest] = field(default_factory=list)
     # pre-flight: the tests pytest collected (JUnit id -> skipped by a marker); None: unknown
     collected: dict[str, bool] | None = field(default_factory=dict)
+    # every test command ran, and each listed no test: the round fails for that alone (the
+    # base commit's tests it no longer runs are still named: gate/kept_tests.py)
+    ran_no_tests: bool = False
 
     @property
     def passed(self) -> bool:
