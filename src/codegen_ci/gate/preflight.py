@@ -12,7 +12,8 @@ question (which failures are pre-existing) without a separate base-commit worktr
 
 Telling a configuration error from a failing test: a setup command that fails, or a test or lint
 command that cannot start (exit 126/127, "command not found", a missing npm script, a test
-reporter that is not installed, a package manager that tries to download itself with no
+reporter that is not installed, options the runner refuses (pytest's "unrecognized arguments":
+`--cov` without pytest-cov), a package manager that tries to download itself with no
 network), a test command that ran no test (no tests collected at all), a spec with no test
 command, `validation.junit` globs that matched nothing after the tests ran, or tests that cannot
 import the repository's own package on the untouched code (not installed, not on PYTHONPATH, or
@@ -145,6 +146,10 @@ TAIL_CHARS = 1500
 NO_TESTS = "no tests found"
 REPORTER_MISSING = "a test reporter is not installed"
 RUNNER_MISSING = "the test runner is not installed"
+OPTIONS_REFUSED = (
+    "the test runner refused options of its command line (is the plugin that adds them installed "
+    "for the interpreter the command uses?)"
+)
 # Signatures of a command that never ran a test: the shell's and package managers' here, each
 # runner's own in its module (runners/: `SIGNATURES`); the first that matches says why.
 NOT_STARTED = (
@@ -154,6 +159,7 @@ NOT_STARTED = (
     (re.compile(r"Cannot find module '[^']*node_modules[^']*'"), RUNNER_MISSING),
     *((pattern, RUNNER_MISSING) for pattern in runners.signatures("runner missing")),
     *((pattern, REPORTER_MISSING) for pattern in runners.signatures("reporter missing")),
+    *((pattern, OPTIONS_REFUSED) for pattern in runners.signatures("options refused")),
     (re.compile(r"Cannot find module '[^']*reporter[^']*'", re.I), REPORTER_MISSING),
     (
         re.compile(

@@ -23,7 +23,9 @@ Read = Callable[[str], str | None]
 
 # What a signature in a command's output means: the command never ran a test. "no test
 # files": no test file anywhere, asked after the others (and of a collect-only pytest run too).
-StartFailure = Literal["runner missing", "reporter missing", "no tests", "no test files"]
+StartFailure = Literal[
+    "runner missing", "reporter missing", "options refused", "no tests", "no test files"
+]
 
 
 @dataclass(frozen=True)

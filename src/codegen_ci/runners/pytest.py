@@ -74,7 +74,11 @@ configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
 
-SIGNATURES: tuple[Signature, ...] = ()
+# pytest's usage error (exit 4) for options it does not know: `--cov` without pytest-cov
+# installed for the command's interpreter (hukkin/tomli-w's CI command).
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(re.compile(r"^\S.*: error: unrecognized arguments: .+$", re.M), "options refused"),
+)
 NO_TESTS_EXIT: int | None = 5
 NO_TOOLCHAIN: EnvironmentAdvice | None = None
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = ()
