@@ -50,6 +50,8 @@ NOT_OURS = {
     "test.py",  # a project's root-level unittest module
     "_version.py",  # a project's generated version file
     "tests/unit/test_version.py",
+    "tests/test_slugs.py",  # a TDD test of a module the task asks for (missing_dependencies.py)
+    "test_slugs.py",
     "bench/results/latest.json",  # written by `python bench/run.py`, gitignored
 }
 # snake_case names that are not ours to define: kernel, GitHub and libc names; example ids.
