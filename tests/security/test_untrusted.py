@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -433,18 +434,24 @@ def test_data_file(tmp_path):
 
 
 def _run_pytest(repo: Path) -> str:
+    """pytest run as a user runs it, its `tmp_path` in a temp folder of its own (a folder
+    directly in /tmp, as TMPDIR is on many machines): with the machine's shared
+    /tmp/pytest-of-<user>, the child pytest would first delete every stale session folder other
+    runs left there (gigabytes on a machine that ran this suite before: a CI failure, the 120 s
+    timeout spent removing them)."""
     repo.mkdir(parents=True)
     (repo / "test_data.py").write_text(FAILING_TEST)
     env = {**os.environ, "COLUMNS": "400", "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_ADDOPTS", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    with tempfile.TemporaryDirectory(prefix="cg-untrusted-", dir="/tmp") as temp:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"],
+            cwd=repo,
+            env={**env, "TMPDIR": temp},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 1, done.stdout + done.stderr
     return done.stdout
 
@@ -458,7 +465,10 @@ def test_two_pytest_runs_of_the_same_failure_render_identically(tmp_path: Path) 
     first_clean = strip_nondeterminism(first, roots=[str(first_repo)])
     second_clean = strip_nondeterminism(second, roots=[str(second_repo)])
     assert first_clean == second_clean
-    assert "<tmp>/test_data_file0/data.txt missing" in first_clean
+    assert re.search(
+        r"<tmp>/pytest-of-[^/]+/pytest-0/test_data_file0/data.txt missing", first_clean
+    )
+    assert "/tmp/" not in first_clean
     assert "0x<addr>" in first_clean
 
 
