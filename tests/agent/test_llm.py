@@ -3,6 +3,7 @@ timeouts, unreadable answers, prices."""
 
 from __future__ import annotations
 
+import sys
 import time
 from email.utils import formatdate
 from typing import Any
@@ -145,3 +146,16 @@ def test_usage_and_cost_from_the_table_or_the_spec(model_server: ScriptedModelSe
     custom = ModelSettings(name="my-local", price=ModelPrice(prompt=1.0, completion=2.0))
     assert cost_usd(custom, 500_000, 250_000) == 1.0
     assert cost_usd(ModelSettings(name="my-local"), 10, 10) is None
+
+
+def test_the_sdk_is_imported_at_the_first_request_not_before(
+    monkeypatch: pytest.MonkeyPatch, model_server: ScriptedModelServer
+) -> None:
+    """A run that stops before asking the model anything (a configuration error at the
+    pre-flight, a dry run) never pays for importing `openai` (~0.4 s of CPU a process)."""
+    for name in [n for n in sys.modules if n == "openai" or n.startswith("openai.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "openai", None)  # `import openai` now raises
+    model = OpenAIChatModel(ModelSettings(), api_key="k", base_url=model_server.base_url)
+    with pytest.raises(ImportError):
+        model.complete([{"role": "user", "content": "hi"}], None)
