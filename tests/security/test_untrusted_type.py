@@ -61,7 +61,15 @@ RAW_FOR_CALLERS = {
 }
 
 
-def _mypy(tmp_path: Path, body: str) -> tuple[int, str]:
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the module's checks (a worker's own, so never written by two mypy
+    processes at once): each check then analyses only its `prompt_builder.py`, not again the
+    package modules it imports (cold, ~2 s of CPU a check)."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def _mypy(tmp_path: Path, body: str, cache: Path) -> tuple[int, str]:
     source = tmp_path / "prompt_builder.py"
     source.write_text(
         "from codegen_ci.security.untrusted import Untrusted, fence\n\n" + textwrap.dedent(body)
@@ -74,7 +82,7 @@ def _mypy(tmp_path: Path, body: str) -> tuple[int, str]:
             "--config-file",
             str(config),
             "--cache-dir",
-            str(tmp_path / "mypy-cache"),
+            str(cache),
             "--follow-imports",
             "silent",
             str(source),
@@ -93,14 +101,14 @@ def _mypy(tmp_path: Path, body: str) -> tuple[int, str]:
     ids=["str-plus-untrusted", "join", "untrusted-plus-str"],
 )
 def test_mypy_strict_refuses_a_prompt_concatenated_from_untrusted_text(
-    tmp_path: Path, build: str
+    tmp_path: Path, mypy_cache: Path, build: str
 ) -> None:
-    status, output = _mypy(tmp_path, f'title = Untrusted("{HOSTILE}")\n{build}\n')
+    status, output = _mypy(tmp_path, f'title = Untrusted("{HOSTILE}")\n{build}\n', mypy_cache)
     assert status == 1, output
     assert "prompt_builder.py:4: error:" in output
 
 
-def test_mypy_strict_accepts_the_fenced_form(tmp_path: Path) -> None:
+def test_mypy_strict_accepts_the_fenced_form(tmp_path: Path, mypy_cache: Path) -> None:
     status, output = _mypy(
         tmp_path,
         f"""
@@ -108,6 +116,7 @@ def test_mypy_strict_accepts_the_fenced_form(tmp_path: Path) -> None:
         prompt: str = "# Task\\n" + fence("task title", title)
         both: Untrusted = title + Untrusted(" and more")
         """,
+        mypy_cache,
     )
     assert status == 0, output
 
@@ -360,15 +369,15 @@ SOURCES = {
 
 @pytest.mark.parametrize("source", SOURCES, ids=list(SOURCES))
 def test_mypy_strict_refuses_a_prompt_built_from_a_source_field(
-    tmp_path: Path, source: str
+    tmp_path: Path, mypy_cache: Path, source: str
 ) -> None:
     """The gap the type closes: the sources hand out `Untrusted`, so a new prompt builder that
     pastes a field in fails to type-check; the fenced form of the same field is the control."""
     template, field = SOURCES[source]
-    status, output = _mypy(tmp_path, template.format(value=field))
+    status, output = _mypy(tmp_path, template.format(value=field), mypy_cache)
     assert status == 1, output
     assert "prompt_builder.py:" in output and "error:" in output, output
-    status, output = _mypy(tmp_path, template.format(value=f'fence("data", {field})'))
+    status, output = _mypy(tmp_path, template.format(value=f'fence("data", {field})'), mypy_cache)
     assert status == 0, output
 
 
