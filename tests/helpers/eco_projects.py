@@ -1,6 +1,7 @@
 """Small real projects in other ecosystems, each with a real bug and its own test runner: a
 TypeScript package tested by jest (ts-jest, jest-junit) and a Go module tested by gotestsum
-(standard library only: the Go module proxy is not reachable from CI).
+(standard library only: the Go module proxy is not reachable from CI); and what a Rust crate
+tested by Debian's cargo needs (the tests hold their own `src/lib.rs`).
 
 The npm packages are installed once per test session from the npm registry into a shared
 directory (a file lock keeps xdist workers from installing twice), then hard-linked into each
@@ -159,6 +160,12 @@ needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and 
 needs_go = pytest.mark.skipif(
     not (shutil.which("go") and shutil.which("gotestsum")), reason="needs go and gotestsum"
 )
+# A Rust crate, built offline (crates.io is not reachable) by Debian's cargo and rustc.
+CARGO_TOML = '[package]\nname = "stock"\nversion = "0.1.0"\nedition = "2021"\n'
+needs_debians_cargo = pytest.mark.skipif(
+    not (shutil.which("cargo", path="/usr/bin") and shutil.which("rustc", path="/usr/bin")),
+    reason="needs Debian's cargo and rustc",
+)
 
 
 # The ecosystems' fixtures, for the tests of tests/e2e/gate (its conftest.py names them).
@@ -277,6 +284,19 @@ def make_go_repo(tmp: Path) -> SampleRepo:
         "units/units.go": "package units\n\n// Dozen is twelve.\nconst Dozen = 12\n",
     }
     return _git_repo(tmp, files)
+
+
+def make_crate(tmp: Path, lib_rs: str, more: dict[str, str] | None = None) -> SampleRepo:
+    """The crate `stock` with `lib_rs` as its `src/lib.rs` (and `more` files), committed;
+    its `target/` ignored."""
+    files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib_rs, ".gitignore": "target/\n"}
+    return _git_repo(tmp, {**files, **(more or {})})
+
+
+def debians_cargo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian's cargo and rustc for the test's runs, not a rustup proxy earlier on PATH."""
+    monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")
+    monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
 
 
 def write_spec(repo: SampleRepo, *, proof: bool = False, **overrides: object) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.helpers.in_process import Hooked, one_model, quiet, sample_spec
+from tests.helpers.in_process import Hooked, ScriptedModels, one_model, quiet, sample_spec
 from tests.helpers.sample_repo import (
     FIXED_LINE_NEW,
     FIXED_LINE_OLD,
@@ -50,8 +50,10 @@ def sample(tmp_path: Path) -> SampleRepo:
     return make_sample_repo(tmp_path)
 
 
-def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo) -> None:
-    head = sample.head()
+def interrupted_run(sample: SampleRepo) -> tuple[Path, ScriptedModels]:
+    """The sample task, its run stopped by its cancellation token once the model has answered
+    its first request (the fix): the run directory, and the models, whose second script is
+    for the resume."""
     out = sample.tmp / "out"
     models = one_model([step(None, FIX), step("Done.")], [step("The fix is in place.")])
     cancel = Cancel()
@@ -66,6 +68,12 @@ def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo)
                 model_factory=Hooked(models, lambda _name, n: cancel.set()),
             )
         )
+    return out, models
+
+
+def test_resume_continues_an_interrupted_run_in_its_worktree(sample: SampleRepo) -> None:
+    head = sample.head()
+    out, models = interrupted_run(sample)
     stopped = Report.read(out)
     assert stopped.reason == Reason.INTERRUPTED and stopped.worktree
 
@@ -137,20 +145,7 @@ def test_a_run_started_meanwhile_takes_another_slot_and_resume_goes_on_in_its_ow
 ) -> None:
     """An interrupted run's worktree stays in its slot (workspace/slots.py) for `resume`: a
     run started in between works in the next slot, and leaves the first one as it was."""
-    out = sample.tmp / "out"
-    models = one_model([step(None, FIX), step("Done.")], [step("The fix is in place.")])
-    cancel = Cancel()
-    with pytest.raises(Interrupted):
-        start(
-            RunRequest(
-                resumable(),
-                sample.path,
-                out,
-                progress=quiet(),
-                cancel=cancel,
-                model_factory=Hooked(models, lambda _name, n: cancel.set()),
-            )
-        )
+    out, models = interrupted_run(sample)
     stopped = Path(Report.read(out).worktree or "")
     assert stopped.parent.name == "slot-0"
 

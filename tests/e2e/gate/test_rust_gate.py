@@ -14,20 +14,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from eco_projects import _git_repo, edit_turn, write_spec
+from eco_projects import debians_cargo, edit_turn, make_crate, needs_debians_cargo, write_spec
 from gate_repos import reflections, run_cli
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not (shutil.which("cargo", path="/usr/bin") and shutil.which("rustc", path="/usr/bin")),
-        reason="needs Debian's cargo and rustc",
-    ),
-]
-CARGO_TOML = '[package]\nname = "stock"\nversion = "0.1.0"\nedition = "2021"\n'
+pytestmark = [pytest.mark.e2e, needs_debians_cargo]
 LIB_RS = """pub fn remove(stock: u32, n: u32) -> u32 {
     stock - n
 }
@@ -59,14 +52,11 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
-    monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")  # Debian's, not a rustup proxy
-    monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
+    debians_cargo(monkeypatch)
     lib = LIB_RS.replace(
         "    #[test]\n    fn never_below_zero", "    #[test]\n    #[ignore]\n    fn slow"
     )
-    repo = _git_repo(
-        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib, ".gitignore": "target/\n"}
-    )
+    repo = make_crate(tmp_path, lib)
     model_env.add(
         Reply(tool_calls=[call("write_file", path="tests/floor.rs", content=FLOOR_RS)]),
         *edit_turn("src/lib.rs", BUG, WRONG),
@@ -100,11 +90,6 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     assert [t["id"] for t in proof["fail_to_pass"]] == ["tests/floor.rs::empty_stays_empty"]
 
 
-def debians_cargo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", f"/usr/bin:{os.environ['PATH']}")  # Debian's, not a rustup proxy
-    monkeypatch.setenv("RUSTC", "/usr/bin/rustc")
-
-
 def test_a_failing_unit_test_does_not_hide_the_integration_tests(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,15 +97,7 @@ def test_a_failing_unit_test_does_not_hide_the_integration_tests(
     unit test would leave `tests/floor.rs` unrun, its failure and count missing. The gate runs
     `cargo test` with `--no-fail-fast` (runners/cargo.py `every_test`)."""
     debians_cargo(monkeypatch)
-    repo = _git_repo(
-        tmp_path,
-        {
-            "Cargo.toml": CARGO_TOML,
-            "src/lib.rs": LIB_RS,
-            "tests/floor.rs": FLOOR_RS,
-            ".gitignore": "target/\n",
-        },
-    )
+    repo = make_crate(tmp_path, LIB_RS, {"tests/floor.rs": FLOOR_RS})
     spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
 
     code, output, _, report = run_cli(repo, spec, "--dry-run")
@@ -141,9 +118,7 @@ def test_a_crate_without_tests_ran_0_tests_and_never_succeeds(
     success" stops the run before any model call, as for a JUnit report that lists none."""
     debians_cargo(monkeypatch)
     lib = LIB_RS.split("\n#[cfg(test)]")[0] + "\n"
-    repo = _git_repo(
-        tmp_path, {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib, ".gitignore": "target/\n"}
-    )
+    repo = make_crate(tmp_path, lib)
     model_env.add(*edit_turn("src/lib.rs", BUG, RIGHT))
     spec = write_spec(repo, task="t", validation={"test": ["cargo test --offline"], "timeout": 300})
 
@@ -192,15 +167,7 @@ def test_nextests_junit_is_read_from_the_repositorys_profile(
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     stand_in = nextest_stand_in(tmp_path / "nextest")
     monkeypatch.setenv("PATH", f"{stand_in}:/usr/bin:{os.environ['PATH']}")
-    repo = _git_repo(
-        tmp_path,
-        {
-            "Cargo.toml": CARGO_TOML,
-            "src/lib.rs": LIB_RS,
-            ".gitignore": "target/\n",
-            ".config/nextest.toml": NEXTEST_TOML,
-        },
-    )
+    repo = make_crate(tmp_path, LIB_RS, {".config/nextest.toml": NEXTEST_TOML})
     spec = write_spec(
         repo, task="t", validation={"test": ["cargo nextest run --profile ci"], "timeout": 300}
     )
