@@ -45,6 +45,7 @@ before the run uses it. When none can be set up, `open_sandbox` fails closed wit
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import py_compile
@@ -54,7 +55,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -520,7 +521,7 @@ def start_bwrap(setup: Setup) -> str:
     if not bwrap or not os.access(bwrap, os.X_OK) or Path(bwrap).is_dir():
         raise SandboxUnavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed")
     bwrap = str(Path(bwrap).absolute())
-    problem = _prove(bwrap_argv(bwrap, setup.probe()))
+    problem = _prove_bwrap(lambda: bwrap_argv(bwrap, setup.probe()), setup.sockets)
     if problem is not None:
         raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {problem}")
     return bwrap
@@ -550,7 +551,8 @@ def start_bwrap_inside(setup: Setup, bwrap: str) -> tuple[Inside | None, tuple[s
     problems = []
     for writes in (True, False) if kernel_abi() >= 1 else (False,):
         inside = Inside(folder / LAUNCHER.name, writes)
-        problem = _prove(bwrap_argv(bwrap, probe, inside=inside))
+        argv = functools.partial(bwrap_argv, bwrap, probe, inside=inside)
+        problem = _prove_bwrap(argv, setup.sockets)
         if problem is None:
             return inside, () if writes else ("named-pipes",)
         problems.append(problem)
@@ -598,6 +600,19 @@ def start_landlock(setup: Setup, *, unix_sockets: bool) -> int:
     if problem is not None:
         raise SandboxUnavailable(f"Landlock could not confine a command: {problem}")
     return abi
+
+
+def _prove_bwrap(argv: Callable[[], list[str]], sockets: Sequence[Path]) -> str | None:
+    """`_prove` for bubblewrap, again when a named socket listed at the start was closed
+    before bwrap mounted over it (another program's, gone between `bwrap_argv` and the mount):
+    bwrap then fails to make the mount point in the read-only root ("Can't create file at
+    ..."), which is no fault of the machine's; the argv made again leaves it out."""
+    problem = _prove(argv())
+    for _ in range(3):
+        if problem is None or not any(str(s) in problem and not s.exists() for s in sockets):
+            break
+        problem = _prove(argv())
+    return problem
 
 
 def _prove(argv: list[str]) -> str | None:
