@@ -64,7 +64,7 @@ RAW_FOR_CALLERS = {
 @pytest.fixture(scope="module")
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One mypy cache for the module's checks (a worker's own, so never written by two mypy
-    processes at once): each check then analyses only its `prompt_builder.py`, not again the
+    processes at once): each check then analyses only the module it writes, not again the
     package modules it imports (cold, ~2 s of CPU a check)."""
     return tmp_path_factory.mktemp("mypy-cache")
 
