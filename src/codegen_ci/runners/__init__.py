@@ -24,12 +24,16 @@ from codegen_ci.runners.base import (
     CoveragePlan,
     EnvironmentAdvice,
     FailedAt,
+    FromOutput,
     InitAsk,
     InitJUnit,
     InitTests,
     Location,
     NestedCases,
+    OutputCase,
+    Ran,
     Read,
+    ReportedCase,
     Signature,
     StartFailure,
     TestRunner,
@@ -43,12 +47,16 @@ __all__ = [
     "CoveragePlan",
     "EnvironmentAdvice",
     "FailedAt",
+    "FromOutput",
     "InitAsk",
     "InitJUnit",
     "InitTests",
     "Location",
     "NestedCases",
+    "OutputCase",
+    "Ran",
     "Read",
+    "ReportedCase",
     "Signature",
     "StartFailure",
     "TestRunner",
@@ -67,6 +75,7 @@ __all__ = [
     "every_test",
     "failed_at",
     "failed_test",
+    "from_output",
     "installs",
     "is_checkout_cache",
     "junit_args",
@@ -175,6 +184,12 @@ def junit_args(command: str) -> list[str]:
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """Reports the repository's own runner config makes `command` write."""
     return [path for r in RUNNERS.values() for path in r.configured_reports(command, env, read)]
+
+
+def from_output(ran: Ran) -> FromOutput | None:
+    """What the first runner with an answer reads from a test command's output that its JUnit
+    leaves unsaid (Go's build failures; plain `cargo test`'s cases)."""
+    return next((f for r in RUNNERS.values() if (f := r.from_output(ran)) is not None), None)
 
 
 def case_id(name: str, classname: str) -> str | None:

@@ -97,6 +97,59 @@ class Totals:
     skipped: int
 
 
+# How a test ended, as a JUnit case says it (gate/junit/cases.py's `Outcome`).
+CaseOutcome = Literal["passed", "failure", "error", "skipped"]
+
+
+@dataclass(frozen=True)
+class ReportedCase:
+    """A case of the JUnit a test command wrote, as a runner's `from_output` is shown it: its
+    classname, name, message and failure text (the repository's output: matched, never
+    shown)."""
+
+    classname: str
+    name: str
+    message: str
+    details: str
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A test command that ran, as a runner's `from_output` is given it: whether it exited 0
+    (`ok`), its output (`output(max_chars)`: its head and tail, terminal escapes removed, read
+    only when asked), and the cases of the JUnit reports it wrote (None: it wrote none)."""
+
+    ok: bool
+    output: Callable[[int], str]
+    cases: tuple[ReportedCase, ...] | None
+
+
+@dataclass(frozen=True)
+class OutputCase:
+    """A test case a runner read from a command's own output, for the gate a JUnit case with
+    the id `classname::name`. `file`/`line`: where it failed; None for a failed case: found in
+    `details` as a JUnit case's place is (gate/junit/cases.py's `locate`)."""
+
+    classname: str
+    name: str
+    outcome: CaseOutcome
+    message: str = ""
+    details: str = ""
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class FromOutput:
+    """What a runner's output adds to a command's JUnit: `cases` added to the report's (Go's
+    packages that did not build), or, with `instead`, the command's whole result (plain
+    `cargo test`, which writes no JUnit: its log stands as the result's one file, and no
+    case at all is still a known count, 0)."""
+
+    cases: tuple[OutputCase, ...]
+    instead: bool = False
+
+
 # The coverage report formats gate/coverage.py reads (diff-cover's readers); a runner whose
 # tool writes another converts it to one of these (`CoveragePlan.convert`: Go's profile).
 CoverageFormat = Literal["cobertura", "lcov"]
@@ -237,6 +290,11 @@ class TestRunner(Protocol):
     def configured_reports(self, command: str, env: Mapping[str, str], read: Read) -> list[str]:
         """Reports the runner writes because the repository's own config asks it to."""
 
+    def from_output(self, ran: Ran) -> FromOutput | None:
+        """What the command's output says of its tests that its JUnit (`ran.cases`) leaves
+        unsaid: Go's packages that did not compile, libtest's own lines for a plain `cargo
+        test` that wrote none (gate/junit/capture.py asks every runner); None: nothing."""
+
     # -- JUnit case ids (gate/junit/cases.py asks every runner) --------------------------------
     # Its reporter's cases that only their suites' nesting names (None: `classname::name`).
     NESTED_CASES: NestedCases | None
@@ -372,6 +430,11 @@ def no_junit_arg(command: str) -> str | None:
 def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """The repository's config writes no report of its own."""
     return []
+
+
+def no_from_output(ran: Ran) -> FromOutput | None:
+    """The runner's JUnit says all its output does."""
+    return None
 
 
 def no_case_id(name: str, classname: str) -> str | None:

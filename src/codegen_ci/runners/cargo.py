@@ -21,10 +21,13 @@ from codegen_ci.runners import base
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
     FailedAt,
+    FromOutput,
     InitAsk,
     InitJUnit,
     InitTests,
     Location,
+    OutputCase,
+    Ran,
     Read,
     Signature,
 )
@@ -75,7 +78,7 @@ def init_tests(args: str, ask: InitAsk) -> InitTests:
     """cargo's tests (with `args`), through nextest's JUnit when `cargo nextest` is installed
     (test counts: its `ci` profile, written to .config/nextest.toml when there is none, and
     doctests as `cargo test --doc`, which nextest does not run); else `cargo test`, whose tests
-    are read from libtest's own output (gate/junit/libtest.py)."""
+    are read from libtest's own output (`from_output`)."""
     args = " ".join(args.split())
     if not nextest_installed(ask):
         note = (
@@ -378,6 +381,24 @@ def libtest_ran(text: str) -> bool:
     """Whether libtest ended a test binary in `text` (`test result: `): the tests it names
     are then what ran, none when every binary ran `0 tests`."""
     return SUMMARY.search(text) is not None
+
+
+OUTPUT_CHARS = 8_000_000  # of the output read: a test's line cut from the middle goes uncounted
+
+
+def from_output(ran: Ran) -> FromOutput | None:
+    """A command that wrote no JUnit but printed libtest's own lines (plain `cargo test`): the
+    tests they name are its result (`instead`), located at their panics; None when libtest
+    ended no test binary there (the counts are unknown). Every binary ran 0 tests (a crate
+    without tests): a result with no case, 0 tests, never success."""
+    if ran.cases is not None:
+        return None
+    text = ran.output(OUTPUT_CHARS)
+    cases = tuple(
+        OutputCase(found.target, found.name, found.outcome, found.message, found.details)
+        for found in libtest_cases(text)
+    )
+    return FromOutput(cases, instead=True) if cases or libtest_ran(text) else None
 
 
 def _message(details: str) -> str:

@@ -42,6 +42,7 @@ def case_id(name: str, classname: str) -> str | None:
 
 
 NESTED_CASES: base.NestedCases | None = None
+from_output = base.no_from_output
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("mocha"),

@@ -49,6 +49,7 @@ NESTED_CASES: base.NestedCases | None = base.NestedCases(
     classname="test", suite_attribute="disabled"
 )
 case_id = base.no_case_id
+from_output = base.no_from_output
 
 # its summary, TAP (`# tests 0`) or spec (`ℹ tests 0`)
 SIGNATURES: tuple[Signature, ...] = (

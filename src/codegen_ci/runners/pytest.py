@@ -73,6 +73,7 @@ def junit_arg(command: str) -> str | None:
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
+from_output = base.no_from_output
 
 # pytest's usage error (exit 4) for options it does not know: `--cov` without pytest-cov
 # installed for the command's interpreter (hukkin/tomli-w's CI command).

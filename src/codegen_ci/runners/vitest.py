@@ -44,6 +44,7 @@ every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
+from_output = base.no_from_output
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("vitest"),
