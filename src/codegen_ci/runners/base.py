@@ -207,14 +207,33 @@ class InitAsk:
 
 
 @dataclass(frozen=True)
+class InitLeftOut:
+    """A check of the runner `codegen-ci init` does not write from the root files alone, and
+    why (clippy: only when CI runs it); `done_by`: a lint command that does it (one CI runs:
+    then it is not left out)."""
+
+    what: str
+    why: str
+    done_by: re.Pattern[str]
+
+
+@dataclass(frozen=True)
 class InitTests:
     """The test commands `codegen-ci init` writes for the runner, the JUnit reports they write,
-    notes for init's summary, and further files to write (path -> text: nextest's profile)."""
+    notes for init's summary, and further files to write (path -> text: nextest's profile).
+    For a repository its `MARKERS` mark (`marked_tests`), also the lint and setup commands
+    beside them, the tools and the source init's summary names, the ecosystem, and the checks
+    left out."""
 
     test: tuple[str, ...]
     junit: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     files: Mapping[str, str] = field(default_factory=dict)
+    lint: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    ecosystem: str = ""
+    left_out: tuple[InitLeftOut, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -261,6 +280,10 @@ class TestRunner(Protocol):
     # The programs its commands need that are not the project's own dependencies, and how to
     # install each (init's summary names a missing one).
     INSTALLS: tuple[tuple[str, str], ...]
+
+    def marked_tests(self, ask: InitAsk) -> InitTests | None:
+        """What init writes for a repository its `MARKERS` mark, from its files alone (the
+        lines of its CI may replace them); None: nothing."""
 
     def ci_tests(self, line: str, ask: InitAsk) -> InitTests | None:
         """The test commands init writes for a line of the repository's CI workflows (`line`,
@@ -405,6 +428,28 @@ def no_ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """A CI line that runs the runner is written as CI runs it (or by init_node.py's reading
     of a package.json script, for a Node runner)."""
     return None
+
+
+def no_marked_tests(ask: InitAsk) -> InitTests | None:
+    """No root file marks a repository that uses the runner (or init_node.py's reading of
+    package.json says what it writes, for a Node runner)."""
+    return None
+
+
+def init_written(init: InitJUnit | None) -> InitTests | None:
+    """`marked_tests` as the runner's `INIT` says it: its `command` with its JUnit options,
+    its report, lint, setup, tools and ecosystem; None when it names no command."""
+    if init is None or not init.command:
+        return None
+    options = init.options.format(report=init.report)
+    return InitTests(
+        (init.command.format(options=options),),
+        junit=(init.report,),
+        lint=init.lint,
+        setup=init.setup,
+        tools=init.tools,
+        ecosystem=init.ecosystem,
+    )
 
 
 def no_junit_command(command: str) -> str | None:

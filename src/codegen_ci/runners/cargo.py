@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NamedTuple
 
@@ -24,6 +25,7 @@ from codegen_ci.runners.base import (
     FromOutput,
     InitAsk,
     InitJUnit,
+    InitLeftOut,
     InitTests,
     Location,
     OutputCase,
@@ -58,6 +60,18 @@ INSTALLS: tuple[tuple[str, str], ...] = (
     ("cargo-nextest", NEXTEST_HOW),
     ("cargo", "install Rust (https://rustup.rs)"),
 )
+
+
+# clippy is written only when CI runs it (then as CI runs it)
+CLIPPY = InitLeftOut("cargo clippy", "no CI workflow runs it", re.compile(r"clippy"))
+
+
+def marked_tests(ask: InitAsk) -> InitTests | None:
+    """A repository with Cargo.toml: its tests as `init_tests` writes them, nextest's or
+    plain `cargo test`'s."""
+    tests = init_tests("", ask)
+    tool = "cargo nextest" if tests.junit else "cargo test"
+    return replace(tests, tools=(tool,), ecosystem="rust", left_out=(CLIPPY,))
 
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:

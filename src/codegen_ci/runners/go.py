@@ -54,6 +54,11 @@ INSTALLS: tuple[tuple[str, str], ...] = (
 )
 
 
+def marked_tests(ask: InitAsk) -> InitTests | None:
+    """A repository with go.mod: gotestsum over every package, and go vet (`INIT`)."""
+    return base.init_written(INIT)
+
+
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);
     CI's own gotestsum as it is."""

@@ -21,6 +21,7 @@ INIT: InitJUnit | None = InitJUnit(
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?mocha\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,

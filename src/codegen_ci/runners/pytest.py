@@ -30,6 +30,7 @@ INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:pytest|py\.test|python3?\s+-m\s+pytest)\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = (
     "pytest: with `validation.junit` empty it gets "
