@@ -2,7 +2,8 @@
 (`base.py`), listed once in `RUNNERS`. What the gate, the workspace and init know about a
 runner they ask here: how to get its JUnit and how its reporter names cases, what its output
 says when it could not start, its configuration and cache files, what its output says ran or
-was skipped, how its coverage is measured, which CI line runs it and what init writes for it.
+was skipped, what its output says that its JUnit does not, how its coverage is measured, which
+CI line runs it and what init writes for it (for its CI line, for the root file that marks it).
 
 Takes a command (and, where the repository's files matter, a guarded reader of them or a
 `CoverageAsk`/`InitAsk`); returns that runner's answer. A new runner is one new file here,
