@@ -1,5 +1,6 @@
-"""Plain `cargo test` as a JUnit result (gate/junit/libtest.py): counts, failures located at
-their panic, for real cargo output (tests/fixtures/generated/cargo)."""
+"""Plain `cargo test` as a JUnit result (runners/cargo.py's `from_output`, taken in by
+gate/junit/capture.py): counts, failures located at their panic, for real cargo output
+(tests/fixtures/generated/cargo)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from codegen_ci.gate.junit.libtest import libtest_result
+from codegen_ci import runners
+from codegen_ci.gate.junit.capture import add_from_output
+from codegen_ci.gate.junit.parse import JUnitResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "generated" / "cargo"
+
+
+def libtest_result(output: str, log: Path, root: Path) -> JUnitResult:
+    """The result of a failed command that wrote no JUnit and printed `output`."""
+    junit = JUnitResult()
+    add_from_output(runners.Ran(False, lambda chars: output, None), junit, log=log, root=root)
+    return junit
 
 
 @pytest.mark.parametrize("version", ["1.95", "1.65"])
@@ -46,3 +56,13 @@ def test_a_test_that_catches_a_panic_first_fails_at_and_for_its_own(tmp_path: Pa
     two = next(f for f in result.failures() if f.key.endswith("::tests::test_defer_success_2"))
     assert (two.file, two.line) == ("src/lib.rs", 526)
     assert two.raw_message == "assertion `left == right` failed left: 1 right: 0"
+
+
+def test_a_command_that_wrote_junit_keeps_it(tmp_path: Path) -> None:
+    """libtest's lines beside a JUnit report (nextest's, which prints them too) add nothing:
+    the report is the result."""
+    log = FIXTURES / "cargo-test-1.95.out"
+    junit = JUnitResult(files=["report.xml"])
+    ran = runners.Ran(False, lambda chars: log.read_text(encoding="utf-8"), ())
+    add_from_output(ran, junit, log=log, root=tmp_path)
+    assert (junit.cases, junit.files) == ([], ["report.xml"])

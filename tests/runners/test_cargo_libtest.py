@@ -106,4 +106,4 @@ def test_a_panic_the_test_catches_is_not_its_failure() -> None:
     text = (FIXTURES / "cargo-test-scopeguard-1.95.out").read_text(encoding="utf-8")
     two = next(c for c in libtest_cases(text) if c.name == "tests::test_defer_success_2")
     assert two.message == "assertion `left == right` failed left: 1 right: 0"
-    assert "src/lib.rs:526:9" in two.details  # where gate/junit/libtest.py locates it
+    assert "src/lib.rs:526:9" in two.details  # where the gate locates it

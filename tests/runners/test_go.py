@@ -46,3 +46,46 @@ def test_a_module_missing_from_a_read_only_module_cache_is_a_download_to_make() 
         assert found is not None and "go mod download" in found[0].advice
         assert found[1].group(0).startswith("/home/u/go/pkg/mod/cache/download/")
     assert runners.needed_download("open /etc/app.conf: read-only file system") is None
+
+
+BUILD_OUTPUT = """\
+# example.com/demo/broken [example.com/demo/broken.test]
+broken/broken_test.go:6:17: cannot use Half(4) (value of type int) as type string
+broken/broken_test.go:9:2: undefined: x
+=== RUN   TestAdd
+--- FAIL: TestAdd (0.00s)
+"""
+
+
+def _ran(ok: bool, cases: tuple[runners.ReportedCase, ...] | None) -> runners.Ran:
+    return runners.Ran(ok, lambda chars: BUILD_OUTPUT[:chars], cases)
+
+
+def test_a_package_that_did_not_compile_is_an_error_case_its_junit_lacks() -> None:
+    """gotestsum's JUnit lists no case for it: the output's compiler lines are the case."""
+    calc = runners.ReportedCase("example.com/demo/calc", "TestAdd", "Failed", "--- FAIL: TestAdd")
+    found = runners.from_output(_ran(False, (calc,)))
+    assert found is not None and not found.instead
+    (broken,) = found.cases
+    assert (broken.classname, broken.name, broken.outcome) == (
+        "example.com/demo/broken",
+        "[build failed]",
+        "error",
+    )
+    assert (broken.file, broken.line) == ("broken/broken_test.go", 6)
+    assert broken.message == "cannot use Half(4) (value of type int) as type string"
+    assert broken.details.count("\n") == 1  # both compiler lines
+
+
+@pytest.mark.parametrize(
+    "ran",
+    [
+        _ran(True, ()),  # it passed
+        # the package has its case already
+        _ran(False, (runners.ReportedCase("example.com/demo/broken", "TestX", "Failed", ""),)),
+    ],
+)
+def test_no_build_failure_case_where_it_passed_or_the_junit_has_the_package(
+    ran: runners.Ran,
+) -> None:
+    assert runners.from_output(ran) is None

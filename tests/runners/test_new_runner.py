@@ -4,8 +4,12 @@ is all the gate, the JUnit reader, the coverage run and `codegen-ci init` need. 
 of codegen_ci is touched: each answer below comes from the new module through the registry.
 
 "quill" is an invented runner: `quill run` writes JUnit with `--junit FILE` (its cases named
-`file > test` within classname `file`) and LCov with `--lcov FILE`; `quill.toml` marks a
-repository that uses it."""
+`file > test` within classname `file`) and LCov with `--lcov FILE`; without `--junit` it
+prints `ok NAME` / `not ok NAME` lines and a `quill: N tests` summary, read as its cases; a
+source that does not parse is only in its output (`QUILL SYNTAX file:line: why`), never in
+its JUnit, and becomes an error case (as Go's packages that do not compile do); `quill.toml`
+marks a repository that uses it, where init writes `quill run` with its JUnit and leaves
+`quill fmt --check` out unless CI runs it (as cargo's clippy)."""
 
 from __future__ import annotations
 
@@ -22,9 +26,11 @@ from codegen_ci import runners
 from codegen_ci.commands.init_detect import detect
 from codegen_ci.commands.init_env import install_hints
 from codegen_ci.gate.coverage import coverage_ask
+from codegen_ci.gate.junit.capture import run_test_command
 from codegen_ci.gate.junit.parse import parse_file
 from codegen_ci.runners import RUNNERS, CoveragePlan
 from codegen_ci.runners import TestRunner as RunnerProtocol  # not a test class
+from codegen_ci.spec.model import Validation
 
 QUILL = '''\
 """quill: an invented runner, for the recipe's test."""
@@ -40,10 +46,14 @@ from codegen_ci.runners.base import (
     CoverageAsk,
     CoveragePlan,
     EnvironmentAdvice,
+    FromOutput,
     InitAsk,
     InitJUnit,
+    InitLeftOut,
     InitTests,
     Location,
+    OutputCase,
+    Ran,
     Signature,
 )
 
@@ -63,6 +73,19 @@ CI_TEST: re.Pattern[str] | None = re.compile(r"^quill\\s+run\\b\\s*(.*)$")
 INSTALLS: tuple[tuple[str, str], ...] = (("quill", "install quill (https://quill.invalid)"),)
 
 
+def marked_tests(ask: InitAsk) -> InitTests | None:
+    """quill.toml: `quill run` with its JUnit; its formatter only when CI runs it."""
+    tests = base.init_written(INIT)
+    if tests is None:
+        return None
+    fmt = InitLeftOut("quill fmt --check", "no CI workflow runs it", re.compile(r"quill fmt"))
+    note = "quill writes JUnit with --junit" if ask.read("quill.toml") is not None else ""
+    return InitTests(
+        tests.test, junit=tests.junit, notes=(note,), tools=tests.tools,
+        ecosystem=tests.ecosystem, left_out=(fmt,),
+    )
+
+
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     found = CI_TEST.match(line)
     if found is None or INIT is None:
@@ -80,6 +103,30 @@ junit_arg = base.no_junit_arg
 every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
+
+TAP = re.compile(r"^(ok|not ok) (\\S.*)$", re.M)
+SUMMARY = re.compile(r"^quill: \\d+ tests?$", re.M)
+SYNTAX = re.compile(r"^QUILL SYNTAX ([^\\s:]+):(\\d+): (.*)$", re.M)
+
+
+def from_output(ran: Ran) -> FromOutput | None:
+    """Without JUnit, its `ok`/`not ok` lines are the result; with JUnit, a source that did
+    not parse (only in its output) is an error case."""
+    text = ran.output(100_000)
+    if ran.cases is None:
+        if not SUMMARY.search(text):
+            return None
+        cases = tuple(
+            OutputCase("quill", name, "passed" if state == "ok" else "failure", details=text)
+            for state, name in TAP.findall(text)
+        )
+        return FromOutput(cases, instead=True)
+    syntax = tuple(
+        OutputCase(file, "[syntax]", "error", why, m[0], file, int(line))
+        for m in SYNTAX.finditer(text)
+        for file, line, why in [m.groups()]
+    )
+    return FromOutput(syntax) if syntax else None
 
 
 def case_id(name: str, classname: str) -> str | None:
@@ -195,6 +242,11 @@ def test_init_finds_it_by_its_root_file_and_its_ci_line(quill: ModuleType, tmp_p
     found = detect(tmp_path)
     assert found.test == ["quill run --junit reports/junit-quill.xml"]
     assert "quill" in found.ecosystems and found.junit == ["reports/junit-quill.xml"]
+    assert "quill.toml (quill)" in found.found
+    assert "quill writes JUnit with --junit" in found.notes
+    assert [(o.what, o.why) for o in found.left_out] == [
+        ("quill fmt --check", "no CI workflow runs it")
+    ]
     workflows = tmp_path / ".github" / "workflows"
     workflows.mkdir(parents=True)
     steps = [{"uses": "actions/checkout@v4"}, {"run": "quill run --shuffle"}]
@@ -203,3 +255,45 @@ def test_init_finds_it_by_its_root_file_and_its_ci_line(quill: ModuleType, tmp_p
     found = detect(tmp_path)
     assert found.test == ["quill run --junit reports/junit-quill.xml --shuffle"]
     assert install_hints()["quill"] == "install quill (https://quill.invalid)"
+
+
+def _run(command: str, tmp_path: Path, junit: list[str]) -> list[tuple[str, str, str | None]]:
+    """The cases the gate reads from `command` (a shell line standing in for quill)."""
+    drop = tmp_path / "drops" / "one"
+    drop.mkdir(parents=True)
+    _, result = run_test_command(
+        command,
+        tmp_path,
+        {"PATH": "/usr/bin:/bin"},
+        Validation(test=[command], junit=junit),
+        tmp_path / "out" / "junit",
+        "test-1",
+        tmp_path / "out" / "test-1.log",
+        drop_dir=drop,
+    )
+    return [(c.key, c.outcome, c.file and f"{c.file}:{c.line}") for c in result.cases]
+
+
+def test_the_gate_reads_its_cases_from_its_output_where_it_wrote_no_junit(
+    quill: ModuleType, tmp_path: Path
+) -> None:
+    printed = (
+        "ok cart.ql > adds\\nnot ok cart.ql > drops\\n  lib/cart.ql:7: want 2\\nquill: 2 tests\\n"
+    )
+    assert _run(f"printf '{printed}'; exit 1", tmp_path, []) == [
+        ("quill::cart.ql > adds", "passed", None),
+        ("quill::cart.ql > drops", "failure", "lib/cart.ql:7"),
+    ]
+
+
+def test_the_gate_adds_what_its_junit_leaves_out(quill: ModuleType, tmp_path: Path) -> None:
+    report = '<testsuite><testcase classname="cart.ql" name="cart.ql &gt; adds"/></testsuite>'
+    (tmp_path / "report.xml").write_text("")
+    command = (
+        f"printf '{report}' > report.xml; "
+        "printf 'QUILL SYNTAX lib/bad.ql:4: unexpected token\\n'; exit 1"
+    )
+    assert _run(command, tmp_path, ["report.xml"]) == [
+        ("cart.ql > adds", "passed", None),
+        ("lib/bad.ql::[syntax]", "error", "lib/bad.ql:4"),
+    ]

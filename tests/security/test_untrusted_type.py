@@ -39,7 +39,9 @@ RAW_FOR_CALLERS = {
     "commands/run.py": {"shown"},  # the dry run's failing tests, printed
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
     "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
-    "gate/junit/cases.py": {"matching"},  # `JUnitCase.key`: a test's id, compared between runs
+    "gate/junit/cases.py": {"matching"},
+    # a report's cases shown to the runners' output readers (Go's build failures)
+    "gate/junit/capture.py": {"matching"},  # `JUnitCase.key`: a test's id, compared between runs
     # `codegen-ci junit --json`: the ids and messages, as JSON (`record`); its text output, each
     # line through `inert_text.for_terminal` (`shown`)
     "gate/junit/parse.py": {"record", "shown"},

@@ -37,16 +37,7 @@ from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, run_elsewhere, runner_in_ci
 from codegen_ci.commands.init_precommit import hooks
 from codegen_ci.commands.init_tox import tox_envs
-from codegen_ci.runners import (
-    RUNNERS,
-    InitAsk,
-    InitJUnit,
-    InitTests,
-    TestRunner,
-    cargo,
-    pytest,
-    unittest,
-)
+from codegen_ci.runners import RUNNERS, InitAsk, InitJUnit, InitTests, TestRunner, pytest, unittest
 from codegen_ci.runners.unittest import junit_command as unittest_junit_command
 from codegen_ci.workspace import generated_files
 
@@ -65,10 +56,6 @@ def _init(runner: TestRunner) -> InitJUnit:
 
 # What init writes for each runner's JUnit is the runner's (runners/: `INIT`, `ci_tests`).
 PYTEST_REPORT = _init(pytest).report
-NEXTEST = cargo.NEXTEST
-NEXTEST_CONFIG = cargo.NEXTEST_CONFIG
-NEXTEST_REPORT = _init(cargo).report
-NEXTEST_PROFILE = cargo.NEXTEST_PROFILE
 MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M)
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Test files pytest collects by default; unittest discovers `test*.py`.
@@ -124,22 +111,8 @@ def detect(root: Path) -> Detected:
     tools = toolchain(root)
     _python(root, found, tools)
     _node(root, found)
-    for runner in RUNNERS.values():  # a runner its root file marks, written as its INIT says
-        init = runner.INIT
-        if init is not None and init.command and _marked(root, runner):
-            options = init.options.format(report=init.report)
-            found.add(
-                runner.MARKERS[0],
-                init.tools,
-                test=[init.command.format(options=options)],
-                lint=list(init.lint),
-                setup=list(init.setup),
-                install=list(init.setup),
-                junit=[init.report],
-            )
-            found.ecosystems.append(init.ecosystem)
-    if _marked(root, cargo):
-        _rust(root, found, tools)
+    for runner in RUNNERS.values():
+        _marked_tests(root, found, tools, runner)
     _makefile(root, found)
     _follow_ci(root, found, tools)
     _src_layout(root, found, tools)
@@ -185,14 +158,27 @@ def _pytest_junit(found: Detected) -> None:
             found.junit.append(report)
 
 
-def _rust(root: Path, found: Detected, tools: Toolchain) -> None:
-    """cargo's tests, as runners/cargo.py's `init_tests` writes them; clippy only when CI runs
-    it."""
-    tests = _init_tests(found, cargo.init_tests("", _init_ask(root, tools)))
-    tool = "cargo nextest" if tests.junit else "cargo test"
-    found.add(cargo.MARKERS[0], [tool], test=list(tests.test), junit=list(tests.junit))
-    found.left_out.append(LeftOut("cargo clippy", "no CI workflow runs it"))
-    found.ecosystems.append("rust")
+def _marked_tests(root: Path, found: Detected, tools: Toolchain, runner: TestRunner) -> None:
+    """What a runner writes for a repository its root file marks (its `marked_tests`: go.mod's
+    gotestsum and go vet, Cargo.toml's nextest or `cargo test`), with the checks it leaves out
+    unless CI runs them (clippy)."""
+    if not _marked(root, runner):
+        return
+    tests = runner.marked_tests(_init_ask(root, tools))
+    if tests is None:
+        return
+    _init_tests(found, tests)
+    found.add(
+        runner.MARKERS[0],
+        tests.tools,
+        test=list(tests.test),
+        lint=list(tests.lint),
+        setup=list(tests.setup),
+        install=list(tests.setup),
+        junit=list(tests.junit),
+    )
+    found.left_out.extend(LeftOut(o.what, o.why, o.done_by) for o in tests.left_out)
+    found.ecosystems.append(tests.ecosystem)
 
 
 def _init_ask(root: Path, tools: Toolchain) -> InitAsk:
@@ -262,20 +248,30 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     found.left_out = [
         item
         for item in found.left_out
-        if not (item.what == "cargo clippy" and any("clippy" in c for c in found.lint))
+        if not (item.done_by and any(item.done_by.search(c) for c in found.lint))
     ]
     for command, origin in [*tests, *lints]:
         found.origins[command] = origin
     written = " ".join(found.test)
+    configured = _configured_reports(root, found, tools)
     found.junit = [
-        g
-        for g in found.junit
-        if g in written or (g == NEXTEST_REPORT and NEXTEST in written) or _from_folder(g, written)
+        g for g in found.junit if g in written or g in configured or _from_folder(g, written)
     ]
     kept = _setup_for(setup, {origin for _, _, origin in checks}, [*found.lint, *found.test])
     found.setup = list(dict.fromkeys([*kept, *found.setup])) if kept else found.setup
     sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")
+
+
+def _configured_reports(root: Path, found: Detected, tools: Toolchain) -> set[str]:
+    """The reports the test commands write because the repository's config asks it (nextest's
+    profile), the files init writes (`found.files`) read as written."""
+    read = _init_ask(root, tools).read
+
+    def with_files(rel: str) -> str | None:
+        return found.files[rel] if rel in found.files else read(rel)
+
+    return {r for c in found.test for r in runners.configured_reports(c, {}, with_files)}
 
 
 def _from_folder(glob: str, written: str) -> bool:

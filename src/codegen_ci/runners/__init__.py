@@ -2,7 +2,8 @@
 (`base.py`), listed once in `RUNNERS`. What the gate, the workspace and init know about a
 runner they ask here: how to get its JUnit and how its reporter names cases, what its output
 says when it could not start, its configuration and cache files, what its output says ran or
-was skipped, how its coverage is measured, which CI line runs it and what init writes for it.
+was skipped, what its output says that its JUnit does not, how its coverage is measured, which
+CI line runs it and what init writes for it (for its CI line, for the root file that marks it).
 
 Takes a command (and, where the repository's files matter, a guarded reader of them or a
 `CoverageAsk`/`InitAsk`); returns that runner's answer. A new runner is one new file here,
@@ -24,12 +25,17 @@ from codegen_ci.runners.base import (
     CoveragePlan,
     EnvironmentAdvice,
     FailedAt,
+    FromOutput,
     InitAsk,
     InitJUnit,
+    InitLeftOut,
     InitTests,
     Location,
     NestedCases,
+    OutputCase,
+    Ran,
     Read,
+    ReportedCase,
     Signature,
     StartFailure,
     TestRunner,
@@ -43,12 +49,17 @@ __all__ = [
     "CoveragePlan",
     "EnvironmentAdvice",
     "FailedAt",
+    "FromOutput",
     "InitAsk",
     "InitJUnit",
+    "InitLeftOut",
     "InitTests",
     "Location",
     "NestedCases",
+    "OutputCase",
+    "Ran",
     "Read",
+    "ReportedCase",
     "Signature",
     "StartFailure",
     "TestRunner",
@@ -67,6 +78,7 @@ __all__ = [
     "every_test",
     "failed_at",
     "failed_test",
+    "from_output",
     "installs",
     "is_checkout_cache",
     "junit_args",
@@ -175,6 +187,12 @@ def junit_args(command: str) -> list[str]:
 def configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """Reports the repository's own runner config makes `command` write."""
     return [path for r in RUNNERS.values() for path in r.configured_reports(command, env, read)]
+
+
+def from_output(ran: Ran) -> FromOutput | None:
+    """What the first runner with an answer reads from a test command's output that its JUnit
+    leaves unsaid (Go's build failures; plain `cargo test`'s cases)."""
+    return next((f for r in RUNNERS.values() if (f := r.from_output(ran)) is not None), None)
 
 
 def case_id(name: str, classname: str) -> str | None:

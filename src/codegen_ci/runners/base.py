@@ -97,6 +97,59 @@ class Totals:
     skipped: int
 
 
+# How a test ended, as a JUnit case says it (gate/junit/cases.py's `Outcome`).
+CaseOutcome = Literal["passed", "failure", "error", "skipped"]
+
+
+@dataclass(frozen=True)
+class ReportedCase:
+    """A case of the JUnit a test command wrote, as a runner's `from_output` is shown it: its
+    classname, name, message and failure text (the repository's output: matched, never
+    shown)."""
+
+    classname: str
+    name: str
+    message: str
+    details: str
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A test command that ran, as a runner's `from_output` is given it: whether it exited 0
+    (`ok`), its output (`output(max_chars)`: its head and tail, terminal escapes removed, read
+    only when asked), and the cases of the JUnit reports it wrote (None: it wrote none)."""
+
+    ok: bool
+    output: Callable[[int], str]
+    cases: tuple[ReportedCase, ...] | None
+
+
+@dataclass(frozen=True)
+class OutputCase:
+    """A test case a runner read from a command's own output, for the gate a JUnit case with
+    the id `classname::name`. `file`/`line`: where it failed; None for a failed case: found in
+    `details` as a JUnit case's place is (gate/junit/cases.py's `locate`)."""
+
+    classname: str
+    name: str
+    outcome: CaseOutcome
+    message: str = ""
+    details: str = ""
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class FromOutput:
+    """What a runner's output adds to a command's JUnit: `cases` added to the report's (Go's
+    packages that did not build), or, with `instead`, the command's whole result (plain
+    `cargo test`, which writes no JUnit: its log stands as the result's one file, and no
+    case at all is still a known count, 0)."""
+
+    cases: tuple[OutputCase, ...]
+    instead: bool = False
+
+
 # The coverage report formats gate/coverage.py reads (diff-cover's readers); a runner whose
 # tool writes another converts it to one of these (`CoveragePlan.convert`: Go's profile).
 CoverageFormat = Literal["cobertura", "lcov"]
@@ -154,14 +207,33 @@ class InitAsk:
 
 
 @dataclass(frozen=True)
+class InitLeftOut:
+    """A check of the runner `codegen-ci init` does not write from the root files alone, and
+    why (clippy: only when CI runs it); `done_by`: a lint command that does it (one CI runs:
+    then it is not left out)."""
+
+    what: str
+    why: str
+    done_by: re.Pattern[str]
+
+
+@dataclass(frozen=True)
 class InitTests:
     """The test commands `codegen-ci init` writes for the runner, the JUnit reports they write,
-    notes for init's summary, and further files to write (path -> text: nextest's profile)."""
+    notes for init's summary, and further files to write (path -> text: nextest's profile).
+    For a repository its `MARKERS` mark (`marked_tests`), also the lint and setup commands
+    beside them, the tools and the source init's summary names, the ecosystem, and the checks
+    left out."""
 
     test: tuple[str, ...]
     junit: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     files: Mapping[str, str] = field(default_factory=dict)
+    lint: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    ecosystem: str = ""
+    left_out: tuple[InitLeftOut, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,6 +281,10 @@ class TestRunner(Protocol):
     # install each (init's summary names a missing one).
     INSTALLS: tuple[tuple[str, str], ...]
 
+    def marked_tests(self, ask: InitAsk) -> InitTests | None:
+        """What init writes for a repository its `MARKERS` mark, from its files alone (the
+        lines of its CI may replace them); None: nothing."""
+
     def ci_tests(self, line: str, ask: InitAsk) -> InitTests | None:
         """The test commands init writes for a line of the repository's CI workflows (`line`,
         its command without variables or a folder) that runs this runner, in a repository its
@@ -236,6 +312,11 @@ class TestRunner(Protocol):
 
     def configured_reports(self, command: str, env: Mapping[str, str], read: Read) -> list[str]:
         """Reports the runner writes because the repository's own config asks it to."""
+
+    def from_output(self, ran: Ran) -> FromOutput | None:
+        """What the command's output says of its tests that its JUnit (`ran.cases`) leaves
+        unsaid: Go's packages that did not compile, libtest's own lines for a plain `cargo
+        test` that wrote none (gate/junit/capture.py asks every runner); None: nothing."""
 
     # -- JUnit case ids (gate/junit/cases.py asks every runner) --------------------------------
     # Its reporter's cases that only their suites' nesting names (None: `classname::name`).
@@ -349,6 +430,28 @@ def no_ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     return None
 
 
+def no_marked_tests(ask: InitAsk) -> InitTests | None:
+    """No root file marks a repository that uses the runner (or init_node.py's reading of
+    package.json says what it writes, for a Node runner)."""
+    return None
+
+
+def init_written(init: InitJUnit | None) -> InitTests | None:
+    """`marked_tests` as the runner's `INIT` says it: its `command` with its JUnit options,
+    its report, lint, setup, tools and ecosystem; None when it names no command."""
+    if init is None or not init.command:
+        return None
+    options = init.options.format(report=init.report)
+    return InitTests(
+        (init.command.format(options=options),),
+        junit=(init.report,),
+        lint=init.lint,
+        setup=init.setup,
+        tools=init.tools,
+        ecosystem=init.ecosystem,
+    )
+
+
 def no_junit_command(command: str) -> str | None:
     """The command runs as written."""
     return None
@@ -372,6 +475,11 @@ def no_junit_arg(command: str) -> str | None:
 def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> list[str]:
     """The repository's config writes no report of its own."""
     return []
+
+
+def no_from_output(ran: Ran) -> FromOutput | None:
+    """The runner's JUnit says all its output does."""
+    return None
 
 
 def no_case_id(name: str, classname: str) -> str | None:

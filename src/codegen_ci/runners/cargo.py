@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NamedTuple
 
@@ -21,10 +22,14 @@ from codegen_ci.runners import base
 from codegen_ci.runners.base import (
     EnvironmentAdvice,
     FailedAt,
+    FromOutput,
     InitAsk,
     InitJUnit,
+    InitLeftOut,
     InitTests,
     Location,
+    OutputCase,
+    Ran,
     Read,
     Signature,
 )
@@ -57,6 +62,18 @@ INSTALLS: tuple[tuple[str, str], ...] = (
 )
 
 
+# clippy is written only when CI runs it (then as CI runs it)
+CLIPPY = InitLeftOut("cargo clippy", "no CI workflow runs it", re.compile(r"clippy"))
+
+
+def marked_tests(ask: InitAsk) -> InitTests | None:
+    """A repository with Cargo.toml: its tests as `init_tests` writes them, nextest's or
+    plain `cargo test`'s."""
+    tests = init_tests("", ask)
+    tool = "cargo nextest" if tests.junit else "cargo test"
+    return replace(tests, tools=(tool,), ecosystem="rust", left_out=(CLIPPY,))
+
+
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `cargo test ARGS` (or `cargo nextest run`) as `init_tests` writes it."""
     found = CI_COMMAND.match(line)
@@ -75,7 +92,7 @@ def init_tests(args: str, ask: InitAsk) -> InitTests:
     """cargo's tests (with `args`), through nextest's JUnit when `cargo nextest` is installed
     (test counts: its `ci` profile, written to .config/nextest.toml when there is none, and
     doctests as `cargo test --doc`, which nextest does not run); else `cargo test`, whose tests
-    are read from libtest's own output (gate/junit/libtest.py)."""
+    are read from libtest's own output (`from_output`)."""
     args = " ".join(args.split())
     if not nextest_installed(ask):
         note = (
@@ -378,6 +395,24 @@ def libtest_ran(text: str) -> bool:
     """Whether libtest ended a test binary in `text` (`test result: `): the tests it names
     are then what ran, none when every binary ran `0 tests`."""
     return SUMMARY.search(text) is not None
+
+
+OUTPUT_CHARS = 8_000_000  # of the output read: a test's line cut from the middle goes uncounted
+
+
+def from_output(ran: Ran) -> FromOutput | None:
+    """A command that wrote no JUnit but printed libtest's own lines (plain `cargo test`): the
+    tests they name are its result (`instead`), located at their panics; None when libtest
+    ended no test binary there (the counts are unknown). Every binary ran 0 tests (a crate
+    without tests): a result with no case, 0 tests, never success."""
+    if ran.cases is not None:
+        return None
+    text = ran.output(OUTPUT_CHARS)
+    cases = tuple(
+        OutputCase(found.target, found.name, found.outcome, found.message, found.details)
+        for found in libtest_cases(text)
+    )
+    return FromOutput(cases, instead=True) if cases or libtest_ran(text) else None
 
 
 def _message(details: str) -> str:

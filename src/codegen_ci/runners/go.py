@@ -1,5 +1,7 @@
 """go test, and gotestsum (which runs it and writes JUnit); `go test -v`'s lines where no
-JUnit was written. What Go's JUnit leaves unsaid is read in gate/junit/go.py."""
+JUnit was written; the packages that did not compile, which its JUnit leaves out
+(`from_output`). What else Go's JUnit leaves unsaid (messages, subtests, panics) is read in
+gate/junit/go.py."""
 
 from __future__ import annotations
 
@@ -14,10 +16,13 @@ from codegen_ci.runners.base import (
     CoverageAsk,
     CoveragePlan,
     EnvironmentAdvice,
+    FromOutput,
     InitAsk,
     InitJUnit,
     InitTests,
     Location,
+    OutputCase,
+    Ran,
     Read,
     Signature,
     plain_tokens,
@@ -49,6 +54,11 @@ INSTALLS: tuple[tuple[str, str], ...] = (
 )
 
 
+def marked_tests(ask: InitAsk) -> InitTests | None:
+    """A repository with go.mod: gotestsum over every package, and go vet (`INIT`)."""
+    return base.init_written(INIT)
+
+
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);
     CI's own gotestsum as it is."""
@@ -75,6 +85,71 @@ every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
+
+# -- what its JUnit leaves unsaid: packages that did not compile ------------------------------
+# A package that does not compile is in the output only (gotestsum counts it in the root's
+# `errors=` and lists no case): each becomes an error case, `<package>::[build failed]` at the
+# compiler's first error, so a round cannot read as "0 errors". Asked of a failed command
+# whose output shows a package's build failing or whose JUnit holds Go's cases.
+
+GO_MARKERS = ("=== RUN", "--- FAIL:", "\npanic: ", "\ngoroutine ")
+LOG_LINE = re.compile(r"^\s+([\w.-]+\.go):(\d+): (.*)$", re.MULTILINE)
+COMPILER_LINE = re.compile(r"^(?:vet: )?[^\s:]+\.go:\d+(?::\d+)?: (.+)$", re.MULTILINE)
+# gotestsum writes "Failed"; go-junit-report "Failed", "Runtime error" and "Build error".
+GENERIC_MESSAGES = ("", "Failed", "Runtime error", "Build error")
+# `# example.com/demo/broken [example.com/demo/broken.test]` heads a package's compiler or
+# vet errors; `go vet` prefixes a type-check error with `vet: `.
+PACKAGE_HEADER = re.compile(r"^# ([\w.~-]+(?:/[\w.~-]+)*)(?: \[[^\]]+\])?$")
+ERROR_LINE = re.compile(r"^(?:vet: )?(?:\./)?([^\s:]+\.go):(\d+)(?::\d+)?: (.+)$")
+BUILD_FAILED = "[build failed]"
+OUTPUT_CHARS = 400_000  # of the output read for build failures
+
+
+def is_go_output(message: str, details: str) -> bool:
+    """A JUnit case's `message` and failure text are Go's test output: RUN/FAIL lines, a
+    goroutine dump, or go-junit-report's generic messages over `file.go:N:` lines."""
+    if any(marker in details for marker in GO_MARKERS) or details.startswith("panic: "):
+        return True
+    return message in GENERIC_MESSAGES[1:] and (
+        not details.strip() or bool(LOG_LINE.search(details) or COMPILER_LINE.search(details))
+    )
+
+
+def from_output(ran: Ran) -> FromOutput | None:
+    """The packages a failed command's output shows did not compile, as error cases, when it
+    wrote JUnit: one per package with compiler or vet errors and no case in the JUnit (a
+    package that did not build ran no tests)."""
+    if ran.cases is None or ran.ok:
+        return None
+    output = ran.output(OUTPUT_CHARS)
+    if BUILD_FAILED not in output and not any(
+        is_go_output(c.message, c.details) for c in ran.cases
+    ):
+        return None
+    found = build_failures(output, {case.classname for case in ran.cases})
+    return FromOutput(tuple(found)) if found else None
+
+
+def build_failures(output: str, known_packages: set[str]) -> list[OutputCase]:
+    """One error case per package whose compiler or vet errors `output` shows and that is not
+    in `known_packages`."""
+    errors: dict[str, list[tuple[str, int, str]]] = {}
+    package: str | None = None
+    for line in output.splitlines():
+        if header := PACKAGE_HEADER.match(line):
+            package = header[1]
+        elif package and (error := ERROR_LINE.match(line)):
+            errors.setdefault(package, []).append((error[1], int(error[2]), error[3]))
+        else:
+            package = None
+    return [_build_case(pkg, found) for pkg, found in errors.items() if pkg not in known_packages]
+
+
+def _build_case(package: str, errors: list[tuple[str, int, str]]) -> OutputCase:
+    file, line, message = errors[0]
+    details = "\n".join(f"{f}:{n}: {m}" for f, n, m in errors)
+    return OutputCase(package, BUILD_FAILED, "error", message, details, file, line)
+
 
 # `? pkg [no test files]` for every package, and no line saying a test ran
 NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)

@@ -30,6 +30,7 @@ INIT: InitJUnit | None = InitJUnit(
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?jest\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,
@@ -47,6 +48,7 @@ every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
+from_output = base.no_from_output
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("jest", "ts-jest"),

@@ -21,6 +21,7 @@ INIT: InitJUnit | None = InitJUnit(
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?mocha\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     NAME,
@@ -42,6 +43,7 @@ def case_id(name: str, classname: str) -> str | None:
 
 
 NESTED_CASES: base.NestedCases | None = None
+from_output = base.no_from_output
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("mocha"),

@@ -30,6 +30,7 @@ INIT: InitJUnit | None = InitJUnit(
 CI_TEST: re.Pattern[str] | None = re.compile(r"^node\s+--test\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
     "node's test runner",
@@ -49,6 +50,7 @@ NESTED_CASES: base.NestedCases | None = base.NestedCases(
     classname="test", suite_attribute="disabled"
 )
 case_id = base.no_case_id
+from_output = base.no_from_output
 
 # its summary, TAP (`# tests 0`) or spec (`ℹ tests 0`)
 SIGNATURES: tuple[Signature, ...] = (

@@ -34,6 +34,7 @@ INIT: InitJUnit | None = (
 CI_TEST: re.Pattern[str] | None = re.compile(r"^python3?\s+-m\s+unittest\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked
 ASKS_FOR_JUNIT: re.Pattern[str] | None = None
@@ -58,6 +59,7 @@ every_test = base.as_written
 configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
+from_output = base.no_from_output
 
 SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
 NO_TESTS_EXIT: int | None = None

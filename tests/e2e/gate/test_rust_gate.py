@@ -1,8 +1,8 @@
 """Rust through the gate with the real cargo and rustc (Debian's), on both sandbox backends:
 plain `cargo test` writes no JUnit, but libtest's own output names each test
-(gate/junit/libtest.py), so the counts are known, a failing test reaches the report and the
-model by its name at its panic (`tests/floor.rs:3`), and a right fix with a new test is
-proven; `cargo nextest run` gives counts through the JUnit its profile in
+(runners/cargo.py's `from_output`), so the counts are known, a failing test reaches the
+report and the model by its name at its panic (`tests/floor.rs:3`), and a right fix with a
+new test is proven; `cargo nextest run` gives counts through the JUnit its profile in
 `.config/nextest.toml` writes (runners/cargo.py)."""
 
 from __future__ import annotations

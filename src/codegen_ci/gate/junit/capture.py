@@ -4,10 +4,10 @@ make its runner write some (`junit_hint`).
 Without `junit` globs, the command gets `--junitxml` (through PYTEST_ADDOPTS) to a file in
 the output's `junit/` directory; with globs, or when the command passes `--junitxml` itself,
 the reports it wrote (new or changed during the run) are copied there. Locations are made
-relative to the repository, and Go packages that did not compile (which gotestsum's JUnit
-leaves out) become error cases from the command's output. A command that wrote no report but
-printed libtest's own lines (plain `cargo test`) has the tests they name as its cases
-(gate/junit/libtest.py). A command cannot write the output
+relative to the repository, and what the command's output says that its JUnit leaves unsaid
+is the runners' (`runners.from_output`): Go's packages that did not compile become error
+cases; a command that wrote no report but printed libtest's own lines (plain `cargo test`)
+has the tests they name as its cases. A command cannot write the output
 directory: its `--junitxml` goes to a fresh folder of its own (`drop_dir`), and every report is
 copied out through the guarded reader (security/guarded_read.py: no symlink followed, regular
 files only, size checked first); what it refuses is a JUnit problem with its reason.
@@ -22,17 +22,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from codegen_ci import runners
-from codegen_ci.gate.junit.cases import JUnitCase
-from codegen_ci.gate.junit.go import BUILD_FAILED, build_failures, is_go_case
-from codegen_ci.gate.junit.libtest import libtest_result
+from codegen_ci.gate.junit.cases import JUnitCase, locate
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
 from codegen_ci.runners.base import keep_tool_paths
 from codegen_ci.security import guarded_read
+from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
 from codegen_ci.workspace.proc import ProcResult, run_shell
 
-OUTPUT_SCAN_CHARS = 400_000
-LIBTEST_SCAN_CHARS = 8_000_000  # a test's line cut from the middle would go uncounted
 MAX_REPORT_FILES = 100  # reports copied per command (a glob may match a million files)
 MAX_REPORT_BYTES = 256 * 1024 * 1024  # their total, per command
 
@@ -97,11 +94,53 @@ def run_test_command(
         _copy(root, rel, junit_dir / f"{tag}-{n}-{PurePosixPath(rel).name}", copies, problems)
     junit = parse_files(copies, root=cwd)
     junit.problems[:0] = problems
-    if copies:
-        junit.cases.extend(_go_build_failures(result, junit))
-    elif (libtest := libtest_result(result.excerpt(LIBTEST_SCAN_CHARS), log, cwd)).files:
-        junit.cases, junit.files = libtest.cases, libtest.files  # plain `cargo test`, 0 tests too
+    shown = tuple(
+        runners.ReportedCase(
+            c.classname, c.name, c.message.raw_for("matching"), c.details.raw_for("matching")
+        )
+        for c in junit.cases
+    )
+    ran = runners.Ran(
+        ok=result.ok,
+        output=lambda chars: strip_ansi(result.excerpt(chars)),
+        cases=shown if copies else None,
+    )
+    add_from_output(ran, junit, log=log, root=cwd)
     return result, junit
+
+
+def add_from_output(ran: runners.Ran, junit: JUnitResult, *, log: Path, root: Path) -> None:
+    """The cases a runner reads from the command's output (`runners.from_output`) added to
+    its JUnit (`junit`), or, where they are the whole result (plain `cargo test`, 0 tests
+    too), in its place, the command's log standing as its one file."""
+    found = runners.from_output(ran)
+    if found is None:
+        return
+    cases = [_case(c, root) for c in found.cases]
+    if found.instead:
+        junit.cases, junit.files = cases, [str(log)]
+    else:
+        junit.cases.extend(cases)
+
+
+def _case(found: runners.OutputCase, root: Path) -> JUnitCase:
+    """A case a runner read from the command's output, as the JUnit reader's cases are (its
+    text the repository's output: `Untrusted`); a failure without a place is located in it."""
+    file, line = found.file, found.line
+    if file is None and found.outcome in ("failure", "error"):
+        file, line = locate(None, None, found.details, root)
+    return JUnitCase(
+        id=Untrusted(f"{found.classname}::{found.name}"),  # the repository's test names
+        name=found.name,
+        classname=found.classname,
+        file=file,
+        line=line,
+        outcome=found.outcome,
+        message=Untrusted(found.message),
+        details=Untrusted(found.details),
+        time=None,
+        flaky=False,
+    )
 
 
 def _reader(cwd: Path) -> runners.Read:
@@ -173,16 +212,6 @@ def _anchor(pattern: str, places: Sequence[Path]) -> tuple[Path | None, str]:
         fixed += 1
     folder = Path("/", *parts[:fixed])
     return (folder, "/".join(parts[fixed:])) if folder.is_dir() else (None, "")
-
-
-def _go_build_failures(result: ProcResult, junit: JUnitResult) -> list[JUnitCase]:
-    """Packages that did not compile: in the output only (see gate/junit/go.py)."""
-    if result.ok:
-        return []
-    output = result.excerpt(OUTPUT_SCAN_CHARS)
-    if BUILD_FAILED not in output and not any(is_go_case(c) for c in junit.cases):
-        return []
-    return build_failures(output, {case.classname for case in junit.cases})
 
 
 def expand_glob(pattern: str, env: Mapping[str, str]) -> str:

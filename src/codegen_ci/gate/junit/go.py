@@ -11,8 +11,8 @@
   the JUnit file cannot tell, since gotestsum's `tests=` counts only what ran) and named in the
   panicking test's message. Build tags are not evaluated, so a test behind a tag counts too.
 - Build failures: a package that does not compile is in the output only (gotestsum counts it in
-  the root's `errors=` and lists no case); `build_failures` makes it an error case, so it
-  cannot read as "0 errors".
+  the root's `errors=` and lists no case); runners/go.py's `from_output` makes it an error case
+  (`BUILD_FAILED`), so it cannot read as "0 errors".
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from codegen_ci.runners import go
 from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import Untrusted
 
-GO_MARKERS = ("=== RUN", "--- FAIL:", "\npanic: ", "\ngoroutine ")
-_LOG_LINE = re.compile(r"^\s+([\w.-]+\.go):(\d+): (.*)$", re.MULTILINE)
+BUILD_FAILED = go.BUILD_FAILED  # a package's case when it did not compile
+_LOG_LINE = go.LOG_LINE
 _OWN_OUTPUT = re.compile(r"^(?!=== (?:RUN|PAUSE|CONT|NAME)\b|\s*--- FAIL: |\s*$).+", re.MULTILINE)
 _TEST_FUNC = re.compile(r"^func (Test(?:[^a-z\W]\w*)?)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
-# gotestsum writes "Failed"; go-junit-report "Failed", "Runtime error" and "Build error".
-_GENERIC_MESSAGES = ("", "Failed", "Runtime error", "Build error")
-_COMPILER_LINE = re.compile(r"^(?:vet: )?[^\s:]+\.go:\d+(?::\d+)?: (.+)$", re.MULTILINE)
+_GENERIC_MESSAGES = go.GENERIC_MESSAGES
+_COMPILER_LINE = go.COMPILER_LINE
 _MAX_NAMED = 10
 
 
@@ -46,14 +45,8 @@ def _said(case: JUnitCase) -> str:
 
 
 def is_go_case(case: JUnitCase) -> bool:
-    """Go's test output: RUN/FAIL lines, a goroutine dump, or go-junit-report's generic
-    messages over `file.go:N:` lines."""
-    details = _details(case)
-    if any(marker in details for marker in GO_MARKERS) or details.startswith("panic: "):
-        return True
-    return _said(case) in _GENERIC_MESSAGES[1:] and (
-        not details.strip() or bool(_LOG_LINE.search(details) or _COMPILER_LINE.search(details))
-    )
+    """Go's test output (runners/go.py's `is_go_output`)."""
+    return go.is_go_output(_said(case), _details(case))
 
 
 def refine_go(cases: list[JUnitCase], root: Path | None) -> list[JUnitCase]:
@@ -142,15 +135,9 @@ def _not_run(case: JUnitCase, cases: list[JUnitCase], pkg_dir: Path, root: Path 
     )
 
 
-# Go packages: where an import path lives in the repository, and the build failures that a
-# test run prints but gotestsum's JUnit leaves out.
+# Go packages: where an import path lives in the repository.
 
 _MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
-# `# example.com/demo/broken [example.com/demo/broken.test]` heads a package's compiler or
-# vet errors; `go vet` prefixes a type-check error with `vet: `.
-_PACKAGE_HEADER = re.compile(r"^# ([\w.~-]+(?:/[\w.~-]+)*)(?: \[[^\]]+\])?$")
-_ERROR_LINE = re.compile(r"^(?:vet: )?(?:\./)?([^\s:]+\.go):(\d+)(?::\d+)?: (.+)$")
-BUILD_FAILED = "[build failed]"
 _SKIP_DIRS = ("vendor", "node_modules", "testdata")
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
@@ -208,35 +195,3 @@ def test_defined_at(case: JUnitCase, root: Path) -> tuple[str, int, int] | None:
         if span := go.test_function(text, name):
             return rel, *span
     return None
-
-
-def build_failures(output: str, known_packages: set[str]) -> list[JUnitCase]:
-    """One error case per package whose compiler or vet errors the output shows and that has
-    no case in the JUnit (a package that did not build ran no tests)."""
-    errors: dict[str, list[tuple[str, int, str]]] = {}
-    package: str | None = None
-    for line in output.splitlines():
-        if header := _PACKAGE_HEADER.match(line):
-            package = header[1]
-        elif package and (error := _ERROR_LINE.match(line)):
-            errors.setdefault(package, []).append((error[1], int(error[2]), error[3]))
-        else:
-            package = None
-    return [_build_case(pkg, found) for pkg, found in errors.items() if pkg not in known_packages]
-
-
-def _build_case(package: str, errors: list[tuple[str, int, str]]) -> JUnitCase:
-    file, line, message = errors[0]
-    details = "\n".join(f"{f}:{n}: {m}" for f, n, m in errors)
-    return JUnitCase(
-        id=Untrusted(f"{package}::{BUILD_FAILED}"),
-        name=BUILD_FAILED,
-        classname=package,
-        file=file,
-        line=line,
-        outcome="error",
-        message=Untrusted(message),
-        details=Untrusted(details),
-        time=None,
-        flaky=False,
-    )
