@@ -58,12 +58,7 @@ def test_bump_minor_resets_patch():
 
 FIXED_LINE_OLD = "return Version(self.major, self.minor + 1, self.patch)"
 FIXED_LINE_NEW = "return Version(self.major, self.minor + 1, 0)"
-# The sample's own test command. Its pytest loads no plugin by entry point: the venv that runs
-# this suite has pytest-xdist, pytest-cov, pytest-timeout, anyio's and slipcover's, whose
-# loading is 0.28 of the 0.46 s of CPU the sample's pytest takes, paid in every pytest process
-# a run starts (pre-flight, rounds, re-runs, proof). The tests of plugins in the repository's
-# pytest (the `--cov` a venv lacks, our own plugin) make repositories of their own.
-PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
 VERSION_FILE = "src/semver/version.py"
 # No proof run and no coverage run after a passing round (tests/e2e/gate/test_proof_*.py and
 # test_coverage_runners.py are about those): for a test that is not, they are two more pytest
