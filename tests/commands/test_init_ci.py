@@ -948,3 +948,28 @@ def test_ci_running_tox_suggests_only_the_setup_its_commands_need_and_names_the_
     assert "twine" not in setup and "tox" not in setup
     assert f"(env {factor} of tox.ini)" in result.output and "env py38" not in result.output
     assert f"# Detected: tox.ini (tox envs {factor}, unfolded)" in text
+
+
+def test_a_command_several_jobs_run_names_the_first_job_that_runs_it(tmp_path: Path) -> None:
+    # r1chardj0n3s/parse: the main job runs `pytest`, the legacy jobs after it (Python 3.7 and
+    # 2.7 containers) `python -m pytest`; the command came from the main job, not the last one.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'parse'\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_parse.py").write_text("def test_x():\n    pass\n")
+    workflow(
+        tmp_path,
+        "test",
+        {
+            "run-test": job({"run": "pip install -r tests/requirements.txt --editable .\npytest"}),
+            "tests-27": job(
+                {"run": "pip install -r tests/requirements.txt\npython -m pytest"},
+                container={"image": "python:2.7-buster"},
+            ),
+        },
+    )
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pytest"]
+    assert "(from .github/workflows/test.yml, job run-test: pytest)" in result.output
+    assert "job tests-27: python -m pytest" not in (tmp_path / ".codegen.yml").read_text()

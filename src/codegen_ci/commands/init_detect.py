@@ -264,8 +264,10 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
         for item in found.left_out
         if not (item.what == "cargo clippy" and any("clippy" in c for c in found.lint))
     ]
+    first: dict[str, str] = {}  # a command several jobs run came from the first of them
     for command, origin in [*tests, *lints]:
-        found.origins[command] = origin
+        first.setdefault(command, origin)
+    found.origins.update(first)
     written = " ".join(found.test)
     found.junit = [
         g
