@@ -948,3 +948,62 @@ def test_ci_running_tox_suggests_only_the_setup_its_commands_need_and_names_the_
     assert "twine" not in setup and "tox" not in setup
     assert f"(env {factor} of tox.ini)" in result.output and "env py38" not in result.output
     assert f"# Detected: tox.ini (tox envs {factor}, unfolded)" in text
+
+
+def test_a_command_several_jobs_run_names_the_first_job_that_runs_it(tmp_path: Path) -> None:
+    # r1chardj0n3s/parse: the main job runs `pytest`, the legacy jobs after it (Python 3.7 and
+    # 2.7 containers) `python -m pytest`; the command came from the main job, not the last one.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'parse'\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_parse.py").write_text("def test_x():\n    pass\n")
+    workflow(
+        tmp_path,
+        "test",
+        {
+            "run-test": job({"run": "pip install -r tests/requirements.txt --editable .\npytest"}),
+            "tests-27": job(
+                {"run": "pip install -r tests/requirements.txt\npython -m pytest"},
+                container={"image": "python:2.7-buster"},
+            ),
+        },
+    )
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["test"] == ["python -m pytest"]
+    assert "(from .github/workflows/test.yml, job run-test: pytest)" in result.output
+    assert "job tests-27: python -m pytest" not in (tmp_path / ".codegen.yml").read_text()
+
+
+def test_tox_run_through_uvx_is_tox(tmp_path: Path) -> None:
+    """prettytable/prettytable: CI runs `uvx --python X --with tox-uv tox -e py` and
+    `uvx --with tox-uv tox -e mypy`; those are tox's environments, unfolded like `tox -e py`,
+    not lines init does not recognise."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'prettytable'\nversion = '1'\n")
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenv_list =\n    lint\n    mypy\n    py{310-314}\n\n"
+        "[testenv]\nextras =\n    tests\ncommands =\n"
+        "    {envpython} -m pytest \\\n      --cov prettytable \\\n      {posargs}\n\n"
+        "[testenv:lint]\nskip_install = true\ndeps =\n    prek\n"
+        "commands =\n    prek run --all-files --show-diff-on-failure\n\n"
+        "[testenv:mypy]\ndeps =\n    -r requirements-mypy.txt\ncommands =\n    mypy . {posargs}\n"
+    )
+    workflow(
+        tmp_path,
+        "Test",
+        {
+            "test": job(
+                {"run": "uvx --python ${{ matrix.python-version }} --with tox-uv tox -e py"},
+                strategy={"matrix": {"python-version": ["3.11", "3.12"]}},
+            )
+        },
+    )
+    workflow(tmp_path, "Lint", {"mypy": job({"run": "uvx --with tox-uv tox -e mypy"})})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == ["python -m pytest --cov prettytable"]
+    assert validation["lint"] == ["mypy ."]
+    assert "left out: uvx" not in result.output
+    assert "(from .github/workflows/test.yml, job test" in result.output

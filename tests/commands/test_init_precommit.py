@@ -81,3 +81,23 @@ def test_one_named_hook_or_no_known_hook_leaves_the_line_as_it_was(
     assert result.exit_code == 0, result.output
     assert "pre-commit installs its hooks from the network" in result.output
     assert "pre-commit hook" not in result.output
+
+
+@pytest.mark.parametrize("action", ["pre-commit/action@v3.0.1", "j178/prek-action@v2.0.2"])
+def test_the_pre_commit_actions_run_the_hooks_as_pre_commit_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """prettytable/prettytable: CI's lint job is `uses: j178/prek-action` (pre-commit/action
+    alike), which runs every hook of .pre-commit-config.yaml; init called that "an action, not
+    a command" and left out its own ruff check as "the repository's CI does not run it"."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo = repo_with(tmp_path, [{"uses": action}, {"run": "python -m pytest"}])
+
+    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
+
+    assert result.exit_code == 0, result.output
+    validation = load_layer_file(repo / ".codegen.yml", is_spec=False)["validation"]
+    assert validation["lint"] == ["ruff check --no-fix .", "ruff format --check ."]
+    assert "pre-commit hook ruff: ruff check .)" in result.output
+    assert "an action, not a command" not in result.output
+    assert "the repository's CI does not run it" not in result.output

@@ -226,6 +226,21 @@ def test_skipped_tests_in_a_runners_own_lines(output: str, tests: list[tuple[str
         ("Ran 4 tests in 0.01s\n\nOK (skipped=1)\n", 4, 1),
         ("ℹ tests 5\nℹ pass 3\nℹ skipped 1\nℹ todo 1\n", 5, 2),
         ("# tests 2\n# skip 0\n", 2, 0),
+        # vitest without a JUnit reporter (`npm test` through a wrapper): its summary lines
+        (
+            " Test Files  2 failed | 1 passed (3)\n      Tests  31 failed | 446 passed (477)\n",
+            477,
+            0,
+        ),
+        (" Test Files  1 passed | 2 skipped (3)\n      Tests  477 skipped (477)\n", 477, 477),
+        ("      Tests  2 passed | 1 skipped | 1 todo (4)\n      Tests  1 passed (1)\n", 5, 2),
+        # jest without jest-junit
+        (
+            "Test Suites: 1 passed, 1 total\nTests:       1 skipped, 1 todo, 3 passed, 5 total\n",
+            5,
+            2,
+        ),
+        ("Tests:       1 failed, 2 passed, 3 total\nSnapshots:   0 total\n", 3, 0),
     ],
 )
 def test_totals_where_a_runner_names_no_test(output: str, total: int, skipped: int) -> None:

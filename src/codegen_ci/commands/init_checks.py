@@ -21,8 +21,9 @@ CheckKind = Literal["test", "lint", "setup"]
 DIR_PREFIX = re.compile(r"^(cd\s+\S+\s+&&\s+)")
 ASSIGNMENTS = re.compile(r"^((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\S)*\s+)*)")
 PY_RUNNER = re.compile(
-    r"^(?:uv\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run|hatch\s+run)\s+"
-    r"(?:(?:--(?:group|extra|with|python|package|env|directory|project)|-[pe])[=\s]\S+\s+|"
+    r"^(?:uv\s+run|uvx|uv\s+tool\s+run|pipx\s+run|poetry\s+run|pipenv\s+run|pdm\s+run|rye\s+run|"
+    r"hatch\s+run)\s+"
+    r"(?:(?:--(?:group|extra|with|from|spec|python|package|env|directory|project)|-[pe])[=\s]\S+\s+|"
     r"--?[\w-]+\s+)*"
 )
 VENV_BIN = re.compile(r"^(?:\S*/)?\.?venv/bin/(?=\S)")
@@ -154,7 +155,7 @@ def judge(
 
 def bare(line: str) -> str:
     """The command itself: no `cd dir &&` in front, no variable assignments, no runner wrapper
-    (`uv run`, `poetry run`, `coverage run -m`)."""
+    (`uv run`, `uvx`, `pipx run`, `poetry run`, `coverage run -m`)."""
     body = DIR_PREFIX.sub("", line.strip())
     body = body[ASSIGNMENTS.match(body).end() :]  # type: ignore[union-attr]
     body = PY_RUNNER.sub("", body)

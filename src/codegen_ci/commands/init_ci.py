@@ -38,6 +38,9 @@ CHECK_ACTIONS = {
     "chartboost/ruff-action": "ruff check",
     "psf/black": "black --check .",
 }
+# Actions that run every pre-commit hook (`with: extra_args`, default `--all-files`): the
+# line `pre-commit run` would be, unfolded to its hooks' checks like one (init_precommit.py).
+PRE_COMMIT_ACTIONS = ("pre-commit/action", "j178/prek-action")
 # Actions that run a tool's subcommand named by the step's `with: command` (and `args`):
 # `actions-rs/cargo` with `command: clippy`, `args: --no-default-features` is that cargo line.
 COMMAND_ACTIONS = {
@@ -140,7 +143,12 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
         uses = step.get("uses")
         if isinstance(uses, str):
             check = CHECK_ACTIONS.get(uses.split("@")[0])
-            if command := _command_action(uses, step):
+            if uses.split("@")[0] in PRE_COMMIT_ACTIONS:
+                settings = step.get("with")
+                extra = settings.get("extra_args") if isinstance(settings, dict) else None
+                extra = extra if isinstance(extra, str) and extra.strip() else "--all-files"
+                runs.lines.append(CiLine(f"pre-commit run {extra.strip()}", workflow, job_id))
+            elif command := _command_action(uses, step):
                 for expanded in _expand(command, matrix):
                     runs.lines.append(CiLine(expanded, workflow, job_id))
             elif check:

@@ -250,8 +250,10 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
         for item in found.left_out
         if not (item.done_by and any(item.done_by.search(c) for c in found.lint))
     ]
+    first: dict[str, str] = {}  # a command several jobs run came from the first of them
     for command, origin in [*tests, *lints]:
-        found.origins[command] = origin
+        first.setdefault(command, origin)
+    found.origins.update(first)
     written = " ".join(found.test)
     configured = _configured_reports(root, found, tools)
     found.junit = [

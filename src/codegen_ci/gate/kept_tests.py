@@ -10,7 +10,8 @@ A test is known by its id: its JUnit id (`classname::name`, gate/junit/cases.py)
 test command that wrote no JUnit, the name its runner printed (Rust's libtest `test name ...
 ok|ignored`, `go test -v`'s `--- PASS: Name`, unittest's verbose `name (module.Class.name) ...
 ok`); where a runner prints only totals (unittest's `Ran N tests` and `skipped=K`, node's
-`tests N` and `skipped K`), the command's tests count as one unnamed group. Ids are compared
+`tests N` and `skipped K`, vitest's and jest's `Tests` summary line), the command's tests count
+as one unnamed group. Ids are compared
 as multisets: a test the base ran twice (two parameters of the same name) must still run
 twice.
 

@@ -14,6 +14,7 @@ from codegen_ci.runners.base import (
     InitJUnit,
     Location,
     Signature,
+    Totals,
 )
 
 NAME = "jest"
@@ -83,9 +84,21 @@ TMPDIR_CACHES: tuple[str, ...] = ("jest_*",)
 
 ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
 
-RAN_COUNT: re.Pattern[str] | None = None
+# Its summary, where jest-junit is not set up: `Tests:       1 failed, 2 skipped, 5 passed, 8
+# total`.
+SUMMARY = re.compile(r"^Tests:[ \t]+(.*?)(\d+) total[ \t]*$", re.M)
+SKIPS = re.compile(r"(\d+) (?:skipped|todo)\b")
+RAN_COUNT: re.Pattern[str] | None = SUMMARY
 named_tests = base.no_named_tests
-totals = base.no_totals
+
+
+def totals(text: str) -> Totals | None:
+    """The `Tests: ... N total` summary lines: N, and their `K skipped` and `K todo`."""
+    found = SUMMARY.findall(text)
+    if not found:
+        return None
+    skipped = sum(int(n) for parts, _ in found for n in SKIPS.findall(parts))
+    return Totals(sum(int(total) for _, total in found), skipped)
 
 
 def coverage_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:

@@ -1,6 +1,7 @@
 """Existing tests are kept, in every ecosystem on its real runner: a change that skips or
 deletes the failing test (a skip decorator, a deleted method, node's `{skip}`, `t.skip()` and
-`.todo`, vitest's `describe.skip` and a removed test file, jest's `describe.skip`, Go's
+`.todo`, vitest's `describe.skip` and a removed test file (and `describe.skip` where vitest
+writes no JUnit: its summary's counts), jest's `describe.skip`, Go's
 `t.Skip` and a deleted test function, Rust's `#[ignore]` and an inline `mod tests` taken out of
 `src/lib.rs`) is not a success, and the report lists each test; the real fix passes; with
 `validation.protect_tests: false` the skip is a success."""
@@ -30,6 +31,7 @@ from kept_projects import (
     CARGO,
     NODE,
     UNITTEST,
+    VITEST_NO_JUNIT,
     VITEST_PROJECT,
     Edit,
     Project,
@@ -105,10 +107,10 @@ def needs(project: Project) -> pytest.MarkDecorator:
 
 
 def modules_for(project: Project, shared: Path) -> Path | None:
-    return vitest_packages(shared) if project is VITEST_PROJECT else None
+    return vitest_packages(shared) if project in (VITEST_PROJECT, VITEST_NO_JUNIT) else None
 
 
-PROJECTS = [UNITTEST, NODE, VITEST_PROJECT, CARGO]
+PROJECTS = [UNITTEST, NODE, VITEST_PROJECT, VITEST_NO_JUNIT, CARGO]
 CHEATS = [
     pytest.param(p, label, id=f"{p.name}-{label}", marks=needs(p))
     for p in PROJECTS
