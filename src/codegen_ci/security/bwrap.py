@@ -156,3 +156,39 @@ def devices_are_ours() -> bool:
         except OSError:
             continue
     return False
+
+
+# bubblewrap's own words when a mount point it was given is gone: a place listed when the
+# argv was made (a socket its program closed, a folder removed) no longer exists, and in the
+# read-only root bwrap cannot make it.
+_VANISHED = re.compile(r"bwrap: Can't (?:mkdir|create file at) (/[^\n]*?): ")
+# bwrap's options that take a destination as their last argument, and how many arguments.
+_MOUNTS = {"--tmpfs": 1, "--remount-ro": 1, "--ro-bind": 2, "--bind": 2, "--dev-bind": 2}
+
+
+def vanished_place(output: str) -> Path | None:
+    """The mount point bwrap failed on because it no longer exists (None for any other
+    failure, and when the place is there after all)."""
+    match = _VANISHED.match(output)
+    if match is None:
+        return None
+    place = Path(match.group(1))
+    return None if os.path.lexists(place) else place
+
+
+def without_place(argv: Sequence[str], place: Path) -> list[str]:
+    """`argv` (a `bwrap_argv`) without the mounts at or beneath `place`: what would have been
+    hidden or shown there is gone, and a mount of it can only fail."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        count = _MOUNTS.get(arg)  # the launchers' arguments around bwrap's are never these
+        if count is not None and i + count < len(argv):
+            target = Path(argv[i + count])
+            if target == place or place in target.parents:
+                i += count + 1
+                continue
+        out.append(arg)
+        i += 1
+    return out

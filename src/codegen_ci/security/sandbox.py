@@ -67,6 +67,7 @@ from codegen_ci.security.bwrap import (
     bwrap_argv,
     devices_are_ours,
     has_credentials,
+    vanished_place,
     without_credentials,
 )
 from codegen_ci.security.confinement import Confinement
@@ -521,7 +522,7 @@ def start_bwrap(setup: Setup) -> str:
     if not bwrap or not os.access(bwrap, os.X_OK) or Path(bwrap).is_dir():
         raise SandboxUnavailable(f"bubblewrap ({bwrap or 'bwrap'}) is not installed")
     bwrap = str(Path(bwrap).absolute())
-    problem = _prove_bwrap(lambda: bwrap_argv(bwrap, setup.probe()), setup.sockets)
+    problem = _prove_bwrap(lambda: bwrap_argv(bwrap, setup.probe()))
     if problem is not None:
         raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {problem}")
     return bwrap
@@ -552,7 +553,7 @@ def start_bwrap_inside(setup: Setup, bwrap: str) -> tuple[Inside | None, tuple[s
     for writes in (True, False) if kernel_abi() >= 1 else (False,):
         inside = Inside(folder / LAUNCHER.name, writes)
         argv = functools.partial(bwrap_argv, bwrap, probe, inside=inside)
-        problem = _prove_bwrap(argv, setup.sockets)
+        problem = _prove_bwrap(argv)
         if problem is None:
             return inside, () if writes else ("named-pipes",)
         problems.append(problem)
@@ -602,14 +603,14 @@ def start_landlock(setup: Setup, *, unix_sockets: bool) -> int:
     return abi
 
 
-def _prove_bwrap(argv: Callable[[], list[str]], sockets: Sequence[Path]) -> str | None:
-    """`_prove` for bubblewrap, again when a named socket listed at the start was closed
-    before bwrap mounted over it (another program's, gone between `bwrap_argv` and the mount):
-    bwrap then fails to make the mount point in the read-only root ("Can't create file at
-    ..."), which is no fault of the machine's; the argv made again leaves it out."""
+def _prove_bwrap(argv: Callable[[], list[str]]) -> str | None:
+    """`_prove` for bubblewrap, again when a place listed at the start (a named socket, a
+    hidden folder) was gone before bwrap mounted over it: bwrap then fails to make the mount
+    point in the read-only root ("Can't create file at ...", "Can't mkdir ..."), which is no
+    fault of the machine's; the argv made again leaves it out."""
     problem = _prove(argv())
     for _ in range(3):
-        if problem is None or not any(str(s) in problem and not s.exists() for s in sockets):
+        if problem is None or vanished_place(problem) is None:
             break
         problem = _prove(argv())
     return problem

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
+from codegen_ci.security import bwrap
 from codegen_ci.workspace.output_cap import CappedLog
 
 KILL_GRACE_S = 2.0
@@ -70,7 +71,32 @@ def run_shell(
 ) -> ProcResult:
     """Run `command` through /bin/sh in `cwd`; output (stdout and stderr) goes to `output_path`,
     capped (workspace/output_cap.py). `wrap`: an argv prefix the shell runs under (the sandbox, see
-    security/sandbox.py)."""
+    security/sandbox.py). When bubblewrap could not start because a place it was to mount over
+    has gone since the prefix was made (a socket its program closed, a folder removed), the
+    command runs again without that mount: no fault of the command's or the machine's."""
+    for _ in range(3):
+        result = _run_shell(
+            command, cwd=cwd, env=env, timeout=timeout, output_path=output_path, wrap=wrap
+        )
+        if not wrap or result.exit_code != 1:
+            return result
+        with open(output_path, encoding="utf-8", errors="replace") as out:
+            place = bwrap.vanished_place(out.read(4096))
+        if place is None:
+            return result
+        wrap = bwrap.without_place(wrap, place)
+    return result
+
+
+def _run_shell(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    output_path: Path,
+    wrap: Sequence[str],
+) -> ProcResult:
     start = time.monotonic()
     timed_out = False
     with CappedLog(output_path) as log:

@@ -1,0 +1,31 @@
+"""bubblewrap's failure on a mount point that has gone, and the argv without that mount
+(security/bwrap.py: `vanished_place`, `without_place`; run again by workspace/proc.run_shell)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codegen_ci.security.bwrap import vanished_place, without_place
+
+
+def test_only_bwraps_own_words_about_a_place_that_is_gone_name_it(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    assert vanished_place(f"bwrap: Can't mkdir {gone}: Read-only file system\n") == gone
+    sock = tmp_path / "agent.sock"
+    assert vanished_place(f"bwrap: Can't create file at {sock}: Read-only file system") == sock
+    # the place is there: whatever failed, it was not that (a command may print these words)
+    assert vanished_place(f"bwrap: Can't mkdir {tmp_path}: Read-only file system") is None
+    assert vanished_place(f"tests failed\nbwrap: Can't mkdir {gone}: Read-only file system") is None
+    assert vanished_place("bwrap: No permissions to creating new namespace") is None
+
+
+def test_the_mounts_at_or_beneath_the_place_are_left_out() -> None:
+    argv = [
+        "bwrap", "--ro-bind", "/", "/", "--tmpfs", "/run/secrets", "--ro-bind", "/dev/null",
+        "/run/secrets/x", "--ro-bind", "/dev/null", "/run/secretsfile", "--remount-ro",
+        "/run/secrets", "--bind", "/w", "/w", "--chdir", "/w", "--",
+    ]  # fmt: skip
+    assert without_place(argv, Path("/run/secrets")) == [
+        "bwrap", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", "/run/secretsfile",
+        "--bind", "/w", "/w", "--chdir", "/w", "--",
+    ]  # fmt: skip
