@@ -45,6 +45,15 @@ def repo_with(tmp_path: Path, steps: list[dict[str, str]]) -> Path:
     return tmp_path
 
 
+def init_writes_ruffs_checks(repo: Path) -> str:
+    """`init`'s output, having written the pre-commit ruff hooks' checks as the lint."""
+    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    validation = load_layer_file(repo / ".codegen.yml", is_spec=False)["validation"]
+    assert validation["lint"] == ["ruff check --no-fix .", "ruff format --check ."]
+    return result.output
+
+
 def test_the_hooks_of_ruff_become_its_checks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -54,20 +63,16 @@ def test_the_hooks_of_ruff_become_its_checks(
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     repo = repo_with(tmp_path, [{"run": RUN}, {"run": "python -m pytest"}])
 
-    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
-
-    assert result.exit_code == 0, result.output
-    validation = load_layer_file(repo / ".codegen.yml", is_spec=False)["validation"]
-    assert validation["lint"] == ["ruff check --no-fix .", "ruff format --check ."]
+    output = init_writes_ruffs_checks(repo)
     assert (
         "lint: ruff check --no-fix .  (from .github/workflows/pre-commit.yaml, job main, "
-        "pre-commit hook ruff: ruff check .)" in result.output
+        "pre-commit hook ruff: ruff check .)" in output
     )
     assert (
         "left out: pre-commit hook trailing-whitespace (.github/workflows/pre-commit.yaml, job "
-        "main): runs only through pre-commit" in result.output
+        "main): runs only through pre-commit" in output
     )
-    assert "the repository's CI does not run it" not in result.output
+    assert "the repository's CI does not run it" not in output
 
 
 def test_one_named_hook_or_no_known_hook_leaves_the_line_as_it_was(
@@ -93,11 +98,7 @@ def test_the_pre_commit_actions_run_the_hooks_as_pre_commit_run_does(
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     repo = repo_with(tmp_path, [{"uses": action}, {"run": "python -m pytest"}])
 
-    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
-
-    assert result.exit_code == 0, result.output
-    validation = load_layer_file(repo / ".codegen.yml", is_spec=False)["validation"]
-    assert validation["lint"] == ["ruff check --no-fix .", "ruff format --check ."]
-    assert "pre-commit hook ruff: ruff check .)" in result.output
-    assert "an action, not a command" not in result.output
-    assert "the repository's CI does not run it" not in result.output
+    output = init_writes_ruffs_checks(repo)
+    assert "pre-commit hook ruff: ruff check .)" in output
+    assert "an action, not a command" not in output
+    assert "the repository's CI does not run it" not in output

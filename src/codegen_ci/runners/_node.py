@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from codegen_ci.runners.base import CoverageAsk, CoveragePlan, Read
+from codegen_ci.runners.base import CoverageAsk, CoveragePlan, Read, Totals
 
 NodeRunner = Literal["jest", "vitest", "node"]
 MEASURED_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
@@ -37,6 +37,20 @@ CHAIN = re.compile(r"&&|\|\||;")
 # A runner's flags for the change's `sources`, written under the io folder: (flags, the
 # report's path there), or the reason they cannot be asked for (vitest without a provider).
 Flags = Callable[[Sequence[str], Path], "tuple[list[str], str] | str"]
+
+
+# `K skipped` and `K todo` in jest's and vitest's summary lines (`summary_totals`)
+SKIPS = re.compile(r"(\d+) (?:skipped|todo)\b")
+
+
+def summary_totals(summary: re.Pattern[str], text: str) -> Totals | None:
+    """The totals of the summary lines `summary` finds in `text` (group 1: the counts before
+    the total, group 2: the total), with their `K skipped` and `K todo`; None without one."""
+    found = summary.findall(text)
+    if not found:
+        return None
+    skipped = sum(int(n) for parts, _ in found for n in SKIPS.findall(parts))
+    return Totals(sum(int(total) for _, total in found), skipped)
 
 
 def runner_of(command: str, read: Read) -> NodeRunner | None:

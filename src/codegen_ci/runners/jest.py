@@ -87,18 +87,13 @@ ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
 # Its summary, where jest-junit is not set up: `Tests:       1 failed, 2 skipped, 5 passed, 8
 # total`.
 SUMMARY = re.compile(r"^Tests:[ \t]+(.*?)(\d+) total[ \t]*$", re.M)
-SKIPS = re.compile(r"(\d+) (?:skipped|todo)\b")
 RAN_COUNT: re.Pattern[str] | None = SUMMARY
 named_tests = base.no_named_tests
 
 
 def totals(text: str) -> Totals | None:
     """The `Tests: ... N total` summary lines: N, and their `K skipped` and `K todo`."""
-    found = SUMMARY.findall(text)
-    if not found:
-        return None
-    skipped = sum(int(n) for parts, _ in found for n in SKIPS.findall(parts))
-    return Totals(sum(int(total) for _, total in found), skipped)
+    return _node.summary_totals(SUMMARY, text)
 
 
 def coverage_flags(sources: Sequence[str], io_dir: Path) -> tuple[list[str], str]:

@@ -78,18 +78,13 @@ ARTIFACT_GLOBS: tuple[str, ...] = (".vitest/**",)
 # `      Tests  31 failed | 444 passed | 2 skipped (477)`, one per run. Without it a change that
 # skipped every test (`describe.skip`) left nothing to compare and passed as a success.
 SUMMARY = re.compile(r"^[ \t]*Tests {2}(.*?)[ \t]*\((\d+)\)[ \t]*$", re.M)
-SKIPS = re.compile(r"(\d+) (?:skipped|todo)\b")
 RAN_COUNT: re.Pattern[str] | None = SUMMARY
 named_tests = base.no_named_tests
 
 
 def totals(text: str) -> Totals | None:
     """The `Tests  ... (N)` summary lines: N, and their `K skipped` and `K todo`."""
-    found = SUMMARY.findall(text)
-    if not found:
-        return None
-    skipped = sum(int(n) for parts, _ in found for n in SKIPS.findall(parts))
-    return Totals(sum(int(total) for _, total in found), skipped)
+    return _node.summary_totals(SUMMARY, text)
 
 
 # the coverage providers vitest can use, by the package that brings each (in this order)
