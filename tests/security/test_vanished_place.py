@@ -1,11 +1,12 @@
 """bubblewrap's failure on a mount point that has gone, and the argv without that mount
-(security/bwrap.py: `vanished_place`, `without_place`; run again by workspace/proc.run_shell)."""
+(security/bwrap.py: `vanished_place`, `without_place`, `argv_again`; run again by
+workspace/proc.run_shell)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from codegen_ci.security.bwrap import vanished_place, without_place
+from codegen_ci.security.bwrap import argv_again, vanished_place, without_place
 
 
 def test_only_bwraps_own_words_about_a_place_that_is_gone_name_it(tmp_path: Path) -> None:
@@ -13,8 +14,9 @@ def test_only_bwraps_own_words_about_a_place_that_is_gone_name_it(tmp_path: Path
     assert vanished_place(f"bwrap: Can't mkdir {gone}: Read-only file system\n") == gone
     sock = tmp_path / "agent.sock"
     assert vanished_place(f"bwrap: Can't create file at {sock}: Read-only file system") == sock
-    # the place is there: whatever failed, it was not that (a command may print these words)
-    assert vanished_place(f"bwrap: Can't mkdir {tmp_path}: Read-only file system") is None
+    # the place is there, and a command's output follows: the command printed these words
+    said = f"bwrap: Can't mkdir {tmp_path}: Read-only file system\nFAILED test_x\n"
+    assert vanished_place(said) is None
     assert vanished_place(f"tests failed\nbwrap: Can't mkdir {gone}: Read-only file system") is None
     assert vanished_place("bwrap: No permissions to creating new namespace") is None
 
@@ -29,3 +31,18 @@ def test_the_mounts_at_or_beneath_the_place_are_left_out() -> None:
         "bwrap", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", "/run/secretsfile",
         "--bind", "/w", "/w", "--chdir", "/w", "--",
     ]  # fmt: skip
+
+
+def test_a_place_gone_when_bwrap_looked_and_back_now_keeps_its_mount(tmp_path: Path) -> None:
+    """Seen at `-n 8`: one test made and removed /var/lib/cloud (a secret place hidden with a
+    tmpfs) between another run's argv and its bwrap, and had made it again by the time that
+    run looked: bwrap's words alone, the place there; the same argv runs again."""
+    back = tmp_path / "cloud"
+    back.mkdir()
+    argv = ["bwrap", "--ro-bind", "/", "/", "--tmpfs", str(back), "--"]
+    said = f"bwrap: Can't mkdir {back}: Read-only file system\n"
+    assert vanished_place(said) == back
+    assert argv_again(argv, said) == argv
+    back.rmdir()
+    assert argv_again(argv, said) == ["bwrap", "--ro-bind", "/", "/", "--"]
+    assert argv_again(argv, "tests failed\n") is None

@@ -161,19 +161,35 @@ def devices_are_ours() -> bool:
 # bubblewrap's own words when a mount point it was given is gone: a place listed when the
 # argv was made (a socket its program closed, a folder removed) no longer exists, and in the
 # read-only root bwrap cannot make it.
-_VANISHED = re.compile(r"bwrap: Can't (?:mkdir|create file at) (/[^\n]*?): ")
+_VANISHED = re.compile(r"bwrap: Can't (?:mkdir|create file at) (/[^\n]*?): [^\n]*")
 # bwrap's options that take a destination as their last argument, and how many arguments.
 _MOUNTS = {"--tmpfs": 1, "--remount-ro": 1, "--ro-bind": 2, "--bind": 2, "--dev-bind": 2}
 
 
 def vanished_place(output: str) -> Path | None:
-    """The mount point bwrap failed on because it no longer exists (None for any other
-    failure, and when the place is there after all)."""
+    """The mount point bwrap could not make, when `output` is bwrap's failure to make it (None
+    for any other failure). The place was gone when bwrap looked: it has gone since the argv
+    was made (a socket its program closed, a folder removed), and it may be back by now (a
+    folder removed and made again). A command could print these words itself, so they count
+    only as bwrap prints them, before the command starts: the first line, and for a place that
+    exists now the whole output."""
     match = _VANISHED.match(output)
     if match is None:
         return None
     place = Path(match.group(1))
-    return None if os.path.lexists(place) else place
+    if os.path.lexists(place) and output[match.end() :].strip():
+        return None
+    return place
+
+
+def argv_again(argv: Sequence[str], output: str) -> list[str] | None:
+    """The argv to run again after bwrap failed on a mount point (`vanished_place`; None for
+    a failure of any other kind): without the mounts at that place when it is still gone, the
+    same argv when it is back (it must be hidden or shown as before)."""
+    place = vanished_place(output)
+    if place is None:
+        return None
+    return list(argv) if os.path.lexists(place) else without_place(argv, place)
 
 
 def without_place(argv: Sequence[str], place: Path) -> list[str]:

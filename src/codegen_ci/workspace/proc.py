@@ -73,7 +73,8 @@ def run_shell(
     capped (workspace/output_cap.py). `wrap`: an argv prefix the shell runs under (the sandbox, see
     security/sandbox.py). When bubblewrap could not start because a place it was to mount over
     has gone since the prefix was made (a socket its program closed, a folder removed), the
-    command runs again without that mount: no fault of the command's or the machine's."""
+    command runs again without that mount, or with it when the place is back (removed and made
+    again meanwhile): no fault of the command's or the machine's."""
     for _ in range(3):
         result = _run_shell(
             command, cwd=cwd, env=env, timeout=timeout, output_path=output_path, wrap=wrap
@@ -81,10 +82,10 @@ def run_shell(
         if not wrap or result.exit_code != 1:
             return result
         with open(output_path, encoding="utf-8", errors="replace") as out:
-            place = bwrap.vanished_place(out.read(4096))
-        if place is None:
+            again = bwrap.argv_again(wrap, out.read(4096))
+        if again is None:
             return result
-        wrap = bwrap.without_place(wrap, place)
+        wrap = again
     return result
 
 
