@@ -199,19 +199,85 @@ def filters_off(cwd: Path, env: Mapping[str, str] | None = None) -> list[tuple[s
     repository's, its worktree's, what they include): clean, smudge and process emptied (git
     then runs none) and none required. A filter runs whatever command it names, on content
     the model wrote, wherever `.gitattributes` (the model's, in the worktree) points it."""
-    cmd = [git_binary(), *SAFE_CONFIG, "config", "-z", "--name-only", "--get-regexp", r"^filter\."]
+    return [
+        (f"{name}.{key}", value) for name in _filter_names(cwd, env) for key, value in FILTER_OFF
+    ]
+
+
+# What `_filter_names` last found in a repository's or worktree's root, and the state of the
+# files it came from. A run asks before most of its git calls (a third of them, before); the
+# answer is taken again from git whenever a file git reads config from there has changed
+# (written in place or replaced: size, times, inode), and never kept where the config includes
+# other files, which could change unseen. Our global config names no filter; the system's and
+# the environment's git config never reach our git (`git_env`).
+_FILTER_NAMES: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[object, tuple[str, ...]]] = {}
+_GIT_DIRS: dict[str, tuple[object, Path, Path]] = {}
+
+
+def _filter_names(cwd: Path, env: Mapping[str, str] | None) -> tuple[str, ...]:
+    key = (str(cwd), tuple(sorted((env or {}).items())))
+    files = _config_files(cwd, env)
+    state = file_state(files) if files else None
+    if state is not None and (seen := _FILTER_NAMES.get(key)) and seen[0] == state:
+        return seen[1]
+    cmd = [
+        git_binary(), *SAFE_CONFIG,
+        "config", "-z", "--name-only", "--get-regexp", r"^(filter|include|includeif)\.",
+    ]  # fmt: skip
     try:
         proc = subprocess.run(
             cmd, cwd=cwd, env=git_env(env), capture_output=True, timeout=60, check=False
         )
     except (subprocess.TimeoutExpired, FileNotFoundError, NotADirectoryError):
-        return []
-    names = {
-        key.decode("utf-8", "surrogateescape").rpartition(".")[0]
-        for key in proc.stdout.split(b"\0")
-        if key.count(b".") >= 2
-    }
-    return [(f"{name}.{key}", value) for name in sorted(names) for key, value in FILTER_OFF]
+        return ()
+    keys = [k.decode("utf-8", "surrogateescape") for k in proc.stdout.split(b"\0") if k]
+    names = tuple(
+        sorted(
+            {k.rpartition(".")[0] for k in keys if k.startswith("filter.") and k.count(".") >= 2}
+        )
+    )
+    if state is not None and not any(k.startswith(("include.", "includeif.")) for k in keys):
+        _FILTER_NAMES[key] = (state, names)  # the state read before git was asked
+    return names
+
+
+def _config_files(cwd: Path, env: Mapping[str, str] | None) -> tuple[Path, ...]:
+    """The files git reads `cwd`'s own config from, when `cwd` is a repository's or a
+    worktree's root (its `.git` there: the entry itself, the common config, the worktree's
+    config); () elsewhere, and when git could not say."""
+    dot_git = cwd / ".git"
+    entry = file_state((dot_git,))
+    if entry == (None,):
+        return ()
+    known = _GIT_DIRS.get(str(cwd))
+    if known is None or known[0] != entry:
+        try:
+            out = git(
+                ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
+                cwd,
+                env=env,
+            ).split("\n")
+        except GitError:
+            return ()
+        if len(out) < 2 or not out[0] or not out[1]:
+            return ()
+        known = (entry, Path(out[0]), Path(out[1]))
+        _GIT_DIRS[str(cwd)] = known
+    _, git_dir, common = known
+    return (dot_git, common / "config", git_dir / "config.worktree")
+
+
+def file_state(files: Sequence[Path]) -> tuple[object, ...]:
+    """Each file's inode, size and times (None for a file that is not there)."""
+    out: list[object] = []
+    for path in files:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
 
 
 FILTER_OFF = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
@@ -268,6 +334,8 @@ def repo_root(path: Path) -> Path:
 
 
 def common_dir(repo: Path) -> Path:
+    if files := _config_files(repo, None):
+        return files[1].parent  # asked once per repository or worktree root
     out = git(["rev-parse", "--git-common-dir"], repo).strip()
     path = Path(out)
     return path if path.is_absolute() else (repo / path).resolve()

@@ -79,13 +79,23 @@ def _remember(target: Path, dependencies: Path, *, shows: tuple[Path, ...]) -> N
         git.git(["config", "--file", str(config), "--add", _SHOWN_KEY, str(place)], target)
 
 
+# What `_config` last read, by file and key, and the file's state then: a run asks for its
+# repository's dependencies before each of its commands, and the file rarely changes.
+_READ: dict[tuple[Path, str], tuple[object, list[str]]] = {}
+
+
 def _config(repo: Path, key: str) -> list[str]:
     try:
         config = git.common_dir(repo) / "config"
     except GitError:
         return []
+    state = git.file_state((config,))
+    if (seen := _READ.get((config, key))) and seen[0] == state:
+        return list(seen[1])
     out = git.git(["config", "--file", str(config), "--get-all", key], repo, check=False)
-    return [line for line in out.splitlines() if line]
+    values = [line for line in out.splitlines() if line]
+    _READ[(config, key)] = (state, values)
+    return list(values)
 
 
 def dependencies_of(repo: Path) -> Path:

@@ -146,25 +146,26 @@ class Worktree:
     def changed_paths(self) -> list[str]:
         """Paths that differ from the base commit (tracked edits, deletions, untracked)."""
         # --ignore-submodules=all on the command line: a `submodule.<name>.ignore` in
-        # `.gitmodules` overrides the config, and a populated submodule's status runs its filters
+        # `.gitmodules` overrides the config, and a populated submodule's status runs its filters.
+        # `--branch` says where HEAD is: commits since the base (finalize's) are asked of
+        # `git diff` only when there are some, one git process less per call otherwise.
         out = self._git(
             [
                 "status",
-                "--porcelain=v1",
+                "--porcelain=v2",
+                "--branch",
                 "-z",
                 "--untracked-files=all",
                 "--no-renames",
                 "--ignore-submodules=all",
             ]
         )
-        paths = []
-        for entry in out.split("\0"):
-            if len(entry) > 3:
-                paths.append(entry[3:])
-        committed = self._git(
-            ["diff", "--name-only", "-z", "--ignore-submodules=all", self.base_commit, "HEAD"]
-        )
-        paths.extend(p for p in committed.split("\0") if p)
+        paths, head = status_paths(out)
+        if head != self.base_commit:
+            committed = self._git(
+                ["diff", "--name-only", "-z", "--ignore-submodules=all", self.base_commit, "HEAD"]
+            )
+            paths.extend(p for p in committed.split("\0") if p)
         return sorted(p for p in set(paths) if not is_linked(p, self.links))
 
     def untracked_entries(self) -> list[str]:
@@ -454,3 +455,34 @@ def unique_branch(repo: Path, wanted: str) -> str:
         n += 1
         name = f"{wanted}-{n}"
     return name
+
+
+# `git status --porcelain=v2 -z` entries: the fields before the path, by the entry's kind
+# (1: changed, 2: renamed or copied, u: unmerged, ?: untracked, !: ignored).
+_V2_FIELDS = {"1": 8, "2": 9, "u": 10, "?": 1, "!": 1}
+
+
+def status_paths(out: str) -> tuple[list[str], str]:
+    """The paths of a `git status --porcelain=v2 --branch -z` listing, and HEAD's commit ("" on
+    an unborn branch). A rename's entry is followed by its source path, listed as well."""
+    paths: list[str] = []
+    head = ""
+    entries = out.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if entry.startswith("# branch.oid "):
+            oid = entry.removeprefix("# branch.oid ")
+            head = "" if oid == "(initial)" else oid
+            continue
+        fields = _V2_FIELDS.get(entry[:1])
+        if fields is None or entry[1:2] != " ":
+            continue
+        parts = entry.split(" ", fields)
+        if len(parts) > fields:
+            paths.append(parts[fields])
+        if entry[:1] == "2" and i < len(entries):
+            paths.append(entries[i])
+            i += 1
+    return paths, head
