@@ -63,7 +63,9 @@ def _ran(ok: bool, cases: tuple[runners.ReportedCase, ...] | None) -> runners.Ra
 
 def test_a_package_that_did_not_compile_is_an_error_case_its_junit_lacks() -> None:
     """gotestsum's JUnit lists no case for it: the output's compiler lines are the case."""
-    calc = runners.ReportedCase("example.com/demo/calc", "TestAdd", "Failed", "--- FAIL: TestAdd")
+    calc = runners.ReportedCase(
+        "example.com/demo/calc", "TestAdd", "Failed", "--- FAIL: TestAdd", "failure", None, None
+    )
     found = runners.from_output(_ran(False, (calc,)))
     assert found is not None and not found.instead
     (broken,) = found.cases
@@ -82,7 +84,14 @@ def test_a_package_that_did_not_compile_is_an_error_case_its_junit_lacks() -> No
     [
         _ran(True, ()),  # it passed
         # the package has its case already
-        _ran(False, (runners.ReportedCase("example.com/demo/broken", "TestX", "Failed", ""),)),
+        _ran(
+            False,
+            (
+                runners.ReportedCase(
+                    "example.com/demo/broken", "TestX", "Failed", "", "failure", None, None
+                ),
+            ),
+        ),
     ],
 )
 def test_no_build_failure_case_where_it_passed_or_the_junit_has_the_package(
