@@ -41,7 +41,7 @@ from codegen_ci.gate.file_selection import narrowed
 from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.junit.parse import JUnitResult
-from codegen_ci.gate.junit.refine import tree
+from codegen_ci.gate.junit.refine import guarded_tree
 from codegen_ci.gate.kept_tests import subtest_parent
 from codegen_ci.gate.original_tests import (
     edited_existing,
@@ -484,7 +484,7 @@ def _proving(
     file = (base.file if base else None) or after.file
     line = (base.line if base and base.file else None) or after.line
     if root is not None and (
-        defined := runners.defined_at(after.classname, after.name, tree(root))
+        defined := runners.defined_at(after.classname, after.name, guarded_tree(root))
     ):
         rel, first, last = defined
         if not (file == rel and line is not None and first <= line <= last):

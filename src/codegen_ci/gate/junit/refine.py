@@ -1,6 +1,6 @@
 """A JUnit report's cases made precise by the runner that wrote them (`runners.refine`: Go's
 failure messages and places, subtests folded into their parents, the tests a panic kept from
-running), and the repository as a runner is shown it (`tree`).
+running), and the repository as a runner is shown it (`guarded_tree`).
 
 The tree is the one the tests ran in, shaped by the model: a runner reads it only through the
 guarded reader (security/guarded_read.py: no symlink followed, regular files only, size
@@ -21,7 +21,7 @@ from codegen_ci.security.untrusted import Untrusted
 MAX_SOURCE_BYTES = 4 * 1024 * 1024  # a source file a runner reads
 
 
-def tree(root: Path) -> runners.Tree:
+def guarded_tree(root: Path) -> runners.Tree:
     """`root` as a runner reads it: through the guarded reader."""
 
     def read(rel: str) -> str | None:
@@ -44,7 +44,7 @@ def refined(cases: list[JUnitCase], root: Path | None) -> list[JUnitCase]:
     it leaves out is gone; its message, file and line as it says); as they are otherwise.
     `root`: the repository the tests ran in, None when not known."""
     shown = tuple(case.shown_to_runners() for case in cases)
-    answer = runners.refine(shown, tree(root) if root is not None else None)
+    answer = runners.refine(shown, guarded_tree(root) if root is not None else None)
     if answer is None:
         return cases
     out: list[JUnitCase] = []
