@@ -58,11 +58,13 @@ OVERRIDES: dict[str, tuple[dict[str, int], str]] = {
     "jstemmer-go-junit-report/012-report.xml": (
         {"total": 9, "passed": 6, "failed": 2, "errors": 0, "skipped": 1},
         "go-junit-report fails TestSubtests and TestFailingSubtestWithNestedSubtest with an "
-        "empty <failure> because a subtest failed: folded into that subtest (gate/junit/go.py).",
+        "empty <failure> because a subtest failed: folded into that subtest (runners/go.py's "
+        "`refine`).",
     ),
     "jstemmer-go-junit-report/103-report.xml": (
         {"total": 3, "passed": 2, "failed": 1, "errors": 0, "skipped": 0},
-        "TestMultiple failed only because TestMultiple/Single did: folded (gate/junit/go.py).",
+        "TestMultiple failed only because TestMultiple/Single did: folded (runners/go.py's "
+        "`refine`).",
     ),
     "gotestyourself-gotestsum/junitxml-report.golden.xml": (
         {"total": 58, "passed": 42, "failed": 11, "errors": 0, "skipped": 5},
@@ -70,7 +72,7 @@ OVERRIDES: dict[str, tuple[dict[str, int], str]] = {
         "test binary exited early, but leaves it out of tests= (59) and counts it as the "
         "root's errors=1; as an element it is a 60th case, and a failure, not an error. Two "
         "parents (TestNestedParallelFailures, TestNestedWithFailure) failed only because their "
-        "subtests did: folded into them, not counted again (gate/junit/go.py).",
+        "subtests did: folded into them, not counted again (runners/go.py's `refine`).",
     ),
 }
 

@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from codegen_ci.gate.junit.cases import JUnitCase
-from codegen_ci.gate.junit.go import BUILD_FAILED
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.proof import judge
 from codegen_ci.report import ProofStatus
+from codegen_ci.runners.go import BUILD_FAILED
 from codegen_ci.security.untrusted import Untrusted
 
 

@@ -9,7 +9,14 @@ prints `ok NAME` / `not ok NAME` lines and a `quill: N tests` summary, read as i
 source that does not parse is only in its output (`QUILL SYNTAX file:line: why`), never in
 its JUnit, and becomes an error case (as Go's packages that do not compile do); `quill.toml`
 marks a repository that uses it, where init writes `quill run` with its JUnit and leaves
-`quill fmt --check` out unless CI runs it (as cargo's clippy)."""
+`quill fmt --check` out unless CI runs it (as cargo's clippy), and its workflow sets quill up
+(`quill-lang/setup-quill`, as Go's `actions/setup-go`). Its JUnit says only "quill failed" and
+names files relative to the `root` its quill.toml sets: its `refine` reads the failure's words
+and place from the case's text and that root (as Go's are read against go.mod), and leaves out
+the `[retry]` records it writes beside a failure (as Go's parents of failing subtests); a
+source that did not parse stands for its file's tests (`whole_unit`: they could not run, as a
+Go package that did not build); a test is defined at its `test "name" {` block
+(`defined_at`)."""
 
 from __future__ import annotations
 
@@ -23,13 +30,16 @@ import pytest
 import yaml
 
 from codegen_ci import runners
+from codegen_ci.commands.init import render_workflow, workflow_template
 from codegen_ci.commands.init_detect import detect
 from codegen_ci.commands.init_env import install_hints
 from codegen_ci.gate.coverage import coverage_ask
 from codegen_ci.gate.junit.capture import run_test_command
-from codegen_ci.gate.junit.parse import parse_file
+from codegen_ci.gate.junit.parse import JUnitResult, parse_file
+from codegen_ci.gate.proof import judge
 from codegen_ci.runners import RUNNERS, CoveragePlan
 from codegen_ci.runners import TestRunner as RunnerProtocol  # not a test class
+from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.spec.model import Validation
 
 QUILL = '''\
@@ -39,6 +49,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 from codegen_ci.runners import base
@@ -54,7 +65,10 @@ from codegen_ci.runners.base import (
     Location,
     OutputCase,
     Ran,
+    ReportedCase,
     Signature,
+    Tree,
+    WorkflowAsk,
 )
 
 NAME = "quill"
@@ -94,6 +108,12 @@ def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     return InitTests((f"quill run {options} {found[1]}".strip(),), junit=(INIT.report,))
 
 
+def workflow_steps(ask: WorkflowAsk) -> tuple[str, ...]:
+    if "quill" not in ask.ecosystems:
+        return ()
+    return ("      - uses: quill-lang/setup-quill@v1\\n",)
+
+
 JUNIT_HINT: str | None = base.junit_hint(NAME, "run `quill run --junit junit.xml`")
 ASKS_FOR_JUNIT: re.Pattern[str] | None = re.compile(r"--junit\\b")
 JUNIT_FILE: re.Pattern[str] | None = base.report_after("--junit[= ]")
@@ -127,6 +147,54 @@ def from_output(ran: Ran) -> FromOutput | None:
         for file, line, why in [m.groups()]
     )
     return FromOutput(syntax) if syntax else None
+
+
+WHERE = re.compile(r"^at ([^\\s:]+):(\\d+): (.*)$", re.M)
+
+
+def _root(tree: Tree | None) -> str:
+    config = tree.read("quill.toml") if tree is not None else None
+    found = re.search(r'^root = "([^"]+)"', config or "", re.M)
+    return found[1] + "/" if found else ""
+
+
+def refine(
+    cases: tuple[ReportedCase, ...], tree: Tree | None
+) -> tuple[ReportedCase | None, ...] | None:
+    """Its "quill failed": the words and place of its `at file:line: why` line, the file
+    under quill.toml's root; its `[retry]` records left out."""
+    if not any(c.message == "quill failed" for c in cases):
+        return None
+    root = _root(tree)
+    out: list[ReportedCase | None] = []
+    for case in cases:
+        where = WHERE.search(case.details)
+        if case.name.endswith(" [retry]"):
+            out.append(None)
+        elif case.message == "quill failed" and where:
+            file, line, why = where.groups()
+            out.append(replace(case, message=why, file=root + file, line=int(line)))
+        else:
+            out.append(case)
+    return tuple(out)
+
+
+def whole_unit(classname: str, name: str) -> str | None:
+    """A source that did not parse: none of its file's tests ran."""
+    return classname if name == "[syntax]" else None
+
+
+def defined_at(classname: str, name: str, tree: Tree) -> base.DefinedAt | None:
+    """`test "adds" {` to its `}` in the file (`classname`, under quill.toml's root)."""
+    file = _root(tree) + classname
+    text = tree.read(file) or ""
+    lines = text.splitlines()
+    title = name.removeprefix(classname + " > ")
+    for first, line in enumerate(lines, 1):
+        if line.startswith(f'test "{title}" {{'):
+            last = next((n for n in range(first, len(lines) + 1) if lines[n - 1] == "}"), first)
+            return base.DefinedAt(file, first, last)
+    return None
 
 
 def case_id(name: str, classname: str) -> str | None:
@@ -257,8 +325,68 @@ def test_init_finds_it_by_its_root_file_and_its_ci_line(quill: ModuleType, tmp_p
     assert install_hints()["quill"] == "install quill (https://quill.invalid)"
 
 
+def test_the_junit_reader_has_it_make_its_cases_precise(quill: ModuleType, tmp_path: Path) -> None:
+    """Its "quill failed" becomes the failure's words and place (under quill.toml's root, read
+    through the reader the gate hands it); its `[retry]` record is left out."""
+    (tmp_path / "quill.toml").write_text('root = "lib"\n')
+    failed = '<failure message="quill failed">at cart.ql:7: want 2</failure>'
+    report = tmp_path / "junit-quill.xml"
+    report.write_text(
+        "<testsuite>"
+        f'<testcase classname="cart.ql" name="cart.ql &gt; drops">{failed}</testcase>'
+        f'<testcase classname="cart.ql" name="cart.ql &gt; drops [retry]">{failed}</testcase>'
+        '<testcase classname="cart.ql" name="cart.ql &gt; adds"/></testsuite>'
+    )
+    cases = parse_file(report, root=tmp_path).cases
+    assert [(c.key, c.outcome, c.file, c.line) for c in cases] == [
+        ("cart.ql > drops", "failure", "lib/cart.ql", 7),
+        ("cart.ql > adds", "passed", None, None),
+    ]
+    assert cases[0].message == Untrusted("want 2")
+
+
+def test_proof_asks_it_what_a_failed_case_stands_for_and_where_a_test_is(
+    quill: ModuleType, tmp_path: Path
+) -> None:
+    """A source that did not parse on the base stands for its file: the change's new test in it
+    is proof (it could not run there), placed at its `test` block."""
+    (tmp_path / "quill.toml").write_text('root = "lib"\n')
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "cart.ql").write_text(
+        'use cart\n\ntest "adds" {\n  expect add(1, 1) == 2\n}\n'
+    )
+    report = tmp_path / "after.xml"
+    report.write_text(
+        '<testsuite><testcase classname="cart.ql" name="cart.ql &gt; adds" file="lib/cart.ql"/>'
+        "</testsuite>"
+    )
+    after = parse_file(report, root=tmp_path)
+    written = '<testsuite><testcase classname="other.ql" name="other.ql &gt; idle"/></testsuite>'
+    command = f"printf '{written}' > base.xml; printf 'QUILL SYNTAX cart.ql:4: no add\\n'; exit 1"
+    (tmp_path / "base.xml").write_text("")
+    base = _result(command, tmp_path, ["base.xml"])
+    assert [c.key for c in base.cases] == ["other.ql > idle", "cart.ql::[syntax]"]
+    proof = judge(after, base, ["lib/cart.ql"], root=tmp_path)
+    assert [(t.key, t.file, t.line, t.on_base) for t in proof.fail_to_pass] == [
+        ("cart.ql > adds", "lib/cart.ql", 3, "not run")
+    ]
+
+
+def test_inits_workflow_sets_it_up_with_its_step(quill: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / "quill.toml").write_text("")
+    workflow = render_workflow(workflow_template("issue-labeled.yml"), detect(tmp_path))
+    assert "      - uses: quill-lang/setup-quill@v1\n" in workflow
+    assert "uses: codegen-ci/codegen-ci/host@v0" in workflow  # the runner-host variant
+
+
 def _run(command: str, tmp_path: Path, junit: list[str]) -> list[tuple[str, str, str | None]]:
     """The cases the gate reads from `command` (a shell line standing in for quill)."""
+    result = _result(command, tmp_path, junit)
+    return [(c.key, c.outcome, c.file and f"{c.file}:{c.line}") for c in result.cases]
+
+
+def _result(command: str, tmp_path: Path, junit: list[str]) -> JUnitResult:
+    """What the gate reads from `command`'s JUnit and output."""
     drop = tmp_path / "drops" / "one"
     drop.mkdir(parents=True)
     _, result = run_test_command(
@@ -271,7 +399,7 @@ def _run(command: str, tmp_path: Path, junit: list[str]) -> list[tuple[str, str,
         tmp_path / "out" / "test-1.log",
         drop_dir=drop,
     )
-    return [(c.key, c.outcome, c.file and f"{c.file}:{c.line}") for c in result.cases]
+    return result
 
 
 def test_the_gate_reads_its_cases_from_its_output_where_it_wrote_no_junit(

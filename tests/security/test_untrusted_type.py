@@ -39,13 +39,12 @@ RAW_FOR_CALLERS = {
     "commands/run.py": {"shown"},  # the dry run's failing tests, printed
     "gate/environment_check.py": {"matching", "shown"},  # the network error a test printed
     "eval/judge.py": {"record"},  # a task's first failing test, the result's detail
+    # `JUnitCase.key`: a test's id, compared between runs; a report's cases shown to the
+    # runners (`shown_to_runners`: Go's build failures and its failures made precise, matched)
     "gate/junit/cases.py": {"matching"},
-    # a report's cases shown to the runners' output readers (Go's build failures)
-    "gate/junit/capture.py": {"matching"},  # `JUnitCase.key`: a test's id, compared between runs
     # `codegen-ci junit --json`: the ids and messages, as JSON (`record`); its text output, each
     # line through `inert_text.for_terminal` (`shown`)
     "gate/junit/parse.py": {"record", "shown"},
-    "gate/junit/go.py": {"matching"},  # a Go case's output, searched for panics and log lines
     # `FailedCommand.output`: searched for where tests failed; its summary line is the
     # report's record (read back as `Failure.message`, an `Untrusted`)
     "gate/validation.py": {"matching", "record"},

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import click
 
+from codegen_ci import runners
 from codegen_ci.commands.init_detect import Detected, ci_workflows, detect, explain
 from codegen_ci.errors import InputError
+from codegen_ci.runners import WorkflowAsk
 from codegen_ci.security import guarded_read, guarded_write
 from codegen_ci.spec.layers import REPO_CONFIG_NAME, parse_layer_text
 
@@ -251,7 +253,14 @@ def show_next_steps(found: Detected, workflows: tuple[str, ...]) -> None:
 
 
 def needs_runner_host(found: Detected) -> bool:
-    return any(eco in found.ecosystems for eco in ("node", "go", "rust"))
+    """Node's projects, and a repository whose runners need a toolchain set up in CI."""
+    return "node" in found.ecosystems or bool(_runner_steps(found))
+
+
+def _runner_steps(found: Detected) -> list[str]:
+    """The steps the runners found say set up their toolchains (`workflow_steps`)."""
+    ask = WorkflowAsk(tuple(found.ecosystems), tuple(found.lint), tuple(found.test))
+    return runners.workflow_steps(ask)
 
 
 def render_workflow(template: str, found: Detected) -> str:
@@ -292,17 +301,4 @@ def _toolchain_steps(found: Detected) -> list[str]:
         )
         if node.manager == "bun":
             steps.append("      - uses: oven-sh/setup-bun@v2\n")
-    if "rust" in found.ecosystems:
-        lint = " ".join(found.lint)
-        components = ["clippy"] * ("clippy" in lint) + ["rustfmt"] * ("fmt" in lint)
-        with_ = (
-            f"        with:\n          components: {','.join(components)}\n" if components else ""
-        )
-        steps.append("      - uses: dtolnay/rust-toolchain@stable\n" + with_)
-        if any(command.startswith("cargo nextest") for command in found.test):
-            steps.append("      - uses: taiki-e/install-action@nextest\n")
-    if "go" in found.ecosystems:
-        steps.append(
-            "      - uses: actions/setup-go@v5\n        with:\n          go-version-file: go.mod\n"
-        )
-    return steps
+    return steps + _runner_steps(found)

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from codegen_ci import runners
 from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.baseline import base_env, base_record, base_run_problem
 from codegen_ci.gate.changed_tests import ChangedTests, changed_tests
@@ -39,8 +40,8 @@ from codegen_ci.gate.coverage import CoverageRun, below, uncovered_message
 from codegen_ci.gate.file_selection import narrowed
 from codegen_ci.gate.flaky import Rerunner, merge_flaky
 from codegen_ci.gate.junit.cases import JUnitCase
-from codegen_ci.gate.junit.go import BUILD_FAILED, test_defined_at
 from codegen_ci.gate.junit.parse import JUnitResult
+from codegen_ci.gate.junit.refine import guarded_tree
 from codegen_ci.gate.kept_tests import subtest_parent
 from codegen_ci.gate.original_tests import (
     edited_existing,
@@ -432,9 +433,11 @@ def _worst(cases: list[JUnitCase]) -> dict[str, JUnitCase]:
 
 
 def _container(case: JUnitCase) -> str:
-    """What a failing case stands for when it is a whole file, module or package: a Go
-    package that did not build is its package (gate/junit/go.py)."""
-    return case.classname if case.name == BUILD_FAILED else case.key
+    """What a failing case stands for when it is a whole file, module or package: what its
+    runner says (`runners.whole_unit`: a Go package that did not build is its package), else
+    its own id."""
+    unit = runners.whole_unit(case.classname, case.name)
+    return case.key if unit is None else unit
 
 
 def _contains(container: str, test_id: str) -> bool:
@@ -480,7 +483,9 @@ def _proving(
     helper's `t.Errorf` in another file is no test's place."""
     file = (base.file if base else None) or after.file
     line = (base.line if base and base.file else None) or after.line
-    if root is not None and (defined := test_defined_at(after, root)):
+    if root is not None and (
+        defined := runners.defined_at(after.classname, after.name, guarded_tree(root))
+    ):
         rel, first, last = defined
         if not (file == rel and line is not None and first <= line <= last):
             file, line = rel, first

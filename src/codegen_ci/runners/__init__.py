@@ -23,6 +23,7 @@ from codegen_ci.runners.base import (
     CoverageAsk,
     CoverageFormat,
     CoveragePlan,
+    DefinedAt,
     EnvironmentAdvice,
     FailedAt,
     FromOutput,
@@ -40,6 +41,8 @@ from codegen_ci.runners.base import (
     StartFailure,
     TestRunner,
     Totals,
+    Tree,
+    WorkflowAsk,
 )
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "CoverageAsk",
     "CoverageFormat",
     "CoveragePlan",
+    "DefinedAt",
     "EnvironmentAdvice",
     "FailedAt",
     "FromOutput",
@@ -64,6 +68,8 @@ __all__ = [
     "StartFailure",
     "TestRunner",
     "Totals",
+    "Tree",
+    "WorkflowAsk",
     "artifact_globs",
     "asks_for_junit",
     "by_name",
@@ -74,6 +80,7 @@ __all__ = [
     "config_globs",
     "configured_reports",
     "coverage_plan",
+    "defined_at",
     "download",
     "every_test",
     "failed_at",
@@ -93,12 +100,15 @@ __all__ = [
     "no_tests_exit",
     "no_toolchain",
     "ran_count",
+    "refine",
     "script_words",
     "signatures",
     "start_failures",
     "totals",
     "user_cache_places",
     "user_caches",
+    "whole_unit",
+    "workflow_steps",
 ]
 
 RUNNERS: dict[str, TestRunner] = {
@@ -142,6 +152,12 @@ def ci_tests(line: str, ask: InitAsk, marked: Callable[[TestRunner], bool]) -> I
         if (found := runner.ci_tests(line, ask)) is not None:
             return found
     return None
+
+
+def workflow_steps(ask: WorkflowAsk) -> list[str]:
+    """The steps init's runner-host workflow adds to set up the runners' toolchains, each
+    runner's (`workflow_steps`) in the registry's order, each step once."""
+    return list(dict.fromkeys(step for r in RUNNERS.values() for step in r.workflow_steps(ask)))
 
 
 def junit_hint(text: str) -> str | None:
@@ -193,6 +209,29 @@ def from_output(ran: Ran) -> FromOutput | None:
     """What the first runner with an answer reads from a test command's output that its JUnit
     leaves unsaid (Go's build failures; plain `cargo test`'s cases)."""
     return next((f for r in RUNNERS.values() if (f := r.from_output(ran)) is not None), None)
+
+
+def refine(
+    cases: tuple[ReportedCase, ...], tree: Tree | None
+) -> tuple[ReportedCase | None, ...] | None:
+    """One report's cases made precise by the first runner that has an answer (Go's messages,
+    places, subtests and panics), one for each case, None for one left out; None: as they
+    are."""
+    return next((f for r in RUNNERS.values() if (f := r.refine(cases, tree)) is not None), None)
+
+
+def whole_unit(classname: str, name: str) -> str | None:
+    """What a failing case stands for when some runner says it is a whole unit of tests (Go's
+    package that did not build); None: a test."""
+    return next(
+        (u for r in RUNNERS.values() if (u := r.whole_unit(classname, name)) is not None), None
+    )
+
+
+def defined_at(classname: str, name: str, tree: Tree) -> DefinedAt | None:
+    """Where the first runner that knows says the test `classname::name` is defined in
+    `tree`."""
+    return next((d for r in RUNNERS.values() if (d := r.defined_at(classname, name, tree))), None)
 
 
 def case_id(name: str, classname: str) -> str | None:

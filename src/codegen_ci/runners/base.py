@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 # A file of the repository by its relative path, read through the guarded reader; None when
 # it is missing or refused.
@@ -103,14 +103,40 @@ CaseOutcome = Literal["passed", "failure", "error", "skipped"]
 
 @dataclass(frozen=True)
 class ReportedCase:
-    """A case of the JUnit a test command wrote, as a runner's `from_output` is shown it: its
-    classname, name, message and failure text (the repository's output: matched, never
-    shown)."""
+    """A case of the JUnit a test command wrote, as a runner's `from_output` and `refine` are
+    shown it: its classname, name, message and failure text (the repository's output:
+    matched, never shown), how it ended, and where it failed (`file`, `line`: as the JUnit
+    reader located it, None where it could not)."""
 
     classname: str
     name: str
     message: str
     details: str
+    outcome: CaseOutcome
+    file: str | None
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The repository a runner's `refine` and `defined_at` look at (the tree the tests ran
+    in, shaped by the model): `root`, its folder (for paths; its files are never opened
+    directly), `read` (a file by its relative path, through the caller's guarded reader;
+    None: missing or refused) and `glob` (the relative paths of the regular files a glob
+    matches, found without following a symlink)."""
+
+    root: Path
+    read: Read
+    glob: Callable[[str], list[str]]
+
+
+class DefinedAt(NamedTuple):
+    """Where a test is defined: its file (relative to the repository), the first and last
+    line of its definition."""
+
+    file: str
+    first: int
+    last: int
 
 
 @dataclass(frozen=True)
@@ -207,6 +233,17 @@ class InitAsk:
 
 
 @dataclass(frozen=True)
+class WorkflowAsk:
+    """What a runner's `workflow_steps` is given by `codegen-ci init`'s runner-host workflow:
+    the ecosystems init found (a runner's own among them when its `MARKERS` marked the
+    repository: its `InitTests.ecosystem`), and the lint and test commands init writes."""
+
+    ecosystems: tuple[str, ...]
+    lint: tuple[str, ...]
+    test: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class InitLeftOut:
     """A check of the runner `codegen-ci init` does not write from the root files alone, and
     why (clippy: only when CI runs it); `done_by`: a lint command that does it (one CI runs:
@@ -290,6 +327,12 @@ class TestRunner(Protocol):
         its command without variables or a folder) that runs this runner, in a repository its
         `MARKERS` mark; None when the line is not its command."""
 
+    def workflow_steps(self, ask: WorkflowAsk) -> tuple[str, ...]:
+        """The steps init's runner-host workflow adds to set up its toolchain (GitHub Actions
+        YAML, indented as a job's steps: `actions/setup-go`), for a repository it found the
+        runner in (`ask.ecosystems`); (): none (the runner's tools come with the project's
+        dependencies)."""
+
     # -- JUnit: how it is asked for, and where it lands --------------------------------------
     # How to make a command of this runner write JUnit (shown when a command wrote none).
     JUNIT_HINT: str | None
@@ -317,6 +360,25 @@ class TestRunner(Protocol):
         """What the command's output says of its tests that its JUnit (`ran.cases`) leaves
         unsaid: Go's packages that did not compile, libtest's own lines for a plain `cargo
         test` that wrote none (gate/junit/capture.py asks every runner); None: nothing."""
+
+    def refine(
+        self, cases: tuple[ReportedCase, ...], tree: Tree | None
+    ) -> tuple[ReportedCase | None, ...] | None:
+        """One JUnit report's `cases` made precise where its reporter leaves them vague
+        (gate/junit/parse.py asks every runner; the first answer is the report's): one for
+        each case, its `message`, `file` and `line` made precise, None for a case left out (Go:
+        a parent that failed only because a subtest did); None: not its report. `tree`: the
+        repository the tests ran in (None: not known)."""
+
+    def whole_unit(self, classname: str, name: str) -> str | None:
+        """What a failing case stands for when it is no test but a whole unit of them (Go's
+        `<package>::[build failed]`: the package), as the prefix of its tests' ids
+        (gate/proof.py: a test in it could not run on the base); None: a test."""
+
+    def defined_at(self, classname: str, name: str, tree: Tree) -> DefinedAt | None:
+        """Where the test `classname::name` is defined in `tree`, read from its sources (Go: its
+        top-level test function in its package's `_test.go` files; gate/proof.py's place of a
+        proving test); None: not known, the report's place stands."""
 
     # -- JUnit case ids (gate/junit/cases.py asks every runner) --------------------------------
     # Its reporter's cases that only their suites' nesting names (None: `classname::name`).
@@ -480,6 +542,28 @@ def no_configured_reports(command: str, env: Mapping[str, str], read: Read) -> l
 def no_from_output(ran: Ran) -> FromOutput | None:
     """The runner's JUnit says all its output does."""
     return None
+
+
+def no_refine(
+    cases: tuple[ReportedCase, ...], tree: Tree | None
+) -> tuple[ReportedCase | None, ...] | None:
+    """The runner's JUnit says precisely what failed, and where."""
+    return None
+
+
+def no_whole_unit(classname: str, name: str) -> str | None:
+    """Every case of the runner is a test."""
+    return None
+
+
+def no_defined_at(classname: str, name: str, tree: Tree) -> DefinedAt | None:
+    """Where a test is defined is not read from the runner's sources."""
+    return None
+
+
+def no_workflow_steps(ask: WorkflowAsk) -> tuple[str, ...]:
+    """The runner needs no toolchain step in CI (it comes with the project's dependencies)."""
+    return ()
 
 
 def no_case_id(name: str, classname: str) -> str | None:

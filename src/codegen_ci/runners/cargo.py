@@ -32,6 +32,7 @@ from codegen_ci.runners.base import (
     Ran,
     Read,
     Signature,
+    WorkflowAsk,
 )
 
 NAME = "cargo"
@@ -52,6 +53,7 @@ NEXTEST_HOW = (
 NEXTEST_PROFILE = '[profile.ci.junit]\npath = "junit.xml"\n'
 
 MARKERS: tuple[str, ...] = ("Cargo.toml",)
+ECOSYSTEM = "rust"  # init's word for a repository it marks
 SCRIPT_WORD: str | None = None
 INIT: InitJUnit | None = InitJUnit(report="target/nextest/ci/junit.xml")
 
@@ -71,7 +73,7 @@ def marked_tests(ask: InitAsk) -> InitTests | None:
     plain `cargo test`'s."""
     tests = init_tests("", ask)
     tool = "cargo nextest" if tests.junit else "cargo test"
-    return replace(tests, tools=(tool,), ecosystem="rust", left_out=(CLIPPY,))
+    return replace(tests, tools=(tool,), ecosystem=ECOSYSTEM, left_out=(CLIPPY,))
 
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
@@ -80,6 +82,20 @@ def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     if found is None:
         return None
     return init_tests(found[1] if line.startswith("cargo test") else "", ask)
+
+
+def workflow_steps(ask: WorkflowAsk) -> tuple[str, ...]:
+    """Rust's stable toolchain (with clippy and rustfmt where a lint command runs them), and
+    nextest where a test command runs it, for a repository with Cargo.toml."""
+    if ECOSYSTEM not in ask.ecosystems:
+        return ()
+    lint = " ".join(ask.lint)
+    components = ["clippy"] * ("clippy" in lint) + ["rustfmt"] * ("fmt" in lint)
+    with_ = f"        with:\n          components: {','.join(components)}\n" if components else ""
+    steps = ["      - uses: dtolnay/rust-toolchain@stable\n" + with_]
+    if any(command.startswith("cargo nextest") for command in ask.test):
+        steps.append("      - uses: taiki-e/install-action@nextest\n")
+    return tuple(steps)
 
 
 def nextest_installed(ask: InitAsk) -> bool:
@@ -431,6 +447,9 @@ def _message(details: str) -> str:
     return next((ln.strip() for ln in details.splitlines() if ln.strip()), "")[:MAX_MESSAGE_CHARS]
 
 
+refine = base.no_refine
+whole_unit = base.no_whole_unit
+defined_at = base.no_defined_at
 coverage_plan = base.no_coverage_plan
 # the harness files of gate/ its runs load into its own process (see base.py)
 PLUGINS: tuple[str, ...] = ()

@@ -1,14 +1,14 @@
 """go test, and gotestsum (which runs it and writes JUnit); `go test -v`'s lines where no
 JUnit was written; the packages that did not compile, which its JUnit leaves out
-(`from_output`). What else Go's JUnit leaves unsaid (messages, subtests, panics) is read in
-gate/junit/go.py."""
+(`from_output`); what else its JUnit leaves unsaid (`refine`: messages, places, subtests,
+panics), read against the package's sources; where a test is defined (`defined_at`)."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.runners import base
@@ -24,7 +24,10 @@ from codegen_ci.runners.base import (
     OutputCase,
     Ran,
     Read,
+    ReportedCase,
     Signature,
+    Tree,
+    WorkflowAsk,
     plain_tokens,
 )
 
@@ -71,6 +74,14 @@ def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     args = f" -- {found[1]}" if found[1].removeprefix("./...").strip() else " ./..."
     options = INIT.options.format(report=INIT.report)
     return InitTests((f"gotestsum {options}{args}",), junit=(INIT.report,))
+
+
+SETUP_GO = "      - uses: actions/setup-go@v5\n        with:\n          go-version-file: go.mod\n"
+
+
+def workflow_steps(ask: WorkflowAsk) -> tuple[str, ...]:
+    """Go from the version go.mod names (`actions/setup-go`), for a repository with go.mod."""
+    return (SETUP_GO,) if INIT is not None and INIT.ecosystem in ask.ecosystems else ()
 
 
 JUNIT_HINT: str | None = base.junit_hint(
@@ -149,6 +160,161 @@ def _build_case(package: str, errors: list[tuple[str, int, str]]) -> OutputCase:
     file, line, message = errors[0]
     details = "\n".join(f"{f}:{n}: {m}" for f, n, m in errors)
     return OutputCase(package, BUILD_FAILED, "error", message, details, file, line)
+
+
+def whole_unit(classname: str, name: str) -> str | None:
+    """A package that did not build (`from_output`'s case) stands for the package: none of
+    its tests ran."""
+    return classname if name == BUILD_FAILED else None
+
+
+# -- what else its JUnit leaves unsaid: messages, places, subtests, panics --------------------
+# - The message: gotestsum and go-junit-report write message="Failed"; the panic line or the
+#   test's first log line (`store_test.go:13: got 1, want 2`) says what failed.
+# - The place: a test's log names the file's base name only; the package (the classname, an
+#   import path) gives its directory, through the module path in `go.mod`.
+# - Subtests: a parent whose only output is its RUN/FAIL lines failed because a subtest did;
+#   it is folded into its failing subtests instead of being a second failure.
+# - A panic ends the test binary: the package's tests that never ran are counted from its
+#   `_test.go` sources (top-level `func TestXxx(t *testing.T)`, what `go test -list .` lists;
+#   the JUnit file cannot tell, since gotestsum's `tests=` counts only what ran) and named in
+#   the panicking test's message. Build tags are not evaluated, so a test behind a tag counts.
+# The sources are read through the caller's `Tree`: a go.mod that is a link to /dev/zero, or a
+# FIFO, must not hang or fill the tool's memory.
+
+OWN_OUTPUT = re.compile(r"^(?!=== (?:RUN|PAUSE|CONT|NAME)\b|\s*--- FAIL: |\s*$).+", re.MULTILINE)
+TEST_FUNC = re.compile(r"^func (Test(?:[^a-z\W]\w*)?)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
+MAX_NAMED = 10  # tests a panic kept from running, named in its message
+MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+SKIP_DIRS = ("vendor", "node_modules", "testdata")
+
+
+def refine(
+    cases: tuple[ReportedCase, ...], tree: Tree | None
+) -> tuple[ReportedCase | None, ...] | None:
+    """The report's Go failures made precise (see above); None when it has none."""
+    failing = [c for c in cases if c.outcome in ("failure", "error") and _is_go(c)]
+    if not failing:
+        return None
+    modules = module_dirs(tree) if tree is not None else []
+    folded = {id(c) for c in failing if _only_a_parent(c, failing)}
+    refined: dict[int, ReportedCase] = {}
+    for case in failing:
+        if id(case) in folded:
+            continue
+        pkg_dir = package_dir(case.classname, modules, tree)
+        file, line = _location(case, pkg_dir, tree)
+        better = replace(case, message=_message(case), file=file, line=line)
+        if pkg_dir is not None and tree is not None and _panicked(case):
+            better = replace(better, message=better.message + _not_run(case, cases, pkg_dir, tree))
+        refined[id(case)] = better
+    return tuple(None if id(c) in folded else refined.get(id(c), c) for c in cases)
+
+
+def _is_go(case: ReportedCase) -> bool:
+    return is_go_output(case.message, case.details)
+
+
+def _only_a_parent(case: ReportedCase, failing: list[ReportedCase]) -> bool:
+    prefix = case.name + "/"
+    has_failing_child = any(
+        c.classname == case.classname and c.name.startswith(prefix) for c in failing
+    )
+    return has_failing_child and not OWN_OUTPUT.search(case.details)
+
+
+def _panicked(case: ReportedCase) -> bool:
+    return case.details.startswith("panic: ") or "\npanic: " in case.details
+
+
+def _message(case: ReportedCase) -> str:
+    """The words of the failure: the panic line, else the first log or compiler line."""
+    if case.message not in GENERIC_MESSAGES:
+        return case.message
+    for line in case.details.splitlines():
+        if line.startswith("panic: "):
+            return line.removesuffix(" [recovered]")
+    if log := LOG_LINE.search(case.details) or COMPILER_LINE.search(case.details):
+        return str(log[log.lastindex or 1]).strip()
+    return case.message
+
+
+def _location(
+    case: ReportedCase, pkg_dir: Path | None, tree: Tree | None
+) -> tuple[str | None, int | None]:
+    """The first log line (where the message comes from), its base name resolved in the
+    package's directory (nested packages share base names: `store_test.go` alone does not
+    say which)."""
+    file, line = case.file, case.line
+    log = LOG_LINE.search(case.details)
+    if file is None or "/" not in file:
+        if log and not _panicked(case):
+            file, line = log[1], int(log[2])
+        if pkg_dir is not None and tree is not None and file and (pkg_dir / file).is_file():
+            file = (pkg_dir / file).relative_to(tree.root).as_posix()
+    return file, line
+
+
+def _not_run(case: ReportedCase, cases: tuple[ReportedCase, ...], pkg_dir: Path, tree: Tree) -> str:
+    declared: list[str] = []
+    for rel in tree.glob(_test_files(pkg_dir, tree)):
+        if (text := tree.read(rel)) is not None:
+            declared += TEST_FUNC.findall(text)
+    ran = {c.name.split("/")[0] for c in cases if c.classname == case.classname}
+    missing = [name for name in dict.fromkeys(declared) if name not in ran]
+    if not missing:
+        return ""
+    named = ", ".join(missing[:MAX_NAMED]) + (", ..." if len(missing) > MAX_NAMED else "")
+    total = len(set(declared) | ran)
+    return (
+        f" (the panic stopped the test binary: {len(missing)} of {total} tests in "
+        f"{case.classname} did not run: {named})"
+    )
+
+
+def _test_files(pkg_dir: Path, tree: Tree) -> str:
+    """The glob of the `_test.go` files of the package in `pkg_dir` (a folder of the tree)."""
+    folder = pkg_dir.relative_to(tree.root).as_posix()
+    return f"{folder}/*_test.go" if folder != "." else "*_test.go"
+
+
+def module_dirs(tree: Tree) -> list[tuple[str, Path]]:
+    """(module path, directory) of `go.mod` at the root and one or two levels below,
+    longest module path first (a nested module wins over its parent)."""
+    found: list[tuple[str, Path]] = []
+    mods = [m for pattern in ("go.mod", "*/go.mod", "*/*/go.mod") for m in tree.glob(pattern)]
+    for rel in mods:
+        if any(part in SKIP_DIRS for part in Path(rel).parts):
+            continue
+        text = tree.read(rel)
+        if text is not None and (match := MODULE.search(text)):
+            found.append((match[1].strip('"'), (tree.root / rel).parent))
+    return sorted(found, key=lambda item: len(item[0]), reverse=True)
+
+
+def package_dir(package: str, modules: list[tuple[str, Path]], tree: Tree | None) -> Path | None:
+    """The directory of import path `package`, if it lies in one of `modules`."""
+    for module, directory in modules:
+        if package == module:
+            return directory
+        if package.startswith(module + "/"):
+            candidate = directory / package[len(module) + 1 :]
+            if tree is not None and candidate.resolve().is_relative_to(tree.root.resolve()):
+                return candidate if candidate.is_dir() else None
+    return None
+
+
+def defined_at(classname: str, name: str, tree: Tree) -> base.DefinedAt | None:
+    """The top-level test function of `name` (a subtest: its parent's) in the `_test.go`
+    files of package `classname`, the first of them that declares it."""
+    pkg_dir = package_dir(classname, module_dirs(tree), tree)
+    if pkg_dir is None or not pkg_dir.is_relative_to(tree.root):
+        return None
+    for rel in sorted(tree.glob(_test_files(pkg_dir, tree))):
+        text = tree.read(rel)
+        if text is not None and (span := test_function(text, name.split("/")[0])):
+            return base.DefinedAt(rel, *span)
+    return None
 
 
 # `? pkg [no test files]` for every package, and no line saying a test ran

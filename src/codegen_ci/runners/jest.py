@@ -31,6 +31,7 @@ INIT: InitJUnit | None = InitJUnit(
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:npx\s+)?jest\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+workflow_steps = base.no_workflow_steps
 marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
@@ -50,6 +51,9 @@ configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
 from_output = base.no_from_output
+refine = base.no_refine
+whole_unit = base.no_whole_unit
+defined_at = base.no_defined_at
 
 SIGNATURES: tuple[Signature, ...] = (
     base.cannot_find("jest", "ts-jest"),

@@ -30,6 +30,7 @@ INIT: InitJUnit | None = InitJUnit(
 CI_TEST: re.Pattern[str] | None = re.compile(r"^node\s+--test\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+workflow_steps = base.no_workflow_steps
 marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = base.junit_hint(
@@ -51,6 +52,9 @@ NESTED_CASES: base.NestedCases | None = base.NestedCases(
 )
 case_id = base.no_case_id
 from_output = base.no_from_output
+refine = base.no_refine
+whole_unit = base.no_whole_unit
+defined_at = base.no_defined_at
 
 # its summary, TAP (`# tests 0`) or spec (`ℹ tests 0`)
 SIGNATURES: tuple[Signature, ...] = (

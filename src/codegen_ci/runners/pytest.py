@@ -30,6 +30,7 @@ INIT: InitJUnit | None = InitJUnit(report="reports/junit-pytest.xml")
 CI_TEST: re.Pattern[str] | None = re.compile(r"^(?:pytest|py\.test|python3?\s+-m\s+pytest)\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+workflow_steps = base.no_workflow_steps
 marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = (
@@ -75,6 +76,9 @@ configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
 from_output = base.no_from_output
+refine = base.no_refine
+whole_unit = base.no_whole_unit
+defined_at = base.no_defined_at
 
 # pytest's usage error (exit 4) for options it does not know: `--cov` without pytest-cov
 # installed for the command's interpreter (hukkin/tomli-w's CI command).

@@ -34,6 +34,7 @@ INIT: InitJUnit | None = (
 CI_TEST: re.Pattern[str] | None = re.compile(r"^python3?\s+-m\s+unittest\b")
 INSTALLS: tuple[tuple[str, str], ...] = ()
 ci_tests = base.no_ci_tests
+workflow_steps = base.no_workflow_steps
 marked_tests = base.no_marked_tests
 
 JUNIT_HINT: str | None = None  # a plain `python -m unittest` gets JUnit without being asked
@@ -60,6 +61,9 @@ configured_reports = base.no_configured_reports
 NESTED_CASES: base.NestedCases | None = None
 case_id = base.no_case_id
 from_output = base.no_from_output
+refine = base.no_refine
+whole_unit = base.no_whole_unit
+defined_at = base.no_defined_at
 
 SIGNATURES: tuple[Signature, ...] = (Signature(re.compile(r"^Ran 0 tests in ", re.M), "no tests"),)
 NO_TESTS_EXIT: int | None = None

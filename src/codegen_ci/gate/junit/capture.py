@@ -94,16 +94,10 @@ def run_test_command(
         _copy(root, rel, junit_dir / f"{tag}-{n}-{PurePosixPath(rel).name}", copies, problems)
     junit = parse_files(copies, root=cwd)
     junit.problems[:0] = problems
-    shown = tuple(
-        runners.ReportedCase(
-            c.classname, c.name, c.message.raw_for("matching"), c.details.raw_for("matching")
-        )
-        for c in junit.cases
-    )
     ran = runners.Ran(
         ok=result.ok,
         output=lambda chars: strip_ansi(result.excerpt(chars)),
-        cases=shown if copies else None,
+        cases=tuple(c.shown_to_runners() for c in junit.cases) if copies else None,
     )
     add_from_output(ran, junit, log=log, root=cwd)
     return result, junit

@@ -55,6 +55,19 @@ class JUnitCase:
         a neutralising function)."""
         return self.id.raw_for("matching")
 
+    def shown_to_runners(self) -> runners.ReportedCase:
+        """The case as a runner's `from_output` and `refine` read it (its texts matched there,
+        never shown)."""
+        return runners.ReportedCase(
+            self.classname,
+            self.name,
+            self.message.raw_for("matching"),
+            self.details.raw_for("matching"),
+            self.outcome,
+            self.file,
+            self.line,
+        )
+
 
 class AnonymousCases:
     """Cases whose classname says nothing (a runner's `NESTED_CASES`: node's reporter), held

@@ -33,7 +33,7 @@ from codegen_ci.gate.junit.cases import (
     local_tag,
     suite_cases,
 )
-from codegen_ci.gate.junit.go import refine_go
+from codegen_ci.gate.junit.refine import refined
 from codegen_ci.report import Failure as ReportFailure
 from codegen_ci.report import TestTotals
 from codegen_ci.security.inert_text import for_terminal
@@ -124,8 +124,9 @@ def parse_file(
     path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, root: Path | None = None
 ) -> JUnitResult:
     """Parse one report. A file that cannot be read or parsed yields no cases and a problem.
-    With `root` (the repository the tests ran in), locations are made relative to it and Go
-    results are refined against its sources (gate/junit/go.py)."""
+    With `root` (the repository the tests ran in), locations are made relative to it; the
+    runner that wrote the cases makes them precise (gate/junit/refine.py: Go's, against its
+    sources)."""
     name = str(path)
     try:
         with path.open("rb") as raw:
@@ -139,7 +140,7 @@ def parse_file(
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         return JUnitResult(problems=[f"{name}: cannot read file: {reason}"], files=[name])
-    return JUnitResult(cases=refine_go(cases, root), files=[name])
+    return JUnitResult(cases=refined(cases, root), files=[name])
 
 
 def parse_files(
