@@ -121,7 +121,7 @@ def test_cis_npm_install_beside_the_lockfiles_npm_ci_is_left_out(tmp_path: Path)
 
     result = init(tmp_path)
 
-    assert "# setup: [\"npm ci\"]" in (tmp_path / ".codegen.yml").read_text()
+    assert '# setup: ["npm ci"]' in (tmp_path / ".codegen.yml").read_text()
     assert (
         "left out: npm install (.github/workflows/ci.yml, job test): init installs the "
         "dependencies with `npm ci` (package-lock.json)" in result.output
