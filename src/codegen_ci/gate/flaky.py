@@ -25,7 +25,7 @@ from pathlib import Path
 
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
-from codegen_ci.gate.validation import RoundOutcome, Validator
+from codegen_ci.gate.validation import FailedCommand, RoundOutcome, Validator
 from codegen_ci.report import FlakyTest
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import Untrusted
@@ -131,32 +131,32 @@ def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest
     if rerunner.validation.proof.reruns == 0:
         return []
     flaky = _flaky_tests(outcome, rerunner)
-    for failed in [f for f in outcome.failed if f.kind == "test" and not f.explained]:
-        if failed.command in unnamed_failures(outcome):
-            runs = rerunner.command_passing(failed.command)
-            if runs is not None:
-                outcome.failed.remove(failed)
-                flaky.append(
-                    FlakyTest(id=Untrusted(f"test: {failed.command}"), runs=runs, where="change")
-                )
+    for failed in unnamed_failures(outcome):
+        runs = rerunner.command_passing(failed.command)
+        if runs is not None:
+            outcome.failed.remove(failed)
+            flaky.append(
+                FlakyTest(id=Untrusted(f"test: {failed.command}"), runs=runs, where="change")
+            )
     if flaky:
         outcome.finish()
     return flaky
 
 
-def unnamed_failures(outcome: RoundOutcome) -> list[str]:
-    """The round's failed test commands no JUnit tells about (they wrote none), that ran to
-    their end and failed: a re-run can only say whether the whole command is flaky."""
+def unnamed_failures(outcome: RoundOutcome) -> list[FailedCommand]:
+    """The round's failed test commands nothing explains that wrote no JUnit, ran to their
+    end and failed: a re-run can only say whether the whole command is flaky."""
     if outcome.ran_no_tests:
         return []
-    return [
+    ran = {
         c.command
         for c in outcome.round.commands
         if c.kind == "test"
         and c.junit_tests is None
         and not (c.skipped or c.timed_out or c.collect_only)
         and c.exit_code not in (None, 0, 126, 127)
-    ]
+    }
+    return [f for f in outcome.failed if f.kind == "test" and not f.explained and f.command in ran]
 
 
 def _flaky_tests(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest]:
