@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 
+from codegen_ci.gate.kept_tests import refuse
+from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.progress import Progress, round_verdict
-from codegen_ci.report import CommandResult, Failure, Round, TestTotals
+from codegen_ci.report import CommandResult, Failure, RemovedTest, Round, TestTotals
 from codegen_ci.security.untrusted import Untrusted
 
 
@@ -60,6 +62,28 @@ def test_a_round_line_names_a_few_failing_tests_and_counts_the_rest() -> None:
     assert line == (
         "round 2: not passed: 5 failing (tests/test_x.py::test_0, tests/test_x.py::test_1, "
         "tests/test_x.py::test_2 +2 more); tests 4/9 passed"
+    )
+
+
+def test_a_refused_round_counts_the_tests_it_did_not_keep() -> None:
+    """vitest prints only totals: its three skipped tests are one group, `(the tests of ...)`,
+    counted 3; a weakened test file is a file. The line counts tests, not entries, and lists
+    the group without a second pair of parentheses."""
+    outcome = RoundOutcome(round=Round(iteration=1, passed=True))
+    refuse(
+        outcome,
+        [
+            RemovedTest(id=Untrusted("(the tests of `npm test`)"), how="skipped", count=3),
+            RemovedTest(id=Untrusted("m::gone"), how="removed"),
+            RemovedTest(id=Untrusted("tests/test_a.py"), how="weakened", count=2),
+        ],
+    )
+
+    line = round_verdict(outcome.round)
+
+    assert line == (
+        "round 1: refused: the change removed 1 and skipped 3 existing tests, weakened 1 "
+        "existing test file (the tests of `npm test`, m::gone, tests/test_a.py); tests not run"
     )
 
 

@@ -24,7 +24,7 @@ from codegen_ci.errors import CodegenError, InputError, Interrupted
 from codegen_ci.gate.added_tests import only_added
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
-from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside
+from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside, unnamed_failures
 from codegen_ci.gate.kept_tests import check_kept
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
 from codegen_ci.gate.proof import Prover, missing
@@ -284,6 +284,11 @@ def _loop(
                 if (failing := len(outcome.failing_ids())) and spec.validation.proof.reruns:
                     # a Go or jest suite re-runs whole: seconds that would pass in silence
                     ctx.progress.stage(f"round {iteration}: re-running {failing} failing test(s)")
+                elif (unnamed := unnamed_failures(outcome)) and spec.validation.proof.reruns:
+                    ctx.progress.stage(
+                        f"round {iteration}: re-running {len(unnamed)} failed test command(s) "
+                        "that wrote no JUnit"
+                    )
                 aside = set_flaky_aside(outcome, Rerunner.of(validator, round_tag(iteration)))
                 flaky = merge_flaky(flaky, aside)
             if not outcome.passed:

@@ -16,9 +16,10 @@ from typing import Any, TextIO
 
 from rich.markup import escape
 
-from codegen_ci.report import CommandResult, Reason, Report, Round, Status
+from codegen_ci.report import CommandResult, Reason, Report, Round, Status, not_kept_text
 from codegen_ci.security.inert_text import for_terminal, guarded_streams, raw_stream
 from codegen_ci.security.redact import REDACTOR
+from codegen_ci.security.untrusted import Untrusted
 
 COMMAND_STATE = re.compile(r"\[(exit code -?\d+|timed out[^\]\n]*)\]")  # workspace/shell.py
 MAX_COMMAND_CHARS = 160  # of a command in a progress line; the report and logs keep it whole
@@ -108,15 +109,22 @@ def round_verdict(rnd: Round, *, named: int = 3) -> str:
     removed = [f for f in rnd.failures if f.kind == "removed"]
     shown = removed or rnd.failures
     if removed:
-        verdict = f"refused: the change removed or skipped {len(removed)} existing test(s)"
+        verdict = f"refused: the change {not_kept_text(rnd.removed_tests)}"
     elif shown:
         verdict = f"not passed: {len(shown)} failing"
     else:
         verdict = "not passed"
-    names = ", ".join(for_terminal(f.id, one_line=True) for f in shown[:named])
+    names = ", ".join(_name(f.id) for f in shown[:named])
     if len(shown) > named:
         names += f" +{len(shown) - named} more"
     return f"round {rnd.iteration}: {verdict}" + (f" ({names})" if names else "") + f"; {tests}"
+
+
+def _name(test_id: Untrusted) -> str:
+    """A test's id as listed in parentheses: the group of a runner that only counts its tests,
+    `(the tests of `npm test`)`, without its own pair."""
+    name = for_terminal(test_id, one_line=True)
+    return name[1:-1] if name.startswith("(") and name.endswith(")") else name
 
 
 class RichProgress(Progress):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
@@ -150,6 +151,11 @@ class Round(BaseModel):
         default=None,
         description="Why the base-commit run could not tell new failures from pre-existing ones.",
     )
+    removed_tests: list[RemovedTest] = Field(
+        default=[],
+        description="The base commit's tests whose removal, skip or weakening refused this round "
+        "(each also a failure of kind `removed`), with their counts.",
+    )
 
     @property
     def tests_unknown(self) -> bool:
@@ -201,6 +207,22 @@ class RemovedTest(BaseModel):
     def key(self) -> str:
         """The raw id, to compare with the ids of the base commit's runs: a lookup."""
         return self.id.raw_for("matching")
+
+
+def not_kept_text(removed: Sequence[RemovedTest]) -> str:
+    """`removed 2 and skipped 1 existing tests`, `weakened 1 existing test file`: what the
+    change did, counted in tests (an entry may stand for several: an id the base ran more than
+    once, a runner's tests it only counted) and in files for `weakened` (its count is
+    assertions)."""
+    tests = {h: sum(r.count for r in removed if r.how == h) for h in ("removed", "skipped")}
+    files = sum(1 for r in removed if r.how == "weakened")
+    parts = []
+    if done := [f"{how} {n}" for how, n in tests.items() if n]:
+        total = sum(tests.values())
+        parts.append(" and ".join(done) + f" existing test{'s' if total > 1 else ''}")
+    if files:
+        parts.append(f"weakened {files} existing test file{'s' if files > 1 else ''}")
+    return ", ".join(parts)
 
 
 class JUnitMissing(BaseModel):

@@ -112,6 +112,22 @@ def test_every_part_of_the_test_script_and_cis_typecheck_become_commands(tmp_pat
     assert '# setup: ["npm ci"]' in text
 
 
+def test_cis_npm_install_beside_the_lockfiles_npm_ci_is_left_out(tmp_path: Path) -> None:
+    """CI installs with `npm install`, the lockfile gives `npm ci`: setup installs once (both
+    were written, the second install redoing the first), and CI's step is listed as left out,
+    as anything else of CI's init does not write."""
+    vitest_repo(tmp_path)
+    workflow(tmp_path, "CI", {"test": job({"run": "npm install"}, {"run": "npm test"})})
+
+    result = init(tmp_path)
+
+    assert '# setup: ["npm ci"]' in (tmp_path / ".codegen.yml").read_text()
+    assert (
+        "left out: npm install (.github/workflows/ci.yml, job test): init installs the "
+        "dependencies with `npm ci` (package-lock.json)" in result.output
+    )
+
+
 def test_a_check_another_command_runs_through_its_scripts_is_written_once(
     tmp_path: Path,
 ) -> None:
@@ -973,6 +989,29 @@ def test_a_command_several_jobs_run_names_the_first_job_that_runs_it(tmp_path: P
     assert validation_of(tmp_path)["test"] == ["python -m pytest"]
     assert "(from .github/workflows/test.yml, job run-test: pytest)" in result.output
     assert "job tests-27: python -m pytest" not in (tmp_path / ".codegen.yml").read_text()
+
+
+def test_the_install_hint_for_a_tool_names_the_requirements_file_that_pins_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prettytable: tox's mypy env installs `-r requirements-mypy.txt` (mypy pinned, and the
+    stubs it needs); the hint said `pip install mypy`."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no mypy on PATH
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'prettytable'\nversion = '1'\n")
+    (tmp_path / "requirements-mypy.txt").write_text("mypy==1.17.1\ntypes-colorama\n")
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenv_list = mypy\n\n[testenv:mypy]\ndeps =\n    -r requirements-mypy.txt\n"
+        "commands =\n    mypy . {posargs}\n"
+    )
+    workflow(tmp_path, "Lint", {"mypy": job({"run": "uvx --with tox-uv tox -e mypy"})})
+
+    result = init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == ["mypy ."]
+    assert (
+        "missing: mypy is not installed; install it with: python -m pip install "
+        "-r requirements-mypy.txt" in result.output
+    )
 
 
 def test_tox_run_through_uvx_is_tox(tmp_path: Path) -> None:

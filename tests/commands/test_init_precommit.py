@@ -102,3 +102,35 @@ def test_the_pre_commit_actions_run_the_hooks_as_pre_commit_run_does(
     assert "pre-commit hook ruff: ruff check .)" in output
     assert "an action, not a command" not in output
     assert "the repository's CI does not run it" not in output
+
+
+def test_prek_run_is_pre_commit_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prek (pre-commit rewritten in Rust) runs the same .pre-commit-config.yaml: CI's `prek
+    run --all-files` is read as `pre-commit run --all-files` is ("not a recognised test or lint
+    command" before)."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo = repo_with(tmp_path, [{"run": "uvx prek run --all-files"}, {"run": "python -m pytest"}])
+
+    output = init_writes_ruffs_checks(repo)
+    assert "job main, pre-commit hook ruff: ruff check .)" in output
+    assert "not a recognised test or lint command" not in output
+
+
+@pytest.mark.parametrize("tool", ["pre-commit", "prek"])
+def test_a_tox_env_running_the_hooks_gives_their_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """prettytable/prettytable's tox.ini: `[testenv:lint]` runs `prek run --all-files
+    --show-diff-on-failure`, CI runs `tox -e lint`. The hooks of well-known tools become their
+    checks as in a CI line; before, the env's only line was left out and `tox -e lint`, which
+    downloads its environment, was written as a test."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo = repo_with(tmp_path, [{"run": "tox -e lint"}, {"run": "python -m pytest"}])
+    (repo / "tox.ini").write_text(
+        "[tox]\nenv_list = lint\n\n[testenv:lint]\nskip_install = true\ndeps =\n    "
+        f"{tool}\ncommands =\n    {tool} run --all-files --show-diff-on-failure\n"
+    )
+
+    output = init_writes_ruffs_checks(repo)
+    assert "test: tox" not in output
+    assert "left out: tox env lint: pre-commit hook trailing-whitespace: runs only" in output

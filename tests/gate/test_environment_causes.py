@@ -32,6 +32,14 @@ help: run `rustup toolchain install` to install it
 GO_OFF = """\
 go: github.com/google/go-cmp@v0.6.0: module lookup disabled by GOPROXY=off
 """
+# go 1.19 under bubblewrap with GOMODCACHE=/opt/gomodcache (shown read-only), the module not
+# in it (EACCES under Landlock: `permission denied`)
+GO_NOT_IN_CACHE = """\
+go: downloading github.com/google/go-cmp v0.6.0
+# example.com/adder
+adder_test.go:6:2: mkdir /opt/gomodcache/cache/download/github.com: read-only file system
+FAIL\texample.com/adder [setup failed]
+"""
 DASH = "{scratch}/home/.virtualenvs/x/bin/python -m pytest\n/bin/sh: 1: {scratch}/home/.virtualenvs/x/bin/python: not found\nmake: *** [Makefile:2: test] Error 127\n"  # noqa: E501
 PYTEST_FAILED = """\
 E   urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>
@@ -99,6 +107,19 @@ def test_go_modules_not_in_the_cache_name_gomodcache(tmp_path: Path, view: Sandb
 
     assert cause is not None and "GOMODCACHE" in cause.advice
     assert "`validation.network: [test]`" in cause.advice
+
+
+def test_a_module_missing_from_the_users_module_cache_names_that_cache(
+    tmp_path: Path, view: SandboxView
+) -> None:
+    """GOMODCACHE set to /opt/gomodcache: the advice names that cache, the one Go used, not
+    Go's default `~/go/pkg/mod`, and does not ask to set GOMODCACHE, which is set."""
+    text = GO_NOT_IN_CACHE
+    cause = untouched_code_cause(round_of(tmp_path, text, command="go test ./..."), [], view)
+
+    assert cause is not None and "not in the module cache" in cause.what
+    assert "`/opt/gomodcache`" in cause.advice and "`go mod download`" in cause.advice
+    assert "~/go/pkg/mod" not in cause.advice and "Set GOMODCACHE" not in cause.advice
 
 
 def test_a_program_under_the_sandboxs_home_is_named_as_under_home(

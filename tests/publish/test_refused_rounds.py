@@ -22,7 +22,7 @@ from codegen_ci.testing.github_double import GitHubDouble
 TEST_FILE = "tests/test_version.py"
 BUG = "test_bump_minor_resets_patch"
 BUG_ID = f"tests.test_version::{BUG}"
-REFUSED = f"🛡️ Round 1 refused, 1 existing test(s) not kept: `{BUG_ID}`"
+REFUSED = f"🛡️ Round 1 refused, the change removed 1 existing test: `{BUG_ID}`"
 
 
 def _refused_then(tmp_path: Path, *, fixed: bool) -> InProcessRun:

@@ -6,6 +6,8 @@ interrupted run's worktree left for `resume`."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,39 @@ def test_resume_refuses_a_slot_others_may_write(
     with pytest.raises(InputError, match="can be written by its group or others"):
         slots.hold(sample_repo.path, first.tree, environ)
     assert slots.take(sample_repo.path, environ) is None  # a new run: the fallback
+
+
+def test_the_folder_of_a_checkout_that_is_gone_goes_with_its_kept_caches(
+    sample_repo: SampleRepo, environ: dict[str, str], tmp_path: Path
+) -> None:
+    """A temporary clone run on, then deleted: its folder (its kept jest cache, up to 1 GiB,
+    and its slots) was never removed. The next run, on any repository, removes it, as a
+    slot's worktree whose repository is gone is; a checkout still there, or one a run holds
+    a slot of, keeps its folder."""
+    clones = {}
+    for name in ("gone", "held", "kept"):
+        clones[name] = tmp_path / name
+        subprocess.run(["git", "init", "-q", str(clones[name])], check=True)
+        slot = slots.take(clones[name], environ)
+        assert slot is not None
+        (slot.caches / "jest_0").mkdir(parents=True)
+        (slot.caches / "jest_0" / "haste-map-1").write_text("x")
+        if name == "held":
+            held = slot
+        else:
+            slot.release()
+    folders = {name: held.folder.with_name(slots.repo_key(path)) for name, path in clones.items()}
+    shutil.rmtree(clones["gone"])
+    shutil.rmtree(clones["held"])
+
+    slot = slots.take(sample_repo.path, environ)
+
+    assert slot is not None
+    assert not folders["gone"].exists()
+    assert (folders["held"] / "caches" / "jest_0" / "haste-map-1").is_file()
+    assert (folders["kept"] / "caches" / "jest_0" / "haste-map-1").is_file()
+    assert sorted(p.name for p in slot.folder.parent.iterdir()) == sorted(
+        [slot.folder.name, folders["held"].name, folders["kept"].name]
+    )
+    slot.release()
+    held.release()

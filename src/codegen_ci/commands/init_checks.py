@@ -82,7 +82,7 @@ def runs_tests(line: str) -> bool:
     return bool(TEST.match(line)) or runners.ci_test(line)
 
 
-PRE_COMMIT = re.compile(r"^pre-commit\s+run\b")
+PRE_COMMIT = re.compile(r"^(?:pre-commit|prek)\s+run\b")  # prek: pre-commit in Rust, same config
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Any
 from codegen_ci import runners
 from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
-from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
+from codegen_ci.commands.init_env import REQUIREMENT_NAME, Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, run_elsewhere, runner_in_ci
 from codegen_ci.commands.init_precommit import hooks
@@ -57,7 +57,6 @@ def _init(runner: TestRunner) -> InitJUnit:
 # What init writes for each runner's JUnit is the runner's (runners/: `INIT`, `ci_tests`).
 PYTEST_REPORT = _init(pytest).report
 MAKE_TARGET = re.compile(r"^(tests?|check|unittest|lint|style)\s*::?(?!=)", re.M)
-REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Test files pytest collects by default; unittest discovers `test*.py`.
 PYTEST_FILE = re.compile(r"^(?:test_.*|.*_test)\.py$")
 PYTEST_FUNCTION = re.compile(r"^\s*(?:async\s+)?def test_?\w*\s*\(", re.M)
@@ -260,6 +259,17 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
         g for g in found.junit if g in written or g in configured or _from_folder(g, written)
     ]
     kept = _setup_for(setup, {origin for _, _, origin in checks}, [*found.lint, *found.test])
+    if found.node is not None:  # CI's `npm install` beside the lockfile's `npm ci`: one install
+        node, origins = found.node, dict(reversed(setup))
+        instead = f"init installs the dependencies with `{node.install[0]}`" + (
+            f" ({node.lockfile})" if node.lockfile else ""
+        )
+        found.left_out.extend(
+            LeftOut(f"{c} ({origins[c].removeprefix('from ')})", instead)
+            for c in kept
+            if node.installs_otherwise(c)
+        )
+        kept = [c for c in kept if not node.installs_otherwise(c)]
     found.setup = list(dict.fromkeys([*kept, *found.setup])) if kept else found.setup
     sources = dict.fromkeys(origin.split(",")[0].removeprefix("from ") for _, _, origin in checks)
     found.found.append(f"{', '.join(sources)} (the checks CI runs)")

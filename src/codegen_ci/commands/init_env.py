@@ -27,6 +27,8 @@ LINT_INSTALL_HINTS = {
     "make": "install make (apt-get install make)",
 }
 NODE_EXEC = ("npx", "bunx", "yarn")
+# the package a requirements line names (`mypy==1.17.1`, `ruff>=0.6`, `-r other.txt`: none)
+REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 PROGRAM = re.compile(r"[A-Za-z0-9][\w.+-]*")  # a program found on PATH (not a path, no `=`)
 SHELL_WORDS = frozenset(
     {
@@ -178,10 +180,12 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
     if first == tools.python or first in ("python", "python3"):
         module = words[2] if words[1:2] == ["-m"] and len(words) > 2 else None
         if module in PY_TOOLS and not tools.has_module(module):
-            return module, f"{tools.pip_install} {module}"
+            return module, f"{tools.pip_install} {_requirement(tools.root, module)}"
         return None
     if first in PY_TOOLS:
-        return None if tools.has_command(first) else (first, f"python -m pip install {first}")
+        if tools.has_command(first):
+            return None
+        return first, f"python -m pip install {_requirement(tools.root, first)}"
     if first == "cargo" and len(words) > 1 and words[1] in ("nextest", "clippy", "fmt"):
         tool = f"cargo-{words[1]}"
         return None if tools.has_command(tool) else (tool, hints[tool])
@@ -206,6 +210,25 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
         # `check-manifest` from a tox env: whatever it is, the run cannot start it
         return first, "put it on PATH (or in the venv the commands use) before codegen-ci runs"
     return None
+
+
+def _requirement(root: Path, tool: str) -> str:
+    """What pip installs `tool` from: the repository's requirements file that names it
+    (prettytable's `requirements-mypy.txt`, which its tox env installs, pins mypy and adds the
+    stubs it needs), one named after the tool first; else the tool itself."""
+    files = sorted(
+        [*root.glob("*requirements*.txt"), *root.glob("requirements/*.txt")],
+        key=lambda path: (tool not in path.name, path.as_posix()),
+    )
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        names = (REQUIREMENT_NAME.match(line) for line in text.splitlines())
+        if any(n and n[1].lower().replace("_", "-") == tool for n in names):
+            return f"-r {path.relative_to(root).as_posix()}"
+    return tool
 
 
 def _folder(command: str, root: Path) -> Path:

@@ -39,6 +39,11 @@ LINTER = re.compile(
 )
 
 
+# An install of the project's dependencies as they are, at the repository's root (no package
+# named, no option): what `NodeProject.install` does by the lockfile (`npm ci`)
+PLAIN_INSTALL = re.compile(r"^(?:(?:npm|pnpm|bun)\s+(?:install|i)|yarn(?:\s+install)?)\s*$")
+
+
 @dataclass
 class NodeProject:
     manager: str  # npm, pnpm, yarn, bun
@@ -51,6 +56,11 @@ class NodeProject:
     reporters: list[str] = field(default_factory=list)  # installs of undeclared JUnit reporters
     pinned_manager: bool = False  # package.json's "packageManager" names the version
     tool_commands: dict[str, list[str]] = field(default_factory=dict)  # a tool's own commands
+
+    def installs_otherwise(self, command: str) -> bool:
+        """`command` (a CI line) installs what `install` does, another way: CI's `npm install`
+        where the lockfile gives `npm ci`; setup needs one of them."""
+        return bool(PLAIN_INSTALL.match(command.strip())) and command not in self.install
 
 
 def node_project(root: Path) -> NodeProject | None:

@@ -19,7 +19,8 @@ from pathlib import Path
 import yaml
 
 CONFIG = ".pre-commit-config.yaml"
-PRE_COMMIT_RUN = re.compile(r"^pre-commit\s+run\b(.*)$")
+# prek (j178/prek, pre-commit rewritten in Rust) runs the same config the same way
+PRE_COMMIT_RUN = re.compile(r"^(?:pre-commit|prek)\s+run\b(.*)$")
 # (the hook repository's name, the hook's id) -> the tool's command
 HOOKS: dict[tuple[str, str], str] = {
     ("ruff-pre-commit", "ruff"): "ruff check .",

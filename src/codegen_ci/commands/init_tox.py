@@ -27,6 +27,7 @@ from typing import Any
 
 from codegen_ci.commands.init_checks import CheckKind, judge, quote_argv
 from codegen_ci.commands.init_ci import LeftOut
+from codegen_ci.commands.init_precommit import hooks
 
 BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 POSARGS = re.compile(r"\{posargs(?::([^{}]*))?\}")
@@ -75,6 +76,19 @@ def tox_envs(root: Path, only: list[str] | None = None, prefer: Callable[[], str
         assignments = _assignments(config.variables, name, found)
         for argv in _commands(envs, name, found):
             line = quote_argv(argv)
+            if hooked := hooks(root, line):  # `pre-commit run` (or prek's): its hooks' tools
+                found.left_out.extend(
+                    LeftOut(f"tox env {name}: pre-commit hook {hook}", why)
+                    for hook, why in hooked.left_out
+                )
+                for command, _ in hooked.commands:
+                    if (
+                        judge(command, {}, venv_in_repo=False).kind == "lint"
+                        and command not in seen
+                    ):
+                        seen.add(command)
+                        found.commands.append(("lint", assignments + command, name))
+                continue
             judged = judge(line, {}, venv_in_repo=False)
             if judged.kind in (None, "setup"):
                 why = judged.why or "an install, which tox does itself"

@@ -297,11 +297,18 @@ def _cause(
     if needed := runners.needed_download(text):  # a cache shown read-only lacks it
         what, found = needed
         line = view.user_terms(_line(text, found.start()))
-        return Cause(record, what.what, line, _advice(what, view))
+        return Cause(record, what.what, line, _needed_advice(what, found, view))
     return None
 
 
-def _advice(advice: runners.EnvironmentAdvice, view: SandboxView) -> str:
+def _needed_advice(
+    advice: runners.EnvironmentAdvice, found: re.Match[str], view: SandboxView
+) -> str:
+    """The advice for a download a cache lacked: naming the cache the runner used, when its
+    line says which (not a default the user may have changed)."""
+    place = found.groupdict().get("place")
+    if advice.needed_advice and place:
+        return advice.needed_advice.format(place=view.user_terms(place)).strip()
     return advice.advice.format(home_note=view.home_note(), home=view.home).strip()
 
 

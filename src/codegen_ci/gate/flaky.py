@@ -10,6 +10,11 @@ A re-run runs just the failing tests where a pytest command allows it (the plugi
 mode, else the command rewritten to their node ids: the ladder of gate/test_runs.py) or a
 `python -m unittest` command (`-k` with their names), else
 the test commands in full (so each re-run of a Go or jest suite costs a full run).
+
+A failed test command that wrote no JUnit names no test: it is re-run whole, as CI systems
+re-run a failed target (Bazel's `--flaky_test_attempts`), and one that passes on a re-run is
+flaky itself, named by its failure's id (`test: <command>`). Not one that timed out (a second
+wait as long), could not start (126, 127: the environment's), or ran no test.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 
 from codegen_ci.gate.junit.parse import JUnitResult
 from codegen_ci.gate.test_runs import CommandRun, RerunLadder, Runner
-from codegen_ci.gate.validation import RoundOutcome, Validator
+from codegen_ci.gate.validation import FailedCommand, RoundOutcome, Validator
 from codegen_ci.report import FlakyTest
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import Untrusted
@@ -80,6 +85,14 @@ class Rerunner:
                     left.remove(test_id)
         return passed
 
+    def command_passing(self, command: str) -> int | None:
+        """How many runs `command` (failed once) took to pass, re-run whole up to `reruns`
+        times; None when it never did."""
+        for attempt in range(self.validation.proof.reruns):
+            if self._run(command, None).result.ok:
+                return attempt + 2
+        return None
+
     def _once(self, ids: list[str]) -> dict[str, str]:
         junit = JUnitResult()
         step = None
@@ -112,10 +125,43 @@ class Rerunner:
 
 
 def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest]:
-    """Re-run the round's failing tests; the ones that pass are flaky: taken out of the
-    round's failures (and the round passes when nothing else failed). Returns them."""
+    """Re-run the round's failing tests, and its failed test commands that wrote no JUnit;
+    the ones that pass are flaky: taken out of the round's failures (and the round passes
+    when nothing else failed). Returns them."""
+    if rerunner.validation.proof.reruns == 0:
+        return []
+    flaky = _flaky_tests(outcome, rerunner)
+    for failed in unnamed_failures(outcome):
+        runs = rerunner.command_passing(failed.command)
+        if runs is not None:
+            outcome.failed.remove(failed)
+            flaky.append(
+                FlakyTest(id=Untrusted(f"test: {failed.command}"), runs=runs, where="change")
+            )
+    if flaky:
+        outcome.finish()
+    return flaky
+
+
+def unnamed_failures(outcome: RoundOutcome) -> list[FailedCommand]:
+    """The round's failed test commands nothing explains that wrote no JUnit, ran to their
+    end and failed: a re-run can only say whether the whole command is flaky."""
+    if outcome.ran_no_tests:
+        return []
+    ran = {
+        c.command
+        for c in outcome.round.commands
+        if c.kind == "test"
+        and c.junit_tests is None
+        and not (c.skipped or c.timed_out or c.collect_only)
+        and c.exit_code not in (None, 0, 126, 127)
+    }
+    return [f for f in outcome.failed if f.kind == "test" and not f.explained and f.command in ran]
+
+
+def _flaky_tests(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest]:
     failing = outcome.failing_ids()
-    if not failing or rerunner.validation.proof.reruns == 0:
+    if not failing:
         return []
     passed = rerunner.passing(failing)
     if not passed:
@@ -130,7 +176,6 @@ def set_flaky_aside(outcome: RoundOutcome, rerunner: Rerunner) -> list[FlakyTest
         # Every failing test was flaky: test commands whose failure JUnit explained are
         # answered; lint, setup and unexplained failures stand.
         outcome.failed = [f for f in outcome.failed if not (f.kind == "test" and f.explained)]
-    outcome.finish()
     return flaky
 
 

@@ -172,7 +172,7 @@ def check_kept(
 
 def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:
     """Fail the round for `problems`, keeping what the baseline said of its other failures."""
-    outcome.removed_tests = problems
+    outcome.removed_tests = outcome.round.removed_tests = problems
     note = Untrusted(describe(problems))  # the tool's words, in the field of a command's output
     outcome.failed.append(FailedCommand(CHECK_NAME, "test", note, True))
     outcome.round.failures += [

@@ -8,7 +8,7 @@ from codegen_ci.candidates import summary_line
 from codegen_ci.publish.markdown import code_span, escape_cell, escape_md
 from codegen_ci.publish.proof_text import proof_section
 from codegen_ci.publish.tool_words import tool_words
-from codegen_ci.report import Reason, Report, Round, Usage
+from codegen_ci.report import Reason, Report, Round, Usage, not_kept_text
 from codegen_ci.security.untrusted import Untrusted
 
 __all__ = [
@@ -74,8 +74,8 @@ def refused_rounds(rounds: list[Round]) -> list[str]:
         )
         more = f" and {len(removed) - MAX_FAILURES} more" if len(removed) > MAX_FAILURES else ""
         lines.append(
-            f"\n🛡️ Round {rnd.iteration} refused, {len(removed)} existing test(s) not kept: "
-            f"{named}{more}"
+            f"\n🛡️ Round {rnd.iteration} refused, the change "
+            f"{not_kept_text(rnd.removed_tests) or 'did not keep existing tests'}: {named}{more}"
         )
     return lines
 

@@ -48,13 +48,16 @@ class EnvironmentAdvice:
     commands; `{home}`: the user's HOME). `command`: only for commands that match it.
     `needed`: a line that alone says a download was needed and could not happen (a cache the
     sandbox shows read-only that lacks it: Go's module cache): on the untouched code a
-    configuration error whatever `validation.network` says, never a place to make writable."""
+    configuration error whatever `validation.network` says, never a place to make writable.
+    `needed_advice`: the advice then, when `needed`'s `place` group names where the runner
+    looked (`{place}`: the cache it used, which the user may have chosen)."""
 
     pattern: re.Pattern[str]
     what: str
     advice: str
     command: re.Pattern[str] | None = None
     needed: re.Pattern[str] | None = None
+    needed_advice: str = ""
 
 
 @dataclass(frozen=True)

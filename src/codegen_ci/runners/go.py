@@ -327,7 +327,9 @@ NO_TOOLCHAIN: EnvironmentAdvice | None = None
 # download lock folder under `<GOMODCACHE>/cache/download/` before it asks GOPROXY (so
 # `GOPROXY=off` would not change the error: seen with go 1.19), and that write fails: EROFS
 # under bubblewrap (a read-only mount), EACCES under Landlock.
-NOT_IN_CACHE = re.compile(r"\S*/cache/download/\S*: (?:read-only file system|permission denied)")
+NOT_IN_CACHE = re.compile(
+    r"(?P<place>/\S*?)/cache/download/\S*: (?:read-only file system|permission denied)"
+)
 # modules it tried to download (no network): the module cache is the user's to show, and
 # what it lacks is downloaded outside
 DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
@@ -344,6 +346,10 @@ DOWNLOADS: tuple[EnvironmentAdvice, ...] = (
         "module it still lacks is downloaded before the run, outside the sandbox: `go mod "
         "download` in the module's folder (the one holding go.mod).",
         needed=NOT_IN_CACHE,
+        needed_advice="Go's module cache in the run is `{place}` (GOMODCACHE as the commands "
+        "saw it), shown read-only, and the module is not in it. Download it there before the "
+        "run, outside the sandbox: `go mod download` in the module's folder (the one holding "
+        "go.mod), with the same GOMODCACHE.",
     ),
 )
 BACKTRACE: re.Pattern[str] | None = None

@@ -5,6 +5,7 @@ next, and the caches codegen-ci keeps per repository (docs/sandbox.md, "Warm cac
     $CODEGEN_CACHE_DIR, else $XDG_CACHE_HOME/codegen-ci, else ~/.cache/codegen-ci
       <repo name>-<hash of its path>/     0700, ours, no symlink (private_dir.py's checks)
         caches/                           the kept caches (security/warm_caches.py)
+        repository                        the checkout's path, to tell when it is gone
         slot-<n>.lock                     flock'ed for the life of the run that has slot n
         slot-<n>/<repo name>              the run's worktree (and its -base, -proof trees)
 
@@ -22,6 +23,11 @@ What a slot may hold when a run takes it: an interrupted (or killed) run's workt
 whose repository is gone, a stale registration) is removed first. A finished run (passed,
 failed, an error) has removed its worktree already (workspace/finalize.py): only `resume`
 of an interrupted run needs one.
+
+By the same rule a repository's whole folder goes once its checkout is gone (a temporary
+clone deleted): a run taking a slot removes the folders whose `repository` names a path that
+holds no repository any more, with their kept caches (jest's, up to 1 GiB each) and slots,
+unless a run holds one of their slots. A folder made before the path was noted stays.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ CACHE_ENV = "CODEGEN_CACHE_DIR"  # the folder itself; `off`: a fresh temporary f
 OFF = frozenset({"off", "none", "0", "false", "no"})
 MAX_SLOTS = 16
 SLOT = re.compile(r"slot-(\d+)")
+REPOSITORY = "repository"  # in a repository's folder: its checkout's path
 
 
 @dataclass
@@ -116,6 +123,7 @@ def take(repo: Path, environ: Mapping[str, str] | None = None) -> Slot | None:
         folder = repo_folder(repo, environ)
         if folder is None:
             return None
+        _remove_gone(folder)
         for index in range(MAX_SLOTS):
             slot = _locked(folder, index, repo)
             if slot is None:
@@ -167,7 +175,77 @@ def repo_folder(repo: Path, environ: Mapping[str, str] | None = None) -> Path | 
     _private(base)
     folder = base / repo_key(repo)
     _private(folder)
+    _note_repository(folder, repo)
     return folder
+
+
+def _note_repository(folder: Path, repo: Path) -> None:
+    """Write the checkout's path in its folder (once), so a later run can tell it is gone."""
+    note, real = folder / REPOSITORY, str(repo.resolve())
+    if _noted(folder) == real:
+        return
+    new = folder / f".{REPOSITORY}-{os.getpid()}"
+    fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(real)
+    new.replace(note)
+
+
+def _noted(folder: Path) -> str:
+    """The checkout's path a repository's folder names; "" when it names none."""
+    try:
+        fd = os.open(folder / REPOSITORY, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return ""
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+        return f.read(4096)
+
+
+def _remove_gone(keep: Path) -> None:
+    """Remove the folders beside `keep` whose checkout is gone (`_noted` names a path that
+    holds no repository), as a slot's worktree whose repository is gone is (`_clear`): with
+    their kept caches, never while a run holds one of their slots."""
+    try:
+        folders = sorted(keep.parent.iterdir())
+    except OSError:
+        return
+    for folder in folders:
+        noted = _noted(folder) if folder != keep and not folder.is_symlink() else ""
+        if not noted or not _gone(Path(noted)):
+            continue
+        locks: list[Slot | None] = []
+        try:
+            check_private(folder)
+            for match in _slots(folder):
+                locks.append(_locked(folder, int(match[1]), Path(noted)))
+            if all(locks):  # no run holds a slot: moved aside, then removed
+                gone = folder.with_name(f".gone-{folder.name}-{os.getpid()}")
+                folder.rename(gone)
+                shutil.rmtree(gone, ignore_errors=True)
+        except (InputError, OSError):
+            continue
+        finally:
+            for slot in locks:
+                if slot is not None:
+                    slot.release()
+
+
+def _gone(checkout: Path) -> bool:
+    """No repository at `checkout` any more (a path that cannot be checked is not gone)."""
+    for name in (".git", "HEAD"):  # a checkout, or a bare repository
+        try:
+            os.lstat(checkout / name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return False
+        return False
+    return True
+
+
+def _slots(folder: Path) -> list[re.Match[str]]:
+    names = (p.name.removesuffix(".lock") for p in folder.glob("slot-*.lock"))
+    return [m for name in names if (m := SLOT.fullmatch(name))]
 
 
 def _private(path: Path) -> None:
