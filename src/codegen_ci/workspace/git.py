@@ -17,6 +17,7 @@ import atexit
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -268,13 +269,17 @@ def _config_files(cwd: Path, env: Mapping[str, str] | None) -> tuple[Path, ...]:
 
 
 def file_state(files: Sequence[Path]) -> tuple[object, ...]:
-    """Each file's inode, size and times (None for a file that is not there)."""
+    """Each file's inode, size and times (None for a file that is not there; a folder's inode
+    only)."""
     out: list[object] = []
     for path in files:
         try:
             st = os.lstat(path)
         except OSError:
             out.append(None)
+            continue
+        if stat.S_ISDIR(st.st_mode):  # a repository's `.git`: its times change with its index
+            out.append((st.st_dev, st.st_ino))
             continue
         out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)
