@@ -29,6 +29,10 @@ from sandbox_attacks import (
     without_landlock,
     write_attempts,
 )
+from tests.e2e.security.test_metadata_writes import (
+    assert_no_metadata_changed_outside,
+    metadata_attack,
+)
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -55,10 +59,11 @@ def test_a_models_commands_reach_no_environment_file_network_credential_or_outpu
     sandbox: str,
     tmp_path: Path,
 ) -> None:
-    """Six attacks, each a `run_command` call of its own in ONE run (each asserted on its own
+    """Seven attacks, each a `run_command` call of its own in ONE run (each asserted on its own
     result): other processes' environment, writes outside the worktree, the network (the spec
     allows none), credentials in the repository config, the runner's own credentials, the
-    run's output directory. With the sandbox off (the control) every one of them works."""
+    run's output directory, metadata outside. With the sandbox off (the control) every one of
+    them works."""
     port, received = listener
     # environment: the launching shell's and the tool's secrets, in /proc
     scan = PROC_SCAN
@@ -81,7 +86,11 @@ def test_a_models_commands_reach_no_environment_file_network_credential_or_outpu
     look = f"ls -R {sample_repo.tmp}/out-* 2>&1; echo LOOKED"
     # writes: last, as they append to the repository's git config without the sandbox
     writes, targets = write_attempts(sample_repo, tmp_path)
-    attacks = [scan, connect(port), read_config, read_runner, look, writes]
+    # metadata (mode, owner, times, extended attributes) of files outside: a HOME credential,
+    # the repository's hooks, the checkout, a program on PATH (test_metadata_writes.py); set up
+    # after the files above, its `before` taken last
+    metadata, meta_targets, meta_before = metadata_attack(sample_repo, tmp_path)
+    attacks = [scan, connect(port), read_config, read_runner, look, metadata, writes]
     model_server.add(
         Reply(tool_calls=[*(call("run_command", command=c) for c in attacks), FIX]),
         Reply("ok"),
@@ -96,7 +105,7 @@ def test_a_models_commands_reach_no_environment_file_network_credential_or_outpu
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results_each(model_server)
     assert len(seen) == len(attacks) + 1, seen
-    environ, network, config, runner_files, output, wrote_to = seen[: len(attacks)]
+    environ, network, config, runner_files, output, meta, wrote_to = seen[: len(attacks)]
     off = sandbox == "off"
 
     # other processes' environment
@@ -125,6 +134,9 @@ def test_a_models_commands_reach_no_environment_file_network_credential_or_outpu
     # the run's own output directory
     assert "LOOKED" in output, f"output directory: {output}"
     assert (".log" in output) is off, f"output directory: {output}"
+
+    # metadata outside: none changed (all with the sandbox off); inside, the same calls work
+    assert_no_metadata_changed_outside(meta, meta_targets, meta_before, sandbox, tmp_path)
 
     # writes outside the worktree
     wrote = [i for i in range(len(targets)) if f"WROTE-{i}" in wrote_to]
