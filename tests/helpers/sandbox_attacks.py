@@ -70,6 +70,13 @@ def results(server: ScriptedModelServer) -> str:
     return "\n".join(m["content"] for m in messages if m["role"] == "tool")
 
 
+def results_each(server: ScriptedModelServer) -> list[str]:
+    """Each tool result of the last request the model got, in the order of the calls: the
+    attacks planted in one run are told apart by the place of their call."""
+    messages = server.requests[-1]["messages"]
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
 # The environment of every ancestor of a command, one variable a line: its parent is a reaper
 # (whose environment is PATH alone), the reaper's parent codegen-ci itself, and so on up.
 ANCESTORS_ENVIRON = (
@@ -150,6 +157,11 @@ def connect(port: int) -> str:
 # positive control, with the sandbox off.
 BACKENDS = ["bwrap", "landlock"]
 BACKENDS_AND_OFF = [*BACKENDS, "off"]
+# Where the subject is our own unconfined code (the tool's git reading the names and files a
+# confined command left, the report), the backend only confines the command that plants them,
+# which each test shows done: such a test runs under one backend, Landlock (it runs wherever
+# the kernel has it, bubblewrap or not, and starts cheaper).
+ONE_BACKEND = ["landlock"]
 
 NO_LANDLOCK = """
 import ctypes, os, struct, sys

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import BACKENDS_AND_OFF
+from sandbox_attacks import ONE_BACKEND
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -131,7 +131,8 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
     assert "src/semver/version.py" in files and ".github/workflows/evil.yml" not in files
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+# our git refuses what it commits and pushes, whatever confined the planting: sandbox_attacks.py
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:

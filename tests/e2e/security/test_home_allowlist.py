@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS_AND_OFF, launch, results
+from sandbox_attacks import BACKENDS_AND_OFF, launch, results_each
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -66,42 +66,9 @@ def toolchains(home: Path) -> list[Path]:
     return dirs
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_no_credential_file_in_home_is_readable_but_toolchains_run(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
-) -> None:
-    home = tmp_path / "home"
-    secret = plant(home)
-    bins = toolchains(home)
-    reads = " ; ".join(f'rev < "{home / name}"' for name in CREDENTIAL_FILES)
-    hunt = f"grep -rh {secret[:8]} {home} 2>/dev/null | rev"  # whatever the name
-    command = f"probe-9.9; probe-.cargo; {reads}; {hunt}; echo DONE"
-    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
-    # HOME and a folder above it on PATH too: neither may bring HOME back whole
-    path = [*map(str, bins), str(home), str(tmp_path), os.environ["PATH"]]
-    extra = {
-        "HOME": str(home),
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "PATH": os.pathsep.join(path),
-    }
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    assert "DONE" in seen and "TOOLCHAIN-9.9-OK" in seen and "TOOLCHAIN-.cargo-OK" in seen
-    read = [name for name in CREDENTIAL_FILES if f"# {name}"[::-1] in seen]
-    if sandbox == "off":  # control: every one of them is there to read
-        assert read == list(CREDENTIAL_FILES)
-    else:
-        assert read == [] and secret[::-1] not in seen
-
-
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_of_the_runners_work_directory_only_the_tool_cache_is_shown(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
-) -> None:
-    """A runner's work directory holds other actions' code and state (`_actions`, `_temp`,
-    `_diag`) beside the tool cache (`_tool`); commands get the tool cache only."""
-    work = tmp_path / "_work"
+def runner_work(work: Path) -> tuple[str, Path]:
+    """A runner's work directory: other actions' code and state (`_actions`, `_temp`, `_diag`)
+    holding a secret, beside the tool cache (`_tool`) with a program; (the secret, its bin)."""
     secret = f"act{uuid.uuid4().hex}"
     for name in (
         "_actions/some/action/state.json",
@@ -114,16 +81,62 @@ def test_of_the_runners_work_directory_only_the_tool_cache_is_shown(
     tool.mkdir(parents=True)
     (tool / "probe-tool-cache").write_text("#!/bin/sh\necho TOOL-CACHE-OK\n")
     (tool / "probe-tool-cache").chmod(0o755)
+    return secret, tool
+
+
+@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
+def test_no_credential_file_in_home_nor_runner_state_is_readable_but_toolchains_run(
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    sandbox: str,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Two attacks in one run, each a command of its own, each asserted on its own result:
+    the credential files in HOME (while the toolchains there run), and a runner's work
+    directory, of which commands get the tool cache (`_tool`) only."""
+    home = tmp_path / "home"
+    secret = plant(home)
+    bins = toolchains(home)
+    reads = " ; ".join(f'rev < "{home / name}"' for name in CREDENTIAL_FILES)
+    hunt = f"grep -rh {secret[:8]} {home} 2>/dev/null | rev"  # whatever the name
+    in_home = f"probe-9.9; probe-.cargo; {reads}; {hunt}; echo DONE"
+    # outside tmp_path, which is on PATH below (the work directory is not under it on a runner)
+    work = tmp_path_factory.mktemp("runner") / "_work"
+    work_secret, tool = runner_work(work)
     files = f"{work}/_actions/some/action/state.json {work}/_diag/Worker.log"
-    command = f"probe-tool-cache; cat {files} | rev; echo DONE"
-    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    in_work = f"probe-tool-cache; cat {files} | rev; echo DONE"
+    model_server.add(
+        Reply(
+            tool_calls=[
+                call("run_command", command=in_home),
+                call("run_command", command=in_work),
+                FIX,
+            ]
+        ),
+        Reply("ok"),
+    )
+    # HOME and a folder above it on PATH too: neither may bring HOME back whole
+    path = [*map(str, bins), str(home), str(tmp_path), str(tool), os.environ["PATH"]]
     extra = {
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "PATH": os.pathsep.join(path),
         "RUNNER_WORKSPACE": str(work / "repo"),
         "RUNNER_TOOL_CACHE": str(work / "_tool"),
-        "PATH": os.pathsep.join([str(tool), os.environ["PATH"]]),
     }
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    assert "DONE" in seen and "TOOL-CACHE-OK" in seen
-    assert seen.count(secret[::-1]) == (2 if sandbox == "off" else 0)
+    seen, seen_work, _fix = results_each(model_server)
+
+    # HOME: no credential file, whatever its name, while the toolchains kept there run
+    assert "DONE" in seen and "TOOLCHAIN-9.9-OK" in seen and "TOOLCHAIN-.cargo-OK" in seen, seen
+    read = [name for name in CREDENTIAL_FILES if f"# {name}"[::-1] in seen]
+    if sandbox == "off":  # control: every one of them is there to read
+        assert read == list(CREDENTIAL_FILES)
+    else:
+        assert read == [] and secret[::-1] not in seen
+
+    # the runner's work directory: the tool cache only
+    assert "DONE" in seen_work and "TOOL-CACHE-OK" in seen_work, seen_work
+    assert seen_work.count(work_secret[::-1]) == (2 if sandbox == "off" else 0), seen_work

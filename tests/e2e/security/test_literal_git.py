@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import BACKENDS, launch, results
+from sandbox_attacks import ONE_BACKEND, launch, results
 from tests.e2e.security.test_nested_repo_filters import (
     BRANCH,
     GITMODULES,
@@ -47,7 +47,7 @@ def report_of(repo: SampleRepo) -> dict[str, object]:
     return report
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 @pytest.mark.parametrize("name", sorted(set(MAGIC) - {"prefix"}))
 def test_a_file_named_like_pathspec_magic_is_only_a_name(
     sample_repo: SampleRepo,
@@ -82,7 +82,7 @@ def test_a_file_named_like_pathspec_magic_is_only_a_name(
     assert report_of(sample_repo)["status"] == "success"
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
@@ -121,7 +121,7 @@ def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     assert "nested/repo/" not in report["files_changed"]  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
@@ -158,12 +158,16 @@ def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     assert report_of(sample_repo)["status"] == "success"
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
-@pytest.mark.parametrize("name", ["-A", "--pathspec-from-file=list", ":!README.md"])
+OPTION_NAMES = ["-A", "--pathspec-from-file=list", ":!README.md"]
+
+
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_names_like_options_or_exclusions_are_committed_as_files(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, name: str, sandbox: str
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
 ) -> None:
-    script = f"printf x > ./{shlex.quote(name)} && echo list > list && echo MADE"
+    """Every name planted in one run, each asserted on its own."""
+    made = " && ".join(f"printf x > ./{shlex.quote(name)}" for name in OPTION_NAMES)
+    script = f"{made} && echo list > list && echo MADE"
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
     proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
@@ -171,17 +175,18 @@ def test_names_like_options_or_exclusions_are_committed_as_files(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "MADE" in results(model_server)
     tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
-    assert name in tree and "list" in tree and "src/semver/version.py" in tree
+    assert "list" in tree and "src/semver/version.py" in tree
     assert "README.md" in tree
     diff = (Path(str(report_of(sample_repo)["output_dir"])) / "diff.patch").read_text()
-    assert f"b/{name}" in diff
+    for name in OPTION_NAMES:
+        assert name in tree, name
+        assert f"b/{name}" in diff, name
     # control: to git without `--literal-pathspecs`, the exclusion is a pattern
-    if name.startswith(":!"):
-        listed = sh(["git", "ls-files", "--", name], sample_repo.path)
-        assert "src/semver/version.py" in listed
+    listed = sh(["git", "ls-files", "--", ":!README.md"], sample_repo.path)
+    assert "src/semver/version.py" in listed
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_git_settings_in_the_tools_environment_never_reach_our_git(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:

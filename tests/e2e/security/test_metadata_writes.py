@@ -15,13 +15,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sample_repo import FIX, VERSION_FILE, SampleRepo
-from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF, launch, results
+from sample_repo import VERSION_FILE, SampleRepo
+from sandbox_attacks import BACKENDS
 
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 ATTACK = """
 import os, subprocess, sys
@@ -91,7 +91,7 @@ def outside_targets(repo: SampleRepo, tmp: Path) -> dict[str, Path]:
     checkout = repo.path / VERSION_FILE
     checkout.chmod(0o644)
     tool = tmp / "bin" / "formatter"
-    tool.parent.mkdir()
+    tool.parent.mkdir(exist_ok=True)
     tool.write_text("#!/bin/sh\n")
     tool.chmod(0o755)
     targets = {
@@ -106,20 +106,22 @@ def outside_targets(repo: SampleRepo, tmp: Path) -> dict[str, Path]:
     return targets
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_run_command_cannot_change_metadata_outside(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
-) -> None:
-    targets = outside_targets(sample_repo, tmp_path)
+# The attack on the outside targets is one of the model's commands of test_sandbox.py's run
+# (test_a_models_commands_reach_no_..._outside, under each backend and off): these are its parts.
+def metadata_attack(repo: SampleRepo, tmp: Path) -> tuple[str, dict[str, Path], dict[str, Any]]:
+    """The command, its targets (outside_targets), and their stat before the run. Its HOME is
+    `tmp/home`, and `tmp/bin` is first on its PATH."""
+    targets = outside_targets(repo, tmp)
     before = {name: path.stat() for name, path in targets.items()}
-    model_server.add(
-        Reply(tool_calls=[call("run_command", command=attack(targets)), FIX]), Reply("ok")
-    )
-    extra = {"HOME": str(tmp_path / "home"), "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    xattrs = user_xattrs(tmp_path)
+    return attack(targets), targets, before
+
+
+def assert_no_metadata_changed_outside(
+    seen: str, targets: dict[str, Path], before: dict[str, Any], sandbox: str, tmp: Path
+) -> None:
+    """What the command printed (`seen`) and did: nothing changed outside under a backend,
+    everything with the sandbox off (the control), the same calls inside the worktree work."""
+    xattrs = user_xattrs(tmp)
     calls = ["chmod", "chown", "utime", *(["xattr"] if xattrs else [])]
     changes_nothing = ("chmod", "chown")  # all that is tried on /dev/null
     outside = [f"{c}-{n}" for n in targets for c in calls if n != "devnull" or c in changes_nothing]

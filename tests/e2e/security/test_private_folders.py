@@ -80,6 +80,9 @@ def shared() -> Iterator[Path]:
 
 def interrupted_run(repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path) -> dict[str, Any]:
     """A run stopped by SIGTERM during a command: its worktree is kept for `resume`."""
+    # where the worktree goes is the subject, with the sandbox off: no proof and coverage runs
+    # after the passing resume (the security tests' default, conftest.py)
+    repo.proof = False
     pid_file = repo.tmp / "sleep.pid"
     sleeper = f"echo $$ > {pid_file}; exec sleep 30"
     server.add(Reply(tool_calls=[FIX]), Reply(tool_calls=[call("run_command", command=sleeper)]))

@@ -18,6 +18,9 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 
 def failed_run(repo: SampleRepo, out: Path) -> None:
+    # the resume's sources are the subject; no hostile code runs: no proof runs after the
+    # passing resume (the security tests' default, conftest.py)
+    repo.proof = False
     spec = repo.write_spec(limits={"max_iterations": 1})
     result = CliRunner().invoke(
         cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, PYTEST, SampleRepo
 from sandbox_attacks import (
     BACKENDS,
     BACKENDS_AND_OFF,
@@ -25,80 +25,146 @@ from sandbox_attacks import (
     connect,
     launch,
     results,
+    results_each,
     without_landlock,
     write_attempts,
+)
+from tests.e2e.security.test_metadata_writes import (
+    assert_no_metadata_changed_outside,
+    metadata_attack,
 )
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_run_command_cannot_read_other_processes_environment(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
-) -> None:
-    model_server.add(Reply(tool_calls=[call("run_command", command=PROC_SCAN), FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    if sandbox == "off":  # control: the launching shell and the tool are readable
-        assert "found=0" not in seen and "found=" in seen
-    else:
-        assert "found=0" in seen
+def runner_home(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A self-hosted runner's directory: what it authenticates to GitHub with (`.credentials`,
+    `.credentials_rsaparams`, `.runner`) beside its programs, among them a shell installed as
+    `bin/Runner.Worker`: (the directory, that shell, the secret its files hold)."""
+    runner = tmp_path / "actions-runner"
+    (runner / "bin").mkdir(parents=True)
+    worker = runner / "bin" / "Runner.Worker"
+    shutil.copy(Path("/bin/sh").resolve(), worker)
+    secret = f"rsa{uuid.uuid4().hex}"
+    for name in (".credentials", ".credentials_rsaparams", ".runner"):
+        (runner / name).write_text(f'{{"{name}": "{secret}"}}\n')
+    return runner, worker, secret
 
 
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_run_command_cannot_write_outside_the_worktree(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
+def test_a_models_commands_reach_no_environment_file_network_credential_or_output_outside(
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    listener: tuple[int, list[bytes]],
+    sandbox: str,
+    tmp_path: Path,
 ) -> None:
-    command, targets = write_attempts(sample_repo, tmp_path)
-    model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    """Seven attacks, each a `run_command` call of its own in ONE run (each asserted on its own
+    result): other processes' environment, writes outside the worktree, the network (the spec
+    allows none), credentials in the repository config, the runner's own credentials, the
+    run's output directory, metadata outside. With the sandbox off (the control) every one of
+    them works."""
+    port, received = listener
+    # environment: the launching shell's and the tool's secrets, in /proc
+    scan = PROC_SCAN
+    # credentials: actions/checkout's auth header and a token in another remote's URL; the
+    # command reads the config reversed (no redactor recognises that)
+    url_token, header_token = f"url{uuid.uuid4().hex}", f"hdr{uuid.uuid4().hex}"
+    sample_repo.git(
+        "remote", "add", "upstream", f"https://x-access-token:{url_token}@github.com/o/r.git"
+    )
+    sample_repo.git(
+        "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {header_token}"
+    )
+    read_config = 'rev < "$(git rev-parse --git-common-dir)/config"'
+    # the runner's credentials: the tool finds their directory among its ancestors (the
+    # shell that starts it is `bin/Runner.Worker`) and keeps it whole
+    runner, worker, secret = runner_home(tmp_path)
+    read_runner = f"cat {runner}/.credentials* {runner}/.runner | rev; ls {runner}/bin"
+    # the output directory holds the transcript and the pre-flight's logs while commands run:
+    # bubblewrap shows it empty, Landlock refuses it
+    look = f"ls -R {sample_repo.tmp}/out-* 2>&1; echo LOOKED"
+    # writes: last, as they append to the repository's git config without the sandbox
+    writes, targets = write_attempts(sample_repo, tmp_path)
+    # metadata (mode, owner, times, extended attributes) of files outside: a HOME credential,
+    # the repository's hooks, the checkout, a program on PATH (test_metadata_writes.py); set up
+    # after the files above, its `before` taken last
+    metadata, meta_targets, meta_before = metadata_attack(sample_repo, tmp_path)
+    attacks = [scan, connect(port), read_config, read_runner, look, metadata, writes]
+    model_server.add(
+        Reply(tool_calls=[*(call("run_command", command=c) for c in attacks), FIX]),
+        Reply("ok"),
+    )
     extra = {
         "GITHUB_ENV": str(targets[0]),
         "HOME": str(tmp_path / "home"),
         "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
     }
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
+    spec = sample_repo.write_spec(validation={"test": [PYTEST], "timeout": 120, "network": []})
+    proc = launch(sample_repo, model_server, spec, sandbox=sandbox, extra=extra, shell=str(worker))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    wrote = [i for i in range(len(targets)) if f"WROTE-{i}" in seen]
-    if sandbox == "off":  # control: every one of them is writable without the sandbox
-        assert wrote == list(range(len(targets)))
+    seen = results_each(model_server)
+    assert len(seen) == len(attacks) + 1, seen
+    environ, network, config, runner_files, output, meta, wrote_to = seen[: len(attacks)]
+    off = sandbox == "off"
+
+    # other processes' environment
+    if off:  # control: the launching shell and the tool are readable
+        assert "found=0" not in environ and "found=" in environ, f"environment: {environ}"
     else:
-        assert wrote == []
+        assert "found=0" in environ, f"environment: {environ}"
+
+    # the network: none unless the spec allows it (test_..._when_the_spec_allows_it)
+    time.sleep(0.2)
+    assert (b"leak" in received) is off, f"network: {received}"
+    assert ("CONNECTED" in network) is off, f"network: {network}"
+
+    # credentials in the repository config
+    if sandbox == "landlock":  # it cannot show another file in its place: it keeps it whole
+        assert "Permission denied" in config, f"config: {config}"
+    else:
+        assert "r/o/moc.buhtig" in config, f"config: {config}"  # read (reversed)
+    leaked = [t for t in (url_token, header_token) if t[::-1] in config]
+    assert leaked == ([url_token, header_token] if off else []), f"config: {config}"
+
+    # the runner's own credentials: none of its files, hidden or shown
+    assert ("Runner.Worker" in runner_files) is off, f"runner: {runner_files}"
+    assert runner_files.count(secret[::-1]) == (3 if off else 0), f"runner: {runner_files}"
+
+    # the run's own output directory
+    assert "LOOKED" in output, f"output directory: {output}"
+    assert (".log" in output) is off, f"output directory: {output}"
+
+    # metadata outside: none changed (all with the sandbox off); inside, the same calls work
+    assert_no_metadata_changed_outside(meta, meta_targets, meta_before, sandbox, tmp_path)
+
+    # writes outside the worktree
+    wrote = [i for i in range(len(targets)) if f"WROTE-{i}" in wrote_to]
+    if off:  # control: every one of them is writable without the sandbox
+        assert wrote == list(range(len(targets))), f"writes: {wrote_to}"
+    else:
+        assert wrote == [], f"writes: {wrote_to}"
         assert all(b"pwned" not in p.read_bytes() for p in targets)
 
 
-NETWORK_CASES = [
-    *((b, [], False) for b in BACKENDS),
-    *((b, ["run_command"], True) for b in BACKENDS),
-    ("off", [], True),
-]
-
-
-@pytest.mark.parametrize(
-    ("sandbox", "network", "reached"),
-    NETWORK_CASES,
-)
-def test_run_command_has_no_network_unless_the_spec_allows_it(
+@pytest.mark.parametrize("sandbox", BACKENDS)
+def test_run_command_has_the_network_when_the_spec_allows_it(
     sample_repo: SampleRepo,
     model_server: ScriptedModelServer,
     listener: tuple[int, list[bytes]],
     sandbox: str,
-    network: list[str],
-    reached: bool,
 ) -> None:
+    """`network: [run_command]`; without it, no network (the test above)."""
     port, received = listener
     model_server.add(
         Reply(tool_calls=[call("run_command", command=connect(port)), FIX]), Reply("ok")
     )
-    spec = sample_repo.write_spec(
-        validation={"test": [f"{sys.executable} -m pytest -q tests"], "network": network}
-    )
+    spec = sample_repo.write_spec(validation={"test": [PYTEST], "network": ["run_command"]})
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     time.sleep(0.2)
-    assert (b"leak" in received) is reached
-    assert ("CONNECTED" in results(model_server)) is reached
+    assert b"leak" in received
+    assert "CONNECTED" in results(model_server)
 
 
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
@@ -137,6 +203,7 @@ def test_without_bubblewrap_auto_confines_with_landlock(
 ) -> None:
     """No bwrap (and one that cannot create namespaces, as under AppArmor or Docker's seccomp
     profile): `auto` confines with Landlock, says so, and the report names it and its ABI."""
+    sample_repo.proof = False  # which backend confines is the subject, not the proof runs
     broken = tmp_path / "bwrap"
     broken.write_text(
         "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
@@ -161,6 +228,7 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
 ) -> None:
     """No bwrap and a kernel without Landlock (a seccomp filter makes its system calls fail
     with ENOSYS, as on Linux < 5.13 or under a container profile that predates them)."""
+    sample_repo.proof = False  # which backend confines (or none) is the subject, not proof
     missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap")}
     no_landlock = [str(without_landlock(tmp_path))]
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
@@ -238,69 +306,3 @@ def _holds(cmdline: Path, marker: str) -> bool:
         return marker.encode() in cmdline.read_bytes()
     except OSError:
         return False
-
-
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_credentials_in_the_repository_config_are_out_of_reach(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
-) -> None:
-    """actions/checkout's auth header and a token in another remote's URL: a command reads
-    the config reversed (no redactor recognises that); the sandbox shows it without them."""
-    url_token, header_token = f"url{uuid.uuid4().hex}", f"hdr{uuid.uuid4().hex}"
-    sample_repo.git(
-        "remote", "add", "upstream", f"https://x-access-token:{url_token}@github.com/o/r.git"
-    )
-    sample_repo.git(
-        "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: bearer {header_token}"
-    )
-    read = 'rev < "$(git rev-parse --git-common-dir)/config"'
-    model_server.add(Reply(tool_calls=[call("run_command", command=read), FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    if sandbox == "landlock":  # it cannot show another file in its place: it keeps it whole
-        assert "Permission denied" in seen
-    else:
-        assert "r/o/moc.buhtig" in seen  # the config was read (reversed)
-    leaked = [t for t in (url_token, header_token) if t[::-1] in seen]
-    assert leaked == ([url_token, header_token] if sandbox == "off" else [])
-
-
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_the_runners_own_credentials_are_hidden(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
-) -> None:
-    """A self-hosted runner keeps what it authenticates to GitHub with beside its programs
-    (`.credentials`, `.credentials_rsaparams`, `.runner`); the tool finds that directory among
-    its ancestors (here a shell installed as `bin/Runner.Worker`) and keeps it whole."""
-    runner = tmp_path / "actions-runner"
-    (runner / "bin").mkdir(parents=True)
-    worker = runner / "bin" / "Runner.Worker"
-    shutil.copy(Path("/bin/sh").resolve(), worker)
-    secret = f"rsa{uuid.uuid4().hex}"
-    for name in (".credentials", ".credentials_rsaparams", ".runner"):
-        (runner / name).write_text(f'{{"{name}": "{secret}"}}\n')
-    read = f"cat {runner}/.credentials* {runner}/.runner | rev; ls {runner}/bin"
-    model_server.add(Reply(tool_calls=[call("run_command", command=read), FIX]), Reply("ok"))
-    proc = launch(
-        sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, shell=str(worker)
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    assert ("Runner.Worker" in seen) is (sandbox == "off")  # the runner's own files: none
-    assert seen.count(secret[::-1]) == (3 if sandbox == "off" else 0)
-
-
-@pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
-def test_the_runs_own_output_directory_is_out_of_reach(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
-) -> None:
-    """The output directory holds the transcript and the pre-flight's logs while commands run:
-    nothing of it is visible to them (bubblewrap shows it empty, Landlock refuses it)."""
-    look = f"ls -R {sample_repo.tmp}/out-* 2>&1; echo LOOKED"
-    model_server.add(Reply(tool_calls=[call("run_command", command=look), FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    assert "LOOKED" in seen
-    assert (".log" in seen) is (sandbox == "off"), seen

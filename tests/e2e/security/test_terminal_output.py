@@ -73,6 +73,9 @@ def run_in_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, by
 
 
 def hostile_run(sample_repo: SampleRepo, model: ScriptedModelServer) -> list[str]:
+    # what is printed is the subject: the proof and coverage runs after the passing round (the
+    # security tests' default, conftest.py) print no model text, and run no hostile code here
+    sample_repo.proof = False
     model.add(Reply(tool_calls=[("read_file", HOSTILE_ARGS)]), *fixing_script())
     out = sample_repo.tmp / "out"
     return [

@@ -3,8 +3,10 @@ have shaped (SECURITY.md, "The tool never trusts what confined code can shape").
 
 Each attack is a real `codegen-ci run` (sandbox_attacks.launch) with a hostile scripted model
 or hostile test code, real git and a real sandbox, parametrised over the sandbox backends
-(bubblewrap, Landlock). Each has a positive control: the same planted thing shown to work when
-the defence is not in its way (done directly, or in the same run with the defence undone).
+(bubblewrap, Landlock) where the backend takes part; where the subject is our own reader of
+what a command left, under one (sandbox_attacks.ONE_BACKEND). Each has a positive control:
+the same planted thing shown to work when the defence is not in its way (done directly, or in
+the same run with the defence undone).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pytest
 from action_env import TOKEN, ActionWorld, open_world, push_branch
 from pr_loop_env import junit_zip, workflow_run_payload
 from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
-from sandbox_attacks import BACKENDS, launch, results
+from sandbox_attacks import BACKENDS, ONE_BACKEND, launch, results
 
 from codegen_ci.publish import ci_artifacts
 from codegen_ci.security import guarded_read
@@ -281,7 +283,8 @@ sys.exit(1)
 """
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# our reader of what the command left: sandbox_attacks.py
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_reports_are_read_bounded_and_without_links(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
@@ -336,7 +339,8 @@ raise SystemExit(1)
 """
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# our reader of what the command left: sandbox_attacks.py
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
@@ -451,7 +455,8 @@ raise SystemExit(1)
 """
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# our reader of what the command left: sandbox_attacks.py
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
