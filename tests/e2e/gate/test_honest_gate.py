@@ -245,6 +245,26 @@ def test_a_lint_command_that_is_not_installed_is_a_config_error(
     assert model_env.requests == []
 
 
+@pytest.mark.parametrize("kind", ["lint", "test"])
+def test_a_python_module_a_command_runs_that_is_not_installed_is_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, kind: str
+) -> None:
+    """`.venv/bin/python -m pytest` in a venv made by CI's `pip install -e .` alone: Python
+    starts and exits 1 ("No module named pytest"), not 127, and no test of it ran (seen on
+    python-slugify: three model rounds, then "failed (stuck)" blaming the change)."""
+    missing = f"{sys.executable} -m no_such_tool_7q --check"
+    validation = {"lint": [missing], "test": [PYTEST]} if kind == "lint" else {"test": [missing]}
+    spec = sample_repo.write_spec(validation=validation)
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 2, output
+    expected = f"the {kind} command could not run: `no_such_tool_7q` is not installed"
+    assert expected in report["error"]
+    assert model_env.requests == []
+
+
 # --- what people and the model read ---------------------------------------------------------
 
 CRASH_JS = """\
