@@ -1007,3 +1007,34 @@ def test_tox_run_through_uvx_is_tox(tmp_path: Path) -> None:
     assert validation["lint"] == ["mypy ."]
     assert "left out: uvx" not in result.output
     assert "(from .github/workflows/test.yml, job test" in result.output
+
+
+def test_flake8_and_pycodestyle_over_the_root_leave_out_the_venv_in_the_repository(
+    tmp_path: Path,
+) -> None:
+    """un33k/python-slugify's CI: `flake8 --exclude=build .` in a checkout with no venv. With
+    the `.venv` init names (and a workflow must create) inside the repository, the same line
+    checked every installed package: 26,000 failures and 80 s a round. The venv is left out
+    as CI's checkout leaves it out; a command given other paths is written as CI has it."""
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (tmp_path / "test.py").write_text("import unittest\n\nclass T(unittest.TestCase):\n    pass\n")
+    steps = [
+        "flake8 --exclude=build --ignore=E501 .",
+        "pycodestyle --exclude=build .",
+        "pycodestyle --ignore=E128 slugify test.py",
+        "flake8 --extend-exclude=.venv,dist src",
+        "pycodestyle --max-line-length=100",
+    ]
+    workflow(tmp_path, "CI", {"build": job(*({"run": step} for step in steps))})
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == [
+        ".venv/bin/python -m flake8 --extend-exclude=.venv --exclude=build --ignore=E501 .",
+        ".venv/bin/python -m pycodestyle --exclude=build,.venv .",
+        ".venv/bin/python -m pycodestyle --ignore=E128 slugify test.py",
+        ".venv/bin/python -m flake8 --extend-exclude=.venv,dist src",
+        ".venv/bin/python -m pycodestyle --exclude=.svn,CVS,.bzr,.hg,.git,__pycache__,.tox,.venv "
+        "--max-line-length=100",
+    ]
