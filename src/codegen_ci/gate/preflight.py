@@ -240,6 +240,7 @@ def module_not_installed(command: str, text: str) -> str | None:
     """The module `command` runs with `-m` when its output says Python (or coverage) found no
     such module, else None. A missing submodule of a package that is there (`No module named
     pkg.new`) is not named: the task may be to write it."""
+    module: str
     for module in RUN_MODULE.findall(command):
         name = re.escape(module)
         top = re.escape(module.split(".")[0])
