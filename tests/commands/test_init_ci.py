@@ -1038,3 +1038,42 @@ def test_flake8_and_pycodestyle_over_the_root_leave_out_the_venv_in_the_reposito
         ".venv/bin/python -m pycodestyle --exclude=.svn,CVS,.bzr,.hg,.git,__pycache__,.tox,.venv "
         "--max-line-length=100",
     ]
+
+
+GO_VERSION_TESTS = """\
+PACKAGE_NAMES=$(go list ./...)
+gotestsum --format=short-verbose --junitfile $TEST_RESULTS/gotestsum-report.xml -- -p 2 \\
+  -cover -coverprofile=coverage.out $PACKAGE_NAMES
+"""
+
+
+def test_variables_ci_sets_are_written_out_and_a_report_outside_moves_inside(
+    tmp_path: Path,
+) -> None:
+    """hashicorp/go-version: `TEST_RESULTS` is the workflow's `env:`, `PACKAGE_NAMES` the
+    script's own line before the test; taken as they were, locally both are empty: the report
+    went to `/gotestsum-report.xml` (EROFS in the sandbox: an "environment error" exit 3) and
+    `go test` got no package (only the root one ran). A report CI writes outside the
+    repository is written inside, where the gate reads it."""
+    (tmp_path / "go.mod").write_text("module example.com/v\n\ngo 1.16\n")
+    install = 'GTS="gotest.tools/gotestsum@v1.8.2"\ngo install "$GTS"'
+    steps = job(
+        {"run": "mkdir -p ${{ env.TEST_RESULTS }}"},
+        {"run": install},
+        {"run": GO_VERSION_TESTS},
+        {"run": "go vet $VET_FLAGS ./...", "env": {"VET_FLAGS": "-composites=false"}},
+    )
+    workflow(tmp_path, "go-tests", {"go-tests": steps}, env={"TEST_RESULTS": "/tmp/test-results"})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [
+        "gotestsum --format=short-verbose --junitfile reports/junit-go.xml -- -p 2 -cover "
+        "-coverprofile=coverage.out $(go list ./...)"
+    ]
+    assert validation["junit"] == ["reports/junit-go.xml"]
+    assert validation["lint"] == ["go vet -composites=false ./..."]
+    out = " ".join(result.output.split())
+    assert 'left out: go install "gotest.tools/gotestsum@v1.8.2"' in out
+    assert "PACKAGE_NAMES" not in out and "GTS=" not in out  # an assignment is no command

@@ -61,18 +61,28 @@ def marked_tests(ask: InitAsk) -> InitTests | None:
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);
-    CI's own gotestsum as it is."""
+    CI's own gotestsum as it is, its report written into the repository where CI writes it
+    outside (`--junitfile /tmp/test-results/report.xml`: the gate reads only the worktree)."""
     found = CI_COMMAND.match(line)
     if found is None:
         return None
     if line.startswith("gotestsum"):
-        return InitTests((line,))
+        assert INIT is not None
+        outside = OUTSIDE_REPORT.search(line)
+        if outside is None:
+            return InitTests((line,))
+        inside = f"{outside[1]}{INIT.report}"
+        return InitTests(
+            (line[: outside.start()] + inside + line[outside.end() :],), (INIT.report,)
+        )
     assert INIT is not None
     args = f" -- {found[1]}" if found[1].removeprefix("./...").strip() else " ./..."
     options = INIT.options.format(report=INIT.report)
     return InitTests((f"gotestsum {options}{args}",), junit=(INIT.report,))
 
 
+# `--junitfile PATH` outside the repository: absolute, in the home folder, above it, or a variable
+OUTSIDE_REPORT = re.compile(r"(--junitfile[= ])(?:/|~|\.\./|\$)\S*")
 JUNIT_HINT: str | None = base.junit_hint(
     "go", "run `gotestsum --junitfile junit.xml -- ./...` instead of `go test ./...`"
 )
