@@ -166,7 +166,22 @@ NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
 SIGNATURES: tuple[Signature, ...] = (Signature(NO_TEST_FILES, "no test files", unless=RAN),)
 NO_TESTS_EXIT: int | None = None
-NO_TOOLCHAIN: EnvironmentAdvice | None = None
+# Go that cannot work at all here: GOROOT naming a folder that is gone (a Go upgraded or moved
+# since GOROOT was set), or a go.mod written for a newer Go than the one installed (a patch
+# version in its `go` line and a `toolchain` line are Go 1.21's; 1.21+ with GOTOOLCHAIN=local
+# says "requires go >="). On the untouched code no edit of the code fixes that.
+NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
+    re.compile(
+        r"go: cannot find GOROOT directory|go\.mod:\d+: (?:invalid go version '[^']*': must "
+        r"match format|unknown directive: toolchain)|go: (?:go\.mod|[^\n]*) requires go >= "
+        r"\S+ \(running go \S+"
+    ),
+    "the installed Go cannot build the module",
+    "GOROOT must be unset or name the Go installation (`go env GOROOT` prints it), and the Go "
+    "on PATH must be at least as new as go.mod's `go` line (and its `toolchain` line) "
+    "asks: install that Go before the run (in a workflow: actions/setup-go with "
+    "`go-version-file: go.mod`); inside the sandbox nothing is downloaded.",
+)
 # A module missing from a module cache the sandbox shows (read-only): Go makes the module's
 # download lock folder under `<GOMODCACHE>/cache/download/` before it asks GOPROXY (so
 # `GOPROXY=off` would not change the error: seen with go 1.19), and that write fails: EROFS
