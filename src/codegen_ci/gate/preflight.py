@@ -157,6 +157,13 @@ NOT_STARTED = (
     (re.compile(r"npm (?:ERR!|error) Missing script"), "no such npm script"),
     (re.compile(r"(?:ERR_PNPM_NO_SCRIPT|Command \"[\w:-]+\" not found)"), "no such script"),
     (re.compile(r"Cannot find module '[^']*node_modules[^']*'"), RUNNER_MISSING),
+    # @borderless/ts-scripts (`ts-scripts test`: jshttp's, pillarjs' and blakeembrey's packages)
+    # finds vitest, prettier and tsc in node_modules by path and says so when one is not there
+    (
+        re.compile(r"^❌ Unable to resolve: [\w@.-]+/\S+$", re.M),
+        "a tool the test script runs is not installed (ts-scripts found no such file in "
+        "node_modules)",
+    ),
     *((pattern, RUNNER_MISSING) for pattern in runners.signatures("runner missing")),
     *((pattern, REPORTER_MISSING) for pattern in runners.signatures("reporter missing")),
     *((pattern, OPTIONS_REFUSED) for pattern in runners.signatures("options refused")),
