@@ -1046,3 +1046,73 @@ def test_tox_run_through_uvx_is_tox(tmp_path: Path) -> None:
     assert validation["lint"] == ["mypy ."]
     assert "left out: uvx" not in result.output
     assert "(from .github/workflows/test.yml, job test" in result.output
+
+
+def test_flake8_and_pycodestyle_over_the_root_leave_out_the_venv_in_the_repository(
+    tmp_path: Path,
+) -> None:
+    """un33k/python-slugify's CI: `flake8 --exclude=build .` in a checkout with no venv. With
+    the `.venv` init names (and a workflow must create) inside the repository, the same line
+    checked every installed package: 26,000 failures and 80 s a round. The venv is left out
+    as CI's checkout leaves it out; a command given other paths is written as CI has it."""
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (tmp_path / "test.py").write_text("import unittest\n\nclass T(unittest.TestCase):\n    pass\n")
+    steps = [
+        "flake8 --exclude=build --ignore=E501 .",
+        "pycodestyle --exclude=build .",
+        "pycodestyle --ignore=E128 slugify test.py",
+        "flake8 --extend-exclude=.venv,dist src",
+        "pycodestyle --max-line-length=100",
+    ]
+    workflow(tmp_path, "CI", {"build": job(*({"run": step} for step in steps))})
+
+    init(tmp_path)
+
+    assert validation_of(tmp_path)["lint"] == [
+        ".venv/bin/python -m flake8 --extend-exclude=.venv --exclude=build --ignore=E501 .",
+        ".venv/bin/python -m pycodestyle --exclude=build,.venv .",
+        ".venv/bin/python -m pycodestyle --ignore=E128 slugify test.py",
+        ".venv/bin/python -m flake8 --extend-exclude=.venv,dist src",
+        ".venv/bin/python -m pycodestyle --exclude=.svn,CVS,.bzr,.hg,.git,__pycache__,.tox,.venv "
+        "--max-line-length=100",
+    ]
+
+
+GO_VERSION_TESTS = """\
+PACKAGE_NAMES=$(go list ./...)
+gotestsum --format=short-verbose --junitfile $TEST_RESULTS/gotestsum-report.xml -- -p 2 \\
+  -cover -coverprofile=coverage.out $PACKAGE_NAMES
+"""
+
+
+def test_variables_ci_sets_are_written_out_and_a_report_outside_moves_inside(
+    tmp_path: Path,
+) -> None:
+    """hashicorp/go-version: `TEST_RESULTS` is the workflow's `env:`, `PACKAGE_NAMES` the
+    script's own line before the test; taken as they were, locally both are empty: the report
+    went to `/gotestsum-report.xml` (EROFS in the sandbox: an "environment error" exit 3) and
+    `go test` got no package (only the root one ran). A report CI writes outside the
+    repository is written inside, where the gate reads it."""
+    (tmp_path / "go.mod").write_text("module example.com/v\n\ngo 1.16\n")
+    install = 'GTS="gotest.tools/gotestsum@v1.8.2"\ngo install "$GTS"'
+    steps = job(
+        {"run": "mkdir -p ${{ env.TEST_RESULTS }}"},
+        {"run": install},
+        {"run": GO_VERSION_TESTS},
+        {"run": "go vet $VET_FLAGS ./...", "env": {"VET_FLAGS": "-composites=false"}},
+    )
+    workflow(tmp_path, "go-tests", {"go-tests": steps}, env={"TEST_RESULTS": "/tmp/test-results"})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [
+        "gotestsum --format=short-verbose --junitfile reports/junit-go.xml -- -p 2 -cover "
+        "-coverprofile=coverage.out $(go list ./...)"
+    ]
+    assert validation["junit"] == ["reports/junit-go.xml"]
+    assert validation["lint"] == ["go vet -composites=false ./..."]
+    out = " ".join(result.output.split())
+    assert 'left out: go install "gotest.tools/gotestsum@v1.8.2"' in out
+    assert "PACKAGE_NAMES" not in out and "GTS=" not in out  # an assignment is no command

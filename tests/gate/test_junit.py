@@ -562,3 +562,17 @@ def test_a_typecheck_run_as_a_test_command_gets_no_junit_advice(tmp_path: Path) 
 
     assert junit_hint("npm run check:type:ts", tmp_path).startswith("a typecheck, not a test")
     assert junit_hint("npm test", tmp_path).startswith("jest: ")  # the runner's own advice
+
+
+def test_a_report_written_outside_the_repository_is_advised_inside(tmp_path: Path) -> None:
+    """hashicorp/go-version's CI writes `--junitfile $TEST_RESULTS/...` (/tmp/test-results):
+    the advice was to list `/tmp/test-results/gotestsum-report.xml` in `validation.junit`,
+    "a glob relative to the repository", which no glob can match."""
+    outside = "gotestsum --junitfile /tmp/test-results/report.xml -- ./..."
+    inside = "gotestsum --junitfile build/junit.xml -- ./..."
+
+    hint = junit_hint(outside, tmp_path)
+
+    assert hint.startswith("the command writes its JUnit outside the repository"), hint
+    assert "`/tmp/test-results/report.xml`" in hint and "write it inside" in hint
+    assert "list `build/junit.xml` in `validation.junit`" in junit_hint(inside, tmp_path)

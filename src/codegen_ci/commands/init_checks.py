@@ -31,7 +31,19 @@ PY = re.compile(r"^python(?:3(?:\.\d+)?)?(?=\s|$)")
 COVERAGE = re.compile(
     r"^(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?coverage\s+run\s+(?:-(?!m\b)\S+\s+)*(?:-m\s+)?"
 )
-PY_TOOLS = ("pytest", "mypy", "ruff", "flake8", "black", "isort", "pylint", "pyright", "tox", "nox")
+PY_TOOLS = (
+    "pytest",
+    "mypy",
+    "ruff",
+    "flake8",
+    "pycodestyle",
+    "black",
+    "isort",
+    "pylint",
+    "pyright",
+    "tox",
+    "nox",
+)
 
 PUBLISH = re.compile(
     r"(?<!-)\b(?:publish|deploy|upload|release|twine|outdated|audit|codecov|coveralls|docker\s+(?:push|login)|"
@@ -185,7 +197,42 @@ def explicit(line: str, python: str) -> str:
     elif first in ("pip", "pip3"):
         body = "python -m pip" + body[len(first) :]
     body = PY.sub(python, body)
-    return prefix + assignments + checking_form(body)
+    return prefix + assignments + venv_excluded(checking_form(body), python)
+
+
+# Linters that walk the folders they are given and skip only their own default list (`.git`,
+# `.tox`, `__pycache__`, ...), which has no virtualenv in it. CI's checkout has none, so CI's
+# `flake8 .` checks the project; in a checkout whose venv is inside it (the `.venv` init names
+# and a workflow must create) it checks every installed package as well: thousands of
+# failures that are no one's and a minute per round (python-slugify: 26,000 lines, 80 s).
+# flake8 (3.8+) adds to its list with --extend-exclude; pycodestyle's --exclude replaces its
+# defaults, so they are kept.
+PYCODESTYLE_EXCLUDED = ".svn,CVS,.bzr,.hg,.git,__pycache__,.tox"
+
+
+def venv_excluded(body: str, python: str) -> str:
+    """flake8 or pycodestyle over the repository's root, with the repository's own venv
+    (`python`'s, when it is in the repository) left out as CI's checkout, which has none,
+    leaves it out."""
+    if not python.endswith("/bin/python"):
+        return body
+    venv = python.removesuffix("/bin/python")
+    words = body.split()
+    index = _tool_index(words)
+    if index is None or words[index] not in ("flake8", "pycodestyle"):
+        return body
+    tool, args = words[index], words[index + 1 :]
+    paths = [a for a in args if not a.startswith("-")]
+    excluded = {v for a in args if a.startswith("-") for v in a.split("=", 1)[-1].split(",")}
+    if (paths and not {".", "./"} & set(paths)) or venv in excluded:
+        return body
+    head = words[: index + 1]
+    if tool == "flake8":
+        return " ".join([*head, f"--extend-exclude={venv}", *args])
+    given = next((a for a in args if a.startswith("--exclude=")), None)
+    if given is None:
+        return " ".join([*head, f"--exclude={PYCODESTYLE_EXCLUDED},{venv}", *args])
+    return " ".join([*head, *(f"{a},{venv}" if a == given else a for a in args)])
 
 
 def checking_form(body: str) -> str:

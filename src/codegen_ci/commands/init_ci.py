@@ -3,8 +3,11 @@ of its workflows (those on pushes and pull requests), each with the place it cam
 
 A line is taken as CI runs it: multi-line scripts split into lines (a trailing `\\` joins the
 next one) and `&&` chains into their parts, `cd dir` and `working-directory` (the step's or
-the job's `defaults.run`) put in front as `cd dir && …`, and `${{ matrix.x }}` expanded to
-each value of a simple matrix list. What cannot run on a developer's machine is left out with
+the job's `defaults.run`) put in front as `cd dir && …`, `${{ matrix.x }}` expanded to
+each value of a simple matrix list, and variables CI sets written out: the workflow's, job's
+and step's `env:` values and the script's own assignments before the line (`PACKAGE_NAMES=$(go
+list ./...)` then `gotestsum ... $PACKAGE_NAMES`), since locally they are unset and the line
+would test nothing or write to `/`. What cannot run on a developer's machine is left out with
 the reason: steps and jobs that need secrets, services or a deployment environment, jobs that
 run only on Windows or macOS, and expressions only CI can evaluate. Actions (`uses:`) are not
 commands: setup-*, checkout and cache are dropped silently, those that only run a tool's
@@ -51,6 +54,13 @@ MAX_MATRIX = 8
 CD = re.compile(r"^cd\s+(\S+)$")
 # `$GITHUB_WORKSPACE/golangci-lint run`: a tool CI downloaded into the workspace, run by its path
 WORKSPACE_TOOL = re.compile(r"^\$(?:GITHUB_WORKSPACE|\{GITHUB_WORKSPACE\})/([\w.-]+)(?=\s|$)")
+# `NAME=value` alone on a line (or after `export`): a variable for the lines after it. The value
+# is one word, one quoted string or one `$(...)`.
+ASSIGNMENT = re.compile(
+    r"""^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\$\([^()]*\)|"[^"]*"|'[^']*'|[^\s;&|<>()"'`]*)\s*$"""
+)
+ENV_REF = re.compile(r"\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+SHELL_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 # Shell lines that are not checks and deserve no "left out" line of their own.
 NOISE = re.compile(
     r"^(?:#|set\s+-|echo\b|export\s|printf\b|true$|:$|shopt\b|ulimit\b|"
@@ -98,9 +108,10 @@ def ci_runs(root: Path) -> CiRuns:
     runs = CiRuns([], [])
     for _, path, doc in _workflow_files(root):
         jobs = doc.get("jobs")
+        env = _plain_env(doc.get("env"), {})
         for job_id, job in jobs.items() if isinstance(jobs, dict) else []:
             if isinstance(job, dict):
-                _job(runs, f".github/workflows/{path.name}", str(job_id), job)
+                _job(runs, f".github/workflows/{path.name}", str(job_id), job, env)
     return runs
 
 
@@ -125,12 +136,15 @@ def _workflow_files(root: Path) -> list[tuple[str, Path, dict[str, Any]]]:
     return found
 
 
-def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
+def _job(
+    runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any], env: dict[str, str]
+) -> None:
     where = f"{workflow}, job {job_id}"
     why = _job_cannot_run(job)
     if why:
         runs.left_out.append(LeftOut(f"job {job_id} ({workflow})", why))
         return
+    env = _plain_env(job.get("env"), env)
     matrix = _matrix(job)
     defaults = job.get("defaults")
     job_run = defaults.get("run") if isinstance(defaults, dict) else None
@@ -171,7 +185,7 @@ def _job(runs: CiRuns, workflow: str, job_id: str, job: dict[str, Any]) -> None:
             runs.left_out.append(LeftOut(f"{_first_line(run)} ({where})", "needs secrets"))
             continue
         folder = _working_directory(step) or job_dir
-        for line in _lines(run, folder):
+        for line in _lines(run, folder, _plain_env(step.get("env"), env)):
             for expanded in _expand(line, matrix):
                 if EXPRESSION.search(expanded):
                     runs.left_out.append(
@@ -245,12 +259,40 @@ def _value(chosen: dict[str, str], match: re.Match[str]) -> str:
     return chosen[match[1]]
 
 
-def _lines(script: str, folder: str | None) -> list[str]:
-    """The commands of a `run:` script, each with the folder it runs in put in front."""
-    joined = re.sub(r"\\\n\s*", " ", script)
+def _plain_env(settings: Any, outer: dict[str, str]) -> dict[str, str]:
+    """`outer` with an `env:` mapping's values on top: those a shell line can hold as they
+    are (no expression only CI evaluates, no quote or `$` of their own); a variable whose value
+    is not such is dropped (its lines keep `$NAME`)."""
+    env = dict(outer)
+    for name, value in settings.items() if isinstance(settings, dict) else []:
+        text = str(value) if isinstance(value, str | int | float) else None
+        if text is not None and not re.search(r"[$`\\\"'\n]", text):
+            env[str(name)] = text
+        else:
+            env.pop(str(name), None)
+    return env
+
+
+def _resolved(line: str, variables: dict[str, str]) -> str:
+    """`$NAME`, `${NAME}` and `${{ env.NAME }}` written out where `variables` knows NAME."""
+    line = ENV_REF.sub(lambda m: variables.get(m[1], m[0]), line)
+    return SHELL_REF.sub(lambda m: variables.get(m[1] or m[2], m[0]), line)
+
+
+def _lines(script: str, folder: str | None, env: dict[str, str] | None = None) -> list[str]:
+    """The commands of a `run:` script, each with the folder it runs in put in front and the
+    variables `env` and the script's own assignments set written out."""
+    joined = re.sub(r"[ \t]*\\\n\s*", " ", script)
+    variables = dict(env or {})
     commands = []
     for raw in joined.splitlines():
-        line = raw.strip()
+        line = _resolved(raw.strip(), variables)
+        if assignment := ASSIGNMENT.match(line):
+            value = assignment[2]
+            if value[:1] in ("'", '"'):
+                value = value[1:-1]
+            variables[assignment[1]] = value
+            continue
         if not line or NOISE.match(line):
             continue
         for part in _and_parts(line):

@@ -157,6 +157,13 @@ NOT_STARTED = (
     (re.compile(r"npm (?:ERR!|error) Missing script"), "no such npm script"),
     (re.compile(r"(?:ERR_PNPM_NO_SCRIPT|Command \"[\w:-]+\" not found)"), "no such script"),
     (re.compile(r"Cannot find module '[^']*node_modules[^']*'"), RUNNER_MISSING),
+    # @borderless/ts-scripts (`ts-scripts test`: jshttp's, pillarjs' and blakeembrey's packages)
+    # finds vitest, prettier and tsc in node_modules by path and says so when one is not there
+    (
+        re.compile(r"^❌ Unable to resolve: [\w@.-]+/\S+$", re.M),
+        "a tool the test script runs is not installed (ts-scripts found no such file in "
+        "node_modules)",
+    ),
     *((pattern, RUNNER_MISSING) for pattern in runners.signatures("runner missing")),
     *((pattern, REPORTER_MISSING) for pattern in runners.signatures("reporter missing")),
     *((pattern, OPTIONS_REFUSED) for pattern in runners.signatures("options refused")),
@@ -209,6 +216,11 @@ def not_started(record: CommandResult) -> str | None:
     if record.exit_code in (126, 127):
         return f"command not found or not executable (exit {record.exit_code})"
     text = output_tail(record, 20_000)
+    if record.exit_code != 0 and (module := module_not_installed(record.command, text)):
+        return (
+            f"`{module}` is not installed for the interpreter it runs with (No module named "
+            f"{module}; exit {record.exit_code})"
+        )
     if runner := runners.no_tests_exit(record.exit_code, record.command + text):
         return f"no tests collected ({runner.NAME} exit {record.exit_code})"
     if record.kind == "lint":
@@ -221,6 +233,31 @@ def not_started(record: CommandResult) -> str | None:
         return "no test files in any package"
     if not collect_only and record.junit_tests == 0 and record.exit_code == 0:
         return "it ran 0 tests (its test report lists none)"
+    return None
+
+
+# `python -m tool` (or `coverage run -m tool`) when `tool` is not installed: the program runs
+# and exits 1, which is no exit 127, yet nothing of the command ran (`.venv/bin/python -m
+# pytest` in a venv made from CI's `pip install -e .` alone). Only a module the command names
+# counts: a test that prints such a line itself is not the command failing to start.
+RUN_MODULE = re.compile(r"(?:^|\s)-m\s+([A-Za-z_][\w.]*)")
+
+
+def module_not_installed(command: str, text: str) -> str | None:
+    """The module `command` runs with `-m` when its output says Python (or coverage) found no
+    such module, else None. A missing submodule of a package that is there (`No module named
+    pkg.new`) is not named: the task may be to write it."""
+    module: str
+    for module in RUN_MODULE.findall(command):
+        name = re.escape(module)
+        top = re.escape(module.split(".")[0])
+        missing = re.compile(
+            rf"^(?:\S*python[\w.]*: )?(?:No module named '?{top}'?|Error while finding module "
+            rf"specification for '{name}' \(ModuleNotFoundError: No module named '{top}'\))$",
+            re.M,
+        )
+        if missing.search(text):
+            return module.split(".")[0]
     return None
 
 

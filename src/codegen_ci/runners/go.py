@@ -64,12 +64,20 @@ def marked_tests(ask: InitAsk) -> InitTests | None:
 
 def ci_tests(line: str, ask: InitAsk) -> InitTests | None:
     """CI's `go test ARGS` through gotestsum (`gotestsum --junitfile ... -- ARGS`, for JUnit);
-    CI's own gotestsum as it is."""
+    CI's own gotestsum as it is, its report written into the repository where CI writes it
+    outside (`--junitfile /tmp/test-results/report.xml`: the gate reads only the worktree)."""
     found = CI_COMMAND.match(line)
     if found is None:
         return None
     if line.startswith("gotestsum"):
-        return InitTests((line,))
+        assert INIT is not None
+        outside = OUTSIDE_REPORT.search(line)
+        if outside is None:
+            return InitTests((line,))
+        inside = f"{outside[1]}{INIT.report}"
+        return InitTests(
+            (line[: outside.start()] + inside + line[outside.end() :],), (INIT.report,)
+        )
     assert INIT is not None
     args = f" -- {found[1]}" if found[1].removeprefix("./...").strip() else " ./..."
     options = INIT.options.format(report=INIT.report)
@@ -84,6 +92,8 @@ def workflow_steps(ask: WorkflowAsk) -> tuple[str, ...]:
     return (SETUP_GO,) if INIT is not None and INIT.ecosystem in ask.ecosystems else ()
 
 
+# `--junitfile PATH` outside the repository: absolute, in the home folder, above it, or a variable
+OUTSIDE_REPORT = re.compile(r"(--junitfile[= ])(?:/|~|\.\./|\$)\S*")
 JUNIT_HINT: str | None = base.junit_hint(
     "go", "run `gotestsum --junitfile junit.xml -- ./...` instead of `go test ./...`"
 )
@@ -322,7 +332,22 @@ NO_TEST_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]\s*$", re.M)
 RAN = re.compile(r"^(?:ok|FAIL|---|=== RUN|PASS|DONE [1-9]\d* tests?)\b", re.M)
 SIGNATURES: tuple[Signature, ...] = (Signature(NO_TEST_FILES, "no test files", unless=RAN),)
 NO_TESTS_EXIT: int | None = None
-NO_TOOLCHAIN: EnvironmentAdvice | None = None
+# Go that cannot work at all here: GOROOT naming a folder that is gone (a Go upgraded or moved
+# since GOROOT was set), or a go.mod written for a newer Go than the one installed (a patch
+# version in its `go` line and a `toolchain` line are Go 1.21's; 1.21+ with GOTOOLCHAIN=local
+# says "requires go >="). On the untouched code no edit of the code fixes that.
+NO_TOOLCHAIN: EnvironmentAdvice | None = EnvironmentAdvice(
+    re.compile(
+        r"go: cannot find GOROOT directory|go\.mod:\d+: (?:invalid go version '[^']*': must "
+        r"match format|unknown directive: toolchain)|go: (?:go\.mod|[^\n]*) requires go >= "
+        r"\S+ \(running go \S+"
+    ),
+    "the installed Go cannot build the module",
+    "GOROOT must be unset or name the Go installation (`go env GOROOT` prints it), and the Go "
+    "on PATH must be at least as new as go.mod's `go` line (and its `toolchain` line) "
+    "asks: install that Go before the run (in a workflow: actions/setup-go with "
+    "`go-version-file: go.mod`); inside the sandbox nothing is downloaded.",
+)
 # A module missing from a module cache the sandbox shows (read-only): Go makes the module's
 # download lock folder under `<GOMODCACHE>/cache/download/` before it asks GOPROXY (so
 # `GOPROXY=off` would not change the error: seen with go 1.19), and that write fails: EROFS

@@ -265,3 +265,29 @@ def test_a_go_module_missing_from_a_read_only_module_cache_says_go_mod_download(
 
     assert "`go mod download`" in error and "Make the place writable" not in error
     assert "cache/download" in error  # Go's own line, as it said it
+
+
+@pytest.mark.skipif(not shutil.which("go"), reason="needs go")
+@pytest.mark.parametrize("broken", ["goroot", "go.mod"])
+def test_a_go_that_cannot_build_the_module_stops_before_the_model(
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    broken: str,
+) -> None:
+    """hashicorp/go-version with GOROOT naming a folder that is gone: "go: cannot find GOROOT
+    directory", gotestsum's report of 0 tests, and three model rounds ending "failed (stuck)";
+    a go.mod newer than the installed Go reads the same way to the gate."""
+    go_mod = "module example.com/adder\n\ngo 1.16\n"
+    if broken == "goroot":
+        monkeypatch.setenv("GOROOT", str(sample_repo.tmp / "go-removed"))
+    else:  # Go before 1.21 cannot read the version; 1.21+ with the local toolchain refuses it
+        go_mod = "module example.com/adder\n\ngo 1.99.1\n"
+        monkeypatch.setenv("GOTOOLCHAIN", "local")
+    test = 'package adder\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {}\n'
+    sample_repo.commit({"go.mod": go_mod, "adder_test.go": test}, "a Go module")
+
+    error, _ = run_stopped(sample_repo, model_env, {"test": ["go test ./..."], "timeout": 120})
+
+    assert "the installed Go cannot build the module" in error
+    assert "go env GOROOT" in error

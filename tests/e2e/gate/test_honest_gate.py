@@ -245,6 +245,60 @@ def test_a_lint_command_that_is_not_installed_is_a_config_error(
     assert model_env.requests == []
 
 
+@pytest.mark.parametrize("kind", ["lint", "test"])
+def test_a_python_module_a_command_runs_that_is_not_installed_is_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, kind: str
+) -> None:
+    """`.venv/bin/python -m pytest` in a venv made by CI's `pip install -e .` alone: Python
+    starts and exits 1 ("No module named pytest"), not 127, and no test of it ran (seen on
+    python-slugify: three model rounds, then "failed (stuck)" blaming the change)."""
+    missing = f"{sys.executable} -m no_such_tool_7q --check"
+    validation = {"lint": [missing], "test": [PYTEST]} if kind == "lint" else {"test": [missing]}
+    spec = sample_repo.write_spec(validation=validation)
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 2, output
+    expected = f"the {kind} command could not run: `no_such_tool_7q` is not installed"
+    assert expected in report["error"]
+    assert model_env.requests == []
+
+
+# How @borderless/ts-scripts 0.15.0 finds its tools (dist/index.js `resolvePath`, dist/bin.js's
+# catch): a file under node_modules, else `❌ Unable to resolve: <path>` and exit 1.
+TS_SCRIPTS = """\
+import { existsSync } from "node:fs";
+const path = "vitest/vitest.mjs";
+if (!existsSync(`node_modules/${path}`)) {
+  console.error(`❌ Unable to resolve: ${path}`);
+  process.exit(1);
+}
+"""
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node")
+def test_a_test_wrapper_that_finds_no_runner_is_a_config_error(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """blakeembrey/change-case's `npm test` is `ts-scripts test`: with vitest not installed
+    it says "Unable to resolve: vitest/vitest.mjs" (exit 1), and three model rounds ended
+    "failed (stuck)"."""
+    package = {"name": "x", "private": True, "type": "module", "scripts": {"test": "node t.mjs"}}
+    sample_repo.commit({"package.json": json.dumps(package), "t.mjs": TS_SCRIPTS}, "ts-scripts")
+    spec = sample_repo.write_spec(validation={"test": ["npm test"]})
+    model_env.add(*fixing_script())
+
+    code, output, _, report = run_cli(sample_repo, spec)
+
+    assert code == 2, output
+    assert (
+        "the test command could not run: a tool the test script runs is not installed"
+        in (report["error"])
+    )
+    assert model_env.requests == []
+
+
 # --- what people and the model read ---------------------------------------------------------
 
 CRASH_JS = """\

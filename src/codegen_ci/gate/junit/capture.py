@@ -257,6 +257,12 @@ def junit_hint(command: str, cwd: Path) -> str:
     text = command + " " + _script(command, cwd)
     if runners.asks_for_junit(text):
         written = runners.junit_file(text)
+        if written and re.match(r"^(?:/|~|\.\./|\$)", written):
+            return (
+                f"the command writes its JUnit outside the repository (`{written}`), where the "
+                "gate does not read: write it inside (e.g. `reports/junit.xml`) and list that "
+                "in `validation.junit`"
+            )
         target = f"`{written}`" if written else "the file it writes"
         default = " (jest-junit's default is junit.xml)" if "jest-junit" in text else ""
         return (
