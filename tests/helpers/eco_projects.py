@@ -199,12 +199,12 @@ def warm_go_cache(shared: Path) -> Path:
     phase (security/warm_caches.py), whose `go test` then links the module's test binary from
     it instead of compiling the packages again (0.5 s of CPU a phase, not 3.7). Nothing of a
     run's own is in it (a phase never writes back)."""
-    cache = shared / "go-build"
     root = shared / "go-warm"
+    cache = root / "go-build"
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        marker = root / ".codegen-warmed"
+        marker = root / "go-build.warmed"
         if not marker.exists() and shutil.which("go"):
             module = root / "module"
             shutil.rmtree(module, ignore_errors=True)
