@@ -1,5 +1,6 @@
 """The gate's answer on three real public repositories (tests/helpers/real_repos.py), each with one
-injected bug, configured by `codegen-ci init` alone, dependencies from the npm registry or
+injected bug, configured by `codegen-ci init` alone (the task's spec only turns proof and
+flaky re-runs off, which these tests are not about), dependencies from the npm registry or
 PyPI, the scripted model over real HTTP, the commands confined by the default sandbox:
 
 - unjs/defu (TypeScript, vitest `--typecheck`, pnpm): fixed means success with every test,
