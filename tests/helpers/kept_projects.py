@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eco_projects import _git_repo
-from sample_repo import SampleRepo
+from sample_repo import NO_PROOF, SampleRepo
 
 from codegen_ci.testing.scripted_model import Reply, call
 
@@ -44,10 +44,13 @@ class Project:
         return repo
 
     def spec(self, protect_tests: bool | str = "keep", **overrides: object) -> dict[str, object]:
+        # no proof (nor the coverage run after it) and no flaky re-runs: kept tests are
+        # decided by the round itself, and they are two more runs after a passing one
         validation: dict[str, object] = {
             "test": [self.test],
             "timeout": 300,
             "protect_tests": protect_tests,
+            "proof": NO_PROOF,
         }
         if self.junit:
             validation["junit"] = self.junit

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from eco_projects import warm_go_cache
 from generated_fixtures import GENERATED, GO_TEST, committed_report, copy_project, live_gotestsum
 from sample_repo import sh
 
@@ -24,15 +25,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gocache")
+    # eco_projects.go_env's, warm: the parent of the base temp dir is shared by all workers
+    return warm_go_cache(tmp_path_factory.getbasetemp().parent / "ecosystems")
 
 
 @pytest.fixture(autouse=True)
 def shared_go_cache(go_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One build cache for the module's tests (each test has its own HOME): the standard
-    library is compiled once."""
+    """One build cache for the session's Go tests (each test has its own HOME), warm: the
+    packages are compiled once, not once per worker that runs this module."""
     monkeypatch.setenv("GOCACHE", str(go_cache))
 
 
@@ -154,7 +156,8 @@ def test_the_model_is_shown_paths_it_can_read(
 ) -> None:
     repo = git_repo(tmp_path)
     model_env.add(Reply("I looked and changed nothing."), Reply("Still nothing."))
-    test = {"test": [GO_TEST], "junit": ["reports/*.xml"]}
+    # no flaky re-run of each failing round's tests (a gotestsum run each): not about them
+    test = {"test": [GO_TEST], "junit": ["reports/*.xml"], "proof": {"reruns": 0}}
 
     run(repo, test, "--max-iterations", "2")
 

@@ -1,5 +1,6 @@
 """The gate's answer on three real public repositories (tests/helpers/real_repos.py), each with one
-injected bug, configured by `codegen-ci init` alone, dependencies from the npm registry or
+injected bug, configured by `codegen-ci init` alone (the task's spec only turns proof and
+flaky re-runs off, which these tests are not about), dependencies from the npm registry or
 PyPI, the scripted model over real HTTP, the commands confined by the default sandbox:
 
 - unjs/defu (TypeScript, vitest `--typecheck`, pnpm): fixed means success with every test,
@@ -30,7 +31,7 @@ from real_repos import (
     pnpm_install,
     python_env,
 )
-from sample_repo import SampleRepo
+from sample_repo import NO_PROOF, SampleRepo
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -65,9 +66,12 @@ def shared(factory: pytest.TempPathFactory) -> Path:
 
 
 def run(repo: SampleRepo, task: str, *args: str) -> tuple[int, str, dict[str, Any]]:
-    """`codegen-ci run` with a spec that holds the task and nothing else."""
+    """`codegen-ci run` with a spec that holds the task and, over init's `.codegen.yml`, no
+    proof and no flaky re-runs: none of these tests is about them, and they are one more run
+    of the project's tests (vitest with its typecheck) after a passing round and after each
+    failing one (tests/e2e/gate/test_proof_*.py are about proof)."""
     spec = repo.tmp / "task.yaml"
-    spec.write_text(json.dumps({"version": 1, "task": task}))
+    spec.write_text(json.dumps({"version": 1, "task": task, "validation": {"proof": NO_PROOF}}))
     out = repo.tmp / "out"
     shutil.rmtree(out, ignore_errors=True)
     result = CliRunner().invoke(

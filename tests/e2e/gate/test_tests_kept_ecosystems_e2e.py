@@ -22,6 +22,7 @@ from eco_projects import (
     GO_FIX,
     GOTESTSUM,
     JEST_JUNIT,
+    go_settings,
     make_go_repo,
     make_ts_repo,
     npm_packages,
@@ -38,7 +39,7 @@ from kept_projects import (
     turn,
     vitest_packages,
 )
-from sample_repo import SampleRepo
+from sample_repo import NO_PROOF, SampleRepo
 
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
@@ -56,10 +57,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def go_env(monkeypatch: pytest.MonkeyPatch, shared: Path) -> None:
-    monkeypatch.setenv("GOCACHE", str(shared / "go-build"))
-    monkeypatch.setenv("GOPATH", str(shared / "gopath"))
-    monkeypatch.setenv("GOPROXY", "off")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+    go_settings(monkeypatch, shared)  # the session's warm build cache
 
 
 @pytest.fixture(autouse=True)
@@ -166,7 +164,11 @@ def test_jest_describe_skip_is_not_success(
 ) -> None:
     repo = make_ts_repo(tmp_path, npm_packages(shared))
     spec = UNITTEST.spec(
-        validation={"test": [JEST_JUNIT.replace("jest", "npx jest", 1)], "junit": ["junit.xml"]}
+        validation={
+            "test": [JEST_JUNIT.replace("jest", "npx jest", 1)],
+            "junit": ["junit.xml"],
+            "proof": NO_PROOF,
+        }
     )
     edit: Edit = ("src/price.test.ts", 'describe("total"', 'describe.skip("total"')
 
@@ -182,6 +184,8 @@ def test_jest_describe_skip_is_not_success(
     ]
 
 
+# as Project.spec's: no proof run, no flaky re-runs (a gotestsum run each)
+GO_VALIDATION = {"test": [GOTESTSUM], "junit": ["junit.xml"], "proof": NO_PROOF}
 GO_SKIP: Edit = (
     "store_test.go",
     "func TestRemoveNeverBelowZero(t *testing.T) {\n",
@@ -202,7 +206,7 @@ def test_go_skip_or_deleted_test_is_not_success(
     tmp_path: Path, model_env: ScriptedModelServer, go_env: None, edit: Edit, how: str
 ) -> None:
     repo = make_go_repo(tmp_path)
-    spec = UNITTEST.spec(validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})
+    spec = UNITTEST.spec(validation=GO_VALIDATION)
 
     code, output, report = attempt(repo, model_env, spec, [edit])
 
@@ -217,7 +221,7 @@ def test_go_fix_that_adds_a_test_passes(
     tmp_path: Path, model_env: ScriptedModelServer, go_env: None
 ) -> None:
     repo = make_go_repo(tmp_path)
-    spec = UNITTEST.spec(validation={"test": [GOTESTSUM], "junit": ["junit.xml"]})
+    spec = UNITTEST.spec(validation=GO_VALIDATION)
     added: Edit = (
         "store_test.go",
         "func TestAdd(",
