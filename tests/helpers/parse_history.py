@@ -35,6 +35,13 @@ SETTINGS: dict[str, Any] = {
     },
     "limits": {"max_iterations": 1},
 }
+# The same without the proof run, the coverage run after a passing round and the flaky re-run
+# of a failing round's tests (tests/e2e/gate's subjects): for the eval tests that do not read
+# `resolved_with_proof`, two pytest runs fewer per resolved task and one per unresolved one.
+NO_PROOF_SETTINGS: dict[str, Any] = {
+    **SETTINGS,
+    "validation": {**SETTINGS["validation"], "proof": {"tests": "off", "reruns": 0}},
+}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -43,11 +50,11 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-def clone_parse(tmp: Path) -> Path:
-    """A fresh clone of the bundle at `tmp/parse`, `tmp/settings.yml` beside it."""
+def clone_parse(tmp: Path, settings: dict[str, Any] = SETTINGS) -> Path:
+    """A fresh clone of the bundle at `tmp/parse`, `tmp/settings.yml` (`settings`) beside it."""
     repo = tmp / "parse"
     subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
-    (tmp / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
+    (tmp / "settings.yml").write_text(yaml.safe_dump(settings))
     return repo
 
 

@@ -16,9 +16,9 @@ from tests.helpers.in_process import Hooked, one_model, quiet, sample_spec
 from tests.helpers.sample_repo import (
     FIXED_LINE_NEW,
     FIXED_LINE_OLD,
+    PYTEST,
     VERSION_FILE,
     SampleRepo,
-    make_sample_repo,
 )
 
 from codegen_ci.agent.model import ModelReply
@@ -31,13 +31,17 @@ from codegen_ci.testing.deterministic_model import call, step
 from codegen_ci.workspace import slots
 
 FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
+# No proof run, coverage run or flaky re-run: gate/proof's subjects, not run.start's.
+NO_PROOF = {"tests": "off", "reruns": 0}
+GATE = {"test": [PYTEST], "timeout": 120, "proof": NO_PROOF}
 # For a test about what the model is told, not the gate: a gate that costs nothing.
-QUICK = sample_spec(validation={"test": ["true"]}, limits={"max_iterations": 1})
+QUICK = sample_spec(validation={"test": ["true"], "proof": NO_PROOF}, limits={"max_iterations": 1})
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> SampleRepo:
-    return make_sample_repo(tmp_path)
+def sample(sample_repo: SampleRepo) -> SampleRepo:
+    """The sample repository, copied from the session's template (tests/conftest.py)."""
+    return sample_repo
 
 
 def test_one_attempt_that_passes_commits_on_its_branch_and_writes_its_run_directory(
@@ -50,7 +54,7 @@ def test_one_attempt_that_passes_commits_on_its_branch_and_writes_its_run_direct
 
     report = start(
         RunRequest(
-            sample_spec(),
+            sample_spec(validation=GATE),
             sample.path,
             out,
             run_id="r1",
@@ -107,7 +111,7 @@ def test_a_run_that_does_not_pass_the_gate_fails_with_its_reason_and_exit_code_1
     sample: SampleRepo,
 ) -> None:
     out = sample.tmp / "out"
-    spec = sample_spec(limits={"max_iterations": 1})
+    spec = sample_spec(validation=GATE, limits={"max_iterations": 1})
 
     report = start(
         RunRequest(

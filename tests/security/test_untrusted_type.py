@@ -71,11 +71,21 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _mypy(tmp_path: Path, body: str, cache: Path) -> tuple[int, str]:
-    source = tmp_path / "prompt_builder.py"
-    source.write_text(
-        "from codegen_ci.security.untrusted import Untrusted, fence\n\n" + textwrap.dedent(body)
-    )
-    config = tmp_path / "mypy.ini"
+    return _mypy_modules(tmp_path, {"prompt_builder": body}, cache)
+
+
+def _mypy_modules(folder: Path, bodies: dict[str, str], cache: Path) -> tuple[int, str]:
+    """`mypy --strict` over one module per entry of `bodies` (module name: its body), in one
+    run."""
+    folder.mkdir(exist_ok=True)
+    sources = []
+    for name, body in bodies.items():
+        source = folder / f"{name}.py"
+        source.write_text(
+            "from codegen_ci.security.untrusted import Untrusted, fence\n\n" + textwrap.dedent(body)
+        )
+        sources.append(str(source))
+    config = folder / "mypy.ini"
     config.write_text("[mypy]\n")  # not the project's configuration: only the file given
     stdout, stderr, status = mypy_api.run(
         [
@@ -86,7 +96,7 @@ def _mypy(tmp_path: Path, body: str, cache: Path) -> tuple[int, str]:
             str(cache),
             "--follow-imports",
             "silent",
-            str(source),
+            *sources,
         ]
     )
     return status, stdout + stderr
@@ -368,17 +378,26 @@ SOURCES = {
 }
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=list(SOURCES))
 def test_mypy_strict_refuses_a_prompt_built_from_a_source_field(
-    tmp_path: Path, mypy_cache: Path, source: str
+    tmp_path: Path, mypy_cache: Path
 ) -> None:
     """The gap the type closes: the sources hand out `Untrusted`, so a new prompt builder that
-    pastes a field in fails to type-check; the fenced form of the same field is the control."""
-    template, field = SOURCES[source]
-    status, output = _mypy(tmp_path, template.format(value=field), mypy_cache)
+    pastes a field in fails to type-check; the fenced form of the same field is the control.
+    Each source's builder is a module of its own, all checked by one mypy run (then their
+    fenced forms by another): mypy names each module's errors, so each source is judged on
+    its own and a failure names it."""
+    names = {source: f"prompt_builder_{n:02d}" for n, source in enumerate(SOURCES)}
+    pasted = {names[s]: template.format(value=field) for s, (template, field) in SOURCES.items()}
+    status, output = _mypy_modules(tmp_path / "pasted", pasted, mypy_cache)
     assert status == 1, output
-    assert "prompt_builder.py:" in output and "error:" in output, output
-    status, output = _mypy(tmp_path, template.format(value=f'fence("data", {field})'), mypy_cache)
+    errors = [line for line in output.splitlines() if ": error:" in line]
+    refused = {source for source, name in names.items() if any(f"{name}.py:" in e for e in errors)}
+    assert set(SOURCES) - refused == set(), output  # a source whose pasted field type-checks
+    fenced = {
+        names[s]: template.format(value=f'fence("data", {field})')
+        for s, (template, field) in SOURCES.items()
+    }
+    status, output = _mypy_modules(tmp_path / "fenced", fenced, mypy_cache)
     assert status == 0, output
 
 

@@ -22,8 +22,10 @@ from parse_history import (
     GROUPING,
     HYPHENS,
     MOVED_TESTS,
+    NO_PROOF_SETTINGS,
     SETTINGS,
     SUBSECONDS,
+    clone_parse,
     git,
     read,
     run_eval,
@@ -34,6 +36,13 @@ from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 from codegen_ci.workspace.file_kinds import is_source_file as is_source_path
 from codegen_ci.workspace.file_kinds import is_test_file as is_test_path
+
+
+@pytest.fixture
+def parse_repo(tmp_path: Path) -> Path:
+    """The clone with settings that run no proof, coverage or flaky re-run; the one test that
+    reads `resolved_with_proof` writes the product's default settings back."""
+    return clone_parse(tmp_path, NO_PROOF_SETTINGS)
 
 
 def test_check_keeps_the_tasks_whose_changed_tests_fail_before_and_pass_after(
@@ -109,6 +118,8 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
 ) -> None:
     model_env.add(*[fix_hyphens(git(parse_repo, "show", f"{HYPHENS}:parse.py"))] * 40)
+    # the product's default proof: `resolved_with_proof` is asserted
+    (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
     before = snapshot(parse_repo)
     out = tmp_path / "out"
     summary = tmp_path / "summary.md"
@@ -425,8 +436,8 @@ def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
     the base fail, which the task's own tests do: with no change that is no success
     (`no_change`), and nothing is resolved."""
     settings = {
-        **SETTINGS,
-        "validation": {**SETTINGS["validation"], "allow_preexisting_failures": True},
+        **NO_PROOF_SETTINGS,
+        "validation": {**NO_PROOF_SETTINGS["validation"], "allow_preexisting_failures": True},
     }
     (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(settings))
     out = tmp_path / "out"

@@ -17,7 +17,9 @@ from click.testing import CliRunner
 from parse_history import (
     GROUPING,
     HYPHENS,
+    NO_PROOF_SETTINGS,
     SUBSECONDS,
+    clone_parse,
     git,
     read,
     run_eval,
@@ -30,6 +32,13 @@ from codegen_ci.eval.shards import shard_of
 from codegen_ci.testing.scripted_model import Hang, Reply, ScriptedModelServer, call
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def parse_repo(tmp_path: Path) -> Path:
+    """The clone with settings that run no proof, coverage or flaky re-run: neither test reads
+    them (test_eval.py's side-by-side test asserts `resolved_with_proof`)."""
+    return clone_parse(tmp_path, NO_PROOF_SETTINGS)
 
 
 def fixer(historical_parse_py: str) -> Any:

@@ -216,24 +216,28 @@ CORRUPTIONS: dict[str, tuple[str, str]] = {
 }
 
 
-@pytest.mark.parametrize("case", list(CORRUPTIONS))
 def test_a_corrupt_run_directory_is_bad_input(
-    failed_run: Path, model_env: ScriptedModelServer, case: str
+    failed_run: Path, model_env: ScriptedModelServer
 ) -> None:
-    name, text = CORRUPTIONS[case]
-    broken = failed_run.parent / f"broken-{uuid.uuid4().hex[:6]}"
-    shutil.copytree(failed_run, broken)
-    if text is None:
-        state = json.loads((broken / "run.json").read_text())
-        del state["spec"]["task"]
-        text = json.dumps(state)
-    (broken / name).write_text(text)
+    """Each corruption in a copy of one failed run's directory (one run for every case, each
+    case resumed and judged on its own, a failure naming it); then the control."""
+    wrong: dict[str, str] = {}
+    for case, (name, text) in CORRUPTIONS.items():
+        broken = failed_run.parent / f"broken-{uuid.uuid4().hex[:6]}"
+        shutil.copytree(failed_run, broken)
+        if text is None:
+            state = json.loads((broken / "run.json").read_text())
+            del state["spec"]["task"]
+            text = json.dumps(state)
+        (broken / name).write_text(text)
 
-    code, output = invoke("resume", str(broken))
+        code, output = invoke("resume", str(broken))
 
-    assert code == 2, output
-    assert f"{broken / name}" in output
-    # control: the intact directory resumes (and fails again: the model does nothing)
+        if code != 2 or f"{broken / name}" not in output:
+            wrong[case] = f"exit {code}: {output}"
+    assert wrong == {}
+    # control: the intact directory resumes (and fails again: the model does nothing), after
+    # every broken copy's resume was refused
     model_env.add(Reply("Still nothing."))
     assert invoke("resume", str(failed_run))[0] == 1
 
