@@ -113,6 +113,25 @@ class ToolError(Exception):
     """An error the model reads as the tool's result."""
 
 
+# Tool arguments nested deeper than this are refused before parsing: none of ours needs more
+# than two levels, and how deep `json.loads` goes before a RecursionError depends on the
+# interpreter's recursion limit (which a library the process loaded may have raised).
+MAX_NESTING = 64
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def nesting(raw: str) -> int:
+    """How deep the arrays and objects of the JSON text `raw` nest (its strings skipped)."""
+    depth = deepest = 0
+    for char in _JSON_STRING.sub("", raw):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 MAX_RESULT_CHARS = 30_000  # any tool's result; run_command's is cut much shorter first
 
 CommandRunner = Callable[[str], str]
@@ -144,6 +163,8 @@ class Toolbox:
             return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._table())}."
         model, func = entry
         try:
+            if nesting(raw_arguments) > MAX_NESTING:
+                raise RecursionError  # the same answer whatever the interpreter's limit
             data = json.loads(raw_arguments or "{}")
             if not isinstance(data, dict):
                 raise ToolError("arguments must be a JSON object")
