@@ -290,6 +290,38 @@ def test_a_tox_matrix_unfolds_once_and_tox_itself_gets_the_network(tmp_path: Pat
     assert "tox" in result.output and "network" in result.output
 
 
+def test_a_matrix_of_include_entries_unfolds_each_session(tmp_path: Path) -> None:
+    """alecthomas/voluptuous's tests.yml: `tox -e ${{ matrix.session }}` over a matrix made
+    only of `include:` entries ({python-version, session}); its mypy session is not in tox's
+    envlist, so only the matrix names it."""
+    (tmp_path / "tox.ini").write_text(
+        TOX_INI.replace("envlist = py{310,311}, lint, docs", "envlist = py311")
+        + "\n[testenv:mypy]\ndeps = mypy\ncommands = mypy src\n"
+    )
+    include = [
+        {"python-version": "3.11", "session": "lint"},
+        {"python-version": "3.11", "session": "mypy"},
+        {"python-version": "3.12", "session": "py312"},
+        {"python-version": "3.11", "session": "py311"},
+    ]
+    tox = job(
+        {"run": "pip install tox\ntox -e ${{ matrix.session }}"},
+        strategy={"matrix": {"include": include}},
+    )
+    workflow(tmp_path, "Tests", {"tests": tox})
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["lint"] == [
+        "flake8 src tests",
+        "python -m isort --check-only src",
+        "mypy src",
+    ]
+    assert validation["test"] == ["python -m pytest tests -p no:cacheprovider"]
+    assert "expression only CI knows" not in result.output
+
+
 def test_a_glob_in_a_tox_command_is_quoted_for_the_shell(tmp_path: Path) -> None:
     (tmp_path / "tox.ini").write_text("[testenv]\ncommands = pytest tests/test_*.py\n")
 

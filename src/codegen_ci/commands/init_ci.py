@@ -232,24 +232,50 @@ def _working_directory(settings: Any) -> str | None:
     return None
 
 
-def _matrix(job: dict[str, Any]) -> dict[str, list[str]]:
+@dataclass(frozen=True)
+class Matrix:
+    """A job's `strategy.matrix`: its lists of plain values by key, and its `include:` entries
+    (each one job of its own: `{python-version: "3.11", session: "mypy"}`)."""
+
+    lists: dict[str, list[str]]
+    include: list[dict[str, str]]
+
+
+def _matrix(job: dict[str, Any]) -> Matrix:
     strategy = job.get("strategy")
     matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
     if not isinstance(matrix, dict):
-        return {}
-    return {
+        return Matrix({}, [])
+    lists = {
         str(key): [str(v) for v in values]
         for key, values in matrix.items()
         if isinstance(values, list) and all(isinstance(v, str | int | float) for v in values)
     }
+    entries = matrix.get("include")
+    include = [
+        {str(k): str(v) for k, v in entry.items() if isinstance(v, str | int | float)}
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict)
+    ]
+    return Matrix(lists, include)
 
 
-def _expand(line: str, matrix: dict[str, list[str]]) -> list[str]:
+def _expand(line: str, matrix: Matrix) -> list[str]:
+    """`line` once for each combination of the matrix values it names: the product of the
+    lists, then each `include:` entry that gives every one (tox -e ${{ matrix.session }} over
+    a matrix of `include:` entries only: one line per session); `line` as it is when a value
+    it names is in neither."""
     keys = list(dict.fromkeys(MATRIX_REF.findall(line)))
-    if not keys or any(k not in matrix for k in keys):
+    if not keys:
+        return [line]
+    combos: list[tuple[str, ...]] = []
+    if all(k in matrix.lists for k in keys):
+        combos += itertools.islice(itertools.product(*(matrix.lists[k] for k in keys)), MAX_MATRIX)
+    combos += [tuple(e[k] for k in keys) for e in matrix.include if all(k in e for k in keys)]
+    if not combos:
         return [line]
     lines = []
-    for values in itertools.islice(itertools.product(*(matrix[k] for k in keys)), MAX_MATRIX):
+    for values in combos[:MAX_MATRIX]:
         chosen = dict(zip(keys, values, strict=True))
         lines.append(MATRIX_REF.sub(functools.partial(_value, chosen), line))
     return list(dict.fromkeys(lines))
