@@ -12,6 +12,11 @@ from codegen_ci.security.bwrap import argv_again, vanished_place, without_place
 def test_only_bwraps_own_words_about_a_place_that_is_gone_name_it(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     assert vanished_place(f"bwrap: Can't mkdir {gone}: Read-only file system\n") == gone
+    remounted = (
+        f"bwrap: Can't remount readonly on /newroot{gone}: "
+        f'Unable to find "/newroot{gone}" in mount table\n'
+    )
+    assert vanished_place(remounted) == gone  # seen at -n 8: /run/secrets made and removed
     sock = tmp_path / "agent.sock"
     assert vanished_place(f"bwrap: Can't create file at {sock}: Read-only file system") == sock
     # the place is there, and a command's output follows: the command printed these words

@@ -161,7 +161,11 @@ def devices_are_ours() -> bool:
 # bubblewrap's own words when a mount point it was given is gone: a place listed when the
 # argv was made (a socket its program closed, a folder removed) no longer exists, and in the
 # read-only root bwrap cannot make it.
-_VANISHED = re.compile(r"bwrap: Can't (?:mkdir|create file at) (/[^\n]*?): [^\n]*")
+# Or, gone between bwrap's mount and its read-only remount: "Can't remount readonly on
+# /newroot/run/secrets: Unable to find "/newroot/run/secrets" in mount table".
+_VANISHED = re.compile(
+    r"bwrap: Can't (?:mkdir |create file at |remount readonly on /newroot)(/[^\n]*?): [^\n]*"
+)
 # bwrap's options that take a destination as their last argument, and how many arguments.
 _MOUNTS = {"--tmpfs": 1, "--remount-ro": 1, "--ro-bind": 2, "--bind": 2, "--dev-bind": 2}
 
