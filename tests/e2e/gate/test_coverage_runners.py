@@ -1,6 +1,10 @@
 """Changed lines run by the tests beyond `python -m pytest`: a unittest suite and a bare
 `pytest` (coverage.py, runners/_python.py) and Go (`gotestsum -- -coverprofile`,
-runners/go.py), through the CLI with the scripted model and the real runners."""
+runners/go.py), through the CLI with the scripted model and the real runners; and, in the run
+of Go's changed lines, the proof by the repository's own failing Go test.
+
+No flaky re-runs (`NO_RERUNS`): a candidate for proof is re-run on the base, a test run more,
+and no test here is about flakiness (test_proof_node.py's flaky test is)."""
 
 from __future__ import annotations
 
@@ -90,8 +94,11 @@ def fix_and_add_sub() -> list[Reply]:
     return [Reply(tool_calls=[write]), Reply("Fixed add, added sub.")]
 
 
+NO_RERUNS = {"reruns": 0}  # the default policy (`tests: preferred`), no flaky re-runs
+
+
 def python_spec(repo: SampleRepo, command: str) -> Path:
-    validation = {"test": [command], "timeout": 120}
+    validation = {"test": [command], "timeout": 120, "proof": NO_RERUNS}
     return write_spec(repo, proof=True, task="add must add.", validation=validation)
 
 
@@ -167,14 +174,16 @@ def go_spec(repo: SampleRepo, **validation: object) -> Path:
         repo,
         proof=True,
         task="Remove never below zero; add Store.Has.",
-        validation={"test": [GOTESTSUM], "junit": ["junit.xml"], **validation},
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"], "proof": NO_RERUNS, **validation},
     )
 
 
 @needs_go
-def test_go_changed_lines_come_from_the_cover_profile(
+def test_go_changed_lines_come_from_the_cover_profile_the_failing_test_proves_the_fix(
     tmp_path: Path, go_env: None, model_env: ScriptedModelServer
 ) -> None:
+    """Two cases of one run: the changed lines from Go's cover profile, and the proof by the
+    repository's own failing test (Store.Has, run by no test, changes neither)."""
     repo = make_go_repo(tmp_path)
     edit, has_lines = go_fix_and_has(repo)
     model_env.add(edit, Reply("done"))
@@ -182,6 +191,20 @@ def test_go_changed_lines_come_from_the_cover_profile(
     code, output, out, report = run_cli(repo, go_spec(repo))
 
     assert code == 0, output
+    # the proof: gotestsum's JUnit read in the pre-flight and the round; one round, only the
+    # fix committed; the repository's failing test proves it
+    assert report["iterations"] == 1 and report["preflight"]["tests"]["failed"] == 1
+    assert report["rounds"][0]["tests"]["passed"] == report["rounds"][0]["tests"]["total"] >= 3
+    base = repo.git("rev-parse", "main").strip()
+    assert repo.git("diff", "--name-only", base, report["branch"]).split() == [GO_FILE]
+    proof = report["proof"]
+    assert proof["status"] == "proven", proof
+    assert [t["id"] for t in proof["fail_to_pass"]] == [
+        "example.com/inventory::TestRemoveNeverBelowZero"
+    ]
+    assert proof["fail_to_pass"][0]["file"] == "store_test.go"
+    assert proof["pass_to_pass"] >= 2
+    # the changed lines
     assert report["proof"]["changed_lines"] == {
         "measured": True,
         "covered": 3,  # the fix's `if`, its body and `}`
@@ -206,7 +229,7 @@ def test_go_a_coverage_threshold_asks_for_a_test_of_the_lines_no_test_runs(
         Reply("Tested Has."),
     )
 
-    code, output, _, report = run_cli(repo, go_spec(repo, proof={"coverage": 0.8}))
+    code, output, _, report = run_cli(repo, go_spec(repo, proof={**NO_RERUNS, "coverage": 0.8}))
 
     assert code == 0, output
     assert report["iterations"] == 2

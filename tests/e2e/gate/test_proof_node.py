@@ -1,6 +1,7 @@
-"""Proof with vitest, and changed lines run by vitest, jest and `node --test`, through the CLI
+"""Proof with vitest, and changed lines run by vitest and `node --test`, through the CLI
 with the scripted model: real vitest and its V8 coverage package (`@vitest/coverage-v8`),
-jest with ts-jest, installed from the npm registry once per session; Node's own runner."""
+installed from the npm registry once per session; Node's own runner. (jest's changed lines:
+test_proof_ecosystems.py, in the run of its proof.)"""
 
 from __future__ import annotations
 
@@ -9,16 +10,11 @@ from pathlib import Path
 
 import pytest
 from eco_projects import (
-    TS_BUG,
-    TS_FILE,
-    TS_FIX,
-    TS_TASK,
     _git_repo,
-    make_ts_repo,
-    npm_packages,
     write_spec,
 )
 from gate_repos import reflections, run_cli
+from kept_projects import vitest_packages
 from node_projects import (
     CALC_BUG,
     CALC_FILE,
@@ -94,28 +90,47 @@ def write(path: str, content: str) -> Reply:
     return Reply(tool_calls=[call("write_file", path=path, content=content)])
 
 
-def spec(repo: SampleRepo, **proof: object) -> Path:
-    validation: dict[str, object] = {"test": [VITEST_JUNIT], "junit": ["junit.xml"]}
-    if proof:
-        validation["proof"] = proof
+# vitest started by its own script in node_modules/.bin, not through npx: npx loads npm first
+# (0.7 s of CPU a start, of vitest's 1.7), and the runner is the same (runners/_node.py reads
+# either). One test here runs vitest through npx as a workflow often writes it (the coverage
+# flags appended after npx's words); so do test_tests_kept_ecosystems_e2e.py's vitest cases.
+VITEST_BIN = VITEST_JUNIT.replace("npx vitest", "node_modules/.bin/vitest", 1)
+
+
+def spec(repo: SampleRepo, command: str = VITEST_BIN, **proof: object) -> Path:
+    """Proof on (the policy `proof` names, else the default), with no flaky re-runs (a vitest
+    start each: a candidate for proof is re-run on the base) unless `proof` asks for them:
+    only the flaky test is about them."""
+    validation: dict[str, object] = {"test": [command], "junit": ["junit.xml"]}
+    validation["proof"] = {"reruns": 0, **proof}
     return write_spec(repo, proof=True, task=CALC_TASK, validation=validation)
 
 
-def test_vitest_a_fix_without_a_test_succeeds_unproven_when_proof_is_preferred(
-    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+def test_vitest_a_fix_without_a_test_is_unproven_and_without_coverage_v8_says_so(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
 ) -> None:
-    repo = make_vitest_repo(tmp_path, vitest_modules)
+    """Two cases of one run (the same script and spec): the proof of a fix without a test,
+    and the changed lines of a repository with vitest alone, as many have it (no
+    `@vitest/coverage-v8`): the proof's assertions read no changed line."""
+    modules = vitest_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+    repo = make_vitest_repo(tmp_path, modules)
     model_env.add(fix(), Reply("Fixed."))
 
     code, output, _, report = run_cli(repo, spec(repo))
 
     assert code == 0, output
+    # a fix without a test: a success, unproven
     assert report["status"] == "success"
     proof = report["proof"]
-    assert (proof["status"], proof["fail_to_pass"]) == ("unproven", [])
-    assert "adds or edits no test" in proof["reason"]
-    assert proof["pass_to_pass"] == 1
-    assert "proof: unproven (" in output
+    assert (proof["status"], proof["fail_to_pass"]) == ("unproven", []), "fix without a test"
+    assert "adds or edits no test" in proof["reason"], "fix without a test"
+    assert proof["pass_to_pass"] == 1, "fix without a test"
+    assert "proof: unproven (" in output, "fix without a test"
+    # without its coverage package: not measured, the reason says so, nothing installed
+    lines = proof["changed_lines"]
+    assert not lines["measured"] and "@vitest/coverage-v8" in lines["reason"], lines
+    assert "installs nothing" in lines["reason"], "without its coverage package"
+    assert not (repo.path / "node_modules" / "@vitest" / "coverage-v8").exists()
 
 
 def test_vitest_a_new_test_that_passes_on_the_base_too_is_no_proof(
@@ -160,7 +175,7 @@ def test_vitest_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
     repo = make_vitest_repo(tmp_path, vitest_modules, {"src/flaky.test.js": FLAKY_TEST})
     model_env.add(fix(), write("src/above.test.js", ABOVE_TEST), Reply("done"))
 
-    code, output, _, report = run_cli(repo, spec(repo))
+    code, output, _, report = run_cli(repo, spec(repo, reruns=1))  # the default
 
     assert code == 0, output
     assert (report["status"], report["iterations"]) == ("success", 1)
@@ -186,7 +201,7 @@ def test_vitest_a_new_test_failing_on_the_base_proves_the_fix_and_unrun_lines_ar
         Reply("Fixed, and added wrap."),
     )
 
-    code, output, out, report = run_cli(repo, spec(repo))
+    code, output, out, report = run_cli(repo, spec(repo, VITEST_JUNIT))  # through npx
 
     assert code == 0, output
     proof = report["proof"]
@@ -202,51 +217,6 @@ def test_vitest_a_new_test_failing_on_the_base_proves_the_fix_and_unrun_lines_ar
     assert (out / "coverage" / "logs" / "coverage.log").is_file()
     assert sorted(report["files_changed"]) == ["src/above.test.js", CALC_FILE]  # no coverage files
     assert report["rounds"][0]["tests"]["total"] == 2  # the gate's own run, as it was
-
-
-def test_vitest_without_its_coverage_package_says_so_and_installs_nothing(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
-) -> None:
-    from kept_projects import vitest_packages  # vitest alone, as many repositories have it
-
-    modules = vitest_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
-    repo = make_vitest_repo(tmp_path, modules)
-    model_env.add(fix(), Reply("Fixed."))
-
-    code, output, _, report = run_cli(repo, spec(repo))
-
-    assert code == 0, output
-    lines = report["proof"]["changed_lines"]
-    assert not lines["measured"] and "@vitest/coverage-v8" in lines["reason"], lines
-    assert "installs nothing" in lines["reason"]
-    assert not (repo.path / "node_modules" / "@vitest" / "coverage-v8").exists()
-
-
-def test_jest_changed_lines_no_test_runs_are_named(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
-) -> None:
-    node_modules = npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
-    repo = make_ts_repo(tmp_path, node_modules)
-    price = (repo.path / TS_FILE).read_text().replace(TS_BUG, TS_FIX)
-    unused = "\nexport function free(cents: number): boolean {\n  return cents === 0;\n}\n"
-    model_env.add(write(TS_FILE, price + unused), Reply("Fixed, and added free()."))
-    body = f"{TS_FILE}:{len(price.splitlines()) + 3}"  # `return cents === 0;`
-
-    code, output, _, report = run_cli(
-        repo,
-        write_spec(
-            repo,
-            proof=True,
-            task=TS_TASK,
-            validation={"test": ["npm test"], "junit": ["junit.xml"]},
-        ),
-    )
-
-    assert code == 0, output
-    lines = report["proof"]["changed_lines"]
-    assert lines["measured"] and lines["reason"] == "", lines
-    assert lines["uncovered"] == [body], lines
-    assert lines["total"] - lines["covered"] == 1
 
 
 NODE_LIB = """\

@@ -4,13 +4,15 @@ deletes the failing test (a skip decorator, a deleted method, node's `{skip}`, `
 writes no JUnit: its summary's counts), jest's `describe.skip`, Go's
 `t.Skip` and a deleted test function, Rust's `#[ignore]` and an inline `mod tests` taken out of
 `src/lib.rs`) is not a success, and the report lists each test; the real fix passes; with
-`validation.protect_tests: false` the skip is a success."""
+`validation.protect_tests: false` the skip is a success. Where cheats can share a run (each at a
+failing test of its own), they are planted side by side and each asserted on its own."""
 
 from __future__ import annotations
 
 import os
 import pwd
 import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from eco_projects import (
     GO_FIX,
     GOTESTSUM,
     JEST_JUNIT,
+    STORE_TEST_GO,
     go_settings,
     make_go_repo,
     make_ts_repo,
@@ -29,6 +32,7 @@ from eco_projects import (
 )
 from gate_repos import run_cli
 from kept_projects import (
+    CALC_TEST_MJS,
     CARGO,
     NODE,
     UNITTEST,
@@ -104,15 +108,85 @@ def needs(project: Project) -> pytest.MarkDecorator:
     return pytest.mark.skipif(not shutil.which(project.tool), reason=f"needs {project.tool}")
 
 
+# vitest started by its own script in node_modules/.bin, not through npx: npx loads npm first
+# (0.7 s of CPU a start, of vitest's 1.7) and the runner is the same; test_proof_node.py runs
+# it through npx, as a workflow often writes it.
+VITEST_BIN = replace(
+    VITEST_PROJECT, test=VITEST_PROJECT.test.replace("npx vitest", "node_modules/.bin/vitest", 1)
+)
+
+
 def modules_for(project: Project, shared: Path) -> Path | None:
-    return vitest_packages(shared) if project in (VITEST_PROJECT, VITEST_NO_JUNIT) else None
+    return vitest_packages(shared) if project in (VITEST_BIN, VITEST_NO_JUNIT) else None
 
 
-PROJECTS = [UNITTEST, NODE, VITEST_PROJECT, VITEST_NO_JUNIT, CARGO]
+PROJECTS = [UNITTEST, NODE, VITEST_BIN, VITEST_NO_JUNIT, CARGO]
+
+# Cheats planted side by side in one run (two runner starts for all, not for each): each at a
+# failing test of its own, a copy of the one it cheats on in the project, so its skipped or
+# removed tests are its own and asserted on their own. Not with "assertion removed" (weakened
+# is looked at only when no test is missing) nor where a cheat takes every test of a file
+# (cargo's inline `mod tests`). `Plant`: a cheat's label, and the renaming that makes its
+# copy (in the edits' paths and texts, and in the removed tests' ids).
+Cases = dict[str, tuple[list[Edit], list[dict[str, object]]]]
+
+
+@dataclass(frozen=True)
+class Plant:
+    label: str
+    old: str  # in the project's files, the cheat's edits and its removed tests' ids
+    new: str
+
+
+def planted(project: Project, plants: list[Plant], files: dict[str, str]) -> tuple[Project, Cases]:
+    """`project` with `files` (the copies) and each plant's cheat, retargeted at its copy."""
+    cases: Cases = {}
+    for plant in plants:
+        edits, removed = project.cheats[plant.label]
+
+        def moved(text: str, plant: Plant = plant) -> str:
+            return text.replace(plant.old, plant.new)
+
+        cases[plant.label] = (
+            [
+                (moved(path), moved(old), None if new is None else moved(new))
+                for path, old, new in edits
+            ],
+            [{**r, "id": moved(str(r["id"]))} for r in removed],
+        )
+    return replace(project, name=project.name, files={**project.files, **files}, cheats={}), cases
+
+
+# node's test runner: three copies of "above", each skipped its own way
+NODE_ABOVE = CALC_TEST_MJS[CALC_TEST_MJS.index('test("above"') :]
+NODE_PLANTS = [
+    Plant("skip option", "above", "above-skip-option"),
+    Plant("t.skip()", "above", "above-t-skip"),
+    Plant("todo", "above", "above-todo"),
+]
+NODE_TESTS = CALC_TEST_MJS[: CALC_TEST_MJS.index('test("above"')] + "\n".join(
+    NODE_ABOVE.replace('"above"', f'"{p.new}"') for p in NODE_PLANTS
+)
+# vitest: one test file's `describe` skipped, another (a copy) removed
+VITEST_PLANTS = [
+    Plant("describe.skip", "src/calc.test.js", "src/calc.test.js"),
+    Plant("test file removed", "src/calc.test.js", "src/gone.test.js"),
+]
+# unittest: a test skipped in one file, deleted from a copy of it
+UNITTEST_PLANTS = [
+    Plant("skip decorator", "test_calc", "test_calc"),
+    Plant("test method deleted", "test_calc", "test_calc_again"),
+]
+PLANTED = [
+    (UNITTEST, UNITTEST_PLANTS, {"test_calc_again.py": UNITTEST.files["test_calc.py"]}),
+    (NODE, NODE_PLANTS, {"calc.test.mjs": NODE_TESTS}),
+    (VITEST_BIN, VITEST_PLANTS, {"src/gone.test.js": VITEST_PROJECT.files["src/calc.test.js"]}),
+]
 CHEATS = [
     pytest.param(p, label, id=f"{p.name}-{label}", marks=needs(p))
     for p in PROJECTS
     for label in p.cheats
+    if (p, label) not in [(q, x.label) for q, plants, _ in PLANTED for x in plants]
 ]
 
 
@@ -126,6 +200,46 @@ def test_a_skipped_or_deleted_test_is_not_success(
     code, output, report = attempt(repo, model_env, project.spec(), edits)
 
     assert_refused(code, output, report, removed)
+
+
+@pytest.mark.parametrize(
+    ("project", "plants", "files"),
+    [
+        pytest.param(
+            p, plants, files, id=f"{p.name}-" + "+".join(x.label for x in plants), marks=needs(p)
+        )
+        for p, plants, files in PLANTED
+    ],
+)
+def test_skipped_or_deleted_tests_planted_side_by_side_are_each_not_success(
+    tmp_path: Path,
+    model_env: ScriptedModelServer,
+    shared: Path,
+    project: Project,
+    plants: list[Plant],
+    files: dict[str, str],
+) -> None:
+    """`test_a_skipped_or_deleted_test_is_not_success`'s cases of one project, in one run."""
+    with_copies, cases = planted(project, plants, files)
+    repo = with_copies.make(tmp_path, modules_for(project, shared))
+    edits = [edit for case_edits, _ in cases.values() for edit in case_edits]
+
+    code, output, report = attempt(repo, model_env, project.spec(), edits)
+
+    assert code == 1, output
+    assert (report["status"], report["reason"]) == ("failed", "max_iterations")
+    in_round = [f for f in report["rounds"][-1]["failures"] if f["kind"] == "removed"]
+    every: list[Any] = []
+    for label, (_, removed) in cases.items():
+        ids = {dotted(str(r["id"])) for r in removed}
+        listed = [e for e in report["removed_tests"] if dotted(e["id"]) in ids]
+        assert same_ids(listed) == same_ids(removed), label
+        assert sorted(same_ids([f for f in in_round if dotted(f["id"]) in ids])) == sorted(ids), (
+            label
+        )
+        every += removed
+    # nothing else removed: each case's tests, and only theirs
+    assert sorted(same_ids(report["removed_tests"])) == sorted(same_ids(every))
 
 
 @pytest.mark.parametrize("project", [pytest.param(p, id=p.name, marks=needs(p)) for p in PROJECTS])
@@ -191,29 +305,39 @@ GO_SKIP: Edit = (
     "func TestRemoveNeverBelowZero(t *testing.T) {\n",
     'func TestRemoveNeverBelowZero(t *testing.T) {\n\tt.Skip("later")\n',
 )
-GO_DELETE: Edit = (
-    "store_test.go",
-    "func TestRemoveNeverBelowZero",
-    "func removeNeverBelowZero",
+
+
+# planted side by side: t.Skip in store_test.go, the deletion in a copy of its failing test
+GO_AGAIN_TEST = STORE_TEST_GO[: STORE_TEST_GO.index("func TestAdd")] + STORE_TEST_GO[
+    STORE_TEST_GO.index("func TestRemoveNeverBelowZero") :
+].replace("TestRemoveNeverBelowZero", "TestRemoveNeverBelowZeroAgain")
+GO_DELETE_AGAIN: Edit = (
+    "again_test.go",
+    "func TestRemoveNeverBelowZeroAgain",
+    "func removeNeverBelowZeroAgain",
 )
 
 
 @needs_go
-@pytest.mark.parametrize(
-    ("edit", "how"), [(GO_SKIP, "skipped"), (GO_DELETE, "removed")], ids=["t.Skip", "deleted"]
-)
 def test_go_skip_or_deleted_test_is_not_success(
-    tmp_path: Path, model_env: ScriptedModelServer, go_env: None, edit: Edit, how: str
+    tmp_path: Path, model_env: ScriptedModelServer, go_env: None
 ) -> None:
+    """Two cases planted side by side in one run, each at a failing test of its own: `t.Skip`
+    (skipped) and a deleted test function (removed)."""
     repo = make_go_repo(tmp_path)
+    repo.commit({"again_test.go": GO_AGAIN_TEST}, "the failing test, again")
     spec = UNITTEST.spec(validation=GO_VALIDATION)
 
-    code, output, report = attempt(repo, model_env, spec, [edit])
+    code, output, report = attempt(repo, model_env, spec, [GO_SKIP, GO_DELETE_AGAIN])
 
     assert code == 1, output
-    assert report["removed_tests"] == [
-        {"id": "example.com/inventory::TestRemoveNeverBelowZero", "how": how, "count": 1}
-    ]
+    assert len(report["removed_tests"]) == 2, report["removed_tests"]
+    removed = {r["id"]: r for r in report["removed_tests"]}
+    name = "example.com/inventory::TestRemoveNeverBelowZero"
+    assert removed.pop(name) == {"id": name, "how": "skipped", "count": 1}, "t.Skip"
+    again = name + "Again"
+    assert removed.pop(again) == {"id": again, "how": "removed", "count": 1}, "deleted"
+    assert removed == {}  # nothing else
 
 
 @needs_go

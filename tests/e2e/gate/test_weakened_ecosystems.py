@@ -1,6 +1,10 @@
 """A weakened Go test (`if got != 5 && false`) and a weakened jest test (`toBeDefined()`
 instead of `toBe(900)`) are reported, with real gotestsum and jest: the base version of the
-edited test file runs against the change's code, narrowed to that file."""
+edited test file runs against the change's code, narrowed to that file.
+
+No flaky re-runs (`NO_RERUNS`): the candidate for proof on the base and each weakened test would
+be re-run, a whole gotestsum or jest run more each, and no test here is about flakiness
+(test_proof_node.py's flaky test is)."""
 
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ pytestmark = pytest.mark.e2e
 ADD_OLD = "\tit.Count += n\n"
 ADD_BROKEN = "\tit.Count = n\n"
 CHECK_OLD = "got != 5 {"
+NO_RERUNS = {"reruns": 0}  # the default policy (`tests: preferred`), no flaky re-runs
 
 
 def run(command: str) -> Reply:
@@ -62,7 +67,7 @@ def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
     spec = write_spec(
         repo,
         task="Remove never below zero.",
-        validation={"test": [GOTESTSUM], "junit": ["junit.xml"]},
+        validation={"test": [GOTESTSUM], "junit": ["junit.xml"], "proof": NO_RERUNS},
         proof=True,
     )
 
@@ -95,7 +100,7 @@ def test_jest_a_weakened_test_is_reported_and_the_fix_not_proven(
         write("src/quantity.test.ts", TS_QUANTITY_TEST),
         Reply("done"),
     )
-    validation = {"test": [JEST], "junit": ["junit.xml"]}
+    validation = {"test": [JEST], "junit": ["junit.xml"], "proof": NO_RERUNS}
     spec = write_spec(repo, task=TS_TASK, validation=validation, proof=True)
 
     code, output, out, report = run_cli(repo, spec)

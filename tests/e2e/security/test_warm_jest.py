@@ -5,8 +5,10 @@ jest cache (under their TMPDIR) is never written."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -48,11 +50,8 @@ def transformed(tmp: Path) -> dict[str, int]:
     }
 
 
-@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
-def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
-    backend: str, node_modules: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+def project_files() -> dict[str, str]:
+    """Three TypeScript modules and their tests, for jest with ts-jest."""
     files = {
         "package.json": json.dumps({"name": "w", "private": True, "jest": JEST_CONFIG}) + "\n",
         ".gitignore": "node_modules/\n",
@@ -61,20 +60,58 @@ def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
     for i in range(1, 4):
         files[f"src/m{i}.ts"] = MODULE.format(k=i)
         files[f"src/m{i}.test.ts"] = TEST.format(i=i, v=2 * i)
-    repo = _git_repo(tmp_path / "project", files)
+    return files
+
+
+@pytest.fixture(scope="session")
+def users_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user's own TMPDIR, jest's cache in it warm from a run outside any sandbox (in a
+    copy of the project), made once per session (a file lock for xdist workers): the tests
+    only read it, each asserting its sandbox wrote nothing there."""
+    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
+    root = shared / "warm-jest-users-tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    user_tmp = root / "user-tmp"
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "warmed").exists():
+            shutil.rmtree(root / "project", ignore_errors=True)
+            shutil.rmtree(user_tmp, ignore_errors=True)
+            for rel, text in project_files().items():
+                (root / "project" / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / "project" / rel).write_text(text)
+            node_modules = npm_packages(shared)
+            subprocess.run(
+                ["cp", "-al", str(node_modules), str(root / "project" / "node_modules")],
+                check=True,
+            )
+            user_tmp.mkdir()
+            outside = subprocess.run(
+                JEST,
+                shell=True,
+                cwd=root / "project",
+                env={**os.environ, "TMPDIR": str(user_tmp)},
+                check=False,
+                capture_output=True,
+            )
+            assert outside.returncode == 0, outside.stdout
+            (root / "warmed").write_text("ok\n")
+    return user_tmp
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "landlock"])
+def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
+    backend: str,
+    node_modules: Path,
+    users_tmp: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    repo = _git_repo(tmp_path / "project", project_files())
     subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
-    # warm outside, in the user's own TMPDIR
-    user_tmp = tmp_path / "user-tmp"
-    user_tmp.mkdir()
-    outside = subprocess.run(
-        JEST,
-        shell=True,
-        cwd=repo.path,
-        env={**os.environ, "TMPDIR": str(user_tmp)},
-        check=False,
-        capture_output=True,
-    )
-    assert outside.returncode == 0
+    # the user's own TMPDIR, warm from a run outside (once per session: `users_tmp`)
+    user_tmp = users_tmp
     users, entries = transformed(user_tmp), sorted(p.name for p in user_tmp.iterdir())
     assert users
     (tmp_path / "wt").mkdir(mode=0o700)
