@@ -65,9 +65,8 @@ def test_plain_cargo_tests_are_named_at_their_panic_counted_and_proven(
     spec = write_spec(
         repo,
         task="remove() must never go below zero",
-        # the product's proof, without the flaky re-run of round 1's failing test (one more
-        # `cargo test`): flakiness is not what this is about
-        validation={"test": ["cargo test --offline"], "timeout": 300, "proof": {"reruns": 0}},
+        validation={"test": ["cargo test --offline"], "timeout": 300},
+        proof=True,
     )
 
     code, output, _, report = run_cli(repo, spec)
