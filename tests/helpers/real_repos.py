@@ -12,13 +12,15 @@ manager, and `.codegen.yml` written by `codegen-ci init` alone.
   on its default branch leaves the lint failing before the task starts.
 
 Installs are shared by the session (a file lock keeps xdist workers from installing twice);
-each test gets its own checkout.
+each test gets its own checkout, except the tests that only read one run's outcome: `defu`
+fixed in one round (`fixed_defu_run`) is run once for the session, the same way.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import pwd
 import shutil
@@ -27,12 +29,17 @@ import sys
 import venv
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
-from sample_repo import SampleRepo, sh
+from eco_projects import edit_turn
+from sample_repo import NO_PROOF, SampleRepo, sh
 
 from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "repos"
 PNPM = "pnpm@10.33.0"  # the version defu's package.json pins (packageManager)
@@ -44,6 +51,12 @@ PY_PACKAGES = (
     "coverage==7.6.10",
 )
 NPM_TIMEOUT = 900
+DEFU_BUG = (
+    "src/defu.ts",
+    "if (value === null || value === undefined) {",
+    "if (value === undefined) {",
+)
+DEFU_TASK = "defu() must treat null in the object like undefined: the default value fills it."
 
 
 def npm_cache() -> str:
@@ -115,15 +128,16 @@ def npm_install_shared(shared: Path, name: str, *extra: str) -> Path:
                 "--cache",
                 npm_cache(),
             ]
-            subprocess.run(argv, cwd=root, check=True, capture_output=True, timeout=NPM_TIMEOUT)
-            if extra:
-                subprocess.run(
-                    [*argv, "--no-save", *extra],
-                    cwd=root,
-                    check=True,
-                    capture_output=True,
-                    timeout=NPM_TIMEOUT,
-                )
+            # one npm: the package.json's tree with `extra` added, package.json left as it
+            # was (two, the second reading the whole tree again, cost 2.5 s more of CPU)
+            extra_argv = ["--no-save", *extra] if extra else []
+            subprocess.run(
+                [*argv, *extra_argv],
+                cwd=root,
+                check=True,
+                capture_output=True,
+                timeout=NPM_TIMEOUT,
+            )
     return root / "node_modules"
 
 
@@ -133,8 +147,11 @@ def python_env(shared: Path) -> Path:
     with _installing(root) as needed:
         if needed:
             shutil.rmtree(root / "venv", ignore_errors=True)
-            venv.create(root / "venv", with_pip=True)
-            pip = [str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "-q"]
+            # installed by this session's pip (`--python`): the venv's own pip, which
+            # ensurepip would install first, is half the CPU of the whole and nothing uses it
+            venv.create(root / "venv", with_pip=False)
+            python = str(root / "venv" / "bin" / "python")
+            pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q"]
             subprocess.run(
                 [*pip, *PY_PACKAGES], check=True, capture_output=True, timeout=NPM_TIMEOUT
             )
@@ -208,3 +225,58 @@ def files_under(path: Path, name: str) -> list[Path]:
 
 
 PYTHON = sys.executable
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """A run's outcome, read by several tests: the repository it ran on, its exit code,
+    terminal output and report.json."""
+
+    repo: SampleRepo
+    code: int
+    output: str
+    report: dict[str, Any]
+
+
+def session_folder(factory: pytest.TempPathFactory) -> Path:
+    """A folder of this session alone, the same for all its xdist workers: under xdist the
+    parent of each worker's base temp folder, else the base temp folder (pytest makes both
+    afresh each session, unlike the parent of a `--basetemp`, which the installs use)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def fixed_defu_run(
+    factory: pytest.TempPathFactory, shared: Path, pnpm: Path, model: ScriptedModelServer
+) -> SharedRun:
+    """`codegen-ci run` on `defu` with its bug (pnpm-installed, configured by init alone) whose
+    scripted model makes the one right edit, over a spec with the task and no proof nor flaky
+    re-runs. Run once for the session (a file lock, as the installs): each run of it is two of
+    vitest with its typecheck, and the tests that need it only read what it left (the report,
+    the branch, the checkout's node_modules). `pnpm` must be on PATH; the first caller's
+    `model` answers. Its outcome belongs to this session's code: it is kept in the session's
+    folder, not beside the installs, which outlive the session."""
+    root = session_folder(factory) / "defu-fixed-run"
+    with _installing(root) as needed:
+        if needed:
+            for stale in ("defu", "defu-origin.git", "out"):  # an earlier caller's, cut short
+                shutil.rmtree(root / stale, ignore_errors=True)
+            repo = checkout(root, "defu", bug=DEFU_BUG)
+            pnpm_install(repo, pnpm, shared / "pnpm-store")
+            codegen_init(repo)
+            model.add(*edit_turn(DEFU_BUG[0], DEFU_BUG[2], DEFU_BUG[1], "null gets defaults now"))
+            spec = root / "task.yaml"
+            spec.write_text(
+                json.dumps({"version": 1, "task": DEFU_TASK, "validation": {"proof": NO_PROOF}})
+            )
+            out = root / "out"
+            result = CliRunner().invoke(
+                cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
+            )
+            outcome = {"code": result.exit_code, "output": result.output}
+            (root / "outcome.json").write_text(json.dumps(outcome))
+    outcome = json.loads((root / "outcome.json").read_text())
+    path = root / "out" / "report.json"
+    report = json.loads(path.read_text()) if path.exists() else {}
+    repo = SampleRepo(root / "defu", root / "defu-origin.git", root)
+    return SharedRun(repo, outcome["code"], outcome["output"], report)

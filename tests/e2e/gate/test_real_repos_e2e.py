@@ -23,8 +23,12 @@ import pytest
 from click.testing import CliRunner
 from eco_projects import edit_turn
 from real_repos import (
+    DEFU_BUG,
+    DEFU_TASK,
+    SharedRun,
     checkout,
     codegen_init,
+    fixed_defu_run,
     link_node_modules,
     npm_install_shared,
     pnpm_bin,
@@ -39,12 +43,6 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(900)]
 needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
 
-DEFU_BUG = (
-    "src/defu.ts",
-    "if (value === null || value === undefined) {",
-    "if (value === undefined) {",
-)
-DEFU_TASK = "defu() must treat null in the object like undefined: the default value fills it."
 _DEDUP = "text = DUPLICATE_DASH_PATTERN.sub(DEFAULT_SEPARATOR, text)"
 SLUGIFY_BUG = ("slugify/slugify.py", _DEDUP + ".strip(DEFAULT_SEPARATOR)", _DEDUP)
 SLUGIFY_TASK = "slugify() must not leave separators at the start or end: '___a b---' -> 'a-b'."
@@ -65,13 +63,18 @@ def shared(factory: pytest.TempPathFactory) -> Path:
     return factory.getbasetemp().parent / "real-repos"
 
 
-def run(repo: SampleRepo, task: str, *args: str) -> tuple[int, str, dict[str, Any]]:
-    """`codegen-ci run` with a spec that holds the task and, over init's `.codegen.yml`, no
-    proof and no flaky re-runs: none of these tests is about them, and they are one more run
-    of the project's tests (vitest with its typecheck) after a passing round and after each
-    failing one (tests/e2e/gate/test_proof_*.py are about proof)."""
+def run(
+    repo: SampleRepo, task: str, *args: str, limits: dict[str, int] | None = None
+) -> tuple[int, str, dict[str, Any]]:
+    """`codegen-ci run` with a spec that holds the task (and any `limits`) and, over init's
+    `.codegen.yml`, no proof and no flaky re-runs: none of these tests is about them, and they
+    are one more run of the project's tests (vitest with its typecheck) after a passing round
+    and after each failing one (tests/e2e/gate/test_proof_*.py are about proof)."""
     spec = repo.tmp / "task.yaml"
-    spec.write_text(json.dumps({"version": 1, "task": task, "validation": {"proof": NO_PROOF}}))
+    task_spec: dict[str, Any] = {"version": 1, "task": task, "validation": {"proof": NO_PROOF}}
+    if limits:
+        task_spec["limits"] = limits
+    spec.write_text(json.dumps(task_spec))
     out = repo.tmp / "out"
     shutil.rmtree(out, ignore_errors=True)
     result = CliRunner().invoke(
@@ -112,13 +115,25 @@ def defu(
     return repo
 
 
-@needs_node
-def test_vitest_pnpm_typecheck_fixed_with_every_test_green(
-    defu: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(*edit_turn(DEFU_BUG[0], DEFU_BUG[2], DEFU_BUG[1], "null gets defaults now"))
+@pytest.fixture
+def defu_fixed(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    model_env: ScriptedModelServer,
+) -> SharedRun:
+    """`defu` fixed in one round (the scripted model's right edit), as `run` runs it: one run
+    for the session, which tests/e2e/security/test_dependency_writes.py reads too."""
+    pnpm = pnpm_bin(shared(tmp_path_factory))
+    monkeypatch.setenv("PATH", f"{pnpm}{os.pathsep}{os.environ['PATH']}")
+    fixed = fixed_defu_run(tmp_path_factory, shared(tmp_path_factory), pnpm, model_env)
+    config = (fixed.repo.path / ".codegen.yml").read_text()
+    assert "vitest" in config and "--typecheck" in config  # init kept the project's own flags
+    return fixed
 
-    code, output, report = run(defu, DEFU_TASK)
+
+@needs_node
+def test_vitest_pnpm_typecheck_fixed_with_every_test_green(defu_fixed: SharedRun) -> None:
+    code, output, report = defu_fixed.code, defu_fixed.output, defu_fixed.report
 
     assert code == 0, output
     assert report["status"] == "success" and report["sandbox"] != "off"
@@ -126,20 +141,23 @@ def test_vitest_pnpm_typecheck_fixed_with_every_test_green(
     assert any("should fill in values that are null" in f["id"] for f in pre["failures"])
     tests = report["rounds"][-1]["tests"]
     assert tests["total"] >= 46 and tests["passed"] == tests["total"] - tests["skipped"]
-    assert changed(defu, report) == ["src/defu.ts"]
+    assert changed(defu_fixed.repo, report) == ["src/defu.ts"]
 
 
 @needs_node
 def test_vitest_pnpm_typecheck_not_fixed_is_never_success(
     defu: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    for _ in range(3):  # a model that only talks
+    for _ in range(2):  # a model that only talks
         model_env.add(Reply(tool_calls=[call("read_file", path=DEFU_BUG[0])]), Reply("looks fine"))
 
-    code, output, report = run(defu, DEFU_TASK)
+    # two rounds, not init's three: the second already follows feedback (what the model
+    # heard), a third would run vitest with its typecheck once more on the same code
+    code, output, report = run(defu, DEFU_TASK, limits={"max_iterations": 2, "stuck_rounds": 2})
 
     assert code == 1, output
     assert report["status"] == "failed" and report["reason"] in ("stuck", "max_iterations")
+    assert len(report["rounds"]) == 2
     assert all(r["tests"]["failed"] + r["tests"]["errors"] >= 1 for r in report["rounds"])
     # what the model heard is the failing test, never an EROFS from vitest's build info
     heard = user_messages(model_env)
@@ -189,10 +207,12 @@ def test_unittest_project_never_succeeds_with_broken_code(
         Reply("rewrote it"),
     )
 
-    code, output, report = run(slugify_repo, SLUGIFY_TASK)
+    # one round, as the model has one turn: init's further two would run flake8, pycodestyle
+    # and the tests again on the same broken code
+    code, output, report = run(slugify_repo, SLUGIFY_TASK, limits={"max_iterations": 1})
 
     assert report["status"] == "failed" and code == 1, output
-    assert report["rounds"], "the tests ran"
+    assert len(report["rounds"]) == 1, "the tests ran"
     last = report["rounds"][-1]["tests"]
     assert last["total"] is not None and last["errors"] + last["failed"] >= 1
 
@@ -257,9 +277,9 @@ def test_mocha_with_a_reporter_that_is_not_installed_is_a_config_error(
     model_env.add(*edit_turn(RANGE_BUG[0], RANGE_BUG[2], RANGE_BUG[1], "-1 for unsatisfiable"))
     command = "npx mocha --reporter mocha-junit-reporter-not-installed --check-leaks test/"
     spec = range_parser.tmp / "task.yaml"
-    spec.write_text(
-        json.dumps({"version": 1, "task": RANGE_TASK, "validation": {"test": [command]}})
-    )
+    # no lint: eslint's run (failing on the base, the test above) is not what this is about
+    validation = {"lint": [], "test": [command]}
+    spec.write_text(json.dumps({"version": 1, "task": RANGE_TASK, "validation": validation}))
     out = range_parser.tmp / "out"
 
     result = CliRunner().invoke(

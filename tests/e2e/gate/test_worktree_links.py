@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from eco_projects import _git_repo, edit_turn, write_spec
+from eco_projects import _git_repo, edit_turn, warm_go_cache, write_spec
 from gate_repos import run_cli
 from sample_repo import SampleRepo
 
@@ -122,6 +122,15 @@ func TestAdd(t *testing.T) {
 """
 
 
+@pytest.fixture
+def go_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Go's build cache warm, as a user's machine has it (eco_projects.warm_go_cache, shared by
+    the session): each phase's `go test` links from it instead of compiling the standard
+    library's testing packages again (each test has its own HOME, so its own cold cache)."""
+    shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
+    monkeypatch.setenv("GOCACHE", str(warm_go_cache(shared)))
+
+
 def go_workspace(tmp: Path, extra: dict[str, str] | None = None) -> SampleRepo:
     files = {
         "go.work": GO_WORK,
@@ -135,6 +144,7 @@ def go_workspace(tmp: Path, extra: dict[str, str] | None = None) -> SampleRepo:
 
 
 @needs_go
+@pytest.mark.usefixtures("go_cache")
 def test_gowork_naming_the_checkouts_workspace_is_redirected_to_the_worktrees(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,6 +183,7 @@ def test_a_replace_naming_the_checkout_stops_the_run_before_the_model(
 
 
 @needs_go
+@pytest.mark.usefixtures("go_cache")
 def test_the_base_commits_answer_comes_from_the_base_code_not_the_checkout_gowork_names(
     tmp_path: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

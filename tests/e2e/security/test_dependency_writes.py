@@ -12,8 +12,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from eco_projects import edit_turn
-from real_repos import checkout, codegen_init, files_under, pnpm_bin, pnpm_install
+from real_repos import (
+    DEFU_BUG,
+    DEFU_TASK,
+    checkout,
+    codegen_init,
+    files_under,
+    fixed_defu_run,
+    pnpm_bin,
+    pnpm_install,
+)
 from sample_repo import FIX, VERSION_FILE, SampleRepo, sh
 
 from codegen_ci.cli import cli
@@ -28,13 +36,6 @@ from codegen_ci.workspace.dependency_links import (
 
 needs_node = pytest.mark.skipif(not shutil.which("npm"), reason="needs node and npm")
 needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
-
-DEFU_BUG = (
-    "src/defu.ts",
-    "if (value === null || value === undefined) {",
-    "if (value === undefined) {",
-)
-DEFU_TASK = "defu() must treat null in the object like undefined: the default value fills it."
 
 
 def run(repo: SampleRepo, spec: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
@@ -221,11 +222,19 @@ def test_vitest_typecheck_writes_its_build_info_and_the_checkout_stays_unchanged
 @pytest.mark.slow
 @needs_node
 def test_vitest_typecheck_under_the_sandbox_fixes_the_bug_with_every_test_green(
-    defu: SampleRepo, model_env: ScriptedModelServer
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    model_env: ScriptedModelServer,
 ) -> None:
-    model_env.add(*edit_turn(DEFU_BUG[0], DEFU_BUG[2], DEFU_BUG[1], "null now gets defaults"))
-
-    code, output, report = run(defu, task_spec(defu, DEFU_TASK))
+    # The session's one run of it (real_repos.fixed_defu_run, which test_real_repos_e2e.py
+    # reads too): init's config, the scripted model's right edit, no proof (its base run is
+    # vitest with the typecheck once more, not what this is about: the proof's tree and the
+    # copy it borrows are test_proof_node.py's and the tests above).
+    shared = tmp_path_factory.getbasetemp().parent / "real-repos"
+    pnpm = pnpm_bin(shared)
+    monkeypatch.setenv("PATH", f"{pnpm}{os.pathsep}{os.environ['PATH']}")
+    fixed = fixed_defu_run(tmp_path_factory, shared, pnpm, model_env)
+    code, output, report, defu = fixed.code, fixed.output, fixed.report, fixed.repo
 
     assert code == 0, output
     assert report["status"] == "success" and report["iterations"] == 1
