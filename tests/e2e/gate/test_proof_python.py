@@ -5,6 +5,7 @@ the base commit's code with the change's test files applied."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gate_repos import reflections, run_cli
@@ -54,23 +55,31 @@ def with_proof(sample_repo: SampleRepo) -> None:
     sample_repo.proof = True
 
 
-def spec(repo: SampleRepo, policy: str | None = None) -> Path:
+# Only the flaky tests below are about re-runs: the others run none (`reruns: 0`), so a test
+# that fails on the base commit is not run there a second time (one pytest run fewer each).
+NO_RERUNS = {"reruns": 0}
+
+
+def spec(repo: SampleRepo, policy: str | None = None, *, reruns: bool = False) -> Path:
     validation: dict[str, object] = {
         "test": ["python -m pytest -q -p no:cacheprovider tests"],
         "timeout": 120,
     }
+    proof: dict[str, object] = {} if reruns else dict(NO_RERUNS)
     if policy:
-        validation["proof"] = {"tests": policy}
+        proof["tests"] = policy
+    if proof:
+        validation["proof"] = proof
     return repo.write_spec(validation=validation)
 
 
 def test_the_repositorys_own_failing_test_proves_the_fix(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    fix_and_bump_patch: tuple[int, str, Path, dict[str, Any]],
 ) -> None:
-    """The sample repository's test of the bug fails on the base: the fix alone is proven."""
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
-
-    code, output, _, report = run_cli(sample_repo, spec(sample_repo))
+    """The sample repository's test of the bug fails on the base: the fix, with no test of
+    its own, is proven. (The change also adds `bump_patch`, which no test runs: the run
+    `test_changed_lines_no_test_runs_are_named` reads too.)"""
+    code, output, _, report = fix_and_bump_patch
 
     assert code == 0, output
     proof = report["proof"]
@@ -189,7 +198,7 @@ def test_required_proof_never_given_ends_as_a_failure_of_its_own(
     path = sample_repo.write_spec(
         validation={
             "test": ["python -m pytest -q -p no:cacheprovider tests"],
-            "proof": {"tests": "required"},
+            "proof": {"tests": "required", **NO_RERUNS},
         },
         limits={"max_iterations": 2},
     )
@@ -244,7 +253,7 @@ def test_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
     )
     model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
 
-    code, output, out, report = run_cli(sample_repo, spec(sample_repo))
+    code, output, out, report = run_cli(sample_repo, spec(sample_repo, reruns=True))
 
     assert code == 0, output
     assert (report["status"], report["iterations"]) == ("success", 1)
@@ -319,12 +328,31 @@ def add_bump_patch() -> Reply:
     )
 
 
-def test_changed_lines_no_test_runs_are_named(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(add_bump_patch(), Reply("Fixed, and added bump_patch."))
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, tuple[int, str, Path, dict[str, Any]]]:
+    """Runs several tests only read, made once per module (per xdist worker) by the first
+    test that needs one, in that test's isolated environment."""
+    return {}
 
-    code, output, out, report = run_cli(sample_repo, spec(sample_repo))
+
+@pytest.fixture
+def fix_and_bump_patch(
+    shared_runs: dict[str, tuple[int, str, Path, dict[str, Any]]],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> tuple[int, str, Path, dict[str, Any]]:
+    """The fix and a new `bump_patch` no test runs, under the default proof policy: run_cli's
+    exit code, output, output directory and report (read only)."""
+    if "fix_and_bump_patch" not in shared_runs:
+        model_env.add(add_bump_patch(), Reply("Fixed, and added bump_patch."))
+        shared_runs["fix_and_bump_patch"] = run_cli(sample_repo, spec(sample_repo))
+    return shared_runs["fix_and_bump_patch"]
+
+
+def test_changed_lines_no_test_runs_are_named(
+    fix_and_bump_patch: tuple[int, str, Path, dict[str, Any]],
+) -> None:
+    code, output, out, report = fix_and_bump_patch
 
     assert code == 0, output
     lines = report["proof"]["changed_lines"]
@@ -352,7 +380,7 @@ def test_a_coverage_threshold_asks_for_tests_of_the_lines_no_test_runs(
     path = sample_repo.write_spec(
         validation={
             "test": ["python -m pytest -q -p no:cacheprovider tests"],
-            "proof": {"coverage": 0.8},
+            "proof": {"coverage": 0.8, **NO_RERUNS},
         }
     )
 
@@ -377,6 +405,7 @@ def test_a_test_command_that_writes_no_junit_beside_the_runner_does_not_void_the
     validation = {
         "test": ["python -m pytest -q -p no:cacheprovider tests", "python -m compileall -q src"],
         "timeout": 120,
+        "proof": NO_RERUNS,
     }
 
     code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=validation))

@@ -141,7 +141,12 @@ def test_failing_subtests_fixed_keep_their_test(
             {
                 "version": 1,
                 "task": "bump_minor must reset the patch number.",
-                "validation": {"test": [UNITTEST], "timeout": 120, "proof": {"tests": "preferred"}},
+                # the proof, without its re-run on the base (re-runs: the test above)
+                "validation": {
+                    "test": [UNITTEST],
+                    "timeout": 120,
+                    "proof": {"tests": "preferred", "reruns": 0},
+                },
                 "limits": {"max_iterations": 1},
             }
         )

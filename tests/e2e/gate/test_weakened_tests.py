@@ -45,11 +45,16 @@ def weakening_turn() -> list[Reply]:
     ]
 
 
+# None of these is about flaky tests (test_proof_python.py's are): no re-run of a test that
+# fails on the base (the proof's candidates, the weakened originals), one pytest run fewer each.
+NO_RERUNS = {"reruns": 0}
+
+
 def spec(repo: SampleRepo, policy: str, max_iterations: int = 3) -> Path:
     return repo.write_spec(
         validation={
             "test": ["python -m pytest -q -p no:cacheprovider tests"],
-            "proof": {"tests": policy},
+            "proof": {"tests": policy, **NO_RERUNS},
         },
         limits={"max_iterations": max_iterations},
     )
@@ -163,7 +168,7 @@ def test_a_test_file_moved_and_weakened_is_still_reported(
     moving = base.write_spec(
         validation={
             "test": ["python -m pytest -q -p no:cacheprovider tests"],
-            "proof": {"tests": "preferred"},
+            "proof": {"tests": "preferred", **NO_RERUNS},
             "protect_tests": False,
         },
     )

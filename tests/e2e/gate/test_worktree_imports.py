@@ -68,17 +68,12 @@ def install_editable(venv: Path, project: Path, style: str) -> None:
         )
         (project / "setup.py").unlink()
         return
-    code = (
-        "import sys; from setuptools.command.editable_wheel import _finder_template as t; "
-        "sys.stdout.write(t(sys.argv[1], {'semver': sys.argv[2]}, {}))"
-    )
+    # setuptools' own template, written here: the text its `python -c` in the venv wrote
+    # (the venv sees this run's setuptools), without a process importing setuptools per test
+    from setuptools.command.editable_wheel import _finder_template
+
     name = "__editable___semver_0_1_finder"
-    finder = subprocess.run(
-        [python, "-c", code, name, str(project / "src" / "semver")],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    finder = _finder_template(name, {"semver": str(project / "src" / "semver")}, {})
     site = venv_site(venv)
     (site / f"{name}.py").write_text(finder)
     (site / "__editable__.semver-0.1.pth").write_text(f"import {name}; {name}.install()\n")
