@@ -1,14 +1,26 @@
 """The eval tests' repository: a fresh clone of the parse history
-(tests/helpers/parse_history.py)."""
+(tests/helpers/parse_history.py), and the check of its tasks that is made once a session."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from parse_history import clone_parse
+from parse_history import CheckedParse, checked_parse, clone_parse, shared_root
 
 
 @pytest.fixture
 def parse_repo(tmp_path: Path) -> Path:
     return clone_parse(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def parse_shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return shared_root(tmp_path_factory)
+
+
+@pytest.fixture
+def parse_check(parse_shared: Path) -> CheckedParse:
+    """The shared `--check` of the 16-commit range (made by the first test that asks, in its
+    isolated environment)."""
+    return checked_parse(parse_shared)
