@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from click.testing import CliRunner, Result
 from eco_projects import go_settings
 
 from codegen_ci.cli import cli
+from codegen_ci.commands.init_env import Toolchain
 from codegen_ci.spec.layers import load_layer_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -610,3 +612,9 @@ def test_init_control_writes_the_same_files_through_real_folders(tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert (tmp_path / ".github" / "workflows" / "codegen-issue-labeled.yml").is_file()
     assert (tmp_path / ".codegen.yml").is_file()
+
+
+def test_the_interpreter_is_asked_which_python_tools_it_finds(tmp_path: Path) -> None:
+    tools = Toolchain(tmp_path, "python", "", False, probe=sys.executable)
+
+    assert tools.has_module("pytest") and not tools.has_module("no_such_tool_here")
