@@ -112,17 +112,16 @@ class CheckedParse:
 
 
 def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This session's folder for work shared by every xdist worker (the basetemp root, made
-    afresh each session; without xdist the basetemp itself)."""
+    """The folder for work shared by every xdist worker of a session (the basetemp root;
+    without xdist the basetemp itself)."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def checked_parse(root: Path) -> CheckedParse:
-    """The check, made by whichever test asks first (under a file lock, so once per session
-    across xdist workers; called from a test or function fixture, in its isolated
+def checked_parse(where: Path) -> CheckedParse:
+    """The check, made in `where` by whichever test asks first (under a file lock, so once per
+    session across xdist workers; called from a test or function fixture, in its isolated
     environment)."""
-    where = root / "parse-checked"
     where.mkdir(parents=True, exist_ok=True)
     record = where / "record.json"
     with (where / ".lock").open("w") as lock:

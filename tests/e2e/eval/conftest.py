@@ -15,8 +15,11 @@ def parse_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def parse_shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return shared_root(tmp_path_factory)
+def parse_shared(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """Where this session's check goes: named by xdist's id of the test run too, as a
+    `--basetemp` given again keeps an earlier session's folder beside the workers'."""
+    run = getattr(request.config, "workerinput", {}).get("testrunuid", "")
+    return shared_root(tmp_path_factory) / f"parse-checked-{run}".rstrip("-")
 
 
 @pytest.fixture
