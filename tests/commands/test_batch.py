@@ -19,7 +19,6 @@ from tests.helpers.sample_repo import (
     FIXED_LINE_OLD,
     VERSION_FILE,
     SampleRepo,
-    make_sample_repo,
 )
 
 from codegen_ci.agent.model import Model, ModelReply
@@ -32,8 +31,9 @@ TASK = re.compile(r"Create the file (\w+\.txt)")
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> SampleRepo:
-    return make_sample_repo(tmp_path)
+def sample(sample_repo: SampleRepo) -> SampleRepo:
+    """The sample repository, copied from the session's template (tests/conftest.py)."""
+    return sample_repo
 
 
 @dataclass
@@ -193,8 +193,10 @@ def test_an_infrastructure_error_exits_3_unless_a_spec_failed(
     assert "invalid api key" in beta["error"]
     assert re.search(r"^alpha\s+success", capsys.readouterr().out, re.M)
 
+    # the same service error beside a spec that failed (alpha, which passed, left out)
+    beside = (str(specs / "beta.yaml"), str(specs / "gamma.yaml"))
     with_a_failure = batch_command(
-        (str(specs),), 1, sample.tmp / "o2", sample.path, False, model_factory=models
+        beside, 1, sample.tmp / "o2", sample.path, False, model_factory=models
     )
     assert with_a_failure == ExitCode.FAILED
 

@@ -10,12 +10,17 @@ settings.yml beside it) is in tests/e2e/eval/conftest.py."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -90,3 +95,61 @@ def read(out: Path) -> dict[str, Any]:
 def task_of(request: dict[str, Any]) -> str:
     """The task text a model request carries (its user message)."""
     return str(next(m["content"] for m in request["messages"] if m["role"] == "user"))
+
+
+@dataclass(frozen=True)
+class CheckedParse:
+    """`eval --from-history 16 --check --concurrency 2` of a clone of its own, with
+    NO_PROOF_SETTINGS: the tasks of every range the eval tests use (16, 11, 9 and 2 commits)
+    checked once. Shared: read it, never write into it."""
+
+    repo: Path
+    out: Path
+    exit_code: int
+    output: str
+    before: dict[str, Any]  # snapshot(repo) before and after the check
+    after: dict[str, Any]
+
+
+def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder for work shared by every xdist worker of a session (the basetemp root;
+    without xdist the basetemp itself)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def checked_parse(where: Path) -> CheckedParse:
+    """The check, made in `where` by whichever test asks first (under a file lock, so once per
+    session across xdist workers; called from a test or function fixture, in its isolated
+    environment)."""
+    where.mkdir(parents=True, exist_ok=True)
+    record = where / "record.json"
+    with (where / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            repo = clone_parse(where, NO_PROOF_SETTINGS)
+            before = snapshot(repo)
+            result = run_eval(
+                repo,
+                "--from-history",
+                "16",
+                "--check",
+                "--output-dir",
+                str(where / "out"),
+                "--concurrency",
+                "2",
+            )
+            done = {"exit_code": result.exit_code, "output": result.output}
+            done |= {"before": before, "after": snapshot(repo)}
+            record.write_text(json.dumps(done))
+    data = json.loads(record.read_text())
+    return CheckedParse(where / "parse", where / "out", **data)
+
+
+def seed_check(out: Path, checked: CheckedParse, *commits: str) -> None:
+    """Put the shared check of `commits` into the eval output directory `out`, as an earlier
+    eval there leaves it (`tasks/<commit>/`): an eval of a clone with NO_PROOF_SETTINGS takes
+    it instead of checking those tasks again (eval/store.py; the check's key is the
+    model-free settings, the commit and its base, the same in every clone)."""
+    for commit in commits:
+        shutil.copytree(checked.out / "tasks" / commit[:12], out / "tasks" / commit[:12])

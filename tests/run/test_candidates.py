@@ -26,7 +26,6 @@ from tests.helpers.sample_repo import (
     PYTEST,
     VERSION_FILE,
     SampleRepo,
-    make_sample_repo,
 )
 
 from codegen_ci.agent.model import Model, ModelReply, ToolCall
@@ -61,8 +60,9 @@ QUICK_GATE = {
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> SampleRepo:
-    return make_sample_repo(tmp_path)
+def sample(sample_repo: SampleRepo) -> SampleRepo:
+    """The sample repository, copied from the session's template (tests/conftest.py)."""
+    return sample_repo
 
 
 @pytest.fixture

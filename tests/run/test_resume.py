@@ -14,7 +14,6 @@ from tests.helpers.sample_repo import (
     PYTEST,
     VERSION_FILE,
     SampleRepo,
-    make_sample_repo,
 )
 
 from codegen_ci.cancel import Cancel
@@ -46,8 +45,9 @@ def resumable(*, suite: bool = False, **limits: int) -> Spec:
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> SampleRepo:
-    return make_sample_repo(tmp_path)
+def sample(sample_repo: SampleRepo) -> SampleRepo:
+    """The sample repository, copied from the session's template (tests/conftest.py)."""
+    return sample_repo
 
 
 def interrupted_run(sample: SampleRepo) -> tuple[Path, ScriptedModels]:

@@ -25,10 +25,12 @@ from parse_history import (
     NO_PROOF_SETTINGS,
     SETTINGS,
     SUBSECONDS,
+    CheckedParse,
     clone_parse,
     git,
     read,
     run_eval,
+    seed_check,
     snapshot,
 )
 
@@ -46,21 +48,11 @@ def parse_repo(tmp_path: Path) -> Path:
 
 
 def test_check_keeps_the_tasks_whose_changed_tests_fail_before_and_pass_after(
-    parse_repo: Path,
+    parse_check: CheckedParse,
 ) -> None:
-    before = snapshot(parse_repo)
-    out = parse_repo.parent / "out"
-
-    result = run_eval(
-        parse_repo,
-        "--from-history",
-        "16",
-        "--check",
-        "--output-dir",
-        str(out),
-        "--concurrency",
-        "2",
-    )
+    # the shared check (tests/helpers/parse_history.py): `eval --from-history 16 --check
+    # --concurrency 2` of a clone of its own, with its snapshots before and after
+    parse_repo, out, result = parse_check.repo, parse_check.out, parse_check
 
     assert result.exit_code == 0, result.output
     doc = read(out)
@@ -94,7 +86,7 @@ def test_check_keeps_the_tasks_whose_changed_tests_fail_before_and_pass_after(
     md = (out / "eval.md").read_text()
     assert "| `e1f3fa0673ca` |" in md and "tests did not fail before" in md
     assert "[1/5] check e1f3fa0673ca dropped (tests did not fail before)" in result.output
-    assert snapshot(parse_repo) == before
+    assert parse_check.after == parse_check.before
     assert not git(parse_repo, "branch", "--list", "codegen*")
 
 
@@ -118,8 +110,12 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
 ) -> None:
     model_env.add(*[fix_hyphens(git(parse_repo, "show", f"{HYPHENS}:parse.py"))] * 40)
-    # the product's default proof: `resolved_with_proof` is asserted
-    (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(SETTINGS))
+    # the product's default proof: `resolved_with_proof` is asserted; no flaky re-run of a
+    # failing round's tests (not this test's subject: tests/e2e/gate)
+    proof = {**SETTINGS["validation"], "proof": {"reruns": 0}}
+    (parse_repo.parent / "settings.yml").write_text(
+        yaml.safe_dump({**SETTINGS, "validation": proof})
+    )
     before = snapshot(parse_repo)
     out = tmp_path / "out"
     summary = tmp_path / "summary.md"
@@ -190,13 +186,14 @@ def second_candidate_fixes_hyphens(base_parse_py: str, historical_parse_py: str)
 
 
 def test_candidates_give_one_row_per_model_and_count_judged_by_the_chosen_attempt(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     fixed = git(parse_repo, "show", f"{HYPHENS}:parse.py")
     step = second_candidate_fixes_hyphens(git(parse_repo, "show", f"{HYPHENS}^:parse.py"), fixed)
     model_env.add_for("stubborn", *[step] * 40)
     before = snapshot(parse_repo)
     out = tmp_path / "out"
+    seed_check(out, parse_check, HYPHENS, GROUPING)  # the check is not this test's subject
 
     result = run_eval(
         parse_repo,
@@ -302,7 +299,7 @@ def test_with_the_historical_change_every_kept_task_resolves_and_exit_is_0(
 
 
 def test_a_model_that_edits_the_changed_tests_does_not_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     """Making the target test trivially true is refused (tests are protected in an eval), and
     the verdict would not count it anyway."""
@@ -317,6 +314,7 @@ def test_a_model_that_edits_the_changed_tests_does_not_resolve(
 
     model_env.add(*[step] * 10)
     out = tmp_path / "out"
+    seed_check(out, parse_check, GROUPING)  # the check is not this test's subject
 
     result = run_eval(parse_repo, "--from-history", "2", "--model", "m", "--output-dir", str(out))
 
@@ -457,6 +455,7 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
     model_env: ScriptedModelServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    parse_check: CheckedParse,
 ) -> None:
     """#221's squash subject names its pull request; the PR's body closes an issue. Both are
     read through the GitHub API (the REST double) and reach the model as fenced data, hidden
@@ -476,6 +475,7 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
         monkeypatch.setenv("GITHUB_REPOSITORY", "r1chardj0n3s/parse")
         monkeypatch.setenv("GITHUB_API_URL", gh.url)
         out = tmp_path / "out"
+        seed_check(out, parse_check, GROUPING)  # the check is not this test's subject
 
         result = run_eval(
             parse_repo, "--from-history", "2", "--model", "m", "--output-dir", str(out)
@@ -501,13 +501,14 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
 
 
 def test_a_model_service_that_stays_down_exits_3_with_the_error_in_the_report(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     from codegen_ci.testing.scripted_model import HttpError, error_body
 
     model_env.add(*[HttpError(503, error_body("overloaded"))] * 40)
     before = snapshot(parse_repo)
     out = tmp_path / "out"
+    seed_check(out, parse_check, GROUPING)  # the check is not this test's subject
 
     result = run_eval(parse_repo, "--from-history", "2", "--model", "m", "--output-dir", str(out))
 

@@ -11,11 +11,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from parse_history import GROUPING, git
+from parse_history import GROUPING, NO_PROOF_SETTINGS, CheckedParse, clone_parse, git, seed_check
 from sandbox_attacks import BACKENDS
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+
+@pytest.fixture
+def parse_repo(tmp_path: Path) -> Path:
+    """The clone with settings that run no proof, coverage or flaky re-run (not this test's
+    subject: the probe's one command is)."""
+    return clone_parse(tmp_path, NO_PROOF_SETTINGS)
 
 
 def answer_line(repo: Path) -> str:
@@ -44,12 +51,17 @@ echo "== end"
 
 @pytest.mark.parametrize("sandbox", BACKENDS)
 def test_the_model_of_an_eval_task_finds_no_trace_of_the_answer(
-    parse_repo: Path, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch, sandbox: str
+    parse_repo: Path,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    sandbox: str,
+    parse_check: CheckedParse,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     command = probe(parse_repo, answer_line(parse_repo))
     model_env.add(Reply(tool_calls=[call("run_command", command=command)]), Reply("Looked."))
     out = parse_repo.parent / "out"
+    seed_check(out, parse_check, GROUPING)  # the check (no model) is not this test's subject
 
     settings = parse_repo.parent / "settings.yml"
     args = ["--repo", str(parse_repo), "--spec", str(settings), "--from-history", "2"]

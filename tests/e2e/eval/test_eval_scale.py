@@ -19,10 +19,12 @@ from parse_history import (
     HYPHENS,
     NO_PROOF_SETTINGS,
     SUBSECONDS,
+    CheckedParse,
     clone_parse,
     git,
     read,
     run_eval,
+    seed_check,
     snapshot,
     task_of,
 )
@@ -82,11 +84,14 @@ def per_task(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_three_merged_shards_equal_the_unsharded_eval_and_mismatched_shards_are_refused(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     model_env.add(*[fixer(git(parse_repo, "show", f"{HYPHENS}:parse.py"))] * 40)
     # the split is by commit: the three kept tasks do not all fall in one shard
     assert len({shard_of(c, 3) for c in (SUBSECONDS, HYPHENS, GROUPING)}) > 1
+    # every eval here takes its tasks' check from the shared one (as from an earlier eval in
+    # its output directory): the shards' model runs, the split and the merge are the subject
+    seed_check(tmp_path / "w", parse_check, SUBSECONDS, HYPHENS, GROUPING)
 
     whole = run_eval(
         parse_repo, "--from-history", "11", "--model", "fixer", "--output-dir", str(tmp_path / "w")
@@ -94,6 +99,8 @@ def test_three_merged_shards_equal_the_unsharded_eval_and_mismatched_shards_are_
     assert whole.exit_code == 1, whole.output  # one of three resolved
     shards = [tmp_path / f"s{k}" for k in (1, 2, 3)]
     for k, out in enumerate(shards, 1):
+        ours = [c for c in (SUBSECONDS, HYPHENS, GROUPING) if shard_of(c, 3) == k]
+        seed_check(out, parse_check, *ours)
         result = run_eval(
             parse_repo,
             "--from-history",
@@ -124,6 +131,7 @@ def test_three_merged_shards_equal_the_unsharded_eval_and_mismatched_shards_are_
 
     # shards of another run (another history range) are refused, naming what differs
     other = tmp_path / "other"
+    seed_check(other, parse_check, GROUPING)  # the range's one task, in shard 2/3
     result = run_eval(
         parse_repo, "--from-history", "2", "--check", "--shard", "2/3", "--output-dir", str(other)
     )
@@ -148,10 +156,13 @@ def test_three_merged_shards_equal_the_unsharded_eval_and_mismatched_shards_are_
 
 
 def test_an_interrupted_eval_resumes_where_it_stopped_and_the_check_is_reused(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     before = snapshot(parse_repo)
     out = tmp_path / "out"
+    # the check of the shared `--check` (its tasks' folders, as an earlier `--check` here
+    # leaves them): this `--check` keeps it, and every model run below reuses it
+    seed_check(out, parse_check, SUBSECONDS, HYPHENS, GROUPING)
     check = run_eval(parse_repo, "--from-history", "11", "--check", "--output-dir", str(out))
     assert check.exit_code == 0, check.output
     assert read(out)["kept"] == 3
@@ -189,7 +200,7 @@ def test_an_interrupted_eval_resumes_where_it_stopped_and_the_check_is_reused(
     output, _ = proc.communicate(timeout=120)
 
     assert proc.returncode == 3, output
-    # the model run reused the check made by `--check`: no dry run again
+    # the model run reused the check: no dry run again
     assert output.count("kept, from an earlier run") == 3, output
     # the third task never started; what finished is reported, the user's repository untouched
     first, second = (task_of(r) for r in model_env.requests)

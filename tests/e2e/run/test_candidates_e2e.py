@@ -1,5 +1,6 @@
 """Several candidates, chosen by the gate: `codegen-ci run` end to end with per-model scripts
-on the scripted model server, real git and the sample repository's real pytest suite.
+on the scripted model server, real git and the sample repository (a gate of exit codes: the
+gate's findings are tested elsewhere).
 
 What the candidates do and how the gate chooses is tested in-process (tests/run/
 test_candidates.py); these are what only a process shows: cached tokens as an HTTP provider
@@ -33,6 +34,9 @@ WORDY = call(
     new_text="# A minor release starts a new patch series.\n        " + FIXED_LINE_NEW,
 )
 BRANCH = "codegen/reset-patch-in-bump-minor"
+# What the gate finds is not these tests' subject (the in-process tests' QUICK_GATE): a check
+# of the fixed line, exit codes alone decide, no test suite runs.
+QUICK_GATE = {"test": [f"grep -q '{FIXED_LINE_NEW[-12:]}' {VERSION_FILE}"], "allow_no_tests": True}
 
 
 @pytest.fixture
@@ -69,6 +73,7 @@ def test_carry_none_starts_the_next_attempt_afresh_and_its_prefix_is_served_from
 ) -> None:
     cached_model.add_for("cheap", *turn(WRONG), *turn(FIX))  # the second attempt fixes it
     spec = sample_repo.write_spec(
+        validation=QUICK_GATE,
         limits={"max_iterations": 1},
         candidates={"count": 2, "models": ["cheap"], "carry": "none"},
     )
@@ -108,6 +113,7 @@ def test_an_interrupted_race_stops_every_attempt_and_resume_finishes_them(
     model_env.add_for("wordy", Hang(1.5, Reply("Thinking.")), *turn(WORDY))
     model_env.add_for("terse", Hang(1.5, Reply("Thinking.")), *turn(FIX))
     spec = sample_repo.write_spec(
+        validation=QUICK_GATE,
         limits={"max_iterations": 2},
         candidates={"count": 2, "strategy": "race", "models": ["wordy", "terse"], "concurrency": 2},
     )
