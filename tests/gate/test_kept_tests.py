@@ -160,3 +160,19 @@ def test_pytest_parameters_are_tests_of_their_own() -> None:
     change = from_junit(case("m::test_x[1]"))
 
     assert [(p.key, p.how) for p in compare(base, change)] == [("m::test_x[2]", "removed")]
+
+
+def test_ids_lose_the_tree_they_ran_in_as_given_and_as_resolved(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    tree = tmp_path / "link"
+    cases = [
+        case(f"{tree}/tests/test_a.py::test_one"),
+        case(f"{real}/tests/test_a.py::test_two"),
+        case("tests/test_a.py::test_three"),
+    ]
+
+    listed = suite_tests(cases, [], [tree]).listed
+
+    assert sorted(listed) == [f"tests/test_a.py::test_{n}" for n in ("one", "three", "two")]

@@ -199,6 +199,7 @@ def open_world(
     cache: PromptCache | None = None,
     command: Sequence[str] | None = None,
     proof: bool = False,
+    reruns: int | None = None,
     **inputs: str,
 ) -> Iterator[ActionWorld]:
     """The action's world: the GitHub double for `octo-org/hello` (alice may write, each of
@@ -208,14 +209,16 @@ def open_world(
     `token`: the double then refuses any other credentials; `token_user`: whom the token
     belongs to (the Actions token writes as the bot); `cache`: the model reports usage as a
     caching provider; `command`: how the runner starts the tool (default: this interpreter);
-    `proof`: the product's default proof policy (else `no_proof`)."""
+    `proof`: the product's default proof policy (else `no_proof`); `reruns`: the repository's
+    `validation.proof.reruns` too (0: no flaky re-run of a failing round's failing tests, one
+    more pytest run per failing round, for a test that is not about flakiness)."""
     with (
         GitHubDouble(REPOSITORY, actor=token_user, token=token) as github,
         ScriptedModelServer(cache=cache) as model,
     ):
         github.add_user("alice", role="write")
         if not proof:
-            no_proof(sample)
+            no_proof(sample, reruns=reruns)
         for login in readers:
             github.add_user(login, role="read")
         world = ActionWorld(sample, github, model)
@@ -256,14 +259,17 @@ def _action_in_process(workspace: Path, env: dict[str, str]) -> tuple[int, str, 
     return result.exit_code, result.stdout, stderr
 
 
-def no_proof(sample: SampleRepo) -> None:
+def no_proof(sample: SampleRepo, *, reruns: int | None = None) -> None:
     """The repository's `.codegen.yml` on origin's main turns the proof run (and the coverage
     run after it) off: two more pytest runs after each passing run, which the action's tests
     are not about (tests/e2e/gate/test_proof_*.py are; test_event_settings.py's proof test and
-    any test committing its own `.codegen.yml` get the policy that file gives)."""
+    any test committing its own `.codegen.yml` get the policy that file gives). `reruns`: the
+    flaky re-runs of a failing round's failing tests too (default: the product's)."""
     if not (sample.path / ".codegen.yml").exists():
+        more = "" if reruns is None else f", reruns: {reruns}"
         sample.commit(
-            {".codegen.yml": "version: 1\nvalidation: {proof: {tests: 'off'}}\n"}, "config"
+            {".codegen.yml": f"version: 1\nvalidation: {{proof: {{tests: 'off'{more}}}}}\n"},
+            "config",
         )
         sh(["git", "push", "-q", "origin", "main"], sample.path)
 

@@ -9,7 +9,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from codegen_ci.security.redact import REDACTOR, Redactor, redact, redact_obj
+from codegen_ci.security.redact import REDACTOR, SHAPES, Redactor, redact, redact_obj, shapes_in
 
 # Fake tokens are assembled at run time so no token-shaped literal sits in the source.
 GHP = "ghp_" + "A1b2C3d4" * 5
@@ -286,3 +286,13 @@ def test_module_level_redactor_is_shared() -> None:
     assert redact(f"x {GHP}") == "x ***"
     assert redact_obj([f"{AWS}"]) == ["***"]
     assert isinstance(REDACTOR, Redactor)
+
+
+def test_the_shapes_run_are_those_whose_literals_the_text_holds() -> None:
+    """`shapes_in` answers "none" for text without any shape's literal at one search, and
+    otherwise names each shape whose literal is there, whatever its case."""
+    assert shapes_in("plain prose, no token literal in it at all") == ()
+    for i, (hints, _) in enumerate(SHAPES):
+        for hint in hints:
+            assert shapes_in(f"before {hint.upper()} after") == (i,), hint
+    assert shapes_in("Authorization: token https://u:p@h/") == (6, 7)

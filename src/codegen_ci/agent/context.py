@@ -121,8 +121,9 @@ class ContextWindow:
         """`compact` with ever fewer whole steps until it fits `compact_to` beyond the head
         (the latest step always stays whole)."""
         head = sum(self._sizes[:HEAD]) + 2 * HEAD
+        parts = _parts(messages)  # the same for every rung: grouped and read once
         for keep_full, keep_masked in KEEP_LADDER:
-            view = compact(messages, keep_full, keep_masked)
+            view = _compact(parts, keep_full, keep_masked)
             if size_of(view) - head <= compact_to:
                 return view
         return view
@@ -156,12 +157,25 @@ OLD_CURRENT_FILES = CURRENT_FILES + ": an older copy, replaced by a newer one be
 def compact(messages: list[Message], keep_full: int, keep_masked: int) -> list[Message]:
     """The messages with all but the `keep_full` latest steps masked and all but the
     `keep_masked` steps before those dropped behind a note."""
+    return _compact(_parts(messages), keep_full, keep_masked)
+
+
+# (head, groups, superseded call ids) of a conversation: what `compact` needs of it whatever
+# it keeps, so that trying several rungs of `KEEP_LADDER` reads the tool calls once
+_Parts = tuple[list[Message], list[list[Message]], set[str]]
+
+
+def _parts(messages: list[Message]) -> _Parts:
     head, groups = _groups(messages)
+    return head, groups, _superseded(groups)
+
+
+def _compact(parts: _Parts, keep_full: int, keep_masked: int) -> list[Message]:
+    head, groups, stale = parts
     steps = [i for i, g in enumerate(groups) if g[0]["role"] == "assistant"]
     full = set(steps[-keep_full:]) if keep_full else set()
     masked = set(steps[-(keep_full + keep_masked) :]) - full
     dropped = [groups[i] for i in steps if i not in full and i not in masked]
-    stale = _superseded(groups)
     out = list(head)
     if dropped:
         out.append({"role": "user", "content": _dropped_note(dropped)})

@@ -82,9 +82,10 @@ def suite_tests(
     the tests its output names (or counts). `roots`: the tree the run ran in, cut from ids."""
     listed: Counter[str] = Counter()
     ran: Counter[str] = Counter()
+    prefixes = _root_prefixes(roots)  # resolved once, not once per test
 
     def add(test_id: str, skipped: bool, times: int = 1) -> None:
-        test_id = _without_roots(test_id, roots)
+        test_id = _without_roots(test_id, prefixes)
         listed[test_id] += times
         if not skipped:
             ran[test_id] += times
@@ -253,8 +254,16 @@ def _log(path: str) -> str:
         return ""
 
 
-def _without_roots(test_id: str, roots: Sequence[Path]) -> str:
-    for root in roots:
-        for variant in sorted({str(root), os.path.realpath(root)}, key=len, reverse=True):
-            test_id = test_id.replace(variant.rstrip("/") + "/", "")
+def _root_prefixes(roots: Sequence[Path]) -> list[str]:
+    """Each root as given and as resolved (the longer first), as a `dir/` prefix."""
+    return [
+        variant.rstrip("/") + "/"
+        for root in roots
+        for variant in sorted({str(root), os.path.realpath(root)}, key=len, reverse=True)
+    ]
+
+
+def _without_roots(test_id: str, prefixes: Sequence[str]) -> str:
+    for prefix in prefixes:
+        test_id = test_id.replace(prefix, "")
     return test_id

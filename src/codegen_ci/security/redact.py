@@ -132,8 +132,15 @@ def shape_pattern(indices: tuple[int, ...]) -> re.Pattern[str]:
     return re.compile("|".join(SHAPES[i][1] for i in indices))
 
 
+# Every shape's literals in one alternation: most texts (each string of a message, a tool
+# result, a log line) hold none, and one search answers that for all shapes at once.
+_ANY_HINT = re.compile("|".join(re.escape(h) for hints, _ in SHAPES for h in hints))
+
+
 def shapes_in(text: str) -> tuple[int, ...]:
     lowered = text.lower()
+    if _ANY_HINT.search(lowered) is None:
+        return ()
     return tuple(i for i, (hints, _) in enumerate(SHAPES) if any(h in lowered for h in hints))
 
 

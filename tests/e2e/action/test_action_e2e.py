@@ -24,7 +24,7 @@ ISSUE_BODY = "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, readers=("rob",)) as world:
+    with open_world(sample_repo, readers=("rob",), reruns=0) as world:
         world.github.add_issue("Reset patch in bump_minor", ISSUE_BODY, user="rob")
         yield world
 
@@ -98,7 +98,9 @@ def test_pr_comment_commits_on_the_pr_branch_with_default_branch_config(
     world: ActionWorld,
 ) -> None:
     # .codegen.yml on main names the tests; the PR's own .codegen.yml must not count
-    config = {"version": 1, "validation": {"test": [PYTEST]}, "limits": {"max_iterations": 2}}
+    # (with the proof off, as `open_world`'s `.codegen.yml` it replaces: not this test's)
+    validation = {"test": [PYTEST], "proof": {"tests": "off", "reruns": 0}}
+    config = {"version": 1, "validation": validation, "limits": {"max_iterations": 2}}
     world.sample.path.joinpath(".codegen.yml").write_text(json.dumps(config))
     world.sample.git("add", "-A")
     world.sample.git("commit", "-q", "-m", "config")

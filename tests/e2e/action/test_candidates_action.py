@@ -21,7 +21,7 @@ WRONG = call(
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo) as world:
+    with open_world(sample_repo, reruns=0) as world:
         world.github.add_issue(
             "Reset patch in bump_minor", "bump_minor must reset the patch to 0.", user="alice"
         )

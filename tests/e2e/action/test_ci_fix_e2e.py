@@ -21,7 +21,7 @@ FAILING = "tests.test_version::test_bump_minor_resets_patch"
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, token=TOKEN) as world:
+    with open_world(sample_repo, token=TOKEN, reruns=0) as world:
         head = push_branch(sample_repo, BRANCH, {"NOTES.md": "faster parse\n"}, "speed up")
         world.github.add_pull(
             BRANCH, title="Speed up parse", user="github-actions[bot]", head_sha=head
@@ -165,7 +165,11 @@ def test_a_labelled_pull_request_gets_its_ci_fixed(world: ActionWorld) -> None:
 
 
 def test_the_branch_prefix_of_codegen_yml_counts_too(world: ActionWorld) -> None:
-    world.sample.commit({".codegen.yml": "version: 1\ngit: {branch: 'bot/{slug}'}\n"}, "config")
+    # the proof off, as `open_world`'s `.codegen.yml` this one replaces: not this test's
+    config = (
+        "version: 1\ngit: {branch: 'bot/{slug}'}\nvalidation: {proof: {tests: 'off', reruns: 0}}\n"
+    )
+    world.sample.commit({".codegen.yml": config}, "config")
     world.sample.git("push", "-q", "origin", "main")
     head = push_branch(world.sample, "bot/faster", {"F.md": "f\n"}, "f")
     pr = world.github.add_pull("bot/faster", title="F", user="alice", head_sha=head)

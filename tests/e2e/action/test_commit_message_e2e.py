@@ -39,7 +39,7 @@ MENTION = re.compile(r"(?<![\w@/.:+-])@[A-Za-z0-9]")
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with action_world(sample_repo) as world:
+    with action_world(sample_repo, reruns=0) as world:
         yield world
 
 

@@ -16,7 +16,7 @@ from codegen_ci.testing.provider_cache import PromptCache
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, cache=PromptCache(), model="gpt-4o-mini") as world:
+    with open_world(sample_repo, cache=PromptCache(), model="gpt-4o-mini", reruns=0) as world:
         world.github.add_issue(
             "Reset patch in bump_minor", "bump_minor must reset the patch number"
         )

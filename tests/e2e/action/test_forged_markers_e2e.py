@@ -44,7 +44,9 @@ def test_hostile(case):
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, readers=("rob",), token=TOKEN, max_iterations="1") as world:
+    with open_world(
+        sample_repo, readers=("rob",), token=TOKEN, reruns=0, max_iterations="1"
+    ) as world:
         head = push_branch(sample_repo, BRANCH, {"tests/test_hostile.py": HOSTILE_TEST}, "hostile")
         world.github.add_pull(
             BRANCH, title="Speed up parse", user="github-actions[bot]", head_sha=head

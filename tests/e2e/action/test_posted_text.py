@@ -40,7 +40,7 @@ RAW = [
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     sample_repo.commit({"tests/test_hostile.py": HOSTILE_TEST}, "a test with hostile output")
     sample_repo.git("push", "-q", "origin", "main")
-    with action_world(sample_repo) as world:
+    with action_world(sample_repo, reruns=0) as world:
         yield world
 
 

@@ -17,7 +17,7 @@ from codegen_ci.testing.scripted_model import Reply
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, max_iterations="1") as world:
+    with open_world(sample_repo, reruns=0, max_iterations="1") as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
         yield world

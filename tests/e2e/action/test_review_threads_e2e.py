@@ -15,7 +15,7 @@ from sample_repo import FIXED_LINE_NEW, SampleRepo, fixing_script
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, readers=("rob",)) as world:
+    with open_world(sample_repo, readers=("rob",), reruns=0) as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
         yield world

@@ -26,7 +26,7 @@ from codegen_ci.testing.scripted_model import Reply
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with action_world(sample_repo) as world:
+    with action_world(sample_repo, reruns=0) as world:
         yield world
 
 
@@ -120,7 +120,7 @@ def test_control_with_a_users_token_its_own_marked_comment_is_the_one_edited(
 ) -> None:
     """The token is mallory's (a personal access token): her marked comment is the tool's own
     status comment, so it is the one edited, and no second one appears."""
-    with action_world(sample_repo, token_user="mallory") as world:
+    with action_world(sample_repo, reruns=0, token_user="mallory") as world:
         planted = world.github.add_comment(1, FAKE, user="mallory")
         failing_run(world)
 

@@ -255,7 +255,7 @@ def test_a_corrupt_run_directory_is_bad_input(
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo) as world:
+    with open_world(sample_repo, reruns=0) as world:
         world.github.add_issue(
             "Reset patch in bump_minor", "bump_minor must reset the patch", "alice"
         )

@@ -36,18 +36,23 @@ def searches(*patterns: str) -> list[tuple[str, dict[str, Any]]]:
     return [call("search_files", pattern=p) for p in patterns]
 
 
-def test_file_tools_never_open_a_named_pipe(
+def test_file_tools_never_open_a_named_pipe_and_every_tool_result_has_a_size_limit(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
+    """Two cases planted in one run, each asserted on its own: a named pipe the model made is
+    never opened by a file tool, and a listing of 300 long names is cut to a size limit."""
     # Positive control: opening a FIFO for reading blocks until a writer comes.
     fifo = sample_repo.tmp / "control.fifo"
     subprocess.run(["mkfifo", str(fifo)], check=True)
     assert not finishes_within(
         2, [sys.executable, "-c", f"open({str(fifo)!r}).read()"], sample_repo.tmp
     )
+    long_dir = "d" * 200
+    make = f"mkdir {long_dir} && cd {long_dir} && for i in $(seq 300); do : > f$i-{'x' * 150}; done"
     spec = sample_repo.write_spec(limits={"max_iterations": 1, "timeout_minutes": 5})
     model_env.add(
         Reply(tool_calls=[call("run_command", command="mkfifo notes.txt")]),
+        Reply(tool_calls=[call("run_command", command=make)]),
         Reply(
             tool_calls=[
                 *searches("bump_", "def "),
@@ -55,6 +60,7 @@ def test_file_tools_never_open_a_named_pipe(
                 call("write_file", path="notes.txt", content="x"),
             ]
         ),
+        Reply(tool_calls=[call("list_files", path=long_dir)]),
         Reply("Done."),
     )
     started = time.monotonic()
@@ -63,11 +69,19 @@ def test_file_tools_never_open_a_named_pipe(
 
     assert time.monotonic() - started < 120  # a blocking open would hang past the 5 min budget
     assert code == 1, output
-    first, second, read, write = transcript_tool_results(sample_repo)[1:5]
+    assert report["reason"] == "max_iterations"
+    results = transcript_tool_results(sample_repo)
+    # the named pipe
+    first, second, read, write = results[2:6]
     assert "src/semver/version.py" in first and "notes.txt" not in first + second
     assert read == "Error: 'notes.txt' does not exist or is not a file"
     assert write == "Error: 'notes.txt' is not a regular file (a pipe, socket or device)"
-    assert report["reason"] == "max_iterations"
+    # the size limit
+    listing = results[6]
+    assert len(listing) < 31_000 and "characters of this result cut" in listing
+    cut = int(listing.split("[... ")[1].split(" characters")[0])
+    assert cut + len(listing) > 300 * 350  # the whole listing: every path, in full
+    assert listing.startswith(f"{long_dir}/f1") and listing.rstrip().endswith("x" * 150)
 
 
 def test_a_catastrophic_regex_ends_with_an_error_result(
@@ -140,25 +154,3 @@ def test_a_reply_with_more_tool_calls_than_the_step_budget(
     assert results[0].startswith("1\t# semver")
     assert all(r.startswith("Not run: the step limit of 1 tool calls") for r in results[1:])
     assert len(model_env.requests) == 2  # one per run: the budget ended each turn
-
-
-def test_every_tool_result_has_a_size_limit(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    long_dir = "d" * 200
-    make = f"mkdir {long_dir} && cd {long_dir} && for i in $(seq 300); do : > f$i-{'x' * 150}; done"
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
-    model_env.add(
-        Reply(tool_calls=[call("run_command", command=make)]),
-        Reply(tool_calls=[call("list_files", path=long_dir)]),
-        Reply("Done."),
-    )
-
-    code, output, _ = run_cli(sample_repo, spec)
-
-    assert code == 1, output
-    listing = transcript_tool_results(sample_repo)[1]
-    assert len(listing) < 31_000 and "characters of this result cut" in listing
-    cut = int(listing.split("[... ")[1].split(" characters")[0])
-    assert cut + len(listing) > 300 * 350  # the whole listing: every path, in full
-    assert listing.startswith(f"{long_dir}/f1") and listing.rstrip().endswith("x" * 150)

@@ -150,34 +150,6 @@ def test_any_number_of_steps_stays_bounded_and_a_replay_compacts_at_the_same_poi
     assert previous is not None and tool_outputs(previous)["c999"].startswith("out 999\nxxx")
 
 
-def test_big_file_reads_come_in_windows(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    big = "\n".join(f"line {n} " + "y" * 60 for n in range(1, 20_001)) + "\n"
-    (sample_repo.path / "big.txt").write_text(big)
-    sample_repo.git("add", "big.txt")
-    sample_repo.git("commit", "-q", "-m", "big file")
-    model_env.add(Reply(tool_calls=[call("read_file", path="big.txt")]), Reply("done"))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
-
-    CliRunner().invoke(
-        cli,
-        [
-            "run",
-            str(spec),
-            "--repo",
-            str(sample_repo.path),
-            "--output-dir",
-            str(sample_repo.tmp / "out"),
-        ],
-    )
-
-    result = model_env.tool_requests[1]["messages"][-1]["content"]
-    assert len(result) < 30_000 and "line 1 " in result and "line 20000 " not in result
-    assert "of 20000; use start_line/end_line" in result  # it says how to read on
-    assert Path(sample_repo.path / "big.txt").read_text() == big
-
-
 def test_a_long_run_keeps_the_task_reflections_last_steps_and_current_text_of_changed_files(
     sample_repo: SampleRepo, caching_model: ScriptedModelServer
 ) -> None:
@@ -256,22 +228,32 @@ def test_a_read_is_superseded_by_a_later_read_of_its_lines_or_a_change_of_its_fi
     assert outputs["c4"] == lines
 
 
-def test_the_first_request_shows_context_files_within_a_budget(
+def test_context_files_are_shown_within_a_budget_and_big_file_reads_come_in_windows(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    big = "".join(f"def function_{n}():\n    return {n}\n\n" for n in range(2000))
-    sample_repo.commit({"src/semver/big.py": big})
-    model_env.add(Reply("nothing to do"))
+    """Two cases planted in one run, each asserted on its own: the first request shows a big
+    context file cut to a budget (and the next context file still comes), and a read of a
+    big file returns a window that says how to read on."""
+    big_py = "".join(f"def function_{n}():\n    return {n}\n\n" for n in range(2000))
+    big = "\n".join(f"line {n} " + "y" * 60 for n in range(1, 20_001)) + "\n"
+    sample_repo.commit({"src/semver/big.py": big_py, "big.txt": big}, "big files")
+    model_env.add(Reply(tool_calls=[call("read_file", path="big.txt")]), Reply("done"))
     spec = sample_repo.write_spec(
         context=["src/semver/big.py", "src/semver/version.py"], limits={"max_iterations": 1}
     )
 
     run(sample_repo, spec)
 
+    # the context files within a budget
     task = model_env.tool_requests[0]["messages"][1]["content"]
-    assert len(task) < 20_000 < len(big)
+    assert len(task) < 20_000 < len(big_py)
     assert "def function_0():" in task and "def function_1999():" not in task
     shown = task.count("def function_")
     assert f"[lines 1-{3 * shown} of {3 * 2000} shown; read the rest with read_file" in task
     assert f"start_line={3 * shown + 1}]" in task
     assert "def bump_minor" in task  # the next context file still comes
+    # the big file's read in windows
+    result = model_env.tool_requests[1]["messages"][-1]["content"]
+    assert len(result) < 30_000 and "line 1 " in result and "line 20000 " not in result
+    assert "of 20000; use start_line/end_line" in result  # it says how to read on
+    assert Path(sample_repo.path / "big.txt").read_text() == big
