@@ -526,7 +526,10 @@ def test_a_fifo_in_place_of_the_git_file_neither_hangs_nor_is_written_through(
         Reply(tool_calls=[FIX]),
         Reply("Done."),
     )
-    spec = proof_spec(sample_repo, limits={"max_iterations": 1})
+    # no proof: the guard puts the `.git` file back when the command ends, before any git of
+    # ours; the proof's git comes after the round's, which already meets what is left
+    sample_repo.proof = False
+    spec = sample_repo.write_spec(limits={"max_iterations": 1})
     proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
