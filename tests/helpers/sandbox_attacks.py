@@ -16,8 +16,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from sample_repo import SampleRepo
+from click.testing import CliRunner
+from sample_repo import PYTEST, SampleRepo
 
+from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 
@@ -62,6 +64,50 @@ def launch(
     return subprocess.run(
         [shell, "-c", script], env=env, capture_output=True, text=True, timeout=180, check=False
     )
+
+
+def run_in_process(
+    repo: SampleRepo,
+    server: ScriptedModelServer,
+    spec: Path,
+    *,
+    sandbox: str = "",
+    extra: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`launch`'s run in this process (click's CliRunner, its environment `extra` for the
+    run's time), for a test whose subject is not the process: our git, our readers of what a
+    command left, the gate. The commands it runs are as confined as `launch`'s; what only a
+    process shows (the launching shell's canary, the re-exec without secrets, the ancestors'
+    environment) is test_sandbox.py's and test_secret_env.py's. An exception the run raised is
+    raised here, as a process would print its traceback."""
+    env = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        **({"CODEGEN_SANDBOX": sandbox} if sandbox else {}),
+        **(extra or {}),
+    }
+    args = [
+        "run",
+        str(spec),
+        "--repo",
+        str(repo.path),
+        "--output-dir",
+        str(repo.tmp / f"out-{uuid.uuid4().hex}"),
+    ]
+    result = CliRunner().invoke(cli, args, env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def proof_spec(repo: SampleRepo, **overrides: object) -> Path:
+    """`repo.write_spec(**overrides)` with the product's proof (its base-commit worktree, its
+    git and confined commands, its coverage run) but no re-run of a failing test (the flaky
+    check: one more test process per failing round and per proof), for a security test whose
+    subject is not flakiness (tests/e2e/gate/test_validation_gate.py's flaky tests are)."""
+    validation = overrides.pop("validation", {"test": [PYTEST], "timeout": 120})
+    assert isinstance(validation, dict) and "proof" not in validation, validation
+    return repo.write_spec(validation={**validation, "proof": {"reruns": 0}}, **overrides)
 
 
 def results(server: ScriptedModelServer) -> str:

@@ -75,6 +75,9 @@ def test_a_candidate_cannot_find_read_or_break_its_sibling(
     sandbox: str,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    # no proof nor flaky re-run: they start after a candidate passes, when the attack is over
+    # (the candidates' own worktrees, branches and output are what the attack looks for)
+    sample_repo.proof = False
     out = sample_repo.tmp / "out"
     edited, attacked = threading.Event(), threading.Event()
 
@@ -130,6 +133,9 @@ def test_an_escalated_candidate_cannot_find_the_earlier_attempt(
     sandbox: str,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    # no proof nor flaky re-run: they start after a candidate passes, when the attack is over
+    # (the candidates' own worktrees, branches and output are what the attack looks for)
+    sample_repo.proof = False
     out = sample_repo.tmp / "out"
     wrong = "return Version(self.major, self.minor + 1, self.patch * 1)"
     model.add_for(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import ONE_BACKEND, launch, results
+from sandbox_attacks import ONE_BACKEND, proof_spec, results, run_in_process
 from tests.e2e.security.test_nested_repo_filters import (
     BRANCH,
     GITMODULES,
@@ -48,35 +48,38 @@ def report_of(repo: SampleRepo) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
-@pytest.mark.parametrize("name", sorted(set(MAGIC) - {"prefix"}))
-def test_a_file_named_like_pathspec_magic_is_only_a_name(
-    sample_repo: SampleRepo,
-    model_server: ScriptedModelServer,
-    tmp_path: Path,
-    name: str,
-    sandbox: str,
+def test_files_named_like_pathspec_magic_are_only_names(
+    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
+    """Every magic name planted in one run, each with its own control and asserted on its
+    own."""
     marker = tmp_path / "filter-ran"
     sha = add_gitlink(sample_repo, GITMODULES)
-    magic = MAGIC[name]
-    script = f"{POPULATE} && printf x > {shlex.quote(magic)} && echo PLANTED && {arm(marker)}"
-    # control: a tool passing that changed path to plain git after `--` runs the filter (the
-    # magic survives `--`), in `add` as in the diff step's `add -N`
-    for add in (["add", "-A"], ["add", "-A", "-N"]):
-        ran = naive(
-            sample_repo, script, marker, "-c", "diff.ignoreSubmodules=all", *add, "--", magic
-        )
-        assert "config=" in ran, add
+    names = sorted(set(MAGIC) - {"prefix"})
+    for name in names:
+        magic = MAGIC[name]
+        alone = f"{POPULATE} && printf x > {shlex.quote(magic)} && echo PLANTED && {arm(marker)}"
+        # control: a tool passing that changed path to plain git after `--` runs the filter
+        # (the magic survives `--`), in `add` as in the diff step's `add -N`
+        for add in (["add", "-A"], ["add", "-A", "-N"]):
+            ran = naive(
+                sample_repo, alone, marker, "-c", "diff.ignoreSubmodules=all", *add, "--", magic
+            )
+            assert "config=" in ran, (name, add)
+    plant = " && ".join(f"printf x > {shlex.quote(MAGIC[name])}" for name in names)
+    script = f"{POPULATE} && {plant} && echo PLANTED && {arm(marker)}"
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     assert f"HEAD={sha}" in seen and "PLANTED" in seen and "ARMED" in seen
-    assert not marker.exists(), marker.read_text()
+    assert not marker.exists(), f"one of {names} reached the filter: {marker.read_text()}"
     tree = sample_repo.git("ls-tree", "-r", BRANCH)
-    assert f"100644 blob c1b0730e0133447badcfd47fd144e254807b06e1\t{magic}" in tree
+    for name in names:
+        line = f"100644 blob c1b0730e0133447badcfd47fd144e254807b06e1\t{MAGIC[name]}"
+        assert line in tree, (name, tree)
     assert f"160000 commit {sha}\tvendor/lib" in tree  # the base's gitlink, untouched
     assert "src/semver/version.py" in tree
     assert report_of(sample_repo)["status"] == "success"
@@ -108,7 +111,7 @@ def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ARMED" in results(model_server)
@@ -148,7 +151,7 @@ def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ARMED" in results(model_server)
@@ -170,7 +173,7 @@ def test_names_like_options_or_exclusions_are_committed_as_files(
     script = f"{made} && echo list > list && echo MADE"
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "MADE" in results(model_server)
@@ -216,8 +219,8 @@ def test_git_settings_in_the_tools_environment_never_reach_our_git(
     marker.unlink()
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(
-        sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=hostile
+    proc = run_in_process(
+        sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox, extra=hostile
     )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr

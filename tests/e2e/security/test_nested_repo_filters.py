@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import ONE_BACKEND, launch, results
+from sandbox_attacks import ONE_BACKEND, proof_spec, results, run_in_process
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -106,7 +106,7 @@ def test_a_nested_repositorys_filter_never_runs_in_our_git(
         )
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"HEAD={sha}" in results(model_server) and "ARMED" in results(model_server)
@@ -153,7 +153,7 @@ def test_a_gitlink_path_never_reaches_our_git_add(
     assert "config=" in ran
     model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="off")
+    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox="off")
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)

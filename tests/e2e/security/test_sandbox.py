@@ -2,8 +2,9 @@
 
 Each attack runs as a real `codegen-ci run` process, launched from a real shell that holds a
 secret of its own, with the scripted model over HTTP, once with bubblewrap and once with
-Landlock. Each has a positive control: the same run with `CODEGEN_SANDBOX=off` (the documented
-opt-out) shows the attack working.
+Landlock (in this process, sandbox_attacks.run_in_process, where the process takes no part).
+Each has a positive control: the same run with `CODEGEN_SANDBOX=off` (the documented opt-out)
+shows the attack working.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sandbox_attacks import (
     launch,
     results,
     results_each,
+    run_in_process,
     without_landlock,
     write_attempts,
 )
@@ -65,6 +67,9 @@ def test_a_models_commands_reach_no_environment_file_network_credential_or_outpu
     run's output directory, metadata outside. With the sandbox off (the control) every one of
     them works."""
     port, received = listener
+    # the model's commands are the subject, not the proof runs after them (the base re-run's
+    # confinement: test_base_rerun_confined.py)
+    sample_repo.proof = False
     # environment: the launching shell's and the tool's secrets, in /proc
     scan = PROC_SCAN
     # credentials: actions/checkout's auth header and a token in another remote's URL; the
@@ -154,13 +159,15 @@ def test_run_command_has_the_network_when_the_spec_allows_it(
     listener: tuple[int, list[bytes]],
     sandbox: str,
 ) -> None:
-    """`network: [run_command]`; without it, no network (the test above)."""
+    """`network: [run_command]`; without it, no network (the test above). In this process:
+    what the command may reach is the subject, not the process; nor is the proof."""
+    sample_repo.proof = False
     port, received = listener
     model_server.add(
         Reply(tool_calls=[call("run_command", command=connect(port)), FIX]), Reply("ok")
     )
     spec = sample_repo.write_spec(validation={"test": [PYTEST], "network": ["run_command"]})
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     time.sleep(0.2)
     assert b"leak" in received
@@ -245,8 +252,9 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     assert (report["status"], report["reason"]) == ("error", "sandbox")
     assert "codegen/" not in sample_repo.git("branch", "--list")  # nothing left behind
 
-    # asking for one backend by name: no falling back to the other
-    proc = launch(
+    # asking for one backend by name: no falling back to the other (in this process where no
+    # seccomp filter is needed: the messages are the subject)
+    proc = run_in_process(
         sample_repo, model_server, sample_repo.write_spec(), sandbox="bwrap", extra=missing
     )
     assert proc.returncode == 3 and "bubblewrap" in proc.stderr, proc.stdout + proc.stderr
@@ -256,7 +264,7 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     assert proc.returncode == 3 and "no Landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the retired user mode is an unknown value (exit 2), never a silent fallback
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox="user")
+    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), sandbox="user")
     assert proc.returncode == 2 and "landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the explicit opt-out runs anyway, and says so
@@ -294,7 +302,8 @@ def test_a_confined_command_that_hangs_leaves_no_process_behind(
         validation={"test": [hanging], "timeout": 2}, limits={"max_iterations": 1}
     )
     started = time.monotonic()
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    # in this process: the command's process tree is the subject, not the tool's process
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert time.monotonic() - started < 60
     left = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _holds(p, marker)]

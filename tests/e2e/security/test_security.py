@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS
+from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS, ONE_BACKEND, proof_spec
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.github_double import GitHubDouble
@@ -105,7 +105,8 @@ def test_secrets_in_env_and_git_config_never_leave(
         sample_repo.git(
             "config", f"http.https://{host}/.extraheader", f"AUTHORIZATION: basic {header}"
         )
-    spec = sample_repo.write_spec(
+    spec = proof_spec(  # the proof's logs are in the output directory too
+        sample_repo,
         task=f"Reset the patch number in bump_minor. (Pasted by mistake: {service})",
         env_passthrough=["PASSED_SERVICE_TOKEN"],
         limits={"max_iterations": 1},
@@ -305,7 +306,7 @@ def test_file_tools_cannot_escape_the_repository(
         ),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec()
+    spec = proof_spec(sample_repo)  # the proof's worktree of the base has the link too
 
     code, output, out = run_cli(sample_repo, spec)
 
@@ -323,7 +324,10 @@ def test_file_tools_cannot_escape_the_repository(
     assert "pre-commit" not in common_hooks(sample_repo)
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# the confined command writes inside its worktree alike under either backend; the subject is
+# what our own code lets into the commit (sandbox_attacks.ONE_BACKEND), which the proof after
+# it does not change
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_workflow_files_never_reach_the_commit(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
@@ -331,6 +335,7 @@ def test_workflow_files_never_reach_the_commit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    sample_repo.proof = False
     model_env.add(
         Reply(
             tool_calls=[
@@ -400,6 +405,9 @@ def test_config_and_hooks_planted_by_the_agent_are_undone(
         Reply(tool_calls=[call("run_command", command=redirect), FIX]),
         Reply("Done."),
     )
+    # no proof: what the commands plant is undone when each ends, before any git of ours; the
+    # proof's git meets what is left after the round's, as the commit's does
+    sample_repo.proof = False
     spec = sample_repo.write_spec()
 
     code, output, out = run_cli(sample_repo, spec)
@@ -430,7 +438,7 @@ def test_config_and_hooks_planted_by_model_written_tests_are_undone(
         f"import subprocess\nsubprocess.run({_plant(marker, where='pre-push')!r}, shell=True)\n"
     )
     model_env.add(Reply(tool_calls=[call("write_file", path="conftest.py", content=conftest), FIX]))
-    spec = sample_repo.write_spec()
+    spec = proof_spec(sample_repo)  # the proof's git, and the test code run again there
 
     code, output, out = run_cli(sample_repo, spec)
 
@@ -464,6 +472,9 @@ def test_a_worktree_git_file_a_command_redirects_is_put_back(
     )
     model_env.add(Reply(tool_calls=[call("run_command", command=redirect), FIX]), Reply("Done."))
 
+    # no proof: the guard puts the `.git` file back when the command ends, before any git of
+    # ours; the proof's git meets what is left after the round's, as the commit's does
+    sample_repo.proof = False
     code, output, out = run_cli(sample_repo, sample_repo.write_spec())
 
     assert code == 0, output

@@ -1,8 +1,9 @@
 """One trust boundary: the tool's own, unconfined process never trusts what confined code could
 have shaped (SECURITY.md, "The tool never trusts what confined code can shape").
 
-Each attack is a real `codegen-ci run` (sandbox_attacks.launch) with a hostile scripted model
-or hostile test code, real git and a real sandbox, parametrised over the sandbox backends
+Each attack is a real `codegen-ci run` (in this process: sandbox_attacks.run_in_process, as
+the subject is our reader, not the process) with a hostile scripted model or hostile test code,
+real git and a real sandbox, parametrised over the sandbox backends
 (bubblewrap, Landlock) where the backend takes part; where the subject is our own reader of
 what a command left, under one (sandbox_attacks.ONE_BACKEND). Each has a positive control:
 the same planted thing shown to work when the defence is not in its way (done directly, or in
@@ -16,18 +17,20 @@ import json
 import os
 import shlex
 import shutil
+import struct
 import sys
 import sysconfig
 import uuid
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from action_env import TOKEN, ActionWorld, open_world, push_branch
 from pr_loop_env import junit_zip, workflow_run_payload
-from sample_repo import FIX, PYTEST, VERSION_FILE, SampleRepo, fixing_script
-from sandbox_attacks import BACKENDS, ONE_BACKEND, launch, results
+from sample_repo import FIX, VERSION_FILE, SampleRepo, fixing_script
+from sandbox_attacks import BACKENDS, ONE_BACKEND, proof_spec, results, run_in_process
 
 from codegen_ci.publish import ci_artifacts
 from codegen_ci.security import guarded_read
@@ -112,7 +115,7 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_base_commit_rerun(
         limits={"max_iterations": 1},
         validation={"test": [SYSTEM_PYTEST], "timeout": 120, "allow_preexisting_failures": True},
     )
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     seen = results(model_server)
     # control: the planted file is live in the model's HOME once user site-packages are on
@@ -153,7 +156,7 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_validation_round(
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1}, validation={"test": [SYSTEM_PYTEST], "timeout": 120}
     )
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     seen = results(model_server)
     assert "PLANTED-ON: 1.3.0" in seen, seen  # control: the planted fix works with user site on
@@ -239,7 +242,9 @@ def test_links_test_code_leaves_in_its_folders_are_never_followed(
         Reply("Fixed."),
     )
     spec = sample_repo.write_spec(limits={"max_iterations": 2})
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox, extra={"HOME": str(home)})
+    proc = run_in_process(
+        sample_repo, model_server, spec, sandbox=sandbox, extra={"HOME": str(home)}
+    )
 
     assert "Traceback" not in proc.stderr, proc.stderr
     [out_dir] = sample_repo.tmp.glob("out-*")
@@ -304,7 +309,9 @@ def test_reports_are_read_bounded_and_without_links(
             "junit": ["$TMPDIR/big.xml", "validation.junit/*", "pipe.xml"],
         },
     )
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox, extra={"HOME": str(home)})
+    proc = run_in_process(
+        sample_repo, model_server, spec, sandbox=sandbox, extra={"HOME": str(home)}
+    )
 
     # The hostile test is on the base commit: the pre-flight finds that nothing the globs
     # matched can be read, a configuration error before any model call.
@@ -348,7 +355,7 @@ def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1}, validation={"test": [inline(FOLDER_TO_FILE)]}
     )
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -416,16 +423,46 @@ def ci_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
         yield world
 
 
+def deflated_zip(members: dict[str, bytes]) -> bytes:
+    """The zip archive `zipfile` writes with ZIP_DEFLATED, each content object deflated once
+    (zipfile deflates all 40 x 20 MB again: 2-3 s of CPU): local headers, the data, the
+    central directory, the end record (APPNOTE.TXT 4.3)."""
+    packed: dict[int, tuple[bytes, int]] = {}  # by the content's id: one object, one deflate
+    local, central = io.BytesIO(), io.BytesIO()
+    for name, content in members.items():
+        if id(content) not in packed:
+            deflate = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate, as zipfile's
+            packed[id(content)] = (deflate.compress(content) + deflate.flush(), zlib.crc32(content))
+        data, crc = packed[id(content)]
+        sizes = struct.pack("<III", crc, len(data), len(content))
+        head = struct.pack("<HHHHH", 20, 0, zipfile.ZIP_DEFLATED, 0, 0x21) + sizes
+        offset = local.tell()
+        local.write(struct.pack("<I", 0x04034B50) + head)
+        local.write(struct.pack("<HH", len(name), 0) + name.encode() + data)
+        central.write(struct.pack("<IH", 0x02014B50, 20) + head)
+        central.write(struct.pack("<HHHHHII", len(name), 0, 0, 0, 0, 0, offset) + name.encode())
+    end = struct.pack(
+        "<IHHHHIIH",
+        0x06054B50,
+        0,
+        0,
+        len(members),
+        len(members),
+        len(central.getvalue()),
+        local.tell(),
+        0,
+    )
+    return local.getvalue() + central.getvalue() + end
+
+
 def test_a_ci_artifact_is_bounded_in_total_not_only_per_member(ci_world: ActionWorld) -> None:
     """A CI artifact of well under a megabyte whose 40 members each decompress to just under
     the per-member cap (20 MB): the run takes the real report and writes a bounded total."""
     report = zipfile.ZipFile(io.BytesIO(junit_zip(ci_world.sample, ci_world.tmp)))
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("reports/junit.xml", report.read("reports/junit.xml"))
-        for n in range(ZIP_MEMBERS):
-            archive.writestr(f"reports/bulk-{n}.xml", b"\0" * MEMBER_BYTES)
-    data = buffer.getvalue()
+    members = {"reports/junit.xml": report.read("reports/junit.xml")}
+    zeros = b"\0" * MEMBER_BYTES  # one object: hashed and compared once
+    members.update((f"reports/bulk-{n}.xml", zeros) for n in range(ZIP_MEMBERS))
+    data = deflated_zip(members)
     # control: small to download, 800 MB written by a per-member cap alone
     infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
     assert len(data) < 2 << 20 and all(i.file_size <= ci_artifacts.MAX_XML_BYTES for i in infos)
@@ -467,7 +504,7 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
         limits={"max_iterations": 1},
         validation={"test": [inline(GO_FIFO)], "junit": ["report.xml"]},
     )
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [out_dir] = sample_repo.tmp.glob("out-*")
@@ -489,10 +526,11 @@ def test_a_fifo_in_place_of_the_git_file_neither_hangs_nor_is_written_through(
         Reply(tool_calls=[FIX]),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec(
-        limits={"max_iterations": 1}, validation={"test": [PYTEST], "timeout": 120}
-    )
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    # no proof: the guard puts the `.git` file back when the command ends, before any git of
+    # ours; the proof's git comes after the round's, which already meets what is left
+    sample_repo.proof = False
+    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     swapped = "SWAPPED" in results(model_server)
@@ -512,10 +550,8 @@ def test_a_huge_sparse_file_the_model_makes_is_refused_not_hashed(
         Reply(tool_calls=[call("run_command", command=make), FIX]),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec(
-        limits={"max_iterations": 1}, validation={"test": [PYTEST], "timeout": 120}
-    )
-    proc = launch(sample_repo, model_server, spec)
+    spec = proof_spec(sample_repo, limits={"max_iterations": 1})
+    proc = run_in_process(sample_repo, model_server, spec)
 
     # control: the command did make it, 1 TiB apparent
     assert "1099511627776" in results(model_server)
