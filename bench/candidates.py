@@ -87,16 +87,20 @@ def _policy(new_text: str) -> Any:
     return step
 
 
-def candidates_tradeoff(test_sleep_s: float = 1.0, repeats: int = 1) -> dict[str, Any]:
-    """Each way `repeats` times; the fastest wall time is kept (tokens do not vary)."""
-    runs = [_once(test_sleep_s) for _ in range(repeats)]
+def candidates_tradeoff(
+    test_sleep_s: float = 1.0, repeats: int = 1, *, proof: bool = True
+) -> dict[str, Any]:
+    """Each way `repeats` times; the fastest wall time is kept (tokens do not vary).
+    `proof=False`: no proof run after a passing attempt and no re-run of a failing test
+    (`validation.proof: {tests: off, reruns: 0}`): the smoke test's tiny configuration."""
+    runs = [_once(test_sleep_s, proof) for _ in range(repeats)]
     rows = runs[0]
     for name, row in rows.items():
         row["wall_s"] = min(r[name]["wall_s"] for r in runs)
     return {"test_sleep_s": test_sleep_s, "repeats": repeats, "rows": rows}
 
 
-def _once(test_sleep_s: float) -> dict[str, Any]:
+def _once(test_sleep_s: float, proof: bool = True) -> dict[str, Any]:
     rows = {
         "1": {"count": 1, "models": [CHEAP]},
         "escalate-3": {"count": 3, "strategy": "escalate", "models": [CHEAP, STRONG]},
@@ -134,6 +138,8 @@ def _once(test_sleep_s: float) -> dict[str, Any]:
                     "limits": {"max_iterations": 1},
                     "model": {"name": CHEAP},
                 }
+                if not proof:
+                    spec["validation"]["proof"] = {"tests": "off", "reruns": 0}
                 if candidates["count"] > 1:
                     spec["candidates"] = candidates
                 began = time.perf_counter()

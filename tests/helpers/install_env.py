@@ -1,6 +1,7 @@
 """The wheel, built once per test session and installed alone in one fresh virtualenv, the way
 a user gets codegen-ci from `pip install codegen-ci`: runtime dependencies only, no test
-extras, so no pytest. Under xdist the workers share the build through a lock file."""
+extras, so no pytest (`install_alone` with pip, `install_with_pipx` with pipx). Under xdist the
+workers share the build through a lock file."""
 
 from __future__ import annotations
 
@@ -131,3 +132,35 @@ def run_tool(
         text=True,
         timeout=300,
     )
+
+
+def install_with_pipx(shared: Path) -> Installed:
+    """The wheel installed by `pipx install` (docs/install.md's way for use), offline from the
+    wheelhouse, once: pipx's own virtualenv (`PIPX_HOME` and `PIPX_BIN_DIR` under `shared`)
+    holds the wheel and its runtime dependencies only, so it is also the fresh virtualenv the
+    wheel-alone tests run the tool from. Its `codegen-ci` on PATH is `pipx_bin(shared)`."""
+    wheel = build_wheel(shared)
+    home = shared / "pipx"
+    venv = home / "venvs" / "codegen-ci"
+    with locked(shared / "pipx.lock"):
+        if not (shared / "pipx-installed").exists():
+            env = {
+                **clean_env(START_ENV),
+                "PIPX_HOME": str(home),
+                "PIPX_BIN_DIR": str(pipx_bin(shared)),
+                "PIPX_MAN_DIR": str(shared / "pipx-man"),
+                "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            }
+            pip_args = " ".join(offline(shared))
+            command = [sys.executable, "-m", "pipx", "install", "--pip-args", pip_args, str(wheel)]
+            proc = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=PIP_TIMEOUT
+            )
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            (shared / "pipx-installed").touch()
+    return Installed(venv, wheel)
+
+
+def pipx_bin(shared: Path) -> Path:
+    """`PIPX_BIN_DIR` of `install_with_pipx`: where pipx puts `codegen-ci` for the PATH."""
+    return shared / "pipx-bin"

@@ -28,7 +28,10 @@ def install(shared: Path) -> Path:
         if not marker.exists():
             (root / "package.json").write_text('{"name": "mermaid-check", "private": true}\n')
             cache = str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".npm")
+            # --prefer-offline: metadata from npm's cache where it has it, not one registry
+            # request per package (the two packages' versions are pinned)
             argv = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"]
+            argv.append("--prefer-offline")
             subprocess.run(
                 [*argv, "--cache", cache, "--no-package-lock", *PACKAGES],
                 cwd=root,

@@ -8,7 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers.in_process import run_in_process, sample_spec
-from tests.helpers.sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_FILE, make_sample_repo
+from tests.helpers.sample_repo import (
+    FIXED_LINE_NEW,
+    FIXED_LINE_OLD,
+    NO_PROOF,
+    PYTEST,
+    VERSION_FILE,
+    make_sample_repo,
+)
 
 from codegen_ci.publish.flow import NewBranch, Publishing, publish_new_branch
 from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
@@ -23,7 +30,8 @@ FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIX
 
 def test_a_successful_run_is_pushed_and_opened_as_a_pull_request(tmp_path: Path) -> None:
     sample = make_sample_repo(tmp_path)
-    spec = sample_spec()
+    # no proof run after the passing round: publishing is what this is about
+    spec = sample_spec(validation={"test": [PYTEST], "timeout": 120, "proof": NO_PROOF})
     run = run_in_process(sample, spec, [step(None, FIX), step("Fixed.")])
     report = run.report
     assert report.status == Status.SUCCESS and report.branch and report.commit, run.log

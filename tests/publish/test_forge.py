@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 from pathlib import Path
 
 import codegen_ci
@@ -23,6 +24,7 @@ CONSTRUCTS = {
 }
 
 
+@functools.cache  # parsed once per process; the trees are only read
 def modules() -> list[tuple[Path, ast.Module]]:
     found = []
     for path in sorted(SRC.rglob("*.py")):

@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 from tests.helpers.in_process import InProcessRun, run_in_process, sample_spec
-from tests.helpers.sample_repo import FIX, make_sample_repo
+from tests.helpers.sample_repo import FIX, NO_PROOF, PYTEST, make_sample_repo
 
 from codegen_ci.publish.github import GitHubPublisher, GitHubTarget
 from codegen_ci.publish.report_text import failure_comment, pr_body, summary_markdown
@@ -22,6 +22,9 @@ from codegen_ci.testing.github_double import GitHubDouble
 TEST_FILE = "tests/test_version.py"
 BUG = "test_bump_minor_resets_patch"
 BUG_ID = f"tests.test_version::{BUG}"
+# No proof run after the passing round, no re-run of a failing one: not what these are about
+# (the refusal is the kept-tests check, validation.protect_tests).
+VALIDATION = {"test": [PYTEST], "timeout": 120, "proof": NO_PROOF}
 REFUSED = f"🛡️ Round 1 refused, the change removed 1 existing test: `{BUG_ID}`"
 
 
@@ -34,7 +37,9 @@ def _refused_then(tmp_path: Path, *, fixed: bool) -> InProcessRun:
     restore = call("write_file", path=TEST_FILE, content=original)
     after = [step(None, restore, FIX), step("Fixed.")] if fixed else [step("I cannot.")]
     script = [step(None, delete), step("Removed the failing test."), *after]
-    return run_in_process(sample, sample_spec(limits={"max_iterations": 2}), script)
+    return run_in_process(
+        sample, sample_spec(validation=VALIDATION, limits={"max_iterations": 2}), script
+    )
 
 
 def test_a_refused_round_names_its_test_in_the_pr_body_summary_and_status_comment(

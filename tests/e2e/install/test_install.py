@@ -1,7 +1,7 @@
-"""Installed as a user installs it: the tool's own process never imports pytest, and
-the wheel installed alone in a fresh virtualenv (no test extras, no pytest) runs `codegen-ci
-run` and `codegen-ci action` end to end, while the repository's tests run under another
-interpreter that has pytest."""
+"""Installed as a user installs it: the tool's own process never imports pytest, and the
+wheel installed alone by `pipx install` in a fresh virtualenv (no test extras, no pytest) runs
+`codegen-ci run` and `codegen-ci action` end to end, while the repository's tests run under
+another interpreter that has pytest."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from install_env import START_ENV, Installed, clean_env, install_alone, offline, run_tool
+from install_env import START_ENV, Installed, clean_env, install_with_pipx, pipx_bin, run_tool
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
 from sandbox_attacks import path_without_bwrap
 
@@ -44,12 +44,19 @@ IMPORT_ALL = textwrap.dedent(
 )
 
 
+def _shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the session's wheel and install live, shared by the xdist workers (their
+    temporary directories share a parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """One virtualenv for the whole session, shared by the xdist workers (their temporary
-    directories share a parent)."""
-    base = tmp_path_factory.getbasetemp()
-    return install_alone(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+    """One install for the whole session: `pipx install` of the wheel, offline from the
+    wheelhouse (pipx's virtualenv holds the wheel and its runtime dependencies only: the
+    fresh virtualenv the wheel-alone tests run the tool from). Tests only read it."""
+    return install_with_pipx(_shared(tmp_path_factory))
 
 
 def test_no_module_of_the_tool_imports_pytest() -> None:
@@ -144,31 +151,19 @@ def test_wheel_alone_answers_an_issue_event(installed: Installed, sample_repo: S
 
 @pytest.mark.slow
 def test_pipx_install_of_the_wheel_runs_a_dry_run(
-    installed: Installed, sample_repo: SampleRepo, tmp_path: Path
+    installed: Installed,
+    sample_repo: SampleRepo,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """`pipx install codegen-ci`, with the wheel standing in for the index."""
-    pipx_env = {
-        **clean_env(START_ENV),
-        "PIPX_HOME": str(tmp_path / "pipx"),
-        "PIPX_BIN_DIR": str(tmp_path / "bin"),
-        "PIPX_MAN_DIR": str(tmp_path / "man"),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
-    pip_args = " ".join(offline(installed.wheel.parent.parent))
-    command = [
-        sys.executable,
-        "-m",
-        "pipx",
-        "install",
-        "--pip-args",
-        pip_args,
-        str(installed.wheel),
-    ]
-    proc = subprocess.run(command, env=pipx_env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    script = tmp_path / "bin" / "codegen-ci"
-    pipx_python = tmp_path / "pipx" / "venvs" / "codegen-ci" / "bin" / "python"
-    assert not Installed(pipx_python.parent.parent, installed.wheel).has("pytest")
+    """`pipx install codegen-ci`, with the wheel standing in for the index (the session's
+    install: `installed` is pipx's virtualenv, install_env.install_with_pipx asserts that
+    `pipx install` exited 0)."""
+    script = pipx_bin(_shared(tmp_path_factory)) / "codegen-ci"
+    assert installed.venv.parent.name == "venvs" and script.resolve().is_relative_to(
+        installed.venv.resolve()
+    )
+    assert not installed.has("pytest")  # pipx's virtualenv, its python
 
     version = subprocess.run(
         [str(script), "--version"], capture_output=True, text=True, env=clean_env()
