@@ -1,8 +1,9 @@
 """End to end with other ecosystems' own runners: a TypeScript project under jest (ts-jest,
 jest-junit) and a Go module under gotestsum, fixed by the scripted model through real HTTP,
 in real worktrees, with the real toolchains (.ci/run installs them). The Go module's bug fixed
-in one round is test_proof_ecosystems.py::test_go_the_repositorys_failing_test_proves_the_fix
-(the same run, its proof too)."""
+in one round is test_coverage_runners.py's
+test_go_changed_lines_come_from_the_cover_profile_the_failing_test_proves_the_fix (the same
+run, its proof too)."""
 
 from __future__ import annotations
 
