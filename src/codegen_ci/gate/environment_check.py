@@ -41,6 +41,18 @@ _FULL = r"ENOSPC\b|No space left on device|\[Errno 28\]|EDQUOT\b|[Dd]isk quota e
 ERRNO = re.compile(rf"(?P<rofs>{_READ_ONLY})|(?P<acces>{_DENIED})|(?P<full>{_FULL})")
 # a quoted path ('/x', "x/y", `x`), else a bare absolute path
 PATH = re.compile(r"""['"`‘’](?P<q>[^'"`‘’\s]*/[^'"`‘’]*)['"`‘’]|(?<![\w.])(?P<a>/[^\s'"`:,)]+)""")
+# POSIX semaphores and shared memory are files in /dev/shm (glibc's sem_open and shm_open:
+# Python's multiprocessing locks, queues and pools, among others). Bubblewrap gives each
+# command a /dev/shm of its own; Landlock cannot (it makes no mounts) and keeps the machine's
+# read-only, so the call fails with EACCES and names no path: the traceback names the call.
+SHARED_MEMORY = re.compile(r"\bSemLock\b|\bsem_open\b|\bshm_open\b|/dev/shm\b|\bSharedMemory\b")
+SHM = "/dev/shm"  # noqa: S108 - named in a message, never written
+SHM_ADVICE = (
+    "POSIX semaphores and shared memory (Python's multiprocessing, sem_open, shm_open) need a "
+    "writable /dev/shm: bubblewrap gives each command one of its own; Landlock cannot, and "
+    "keeps the machine's read-only. Install bubblewrap (docs/sandbox.md), or run with "
+    "CODEGEN_SANDBOX=off where the machine is yours alone, then run again."
+)
 NAMES = {
     "rofs": "EROFS (read-only file system)",
     "acces": "EACCES (permission denied)",
@@ -70,6 +82,10 @@ class EnvironmentProblem:
     errno: str
     line: str
     path: str | None
+    advice: str = (
+        "Make the place writable (or free disk space), or keep the tool's caches inside the "
+        "repository or $TMPDIR, then run again (docs/ecosystems.md, 'Environment errors')."
+    )
 
     def message(self) -> str:
         where = f" on {self.path}" if self.path else ""
@@ -77,9 +93,7 @@ class EnvironmentProblem:
             f"environment error: {self.errno}{where}\n  command ({self.kind}): {self.command}\n"
             f"  output: {self.line}\n"
             "The command could not write where it needed to; that is not a failure of the "
-            "code, and the model is not asked to fix it. Make the place writable (or free "
-            "disk space), or keep the tool's caches inside the repository or $TMPDIR, then "
-            "run again (docs/ecosystems.md, 'Environment errors')."
+            f"code, and the model is not asked to fix it. {self.advice}"
         )
 
 
@@ -91,6 +105,8 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
     junit = [f for f in rnd.failures if f.kind in ("failure", "error")]
     for record in failed:
         log = output_tail(record, SCAN_CHARS)
+        if found := _shared_memory(log, record):
+            return found
         if record.kind == "test" and junit:
             for failure in junit:
                 if found := _scan(failure.message.raw_for("matching"), record, places):
@@ -101,6 +117,23 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
                 return found
         elif found := _scan(log, record, places):
             return found
+    return None
+
+
+def _shared_memory(log: str, record: CommandResult) -> EnvironmentProblem | None:
+    """A semaphore or shared memory refused (`SHARED_MEMORY`): an EACCES or EROFS line that
+    names no path, or /dev/shm, in an output that names the call."""
+    if not SHARED_MEMORY.search(log):
+        return None
+    for line in log.splitlines():
+        match = ERRNO.search(line)
+        if match and match.lastgroup in ("rofs", "acces"):
+            paths = {m.group("q") or m.group("a") for m in PATH.finditer(line)}
+            if paths <= {SHM} or any(p.startswith(SHM + "/") for p in paths):
+                kind = NAMES[match.lastgroup]
+                return EnvironmentProblem(
+                    record.command, record.kind, kind, line.strip()[:300], SHM, SHM_ADVICE
+                )
     return None
 
 

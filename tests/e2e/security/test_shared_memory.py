@@ -1,0 +1,72 @@
+"""A test that makes a semaphore (Python's multiprocessing) needs a writable /dev/shm:
+bubblewrap gives each command its own and the run goes on; Landlock cannot (no mounts), the
+semaphore is refused with an EACCES naming no path, and the run ends as an environment error
+that says what to do, never as the model's failure (found on pytoolz/toolz's
+test_parallel.py::test_fold, run under Landlock with the right fix: three rounds, "stuck").
+Real pytest, both backends, the scripted model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from sample_repo import FIX, SampleRepo
+
+from codegen_ci.cli import cli
+from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
+
+USES_A_LOCK = """\
+import multiprocessing
+
+
+def test_a_lock_between_processes():
+    lock = multiprocessing.Lock()
+    with lock:
+        assert True
+"""
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        pytest.param(
+            "bwrap", marks=pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bwrap")
+        ),
+        "landlock",
+    ],
+)
+def test_a_semaphore_refused_by_the_sandbox_is_an_environment_error_not_the_models(
+    backend: str,
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CODEGEN_SANDBOX", backend)
+    sample_repo.commit({"tests/test_lock.py": USES_A_LOCK}, "a test with a lock")
+    model_env.add(Reply(tool_calls=[FIX]), Reply("fixed"), Reply("fixed"))
+    spec = sample_repo.write_spec()
+    out = sample_repo.tmp / "out"
+
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+    )
+
+    report = json.loads((out / "report.json").read_text())
+    if backend == "bwrap":  # a /dev/shm of its own: the lock is made, the fix passes
+        assert result.exit_code == 0, result.output
+        assert report["status"] == "success" and report["rounds"][0]["tests"]["failed"] == 0
+        return
+    assert result.exit_code == 3, result.output
+    assert (report["status"], report["reason"]) == ("error", "environment")
+    assert "/dev/shm" in report["error"] and "bubblewrap" in report["error"]
+    assert "multiprocessing" in report["error"]
+    # one model turn, then the run stopped: the refused lock was never handed to the model
+    assert report["iterations"] == 1 and len(model_env.tool_requests) == 2
+    assert not any(
+        "Permission denied" in str(m.get("content"))
+        for r in model_env.tool_requests
+        for m in r["messages"]
+        if m.get("role") == "user"
+    )

@@ -1,0 +1,78 @@
+"""A semaphore or shared memory the sandbox refused is the environment's failure, not the
+code's: under Landlock (no mounts, so no /dev/shm of the command's own) Python's
+multiprocessing cannot make a lock, and the test fails with an EACCES that names no path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codegen_ci.gate.environment_check import Places, find_problem
+from codegen_ci.report import CommandResult, Failure, Round
+
+# pytest 8's output for pytoolz/toolz's toolz/sandbox/tests/test_parallel.py::test_fold
+# (multiprocessing.Pool) under codegen-ci's Landlock backend, Python 3.11 (shortened)
+POOL_UNDER_LANDLOCK = """\
+__________________________________ test_fold ___________________________________
+
+>       with Pool() as pool:
+             ^^^^^^
+
+toolz/sandbox/tests/test_parallel.py:15:
+/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/synchronize.py:169: in __init__
+    SemLock.__init__(self, SEMAPHORE, 1, 1, ctx=ctx)
+>               sl = self._semlock = _multiprocessing.SemLock(
+                    kind, value, maxvalue, self._make_name(),
+                    unlink_now)
+E                   PermissionError: [Errno 13] Permission denied
+
+/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/synchronize.py:57: PermissionError
+FAILED toolz/sandbox/tests/test_parallel.py::test_fold - PermissionError: [Er...
+1 failed, 281 passed
+"""
+FOLD = Failure(
+    id="toolz.sandbox.tests.test_parallel::test_fold",
+    message="PermissionError: [Errno 13] Permission denied",
+)
+
+
+def round_of(tmp: Path, log: str, failures: list[Failure]) -> Round:
+    path = tmp / "test.log"
+    path.write_text(log)
+    record = CommandResult(
+        command="python -m pytest", kind="test", exit_code=1, duration_s=1.0, output_path=str(path)
+    )
+    return Round(iteration=1, commands=[record], failures=failures)
+
+
+def places(tmp: Path) -> Places:
+    return Places(tmp / "tree", (".venv",), (tmp / "scratch",))
+
+
+def test_a_semaphore_refused_is_the_environments_with_what_to_do(tmp_path: Path) -> None:
+    problem = find_problem(round_of(tmp_path, POOL_UNDER_LANDLOCK, [FOLD]), places(tmp_path))
+
+    assert problem is not None
+    assert (problem.errno, problem.path) == ("EACCES (permission denied)", "/dev/shm")
+    message = problem.message()
+    assert "PermissionError: [Errno 13] Permission denied" in message
+    assert "multiprocessing" in message and "bubblewrap" in message
+    assert "CODEGEN_SANDBOX=off" in message and "not asked to fix it" in message
+
+
+def test_the_same_error_without_shared_memory_in_the_output_is_the_codes(tmp_path: Path) -> None:
+    """Control: an EACCES naming no path is not the environment's by itself."""
+    log = POOL_UNDER_LANDLOCK.replace("SemLock", "Lock").replace("_multiprocessing.", "")
+    assert find_problem(round_of(tmp_path, log, [FOLD]), places(tmp_path)) is None
+
+
+def test_a_test_that_uses_multiprocessing_and_fails_on_its_own_file_is_the_codes(
+    tmp_path: Path,
+) -> None:
+    """A permission error on a file of the repository, in a suite that also uses semaphores:
+    the path says whose it is."""
+    denied = "E   PermissionError: [Errno 13] Permission denied: 'data/out.txt'"
+    log = POOL_UNDER_LANDLOCK.replace(
+        "E                   PermissionError: [Errno 13] Permission denied", denied
+    )
+    failure = Failure(id="tests/test_io.py::test_write", message=denied)
+    assert find_problem(round_of(tmp_path, log, [failure]), places(tmp_path)) is None
