@@ -128,7 +128,8 @@ def test_no_credential_file_in_home_nor_runner_state_is_readable_but_toolchains_
         "RUNNER_WORKSPACE": str(work / "repo"),
         "RUNNER_TOOL_CACHE": str(work / "_tool"),
     }
-    # in-process: what the model's commands reach in HOME is the subject, not how the tool was started (test_secret_env keeps the process)
+    # in-process: what the model's commands reach in HOME is the subject, not how the tool was
+    # started (test_secret_env keeps the process)
     spec = sample_repo.write_spec()
     proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
