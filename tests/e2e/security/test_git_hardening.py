@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def run_tool(
     repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`codegen-ci run` in this process (click's runner) with `env` added to the environment:
-    our git's config, binary and token are the subject, not the process's start."""
+    our git's config and what it commits and pushes are the subject, not the process's start."""
     full = {
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-test-0000",
@@ -45,6 +46,32 @@ def run_tool(
             monkeypatch.setenv(name, value)
         result = CliRunner().invoke(cli, argv)
     return subprocess.CompletedProcess(argv, result.exit_code, result.output, "")
+
+
+def start_tool(
+    repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`codegen-ci run` as a process, with `env` added to its environment: for the test of the
+    git binary, which the tool resolves once, at its start (workspace/git.py `git_binary`)."""
+    full = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        **(env or {}),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "codegen_ci",
+        "run",
+        str(repo.write_spec()),
+        "--repo",
+        str(repo.path),
+        "--output-dir",
+        str(repo.tmp / "out"),
+        *args,
+    ]
+    return subprocess.run(argv, env=full, capture_output=True, text=True, timeout=180, check=False)
 
 
 def recorder(folder: Path, log: Path) -> Path:
@@ -74,7 +101,7 @@ def test_push_ignores_a_planted_git_and_keeps_the_token_off_argv(
     }
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
 
-    proc = run_tool(sample_repo, model_server, "--push", env=env)
+    proc = start_tool(sample_repo, model_server, "--push", env=env)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sh(["git", "rev-parse", "--verify", BRANCH], sample_repo.origin)  # pushed
