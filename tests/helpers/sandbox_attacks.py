@@ -245,3 +245,47 @@ def path_without_bwrap(into: Path) -> str:
         p for p in os.environ["PATH"].split(os.pathsep) if p and not (Path(p) / "bwrap").exists()
     ]
     return os.pathsep.join([str(bin_dir), *kept])
+
+
+def run_in_process(
+    repo: SampleRepo,
+    server: ScriptedModelServer,
+    spec: Path,
+    *,
+    sandbox: str = "",
+    extra: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`codegen-ci run` as `launch` starts it, but in this process (click's runner), `extra`
+    added to the environment for its length: for a test whose attack is the model's command
+    and whose subject is what that command reaches, not how the tool was started (`launch`
+    keeps that: its environment, its ancestors)."""
+    from click.testing import CliRunner  # only the tests that run in-process need it
+
+    from codegen_ci.cli import cli
+
+    env = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        **(extra or {}),
+    }
+    if sandbox:
+        env["CODEGEN_SANDBOX"] = sandbox
+    argv = [
+        "run",
+        str(spec),
+        "--repo",
+        str(repo.path),
+        "--output-dir",
+        str(repo.tmp / f"out-{uuid.uuid4().hex}"),
+    ]
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        result = CliRunner().invoke(cli, argv)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)

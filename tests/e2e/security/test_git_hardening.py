@@ -12,9 +12,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo, sh
 from sandbox_attacks import ONE_BACKEND
 
+from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 BRANCH = "codegen/reset-patch-in-bump-minor"
@@ -23,6 +25,34 @@ BRANCH = "codegen/reset-patch-in-bump-minor"
 def run_tool(
     repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """`codegen-ci run` in this process (click's runner) with `env` added to the environment:
+    our git's config and what it commits and pushes are the subject, not the process's start."""
+    full = {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        **(env or {}),
+    }
+    argv = [
+        "run",
+        str(repo.write_spec()),
+        "--repo",
+        str(repo.path),
+        "--output-dir",
+        str(repo.tmp / "out"),
+        *args,
+    ]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name, value in full.items():
+            monkeypatch.setenv(name, value)
+        result = CliRunner().invoke(cli, argv)
+    return subprocess.CompletedProcess(argv, result.exit_code, result.output, "")
+
+
+def start_tool(
+    repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`codegen-ci run` as a process, with `env` added to its environment: for the test of the
+    git binary, which the tool resolves once, at its start (workspace/git.py `git_binary`)."""
     full = {
         **os.environ,
         "OPENAI_BASE_URL": server.base_url,
@@ -71,7 +101,7 @@ def test_push_ignores_a_planted_git_and_keeps_the_token_off_argv(
     }
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
 
-    proc = run_tool(sample_repo, model_server, "--push", env=env)
+    proc = start_tool(sample_repo, model_server, "--push", env=env)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sh(["git", "rev-parse", "--verify", BRANCH], sample_repo.origin)  # pushed
@@ -90,6 +120,10 @@ def test_push_ignores_a_planted_git_and_keeps_the_token_off_argv(
 def test_insteadof_in_global_config_does_not_redirect_our_git(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
+    # our git's push is the subject, not the proof: no proof and coverage runs after the
+    # passing round (conftest.py's default; the planted-git test above keeps them: every git
+    # command of a run must be ours)
+    sample_repo.proof = False
     evil = tmp_path / "evil.git"
     sh(["git", "init", "-q", "--bare", str(evil)], tmp_path)
     with Path(os.environ["GIT_CONFIG_GLOBAL"]).open("a") as config:
@@ -108,6 +142,10 @@ def test_insteadof_in_global_config_does_not_redirect_our_git(
 def test_replace_refs_do_not_hide_a_committed_workflow(
     sample_repo: SampleRepo, model_server: ScriptedModelServer
 ) -> None:
+    # our git's commit is the subject, not the proof: no proof and coverage runs after the
+    # passing round (conftest.py's default; the planted-git test above keeps them: every git
+    # command of a run must be ours)
+    sample_repo.proof = False
     sneak = (
         "base=$(git rev-parse HEAD) && mkdir -p .github/workflows && "
         "printf 'on: push\\n' > .github/workflows/evil.yml && git add .github && "
@@ -136,6 +174,10 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
 def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
 ) -> None:
+    # our git's commit is the subject, not the proof: no proof and coverage runs after the
+    # passing round (conftest.py's default; the planted-git test above keeps them: every git
+    # command of a run must be ours)
+    sample_repo.proof = False
     plant = (
         "mkdir -p ci .github vendor && printf 'on: push\\n' > ci/deploy.yml && "
         "ln -s ../ci .github/workflows && ln -s ci docs-link && "

@@ -42,6 +42,9 @@ def test_commands_that_move_head_or_user_branches_are_refused_and_restored(
     sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (read-only .git)
+    # the model's commands move the refs: no proof and coverage runs after the passing round
+    # (conftest.py's default; the next test keeps them: its hostile test command runs there too)
+    sample_repo.proof = False
     main, feature = with_feature_branch(sample_repo)
     before = refs(sample_repo)
     moves = [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS_AND_OFF, launch, results_each
+from sandbox_attacks import BACKENDS_AND_OFF, results_each, run_in_process
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -95,6 +95,9 @@ def test_no_credential_file_in_home_nor_runner_state_is_readable_but_toolchains_
     """Two attacks in one run, each a command of its own, each asserted on its own result:
     the credential files in HOME (while the toolchains there run), and a runner's work
     directory, of which commands get the tool cache (`_tool`) only."""
+    # the model's commands are the attacks, not the repository's tests: no proof and coverage
+    # runs after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     home = tmp_path / "home"
     secret = plant(home)
     bins = toolchains(home)
@@ -125,7 +128,10 @@ def test_no_credential_file_in_home_nor_runner_state_is_readable_but_toolchains_
         "RUNNER_WORKSPACE": str(work / "repo"),
         "RUNNER_TOOL_CACHE": str(work / "_tool"),
     }
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox, extra=extra)
+    # in-process: what the model's commands reach in HOME is the subject, not how the tool was
+    # started (test_secret_env keeps the process)
+    spec = sample_repo.write_spec()
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen, seen_work, _fix = results_each(model_server)
 

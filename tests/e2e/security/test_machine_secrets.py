@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS_AND_OFF, launch, results
+from sandbox_attacks import BACKENDS_AND_OFF, results, run_in_process
 
 from codegen_ci.security.landlock import kernel_abi
 from codegen_ci.security.sandbox import open_sandbox
@@ -212,10 +212,15 @@ def test_the_models_command_reads_no_secret_of_the_machine(
 ) -> None:
     """A full run: the model's `run_command` hunts the secrets (reversed, so no redactor
     would know them) and finds none; with the sandbox off it finds them all."""
+    # the model's command is the attack, not the repository's tests: no proof and coverage runs
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     secret, files = planted
     command = f"cat {' '.join(map(str, files.values()))} | rev; echo DONE"
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
+    # in-process: the machine's files the model's command reads are the subject, not how the
+    # tool was started (test_secret_env keeps the process)
+    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     assert "DONE" in seen

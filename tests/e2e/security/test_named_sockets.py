@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import launch, recording, results
+from sandbox_attacks import recording, results, run_in_process
 
 from codegen_ci.security.confinement import Confinement
 from codegen_ci.security.landlock import kernel_abi, landlock_argv
@@ -57,14 +57,20 @@ def ask(label, path):
 def test_the_users_ssh_agent_is_out_of_reach(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
+    # the model's command is the attack, not the repository's tests: no proof and coverage runs
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     agent_dir = tmp_path / "ssh-XXXXabc"  # where ssh-agent puts its socket: /tmp/ssh-*/agent.N
     agent_dir.mkdir()
     agent = agent_dir / "agent.1234"
     code = f"{ASK}\nask('agent', {str(agent)!r})"
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
+    # in-process: the socket the model's command reaches is the subject, not how the tool was
+    # started (test_secret_env keeps the process)
+    spec = sample_repo.write_spec()
     with fake_agent(agent) as received:
-        proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=sandbox)
+        proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     if sandbox == "off":  # control: the agent answers

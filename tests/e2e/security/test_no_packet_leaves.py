@@ -31,7 +31,7 @@ from kernel_attacks import (
     unix_listener,
 )
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF, launch, results
+from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF, results, run_in_process
 
 from codegen_ci.security.landlock import kernel_abi
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
@@ -340,6 +340,9 @@ def test_in_a_run_the_model_sends_nothing_out_and_keeps_no_key(
     """The red team's attack as a run makes it: the model's command sends the private source
     out with TCP Fast Open and adds a key to the user keyring, its next command reads the key
     back. report.json says what loopback commands had; under Landlock the run says so."""
+    # the model's commands are the attack, not the repository's tests: no proof and coverage
+    # runs after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     tcp, received = listener
     secret = f"secret{uuid.uuid4().hex}"
     send = probe_command(["tfo-sendto", "add-key"], tcp=str(tcp), key=key, secret=secret)
@@ -349,7 +352,9 @@ def test_in_a_run_the_model_sends_nothing_out_and_keeps_no_key(
         Reply(tool_calls=[FIX]),
         Reply("ok"),
     )
-    proc = launch(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
+    # in-process: what the model's commands send and keep is the subject, not how the tool was
+    # started (test_secret_env keeps the process)
+    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     [out_dir] = sample_repo.tmp.glob("out-*")

@@ -64,6 +64,9 @@ def test_ci_configuration_under_dot_github_is_protected_by_default(
     sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # protected paths are the subject, the model's turn the attack: no proof and coverage runs
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     model_env.add(*hostile_turn())
     code, output, report = run(sample_repo, sample_repo.write_spec())
@@ -80,6 +83,7 @@ def test_ci_configuration_under_dot_github_is_protected_by_default(
 def test_control_a_spec_that_narrows_the_list_lets_the_same_files_through(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
+    sample_repo.proof = False  # as in the test above, whose control this is
     model_env.add(*hostile_turn())
     spec = sample_repo.write_spec(protected_paths=[".env*"])
     code, output, report = run(sample_repo, spec)

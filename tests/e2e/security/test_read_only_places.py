@@ -149,6 +149,9 @@ def test_a_bwrap_run_closes_the_pipe_or_says_it_cannot(
     read-only). With Landlock: nothing arrives, and report.json says nothing is open. On a
     kernel without it (its system calls fail with ENOSYS) bubblewrap still runs, the write
     arrives, and the run says so: `sandbox_gaps` and a note on stderr."""
+    # the model's command is the attack, not the repository's tests: no proof and coverage runs
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     fifo = sample_repo.path / "pipe"
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)

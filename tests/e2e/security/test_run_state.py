@@ -86,6 +86,9 @@ def test_the_run_directory_is_read_only_to_commands(
 ) -> None:
     """The local default output directory (.git/codegen/runs/<id>) cannot be written by the
     model's commands; control: without the sandbox it can."""
+    # the model's command is the attack, not the repository's tests: no proof and coverage runs
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     write = (
         'for f in "$(git rev-parse --git-common-dir)"/codegen/runs/*/run.json; do '

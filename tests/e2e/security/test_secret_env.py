@@ -28,6 +28,9 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="/proc is Linux-
 def test_parent_environment_read_by_a_command_holds_no_secret(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
 ) -> None:
+    # the model's command is the attack, not the repository's tests: no proof and coverage runs
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     secret = f"sk-canary-{uuid.uuid4().hex}"
     plain = f"plainvalue{uuid.uuid4().hex[:12]}"
     model_server.add(

@@ -50,6 +50,10 @@ def test_symlinks_out_of_the_repository_are_not_committed(
     sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the links the model's commands make and our commit of them are the subject: no proof and
+    # coverage runs after the passing round (conftest.py's default; the loop test below keeps
+    # them: its loop is in the base commit, which the proof checks out and runs)
+    sample_repo.proof = False
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     base = sample_repo.head()
     readme = sample_repo.git("show", "HEAD:README.md")
@@ -143,6 +147,9 @@ def test_search_files_never_reads_through_a_link(
     """The model links a file outside the repository (and a folder holding it) into the
     worktree, then searches for what the file holds: the search, run by the tool's own
     unconfined process, follows neither link; the ordinary file it also planted is found."""
+    # the tool's search is the subject: no proof and coverage runs after the passing round
+    # (conftest.py's default; test_base_rerun_confined is about them)
+    sample_repo.proof = False
     secret = tmp_path / "outside" / "hosts.yml"
     secret.parent.mkdir()
     secret.write_text("oauth_token: LEAKED-TOKEN-91f3\n")
