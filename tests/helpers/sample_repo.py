@@ -129,20 +129,6 @@ class SampleRepo:
         return path
 
 
-NOT_OURS = " ".join(
-    f"-p no:{name}"
-    for name in (
-        "xdist",
-        "xdist.looponfail",
-        "pytest_cov",
-        "timeout",
-        "anyio",
-        "slipcover",
-        "platformdirs",
-    )
-)
-
-
 def make_sample_repo(tmp: Path) -> SampleRepo:
     repo = tmp / "repo"
     (repo / "src" / "semver").mkdir(parents=True)
@@ -150,11 +136,7 @@ def make_sample_repo(tmp: Path) -> SampleRepo:
     (repo / "src" / "semver" / "__init__.py").write_text("")
     (repo / "src" / "semver" / "version.py").write_text(VERSION_PY)
     (repo / "tests" / "test_version.py").write_text(TEST_VERSION_PY)
-    # The project uses none of the plugins the tests' own venv has (pytest-xdist, pytest-cov,
-    # pytest-timeout, anyio's, slipcover's, platformdirs'): its configuration leaves them out, as
-    # a project whose venv held only its own needs would not load them. Each of its test
-    # processes (a run starts two to five) then imports pytest alone: 0.3 CPU-s instead of 0.5.
-    (repo / "pytest.ini").write_text(f"[pytest]\npythonpath = src\naddopts = {NOT_OURS}\n")
+    (repo / "pytest.ini").write_text("[pytest]\npythonpath = src\n")
     (repo / ".gitignore").write_text("__pycache__/\n")
     (repo / "README.md").write_text(textwrap.dedent("# semver\n"))
     sh(["git", "init", "-q", "-b", "main"], repo)
