@@ -35,11 +35,11 @@ FOLD = Failure(
 )
 
 
-def round_of(tmp: Path, log: str, failures: list[Failure]) -> Round:
-    path = tmp / "test.log"
+def round_of(tmp: Path, log: str, failures: list[Failure], kind: str = "test") -> Round:
+    path = tmp / f"{kind}.log"
     path.write_text(log)
     record = CommandResult(
-        command="python -m pytest", kind="test", exit_code=1, duration_s=1.0, output_path=str(path)
+        command="python -m pytest", kind=kind, exit_code=1, duration_s=1.0, output_path=str(path)
     )
     return Round(iteration=1, commands=[record], failures=failures)
 
@@ -76,3 +76,12 @@ def test_a_test_that_uses_multiprocessing_and_fails_on_its_own_file_is_the_codes
     )
     failure = Failure(id="tests/test_io.py::test_write", message=denied)
     assert find_problem(round_of(tmp_path, log, [failure]), places(tmp_path)) is None
+
+
+def test_a_lint_whose_process_pool_is_refused_is_left_to_the_base_commits_check(
+    tmp_path: Path,
+) -> None:
+    """flake8's process pool under Landlock: the lint fails on the base commit as well, where a
+    failing lint is the base's (reported, never the model's); only test commands are asked."""
+    found = find_problem(round_of(tmp_path, POOL_UNDER_LANDLOCK, [], kind="lint"), places(tmp_path))
+    assert found is None

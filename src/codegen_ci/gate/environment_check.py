@@ -105,7 +105,7 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
     junit = [f for f in rnd.failures if f.kind in ("failure", "error")]
     for record in failed:
         log = output_tail(record, SCAN_CHARS)
-        if found := _shared_memory(log, record):
+        if record.kind == "test" and (found := _shared_memory(log, record)):
             return found
         if record.kind == "test" and junit:
             for failure in junit:
@@ -122,7 +122,9 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
 
 def _shared_memory(log: str, record: CommandResult) -> EnvironmentProblem | None:
     """A semaphore or shared memory refused (`SHARED_MEMORY`): an EACCES or EROFS line that
-    names no path, or /dev/shm, in an output that names the call."""
+    names no path, or /dev/shm, in an output that names the call. Asked of test commands,
+    whose failures would otherwise be the model's; a lint that cannot start (flake8's
+    process pool) fails on the base commit too, where it is the base's, not the model's."""
     if not SHARED_MEMORY.search(log):
         return None
     for line in log.splitlines():
