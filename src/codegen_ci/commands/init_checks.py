@@ -82,7 +82,7 @@ LINT_SCRIPT = re.compile(
 )
 # Test commands no runner of runners/ owns; a runner's own is its `CI_TEST` (`runs_tests`).
 TEST = re.compile(
-    r"^(?:tox|nox|python3?\s+-m\s+\S*tests?\b\S*|python3?\s+\S*tests?\S*\.py|"
+    r"^(?:tox|(?:python3?\s+-m\s+)?nox|python3?\s+-m\s+\S*tests?\b\S*|python3?\s+\S*tests?\S*\.py|"
     r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test(?::\S+)?|(?:npx\s+)?(?:ava|tap)\b|"
     r"make\s+(?:tests?|check)|ctest|bats)\b"
 )

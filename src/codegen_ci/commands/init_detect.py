@@ -35,6 +35,7 @@ from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import REQUIREMENT_NAME, Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, run_elsewhere, runner_in_ci
+from codegen_ci.commands.init_nox import nox_sessions, sessions_named
 from codegen_ci.commands.init_precommit import hooks
 from codegen_ci.commands.init_tox import tox_envs
 from codegen_ci.runners import RUNNERS, InitAsk, InitJUnit, InitTests, TestRunner, pytest, unittest
@@ -65,6 +66,7 @@ TEST_DIRS = ("tests", "test", "testing")
 MAX_FILES = 200
 NPM_TEST = re.compile(r"^(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test$")
 TOX = re.compile(r"^tox\b(.*)$")
+NOX = re.compile(r"^(?:python3?\s+-m\s+)?nox\b(.*)$")
 PYTEST_RUN = re.compile(r"-m pytest\b")
 # `pip install tox tox-gh-actions`: an install of tox and its plugins only
 TOX_INSTALL = re.compile(
@@ -371,7 +373,7 @@ def _as_commands(
 ) -> list[tuple[CheckKind, str, str]]:
     """A CI line as the commands init writes: `npm test` as the test script's JUnit commands,
     `go test` through gotestsum, `cargo test` through nextest, `tox` as its environments'
-    commands; anything else in its explicit form."""
+    commands, `nox` as its sessions'; anything else in its explicit form."""
     origin = f"{line.origin}: {line.command}"
     body = bare(line.command)
     if folder := DIR_PREFIX.match(line.command):  # another project's folder: as CI runs it
@@ -397,6 +399,15 @@ def _as_commands(
             return [
                 (env_kind, explicit(c, tools.python), f"{origin} (env {env} of {unfolded.source})")
                 for env_kind, c, env in unfolded.commands
+            ]
+    if nox := NOX.match(body):
+        named, posargs = sessions_named(nox[1])
+        sessions = nox_sessions(root, named, posargs)
+        found.left_out.extend(sessions.left_out)
+        if sessions.source is not None:  # each session's commands; each one left out is said
+            return [
+                (s_kind, explicit(c, tools.python), f"{origin} (session {s} of {sessions.source})")
+                for s_kind, c, s in sessions.commands
             ]
     script = re.match(r"^python3?\s+(\S+\.py)$", body)
     if (

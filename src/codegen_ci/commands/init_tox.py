@@ -51,18 +51,22 @@ class Config:
 
 
 @dataclass
-class ToxEnvs:
+class Unfolded:
+    """tox's environments (or nox's sessions, init_nox.py) as the commands they run."""
+
     source: str | None = None  # the file the environments were read from
     commands: list[tuple[CheckKind, str, str]] = field(default_factory=list)  # kind, line, env
     left_out: list[LeftOut] = field(default_factory=list)
 
 
-def tox_envs(root: Path, only: list[str] | None = None, prefer: Callable[[], str] = str) -> ToxEnvs:
+def tox_envs(
+    root: Path, only: list[str] | None = None, prefer: Callable[[], str] = str
+) -> Unfolded:
     """The commands of the environments `only` names (default: the env list), in order. A
     command several environments run is taken once, named by the environment of the
     interpreter in use when one of them is it (`prefer`: its factor, `py311`, asked only
     then), else by the first."""
-    found = ToxEnvs()
+    found = Unfolded()
     config = _config(root)
     if config is None:
         return found
@@ -75,38 +79,49 @@ def tox_envs(root: Path, only: list[str] | None = None, prefer: Callable[[], str
             continue
         assignments = _assignments(config.variables, name, found)
         for argv in _commands(envs, name, found):
-            line = quote_argv(argv)
-            if hooked := hooks(root, line):  # `pre-commit run` (or prek's): its hooks' tools
-                found.left_out.extend(
-                    LeftOut(f"tox env {name}: pre-commit hook {hook}", why)
-                    for hook, why in hooked.left_out
-                )
-                for command, _ in hooked.commands:
-                    if (
-                        judge(command, {}, venv_in_repo=False).kind == "lint"
-                        and command not in seen
-                    ):
-                        seen.add(command)
-                        found.commands.append(("lint", assignments + command, name))
-                continue
-            judged = judge(line, {}, venv_in_repo=False)
-            if judged.kind in (None, "setup"):
-                why = judged.why or "an install, which tox does itself"
-                found.left_out.append(LeftOut(f"tox env {name}: {line}", why))
-                continue
-            kind: CheckKind = "lint" if LINT_ENV.match(name) or judged.kind == "lint" else "test"
-            line = assignments + line
-            if line not in seen:
-                seen.add(line)
-                found.commands.append((kind, line, name))
-            elif (factor := prefer()) and factor in name.split("-"):
-                found.commands = [
-                    (k, c, name if c == line else env) for k, c, env in found.commands
-                ]
+            take(root, found, f"tox env {name}", name, quote_argv(argv), assignments, seen, prefer)
     return found
 
 
-def _assignments(variables: dict[str, list[str]], name: str, found: ToxEnvs) -> str:
+def take(
+    root: Path,
+    found: Unfolded,
+    where: str,
+    name: str,
+    line: str,
+    assignments: str,
+    seen: set[str],
+    prefer: Callable[[], str] = str,
+) -> None:
+    """One command of environment (or nox session) `name` (`where`: how init names it): a
+    `pre-commit run` (or prek's) as its hooks' lint tools, an install or anything not a check
+    left out, a lint by the environment's name or the command's, else a test. A command
+    several environments run is taken once, named by the environment of the interpreter in
+    use when one of them is it (`prefer`: its factor, `py311`)."""
+    if hooked := hooks(root, line):  # `pre-commit run` (or prek's): its hooks' tools
+        found.left_out.extend(
+            LeftOut(f"{where}: pre-commit hook {hook}", why) for hook, why in hooked.left_out
+        )
+        for command, _ in hooked.commands:
+            if judge(command, {}, venv_in_repo=False).kind == "lint" and command not in seen:
+                seen.add(command)
+                found.commands.append(("lint", assignments + command, name))
+        return
+    judged = judge(line, {}, venv_in_repo=False)
+    if judged.kind in (None, "setup"):
+        why = judged.why or f"an install, which {where.split()[0]} does itself"
+        found.left_out.append(LeftOut(f"{where}: {line}", why))
+        return
+    kind: CheckKind = "lint" if LINT_ENV.match(name) or judged.kind == "lint" else "test"
+    line = assignments + line
+    if line not in seen:
+        seen.add(line)
+        found.commands.append((kind, line, name))
+    elif (factor := prefer()) and factor in name.split("-"):
+        found.commands = [(k, c, name if c == line else env) for k, c, env in found.commands]
+
+
+def _assignments(variables: dict[str, list[str]], name: str, found: Unfolded) -> str:
     """`KEY=value ` for each of the env's `setenv` lines tox would set (its own, else the
     base's), quoted for the shell."""
     out = []
@@ -226,7 +241,7 @@ def _expand_names(names: list[str]) -> list[str]:
     return list(dict.fromkeys(e for e in expanded if e))
 
 
-def _commands(envs: Raw, name: str, found: ToxEnvs) -> list[list[str]]:
+def _commands(envs: Raw, name: str, found: Unfolded) -> list[list[str]]:
     raw = envs.get(name, envs.get("*", []))
     factors = set(name.split("-"))
     commands = []
