@@ -31,17 +31,27 @@ PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
 
 
 def validation_cost(
-    rounds: int = 5, slow_tests: int = 40, sleep_s: float = 0.05, probe_runs: int = 3
+    rounds: int = 5,
+    slow_tests: int = 40,
+    sleep_s: float = 0.05,
+    probe_runs: int = 3,
+    *,
+    proof: bool = True,
 ) -> dict[str, Any]:
+    """`proof=False`: no proof run (nor coverage run) after the passing round and no re-run of
+    a failing round's failing tests (`validation.proof: {tests: off, reruns: 0}`), none of which
+    is a round's validation: the smoke test's tiny configuration."""
     if rounds < 2:
         raise ValueError("rounds must be at least 2 (one failing test, fixed in round 2)")
     failing = rounds - 1
-    spec = {
+    spec: dict[str, Any] = {
         "title": "Benchmark validation cost",
         "task": "Make every value_N() return N.",
         "validation": {"test": [PYTEST], "timeout": 300},
         "limits": {"max_iterations": rounds, "max_steps": 5},
     }
+    if not proof:
+        spec["validation"]["proof"] = {"tests": "off", "reruns": 0}
     script = [Reply(tool_calls=[call("read_file", path="src/app/values.py")]), Reply("Read it.")]
     for n in range(failing):
         edit = call(

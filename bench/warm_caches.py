@@ -61,8 +61,11 @@ APP_RS = (
 PY_TEST = "def test_{n}():\n    assert sum(range({n})) == {total}\n"
 
 
-def warm_caches(runs: int = 5, only: tuple[str, ...] = ()) -> dict[str, Any]:
-    """`only`: the commands to time (`go_vet`, `go_test`, `cargo_test`, `pytest`; all)."""
+def warm_caches(
+    runs: int = 5, only: tuple[str, ...] = (), *, py_modules: int = 40
+) -> dict[str, Any]:
+    """`only`: the commands to time (`go_vet`, `go_test`, `cargo_test`, `pytest`; all);
+    `py_modules`: the pytest suite's test modules (the smoke test's tiny configuration)."""
     with tempfile.TemporaryDirectory(prefix="bench-warm-") as tmp:
         root = Path(tmp)
         home = root / "home"
@@ -71,7 +74,7 @@ def warm_caches(runs: int = 5, only: tuple[str, ...] = ()) -> dict[str, Any]:
         env.update(HOME=str(home), GOPROXY="off", GOFLAGS="-mod=mod", RUSTC="/usr/bin/rustc")
         env.pop("XDG_CACHE_HOME", None)
         env["PATH"] = f"/usr/bin:{env.get('PATH', '')}"
-        projects = {k: v for k, v in _projects(root, env).items() if not only or k in only}
+        projects = _projects(root, env, only, py_modules)
         result: dict[str, Any] = {"runs": runs}
         for name, (cwd, command) in projects.items():
             _sh(command, cwd, env)  # warm the user's cache
@@ -116,9 +119,12 @@ def warm_caches(runs: int = 5, only: tuple[str, ...] = ()) -> dict[str, Any]:
         return result
 
 
-def _projects(root: Path, env: dict[str, str]) -> dict[str, tuple[Path, str]]:
+def _projects(
+    root: Path, env: dict[str, str], only: tuple[str, ...], py_modules: int
+) -> dict[str, tuple[Path, str]]:
+    """The projects of the commands `only` names (all without it)."""
     found: dict[str, tuple[Path, str]] = {}
-    if shutil.which("go"):
+    if shutil.which("go") and (not only or {"go_vet", "go_test"} & set(only)):
         go = root / "gomod"
         for n in range(6):
             (go / f"p{n}").mkdir(parents=True)
@@ -127,7 +133,8 @@ def _projects(root: Path, env: dict[str, str]) -> dict[str, tuple[Path, str]]:
         (go / "go.mod").write_text("module example.com/bench\n\ngo 1.19\n")
         found["go_vet"] = (go, "go vet ./...")
         found["go_test"] = (go, "go test ./...")
-    if Path("/usr/bin/cargo").exists() and Path("/usr/bin/rustc").exists():
+    cargo = Path("/usr/bin/cargo").exists() and Path("/usr/bin/rustc").exists()
+    if cargo and (not only or "cargo_test" in only):
         dep, app = root / "dep", root / "app"
         for where, name, text in ((dep, "dep", LIB_RS), (app, "app", APP_RS)):
             (where / "src").mkdir(parents=True)
@@ -137,11 +144,13 @@ def _projects(root: Path, env: dict[str, str]) -> dict[str, tuple[Path, str]]:
             (where / "Cargo.toml").write_text(manifest)
             (where / "src" / "lib.rs").write_text(text.format())
         found["cargo_test"] = (app, "cargo test --offline -q")
-    py = root / "pysuite"
-    py.mkdir()
-    for n in range(40):
-        (py / f"test_m{n}.py").write_text(PY_TEST.format(n=n, total=sum(range(n))))
-    found["pytest"] = (py, f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    if not only or "pytest" in only:
+        py = root / "pysuite"
+        py.mkdir()
+        for n in range(py_modules):
+            (py / f"test_m{n}.py").write_text(PY_TEST.format(n=n, total=sum(range(n))))
+        found["pytest"] = (py, f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    found = {name: project for name, project in found.items() if not only or name in only}
     for path in {p for p, _ in found.values()}:
         _sh(
             "git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm p",

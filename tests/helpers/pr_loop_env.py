@@ -3,6 +3,7 @@ from the real octokit-webhooks fixtures, and a world whose origin has a pull req
 
 from __future__ import annotations
 
+import hashlib
 import io
 import subprocess
 import zipfile
@@ -96,13 +97,36 @@ def seed_comment(world: ActionWorld, number: int, body: str, **kw: Any) -> Revie
     return add_review_comment(world.github, number, body, **kw)
 
 
+# JUnit reports by the content of the suite that wrote them: the sample's suite is the same in
+# every world, so its pytest (~0.3 CPU-s a start) runs once a session, not once a workflow run
+_REPORTS: dict[str, bytes] = {}
+
+
 def junit_zip(sample: SampleRepo, out: Path) -> bytes:
-    """A real pytest JUnit report of the sample's failing suite, zipped as upload-artifact does."""
-    xml = out / "junit.xml"
-    subprocess.run(
-        f"{PYTEST} --junitxml={xml}", shell=True, cwd=sample.path, capture_output=True, check=False
-    )
+    """A real pytest JUnit report of the sample's failing suite, zipped as upload-artifact does
+    (the report is run once per content of the sample's working tree, then reused)."""
+    key = _suite_key(sample.path)
+    if key not in _REPORTS:
+        xml = out / "junit.xml"
+        subprocess.run(
+            f"{PYTEST} --junitxml={xml}",
+            shell=True,
+            cwd=sample.path,
+            capture_output=True,
+            check=False,
+        )
+        _REPORTS[key] = xml.read_bytes()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("reports/junit.xml", xml.read_bytes())
+        archive.writestr("reports/junit.xml", _REPORTS[key])
     return buffer.getvalue()
+
+
+def _suite_key(root: Path) -> str:
+    """A digest of every file under `root` pytest could read (all but git's and caches)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if path.is_file() and ".git" not in parts and "__pycache__" not in parts:
+            digest.update(f"{'/'.join(parts)}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()

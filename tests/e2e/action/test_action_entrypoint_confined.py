@@ -29,7 +29,10 @@ ENTRYPOINT = [str(Path(sys.executable).parent / "codegen-ci")]
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, command=ENTRYPOINT, proof=True) as world:
+    # no proof (nor the coverage run after it): three more confined pytest runs after the
+    # passing round that this test, about the model's commands, asserts nothing of; the base
+    # runs confined are tests/e2e/security/test_base_rerun_confined.py's (under each backend)
+    with open_world(sample_repo, command=ENTRYPOINT) as world:
         world.github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch to 0.")
         yield world
 

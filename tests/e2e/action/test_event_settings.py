@@ -111,11 +111,12 @@ def test_control_the_same_commands_from_the_default_branch_config_do_count(
 def test_limits_from_a_comment_stay_within_the_repositorys(world: ActionWorld) -> None:
     world.model.add(*[Reply("Nothing to do.") for _ in range(5)])
     body = "/codegen fix it\n\n```yaml codegen\nlimits: {max_iterations: 9}\n```\n"
-    result = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "2"})
+    # the repository's 1 (one round, one test run); obeyed, the comment's 9 would run more
+    result = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "1"})
 
     assert result.code == 1, result.log
-    assert result.outputs["iterations"] == "2"
-    assert "limits.max_iterations: 9 from an issue or comment is above the repository's 2" in (
+    assert result.outputs["iterations"] == "1"
+    assert "limits.max_iterations: 9 from an issue or comment is above the repository's 1" in (
         result.stdout
     )
     # control: lowering is the comment's to choose
@@ -174,9 +175,11 @@ def test_a_comment_may_require_proof_but_never_lower_the_repositorys(world: Acti
 
     world.sample.commit({"tests/test_version.py": PASSING_SUITE}, "tests that pass on the base")
     world.sample.git("push", "-q", "origin", "main")
-    world.model.add(*fixing_script(), Reply("Nothing to add."))
+    # one round, the last: an unproven pass there is the failure (gate/proof.py); a second
+    # round only asks the model for a test first (tests/e2e/gate/test_proof_python.py's)
+    world.model.add(*fixing_script())
     body = "/codegen fix it\n\n```yaml codegen\nvalidation: {proof: {tests: required}}\n```\n"
-    raised = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "2"})
+    raised = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "1"})
 
     assert raised.code == 1, raised.log
     assert (report(raised.outputs)["reason"]) == "unproven"
@@ -184,9 +187,9 @@ def test_a_comment_may_require_proof_but_never_lower_the_repositorys(world: Acti
     config = {"version": 1, "validation": {"proof": {"tests": "required"}}}
     world.sample.commit({".codegen.yml": json.dumps(config)}, "config")
     world.sample.git("push", "-q", "origin", "main")
-    world.model.add(*fixing_script(), Reply("Nothing to add."))
+    world.model.add(*fixing_script())
     body = "/codegen fix it\n\n```yaml codegen\nvalidation: {proof: {tests: off}}\n```\n"
-    lowered = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "2"})
+    lowered = world.run("issue_comment", comment(world, 2, body), **{"max-iterations": "1"})
 
     assert lowered.code == 1 and report(lowered.outputs)["reason"] == "unproven", lowered.log
     assert "validation.proof.tests: off from an issue or comment is below the repository's" in (
