@@ -134,3 +134,41 @@ def test_a_tox_env_running_the_hooks_gives_their_checks(
     output = init_writes_ruffs_checks(repo)
     assert "test: tox" not in output
     assert "left out: tox env lint: pre-commit hook trailing-whitespace: runs only" in output
+
+
+def test_a_hooks_tool_that_is_missing_is_installed_at_the_hooks_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pypa/packaging at 053c8846: its hooks pin ruff (a commit, `# frozen: v0.16.0`) and mypy
+    (v2.3.0, with the packages it checks against); `pip install ruff` got a newer ruff that
+    fails the untouched code on rules 0.16 does not have."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # neither ruff nor mypy on PATH
+    repo = repo_with(tmp_path, [{"run": RUN}, {"run": "python -m pytest"}])
+    (repo / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        "  - repo: https://github.com/astral-sh/ruff-pre-commit\n"
+        "    rev: cb8c523fd4835aba42af70f4cad5568db4df0b6c  # frozen: v0.16.0\n"
+        "    hooks:\n"
+        "      - id: ruff-check\n"
+        "        args: [ --fix ]\n"
+        "  - repo: https://github.com/pre-commit/mirrors-mypy\n"
+        "    rev: v2.3.0\n"
+        "    hooks:\n"
+        "      - id: mypy\n"
+        "        additional_dependencies: [hypothesis, 'nox>=2026.08.10', pytest]\n"
+        "  - repo: https://github.com/pycqa/flake8\n"
+        "    rev: 0123456789abcdef0123456789abcdef01234567\n"
+        "    hooks:\n"
+        "      - id: flake8\n"
+    )
+
+    result = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
+
+    assert result.exit_code == 0, result.output
+    hint = "is not installed; install it with: python -m pip install"
+    assert f"missing: ruff {hint} ruff==0.16.0\n" in result.output
+    assert f"missing: mypy {hint} mypy==2.3.0 hypothesis 'nox>=2026.08.10' pytest\n" in (
+        result.output
+    )
+    assert f"missing: flake8 {hint} flake8\n" in result.output  # a commit, no version said

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from codegen_ci import runners
 from codegen_ci.commands.init_checks import PY_TOOLS, bare
+from codegen_ci.commands.init_precommit import pinned
 
 VENV_DIRS = (".venv", "venv")
 # How to install a lint tool or `make` (a test runner's programs are its own: runners/,
@@ -221,7 +222,8 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
 def _requirement(root: Path, tool: str) -> str:
     """What pip installs `tool` from: the repository's requirements file that names it
     (prettytable's `requirements-mypy.txt`, which its tox env installs, pins mypy and adds the
-    stubs it needs), one named after the tool first; else the tool itself."""
+    stubs it needs), one named after the tool first; else the version (and the additional
+    dependencies) of its pre-commit hook (init_precommit.pinned); else the tool itself."""
     files = sorted(
         [*root.glob("*requirements*.txt"), *root.glob("requirements/*.txt")],
         key=lambda path: (tool not in path.name, path.as_posix()),
@@ -234,7 +236,7 @@ def _requirement(root: Path, tool: str) -> str:
         names = (REQUIREMENT_NAME.match(line) for line in text.splitlines())
         if any(n and n[1].lower().replace("_", "-") == tool for n in names):
             return f"-r {path.relative_to(root).as_posix()}"
-    return tool
+    return pinned(root, tool) or tool
 
 
 def _folder(command: str, root: Path) -> Path:
