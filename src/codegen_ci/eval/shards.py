@@ -73,5 +73,11 @@ def run_identity(
 
 def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """The settings that decide the check (no model involved): a check made under them holds
-    for every model and every number of attempts."""
-    return {k: v for k, v in settings.items() if k not in ("model", "candidates", "task")}
+    for every model, every number of attempts and every proof policy. The check's runs are
+    dry runs (the pre-flight alone): `validation.proof` (the proof, the coverage run and the
+    flaky re-runs after a model's round) never runs in them."""
+    kept = {k: v for k, v in settings.items() if k not in ("model", "candidates", "task")}
+    validation = kept.get("validation")
+    if isinstance(validation, dict):
+        kept["validation"] = {k: v for k, v in validation.items() if k != "proof"}
+    return kept

@@ -107,7 +107,7 @@ def fix_hyphens(historical_parse_py: str) -> Any:
 
 
 def test_models_side_by_side_resolve_what_their_edits_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     model_env.add(*[fix_hyphens(git(parse_repo, "show", f"{HYPHENS}:parse.py"))] * 40)
     # the product's default proof: `resolved_with_proof` is asserted; no flaky re-run of a
@@ -119,6 +119,9 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     before = snapshot(parse_repo)
     out = tmp_path / "out"
     summary = tmp_path / "summary.md"
+    # the shared check, made without proof: a check's runs are dry runs, where the proof
+    # policy plays no part, so this eval takes it (the check is not this test's subject)
+    seed_check(out, parse_check, SUBSECONDS, HYPHENS, GROUPING)
 
     result = run_eval(
         parse_repo,
@@ -137,6 +140,7 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     assert result.exit_code == 1, result.output  # not every kept task was resolved
     doc = read(out)
     assert [t["commit"] for t in doc["tasks"] if t["kept"]] == [SUBSECONDS, HYPHENS, GROUPING]
+    assert result.output.count("kept, from an earlier run") == 3, result.output
     fixer, idle = doc["configurations"]
     assert (fixer["name"], idle["name"]) == ("fixer", "idle")
     # the model scripted with #184's own change resolves exactly that task
