@@ -95,12 +95,14 @@ def test_a_missing_shard_is_named_and_exits_3() -> None:
     assert exit_code(doc) == 3
 
 
-def test_the_checks_settings_leave_out_the_model_and_the_proof_policy_not_the_commands() -> None:
-    """The check's runs are dry runs: the model, the attempts and `validation.proof` play no
-    part in them, so a check made under other such settings is reused (eval/store.py)."""
+def test_the_checks_settings_leave_out_the_model_and_the_rounds_policies_not_the_commands() -> None:
+    """The check's runs are dry runs: the model, the attempts, `validation.proof` and
+    `allow_preexisting_failures` play no part in them, so a check made under other such
+    settings is reused (eval/store.py)."""
     tests = {"test": ["pytest"], "timeout": 60}
     settings = {"validation": {**tests, "proof": {"tests": "off", "reruns": 0}}, "model": {}}
-    same = {"validation": {**tests, "proof": {"tests": "required"}}, "model": {"name": "m"}}
+    tolerant = {"proof": {"tests": "required"}, "allow_preexisting_failures": True}
+    same = {"validation": {**tests, **tolerant}, "model": {"name": "m"}}
     other = {"validation": {**tests, "test": ["tox"], "proof": {"tests": "off", "reruns": 0}}}
 
     key = digest(check_settings(settings))

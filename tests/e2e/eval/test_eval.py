@@ -432,7 +432,7 @@ def test_paths_are_tests_sources_or_neither(path: str, test: bool, source: bool)
 
 
 def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     """With `allow_preexisting_failures` the gate passes when only tests that also fail on
     the base fail, which the task's own tests do: with no change that is no success
@@ -443,12 +443,16 @@ def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
     }
     (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(settings))
     out = tmp_path / "out"
+    # the shared check, made without the tolerance (a check's dry runs tolerate nothing):
+    # this eval takes it (the check is not this test's subject)
+    seed_check(out, parse_check, GROUPING)
 
     result = run_eval(
         parse_repo, "--from-history", "2", "--model", "idle", "--output-dir", str(out)
     )
 
     assert result.exit_code == 1, result.output
+    assert "kept, from an earlier run" in result.output, result.output
     (run,) = read(out)["configurations"][0]["results"]
     assert (run["status"], run["reason"]) == ("failed", "no_change")  # the gate passed
     assert not run["resolved"] and run["why"] == "gate: failed (no_change)"
