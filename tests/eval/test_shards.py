@@ -13,7 +13,14 @@ from click.testing import CliRunner
 from codegen_ci.cli import cli
 from codegen_ci.errors import InputError
 from codegen_ci.eval.merge import exit_code, merge
-from codegen_ci.eval.shards import Shard, parse_shard, run_identity, shard_of
+from codegen_ci.eval.shards import (
+    Shard,
+    check_settings,
+    digest,
+    parse_shard,
+    run_identity,
+    shard_of,
+)
 
 COMMITS = [hashlib.sha1(str(i).encode()).hexdigest() for i in range(200)]
 
@@ -86,3 +93,20 @@ def test_a_missing_shard_is_named_and_exits_3() -> None:
     doc = merge([("a", shard_doc(1, 3)), ("c", shard_doc(3, 3))])
     assert doc["merged"]["missing"] == ["shard 2/3"]
     assert exit_code(doc) == 3
+
+
+def test_the_checks_settings_leave_out_the_model_and_the_rounds_policies_not_the_commands() -> None:
+    """The check's runs are dry runs: the model, the attempts, `validation.proof` and
+    `allow_preexisting_failures` play no part in them, so a check made under other such
+    settings is reused (eval/store.py)."""
+    tests = {"test": ["pytest"], "timeout": 60}
+    settings = {"validation": {**tests, "proof": {"tests": "off", "reruns": 0}}, "model": {}}
+    tolerant = {"proof": {"tests": "required"}, "allow_preexisting_failures": True}
+    same = {"validation": {**tests, **tolerant}, "model": {"name": "m"}}
+    other = {"validation": {**tests, "test": ["tox"], "proof": {"tests": "off", "reruns": 0}}}
+
+    key = digest(check_settings(settings))
+
+    assert digest(check_settings(same)) == key
+    assert digest(check_settings({**other, "model": {}})) != key
+    assert check_settings(settings)["validation"] == tests

@@ -71,7 +71,17 @@ def run_identity(
     return {"fingerprint": digest(parts)[:16], **parts}
 
 
+# What only a model's rounds read (pipeline.py's loop): the proof, the coverage run and the
+# flaky re-runs after a round; whether failures the base has too may pass the gate.
+ROUNDS_ONLY = ("proof", "allow_preexisting_failures")
+
+
 def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """The settings that decide the check (no model involved): a check made under them holds
-    for every model and every number of attempts."""
-    return {k: v for k, v in settings.items() if k not in ("model", "candidates", "task")}
+    for every model, every number of attempts, every proof policy and gate tolerance. The
+    check's runs are dry runs (the pre-flight alone), where `ROUNDS_ONLY` plays no part."""
+    kept = {k: v for k, v in settings.items() if k not in ("model", "candidates", "task")}
+    validation = kept.get("validation")
+    if isinstance(validation, dict):
+        kept["validation"] = {k: v for k, v in validation.items() if k not in ROUNDS_ONLY}
+    return kept

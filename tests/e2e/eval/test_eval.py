@@ -107,7 +107,7 @@ def fix_hyphens(historical_parse_py: str) -> Any:
 
 
 def test_models_side_by_side_resolve_what_their_edits_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     model_env.add(*[fix_hyphens(git(parse_repo, "show", f"{HYPHENS}:parse.py"))] * 40)
     # the product's default proof: `resolved_with_proof` is asserted; no flaky re-run of a
@@ -119,6 +119,9 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     before = snapshot(parse_repo)
     out = tmp_path / "out"
     summary = tmp_path / "summary.md"
+    # the shared check, made without proof: a check's runs are dry runs, where the proof
+    # policy plays no part, so this eval takes it (the check is not this test's subject)
+    seed_check(out, parse_check, SUBSECONDS, HYPHENS, GROUPING)
 
     result = run_eval(
         parse_repo,
@@ -137,6 +140,7 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     assert result.exit_code == 1, result.output  # not every kept task was resolved
     doc = read(out)
     assert [t["commit"] for t in doc["tasks"] if t["kept"]] == [SUBSECONDS, HYPHENS, GROUPING]
+    assert result.output.count("kept, from an earlier run") == 3, result.output
     fixer, idle = doc["configurations"]
     assert (fixer["name"], idle["name"]) == ("fixer", "idle")
     # the model scripted with #184's own change resolves exactly that task
@@ -428,7 +432,7 @@ def test_paths_are_tests_sources_or_neither(path: str, test: bool, source: bool)
 
 
 def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path
+    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
     """With `allow_preexisting_failures` the gate passes when only tests that also fail on
     the base fail, which the task's own tests do: with no change that is no success
@@ -439,12 +443,16 @@ def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
     }
     (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(settings))
     out = tmp_path / "out"
+    # the shared check, made without the tolerance (a check's dry runs tolerate nothing):
+    # this eval takes it (the check is not this test's subject)
+    seed_check(out, parse_check, GROUPING)
 
     result = run_eval(
         parse_repo, "--from-history", "2", "--model", "idle", "--output-dir", str(out)
     )
 
     assert result.exit_code == 1, result.output
+    assert "kept, from an earlier run" in result.output, result.output
     (run,) = read(out)["configurations"][0]["results"]
     assert (run["status"], run["reason"]) == ("failed", "no_change")  # the gate passed
     assert not run["resolved"] and run["why"] == "gate: failed (no_change)"

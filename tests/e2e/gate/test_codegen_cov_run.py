@@ -130,14 +130,22 @@ def covered_run(
     return lines, done.stderr + (root / "tracer.txt").read_text()
 
 
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[int | str, bool], str]:
+    """coverage.py's own run of the project, without the tool's slipcover: what the slipcover
+    run must match, and the run the tests without slipcover read (only read, never changed)."""
+    tmp = tmp_path_factory.mktemp("traced")
+    return covered_run(project(tmp / "repo"), tmp / "traced", slipcover=False)
+
+
 @needs_311
 def test_slipcover_records_the_lines_with_no_tracer_on_and_matches_coverage_py(
-    tmp_path: Path,
+    tmp_path: Path, traced: tuple[dict[int | str, bool], str]
 ) -> None:
     root = project(tmp_path / "repo")
 
     lines, said = covered_run(root, tmp_path / "slip", slipcover=True)
-    traced_lines, traced_said = covered_run(root, tmp_path / "traced", slipcover=False)
+    traced_lines, traced_said = traced
 
     assert "slipcover 1." in said and "records the lines run" in said
     assert said.endswith("None")  # the tests ran with no trace function: full speed
@@ -151,10 +159,10 @@ def test_slipcover_records_the_lines_with_no_tracer_on_and_matches_coverage_py(
     assert 27 not in lines and 28 not in lines  # excluded by the pragma
 
 
-def test_without_the_tools_slipcover_coverage_py_runs_as_before(tmp_path: Path) -> None:
-    root = project(tmp_path / "repo")
-
-    lines, said = covered_run(root, tmp_path / "traced", slipcover=False)
+def test_without_the_tools_slipcover_coverage_py_runs_as_before(
+    traced: tuple[dict[int | str, bool], str],
+) -> None:
+    lines, said = traced
 
     assert "slipcover" not in said
     assert lines[10] and not lines[9] and not lines[23]
