@@ -264,6 +264,7 @@ def npm_packages(shared_root: Path) -> Path:
                     "--no-audit",
                     "--no-fund",
                     "--loglevel=error",
+                    "--prefer-offline",  # the cache's packages without asking again
                     "--cache",
                     cache,
                     "--save-dev",

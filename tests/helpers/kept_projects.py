@@ -350,7 +350,8 @@ def vitest_packages(shared_root: Path) -> Path:
             subprocess.run(
                 [
                     *("npm", "install", "--no-audit", "--no-fund", "--loglevel=error"),
-                    *("--cache", cache, "--save-dev", *VITEST_PACKAGES),
+                    # the cache's packages without asking the registry again
+                    *("--prefer-offline", "--cache", cache, "--save-dev", *VITEST_PACKAGES),
                 ],
                 cwd=root,
                 check=True,

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from real_repos import (
     DEFU_BUG,
     DEFU_TASK,
+    SharedRun,
     checkout,
     codegen_init,
     files_under,
@@ -188,35 +189,75 @@ def test_a_copied_virtualenv_runs_from_its_new_place(tmp_path: Path) -> None:
 # --- vitest --typecheck on a real project (unjs/defu), pnpm-installed ------------------------
 
 
+def assert_build_info_written_in_the_copy(
+    ran: dict[str, Any], checkout: SampleRepo, status_before: str
+) -> None:
+    """`ran` (a round: vitest with its typecheck on the unfixed code) ran every test (runtime
+    and type tests) and exited for the failing one only: no EROFS, no unhandled error from
+    writing tsconfig.tmp.tsbuildinfo; the checkout is as it was."""
+    assert ran["tests"]["failed"] >= 1 and ran["tests"]["passed"] >= 40
+    failing = {f["id"] for f in ran["failures"]}
+    assert any("should fill in values that are null" in f for f in failing), failing
+    assert not any("EROFS" in f["message"] for f in ran["failures"])
+    test_log = Path(ran["commands"][-1]["output_path"]).read_text()
+    assert "EROFS" not in test_log and "Unhandled Errors" not in test_log
+    checkout_modules = checkout.path / "node_modules"
+    assert files_under(checkout_modules, "*.tsbuildinfo") == []  # theirs: untouched
+    assert not (checkout_modules / ".vite-temp").exists()
+    assert checkout.git("status", "--porcelain", "--ignored") == status_before
+
+
 @pytest.mark.slow
 @needs_node
-@pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_vitest_typecheck_writes_its_build_info_and_the_checkout_stays_unchanged(
-    defu: SampleRepo, monkeypatch: pytest.MonkeyPatch, sandbox: str
+    defu: SampleRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
-    checkout_modules = defu.path / "node_modules"
-    assert files_under(checkout_modules, "*.tsbuildinfo") == []
+    """Unconfined (`CODEGEN_SANDBOX=off`), a dry run; under the sandbox: the test below."""
+    monkeypatch.setenv("CODEGEN_SANDBOX", "off")
+    assert files_under(defu.path / "node_modules", "*.tsbuildinfo") == []
     status_before = defu.git("status", "--porcelain", "--ignored")
 
     code, output, report = run(defu, task_spec(defu, DEFU_TASK), "--dry-run")
 
     assert code == 0, output
     assert report["reason"] == "dry-run"
-    if sandbox == "auto" and shutil.which("bwrap"):
-        assert report["sandbox"] in ("bwrap", "landlock")
     (dry,) = report["rounds"]
-    # vitest ran every test (runtime and type tests) and exited for the failing one only:
-    # no EROFS, no unhandled error from writing tsconfig.tmp.tsbuildinfo
-    assert dry["tests"]["failed"] >= 1 and dry["tests"]["passed"] >= 40
-    failing = {f["id"] for f in dry["failures"]}
-    assert any("should fill in values that are null" in f for f in failing), failing
-    assert not any("EROFS" in f["message"] for f in dry["failures"])
-    test_log = Path(dry["commands"][-1]["output_path"]).read_text()
-    assert "EROFS" not in test_log and "Unhandled Errors" not in test_log
-    assert files_under(checkout_modules, "*.tsbuildinfo") == []  # theirs: untouched
-    assert not (checkout_modules / ".vite-temp").exists()
-    assert defu.git("status", "--porcelain", "--ignored") == status_before
+    assert_build_info_written_in_the_copy(dry, defu, status_before)
+
+
+@pytest.mark.slow
+@needs_node
+def test_vitest_typecheck_under_the_sandbox_writes_its_build_info_and_the_checkout_stays_unchanged(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    model_env: ScriptedModelServer,
+) -> None:
+    """Under the default sandbox: the session's run of `defu` (real_repos.fixed_defu_run, the
+    test below) read, not a dry run of its own: its pre-flight is that dry run's one command
+    (vitest with its typecheck, on the unfixed code, in the run's worktree with its copy of
+    node_modules), and its round writes the build info once more, on the fixed code."""
+    fixed = defu_fixed_run(tmp_path_factory, monkeypatch, model_env)
+    report = fixed.report
+
+    if shutil.which("bwrap"):
+        assert report["sandbox"] in ("bwrap", "landlock")
+    assert fixed.build_info_before == ()
+    assert_build_info_written_in_the_copy(report["preflight"], fixed.repo, fixed.status_before)
+    round_log = Path(report["rounds"][-1]["commands"][-1]["output_path"]).read_text()
+    assert "EROFS" not in round_log and "Unhandled Errors" not in round_log
+
+
+def defu_fixed_run(
+    factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, model: ScriptedModelServer
+) -> SharedRun:
+    """The session's one run of it (real_repos.fixed_defu_run, which test_real_repos_e2e.py
+    reads too): init's config, the scripted model's right edit, no proof (its base run is
+    vitest with the typecheck once more, not what these tests are about: the proof's tree and
+    the copy it borrows are test_proof_node.py's and the tests above)."""
+    shared = factory.getbasetemp().parent / "real-repos"
+    pnpm = pnpm_bin(shared)
+    monkeypatch.setenv("PATH", f"{pnpm}{os.pathsep}{os.environ['PATH']}")
+    return fixed_defu_run(factory, shared, pnpm, model)
 
 
 @pytest.mark.slow
@@ -226,14 +267,7 @@ def test_vitest_typecheck_under_the_sandbox_fixes_the_bug_with_every_test_green(
     monkeypatch: pytest.MonkeyPatch,
     model_env: ScriptedModelServer,
 ) -> None:
-    # The session's one run of it (real_repos.fixed_defu_run, which test_real_repos_e2e.py
-    # reads too): init's config, the scripted model's right edit, no proof (its base run is
-    # vitest with the typecheck once more, not what this is about: the proof's tree and the
-    # copy it borrows are test_proof_node.py's and the tests above).
-    shared = tmp_path_factory.getbasetemp().parent / "real-repos"
-    pnpm = pnpm_bin(shared)
-    monkeypatch.setenv("PATH", f"{pnpm}{os.pathsep}{os.environ['PATH']}")
-    fixed = fixed_defu_run(tmp_path_factory, shared, pnpm, model_env)
+    fixed = defu_fixed_run(tmp_path_factory, monkeypatch, model_env)
     code, output, report, defu = fixed.code, fixed.output, fixed.report, fixed.repo
 
     assert code == 0, output
