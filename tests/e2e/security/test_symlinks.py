@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import BACKENDS
+from sandbox_attacks import BACKENDS, ONE_BACKEND
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -43,7 +43,10 @@ def link_commands(links: dict[str, str]) -> str:
     )
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# our commit and our check after each command refuse the links, whatever confined the command
+# that made them (sandbox_attacks.py); the loop test below keeps both backends: its loop lies
+# in the base commit, which each backend's confined proof and test commands run over
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_symlinks_out_of_the_repository_are_not_committed(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
