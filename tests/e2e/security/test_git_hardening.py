@@ -12,65 +12,23 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import ONE_BACKEND
+from sandbox_attacks import ONE_BACKEND, run_args, run_in_process, tool_env
 
-from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 BRANCH = "codegen/reset-patch-in-bump-minor"
-
-
-def run_tool(
-    repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`codegen-ci run` in this process (click's runner) with `env` added to the environment:
-    our git's config and what it commits and pushes are the subject, not the process's start."""
-    full = {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test-0000",
-        **(env or {}),
-    }
-    argv = [
-        "run",
-        str(repo.write_spec()),
-        "--repo",
-        str(repo.path),
-        "--output-dir",
-        str(repo.tmp / "out"),
-        *args,
-    ]
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        for name, value in full.items():
-            monkeypatch.setenv(name, value)
-        result = CliRunner().invoke(cli, argv)
-    return subprocess.CompletedProcess(argv, result.exit_code, result.output, "")
 
 
 def start_tool(
     repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`codegen-ci run` as a process, with `env` added to its environment: for the test of the
-    git binary, which the tool resolves once, at its start (workspace/git.py `git_binary`)."""
-    full = {
-        **os.environ,
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test-0000",
-        **(env or {}),
-    }
-    argv = [
-        sys.executable,
-        "-m",
-        "codegen_ci",
-        "run",
-        str(repo.write_spec()),
-        "--repo",
-        str(repo.path),
-        "--output-dir",
-        str(repo.tmp / "out"),
-        *args,
-    ]
+    git binary, which the tool resolves once, at its start (workspace/git.py `git_binary`).
+    The other tests run in-process (sandbox_attacks.run_in_process): our git's config and
+    what it commits and pushes are their subject, not the process's start."""
+    argv = [sys.executable, "-m", "codegen_ci", *run_args(repo, repo.write_spec(), args)]
+    full = {**os.environ, **tool_env(server, extra=env)}
     return subprocess.run(argv, env=full, capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -130,7 +88,7 @@ def test_insteadof_in_global_config_does_not_redirect_our_git(
         config.write(f'[url "{evil}"]\n\tinsteadOf = {sample_repo.origin}\n')
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
 
-    proc = run_tool(sample_repo, model_server, "--push")
+    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), "--push")
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sh(["git", "rev-parse", "--verify", BRANCH], sample_repo.origin)
@@ -155,7 +113,8 @@ def test_replace_refs_do_not_hide_a_committed_workflow(
     model_server.add(Reply(tool_calls=[call("run_command", command=sneak), FIX]), Reply("ok"))
 
     # the model writes git's own state, which only an unconfined command can: git's layer
-    proc = run_tool(sample_repo, model_server, "--push", env={"CODEGEN_SANDBOX": "off"})
+    spec = sample_repo.write_spec()
+    proc = run_in_process(sample_repo, model_server, spec, "--push", sandbox="off")
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     last = model_server.requests[-1]["messages"]
@@ -186,13 +145,15 @@ def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     )
     model_server.add(Reply(tool_calls=[call("run_command", command=plant), FIX]), Reply("ok"))
 
-    proc = run_tool(sample_repo, model_server, "--push", env={"CODEGEN_SANDBOX": sandbox})
+    spec = sample_repo.write_spec()
+    proc = run_in_process(sample_repo, model_server, spec, "--push", sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     tree = sh(["git", "ls-tree", "-r", BRANCH], sample_repo.origin)
     assert "ci/deploy.yml" in tree and "120000 blob" in tree and "docs-link" in tree  # control
     assert ".github" not in tree and "vendor/lib" not in tree and "160000" not in tree
-    report = (sample_repo.tmp / "out" / "report.json").read_text()
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    report = (out_dir / "report.json").read_text()
     assert ".github/workflows" in report and "vendor/lib" in report  # listed as refused
     # control: plain `git add -A` of the same tree stages both
     copy = tmp_path / "copy"
