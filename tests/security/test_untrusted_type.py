@@ -70,6 +70,15 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mypy-cache")
 
 
+@pytest.fixture(scope="module")
+def package_trees() -> dict[Path, ast.Module]:
+    """Every module of the package, parsed once for the module's scans (which only read the
+    trees), in the order of their paths."""
+    return {
+        path: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
 def _mypy(tmp_path: Path, body: str, cache: Path) -> tuple[int, str]:
     return _mypy_modules(tmp_path, {"prompt_builder": body}, cache)
 
@@ -189,10 +198,12 @@ def _reads_raw_text(tree: ast.AST) -> list[int]:
     return [getattr(node, "lineno", 0) for node in ast.walk(tree) if reads(node)]
 
 
-def test_only_the_fencing_and_neutralising_modules_read_the_raw_text() -> None:
+def test_only_the_fencing_and_neutralising_modules_read_the_raw_text(
+    package_trees: dict[Path, ast.Module],
+) -> None:
     readers = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        lines = _reads_raw_text(ast.parse(path.read_text(encoding="utf-8")))
+    for path, tree in package_trees.items():
+        lines = _reads_raw_text(tree)
         if lines:
             readers[path] = lines
     assert readers, "the scan finds nothing: it no longer looks for the right names"
@@ -216,12 +227,12 @@ def _raw_for_calls(tree: ast.AST) -> list[str | None]:
     return found
 
 
-def test_every_raw_unwrap_is_named_and_listed() -> None:
+def test_every_raw_unwrap_is_named_and_listed(package_trees: dict[Path, ast.Module]) -> None:
     callers: dict[str, set[str | None]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path, tree in package_trees.items():
         if path in UNWRAPPERS:
             continue
-        if purposes := _raw_for_calls(ast.parse(path.read_text(encoding="utf-8"))):
+        if purposes := _raw_for_calls(tree):
             callers[path.relative_to(PACKAGE).as_posix()] = set(purposes)
     assert callers, "the scan finds nothing: it no longer looks for the right name"
     assert callers == RAW_FOR_CALLERS
@@ -401,15 +412,17 @@ def test_mypy_strict_refuses_a_prompt_built_from_a_source_field(
     assert status == 0, output
 
 
-def test_only_the_report_reads_a_failures_raw_message() -> None:
+def test_only_the_report_reads_a_failures_raw_message(
+    package_trees: dict[Path, ast.Module],
+) -> None:
     """report.json keeps `failures[].message` a string; the code reads `Failure.message`, an
     `Untrusted`, so a test's words cannot be pasted into a prompt either."""
     readers = [
         path.relative_to(PACKAGE).as_posix()
-        for path in sorted(PACKAGE.rglob("*.py"))
+        for path, tree in package_trees.items()
         if any(
             isinstance(node, ast.Attribute) and node.attr == "raw_message"
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            for node in ast.walk(tree)
         )
     ]
     assert readers == ["report.py"]
