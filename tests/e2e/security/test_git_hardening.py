@@ -96,16 +96,9 @@ class PushedRun:
     gitconfig: Path  # that global config
 
 
-@pytest.fixture(scope="module")
-def shared_runs() -> dict[str, PushedRun]:
-    """Runs several tests only read, made once per module (per xdist worker) by the first
-    test that needs one, in that test's isolated environment."""
-    return {}
-
-
 @pytest.fixture
 def pushed_run(
-    shared_runs: dict[str, PushedRun],
+    shared_runs: dict[str, Any],
     sample_repo: SampleRepo,
     model_server: ScriptedModelServer,
     tmp_path: Path,

@@ -78,16 +78,9 @@ class HostileRun:
     touched: list[Path]  # what the title's commands would make, were they run
 
 
-@pytest.fixture(scope="module")
-def shared_runs() -> dict[str, HostileRun]:
-    """Runs several tests only read, made once per module (per xdist worker) by the first
-    test that needs one, in that test's isolated environment."""
-    return {}
-
-
 @pytest.fixture
 def hostile_run(
-    shared_runs: dict[str, HostileRun],
+    shared_runs: dict[str, Any],
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
     tmp_path: Path,
