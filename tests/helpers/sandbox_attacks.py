@@ -23,6 +23,26 @@ from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 
+def tool_env(
+    server: ScriptedModelServer, sandbox: str = "", extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """What `launch` and `run_in_process` add to the environment of a run: the scripted model,
+    the backend (`sandbox`, unless empty), and `extra`."""
+    return {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-0000",
+        **({"CODEGEN_SANDBOX": sandbox} if sandbox else {}),
+        **(extra or {}),
+    }
+
+
+def run_args(repo: SampleRepo, spec: Path, args: Sequence[str] = ()) -> list[str]:
+    """`codegen-ci`'s arguments for a run of `spec` on `repo` (then `args`), into an output
+    directory of its own, `out-*` in the repository's temporary folder."""
+    out = repo.tmp / f"out-{uuid.uuid4().hex}"
+    return ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), *args]
+
+
 def launch(
     repo: SampleRepo,
     server: ScriptedModelServer,
@@ -38,27 +58,10 @@ def launch(
     that shell is (a runner's worker, say); `through`: a program the tool is started by."""
     env = {
         **os.environ,
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test-0000",
         "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}",
-        **(extra or {}),
+        **tool_env(server, sandbox, extra),
     }
-    if sandbox:
-        env["CODEGEN_SANDBOX"] = sandbox
-    tool = shlex.join(
-        [
-            *through,
-            sys.executable,
-            "-m",
-            "codegen_ci",
-            "run",
-            str(spec),
-            "--repo",
-            str(repo.path),
-            "--output-dir",
-            str(repo.tmp / f"out-{uuid.uuid4().hex}"),
-        ]
-    )
+    tool = shlex.join([*through, sys.executable, "-m", "codegen_ci", *run_args(repo, spec)])
     # `; exit $?` keeps the shell alive as the tool's parent, with its environment.
     script = f"env -u LAUNCHER_CANARY DEPLOY_TOKEN=deploy{uuid.uuid4().hex} {tool}; exit $?"
     return subprocess.run(
@@ -70,34 +73,23 @@ def run_in_process(
     repo: SampleRepo,
     server: ScriptedModelServer,
     spec: Path,
-    *,
+    *args: str,
     sandbox: str = "",
     extra: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`launch`'s run in this process (click's CliRunner, its environment `extra` for the
-    run's time), for a test whose subject is not the process: our git, our readers of what a
-    command left, the gate. The commands it runs are as confined as `launch`'s; what only a
-    process shows (the launching shell's canary, the re-exec without secrets, the ancestors'
-    environment) is test_sandbox.py's and test_secret_env.py's. An exception the run raised is
-    raised here, as a process would print its traceback."""
-    env = {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test-0000",
-        **({"CODEGEN_SANDBOX": sandbox} if sandbox else {}),
-        **(extra or {}),
-    }
-    args = [
-        "run",
-        str(spec),
-        "--repo",
-        str(repo.path),
-        "--output-dir",
-        str(repo.tmp / f"out-{uuid.uuid4().hex}"),
-    ]
-    result = CliRunner().invoke(cli, args, env=env)
+    run's time), `args` after the run's own (`--push`), for a test whose subject is not the
+    process: our git, our readers of what a command left, the gate. The commands it runs are
+    as confined as `launch`'s; what only a process shows (the launching shell's canary, the
+    re-exec without secrets, the ancestors' environment, the git binary resolved at the
+    tool's start) is test_sandbox.py's, test_secret_env.py's and test_git_hardening.py's
+    planted-git test's. An exception the run raised is raised here, as a process would print
+    its traceback."""
+    argv = run_args(repo, spec, args)
+    result = CliRunner().invoke(cli, argv, env=tool_env(server, sandbox, extra))
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
-    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)
 
 
 def proof_spec(repo: SampleRepo, **overrides: object) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
@@ -63,15 +64,12 @@ RAW_FOR_CALLERS = {
 
 
 @pytest.fixture(scope="module")
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One mypy cache for the module's checks (a worker's own, so never written by two mypy
-    processes at once): each check then analyses only the module it writes, not again the
-    package modules it imports (cold, ~2 s of CPU a check)."""
-    return tmp_path_factory.mktemp("mypy-cache")
-
-
-def _mypy(tmp_path: Path, body: str, cache: Path) -> tuple[int, str]:
-    return _mypy_modules(tmp_path, {"prompt_builder": body}, cache)
+def package_trees() -> dict[Path, ast.Module]:
+    """Every module of the package, parsed once for the module's scans (which only read the
+    trees), in the order of their paths."""
+    return {
+        path: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(PACKAGE.rglob("*.py"))
+    }
 
 
 def _mypy_modules(folder: Path, bodies: dict[str, str], cache: Path) -> tuple[int, str]:
@@ -102,34 +100,76 @@ def _mypy_modules(folder: Path, bodies: dict[str, str], cache: Path) -> tuple[in
     return status, stdout + stderr
 
 
-@pytest.mark.parametrize(
-    "build",
-    [
-        'prompt: str = "# Task: " + title',
-        'prompt: str = "".join(["# Task: ", title])',
-        'prompt = title + "\\n\\nDo what it says."',
-    ],
-    ids=["str-plus-untrusted", "join", "untrusted-plus-str"],
-)
+# Prompts built by concatenation from untrusted text, each refused by mypy on its line 4
+BUILDS = {
+    "str-plus-untrusted": 'prompt: str = "# Task: " + title',
+    "join": 'prompt: str = "".join(["# Task: ", title])',
+    "untrusted-plus-str": 'prompt = title + "\\n\\nDo what it says."',
+}
+FENCED_FORM = f"""
+title = Untrusted("{HOSTILE}")
+prompt: str = "# Task\\n" + fence("task title", title)
+both: Untrusted = title + Untrusted(" and more")
+"""
+
+
+def _builder(build: str) -> str:
+    return "prompt_builder_" + build.replace("-", "_")
+
+
+def _source_module(n: int, fenced: bool) -> str:
+    return f"source_{'fenced' if fenced else 'pasted'}_{n:02d}"
+
+
+@dataclass(frozen=True)
+class MypyCheck:
+    status: int
+    output: str
+    modules: int
+
+    def completed(self) -> bool:
+        """mypy checked every module (a crash or a blocking error stops it: status 2)."""
+        return self.status in (0, 1) and f"{self.modules} source files" in self.output
+
+    def errors_in(self, module: str) -> list[str]:
+        return [
+            line
+            for line in self.output.splitlines()
+            if f"{module}.py:" in line and ": error:" in line
+        ]
+
+
+@pytest.fixture(scope="module")
+def mypy_check(tmp_path_factory: pytest.TempPathFactory) -> MypyCheck:
+    """`mypy --strict` once over every module the checks below write, each test reading the
+    errors of its own modules (mypy names each module's errors): the prompts concatenated
+    from untrusted text (BUILDS), the fenced form, and a prompt builder pasting each source's
+    field (SOURCES), then fencing it. One run analyses the package modules they import once
+    (cold, ~2 s of CPU a run)."""
+    modules = {
+        _builder(build): f'title = Untrusted("{HOSTILE}")\n{line}\n'
+        for build, line in BUILDS.items()
+    }
+    modules["fenced_form"] = FENCED_FORM
+    for n, (template, field) in enumerate(SOURCES.values()):
+        modules[_source_module(n, False)] = template.format(value=field)
+        modules[_source_module(n, True)] = template.format(value=f'fence("data", {field})')
+    folder = tmp_path_factory.mktemp("mypy-check")
+    status, output = _mypy_modules(folder, modules, folder / "cache")
+    return MypyCheck(status, output, len(modules))
+
+
+@pytest.mark.parametrize("build", list(BUILDS))
 def test_mypy_strict_refuses_a_prompt_concatenated_from_untrusted_text(
-    tmp_path: Path, mypy_cache: Path, build: str
+    mypy_check: MypyCheck, build: str
 ) -> None:
-    status, output = _mypy(tmp_path, f'title = Untrusted("{HOSTILE}")\n{build}\n', mypy_cache)
-    assert status == 1, output
-    assert "prompt_builder.py:4: error:" in output
+    assert mypy_check.status == 1, mypy_check.output
+    assert f"{_builder(build)}.py:4: error:" in mypy_check.output
 
 
-def test_mypy_strict_accepts_the_fenced_form(tmp_path: Path, mypy_cache: Path) -> None:
-    status, output = _mypy(
-        tmp_path,
-        f"""
-        title = Untrusted("{HOSTILE}")
-        prompt: str = "# Task\\n" + fence("task title", title)
-        both: Untrusted = title + Untrusted(" and more")
-        """,
-        mypy_cache,
-    )
-    assert status == 0, output
+def test_mypy_strict_accepts_the_fenced_form(mypy_check: MypyCheck) -> None:
+    assert mypy_check.completed(), mypy_check.output
+    assert mypy_check.errors_in("fenced_form") == [], mypy_check.output
 
 
 def test_what_mypy_lets_through_raises_instead_of_leaking() -> None:
@@ -189,10 +229,12 @@ def _reads_raw_text(tree: ast.AST) -> list[int]:
     return [getattr(node, "lineno", 0) for node in ast.walk(tree) if reads(node)]
 
 
-def test_only_the_fencing_and_neutralising_modules_read_the_raw_text() -> None:
+def test_only_the_fencing_and_neutralising_modules_read_the_raw_text(
+    package_trees: dict[Path, ast.Module],
+) -> None:
     readers = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        lines = _reads_raw_text(ast.parse(path.read_text(encoding="utf-8")))
+    for path, tree in package_trees.items():
+        lines = _reads_raw_text(tree)
         if lines:
             readers[path] = lines
     assert readers, "the scan finds nothing: it no longer looks for the right names"
@@ -216,12 +258,12 @@ def _raw_for_calls(tree: ast.AST) -> list[str | None]:
     return found
 
 
-def test_every_raw_unwrap_is_named_and_listed() -> None:
+def test_every_raw_unwrap_is_named_and_listed(package_trees: dict[Path, ast.Module]) -> None:
     callers: dict[str, set[str | None]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path, tree in package_trees.items():
         if path in UNWRAPPERS:
             continue
-        if purposes := _raw_for_calls(ast.parse(path.read_text(encoding="utf-8"))):
+        if purposes := _raw_for_calls(tree):
             callers[path.relative_to(PACKAGE).as_posix()] = set(purposes)
     assert callers, "the scan finds nothing: it no longer looks for the right name"
     assert callers == RAW_FOR_CALLERS
@@ -378,38 +420,32 @@ SOURCES = {
 }
 
 
-def test_mypy_strict_refuses_a_prompt_built_from_a_source_field(
-    tmp_path: Path, mypy_cache: Path
-) -> None:
+def test_mypy_strict_refuses_a_prompt_built_from_a_source_field(mypy_check: MypyCheck) -> None:
     """The gap the type closes: the sources hand out `Untrusted`, so a new prompt builder that
     pastes a field in fails to type-check; the fenced form of the same field is the control.
-    Each source's builder is a module of its own, all checked by one mypy run (then their
-    fenced forms by another): mypy names each module's errors, so each source is judged on
-    its own and a failure names it."""
-    names = {source: f"prompt_builder_{n:02d}" for n, source in enumerate(SOURCES)}
-    pasted = {names[s]: template.format(value=field) for s, (template, field) in SOURCES.items()}
-    status, output = _mypy_modules(tmp_path / "pasted", pasted, mypy_cache)
-    assert status == 1, output
-    errors = [line for line in output.splitlines() if ": error:" in line]
-    refused = {source for source, name in names.items() if any(f"{name}.py:" in e for e in errors)}
-    assert set(SOURCES) - refused == set(), output  # a source whose pasted field type-checks
-    fenced = {
-        names[s]: template.format(value=f'fence("data", {field})')
-        for s, (template, field) in SOURCES.items()
-    }
-    status, output = _mypy_modules(tmp_path / "fenced", fenced, mypy_cache)
-    assert status == 0, output
+    Each source's builder, pasted and fenced, is a module of its own in the module's one mypy
+    run: mypy names each module's errors, so each source is judged on its own and a failure
+    names it."""
+    assert mypy_check.completed(), mypy_check.output
+    pasted = {s: _source_module(n, False) for n, s in enumerate(SOURCES)}
+    refused = {source for source, name in pasted.items() if mypy_check.errors_in(name)}
+    assert set(SOURCES) - refused == set(), mypy_check.output  # a pasted field type-checks
+    fenced = {s: _source_module(n, True) for n, s in enumerate(SOURCES)}
+    accepted = {source for source, name in fenced.items() if not mypy_check.errors_in(name)}
+    assert set(SOURCES) - accepted == set(), mypy_check.output  # a fenced field is refused
 
 
-def test_only_the_report_reads_a_failures_raw_message() -> None:
+def test_only_the_report_reads_a_failures_raw_message(
+    package_trees: dict[Path, ast.Module],
+) -> None:
     """report.json keeps `failures[].message` a string; the code reads `Failure.message`, an
     `Untrusted`, so a test's words cannot be pasted into a prompt either."""
     readers = [
         path.relative_to(PACKAGE).as_posix()
-        for path in sorted(PACKAGE.rglob("*.py"))
+        for path, tree in package_trees.items()
         if any(
             isinstance(node, ast.Attribute) and node.attr == "raw_message"
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            for node in ast.walk(tree)
         )
     ]
     assert readers == ["report.py"]

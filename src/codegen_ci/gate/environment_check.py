@@ -30,6 +30,7 @@ from pathlib import Path
 from codegen_ci import runners
 from codegen_ci.errors import CodegenError
 from codegen_ci.report import CommandResult, Round
+from codegen_ci.security.bwrap import SHM
 from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.security.untrusted import strip_ansi
 from codegen_ci.workspace.proc import read_head_tail
@@ -46,7 +47,6 @@ PATH = re.compile(r"""['"`‘’](?P<q>[^'"`‘’\s]*/[^'"`‘’]*)['"`‘’]
 # command a /dev/shm of its own; Landlock cannot (it makes no mounts) and keeps the machine's
 # read-only, so the call fails with EACCES and names no path: the traceback names the call.
 SHARED_MEMORY = re.compile(r"\bSemLock\b|\bsem_open\b|\bshm_open\b|/dev/shm\b|\bSharedMemory\b")
-SHM = "/dev/shm"  # noqa: S108 - named in a message, never written
 SHM_ADVICE = (
     "POSIX semaphores and shared memory (Python's multiprocessing, sem_open, shm_open) need a "
     "writable /dev/shm: bubblewrap gives each command one of its own; Landlock cannot, and "

@@ -4,6 +4,8 @@ repository or model could aim at (the other tests' sample specs leave them out: 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 
@@ -11,3 +13,11 @@ import pytest
 def with_proof(request: pytest.FixtureRequest) -> None:
     if "sample_repo" in request.fixturenames:
         request.getfixturevalue("sample_repo").proof = True
+
+
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, Any]:
+    """Runs several tests only read (each asserting on its own attack planted there), made
+    once per module (per xdist worker) by the first test that needs one, in that test's
+    isolated environment; a fixture of the module names and makes each."""
+    return {}

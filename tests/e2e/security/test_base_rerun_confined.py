@@ -7,17 +7,26 @@ other processes' environment, writes outside its tree, connects to a loopback li
 model rewrites that test to a harmless one that still fails, so the hostile code runs in the
 base re-run and nowhere else. Positive control: the same run with `CODEGEN_SANDBOX=off` shows
 every attack working in that same base re-run.
+
+The run is in-process (sandbox_attacks.run_in_process): the confined base re-run is the
+subject, not how the tool was started. The other process whose environment the hostile test
+hunts is a sleeper beside the run holding the launcher's canary (test_sandbox.py keeps the
+launching shell and the tool's own process).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS_AND_OFF, PROC_SCAN, connect, launch, write_attempts
+from sandbox_attacks import BACKENDS_AND_OFF, PROC_SCAN, connect, run_in_process, write_attempts
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -35,6 +44,17 @@ def test_probe():
 HARMLESS_TEST = 'def test_probe():\n    assert False, "still failing, harmlessly"\n'
 
 
+@pytest.fixture
+def canary_process() -> Iterator[None]:
+    """A process outside the run with LAUNCHER_CANARY in its environment (PROC_SCAN counts
+    it), alive for the test's length."""
+    env = {"PATH": os.environ["PATH"], "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}"}
+    sleeper = subprocess.Popen(["sleep", "600"], env=env)
+    yield
+    sleeper.kill()
+    sleeper.wait()
+
+
 @pytest.mark.parametrize("sandbox", BACKENDS_AND_OFF)
 def test_the_base_commit_rerun_is_confined(
     sample_repo: SampleRepo,
@@ -42,6 +62,7 @@ def test_the_base_commit_rerun_is_confined(
     sandbox: str,
     tmp_path: Path,
     listener: tuple[int, list[bytes]],
+    canary_process: None,
 ) -> None:
     # the baseline's re-run on the base commit (gate/baseline.py) is the subject, which the
     # proof policy leaves on: the round fails, so no proof run would follow, and the flaky
@@ -57,7 +78,7 @@ def test_the_base_commit_rerun_is_confined(
     )
     spec = sample_repo.write_spec(limits={"max_iterations": 1})
 
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 1, proc.stdout + proc.stderr  # test_probe still fails
     [out_dir] = sample_repo.tmp.glob("out-*")

@@ -9,68 +9,28 @@ import os
 import subprocess
 import sys
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import ONE_BACKEND
+from sandbox_attacks import ONE_BACKEND, run_args, run_in_process, tool_env
 
-from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 BRANCH = "codegen/reset-patch-in-bump-minor"
-
-
-def run_tool(
-    repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`codegen-ci run` in this process (click's runner) with `env` added to the environment:
-    our git's config and what it commits and pushes are the subject, not the process's start."""
-    full = {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test-0000",
-        **(env or {}),
-    }
-    argv = [
-        "run",
-        str(repo.write_spec()),
-        "--repo",
-        str(repo.path),
-        "--output-dir",
-        str(repo.tmp / "out"),
-        *args,
-    ]
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        for name, value in full.items():
-            monkeypatch.setenv(name, value)
-        result = CliRunner().invoke(cli, argv)
-    return subprocess.CompletedProcess(argv, result.exit_code, result.output, "")
 
 
 def start_tool(
     repo: SampleRepo, server: ScriptedModelServer, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`codegen-ci run` as a process, with `env` added to its environment: for the test of the
-    git binary, which the tool resolves once, at its start (workspace/git.py `git_binary`)."""
-    full = {
-        **os.environ,
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test-0000",
-        **(env or {}),
-    }
-    argv = [
-        sys.executable,
-        "-m",
-        "codegen_ci",
-        "run",
-        str(repo.write_spec()),
-        "--repo",
-        str(repo.path),
-        "--output-dir",
-        str(repo.tmp / "out"),
-        *args,
-    ]
+    git binary, which the tool resolves once, at its start (workspace/git.py `git_binary`).
+    The other tests run in-process (sandbox_attacks.run_in_process): our git's config and
+    what it commits and pushes are their subject, not the process's start."""
+    argv = [sys.executable, "-m", "codegen_ci", *run_args(repo, repo.write_spec(), args)]
+    full = {**os.environ, **tool_env(server, extra=env)}
     return subprocess.run(argv, env=full, capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -117,55 +77,82 @@ def test_push_ignores_a_planted_git_and_keeps_the_token_off_argv(
     assert planted_log.exists()
 
 
-def test_insteadof_in_global_config_does_not_redirect_our_git(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
-) -> None:
-    # our git's push is the subject, not the proof: no proof and coverage runs after the
-    # passing round (conftest.py's default; the planted-git test above keeps them: every git
-    # command of a run must be ours)
-    sample_repo.proof = False
-    evil = tmp_path / "evil.git"
-    sh(["git", "init", "-q", "--bare", str(evil)], tmp_path)
-    with Path(os.environ["GIT_CONFIG_GLOBAL"]).open("a") as config:
-        config.write(f'[url "{evil}"]\n\tinsteadOf = {sample_repo.origin}\n')
-    model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
+SNEAK = (
+    "base=$(git rev-parse HEAD) && mkdir -p .github/workflows && "
+    "printf 'on: push\\n' > .github/workflows/evil.yml && git add .github && "
+    "git -c user.name=m -c user.email=m@x commit -qm wf && git replace HEAD $base && "
+    "git diff --name-only $base HEAD && echo HIDDEN"
+)
 
-    proc = run_tool(sample_repo, model_server, "--push")
+
+@dataclass(frozen=True)
+class PushedRun:
+    """The run two attacks on our git's commit and push were planted in (read only)."""
+
+    repo: SampleRepo
+    proc: subprocess.CompletedProcess[str]
+    requests: list[dict[str, Any]]  # what the model was sent
+    evil: Path  # the bare repository the global config's insteadOf sends origin to
+    gitconfig: Path  # that global config
+
+
+@pytest.fixture
+def pushed_run(
+    shared_runs: dict[str, Any],
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    tmp_path: Path,
+) -> PushedRun:
+    """A run with `--push` in which the user's global git config sends origin to another
+    repository (insteadOf) and the model's command commits a workflow hidden behind a replace
+    ref (SNEAK); each test asserts on its own attack. The model writes git's own state, which
+    only an unconfined command can: git's layer, the sandbox off. Our git's commit and push
+    are the subject, not the proof: no proof and coverage runs after the passing round
+    (conftest.py's default; the planted-git test above keeps them: every git command of a
+    run must be ours)."""
+    if "pushed" not in shared_runs:
+        sample_repo.proof = False
+        evil = tmp_path / "evil.git"
+        sh(["git", "init", "-q", "--bare", str(evil)], tmp_path)
+        gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
+        with gitconfig.open("a") as config:
+            config.write(f'[url "{evil}"]\n\tinsteadOf = {sample_repo.origin}\n')
+        model_server.add(Reply(tool_calls=[call("run_command", command=SNEAK), FIX]), Reply("ok"))
+        spec = sample_repo.write_spec()
+        proc = run_in_process(sample_repo, model_server, spec, "--push", sandbox="off")
+        shared_runs["pushed"] = PushedRun(sample_repo, proc, model_server.requests, evil, gitconfig)
+    return shared_runs["pushed"]
+
+
+def test_insteadof_in_global_config_does_not_redirect_our_git(pushed_run: PushedRun) -> None:
+    repo, proc = pushed_run.repo, pushed_run.proc
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sh(["git", "rev-parse", "--verify", BRANCH], sample_repo.origin)
-    assert sh(["git", "for-each-ref"], evil) == ""
+    assert sh(["git", "rev-parse", "--verify", BRANCH], repo.origin)
+    assert sh(["git", "for-each-ref"], pushed_run.evil) == ""
     # control: a git that reads the global config is redirected
-    assert sh(["git", "ls-remote", "--get-url", "origin"], sample_repo.path).strip() == str(evil)
-
-
-def test_replace_refs_do_not_hide_a_committed_workflow(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer
-) -> None:
-    # our git's commit is the subject, not the proof: no proof and coverage runs after the
-    # passing round (conftest.py's default; the planted-git test above keeps them: every git
-    # command of a run must be ours)
-    sample_repo.proof = False
-    sneak = (
-        "base=$(git rev-parse HEAD) && mkdir -p .github/workflows && "
-        "printf 'on: push\\n' > .github/workflows/evil.yml && git add .github && "
-        "git -c user.name=m -c user.email=m@x commit -qm wf && git replace HEAD $base && "
-        "git diff --name-only $base HEAD && echo HIDDEN"
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(pushed_run.gitconfig)}
+    url = subprocess.run(
+        ["git", "ls-remote", "--get-url", "origin"],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    model_server.add(Reply(tool_calls=[call("run_command", command=sneak), FIX]), Reply("ok"))
+    assert url.stdout.strip() == str(pushed_run.evil)
 
-    # the model writes git's own state, which only an unconfined command can: git's layer
-    proc = run_tool(sample_repo, model_server, "--push", env={"CODEGEN_SANDBOX": "off"})
+
+def test_replace_refs_do_not_hide_a_committed_workflow(pushed_run: PushedRun) -> None:
+    repo, proc = pushed_run.repo, pushed_run.proc
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    last = model_server.requests[-1]["messages"]
+    last = pushed_run.requests[-1]["messages"]
     shown = next(m["content"] for m in last if m["role"] == "tool").partition("[harness")
     # control: to a git that honours replace refs, the commit changed nothing
     assert "HIDDEN" in shown[0] and "evil.yml" not in shown[0]
     assert "evil.yml is protected" in shown[2]  # ours saw it, and undid it
-    files = sh(
-        ["git", "--no-replace-objects", "ls-tree", "-r", "--name-only", BRANCH], sample_repo.origin
-    )
+    files = sh(["git", "--no-replace-objects", "ls-tree", "-r", "--name-only", BRANCH], repo.origin)
     assert "src/semver/version.py" in files and ".github/workflows/evil.yml" not in files
 
 
@@ -186,13 +173,15 @@ def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     )
     model_server.add(Reply(tool_calls=[call("run_command", command=plant), FIX]), Reply("ok"))
 
-    proc = run_tool(sample_repo, model_server, "--push", env={"CODEGEN_SANDBOX": sandbox})
+    spec = sample_repo.write_spec()
+    proc = run_in_process(sample_repo, model_server, spec, "--push", sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     tree = sh(["git", "ls-tree", "-r", BRANCH], sample_repo.origin)
     assert "ci/deploy.yml" in tree and "120000 blob" in tree and "docs-link" in tree  # control
     assert ".github" not in tree and "vendor/lib" not in tree and "160000" not in tree
-    report = (sample_repo.tmp / "out" / "report.json").read_text()
+    [out_dir] = sample_repo.tmp.glob("out-*")
+    report = (out_dir / "report.json").read_text()
     assert ".github/workflows" in report and "vendor/lib" in report  # listed as refused
     # control: plain `git add -A` of the same tree stages both
     copy = tmp_path / "copy"

@@ -13,12 +13,12 @@ sandbox off."""
 
 from __future__ import annotations
 
+import compileall
 import fcntl
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -42,7 +42,6 @@ READER = """
 import json, os, subprocess, sys, tempfile
 from pathlib import Path
 from codegen_ci.security.sandbox import open_sandbox
-from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 kind, paths = sys.argv[1], sys.argv[2:]
 sandbox = open_sandbox({**os.environ, "CODEGEN_SANDBOX": kind}, git_dir=None)
 sandbox.new_phase()
@@ -58,33 +57,64 @@ print(json.dumps(seen))
 """
 
 
-def read_confined(kind: str, paths: list[Path], *, user: int | None = None) -> dict[str, str]:
-    """What a confined `cat` reads of each path, the tool run as root or as `user`."""
-    env = {**os.environ, "PYTHONPATH": str(SRC), "TMPDIR": "/tmp"}
-    argv = [sys.executable, "-c", READER, kind, *map(str, paths)]
-    home = lib = None
-    if user is not None:
-        argv[0] = system_python()
-        home = Path(tempfile.mkdtemp(prefix="cg-secrets-home-"))
-        os.chown(home, user, user)
-        env["HOME"] = str(home)
-        # the tool's source where that user can read it: this checkout may lie in a folder
-        # only root enters (CI clones into a `mktemp -d`, mode 0700)
-        lib = Path(tempfile.mkdtemp(prefix="cg-secrets-lib-"))
-        lib.chmod(0o755)
-        ignore = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(SRC / "codegen_ci", lib / "codegen_ci", ignore=ignore)
-        env["PYTHONPATH"] = str(lib)
-        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+def read_here(kind: str, paths: list[Path]) -> dict[str, str]:
+    """READER's reads in this process: the tool run as root, as this test is."""
+    environ = {**os.environ, "CODEGEN_SANDBOX": kind, "TMPDIR": "/tmp"}
+    sandbox = open_sandbox(environ, git_dir=None)
+    sandbox.new_phase()
+    work = Path(tempfile.mkdtemp(prefix="cg-secrets-work-", dir="/tmp"))
+    seen = {}
+    try:
+        for path in paths:
+            proc = subprocess.run(
+                [*sandbox.prefix(work, network=False), "cat", str(path)],
+                cwd=work,
+                env=sandbox.environment(environ),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            seen[str(path)] = proc.stdout
+    finally:
+        sandbox.close()
+        os.rmdir(work)
+    return seen
+
+
+def read_confined(
+    kind: str, paths: list[Path], *, user: int | None = None, lib: Path | None = None
+) -> dict[str, str]:
+    """What a confined `cat` reads of each path, the tool run as root (in this process) or as
+    `user` (a process of that user's, the tool's source from `lib`)."""
+    if user is None:
+        return read_here(kind, paths)
+    assert lib is not None, "another user reads the tool's source from `lib` (tool_lib)"
+    python = [system_python(), "-c", READER, kind, *map(str, paths)]
+    argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *python]
+    home = Path(tempfile.mkdtemp(prefix="cg-secrets-home-"))
+    os.chown(home, user, user)
+    env = {**os.environ, "PYTHONPATH": str(lib), "TMPDIR": "/tmp", "HOME": str(home)}
     try:
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     finally:
-        for made in (home, lib):
-            if made is not None:
-                shutil.rmtree(made, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr
     seen: dict[str, str] = json.loads(proc.stdout.splitlines()[-1])
     return seen
+
+
+@pytest.fixture(scope="module")
+def tool_lib() -> Iterator[Path]:
+    """The tool's source where another user can read it, compiled (that user cannot write its
+    bytecode), for the module's tests: this checkout may lie in a folder only root enters (CI
+    clones into a `mktemp -d`, mode 0700)."""
+    lib = Path(tempfile.mkdtemp(prefix="cg-secrets-lib-"))
+    lib.chmod(0o755)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(SRC / "codegen_ci", lib / "codegen_ci", ignore=ignore)
+    compileall.compile_dir(lib, quiet=1)
+    yield lib
+    shutil.rmtree(lib, ignore_errors=True)
 
 
 def system_python() -> str:
@@ -155,12 +185,16 @@ def plant() -> Iterator[tuple[str, dict[str, Path]]]:
 
 
 def secrets_read(
-    kind: str, planted: tuple[str, dict[str, Path]], *, user: int | None = None
+    kind: str,
+    planted: tuple[str, dict[str, Path]],
+    *,
+    user: int | None = None,
+    lib: Path | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The places whose secret a confined `cat` read (run as root or as `user`), and what it
     read of each path."""
     secret, files = planted
-    seen = read_confined(kind, list(files.values()), user=user)
+    seen = read_confined(kind, list(files.values()), user=user, lib=lib)
     return [name for name, path in files.items() if secret in seen[str(path)]], seen
 
 
@@ -230,13 +264,13 @@ def test_the_models_command_reads_no_secret_of_the_machine(
 
 @pytest.mark.parametrize("kind", BACKENDS_AND_OFF)
 def test_the_machines_secrets_are_hidden_from_another_user(
-    kind: str, planted: tuple[str, dict[str, Path]]
+    kind: str, planted: tuple[str, dict[str, Path]], tool_lib: Path
 ) -> None:
     """codegen-ci run as an ordinary user (`nobody`): the secrets any user can read outside
     (Docker's, the Kubernetes token) are hidden inside too."""
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed")
-    read, seen = secrets_read(kind, planted, user=65534)
+    read, seen = secrets_read(kind, planted, user=65534, lib=tool_lib)
     if kind == "off":  # control: what is readable by every user is readable by this one
         assert read == list(WORLD_READABLE)
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS
+from sandbox_attacks import ONE_BACKEND
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -57,7 +57,9 @@ def committed(repo: SampleRepo, report: dict[str, object]) -> set[str]:
     return set(repo.git("diff", "--name-only", repo.head(), str(report["branch"])).split())
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# our write_file and our check after each command refuse the paths, whatever confined the
+# command that wrote them (sandbox_attacks.py)
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_ci_configuration_under_dot_github_is_protected_by_default(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from kernel_attacks import attack, outcomes, unix_listener
 from sample_repo import FIX, SampleRepo
-from sandbox_attacks import BACKENDS_AND_OFF, launch, results, without_landlock
+from sandbox_attacks import BACKENDS_AND_OFF, launch, results, run_in_process, without_landlock
 
 from codegen_ci.security.landlock import kernel_abi
 from codegen_ci.security.sandbox import Sandbox, open_sandbox
@@ -157,11 +157,13 @@ def test_a_bwrap_run_closes_the_pipe_or_says_it_cannot(
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(WRITE_FIFO)} {shlex.quote(str(fifo))}"
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
-    through = [] if landlock else [str(without_landlock(tmp_path))]
+    spec = sample_repo.write_spec()
     try:
-        proc = launch(
-            sample_repo, model_server, sample_repo.write_spec(), sandbox="bwrap", through=through
-        )
+        if landlock:  # in-process: the FIFO the confined command writes into is the subject
+            proc = run_in_process(sample_repo, model_server, spec, sandbox="bwrap")
+        else:  # a process, started through a program that takes Landlock away from it
+            through = [str(without_landlock(tmp_path))]
+            proc = launch(sample_repo, model_server, spec, sandbox="bwrap", through=through)
         got = read_what_came(reader)
     finally:
         os.close(reader)

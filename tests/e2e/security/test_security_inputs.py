@@ -8,6 +8,7 @@ import copy
 import json
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,23 +64,48 @@ def hostile_issue(marker: str) -> dict[str, Any]:
     return payload
 
 
-def test_hidden_issue_text_never_reaches_the_model(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    # what reaches the model is the subject, which the proof and coverage runs after the passing
-    # round never ask (conftest.py's default; the hostile title's test keeps them: nothing the
-    # run starts may run its title)
-    sample_repo.proof = False
-    marker = f"HIDDEN{uuid.uuid4().hex[:8]}"
-    decision = decide("issues", hostile_issue(marker))
-    assert isinstance(decision, EventTask)
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Done."))
-    spec = sample_repo.write_spec(task=decision.task, title=decision.title.raw_for("spec"))
+@dataclass(frozen=True)
+class HostileRun:
+    """The run of an issue with hidden text under a title built to inject into our git
+    commands, with `--push` (read only; each test asserts on its own attack)."""
 
-    code, output, _ = run(sample_repo, spec)
+    code: int
+    output: str
+    out: Path
+    repo: SampleRepo
+    sent: str  # the model's first request
+    marker: str  # in each piece of hidden issue text
+    touched: list[Path]  # what the title's commands would make, were they run
 
-    assert code == 0, output
-    sent = first_request(model_env)
+
+@pytest.fixture
+def hostile_run(
+    shared_runs: dict[str, Any],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    tmp_path: Path,
+) -> HostileRun:
+    """The issue's task (hidden text in its body) and the hostile title in one run, with the
+    security tests' default proof policy: nothing the run starts may run its title, and its
+    proof and coverage runs are more of our git commands."""
+    if "hostile" not in shared_runs:
+        marker = f"HIDDEN{uuid.uuid4().hex[:8]}"
+        decision = decide("issues", hostile_issue(marker))
+        assert isinstance(decision, EventTask)
+        m = [tmp_path / f"pwned-{i}-{uuid.uuid4().hex[:6]}" for i in range(4)]
+        title = f"$(touch {m[0]}) --upload-pack=touch {m[1]} `touch {m[2]}`; touch {m[3]}"
+        model_env.add(Reply(tool_calls=[FIX]), Reply("Done."))
+        spec = sample_repo.write_spec(task=decision.task, title=title)
+        code, output, out = run(sample_repo, spec, "--push")
+        sent = first_request(model_env)
+        shared_runs["hostile"] = HostileRun(code, output, out, sample_repo, sent, marker, m)
+    return shared_runs["hostile"]
+
+
+def test_hidden_issue_text_never_reaches_the_model(hostile_run: HostileRun) -> None:
+    marker, sent = hostile_run.marker, hostile_run.sent
+
+    assert hostile_run.code == 0, hostile_run.output
     assert "must reset the patch number to 0" in sent  # control: the visible text arrives
     for hidden in (
         f"{marker}-COMMENT",
@@ -210,23 +236,16 @@ def test_junit_entity_bomb_and_xxe_from_the_test_command_are_refused(
 # --- titles and names never become options or shell -----------------------------------------
 
 
-def test_hostile_title_makes_a_safe_branch_and_runs_nothing(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
-) -> None:
-    m = [tmp_path / f"pwned-{i}-{uuid.uuid4().hex[:6]}" for i in range(4)]
-    title = f"$(touch {m[0]}) --upload-pack=touch {m[1]} `touch {m[2]}`; touch {m[3]}"
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Done."))
-    spec = sample_repo.write_spec(title=title)
+def test_hostile_title_makes_a_safe_branch_and_runs_nothing(hostile_run: HostileRun) -> None:
+    repo = hostile_run.repo
 
-    code, output, out = run(sample_repo, spec, "--push")
-
-    assert code == 0, output
-    branch = json.loads((out / "report.json").read_text())["branch"]
+    assert hostile_run.code == 0, hostile_run.output
+    branch = json.loads((hostile_run.out / "report.json").read_text())["branch"]
     assert branch.startswith("codegen/") and all(c.isalnum() or c in "/-" for c in branch)
-    assert sample_repo.git("check-ref-format", "--branch", branch).strip() == branch
-    pushed = sample_repo.git("ls-remote", "origin", f"refs/heads/{branch}")
+    assert repo.git("check-ref-format", "--branch", branch).strip() == branch
+    pushed = repo.git("ls-remote", "origin", f"refs/heads/{branch}")
     assert pushed.strip(), "the branch was not pushed"  # control: the run did its work
-    assert not any(marker.exists() for marker in m)
+    assert not any(marker.exists() for marker in hostile_run.touched)
 
 
 def test_option_like_branch_and_base_are_bad_input(sample_repo: SampleRepo, tmp_path: Path) -> None:

@@ -43,6 +43,10 @@ def test_a_semaphore_refused_by_the_sandbox_is_an_environment_error_not_the_mode
     model_env: ScriptedModelServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the lock the repository's own test takes is the subject, and no hostile code runs: no
+    # proof and coverage runs after bubblewrap's passing round (sample_repo.py's default;
+    # test_base_rerun_confined is about the confined runs on the base commit)
+    sample_repo.proof = False
     monkeypatch.setenv("CODEGEN_SANDBOX", backend)
     sample_repo.commit({"tests/test_lock.py": USES_A_LOCK}, "a test with a lock")
     model_env.add(Reply(tool_calls=[FIX]), Reply("fixed"), Reply("fixed"))

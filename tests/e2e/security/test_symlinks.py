@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import BACKENDS
+from sandbox_attacks import BACKENDS, ONE_BACKEND
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -43,7 +43,10 @@ def link_commands(links: dict[str, str]) -> str:
     )
 
 
-@pytest.mark.parametrize("sandbox", BACKENDS)
+# our commit and our check after each command refuse the links, whatever confined the command
+# that made them (sandbox_attacks.py); the loop test below keeps both backends: its loop lies
+# in the base commit, which each backend's confined proof and test commands run over
+@pytest.mark.parametrize("sandbox", ONE_BACKEND)
 def test_symlinks_out_of_the_repository_are_not_committed(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
@@ -142,7 +145,10 @@ def test_a_loop_of_symlinks_is_refused_not_a_crash(
 
 
 def test_search_files_never_reads_through_a_link(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, tmp_path: Path
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The model links a file outside the repository (and a folder holding it) into the
     worktree, then searches for what the file holds: the search, run by the tool's own
@@ -150,6 +156,8 @@ def test_search_files_never_reads_through_a_link(
     # the tool's search is the subject: no proof and coverage runs after the passing round
     # (conftest.py's default; test_base_rerun_confined is about them)
     sample_repo.proof = False
+    # our search reads what a confined command left, whatever confined it: one backend
+    monkeypatch.setenv("CODEGEN_SANDBOX", *ONE_BACKEND)
     secret = tmp_path / "outside" / "hosts.yml"
     secret.parent.mkdir()
     secret.write_text("oauth_token: LEAKED-TOKEN-91f3\n")

@@ -55,7 +55,12 @@ def test_a_hostile_commit_subject_is_fenced_for_the_model_and_inert_in_eval_md(
     settings.write_text(
         yaml.safe_dump(
             {
-                "validation": {"test": ["python -m pytest -q -p no:cacheprovider tests"]},
+                # the subject is what the model and eval.md are shown: no proof run and no
+                # re-run of a failing test (tests/e2e/eval and the proof tests are about them)
+                "validation": {
+                    "test": ["python -m pytest -q -p no:cacheprovider tests"],
+                    "proof": {"tests": "off", "reruns": 0},
+                },
                 "limits": {"max_iterations": 1},
             }
         )
