@@ -111,6 +111,10 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_base_commit_rerun(
         ),
         Reply("Done."),
     )
+    # no flaky re-run of the failing tests in the worktree (`validation.proof.reruns: 0`): the
+    # planted file acts in a tree named like the base's only; the base re-run is the subject
+    # (the next test keeps the re-runs: its planted fix would act in them)
+    sample_repo.proof = False
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
         validation={"test": [SYSTEM_PYTEST], "timeout": 120, "allow_preexisting_failures": True},
