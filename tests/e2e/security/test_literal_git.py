@@ -5,6 +5,11 @@ that the worktree (the model's) points at a file, whatever the config defines.
 The filters write to a file outside the worktree, which no confined command can write, and
 record which global git config they ran under (ours is a `codegen-git-*` file). Each attack has
 a control: plain git, given the same names in the same state, runs the filter.
+
+The attacks needing nothing of the base but the sample (a repository the model made, names
+like options, git settings in the tool's environment) are planted in ONE run, each by a
+command of its own whose result is told apart by its place, each filter writing a marker of
+its own (`planted_run`); each test asserts its own attack on it, and keeps its control.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ import json
 import os
 import shlex
 import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, SampleRepo, sh
-from sandbox_attacks import ONE_BACKEND, proof_spec, results, run_in_process
+from sample_repo import FIX, SampleRepo, copy_sample_repo, sh
+from sandbox_attacks import ONE_BACKEND, proof_spec, results, results_each, run_in_process
+from tests.conftest import isolate_git
 from tests.e2e.security.test_nested_repo_filters import (
     BRANCH,
     GITMODULES,
@@ -85,22 +93,96 @@ def test_files_named_like_pathspec_magic_are_only_names(
     assert report_of(sample_repo)["status"] == "success"
 
 
-@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
+def clean_filter(marker: Path) -> str:
+    return f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
+
+
+def nested_repository(marker: Path) -> str:
+    """A repository of the model's own (no gitlink in the base), with a filter in its config
+    and changed files in it; a file named `*` would widen any pathspec to reach it. Its filter
+    is named apart from `hostile_settings`' (planted in the same run), whose definition would
+    win in a git that took both."""
+    return (
+        "git init -q nested/repo && echo one > nested/repo/data.txt && "
+        "git -C nested/repo add data.txt && "
+        "git -C nested/repo -c user.name=m -c user.email=m@x commit -qm one && "
+        f"git -C nested/repo config filter.nest.clean {shlex.quote(clean_filter(marker))} && "
+        "echo 'data.txt filter=nest' > nested/repo/.gitattributes && "
+        "echo two > nested/repo/data.txt && printf x > '*' && echo ARMED"
+    )
+
+
+OPTION_NAMES = ["-A", "--pathspec-from-file=list", ":!README.md"]
+MAKE_OPTION_NAMES = (
+    " && ".join(f"printf x > ./{shlex.quote(name)}" for name in OPTION_NAMES)
+    + " && echo list > list && echo MADE"
+)
+SETTINGS_ATTRIBUTES = "echo '*.py filter=evil' > .gitattributes && echo ARMED"
+
+
+def hostile_settings(marker: Path) -> dict[str, str]:
+    """A job's exported git config (`GIT_CONFIG_COUNT`...) defining a clean filter."""
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "filter.evil.clean",
+        "GIT_CONFIG_VALUE_0": clean_filter(marker),
+    }
+
+
+@dataclass(frozen=True)
+class PlantedRun:
+    repo: SampleRepo
+    returncode: int
+    output: str
+    seen: dict[str, str]  # the result of each attack's command, by attack
+    markers: dict[str, Path]  # what each attack's filter wrote, if it ran, by attack
+    report: dict[str, object]
+
+
+@pytest.fixture(scope="module")
+def planted_run(
+    sample_template: SampleRepo, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PlantedRun]:
+    """One run (Landlock: our git is the subject, sandbox_attacks.py) of the model planting a
+    nested repository, names like options, and a `.gitattributes` for the filter that git
+    settings in the tool's environment define; each asserted on its own by the tests below."""
+    tmp = tmp_path_factory.mktemp("planted-run")
+    markers = {name: tmp / f"{name}-filter-ran" for name in ("nested", "settings")}
+    attacks = {
+        "nested": nested_repository(markers["nested"]),
+        "names": MAKE_OPTION_NAMES,
+        "settings": SETTINGS_ATTRIBUTES,
+    }
+    with pytest.MonkeyPatch.context() as monkeypatch:  # conftest.py's isolated_env, for it
+        (tmp / "home").mkdir()
+        isolate_git(monkeypatch, tmp / "home")
+        monkeypatch.setenv("CI", "true")
+        monkeypatch.setenv("CODEGEN_RETRY_BACKOFF", "0.01")
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        repo = copy_sample_repo(sample_template, tmp)
+        with ScriptedModelServer() as server:
+            commands = [call("run_command", command=c) for c in attacks.values()]
+            server.add(Reply(tool_calls=[*commands, FIX]), Reply("ok"))
+            proc = run_in_process(
+                repo,
+                server,
+                proof_spec(repo),
+                sandbox=ONE_BACKEND[0],
+                extra=hostile_settings(markers["settings"]),
+            )
+            seen = dict(zip(attacks, results_each(server), strict=False))
+    yield PlantedRun(
+        repo, proc.returncode, proc.stdout + proc.stderr, seen, markers, report_of(repo)
+    )
+
+
 def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+    sample_repo: SampleRepo, planted_run: PlantedRun, tmp_path: Path
 ) -> None:
     """A repository of the model's own (no gitlink in the base), with a filter in its config
     and changed files in it; a file named `*` would widen any pathspec to reach it."""
     marker = tmp_path / "filter-ran"
-    clean = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
-    script = (
-        "git init -q nested/repo && echo one > nested/repo/data.txt && "
-        "git -C nested/repo add data.txt && "
-        "git -C nested/repo -c user.name=m -c user.email=m@x commit -qm one && "
-        f"git -C nested/repo config filter.evil.clean {shlex.quote(clean)} && "
-        "echo 'data.txt filter=evil' > nested/repo/.gitattributes && "
-        "echo two > nested/repo/data.txt && printf x > '*' && echo ARMED"
-    )
+    script = nested_repository(marker)
     # control: asking that repository about its files (a status inside it, as a recursive
     # status or an add of a path in it does) runs the filter
     copy = tmp_path / "copy"
@@ -108,19 +190,16 @@ def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
     sh(["git", "-C", "nested/repo", "status", "--porcelain"], copy)
     assert "config=" in marker.read_text()
-    marker.unlink()
-    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
-
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ARMED" in results(model_server)
-    assert not marker.exists(), marker.read_text()
-    tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    run = planted_run
+    assert run.returncode == 0, run.output
+    assert "ARMED" in run.seen["nested"], run.seen
+    assert not run.markers["nested"].exists(), run.markers["nested"].read_text()
+    tree = run.repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
     assert "*" in tree and "src/semver/version.py" in tree
     assert not [p for p in tree if p.startswith("nested")]
-    report = report_of(sample_repo)
-    assert {"path": "nested/repo/", "reason": GITLINK_REFUSED, "tool": None} in report["refusals"]
+    report = run.report
+    assert {"path": "nested/repo/", "reason": GITLINK_REFUSED, "tool": None} in report["refusals"]  # type: ignore[operator]
     assert "nested/repo/" not in report["files_changed"]  # type: ignore[operator]
 
 
@@ -161,26 +240,17 @@ def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
     assert report_of(sample_repo)["status"] == "success"
 
 
-OPTION_NAMES = ["-A", "--pathspec-from-file=list", ":!README.md"]
-
-
-@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_names_like_options_or_exclusions_are_committed_as_files(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
+    sample_repo: SampleRepo, planted_run: PlantedRun
 ) -> None:
     """Every name planted in one run, each asserted on its own."""
-    made = " && ".join(f"printf x > ./{shlex.quote(name)}" for name in OPTION_NAMES)
-    script = f"{made} && echo list > list && echo MADE"
-    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
-
-    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
-
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "MADE" in results(model_server)
-    tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    run = planted_run
+    assert run.returncode == 0, run.output
+    assert "MADE" in run.seen["names"], run.seen
+    tree = run.repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
     assert "list" in tree and "src/semver/version.py" in tree
     assert "README.md" in tree
-    diff = (Path(str(report_of(sample_repo)["output_dir"])) / "diff.patch").read_text()
+    diff = (Path(str(run.report["output_dir"])) / "diff.patch").read_text()
     for name in OPTION_NAMES:
         assert name in tree, name
         assert f"b/{name}" in diff, name
@@ -189,41 +259,30 @@ def test_names_like_options_or_exclusions_are_committed_as_files(
     assert "src/semver/version.py" in listed
 
 
-@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_git_settings_in_the_tools_environment_never_reach_our_git(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+    sample_repo: SampleRepo, planted_run: PlantedRun, tmp_path: Path
 ) -> None:
     """A job that exports git config (`GIT_CONFIG_COUNT`...): our git takes none of it, so a
     filter so defined never runs on the files `.gitattributes` names."""
     marker = tmp_path / "filter-ran"
-    clean = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}; cat'
-    hostile = {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "filter.evil.clean",
-        "GIT_CONFIG_VALUE_0": clean,
-    }
-    script = "echo '*.py filter=evil' > .gitattributes && echo ARMED"
     # control: plain git with that environment, in that state, runs the filter
     copy = tmp_path / "copy"
     sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
-    subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
+    subprocess.run(
+        ["/bin/sh", "-c", SETTINGS_ATTRIBUTES], cwd=copy, check=True, capture_output=True
+    )
     (copy / "src" / "semver" / "version.py").write_text("changed = 1\n")
     subprocess.run(
         ["git", "add", "-A"],
         cwd=copy,
         check=True,
         capture_output=True,
-        env={**os.environ, **hostile},
+        env={**os.environ, **hostile_settings(marker)},
     )
     assert "config=" in marker.read_text()
-    marker.unlink()
-    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = run_in_process(
-        sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox, extra=hostile
-    )
-
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ARMED" in results(model_server)
-    assert not marker.exists(), marker.read_text()
-    assert ".gitattributes" in sample_repo.git("ls-tree", "-r", "--name-only", BRANCH)
+    run = planted_run
+    assert run.returncode == 0, run.output
+    assert "ARMED" in run.seen["settings"], run.seen
+    assert not run.markers["settings"].exists(), run.markers["settings"].read_text()
+    assert ".gitattributes" in run.repo.git("ls-tree", "-r", "--name-only", BRANCH)
