@@ -2,7 +2,8 @@
 
 Each attack runs as a real `codegen-ci run` process, launched from a real shell that holds a
 secret of its own, with the scripted model over HTTP, once with bubblewrap and once with
-Landlock (in this process, sandbox_attacks.run_in_process, where the process takes no part).
+Landlock (in this process, sandbox_attacks.run_in_process, where the process takes no part;
+beside a process holding that secret where a command scans other processes' environment).
 Each has a positive control: the same run with `CODEGEN_SANDBOX=off` (the documented opt-out)
 shows the attack working.
 """
@@ -195,7 +196,10 @@ def test_a_test_command_is_confined_too(
     hostile = f"{PROC_SCAN}; ( {writes} ) 2>/dev/null; {connect(port)}; exit 1"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(validation={"test": [hostile]}, limits={"max_iterations": 1})
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    # in this process, beside a process holding the canary: the confined test command is the
+    # subject (the launching shell and the tool's own process: the model's commands' test)
+    with canary_beside():
+        proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [out_dir] = sample_repo.tmp.glob("out-*")
     # the run on the untouched code (pre-flight, which answers for the base commit) and round 1
