@@ -6,10 +6,12 @@ The filters write to a file outside the worktree, which no confined command can 
 record which global git config they ran under (ours is a `codegen-git-*` file). Each attack has
 a control: plain git, given the same names in the same state, runs the filter.
 
-The attacks needing nothing of the base but the sample (a repository the model made, names
-like options, git settings in the tool's environment) are planted in ONE run, each by a
-command of its own whose result is told apart by its place, each filter writing a marker of
-its own (`planted_run`); each test asserts its own attack on it, and keeps its control.
+The attacks share two runs (`plant_in_one_run`), each planted by a command of its own whose
+result is told apart by its place, each filter writing a marker of its own: those needing
+nothing of the base but the sample (a repository the model made, names like options, git
+settings in the tool's environment: `planted_run`), and those of a base with a gitlink and a
+clean filter of its own (magic names, the filter's script rewritten: `gitlink_run`). Each test
+asserts its own attack on its run, and keeps its control in a repository of its own.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ import json
 import os
 import shlex
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from sample_repo import FIX, SampleRepo, copy_sample_repo, sh
-from sandbox_attacks import ONE_BACKEND, proof_spec, results, results_each, run_in_process
+from sandbox_attacks import ONE_BACKEND, proof_spec, results_each, run_in_process
 from tests.conftest import isolate_git
 from tests.e2e.security.test_nested_repo_filters import (
     BRANCH,
@@ -55,16 +57,59 @@ def report_of(repo: SampleRepo) -> dict[str, object]:
     return report
 
 
-@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
+MAGIC_NAMES = sorted(set(MAGIC) - {"prefix"})
+
+
+def plant_magic_names(marker: Path) -> str:
+    plant = " && ".join(f"printf x > {shlex.quote(MAGIC[name])}" for name in MAGIC_NAMES)
+    return f"{POPULATE} && {plant} && echo PLANTED && {arm(marker)}"
+
+
+def filter_script(repo: SampleRepo) -> None:
+    """The repository's own config defines a clean filter running a script of the checkout."""
+    repo.commit({"tools/clean.sh": "cat\n"}, "a clean filter script")
+    repo.git("config", "filter.fmt.clean", "sh tools/clean.sh")
+    repo.git("config", "filter.fmt.required", "true")
+
+
+def rewrite_filter_script(marker: Path) -> str:
+    """The model rewrites the filter's script and points `.gitattributes` at its files."""
+    evil = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}\ncat\n'
+    return (
+        f"printf %s {shlex.quote(evil)} > tools/clean.sh && "
+        "echo '*.py filter=fmt' > .gitattributes && echo ARMED"
+    )
+
+
+@pytest.fixture(scope="module")
+def gitlink_run(
+    sample_template: SampleRepo, tmp_path_factory: pytest.TempPathFactory
+) -> PlantedRun:
+    """In a repository with a gitlink `vendor/lib` and a clean filter of its own, the model
+    populates the gitlink and plants files named like pathspec magic (the nested repository's
+    filter armed), and rewrites the repository's filter script; each asserted on its own."""
+    tmp = tmp_path_factory.mktemp("gitlink-run")
+    markers = {name: tmp / f"{name}-filter-ran" for name in ("magic", "filter")}
+    attacks = {
+        "magic": plant_magic_names(markers["magic"]),
+        "filter": rewrite_filter_script(markers["filter"]),
+    }
+
+    def setup(repo: SampleRepo) -> None:
+        filter_script(repo)  # first: its commit adds all, and the gitlink is not populated
+        add_gitlink(repo, GITMODULES)
+
+    return plant_in_one_run(sample_template, tmp, attacks, markers, setup=setup)
+
+
 def test_files_named_like_pathspec_magic_are_only_names(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+    sample_repo: SampleRepo, gitlink_run: PlantedRun, tmp_path: Path
 ) -> None:
     """Every magic name planted in one run, each with its own control and asserted on its
     own."""
     marker = tmp_path / "filter-ran"
     sha = add_gitlink(sample_repo, GITMODULES)
-    names = sorted(set(MAGIC) - {"prefix"})
-    for name in names:
+    for name in MAGIC_NAMES:
         magic = MAGIC[name]
         alone = f"{POPULATE} && printf x > {shlex.quote(magic)} && echo PLANTED && {arm(marker)}"
         # control: a tool passing that changed path to plain git after `--` runs the filter
@@ -74,23 +119,20 @@ def test_files_named_like_pathspec_magic_are_only_names(
                 sample_repo, alone, marker, "-c", "diff.ignoreSubmodules=all", *add, "--", magic
             )
             assert "config=" in ran, (name, add)
-    plant = " && ".join(f"printf x > {shlex.quote(MAGIC[name])}" for name in names)
-    script = f"{POPULATE} && {plant} && echo PLANTED && {arm(marker)}"
-    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
-
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = results(model_server)
-    assert f"HEAD={sha}" in seen and "PLANTED" in seen and "ARMED" in seen
-    assert not marker.exists(), f"one of {names} reached the filter: {marker.read_text()}"
-    tree = sample_repo.git("ls-tree", "-r", BRANCH)
-    for name in names:
+    run = gitlink_run
+    assert run.returncode == 0, run.output
+    seen = run.seen["magic"]
+    assert f"HEAD={sha}" in seen and "PLANTED" in seen and "ARMED" in seen, run.seen
+    ran = run.markers["magic"]
+    assert not ran.exists(), f"one of {MAGIC_NAMES} reached the filter: {ran.read_text()}"
+    tree = run.repo.git("ls-tree", "-r", BRANCH)
+    for name in MAGIC_NAMES:
         line = f"100644 blob c1b0730e0133447badcfd47fd144e254807b06e1\t{MAGIC[name]}"
         assert line in tree, (name, tree)
     assert f"160000 commit {sha}\tvendor/lib" in tree  # the base's gitlink, untouched
     assert "src/semver/version.py" in tree
-    assert report_of(sample_repo)["status"] == "success"
+    assert run.report["status"] == "success"
 
 
 def clean_filter(marker: Path) -> str:
@@ -139,13 +181,44 @@ class PlantedRun:
     report: dict[str, object]
 
 
+def plant_in_one_run(
+    template: SampleRepo,
+    tmp: Path,
+    attacks: dict[str, str],
+    markers: dict[str, Path],
+    *,
+    setup: Callable[[SampleRepo], object] = lambda repo: None,
+    extra: dict[str, str] | None = None,
+) -> PlantedRun:
+    """One run (Landlock: our git is the subject, sandbox_attacks.py) of the model running each
+    of `attacks` as a command of its own, then the fix, in a copy of `template` that `setup`
+    prepared; with conftest.py's isolated environment, for a module's tests to share."""
+    with pytest.MonkeyPatch.context() as monkeypatch:  # conftest.py's isolated_env, for it
+        (tmp / "home").mkdir()
+        isolate_git(monkeypatch, tmp / "home")
+        monkeypatch.setenv("CI", "true")
+        monkeypatch.setenv("CODEGEN_RETRY_BACKOFF", "0.01")
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        repo = copy_sample_repo(template, tmp)
+        setup(repo)
+        with ScriptedModelServer() as server:
+            commands = [call("run_command", command=c) for c in attacks.values()]
+            server.add(Reply(tool_calls=[*commands, FIX]), Reply("ok"))
+            proc = run_in_process(
+                repo, server, proof_spec(repo), sandbox=ONE_BACKEND[0], extra=extra
+            )
+            seen = dict(zip(attacks, results_each(server), strict=False))
+    output = proc.stdout + proc.stderr
+    return PlantedRun(repo, proc.returncode, output, seen, markers, report_of(repo))
+
+
 @pytest.fixture(scope="module")
 def planted_run(
     sample_template: SampleRepo, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[PlantedRun]:
-    """One run (Landlock: our git is the subject, sandbox_attacks.py) of the model planting a
-    nested repository, names like options, and a `.gitattributes` for the filter that git
-    settings in the tool's environment define; each asserted on its own by the tests below."""
+) -> PlantedRun:
+    """The model plants a nested repository, names like options, and a `.gitattributes` for
+    the filter that git settings in the tool's environment define; each asserted on its own
+    by the tests below."""
     tmp = tmp_path_factory.mktemp("planted-run")
     markers = {name: tmp / f"{name}-filter-ran" for name in ("nested", "settings")}
     attacks = {
@@ -153,27 +226,8 @@ def planted_run(
         "names": MAKE_OPTION_NAMES,
         "settings": SETTINGS_ATTRIBUTES,
     }
-    with pytest.MonkeyPatch.context() as monkeypatch:  # conftest.py's isolated_env, for it
-        (tmp / "home").mkdir()
-        isolate_git(monkeypatch, tmp / "home")
-        monkeypatch.setenv("CI", "true")
-        monkeypatch.setenv("CODEGEN_RETRY_BACKOFF", "0.01")
-        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        repo = copy_sample_repo(sample_template, tmp)
-        with ScriptedModelServer() as server:
-            commands = [call("run_command", command=c) for c in attacks.values()]
-            server.add(Reply(tool_calls=[*commands, FIX]), Reply("ok"))
-            proc = run_in_process(
-                repo,
-                server,
-                proof_spec(repo),
-                sandbox=ONE_BACKEND[0],
-                extra=hostile_settings(markers["settings"]),
-            )
-            seen = dict(zip(attacks, results_each(server), strict=False))
-    yield PlantedRun(
-        repo, proc.returncode, proc.stdout + proc.stderr, seen, markers, report_of(repo)
-    )
+    extra = hostile_settings(markers["settings"])
+    return plant_in_one_run(sample_template, tmp, attacks, markers, extra=extra)
 
 
 def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
@@ -203,41 +257,31 @@ def test_a_nested_repository_the_model_made_is_refused_and_never_entered(
     assert "nested/repo/" not in report["files_changed"]  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("sandbox", ONE_BACKEND)  # our git: sandbox_attacks.py
 def test_a_filter_the_repository_defines_never_runs_on_the_models_files(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path, sandbox: str
+    sample_repo: SampleRepo, gitlink_run: PlantedRun, tmp_path: Path
 ) -> None:
     """The repository's own config defines a clean filter running a script of the checkout
     (a formatter, say); the model rewrites that script in its worktree and points
     `.gitattributes` at its files. Our git (add, the diff step, status) must not run it."""
     marker = tmp_path / "filter-ran"
-    sample_repo.commit({"tools/clean.sh": "cat\n"}, "a clean filter script")
-    sample_repo.git("config", "filter.fmt.clean", "sh tools/clean.sh")
-    sample_repo.git("config", "filter.fmt.required", "true")
-    evil = f'echo "config=$GIT_CONFIG_GLOBAL" >> {shlex.quote(str(marker))}\ncat\n'
-    script = (
-        f"printf %s {shlex.quote(evil)} > tools/clean.sh && "
-        "echo '*.py filter=fmt' > .gitattributes && echo ARMED"
-    )
+    filter_script(sample_repo)
     # control: in that state, plain git (the repository's config) runs the model's script
     copy = tmp_path / "copy"
     sh(["git", "clone", "-q", str(sample_repo.path), str(copy)], tmp_path)
     sh(["git", "config", "filter.fmt.clean", "sh tools/clean.sh"], copy)
+    script = rewrite_filter_script(marker)
     subprocess.run(["/bin/sh", "-c", script], cwd=copy, check=True, capture_output=True)
     (copy / "src" / "semver" / "version.py").write_text("changed = 1\n")
     sh(["git", "add", "-A"], copy)
     assert "config=" in marker.read_text()
-    marker.unlink()
-    model_server.add(Reply(tool_calls=[call("run_command", command=script), FIX]), Reply("ok"))
 
-    proc = run_in_process(sample_repo, model_server, proof_spec(sample_repo), sandbox=sandbox)
-
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ARMED" in results(model_server)
-    assert not marker.exists(), marker.read_text()
-    tree = sample_repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    run = gitlink_run
+    assert run.returncode == 0, run.output
+    assert "ARMED" in run.seen["filter"], run.seen
+    assert not run.markers["filter"].exists(), run.markers["filter"].read_text()
+    tree = run.repo.git("ls-tree", "-r", "--name-only", BRANCH).splitlines()
     assert ".gitattributes" in tree and "tools/clean.sh" in tree  # committed, as plain files
-    assert report_of(sample_repo)["status"] == "success"
+    assert run.report["status"] == "success"
 
 
 def test_names_like_options_or_exclusions_are_committed_as_files(
