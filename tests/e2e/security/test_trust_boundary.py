@@ -356,6 +356,9 @@ def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
     model_server.add(Reply("Nothing to do."))
+    # the round's report folder is the subject: no flaky re-run of the failed command after it
+    # (`validation.proof.reruns: 0`), which would meet the same reader once more
+    sample_repo.proof = False
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1}, validation={"test": [inline(FOLDER_TO_FILE)]}
     )
@@ -504,6 +507,9 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
     """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
     command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
     model_server.add(Reply("Nothing to do."))
+    # the round's report is the subject: no flaky re-run of the failing test after it
+    # (`validation.proof.reruns: 0`), which would meet the same FIFO once more
+    sample_repo.proof = False
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
         validation={"test": [inline(GO_FIFO)], "junit": ["report.xml"]},
