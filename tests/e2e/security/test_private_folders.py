@@ -8,6 +8,11 @@ folder someone else owns or may write; our git names the exact directories it ac
 The other user is uid 65534 (needs root to become it; a non-root run checks the rest). The
 controls show the attack working where the defence is missing: that user can swap a worktree
 in a folder it may write, and a folder it made at the earlier, predictable path was its own.
+
+The interrupted runs and the resumes run in this process (click's CliRunner, the SIGTERM sent
+to it as a runner sends it to the tool, TMPDIR read afresh as a process reads it at start):
+where the worktree goes and what `resume` accepts are the subject, not the process. Our git's
+global config is the process's own (one file for its whole life): that test starts the tool.
 """
 
 from __future__ import annotations
@@ -21,15 +26,19 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 from sample_repo import FIX, FIXED_LINE_NEW, SampleRepo, sh
 
+from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+from codegen_ci.workspace.git import git_env
 
 OTHER = 65534
 AS_ROOT = os.geteuid() == 0
@@ -54,8 +63,8 @@ def as_other(command: str) -> subprocess.CompletedProcess[str]:
 
 
 def tool_env(server: ScriptedModelServer, tmpdir: Path) -> dict[str, str]:
+    """The tool's environment (beside this process's, which a process started here inherits)."""
     return {
-        **os.environ,
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-test-0000",
         "CODEGEN_SANDBOX": "off",
@@ -78,7 +87,24 @@ def shared() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def interrupted_run(repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path) -> dict[str, Any]:
+def in_process(
+    argv: list[str], server: ScriptedModelServer, tmpdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Result:
+    """`codegen-ci *argv` in this process, with `tool_env`. `tempfile` reads TMPDIR once per
+    process: told it again here, as a process started with that TMPDIR would read it. Our
+    git's global config is made once per process, where TMPDIR said at the time: made before,
+    it stays this process's, never in a folder a test removes."""
+    git_env()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    result = CliRunner().invoke(cli, argv, env=tool_env(server, tmpdir))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def interrupted_run(
+    repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
     """A run stopped by SIGTERM during a command: its worktree is kept for `resume`."""
     # where the worktree goes is the subject, with the sandbox off: no proof and coverage runs
     # after the passing resume (the security tests' default, conftest.py)
@@ -87,42 +113,31 @@ def interrupted_run(repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path)
     sleeper = f"echo $$ > {pid_file}; exec sleep 30"
     server.add(Reply(tool_calls=[FIX]), Reply(tool_calls=[call("run_command", command=sleeper)]))
     out = repo.tmp / "out"
-    argv = [
-        sys.executable,
-        "-m",
-        "codegen_ci",
-        "run",
-        str(repo.write_spec()),
-        "--repo",
-        str(repo.path),
-        "--output-dir",
-        str(out),
-    ]
-    proc = subprocess.Popen(
-        argv, env=tool_env(server, tmpdir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
+    argv = ["run", str(repo.write_spec()), "--repo", str(repo.path), "--output-dir", str(out)]
+    # the run's SIGTERM handler is installed on the main thread only (run/attempt.py), where
+    # pytest and its xdist workers run tests; sent while the command runs, it is the run's
+    assert threading.current_thread() is threading.main_thread()
+
+    def terminate_once_the_command_runs() -> None:
         deadline = time.monotonic() + 60
         while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout
+            if time.monotonic() > deadline:
+                return  # the run's own assertions below say what happened
             time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        stdout, _ = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    assert proc.returncode == 3, stdout.decode()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=terminate_once_the_command_runs, daemon=True).start()
+    result = in_process(argv, server, tmpdir, monkeypatch)
+    assert result.exit_code == 3, result.output
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     assert report["reason"] == "interrupted" and Path(report["worktree"]).is_dir()
     return report
 
 
 def resume(
-    repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path
-) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "codegen_ci", "resume", str(repo.tmp / "out")]
-    return subprocess.run(
-        argv, env=tool_env(server, tmpdir), capture_output=True, text=True, timeout=180, check=False
-    )
+    repo: SampleRepo, server: ScriptedModelServer, tmpdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Result:
+    return in_process(["resume", str(repo.tmp / "out")], server, tmpdir, monkeypatch)
 
 
 def predictable_path(repo: Path, tmpdir: Path) -> Path:
@@ -134,7 +149,10 @@ def predictable_path(repo: Path, tmpdir: Path) -> Path:
 
 @needs_root
 def test_a_folder_another_user_made_first_is_never_used(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, shared: Path
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    shared: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     trap = predictable_path(sample_repo.path, shared)
     made = as_other(f"mkdir -p -m 0777 {trap} && echo planted > {trap}/planted && echo MADE")
@@ -142,7 +160,7 @@ def test_a_folder_another_user_made_first_is_never_used(
     assert "MADE" in made.stdout, made.stderr
     assert trap.stat().st_uid == OTHER
 
-    report = interrupted_run(sample_repo, model_server, shared)
+    report = interrupted_run(sample_repo, model_server, shared, monkeypatch)
 
     tree = Path(report["worktree"])
     folder = tree.parent
@@ -157,9 +175,13 @@ def test_a_folder_another_user_made_first_is_never_used(
 
 @pytest.mark.parametrize("how", ["writable", pytest.param("owned", marks=needs_root)])
 def test_resume_refuses_a_worktree_folder_others_could_swap(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, shared: Path, how: str
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    shared: Path,
+    how: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    report = interrupted_run(sample_repo, model_server, shared)
+    report = interrupted_run(sample_repo, model_server, shared, monkeypatch)
     tree = Path(report["worktree"])
     folder = tree.parent
     if how == "writable":
@@ -175,9 +197,9 @@ def test_resume_refuses_a_worktree_folder_others_could_swap(
         assert (tree / "evil.txt").is_file()
     model_server.add(Reply("The fix is in place."))
 
-    proc = resume(sample_repo, model_server, shared)
+    proc = resume(sample_repo, model_server, shared, monkeypatch)
 
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.exit_code == 2, proc.output
     why = "can be written by its group or others" if how == "writable" else f"uid {OTHER}"
     assert str(folder) in proc.stderr and why in proc.stderr and "Traceback" not in proc.stderr
     branch = report["branch"]
@@ -185,9 +207,12 @@ def test_resume_refuses_a_worktree_folder_others_could_swap(
 
 
 def test_resume_rebuilds_a_removed_worktree_in_a_new_private_folder(
-    sample_repo: SampleRepo, model_server: ScriptedModelServer, shared: Path
+    sample_repo: SampleRepo,
+    model_server: ScriptedModelServer,
+    shared: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    report = interrupted_run(sample_repo, model_server, shared)
+    report = interrupted_run(sample_repo, model_server, shared, monkeypatch)
     old = Path(report["worktree"])
     sh(["git", "worktree", "remove", "--force", str(old)], sample_repo.path)
     old.parent.rmdir()
@@ -195,9 +220,9 @@ def test_resume_rebuilds_a_removed_worktree_in_a_new_private_folder(
     old.parent.chmod(0o777)
     model_server.add(Reply(tool_calls=[FIX]), Reply("The fix is in place."))
 
-    proc = resume(sample_repo, model_server, shared)
+    proc = resume(sample_repo, model_server, shared, monkeypatch)
 
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.exit_code == 0, proc.output
     state = json.loads((sample_repo.tmp / "out" / "run.json").read_text())
     new = Path(state["worktree"])
     assert new.parent != old.parent and new.name == old.name
@@ -231,7 +256,7 @@ def test_our_git_accepts_exact_directories_only(
         )
         assert "dubious ownership" in refused.stderr
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
-    env = {**tool_env(model_server, tmp_path), "CODEGEN_GIT": str(recorder)}
+    env = {**os.environ, **tool_env(model_server, tmp_path), "CODEGEN_GIT": str(recorder)}
     env.pop("CODEGEN_SANDBOX")
     argv = [
         sys.executable,

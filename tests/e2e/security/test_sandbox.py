@@ -2,7 +2,8 @@
 
 Each attack runs as a real `codegen-ci run` process, launched from a real shell that holds a
 secret of its own, with the scripted model over HTTP, once with bubblewrap and once with
-Landlock (in this process, sandbox_attacks.run_in_process, where the process takes no part).
+Landlock (in this process, sandbox_attacks.run_in_process, where the process takes no part;
+beside a process holding that secret where a command scans other processes' environment).
 Each has a positive control: the same run with `CODEGEN_SANDBOX=off` (the documented opt-out)
 shows the attack working.
 """
@@ -12,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -183,13 +187,19 @@ def test_a_test_command_is_confined_too(
     listener: tuple[int, list[bytes]],
 ) -> None:
     port, received = listener
+    # no flaky re-run of the failed command after the round (the base re-run's confinement:
+    # test_base_rerun_confined.py): the pre-flight's and the round's runs are the subject
+    sample_repo.proof = False
     writes, targets = write_attempts(sample_repo, tmp_path)
     # the refused writes' messages are silenced: printed, they would make the gate stop at the
     # pre-flight with an environment error (exit 3), before the round this test also watches
     hostile = f"{PROC_SCAN}; ( {writes} ) 2>/dev/null; {connect(port)}; exit 1"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(validation={"test": [hostile]}, limits={"max_iterations": 1})
-    proc = launch(sample_repo, model_server, spec, sandbox=sandbox)
+    # in this process, beside a process holding the canary: the confined test command is the
+    # subject (the launching shell and the tool's own process: the model's commands' test)
+    with canary_beside():
+        proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [out_dir] = sample_repo.tmp.glob("out-*")
     # the run on the untouched code (pre-flight, which answers for the base commit) and round 1
@@ -205,11 +215,29 @@ def test_a_test_command_is_confined_too(
         assert not received and all(b"pwned" not in p.read_bytes() for p in targets)
 
 
+@contextmanager
+def canary_beside() -> Iterator[None]:
+    """A process holding LAUNCHER_CANARY (as `launch`'s shell does) while a run goes on in this
+    process: PROC_SCAN's `found=0` says the command could not read it. Control: unconfined,
+    PROC_SCAN finds it."""
+    canary = {"PATH": os.environ["PATH"], "LAUNCHER_CANARY": f"launcher{uuid.uuid4().hex}"}
+    holder = subprocess.Popen(["sleep", "300"], env=canary)
+    try:
+        scan = subprocess.run(["/bin/sh", "-c", PROC_SCAN], capture_output=True, text=True)
+        assert "found=" in scan.stdout and "found=0" not in scan.stdout, scan.stdout
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_without_bubblewrap_auto_confines_with_landlock(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     """No bwrap (and one that cannot create namespaces, as under AppArmor or Docker's seccomp
-    profile): `auto` confines with Landlock, says so, and the report names it and its ABI."""
+    profile): `auto` confines with Landlock, says so, and the report names it and its ABI. In
+    this process: which backend `auto` takes is the subject, not the process (a process holding
+    a canary beside it shows the command confined)."""
     sample_repo.proof = False  # which backend confines is the subject, not the proof runs
     broken = tmp_path / "bwrap"
     broken.write_text(
@@ -220,9 +248,13 @@ def test_without_bubblewrap_auto_confines_with_landlock(
         model_server.add(
             Reply(tool_calls=[call("run_command", command=PROC_SCAN), FIX]), Reply("ok")
         )
-        proc = launch(
-            sample_repo, model_server, sample_repo.write_spec(), extra={"CODEGEN_BWRAP": str(bwrap)}
-        )
+        with canary_beside():
+            proc = run_in_process(
+                sample_repo,
+                model_server,
+                sample_repo.write_spec(),
+                extra={"CODEGEN_BWRAP": str(bwrap)},
+            )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "confined with Landlock" in proc.stderr and "found=0" in results(model_server)
         out_dir = max(sample_repo.tmp.glob("out-*"), key=lambda p: p.stat().st_mtime)
@@ -278,14 +310,14 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "UNCONFINED" in proc.stderr
-    # ... and so does the action's `sandbox: off` input
+    # ... and so does the action's `sandbox: off` input, the same setting (in this process:
+    # ignored, `auto` would take this machine's Landlock and say nothing of UNCONFINED)
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
-    proc = launch(
+    proc = run_in_process(
         sample_repo,
         model_server,
         sample_repo.write_spec(),
         extra={**missing, "INPUT_SANDBOX": "off"},
-        through=no_landlock,
     )
     assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr
 

@@ -192,6 +192,7 @@ def test_a_test_that_prints_secrets_is_redacted_or_sees_none(
     monkeypatch.setenv("CODEGEN_SANDBOX", "off")  # the layer below the sandbox (test_sandbox.py)
     _add_leaky_test(sample_repo)
     model_env.add(Reply("I will not change anything."))
+    sample_repo.proof = False  # what reaches the model: NO_RERUN's
     spec = sample_repo.write_spec(limits={"max_iterations": 2}, validation={"test": [LEAKY]})
 
     code, output, _ = run_cli(sample_repo, spec)
@@ -217,6 +218,7 @@ def test_passthrough_lets_a_test_see_a_secret_that_stays_redacted(
     monkeypatch.setenv("CANARY_FILE", "/dev/null")
     _add_leaky_test(sample_repo)
     model_env.add(Reply("I will not change anything."))
+    sample_repo.proof = False  # what reaches the model: NO_RERUN's
     spec = sample_repo.write_spec(
         limits={"max_iterations": 2}, env_passthrough=["DEPLOY_TOKEN"], validation={"test": [LEAKY]}
     )
@@ -254,6 +256,10 @@ def test_secrets_printed_by_tests_stay_out_of_output_dir_and_cli_output(
 # The repository's own check that prints what it finds: as a pytest test (JUnit, report
 # failures) and run directly as a script (faster: the output is what reflection shows).
 LEAKY = f"{sys.executable} tests/test_leaky.py"
+# NO_RERUN: where what reaches the model is the subject, no flaky re-run of the failed check
+# after each round (`sample_repo.proof = False`: `validation.proof.reruns: 0`): a re-run's
+# output never reaches the model (gate/flaky.py: the reflection never names a re-run), and the
+# runs fail, so no proof runs either. The output directory's test keeps them (its logs are there).
 
 
 def _add_leaky_test(repo: SampleRepo) -> None:

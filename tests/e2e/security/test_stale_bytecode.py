@@ -1,7 +1,12 @@
 """Only the change is judged: a model that leaves a git-ignored `.pyc` of the good code beside
 broken source (its header forged to match the broken file's size and time, so Python loads it)
 makes the tests pass on code the commit does not hold. The gate's rounds start without what
-the commit will not hold, so broken source fails, on every backend."""
+the commit will not hold, so broken source fails, on every backend.
+
+The runs fail, so no proof runs after them; nor does the flaky check re-run their failing test
+(`sample_repo.proof = False`: `validation.proof.reruns: 0`): the model plants before the round,
+which starts cleared, and a re-run would come after it, in the same worktree, whose bytecode
+that round's own broken source wrote."""
 
 from __future__ import annotations
 
@@ -69,6 +74,7 @@ def test_a_stale_bytecode_file_the_commit_will_not_hold_cannot_pass_the_gate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    sample_repo.proof = False  # no flaky re-run after the round (the module's docstring)
     model_env.add(*attack_script())
     validation = {"test": [PYTEST], "protect_tests": True}
     spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
@@ -111,6 +117,7 @@ def test_bytecode_setup_made_is_not_taken_for_the_changed_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    sample_repo.proof = False  # no flaky re-run after the round (the module's docstring)
     assert len(WRONG) == len(RIGHT) and WRONG != RIGHT
     sample_repo.commit({VERSION_FILE: RIGHT}, "the code is right")
     write = call("write_file", path="attack/plant.py", content=REUSE_SETUPS_BYTECODE)
@@ -140,6 +147,7 @@ def test_a_read_only_folder_does_not_shield_the_forged_bytecode(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
+    sample_repo.proof = False  # no flaky re-run after the round (the module's docstring)
     write = call("write_file", path="attack/plant.py", content=ATTACK)
     lock = "chmod 555 src/semver/__pycache__ && chmod 444 src/semver/__pycache__/*"
     plant = call("run_command", command=f"{sys.executable} attack/plant.py && {lock}")

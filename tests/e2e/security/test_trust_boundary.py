@@ -111,6 +111,10 @@ def test_what_the_model_leaves_in_home_does_not_run_in_the_base_commit_rerun(
         ),
         Reply("Done."),
     )
+    # no flaky re-run of the failing tests in the worktree (`validation.proof.reruns: 0`): the
+    # planted file acts in a tree named like the base's only; the base re-run is the subject
+    # (the next test keeps the re-runs: its planted fix would act in them)
+    sample_repo.proof = False
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
         validation={"test": [SYSTEM_PYTEST], "timeout": 120, "allow_preexisting_failures": True},
@@ -352,6 +356,9 @@ def test_a_report_folder_replaced_by_a_file_is_a_clear_message(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str, tmp_path: Path
 ) -> None:
     model_server.add(Reply("Nothing to do."))
+    # the round's report folder is the subject: no flaky re-run of the failed command after it
+    # (`validation.proof.reruns: 0`), which would meet the same reader once more
+    sample_repo.proof = False
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1}, validation={"test": [inline(FOLDER_TO_FILE)]}
     )
@@ -500,6 +507,9 @@ def test_a_fifo_where_the_tool_reads_source_files_blocks_nothing(
     """A Go panic in the report makes the tool look for `go.mod` files to place it; the test
     command left a FIFO there. The run goes on (the launcher would time out otherwise)."""
     model_server.add(Reply("Nothing to do."))
+    # the round's report is the subject: no flaky re-run of the failing test after it
+    # (`validation.proof.reruns: 0`), which would meet the same FIFO once more
+    sample_repo.proof = False
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
         validation={"test": [inline(GO_FIFO)], "junit": ["report.xml"]},
