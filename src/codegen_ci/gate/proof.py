@@ -17,9 +17,11 @@ When the change applies no test file, that tree is the base commit as it is, and
 command that is no pytest ran there in full already: the pre-flight's run of the same commands
 on the same untouched code (gate/preflight.py), in the same environment and sandbox. Its JUnit
 is the base run's answer (`seed`), and the suite is not run again; the base tree is made only
-when a test passes now and failed there (where it is defined, its re-runs). A pytest command
-only collected in the pre-flight, and a run resumed without a pre-flight has none: those run
-on the base as above.
+when a test passes now and failed there (to say where it is defined). When such a test is to
+be re-run there (`reruns`, below), the suite runs there first as above: a re-run follows a
+run in the same tree, so a test that fails only in a fresh tree (a cold cache, a first-run
+timeout) is seen flaky, as before. A pytest command only collected in the pre-flight, and a
+run resumed without a pre-flight has none: those run on the base as above.
 
 A test that fails on the base only by chance is no proof: each candidate is re-run there
 (gate/flaky.py) and one that passes is `flaky`, as are the tests flaky with the change.
@@ -137,7 +139,13 @@ class Prover:
         tree: Path | None = None
         links: tuple[str, ...] = ()
         try:
+            exclude = frozenset(f.key for f in flaky)
+            theirs = changed_tests(self.worktree, test_files)
             base = None if test_files else self._preflights_answer()
+            if base is not None:
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude, None, theirs)
+                if self._suspects(proof, flaky, base) and self.validation.proof.reruns:
+                    base = None  # a re-run there follows a run there, as a round's does
             if base is None:
                 tree, links = self._attach(test_files)
                 changed = len(test_files)
@@ -152,15 +160,11 @@ class Prover:
                 self.note(
                     "proving: the pre-flight's run on the base commit answers (no test changed)"
                 )
-            exclude = frozenset(f.key for f in flaky)
-            theirs = changed_tests(self.worktree, test_files)
             proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             # A test that fails on the base only by chance is no proof: re-run them there,
             # with the tests flaky with the change that failed there too (the repository's?).
-            failing_there = {c.key for c in base.failing()}
-            suspects = [t.key for t in proof.fail_to_pass]
-            suspects += [f.key for f in flaky if f.key in failing_there]
-            if suspects and tree is None:  # where they are defined, their re-runs: the tree
+            suspects = self._suspects(proof, flaky, base)
+            if suspects and tree is None:  # where a proving test is defined: the base tree's
                 tree, links = self._attach(test_files)
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             if suspects:
@@ -181,6 +185,15 @@ class Prover:
         self.note("proving: measuring which changed lines the tests run (coverage)")
         proof.changed_lines = self._changed_lines()
         return proof
+
+    @staticmethod
+    def _suspects(proof: Proof, flaky: Sequence[FlakyTest], base: JUnitResult) -> list[str]:
+        """The tests to re-run on the base: the proof's, and those flaky with the change that
+        failed there too (the repository's?)."""
+        failing_there = {c.key for c in base.failing()}
+        return [t.key for t in proof.fail_to_pass] + [
+            f.key for f in flaky if f.key in failing_there
+        ]
 
     def _attach(self, test_files: list[str]) -> tuple[Path, tuple[str, ...]]:
         """The base commit's tree with the change's `test_files` applied."""
