@@ -234,7 +234,7 @@ def _loop(
     report.removed_tests_allowed = not spec.validation.keep_tests
     if ctx.start_iteration == 1 and ctx.conversation is None:
         try:
-            run_preflight(validator, baseline, report, ctx.worktree.path)
+            run_preflight(validator, baseline, report, ctx.worktree.path, prover)
         finally:  # an environment failure is named as such, before a "setup failed"
             check_environment([report.preflight], _places(ctx, validator.sandbox))
     conversation = ctx.conversation or Conversation(ctx.output_dir / "transcript.jsonl")

@@ -67,12 +67,15 @@ from codegen_ci.workspace.proc import read_head_tail
 
 
 class Seeded(Protocol):
-    """What takes the pre-flight's full test runs as the base commit's answer (the baseline)."""
+    """What takes the pre-flight's full test runs as the base commit's answer (the baseline,
+    the proof)."""
 
     def seed(self, preflight: RoundOutcome, tree: Path) -> None: ...
 
 
-def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: Path) -> None:
+def run_preflight(
+    validator: Validator, baseline: Seeded, report: Report, cwd: Path, *more: Seeded
+) -> None:
     """Run the pre-flight round; raise `ConfigError` when the commands cannot work."""
     check_tests_configured(validator.validation)
     outcome = validator.preflight()
@@ -81,7 +84,8 @@ def run_preflight(validator: Validator, baseline: Seeded, report: Report, cwd: P
     note_preexisting_lint(report, outcome)
     note_missing_junit(report, outcome.round, cwd)
     check_round(outcome.round, validator.validation, cwd, SandboxView.of(validator.sandbox))
-    baseline.seed(outcome, cwd)
+    for seeded in (baseline, *more):
+        seeded.seed(outcome, cwd)
 
 
 def check_imports_found(validator: Validator, report: Report) -> None:

@@ -13,6 +13,16 @@ What is a test file is `is_test_file` (workspace/file_kinds.py), the definition 
 uses. A pytest command runs there with `--continue-on-collection-errors`, so one new test file
 that cannot import on the base does not stop the rest of the suite from answering.
 
+When the change applies no test file, that tree is the base commit as it is, and a test
+command that is no pytest ran there in full already: the pre-flight's run of the same commands
+on the same untouched code (gate/preflight.py), in the same environment and sandbox. Its JUnit
+is the base run's answer (`seed`), and the suite is not run again; the base tree is made only
+when a test passes now and failed there (to say where it is defined). When such a test is to
+be re-run there (`reruns`, below), the suite runs there first as above: a re-run follows a
+run in the same tree, so a test that fails only in a fresh tree (a cold cache, a first-run
+timeout) is seen flaky, as before. A pytest command only collected in the pre-flight, and a
+run resumed without a pre-flight has none: those run on the base as above.
+
 A test that fails on the base only by chance is no proof: each candidate is re-run there
 (gate/flaky.py) and one that passes is `flaky`, as are the tests flaky with the change.
 Then the changed lines the tests run are measured in the run's worktree (gate/coverage.py).
@@ -55,6 +65,7 @@ from codegen_ci.gate.test_runs import Runner
 from codegen_ci.gate.validation import RoundOutcome
 from codegen_ci.report import (
     ChangedLines,
+    CommandResult,
     FlakyTest,
     Proof,
     ProofStatus,
@@ -99,6 +110,18 @@ class Prover:
     # `npm test`'s `&& npm run check:type:ts`): their base runs name no test either, and that
     # is no reason the proof cannot tell
     without_junit: frozenset[str] = frozenset()
+    # the pre-flight's full runs of every test command on the untouched base commit (`seed`)
+    preflight: tuple[list[CommandResult], JUnitResult] | None = None
+
+    def seed(self, preflight: RoundOutcome, tree: Path) -> None:
+        """Keep the pre-flight's test runs (on the untouched code in `tree`, the base commit)
+        when they ran every test command in full, in order: no pytest command (it only
+        collected there), none skipped or stopped."""
+        tests = [c for c in preflight.round.commands if c.kind == "test"]
+        full = [c for c in tests if not (c.skipped or c.collect_only or c.targeted)]
+        same = [c.command for c in full] == list(self.validation.test)
+        if same and full and not any(pytest_commands.mentions_pytest(c.command) for c in full):
+            self.preflight = (full, preflight.junit)
 
     def prove(self, outcome: RoundOutcome, flaky: Sequence[FlakyTest] = ()) -> Proof:
         """The proof behind a passing round `outcome` (its JUnit holds the whole suite);
@@ -113,32 +136,40 @@ class Prover:
             c.command for c in outcome.round.commands if c.kind == "test" and c.junit_tests is None
         )
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.note("proving: preparing a worktree on the base commit with the change's tests")
-        tree, links = attach_worktree(
-            self.repo, self.tree_path, commit=self.base_commit, lender=self.worktree.path
-        )
+        tree: Path | None = None
+        links: tuple[str, ...] = ()
         try:
-            for rel in test_files:
-                self._apply(tree, rel)
-            changed = len(test_files)
-            self.note(f"proving: the tests on the base commit, {changed} test file(s) changed")
-            base, problem = self._run_on_base(tree)
-            if problem:
-                reason = f"the run on the base commit cannot tell: {problem}"
-                cannot_tell = Proof(reason=reason, flaky=list(flaky))
-                self._weaken(cannot_tell, outcome, test_files)  # edited tests still checked
-                return cannot_tell
             exclude = frozenset(f.key for f in flaky)
             theirs = changed_tests(self.worktree, test_files)
+            base = None if test_files else self._preflights_answer()
+            if base is not None:
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude, None, theirs)
+                if self._suspects(proof, flaky, base) and self.validation.proof.reruns:
+                    base = None  # a re-run there follows a run there, as a round's does
+            if base is None:
+                tree, links = self._attach(test_files)
+                changed = len(test_files)
+                self.note(f"proving: the tests on the base commit, {changed} test file(s) changed")
+                base, problem = self._run_on_base(tree)
+                if problem:
+                    reason = f"the run on the base commit cannot tell: {problem}"
+                    cannot_tell = Proof(reason=reason, flaky=list(flaky))
+                    self._weaken(cannot_tell, outcome, test_files)  # edited tests still checked
+                    return cannot_tell
+            else:
+                self.note(
+                    "proving: the pre-flight's run on the base commit answers (no test changed)"
+                )
             proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             # A test that fails on the base only by chance is no proof: re-run them there,
             # with the tests flaky with the change that failed there too (the repository's?).
-            failing_there = {c.key for c in base.failing()}
-            suspects = [t.key for t in proof.fail_to_pass]
-            suspects += [f.key for f in flaky if f.key in failing_there]
+            suspects = self._suspects(proof, flaky, base)
+            if suspects and tree is None:  # where a proving test is defined: the base tree's
+                tree, links = self._attach(test_files)
+                proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             if suspects:
                 self.note(f"proving: re-running {len(suspects)} test(s) on the base (flaky?)")
-            again = self._rerunner(tree).passing(suspects)
+            again = self._rerunner(tree).passing(suspects) if tree else {}
             on_base = [FlakyTest(id=Untrusted(i), runs=n, where="base") for i, n in again.items()]
             flaky = merge_flaky(list(flaky), on_base)
             if again:
@@ -146,13 +177,49 @@ class Prover:
                 proof = judge(outcome.junit, base, test_files, go_tests, exclude, tree, theirs)
             proof.flaky = list(flaky)
         finally:
-            self.note("proving: removing the base commit's worktree")
-            give_back(tree, self.worktree.path, links, self.repo)
-            self._remove(tree, links)
+            if tree is not None:
+                self.note("proving: removing the base commit's worktree")
+                give_back(tree, self.worktree.path, links, self.repo)
+                self._remove(tree, links)
         self._weaken(proof, outcome, test_files)
         self.note("proving: measuring which changed lines the tests run (coverage)")
         proof.changed_lines = self._changed_lines()
         return proof
+
+    @staticmethod
+    def _suspects(proof: Proof, flaky: Sequence[FlakyTest], base: JUnitResult) -> list[str]:
+        """The tests to re-run on the base: the proof's, and those flaky with the change that
+        failed there too (the repository's?)."""
+        failing_there = {c.key for c in base.failing()}
+        return [t.key for t in proof.fail_to_pass] + [
+            f.key for f in flaky if f.key in failing_there
+        ]
+
+    def _attach(self, test_files: list[str]) -> tuple[Path, tuple[str, ...]]:
+        """The base commit's tree with the change's `test_files` applied."""
+        self.note("proving: preparing a worktree on the base commit with the change's tests")
+        tree, links = attach_worktree(
+            self.repo, self.tree_path, commit=self.base_commit, lender=self.worktree.path
+        )
+        try:
+            for rel in test_files:
+                self._apply(tree, rel)
+        except BaseException:
+            self._remove(tree, links)
+            raise
+        return tree, links
+
+    def _preflights_answer(self) -> JUnitResult | None:
+        """The pre-flight's JUnit as the base run's, when its runs (`seed`) can tell as a
+        base run would (`base_run_problem`); None: run the commands on the base."""
+        if self.preflight is None:
+            return None
+        records, junit = self.preflight
+        for record in records:
+            expects_junit = record.command not in self.without_junit
+            if base_run_problem(record, expects_junit, whole_suite=True):
+                return None
+        return junit
 
     def _weaken(self, proof: Proof, outcome: RoundOutcome, test_files: list[str]) -> None:
         """The mirror image: the edited tests as they were, on the change's code

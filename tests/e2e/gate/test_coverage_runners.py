@@ -204,6 +204,10 @@ def test_go_changed_lines_come_from_the_cover_profile_the_failing_test_proves_th
     ]
     assert proof["fail_to_pass"][0]["file"] == "store_test.go"
     assert proof["pass_to_pass"] >= 2
+    # no test file changed: the pre-flight's run of the suite on the base commit is the proof's
+    # (the base tree made only for where the proving test is defined), not run there again
+    assert not (out / "proof" / "logs").exists(), list((out / "proof" / "logs").iterdir())
+    assert "proving: the pre-flight's run on the base commit answers" in output, output
     # the changed lines
     assert report["proof"]["changed_lines"] == {
         "measured": True,

@@ -116,7 +116,7 @@ def test_vitest_a_fix_without_a_test_is_unproven_and_without_coverage_v8_says_so
     repo = make_vitest_repo(tmp_path, modules)
     model_env.add(fix(), Reply("Fixed."))
 
-    code, output, _, report = run_cli(repo, spec(repo))
+    code, output, out, report = run_cli(repo, spec(repo))
 
     assert code == 0, output
     # a fix without a test: a success, unproven
@@ -126,6 +126,9 @@ def test_vitest_a_fix_without_a_test_is_unproven_and_without_coverage_v8_says_so
     assert "adds or edits no test" in proof["reason"], "fix without a test"
     assert proof["pass_to_pass"] == 1, "fix without a test"
     assert "proof: unproven (" in output, "fix without a test"
+    # the pre-flight ran vitest in full on the base commit: no run there again, no base tree
+    assert not (out / "proof" / "logs").exists(), "fix without a test: no base run"
+    assert "proving: preparing a worktree" not in output, "fix without a test: no base tree"
     # without its coverage package: not measured, the reason says so, nothing installed
     lines = proof["changed_lines"]
     assert not lines["measured"] and "@vitest/coverage-v8" in lines["reason"], lines
@@ -133,24 +136,42 @@ def test_vitest_a_fix_without_a_test_is_unproven_and_without_coverage_v8_says_so
     assert not (repo.path / "node_modules" / "@vitest" / "coverage-v8").exists()
 
 
-def test_vitest_a_new_test_that_passes_on_the_base_too_is_no_proof(
+def test_vitest_a_new_test_that_passes_on_the_base_too_is_no_proof_and_unrun_lines_are_named(
     tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
 ) -> None:
+    """Two cases of one run (vitest through npx): a new test that passes on the base commit
+    too is no proof, and the changed lines no test runs (`wrap()`'s body) are named."""
     repo = make_vitest_repo(tmp_path, vitest_modules)
-    model_env.add(fix(), write("src/above.test.js", IDLE_TEST), Reply("Done."))
+    model_env.add(
+        write(CALC_FILE, CALC_FIXED_WITH_WRAP),
+        write("src/above.test.js", IDLE_TEST),
+        Reply("Fixed, and added wrap."),
+    )
 
-    code, output, _, report = run_cli(repo, spec(repo))
+    code, output, out, report = run_cli(repo, spec(repo, VITEST_JUNIT))  # through npx
 
     assert code == 0, output
     proof = report["proof"]
+    # a new test that passes on the base commit too: no proof
     assert proof["status"] == "unproven", proof
     assert proof["not_proof"] == [IDLE_ID]
+    # the changed lines: wrap()'s body, run by no test, named
+    lines = proof["changed_lines"]
+    assert lines["measured"] and lines["reason"] == "", lines
+    assert lines["uncovered"] == [WRAP_BODY], lines
+    assert lines["covered"] == lines["total"] - 2
+    assert (out / "coverage" / "logs" / "coverage.log").is_file()
+    assert sorted(report["files_changed"]) == ["src/above.test.js", CALC_FILE]  # no coverage files
+    assert report["rounds"][0]["tests"]["total"] == 2  # the gate's own run, as it was
 
 
 def test_vitest_required_proof_asks_for_a_failing_test_then_succeeds_proven(
-    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
 ) -> None:
-    repo = make_vitest_repo(tmp_path, vitest_modules)
+    """With vitest alone (no `@vitest/coverage-v8`): the changed lines, not this test's
+    subject, are then not measured, a vitest run less after each passing round."""
+    modules = vitest_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+    repo = make_vitest_repo(tmp_path, modules)
     model_env.add(
         fix(),
         Reply("Fixed."),
@@ -170,9 +191,12 @@ def test_vitest_required_proof_asks_for_a_failing_test_then_succeeds_proven(
 
 
 def test_vitest_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
-    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, model_env: ScriptedModelServer
 ) -> None:
-    repo = make_vitest_repo(tmp_path, vitest_modules, {"src/flaky.test.js": FLAKY_TEST})
+    """With vitest alone (no `@vitest/coverage-v8`): the changed lines, not this test's
+    subject, are then not measured, a vitest run less."""
+    modules = vitest_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
+    repo = make_vitest_repo(tmp_path, modules, {"src/flaky.test.js": FLAKY_TEST})
     model_env.add(fix(), write("src/above.test.js", ABOVE_TEST), Reply("done"))
 
     code, output, _, report = run_cli(repo, spec(repo, reruns=1))  # the default
@@ -185,38 +209,15 @@ def test_vitest_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
     assert [(f["id"], f["where"]) for f in proof["flaky"]] == [
         ("src/flaky.test.js::sometimes", "both")
     ]
-    assert [t["id"] for t in proof["fail_to_pass"]] == [ABOVE_ID]
-    assert report["rounds"][0]["passed"] and report["rounds"][0]["failures"] == []
-    # the re-runs on the base say so (a passing round is followed by phases of its own)
-    assert "proving: re-running 2 test(s) on the base (flaky?)" in output, output
-
-
-def test_vitest_a_new_test_failing_on_the_base_proves_the_fix_and_unrun_lines_are_named(
-    tmp_path: Path, vitest_modules: Path, model_env: ScriptedModelServer
-) -> None:
-    repo = make_vitest_repo(tmp_path, vitest_modules)
-    model_env.add(
-        write(CALC_FILE, CALC_FIXED_WITH_WRAP),
-        write("src/above.test.js", ABOVE_TEST),
-        Reply("Fixed, and added wrap."),
-    )
-
-    code, output, out, report = run_cli(repo, spec(repo, VITEST_JUNIT))  # through npx
-
-    assert code == 0, output
-    proof = report["proof"]
+    # the new test fails on the base commit (flaky there? re-run: no): it proves the fix
     assert proof["status"] == "proven", proof
     (proving,) = proof["fail_to_pass"]
     assert (proving["id"], proving["on_base"]) == (ABOVE_ID, "failure")
     assert (proving["file"], proving["line"]) == ("src/above.test.js", 4)
-    assert proof["pass_to_pass"] == 1
-    lines = proof["changed_lines"]
-    assert lines["measured"] and lines["reason"] == "", lines
-    assert lines["uncovered"] == [WRAP_BODY], lines
-    assert lines["covered"] == lines["total"] - 2
-    assert (out / "coverage" / "logs" / "coverage.log").is_file()
-    assert sorted(report["files_changed"]) == ["src/above.test.js", CALC_FILE]  # no coverage files
-    assert report["rounds"][0]["tests"]["total"] == 2  # the gate's own run, as it was
+    assert proof["pass_to_pass"] == 1  # calc's own test; the flaky one is neither
+    assert report["rounds"][0]["passed"] and report["rounds"][0]["failures"] == []
+    # the re-runs on the base say so (a passing round is followed by phases of its own)
+    assert "proving: re-running 2 test(s) on the base (flaky?)" in output, output
 
 
 NODE_LIB = """\

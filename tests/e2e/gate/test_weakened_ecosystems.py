@@ -16,6 +16,7 @@ from eco_projects import (
     GO_FILE,
     GO_FIX,
     GOTESTSUM,
+    STORE_GO,
     STORE_TEST_GO,
     TS_BUG,
     TS_FILE,
@@ -46,22 +47,42 @@ def run(command: str) -> Reply:
     return Reply(tool_calls=[call("run_command", command=command)])
 
 
+# A second test file of the package, moved and weakened in the same run as store_test.go is
+# weakened in place: each case its own test, its own break of the code, asserted on its own.
+COUNT_TEST_GO = """\
+package inventory
+
+import "testing"
+
+func TestCountMissing(t *testing.T) {
+\tif got := NewStore().Count("ghost"); got != 0 {
+\t\tt.Fatalf("Count = %d, want 0", got)
+\t}
+}
+"""
+COUNT_OLD = "it.Count\n\t}\n\treturn 0\n"
+COUNT_BROKEN = "it.Count\n\t}\n\treturn 1\n"
+COUNT_CHECK_OLD = "got != 0 {"
+
+
 @needs_go
-@pytest.mark.parametrize("test_file", ["store_test.go", "inventory_test.go"])
 def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
-    tmp_path: Path, go_env: None, model_env: ScriptedModelServer, test_file: str
+    tmp_path: Path, go_env: None, model_env: ScriptedModelServer
 ) -> None:
-    """`inventory_test.go`: the test file moved (`mv`) and weakened; Go names a test by its
-    package, so the move keeps every test (kept-tests lets it be), and the base version of the
-    file runs at its new path."""
+    """Two cases of one run: `store_test.go` weakened in place (`TestAdd`, Add broken), and
+    `count_test.go` moved (`mv`) to `inventory_test.go` and weakened (`TestCountMissing`, Count
+    broken); Go names a test by its package, so the move keeps every test (kept-tests lets it
+    be), and the base version of the moved file runs at its new path."""
     repo = make_go_repo(tmp_path)
-    assert CHECK_OLD in STORE_TEST_GO
-    moves = [] if test_file == "store_test.go" else [run(f"mv store_test.go {test_file}")]
+    repo.commit({"count_test.go": COUNT_TEST_GO}, "Count's test")
+    assert CHECK_OLD in STORE_TEST_GO and COUNT_OLD in STORE_GO
     model_env.add(
         edit(GO_FILE, GO_BUG, GO_FIX),
-        edit(GO_FILE, ADD_OLD, ADD_BROKEN),
-        *moves,
-        edit(test_file, CHECK_OLD, "got != 5 && false {"),
+        edit(GO_FILE, ADD_OLD, ADD_BROKEN),  # in place: Add broken, its test weakened
+        edit("store_test.go", CHECK_OLD, "got != 5 && false {"),
+        edit(GO_FILE, COUNT_OLD, COUNT_BROKEN),  # moved: Count broken, its test moved, weakened
+        run("mv count_test.go inventory_test.go"),
+        edit("inventory_test.go", COUNT_CHECK_OLD, "got != 0 && false {"),
         Reply("done"),
     )
     spec = write_spec(
@@ -76,11 +97,14 @@ def test_go_a_weakened_test_is_reported_and_the_fix_not_proven(
     assert code == 0, output  # preferred (the default): reported, not refused
     proof = report["proof"]
     assert proof["status"] == "unproven", proof
-    assert [t["id"] for t in proof["weakened"]] == ["example.com/inventory::TestAdd"]
-    assert proof["weakened"][0]["file"] == test_file
-    # narrowed to the edited file's tests by a -run pattern
+    weakened = {t["file"]: t["id"] for t in proof["weakened"]}
+    assert weakened.get("store_test.go") == "example.com/inventory::TestAdd", "in place"
+    assert weakened.get("inventory_test.go") == "example.com/inventory::TestCountMissing", "moved"
+    assert len(proof["weakened"]) == 2, proof["weakened"]
+    # narrowed to the edited files' tests by a -run pattern
     log = next((out / "proof" / "logs").glob("original-*.log")).read_text()
-    assert "TestAdd" in log
+    assert "TestAdd" in log, "in place"
+    assert "TestCountMissing" in log, "moved"
 
 
 DISCOUNT_OLD = "discountPercent / 100"
