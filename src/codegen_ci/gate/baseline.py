@@ -13,7 +13,9 @@ Conservative by design, because `allow_preexisting_failures` turns "pre-existing
 success: a test counts as pre-existing only when a JUnit report from the base run shows it
 failing. A base run that produced no report (the suite could not even start there) marks
 nothing as pre-existing, and a full pytest run there that stopped at collection errors makes
-the baseline unavailable: a test it never ran is not thereby passing on the base.
+the baseline unavailable: a test it never ran is not thereby passing on the base. So does the
+plugin's targeted run stopping there (it collects the whole suite first), without that full
+run, which would stop at the same errors.
 
 `setup` is not run on the base: it may change state the agent's worktree shares (an editable
 install, a shared virtualenv); the base runs with what setup left behind, the base tree's own
@@ -224,7 +226,8 @@ class Baseline:
         def run(command: str, only: list[str] | None) -> CommandRun:
             return self._run(command, only=only)
 
-        step = self._ladder.climb(self.validation.test[0], ids, self._worktree(), run)
+        command = self.validation.test[0]
+        step = self._ladder.climb(command, ids, self._worktree(), run)
         if step is None:
             return ids
         missing = self._take(ids, step.run.junit)
@@ -232,6 +235,13 @@ class Baseline:
             # pytest collected the whole base suite and none of these was in it: tests the
             # change added, so they cannot fail on the base.
             self.fails_on_base.update(dict.fromkeys(missing, False))
+            return []
+        result = step.run.result
+        if step.rung == "plugin" and missing and result.exit_code == 2 and not result.timed_out:
+            # The plugin deselects only after pytest collected the whole base suite: it stopped
+            # at collection errors there, where the full suite would stop again (a second run
+            # of it answered nothing more).
+            self.unavailable = self.unavailable or stopped_on_base(command, result.exit_code)
             return []
         return missing
 
@@ -259,10 +269,7 @@ class Baseline:
             if not self.unavailable and pytest_commands.mentions_pytest(command) and stopped:
                 # pytest stopped before running the suite (collection errors, exit 2; a usage
                 # error, 4): a test it never ran is not thereby passing on the base.
-                self.unavailable = (
-                    f"`{command}` on the base commit: pytest stopped before running the tests "
-                    f"(exit {run.result.exit_code}; collection errors?), see baseline/logs"
-                )
+                self.unavailable = stopped_on_base(command, run.result.exit_code)
         self.suite_failing = failing
         self.suite = suite_tests(cases, records, [self._worktree()])
 
@@ -340,6 +347,14 @@ def collected_everything(result: ProcResult) -> bool:
     """A pytest run that ended normally (passed, failed, or nothing selected) collected
     the whole suite; collection errors end with exit 2, a timeout with none."""
     return not result.timed_out and result.exit_code in (0, 1, 5)
+
+
+def stopped_on_base(command: str, exit_code: int | None) -> str:
+    """Why the baseline is unavailable when pytest stopped on the base before running tests."""
+    return (
+        f"`{command}` on the base commit: pytest stopped before running the tests "
+        f"(exit {exit_code}; collection errors?), see baseline/logs"
+    )
 
 
 def base_record(command: str, result: ProcResult, junit: JUnitResult) -> CommandResult:

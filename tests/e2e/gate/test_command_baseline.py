@@ -18,7 +18,6 @@ from sample_repo import (
     PYTEST,
     VERSION_FILE,
     SampleRepo,
-    fixing_script,
 )
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -42,71 +41,102 @@ BREAK = [
 ]
 
 
-def check_failure(report: dict[str, Any]) -> dict[str, Any]:
-    [failure] = [f for f in report["rounds"][0]["failures"] if f["kind"] == "command"]
-    assert failure["id"] == f"test: {CHECK_COMMAND}"
+# Two more checks beside it, so that one run of the change (BREAK) holds the three cases, each
+# asserted on its own: one failing on the base for the same reason but reading a file the
+# change leaves alone (it fails the same way after the change), one passing on the base.
+SAME_CHECK = CHECK.replace('"src/semver/version.py"', '"src/semver/__init__.py"')
+PASSING_CHECK = CHECK.replace('sys.exit(f"error: {here}: the legacy table is missing")', "")
+SAME_COMMAND = f"{sys.executable} checks/same.py"
+PASSING_COMMAND = f"{sys.executable} checks/passing.py"
+CHECKS = {
+    "checks/same.py": SAME_CHECK,
+    "checks/check.py": CHECK,
+    "checks/passing.py": PASSING_CHECK,
+}
+
+
+def check_failure(report: dict[str, Any], command: str) -> dict[str, Any]:
+    [failure] = [
+        f
+        for f in report["rounds"][0]["failures"]
+        if f["kind"] == "command" and f["id"] == f"test: {command}"
+    ]
     return failure
 
 
-COMMANDS = {"alone": [CHECK_COMMAND], "beside pytest": [PYTEST, CHECK_COMMAND]}
+# the base runs: the pre-flight's (commands alone), the base-commit worktree's (beside pytest)
+COMMANDS = {
+    "alone": [SAME_COMMAND, CHECK_COMMAND, PASSING_COMMAND],
+    "beside pytest": [PYTEST, SAME_COMMAND, CHECK_COMMAND],
+}
+RunResult = tuple[int, str, Path, dict[str, Any]]
 
 
-@pytest.mark.parametrize("where", COMMANDS)
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, RunResult]:
+    """One run per `COMMANDS` entry, read by each test of a case in it, made once per module
+    (per xdist worker) by the first test that needs it, in that test's isolated environment."""
+    return {}
+
+
+@pytest.fixture
+def broken_module_run(
+    request: pytest.FixtureRequest,
+    shared_runs: dict[str, RunResult],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> tuple[str, RunResult]:
+    """The repository's checks committed; the change breaks the module (a SyntaxError), one
+    round; test commands `COMMANDS[where]`. `where` and run_cli's result (read only)."""
+    where: str = request.param
+    if where not in shared_runs:
+        sample_repo.commit(CHECKS, "repository checks")
+        model_env.add(*BREAK)
+        spec = sample_repo.write_spec(
+            validation={"test": COMMANDS[where], "timeout": 120}, limits={"max_iterations": 1}
+        )
+        shared_runs[where] = run_cli(sample_repo, spec)
+    return where, shared_runs[where]
+
+
+@pytest.mark.parametrize("broken_module_run", COMMANDS, indirect=True)
 def test_a_command_failing_the_same_way_on_the_base_commit_is_not_new(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, where: str
+    broken_module_run: tuple[str, RunResult],
 ) -> None:
-    sample_repo.commit({"checks/check.py": CHECK}, "a repository check")
-    model_env.add(*fixing_script())
-    spec = sample_repo.write_spec(
-        validation={"test": COMMANDS[where], "timeout": 120}, limits={"max_iterations": 1}
-    )
-
-    code, output, out, report = run_cli(sample_repo, spec)
+    where, (code, output, out, report) = broken_module_run
 
     assert code == 1, output
-    failure = check_failure(report)
+    failure = check_failure(report, SAME_COMMAND)
     assert failure["message"].startswith("error: ") and "legacy table" in failure["message"]
     assert failure["new"] is False  # the same command failed the same way on the base commit
     if where == "beside pytest":  # answered by a run in the base-commit worktree
         assert any((out / "baseline" / "logs").glob("*.log"))
 
 
-@pytest.mark.parametrize("where", COMMANDS)
+@pytest.mark.parametrize("broken_module_run", COMMANDS, indirect=True)
 def test_a_command_failing_on_the_base_commit_for_another_reason_is_not_called_pre_existing(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, where: str
+    broken_module_run: tuple[str, RunResult],
 ) -> None:
     """Base: `error: ... the legacy table is missing` (exit 1). The round: the change broke
     the module, the check stops at a SyntaxError (exit 1). Same command, same exit code,
     another failure: not "also fails on the base commit"."""
-    sample_repo.commit({"checks/check.py": CHECK}, "a repository check")
-    model_env.add(*BREAK)
-    spec = sample_repo.write_spec(
-        validation={"test": COMMANDS[where], "timeout": 120}, limits={"max_iterations": 1}
-    )
-
-    code, output, _, report = run_cli(sample_repo, spec)
+    _, (code, output, _, report) = broken_module_run
 
     assert code == 1, output
-    failure = check_failure(report)
+    failure = check_failure(report, CHECK_COMMAND)
     assert failure["message"].startswith("SyntaxError")
     assert failure["new"] is not False
     assert failure["new"] is None  # it fails on the base too, for another reason: unknown
 
 
+@pytest.mark.parametrize("broken_module_run", ["alone"], indirect=True)
 def test_a_command_that_passes_on_the_base_commit_and_fails_after_the_change_is_new(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    broken_module_run: tuple[str, RunResult],
 ) -> None:
-    passing = CHECK.replace('sys.exit(f"error: {here}: the legacy table is missing")', "")
-    sample_repo.commit({"checks/check.py": passing}, "a repository check")
-    model_env.add(*BREAK)
-    spec = sample_repo.write_spec(
-        validation={"test": [CHECK_COMMAND], "timeout": 120}, limits={"max_iterations": 1}
-    )
-
-    code, output, _, report = run_cli(sample_repo, spec)
+    _, (code, output, _, report) = broken_module_run
 
     assert code == 1, output
-    assert check_failure(report)["new"] is True
+    assert check_failure(report, PASSING_COMMAND)["new"] is True
 
 
 def test_base_tree_paths_do_not_make_the_same_failure_look_different(tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
+from venv import EnvBuilder
 
 import pytest
 from click.testing import CliRunner
@@ -48,7 +48,8 @@ def venv_in_home(name: str, folder: str = "envs") -> Path:
     """A virtualenv under the user's HOME (the test's) that sees this run's pytest: it works
     outside the sandbox."""
     venv = Path(os.environ["HOME"]) / folder / name
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # what `python -m venv --without-pip` makes (the same files), without a process
+    EnvBuilder(symlinks=True).create(venv)
     site = next(venv.glob("lib/python*/site-packages"))
     (site / "_test_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv

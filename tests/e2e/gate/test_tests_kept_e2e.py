@@ -5,6 +5,9 @@ task that allows it (`protect_tests: false`) succeeds and the PR body says so.""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from gate_repos import reflections, run_cli
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
@@ -79,27 +82,6 @@ def test_pytest_deleted_test_is_refused_then_restored_and_fixed(
     assert "Existing tests removed, skipped or weakened" in reflections(model_env)[0]
 
 
-def test_pytest_fix_that_adds_a_test_passes(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    added = (
-        "\n\ndef test_bump_minor_of_zero_patch():\n"
-        "    assert str(Version(1, 2, 0).bump_minor()) == '1.3.0'\n"
-    )
-    original = sample_repo.path.joinpath(TEST_FILE).read_text()
-    model_env.add(
-        edit(VERSION, FIXED_LINE_OLD, FIXED_LINE_NEW),
-        Reply(tool_calls=[call("write_file", path=TEST_FILE, content=original + added)]),
-        Reply("Fixed, with a new test."),
-    )
-
-    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
-
-    assert code == 0, output
-    assert report["status"] == "success" and report["removed_tests"] == []
-    assert report["rounds"][-1]["tests"]["total"] == 4
-
-
 def test_pytest_removal_allowed_explicitly_is_success_and_the_pr_says_so(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
@@ -136,13 +118,54 @@ def test_skips_itself():
 """
 
 
-def test_tests_the_base_commit_skips_too_are_not_counted_against_the_change(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    sample_repo.commit({"tests/test_skipping.py": SKIPPING_TESTS}, "tests that skip")
-    model_env.add(edit(VERSION, FIXED_LINE_OLD, FIXED_LINE_NEW), Reply("Fixed."))
+RunResult = tuple[int, str, Path, dict[str, Any]]
 
-    code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
+
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, RunResult]:
+    """Runs several tests only read (each asserting its own case), made once per module (per
+    xdist worker) by the first test that needs one, in that test's isolated environment."""
+    return {}
+
+
+@pytest.fixture
+def fix_and_test_added_beside_skipping_tests(
+    shared_runs: dict[str, RunResult], sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> RunResult:
+    """Two cases in one run: tests that skip on the base commit too (a marker, a run-time
+    skip) committed there; the change fixes the code and adds a test. run_cli's exit code,
+    output, output directory and report (read only)."""
+    if "fix_and_test_added" not in shared_runs:
+        sample_repo.commit({"tests/test_skipping.py": SKIPPING_TESTS}, "tests that skip")
+        added = (
+            "\n\ndef test_bump_minor_of_zero_patch():\n"
+            "    assert str(Version(1, 2, 0).bump_minor()) == '1.3.0'\n"
+        )
+        original = sample_repo.path.joinpath(TEST_FILE).read_text()
+        model_env.add(
+            edit(VERSION, FIXED_LINE_OLD, FIXED_LINE_NEW),
+            Reply(tool_calls=[call("write_file", path=TEST_FILE, content=original + added)]),
+            Reply("Fixed, with a new test."),
+        )
+        shared_runs["fix_and_test_added"] = run_cli(sample_repo, sample_repo.write_spec())
+    return shared_runs["fix_and_test_added"]
+
+
+def test_pytest_fix_that_adds_a_test_passes(
+    fix_and_test_added_beside_skipping_tests: RunResult,
+) -> None:
+    code, output, _, report = fix_and_test_added_beside_skipping_tests
+
+    assert code == 0, output
+    assert report["status"] == "success" and report["removed_tests"] == []
+    # the sample's 3 tests, the one added, and test_skipping.py's 2 (the other case here)
+    assert report["rounds"][-1]["tests"]["total"] == 4 + 2
+
+
+def test_tests_the_base_commit_skips_too_are_not_counted_against_the_change(
+    fix_and_test_added_beside_skipping_tests: RunResult,
+) -> None:
+    code, output, out, report = fix_and_test_added_beside_skipping_tests
 
     assert code == 0, output
     assert report["status"] == "success" and report["removed_tests"] == []

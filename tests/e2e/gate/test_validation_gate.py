@@ -4,6 +4,8 @@ run` through the CLI, a scripted model over HTTP, real git repositories, real py
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from gate_repos import (
@@ -178,20 +180,18 @@ def test_a_model_that_repeats_itself_is_stopped_as_stuck(
     ids=["strict", "allowed", "allowed-but-new-failure"],
 )
 def test_baseline_tells_preexisting_failures_from_new_ones(
-    sample_repo: SampleRepo,
-    model_env: ScriptedModelServer,
-    allow: bool,
-    break_major: bool,
-    status: str,
+    request: pytest.FixtureRequest, allow: bool, break_major: bool, status: str
 ) -> None:
-    commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
-    model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW))
-    if break_major:
-        model_env.add(edit(MAJOR_OLD, MAJOR_BROKEN))
-    validation = {"test": [PYTEST], "allow_preexisting_failures": allow}
-    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
-
-    code, output, out, report = run_cli(sample_repo, spec)
+    if break_major:  # the run test_a_failing_test_the_change_added_... reads too
+        repo, (code, output, out, report) = request.getfixturevalue("new_failures_run")
+    else:
+        repo = request.getfixturevalue("sample_repo")
+        model_env = request.getfixturevalue("model_env")
+        commit_files(repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
+        model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW))
+        validation = {"test": [PYTEST], "allow_preexisting_failures": allow}
+        spec = repo.write_spec(validation=validation, limits={"max_iterations": 1})
+        code, output, out, report = run_cli(repo, spec)
 
     assert report["status"] == status, output
     assert code == (0 if status == "success" else 1)
@@ -206,7 +206,7 @@ def test_baseline_tells_preexisting_failures_from_new_ones(
     expected = {LEGACY_ID, MAJOR_ID} if break_major else {LEGACY_ID}
     assert {c.key for c in on_base.cases} == expected
     assert not (out / "baseline" / "tree").exists()
-    assert sample_repo.git("worktree", "list").count("\n") == 1
+    assert repo.git("worktree", "list").count("\n") == 1
 
 
 @pytest.mark.parametrize(
@@ -243,12 +243,65 @@ def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
         assert not status.loaded and 'plugin "codegen_first"' in first_log
 
 
-def test_a_run_that_passes_its_first_round_pays_nothing_extra(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW))
+RunResult = tuple[int, str, Path, dict[str, Any]]
 
-    code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
+
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, tuple[SampleRepo, RunResult]]:
+    """Runs several tests only read (each asserting its own case), made once per module (per
+    xdist worker) by the first test that needs one, in that test's isolated environment."""
+    return {}
+
+
+@pytest.fixture
+def fix_and_weakened_test_run(
+    shared_runs: dict[str, tuple[SampleRepo, RunResult]],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> tuple[SampleRepo, RunResult]:
+    """The default spec; the change fixes the bug and weakens another test (bump_major's
+    assertion made always true): its first round passes. The repository and run_cli's exit
+    code, output, output directory and report (read only)."""
+    if "fix_and_weakened_test" not in shared_runs:
+        model_env.add(
+            edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
+            edit('== "4.0.0"', '== "4.0.0" or True', path=TEST_FILE),  # passes, weakened
+        )
+        run = run_cli(sample_repo, sample_repo.write_spec())
+        shared_runs["fix_and_weakened_test"] = (sample_repo, run)
+    return shared_runs["fix_and_weakened_test"]
+
+
+@pytest.fixture
+def new_failures_run(
+    shared_runs: dict[str, tuple[SampleRepo, RunResult]],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> tuple[SampleRepo, RunResult]:
+    """A test broken long ago committed on the base, `allow_preexisting_failures`, one round:
+    the change fixes the bug but breaks bump_major (an existing test now failing: new) and adds
+    a test that fails (one the base does not have: new by definition). Read only."""
+    if "new_failures" not in shared_runs:
+        new_test = "def test_added_by_the_change():\n    assert 1 == 2\n"
+        model_env.add(
+            edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
+            edit(MAJOR_OLD, MAJOR_BROKEN),
+            Reply(tool_calls=[call("write_file", path="tests/test_added.py", content=new_test)]),
+            Reply("done"),
+        )
+        commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
+        spec = sample_repo.write_spec(
+            validation={"test": [PYTEST], "allow_preexisting_failures": True},
+            limits={"max_iterations": 1},
+        )
+        shared_runs["new_failures"] = (sample_repo, run_cli(sample_repo, spec))
+    return shared_runs["new_failures"]
+
+
+def test_a_run_that_passes_its_first_round_pays_nothing_extra(
+    fix_and_weakened_test_run: tuple[SampleRepo, RunResult],
+) -> None:
+    _, (code, output, out, report) = fix_and_weakened_test_run
 
     assert code == 0, output
     assert [c["kind"] for c in commands(report, 1)] == ["test"]
@@ -326,7 +379,11 @@ def test_reflection_stays_bounded_for_hundreds_of_failures(
         # its budget before the 500-failure suite would run again.
         Reply(tool_calls=[call("list_files")], prompt_tokens=10**7),
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 2})
+    # --tb=line: each failure's long message is in its JUnit all the same; pytest's 500 long
+    # tracebacks were a third of the run's CPU and no part of what is bounded here
+    spec = sample_repo.write_spec(
+        validation={"test": [f"{PYTEST} --tb=line"]}, limits={"max_iterations": 2}
+    )
 
     code, _, _, report = run_cli(sample_repo, spec)
 
@@ -368,11 +425,9 @@ def test_protect_tests_refuses_edits_and_undoes_commands(
 
 
 def test_edited_tests_are_recorded_in_report_and_pr_body(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    fix_and_weakened_test_run: tuple[SampleRepo, RunResult],
 ) -> None:
-    model_env.add(edit('"3.5.0"', '"3.5.5"', path=TEST_FILE))  # "passes" by weakening the test
-
-    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec())
+    _, (code, output, _, report) = fix_and_weakened_test_run  # a test weakened, as it passes
 
     assert code == 0, output
     assert report["tests_touched"] == [TEST_FILE]
@@ -403,23 +458,11 @@ def test_hostile_and_broken_junit_become_parse_problems(
 
 
 def test_a_failing_test_the_change_added_needs_no_full_suite_on_the_base(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    new_failures_run: tuple[SampleRepo, RunResult],
 ) -> None:
     """The base run of just the failing ids collects the whole base suite: an id it does
     not know is a test the change added, new by definition, without a second, full run."""
-    new_test = "def test_added_by_the_change():\n    assert 1 == 2\n"
-    model_env.add(
-        edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
-        Reply(tool_calls=[call("write_file", path="tests/test_added.py", content=new_test)]),
-        Reply("done"),
-    )
-    commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
-    spec = sample_repo.write_spec(
-        validation={"test": [PYTEST], "allow_preexisting_failures": True},
-        limits={"max_iterations": 1},
-    )
-
-    code, output, out, report = run_cli(sample_repo, spec)
+    _, (code, output, out, report) = new_failures_run
 
     assert (code, report["status"]) == (1, "failed"), output
     assert failure(report, LEGACY_ID)["new"] is False

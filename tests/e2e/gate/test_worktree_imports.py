@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import sysconfig
 from pathlib import Path
+from venv import EnvBuilder
 
 import pytest
 from click.testing import CliRunner
@@ -44,7 +43,8 @@ BREAK = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_NEW, new_text=F
 def make_venv(where: Path) -> Path:
     """A virtualenv whose interpreter also sees this test run's packages (pytest, setuptools)
     through a `.pth`, as a project's venv would have them installed."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    # what `python -m venv --without-pip` makes (the same files), without a process
+    EnvBuilder(symlinks=True).create(where)
     site = venv_site(where)
     (site / "_test_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return where
@@ -57,16 +57,23 @@ def venv_site(venv: Path) -> Path:
 def install_editable(venv: Path, project: Path, style: str) -> None:
     """`pip install -e .` as setuptools makes it: the `__editable__` finder (the modern
     default, written by setuptools' own template), or `setup.py develop` (egg-link, .pth)."""
-    python = str(venv / "bin" / "python")
     if style == "egg-link":
-        (project / "setup.py").write_text(SETUP_PY)
-        subprocess.run(
-            [python, "setup.py", "-q", "develop", "--no-deps"],
-            cwd=project,
-            check=True,
-            capture_output=True,
-        )
-        (project / "setup.py").unlink()
+        # what `python setup.py develop --no-deps` of SETUP_PY writes (setuptools' develop and
+        # egg_info commands, byte for byte), written here without a process importing
+        # setuptools: the egg-link and easy-install.pth in the venv, the egg-info in src/
+        src = project / "src"
+        info = src / "semver.egg-info"
+        info.mkdir()
+        listed = ["PKG-INFO", "SOURCES.txt", "dependency_links.txt", "top_level.txt"]
+        code = sorted(p.relative_to(project).as_posix() for p in (src / "semver").glob("*.py"))
+        sources = ["setup.py", *code, *(f"src/semver.egg-info/{name}" for name in listed)]
+        (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: semver\nVersion: 0.1\n")
+        (info / "SOURCES.txt").write_text("\n".join(sources))
+        (info / "dependency_links.txt").write_text("\n")
+        (info / "top_level.txt").write_text("semver\n")
+        site = venv_site(venv)
+        (site / "semver.egg-link").write_text(f"{src}\n../")
+        (site / "easy-install.pth").write_text(f"{src}\n")
         return
     # setuptools' own template, written here: the text its `python -c` in the venv wrote
     # (the venv sees this run's setuptools), without a process importing setuptools per test

@@ -38,27 +38,44 @@ exec /bin/cp "$@"
 """
 
 
-def workspace_repo(tmp: Path, lib: str) -> SampleRepo:
+WORKSPACE = {
+    "package.json": json.dumps({"name": "root", "private": True, "workspaces": ["packages/*"]}),
+    ".gitignore": "node_modules/\n",
+    "packages/lib/package.json": json.dumps({"name": "lib", "version": "1.0.0"}),
+    "packages/app/package.json": json.dumps(
+        {"name": "app", "version": "1.0.0", "dependencies": {"lib": "1.0.0"}}
+    ),
+    "packages/app/add.test.js": ADD_TEST,
+}
+# what npm's install wrote: the workspace's links (relative) and lock files, whatever lib's code
+INSTALLED = ("node_modules", "package-lock.json")
+
+
+@pytest.fixture(scope="module")
+def installed_workspace() -> dict[str, Path]:
+    """The workspace installed by npm once per module (per xdist worker), by the first test
+    that needs it, in that test's isolated HOME: {"": its folder}."""
+    return {}
+
+
+def workspace_repo(tmp: Path, lib: str, installed: dict[str, Path]) -> SampleRepo:
     """An npm workspace (packages/lib, packages/app whose test requires `lib`), installed
-    offline: node_modules/lib is npm's link to ../packages/lib."""
-    files = {
-        "package.json": json.dumps({"name": "root", "private": True, "workspaces": ["packages/*"]}),
-        ".gitignore": "node_modules/\n",
-        "packages/lib/package.json": json.dumps({"name": "lib", "version": "1.0.0"}),
-        "packages/lib/index.js": lib,
-        "packages/app/package.json": json.dumps(
-            {"name": "app", "version": "1.0.0", "dependencies": {"lib": "1.0.0"}}
-        ),
-        "packages/app/add.test.js": ADD_TEST,
-    }
+    offline: node_modules/lib is npm's link to ../packages/lib. npm installs the first
+    workspace of the module; the others get a copy of what it wrote (`cp -a`: the same links)."""
+    files = {**WORKSPACE, "packages/lib/index.js": lib}
     repo = _git_repo(tmp, files)
-    subprocess.run(
-        ["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=repo.path,
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+    if "" not in installed:
+        subprocess.run(
+            ["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=repo.path,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        installed[""] = repo.path
+    else:
+        sources = [str(installed[""] / name) for name in INSTALLED]
+        subprocess.run(["cp", "-a", *sources, str(repo.path)], check=True)
     assert (repo.path / "node_modules" / "lib").readlink() == Path("../packages/lib")
     return repo
 
@@ -81,11 +98,12 @@ def test_a_workspace_package_linked_through_node_modules_is_the_worktrees(
     tmp_path: Path,
     model_env: ScriptedModelServer,
     monkeypatch: pytest.MonkeyPatch,
+    installed_workspace: dict[str, Path],
     base: str,
     edit: tuple[str, str],
     code: int,
 ) -> None:
-    repo = workspace_repo(tmp_path, base)
+    repo = workspace_repo(tmp_path, base, installed_workspace)
     no_copies(tmp_path, monkeypatch)
     model_env.add(*edit_turn("packages/lib/index.js", *edit))
     spec = write_spec(
