@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_ci.security import landlock_exec
-from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.confinement import Confinement, beneath, within
 
 # The launcher: inside bubblewrap (`Inside`, a copy of it) or, where it cannot start there,
 # around it, handing bwrap the seccomp filter both backends share (`--seccomp FD`).
@@ -70,13 +70,13 @@ def bwrap_argv(
     emptied = [p for p in EMPTIED if p.is_dir() and not p.is_symlink()]
     covering = (*emptied, *c.hidden)
     # A read-only place never shows a whole emptied place again (a PATH entry that is /tmp).
-    shown = [p for p in c.read_only if not any(p == e or p in e.parents for e in emptied)]
+    shown = [p for p in c.read_only if not any(within(e, p) for e in emptied)]
     # A hidden place inside a place shown again (the run's output directory in the git
     # directory) is hidden after that place is mounted.
-    inner = [h for h in c.hidden if any(p in h.parents for p in shown)]
+    inner = [h for h in c.hidden if any(beneath(h, p) for p in shown)]
     argv += _hide([*emptied, *(h for h in c.hidden if h not in inner)], read_only)
     for path in shown:  # only what a hidden place covers: the rest is the read-only /
-        if path.exists() and any(h == path or h in path.parents for h in covering):
+        if path.exists() and any(within(path, h) for h in covering):
             argv += ["--ro-bind", str(path), str(path)]
     argv += _hide(inner, read_only)
     for source, target in c.replaced:
@@ -114,11 +114,11 @@ def _visible(
 ) -> bool:
     """Whether `path` is still the host's inside the sandbox: not in a writable place (the
     command's own), and in a place shown again or in none that is hidden or emptied."""
-    if any(w == path or w in path.parents for w in writable):
+    if any(within(path, w) for w in writable):
         return False
-    if any(p == path or p in path.parents for p in shown):
+    if any(within(path, p) for p in shown):
         return True
-    return not any(h == path or h in path.parents for h in covering)
+    return not any(within(path, h) for h in covering)
 
 
 def _hide(places: list[Path], read_only: list[str]) -> list[str]:
@@ -206,7 +206,7 @@ def without_place(argv: Sequence[str], place: Path) -> list[str]:
         count = _MOUNTS.get(arg)  # the launchers' arguments around bwrap's are never these
         if count is not None and i + count < len(argv):
             target = Path(argv[i + count])
-            if target == place or place in target.parents:
+            if within(target, place):
                 i += count + 1
                 continue
         out.append(arg)

@@ -34,3 +34,16 @@ class Confinement:
     frozen: tuple[Path, ...] = ()
     sockets: tuple[Path, ...] = ()
     network: bool = False
+
+
+def within(path: Path, place: Path) -> bool:
+    """`path` is `place` or lies beneath it (`place == path or place in path.parents`, by the
+    paths' text: `Path.parents` compares Path objects part by part, and the sandbox asks this
+    for every pair of its places before every command)."""
+    a, b = str(path), str(place)
+    return a == b or a.startswith(b if b.endswith("/") else f"{b}/")
+
+
+def beneath(path: Path, place: Path) -> bool:
+    """`path` lies strictly beneath `place` (`place in path.parents`)."""
+    return path != place and within(path, place)

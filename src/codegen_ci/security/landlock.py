@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from codegen_ci.security import landlock_exec
-from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.confinement import Confinement, beneath
 
 LAUNCHER = Path(landlock_exec.__file__)
 SYSTEM = (
@@ -76,7 +76,7 @@ def allowed(places: Iterable[Path], hidden: Sequence[Path]) -> list[Path]:
         except (OSError, RuntimeError):
             continue
         if real.exists():
-            out += _without(real, [h for h in hidden if real in h.parents])
+            out += _without(real, [h for h in hidden if beneath(h, real)])
     return sorted(set(out))
 
 
@@ -91,5 +91,5 @@ def _without(place: Path, inside: list[Path]) -> list[Path]:
     for child in children:
         if child in inside or child.is_symlink():  # a link's target is granted by its own rule
             continue
-        out += _without(child, [h for h in inside if child in h.parents])
+        out += _without(child, [h for h in inside if beneath(h, child)])
     return out

@@ -70,7 +70,7 @@ from codegen_ci.security.bwrap import (
     vanished_place,
     without_credentials,
 )
-from codegen_ci.security.confinement import Confinement
+from codegen_ci.security.confinement import Confinement, beneath, within
 from codegen_ci.security.landlock import LAUNCHER, kernel_abi, landlock_argv
 from codegen_ci.security.secret_places import secret_places
 from codegen_ci.security.toolchains import (
@@ -270,7 +270,7 @@ class Sandbox:
 
     def _hides(self, path: Path) -> bool:
         real = path.resolve()
-        return any(h == real or h in real.parents for h in self.hidden)
+        return any(within(real, h) for h in self.hidden)
 
     def confinement(
         self,
@@ -375,7 +375,7 @@ def open_sandbox(
     hidden = outermost([*hidden_places(environ), *private, *system_config])
     # a toolchain never shows a hidden place whole (a PATH entry that is HOME or above it)
     toolchains = tuple(
-        t for t in toolchain_places(environ) if not any(t == h or t in h.parents for h in hidden)
+        t for t in toolchain_places(environ) if not any(within(h, t) for h in hidden)
     )
     found = outside_sockets(environ)
     setup = Setup(
@@ -664,7 +664,7 @@ def outermost(places: Iterable[Path]) -> tuple[Path, ...]:
     resolved = sorted({p.resolve() for p in places} - {Path("/")}, key=lambda p: len(p.parts))
     kept: list[Path] = []
     for path in resolved:
-        if not any(k in path.parents for k in kept):
+        if not any(beneath(path, k) for k in kept):
             kept.append(path)
     return tuple(kept)
 
