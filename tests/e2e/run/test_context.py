@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_PY, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, QUICK_GATE, VERSION_PY, SampleRepo
 
 from codegen_ci.agent.context import SUPERSEDED, ContextWindow, size_of
 from codegen_ci.cli import cli
@@ -83,7 +83,10 @@ def test_requests_append_compact_rarely_stay_bounded_and_keep_what_the_model_nee
     caching_model.add(
         *reads, Reply("looked around"), *commands, Reply(tool_calls=[FIX]), Reply("fixed")
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 2, "max_tokens": 10**8})
+    # what the gate finds is not the subject: a gate of exit codes (its failure is round 1's)
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 2, "max_tokens": 10**8}
+    )
 
     report = run(sample_repo, spec)
 
@@ -239,7 +242,9 @@ def test_context_files_are_shown_within_a_budget_and_big_file_reads_come_in_wind
     sample_repo.commit({"src/semver/big.py": big_py, "big.txt": big}, "big files")
     model_env.add(Reply(tool_calls=[call("read_file", path="big.txt")]), Reply("done"))
     spec = sample_repo.write_spec(
-        context=["src/semver/big.py", "src/semver/version.py"], limits={"max_iterations": 1}
+        context=["src/semver/big.py", "src/semver/version.py"],
+        validation=QUICK_GATE,  # what the gate finds is not the subject
+        limits={"max_iterations": 1},
     )
 
     run(sample_repo, spec)

@@ -1,5 +1,6 @@
 """Faults end cleanly, limits hold, nothing is lost: `codegen-ci run` end to end against the
-scripted model server, a real git repository and real processes."""
+scripted model server, a real git repository and real processes. What the gate finds is not
+their subject: a gate of exit codes (QUICK_GATE) unless a test names its own test command."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, QUICK_GATE, SampleRepo
 from tests.workspace.test_proc import wait_gone
 
 from codegen_ci.cli import cli
@@ -58,7 +59,7 @@ def test_rate_limits_with_retry_after_then_success(
     )
     model_env.add(busy, busy, busy, busy, Reply(tool_calls=[FIX]), Reply("Fixed."))
 
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
+    code, output, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 0, output
     assert report["status"] == "success" and report["commit"]
@@ -71,7 +72,7 @@ def test_server_errors_forever_exit_3_with_the_cause(
     head = sample_repo.head()
     model_env.add(*[HttpError(500, error_body("The server had an error"))] * 10)
 
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
+    code, output, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 3, output
     assert report["status"] == "error" and report["reason"] == "error"
@@ -91,7 +92,7 @@ def test_insufficient_quota_fails_fast(
     )
     model_env.add(*[HttpError(429, quota, {"retry-after": "1"})] * 6)
 
-    code, _, report = run_cli(sample_repo, sample_repo.write_spec())
+    code, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 3
     assert len(model_env.requests) == 1  # no retry, so no retry-after wait either
@@ -132,7 +133,7 @@ def test_malformed_and_unknown_tool_calls_are_errors_the_model_reads(
         Reply("Fixed."),
     )
 
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
+    code, output, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 0, output
     assert report["status"] == "success"
@@ -151,7 +152,7 @@ def test_huge_command_output_keeps_the_next_request_small(
         Reply("Fixed."),
     )
 
-    code, output, _ = run_cli(sample_repo, sample_repo.write_spec())
+    code, output, _ = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 0, output
     first, second = model_env.request_sizes[:2]
@@ -168,7 +169,9 @@ def test_token_budget_stops_the_run_and_keeps_its_work(
 ) -> None:
     head = sample_repo.head()
     model_env.add(Reply(tool_calls=[FIX], prompt_tokens=4_900), Reply("Fixed."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 3, "max_tokens": 5_000})
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 3, "max_tokens": 5_000}
+    )
 
     code, output, report = run_cli(sample_repo, spec)
 
@@ -191,6 +194,7 @@ def test_cost_budget_with_spec_prices(
 ) -> None:
     model_env.add(Reply(tool_calls=[call("list_files")], prompt_tokens=1_000_000), Reply("?"))
     spec = sample_repo.write_spec(
+        validation=QUICK_GATE,
         model={"name": "house-model", "price": {"prompt": 1.0, "completion": 2.0}},
         limits={"max_cost_usd": 0.5, "max_tokens": 10_000_000},
     )
@@ -227,7 +231,7 @@ def test_sigterm_writes_the_report_then_resume_completes(
         "-m",
         "codegen_ci",
         "run",
-        str(sample_repo.write_spec()),
+        str(sample_repo.write_spec(validation=QUICK_GATE)),
         "--repo",
         str(sample_repo.path),
         "--output-dir",
@@ -270,7 +274,7 @@ def test_sigterm_writes_the_report_then_resume_completes(
 
 def test_wall_clock_budget(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> None:
     model_env.add(Reply(tool_calls=[call("run_command", command="sleep 2")]), Reply("?"))
-    spec = sample_repo.write_spec(limits={"timeout_minutes": 0.025})
+    spec = sample_repo.write_spec(validation=QUICK_GATE, limits={"timeout_minutes": 0.025})
 
     code, _, report = run_cli(sample_repo, spec)
 
