@@ -9,11 +9,9 @@ import json
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sample_repo import QUICK_GATE, SampleRepo
 from tests.e2e.run.test_resilience import run_cli
 
@@ -39,38 +37,19 @@ def searches(*patterns: str) -> list[tuple[str, dict[str, Any]]]:
     return [call("search_files", pattern=p) for p in patterns]
 
 
-@dataclass(frozen=True)
-class BoundedRun:
-    """A run several tests only read: its exit code, output, report, every tool result of
-    its transcript, and how long it took."""
-
-    code: int
-    output: str
-    report: dict[str, Any]
-    results: list[str]
-    seconds: float
-
-
-@pytest.fixture(scope="module")
-def shared_runs() -> dict[str, BoundedRun]:
-    """Runs several tests only read, made once per module (per xdist worker) by the first
-    test that needs one, in that test's isolated environment."""
-    return {}
-
-
-LONG_DIR = "d" * 200
-
-
-@pytest.fixture
-def hostile_tools_run(
-    shared_runs: dict[str, BoundedRun], sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> BoundedRun:
-    """Three cases planted in one run (a 5 min budget), each asserted by its own test: a named
-    pipe the model made (tool results 2-5), a listing of 300 long names (6), a catastrophic
-    regex over a file of `a`s (results 8-9, after the file's write)."""
-    if "hostile" in shared_runs:
-        return shared_runs["hostile"]
-    make = f"mkdir {LONG_DIR} && cd {LONG_DIR} && for i in $(seq 300); do : > f$i-{'x' * 150}; done"
+def test_file_tools_never_open_a_named_pipe_and_every_tool_result_has_a_size_limit(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    """Two cases planted in one run, each asserted on its own: a named pipe the model made is
+    never opened by a file tool, and a listing of 300 long names is cut to a size limit."""
+    # Positive control: opening a FIFO for reading blocks until a writer comes.
+    fifo = sample_repo.tmp / "control.fifo"
+    subprocess.run(["mkfifo", str(fifo)], check=True)
+    assert not finishes_within(
+        2, [sys.executable, "-c", f"open({str(fifo)!r}).read()"], sample_repo.tmp
+    )
+    long_dir = "d" * 200
+    make = f"mkdir {long_dir} && cd {long_dir} && for i in $(seq 300); do : > f$i-{'x' * 150}; done"
     spec = sample_repo.write_spec(
         validation=QUICK_GATE, limits={"max_iterations": 1, "timeout_minutes": 5}
     )
@@ -84,63 +63,55 @@ def hostile_tools_run(
                 call("write_file", path="notes.txt", content="x"),
             ]
         ),
-        Reply(tool_calls=[call("list_files", path=LONG_DIR)]),
+        Reply(tool_calls=[call("list_files", path=long_dir)]),
+        Reply("Done."),
+    )
+    started = time.monotonic()
+
+    code, output, report = run_cli(sample_repo, spec)
+
+    assert time.monotonic() - started < 120  # a blocking open would hang past the 5 min budget
+    assert code == 1, output
+    assert report["reason"] == "max_iterations"
+    results = transcript_tool_results(sample_repo)
+    # the named pipe
+    first, second, read, write = results[2:6]
+    assert "src/semver/version.py" in first and "notes.txt" not in first + second
+    assert read == "Error: 'notes.txt' does not exist or is not a file"
+    assert write == "Error: 'notes.txt' is not a regular file (a pipe, socket or device)"
+    # the size limit
+    listing = results[6]
+    assert len(listing) < 31_000 and "characters of this result cut" in listing
+    cut = int(listing.split("[... ")[1].split(" characters")[0])
+    assert cut + len(listing) > 300 * 350  # the whole listing: every path, in full
+    assert listing.startswith(f"{long_dir}/f1") and listing.rstrip().endswith("x" * 150)
+
+
+def test_a_catastrophic_regex_ends_with_an_error_result(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> None:
+    # Positive control: Python's own `re` does not finish this search in seconds.
+    script = f"import re; re.search(r'(a|aa)+$', {FLOOD_LINE!r})"
+    assert not finishes_within(3, [sys.executable, "-c", script], sample_repo.tmp)
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 1, "timeout_minutes": 5}
+    )
+    model_env.add(
         Reply(tool_calls=[call("write_file", path="flood.txt", content=FLOOD_LINE + "\n")]),
         Reply(tool_calls=searches(r"(a+)+$", r"(a|aa)+$")),
         Reply("Done."),
     )
     started = time.monotonic()
+
     code, output, report = run_cli(sample_repo, spec)
-    seconds = time.monotonic() - started
-    results = transcript_tool_results(sample_repo)
-    shared_runs["hostile"] = BoundedRun(code, output, report, results, seconds)
-    return shared_runs["hostile"]
 
-
-def test_file_tools_never_open_a_named_pipe_and_every_tool_result_has_a_size_limit(
-    sample_repo: SampleRepo, hostile_tools_run: BoundedRun
-) -> None:
-    """Two cases of the shared run, each asserted on its own: a named pipe the model made is
-    never opened by a file tool, and a listing of 300 long names is cut to a size limit."""
-    # Positive control: opening a FIFO for reading blocks until a writer comes.
-    fifo = sample_repo.tmp / "control.fifo"
-    subprocess.run(["mkfifo", str(fifo)], check=True)
-    assert not finishes_within(
-        2, [sys.executable, "-c", f"open({str(fifo)!r}).read()"], sample_repo.tmp
-    )
-    run = hostile_tools_run
-
-    assert run.seconds < 120  # a blocking open would hang past the 5 min budget
-    assert run.code == 1, run.output
-    assert run.report["reason"] == "max_iterations"
-    # the named pipe
-    first, second, read, write = run.results[2:6]
-    assert "src/semver/version.py" in first and "notes.txt" not in first + second
-    assert read == "Error: 'notes.txt' does not exist or is not a file"
-    assert write == "Error: 'notes.txt' is not a regular file (a pipe, socket or device)"
-    # the size limit
-    listing = run.results[6]
-    assert len(listing) < 31_000 and "characters of this result cut" in listing
-    cut = int(listing.split("[... ")[1].split(" characters")[0])
-    assert cut + len(listing) > 300 * 350  # the whole listing: every path, in full
-    assert listing.startswith(f"{LONG_DIR}/f1") and listing.rstrip().endswith("x" * 150)
-
-
-def test_a_catastrophic_regex_ends_with_an_error_result(
-    sample_repo: SampleRepo, hostile_tools_run: BoundedRun
-) -> None:
-    # Positive control: Python's own `re` does not finish this search in seconds.
-    script = f"import re; re.search(r'(a|aa)+$', {FLOOD_LINE!r})"
-    assert not finishes_within(3, [sys.executable, "-c", script], sample_repo.tmp)
-    run = hostile_tools_run
-
-    assert run.seconds < 120  # 5 s of CPU time per search, not the 5 min budget
-    assert run.code == 1, run.output
-    first, second = run.results[8:10]
+    assert time.monotonic() - started < 120  # 5 s of CPU time per search, not the 5 min budget
+    assert code == 1, output
+    first, second = transcript_tool_results(sample_repo)[1:3]
     assert first == "No matches."  # the engine's own guards answer this one at once
     assert second.startswith("Error: search stopped after 5s (at flood.txt:1)")
     assert "backtrack" in second
-    assert run.report["reason"] == "max_iterations" and run.report["status"] == "failed"
+    assert report["reason"] == "max_iterations" and report["status"] == "failed"
 
 
 def test_wall_clock_budget_holds_between_and_inside_tool_calls(
