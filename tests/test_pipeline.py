@@ -14,6 +14,7 @@ from tests.helpers.sample_repo import (
     FIXED_LINE_OLD,
     NO_PROOF,
     PYTEST,
+    QUICK_GATE,
     VERSION_FILE,
     SampleRepo,
 )
@@ -206,7 +207,8 @@ def test_a_refused_round_says_so_though_its_commands_passed(sample_repo: SampleR
 
 def test_a_token_budget_used_up_stops_the_run(sample_repo: SampleRepo) -> None:
     sample = sample_repo
-    spec = sample_spec(limits={"max_tokens": 1000})
+    # what the gate finds is not the subject of this one and the next two: its exit code
+    spec = sample_spec(validation=QUICK_GATE, limits={"max_tokens": 1000})
     expensive = step(None, call("read_file", path=VERSION_FILE), prompt_tokens=5000)
     run = run_in_process(sample, spec, [expensive, step(None, FIX), step("Fixed.")])
     report = run.report
@@ -220,7 +222,7 @@ def git_branches(sample: SampleRepo) -> set[str]:
 
 def test_a_turn_runs_at_most_max_steps_tool_calls(sample_repo: SampleRepo) -> None:
     sample = sample_repo
-    spec = sample_spec(limits={"max_iterations": 1, "max_steps": 1})
+    spec = sample_spec(validation=QUICK_GATE, limits={"max_iterations": 1, "max_steps": 1})
     both = step(None, call("read_file", path=VERSION_FILE), FIX)
     run = run_in_process(sample, spec, [both])
     # the second call of the reply was not run: the bug stays, the one round fails
@@ -246,7 +248,7 @@ def test_an_unexpected_error_is_reported_as_an_error_not_a_failed_round(
     sample = sample_repo
     model = Breaks([step(None, call("read_file", path=VERSION_FILE))])
     with pytest.raises(RuntimeError):
-        run_in_process(sample, sample_spec(), [], model=model)
+        run_in_process(sample, sample_spec(validation=QUICK_GATE), [], model=model)
     report = Report.model_validate_json((sample.tmp / "out-r1" / "report.json").read_text())
     assert (report.status, report.reason) == (Status.ERROR, Reason.ERROR)
     assert "RuntimeError('a bug')" in (report.error or "")

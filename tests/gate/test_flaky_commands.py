@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers.in_process import run_in_process, sample_spec
-from tests.helpers.sample_repo import FIX, PYTEST, make_sample_repo
+from tests.helpers.sample_repo import FIX, PYTEST, SampleRepo, copy_sample_repo
 
 from codegen_ci.report import Status
 from codegen_ci.testing.deterministic_model import step
@@ -19,8 +19,11 @@ FLAKY = "if [ -e .second ]; then echo ok; else touch .second; echo 'lost a race'
 BROKEN = "echo 'always broken' >&2; exit 1"
 
 
-def run_with(tmp_path: Path, command: str, reruns: int = 1) -> tuple[Status, list[str], str]:
-    sample = make_sample_repo(tmp_path)
+def run_with(
+    template: SampleRepo, tmp_path: Path, command: str, reruns: int = 1
+) -> tuple[Status, list[str], str]:
+    tmp_path.mkdir(exist_ok=True)
+    sample = copy_sample_repo(template, tmp_path)  # the session's sample (tests/conftest.py)
     spec = sample_spec(
         validation={
             "test": [PYTEST, command],
@@ -34,17 +37,21 @@ def run_with(tmp_path: Path, command: str, reruns: int = 1) -> tuple[Status, lis
     return run.report.status, flaky, run.log
 
 
-def test_a_command_without_junit_that_passes_on_a_re_run_is_flaky(tmp_path: Path) -> None:
-    status, flaky, log = run_with(tmp_path, FLAKY)
+def test_a_command_without_junit_that_passes_on_a_re_run_is_flaky(
+    sample_template: SampleRepo, tmp_path: Path
+) -> None:
+    status, flaky, log = run_with(sample_template, tmp_path, FLAKY)
 
     assert status == Status.SUCCESS, log
     assert flaky == [f"test: {FLAKY}"]
     assert "round 1: re-running 1 failed test command(s) that wrote no JUnit" in log
 
 
-def test_one_that_fails_again_or_with_no_re_runs_fails_the_round(tmp_path: Path) -> None:
-    status, flaky, log = run_with(tmp_path / "broken", BROKEN)
+def test_one_that_fails_again_or_with_no_re_runs_fails_the_round(
+    sample_template: SampleRepo, tmp_path: Path
+) -> None:
+    status, flaky, log = run_with(sample_template, tmp_path / "broken", BROKEN)
     assert (status, flaky) == (Status.FAILED, []), log
-    status, flaky, log = run_with(tmp_path / "none", FLAKY, reruns=0)
+    status, flaky, log = run_with(sample_template, tmp_path / "none", FLAKY, reruns=0)
     assert (status, flaky) == (Status.FAILED, []), log
     assert "re-running" not in log

@@ -68,6 +68,10 @@ VERSION_FILE = "src/semver/version.py"
 NO_PROOF = {"tests": "off", "reruns": 0}
 # The scripted model's correct edit, and a whole turn that reads, fixes and finishes.
 FIX = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_OLD, new_text=FIXED_LINE_NEW)
+# For a run whose subject is not what the gate finds (branches, budgets, tools, the context):
+# a check of the fixed line, whose exit code alone decides; no test suite starts (two pytest
+# starts a passing run fewer: the pre-flight's and the round's).
+QUICK_GATE = {"test": [f"grep -q '{FIXED_LINE_NEW[-12:]}' {VERSION_FILE}"], "allow_no_tests": True}
 
 
 def fixing_script() -> list[Reply]:

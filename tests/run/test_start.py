@@ -17,6 +17,7 @@ from tests.helpers.sample_repo import (
     FIXED_LINE_NEW,
     FIXED_LINE_OLD,
     PYTEST,
+    QUICK_GATE,
     VERSION_FILE,
     SampleRepo,
 )
@@ -54,7 +55,8 @@ def test_one_attempt_that_passes_commits_on_its_branch_and_writes_its_run_direct
 
     report = start(
         RunRequest(
-            sample_spec(validation=GATE),
+            # what the gate finds is not the subject (it is the next test's): its exit code
+            sample_spec(validation={**QUICK_GATE, "proof": NO_PROOF}),
             sample.path,
             out,
             run_id="r1",

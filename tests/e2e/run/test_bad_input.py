@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from action_env import ActionWorld, open_world
 from click.testing import CliRunner
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -72,7 +72,7 @@ def test_deeply_nested_tool_arguments_are_a_tool_error(
     out = sample_repo.tmp / "out"
     code, output = invoke(
         "run",
-        str(sample_repo.write_spec()),
+        str(sample_repo.write_spec(validation=QUICK_GATE)),  # the gate is not the subject
         "--repo",
         str(sample_repo.path),
         "--output-dir",
@@ -205,7 +205,8 @@ def test_absurd_numbers_are_schema_errors_naming_the_key(
 def failed_run(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> Path:
     model_env.add(Reply("Nothing to do."))
     out = sample_repo.tmp / "failed-run"
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+    # what the gate finds is not the subject: a gate of exit codes
+    spec = sample_repo.write_spec(validation=QUICK_GATE, limits={"max_iterations": 1})
     code, output = invoke(
         "run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)
     )

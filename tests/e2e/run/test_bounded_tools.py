@@ -1,6 +1,7 @@
 """Tool calls are bounded, end to end through `codegen-ci run`: a named pipe or a catastrophic
 regex cannot hang `search_files`; the wall-clock budget holds between (and inside) tool calls;
-a reply with more tool calls than the step budget runs only what the budget allows."""
+a reply with more tool calls than the step budget runs only what the budget allows. What the
+gate finds is not their subject: a gate of exit codes (QUICK_GATE)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sample_repo import SampleRepo
+from sample_repo import QUICK_GATE, SampleRepo
 from tests.e2e.run.test_resilience import run_cli
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -49,7 +50,9 @@ def test_file_tools_never_open_a_named_pipe_and_every_tool_result_has_a_size_lim
     )
     long_dir = "d" * 200
     make = f"mkdir {long_dir} && cd {long_dir} && for i in $(seq 300); do : > f$i-{'x' * 150}; done"
-    spec = sample_repo.write_spec(limits={"max_iterations": 1, "timeout_minutes": 5})
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 1, "timeout_minutes": 5}
+    )
     model_env.add(
         Reply(tool_calls=[call("run_command", command="mkfifo notes.txt")]),
         Reply(tool_calls=[call("run_command", command=make)]),
@@ -90,7 +93,9 @@ def test_a_catastrophic_regex_ends_with_an_error_result(
     # Positive control: Python's own `re` does not finish this search in seconds.
     script = f"import re; re.search(r'(a|aa)+$', {FLOOD_LINE!r})"
     assert not finishes_within(3, [sys.executable, "-c", script], sample_repo.tmp)
-    spec = sample_repo.write_spec(limits={"max_iterations": 1, "timeout_minutes": 5})
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 1, "timeout_minutes": 5}
+    )
     model_env.add(
         Reply(tool_calls=[call("write_file", path="flood.txt", content=FLOOD_LINE + "\n")]),
         Reply(tool_calls=searches(r"(a+)+$", r"(a|aa)+$")),
@@ -113,7 +118,7 @@ def test_wall_clock_budget_holds_between_and_inside_tool_calls(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     # Six `sleep 20` in one reply are 120 s of commands; the budget is 3 s.
-    spec = sample_repo.write_spec(limits={"timeout_minutes": 0.05})
+    spec = sample_repo.write_spec(validation=QUICK_GATE, limits={"timeout_minutes": 0.05})
     model_env.add(Reply(tool_calls=[call("run_command", command="sleep 20")] * 6), Reply("Done."))
     started = time.monotonic()
 
@@ -137,11 +142,15 @@ def test_a_reply_with_more_tool_calls_than_the_step_budget(
     many = [call("read_file", path="README.md")] * 3000
     # Positive control: a step budget as large as the reply runs every call.
     model_env.add(Reply(tool_calls=many))
-    spec = sample_repo.write_spec(limits={"max_iterations": 1, "max_steps": 3000})
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 1, "max_steps": 3000}
+    )
     run_cli(sample_repo, spec)
     assert sum(r.startswith("1\t# semver") for r in transcript_tool_results(sample_repo)) == 3000
 
-    spec = sample_repo.write_spec(limits={"max_iterations": 1, "max_steps": 1})
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 1, "max_steps": 1}
+    )
     (sample_repo.tmp / "out" / "transcript.jsonl").unlink()
     model_env.add(Reply(tool_calls=many))
 

@@ -6,12 +6,13 @@ transcript keeps everything."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_PY, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, QUICK_GATE, VERSION_PY, SampleRepo
 
 from codegen_ci.agent.context import SUPERSEDED, ContextWindow, size_of
 from codegen_ci.cli import cli
@@ -68,10 +69,47 @@ def caching_model(monkeypatch: pytest.MonkeyPatch) -> Any:
         yield server
 
 
-def test_requests_append_compact_rarely_stay_bounded_and_keep_what_the_model_needs(
-    sample_repo: SampleRepo, caching_model: ScriptedModelServer
-) -> None:
+@dataclass(frozen=True)
+class LongRun:
+    """What a long run sent and reported: its report.json, every request's messages, their
+    sizes and the usage the caching server answered with (read only)."""
+
+    report: dict[str, Any]
+    requests: list[list[Message]]
+    sizes: list[int]
+    usages: list[dict[str, Any]]
+
+
+PLAN = "".join(f"- step {n}: look at data file {n} and note what it says\n" for n in range(12))
+# Requests in round 1: the plan's write and edit, 40 reads, the answer; round 2: 36 commands
+# and the fix, 3 reads again, the answer.
+ROUND_1_REQUESTS, ROUND_2_REQUESTS = 43, 41
+
+
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, LongRun]:
+    """Runs several tests only read, made once per module (per xdist worker) by the first
+    test that needs one, in that test's isolated environment."""
+    return {}
+
+
+@pytest.fixture
+def long_run(
+    shared_runs: dict[str, LongRun], sample_repo: SampleRepo, caching_model: ScriptedModelServer
+) -> LongRun:
+    """Two rounds of many steps through `codegen-ci run`, each compacted several times: round 1
+    writes and edits a plan, reads 40 files and fixes nothing (the tests fail, a reflection
+    follows); round 2 runs 5 commands, fixes the bug, then runs 31 more and reads 3 files
+    again before answering. Where the compactions fall is fixed by these sizes: one on the
+    request after round 1's reflection (its newest steps then the 5 commands, not the fix),
+    none while the last reads are the newest steps."""
+    if "long" in shared_runs:
+        return shared_runs["long"]
     sample_repo.commit({f"data/file_{n:02d}.txt": data_file(n) for n in range(40)})
+    write = call("write_file", path="notes/plan.md", content=PLAN)
+    edit = call(
+        "edit_file", path="notes/plan.md", old_text="- step 3:", new_text="- step 3 (done):"
+    )
     reads = [
         Reply(tool_calls=[call("read_file", path=f"data/file_{n:02d}.txt")]) for n in range(40)
     ]
@@ -79,36 +117,58 @@ def test_requests_append_compact_rarely_stay_bounded_and_keep_what_the_model_nee
         Reply(tool_calls=[call("run_command", command=f"head -c 3000 data/file_{n:02d}.txt")])
         for n in range(40)
     ]
-    # round 1 reads and fixes nothing (tests fail, a reflection follows); round 2 fixes
     caching_model.add(
-        *reads, Reply("looked around"), *commands, Reply(tool_calls=[FIX]), Reply("fixed")
+        Reply(tool_calls=[write]),
+        Reply(tool_calls=[edit]),
+        *reads,
+        Reply("looked around"),
+        *commands[:5],
+        Reply(tool_calls=[FIX]),
+        *commands[5:36],
+        *reads[:3],
+        Reply("fixed"),
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 2, "max_tokens": 10**8})
-
+    spec = sample_repo.write_spec(
+        limits={"max_iterations": 2, "max_steps": 60, "max_tokens": 10**8}
+    )
     report = run(sample_repo, spec)
+    shared_runs["long"] = LongRun(
+        report,
+        [r["messages"] for r in caching_model.tool_requests],
+        list(caching_model.request_sizes),
+        list(caching_model.usages),
+    )
+    return shared_runs["long"]
+
+
+def test_requests_append_compact_rarely_stay_bounded_and_keep_what_the_model_needs(
+    long_run: LongRun,
+) -> None:
+    report, requests = long_run.report, long_run.requests
 
     assert report["status"] == "success"
-    requests = [r["messages"] for r in caching_model.tool_requests]
-    assert len(requests) == 83  # 41 in round 1, 42 in round 2
+    assert len(requests) == ROUND_1_REQUESTS + ROUND_2_REQUESTS
     compacted = [
         i for i in range(1, len(requests)) if requests[i][: len(requests[i - 1])] != requests[i - 1]
     ]
     # every other request starts with the whole previous request
     assert report["usage"]["compactions"] == len(compacted)
     assert 1 <= len(compacted) <= len(requests) // 8
-    assert max(caching_model.request_sizes) <= MAX_REQUEST_BYTES
+    assert max(long_run.sizes) <= MAX_REQUEST_BYTES
     task = requests[0][:2]
-    reflection = next(m for m in requests[41] if str(m["content"]).startswith("Validation round"))
+    reflection = next(
+        m for m in requests[ROUND_1_REQUESTS] if str(m["content"]).startswith("Validation round")
+    )
     for i in compacted:
         assert requests[i][:2] == task
-        if i >= 41:
+        if i >= ROUND_1_REQUESTS:
             assert reflection in requests[i]
         newest = [m["content"] for m in requests[i] if m["role"] == "tool"][-3:]
-        assert all("lorem ipsum" in c and not c.startswith("[older") for c in newest)
+        assert all("lorem ipsum" in c and not c.startswith("[older") for c in newest), i
     # a caching provider serves most of the input from its cache; the report counts it
     usage = report["usage"]
     assert usage["cached_tokens"] == sum(
-        u["prompt_tokens_details"]["cached_tokens"] for u in caching_model.usages
+        u["prompt_tokens_details"]["cached_tokens"] for u in long_run.usages
     )
     assert usage["cached_tokens"] > 0.75 * usage["prompt_tokens"]
 
@@ -151,45 +211,15 @@ def test_any_number_of_steps_stays_bounded_and_a_replay_compacts_at_the_same_poi
 
 
 def test_a_long_run_keeps_the_task_reflections_last_steps_and_current_text_of_changed_files(
-    sample_repo: SampleRepo, caching_model: ScriptedModelServer
+    long_run: LongRun,
 ) -> None:
-    """Two rounds of many steps, each compacted several times, through `codegen-ci run`: the
-    last request still holds the task, the reflection, the latest steps whole and the text of
-    every file the model changed as it is on disk, though the changes happened long before."""
-    sample_repo.commit({f"data/file_{n:02d}.txt": data_file(n) for n in range(30)})
-    plan = "".join(f"- step {n}: look at data file {n} and note what it says\n" for n in range(12))
-    write = call("write_file", path="notes/plan.md", content=plan)
-    edit = call(
-        "edit_file", path="notes/plan.md", old_text="- step 3:", new_text="- step 3 (done):"
-    )
-    reads = [
-        Reply(tool_calls=[call("read_file", path=f"data/file_{n:02d}.txt")]) for n in range(30)
-    ]
-    greps = [
-        Reply(tool_calls=[call("run_command", command=f"grep -c 'line {n}:' data/*.txt")])
-        for n in range(30)
-    ]
-    # round 1 writes the plan, looks around and fixes nothing (a reflection follows);
-    # round 2 fixes the bug first, then looks around again before answering
-    caching_model.add(
-        Reply(tool_calls=[write]),
-        Reply(tool_calls=[edit]),
-        *reads,
-        Reply("looked around"),
-        Reply(tool_calls=[FIX]),
-        *greps,
-        *reads[:10],
-        Reply("fixed"),
-    )
-    spec = sample_repo.write_spec(
-        limits={"max_iterations": 2, "max_steps": 60, "max_tokens": 10**8}
-    )
-
-    report = run(sample_repo, spec)
+    """The last request of the long run still holds the task, the reflection, the latest steps
+    whole and the text of every file the model changed as it is on disk, though the changes
+    happened long before."""
+    report, requests = long_run.report, long_run.requests
 
     assert report["status"] == "success"
     assert report["usage"]["compactions"] >= 4
-    requests = [r["messages"] for r in caching_model.tool_requests]
     last = requests[-1]
     assert last[:2] == requests[0][:2]  # the system prompt and the task, word for word
     later = json.dumps(last[2:])
@@ -199,7 +229,7 @@ def test_a_long_run_keeps_the_task_reflections_last_steps_and_current_text_of_ch
     # the text of each changed file as it is now, line by line as read_file shows it (the
     # steps that changed them were dropped from the request long ago)
     changed = {
-        "notes/plan.md": plan.replace("- step 3:", "- step 3 (done):"),
+        "notes/plan.md": PLAN.replace("- step 3:", "- step 3 (done):"),
         "src/semver/version.py": VERSION_PY.replace(FIXED_LINE_OLD, FIXED_LINE_NEW),
     }
     for rel, text in changed.items():
@@ -239,7 +269,9 @@ def test_context_files_are_shown_within_a_budget_and_big_file_reads_come_in_wind
     sample_repo.commit({"src/semver/big.py": big_py, "big.txt": big}, "big files")
     model_env.add(Reply(tool_calls=[call("read_file", path="big.txt")]), Reply("done"))
     spec = sample_repo.write_spec(
-        context=["src/semver/big.py", "src/semver/version.py"], limits={"max_iterations": 1}
+        context=["src/semver/big.py", "src/semver/version.py"],
+        validation=QUICK_GATE,  # what the gate finds is not the subject
+        limits={"max_iterations": 1},
     )
 
     run(sample_repo, spec)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import VERSION_FILE, SampleRepo
+from sample_repo import QUICK_GATE, VERSION_FILE, SampleRepo
 
 from codegen_ci.agent.model import OpenAIChatModel, billed_tokens, cost_usd
 from codegen_ci.cli import cli
@@ -94,13 +94,15 @@ def caching_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedModelServ
 def reading_run(
     sample_repo: SampleRepo, server: ScriptedModelServer, name: str, **overrides: Any
 ) -> tuple[int, dict[str, Any]]:
-    """A turn of 12 reads (no fix, one round) with a house model priced 10 (input), 1 (cached)."""
+    """A turn of 12 reads (no fix, one round) with a house model priced 10 (input), 1 (cached);
+    what the gate finds is not the subject (a gate of exit codes)."""
     server.script.clear()
     server.add(*[Reply(tool_calls=[call("read_file", path=VERSION_FILE)])] * 12, Reply("done"))
     spec = sample_repo.write_spec(
         f"{name}.yaml",
         title=f"Cost {name}",
         model={"name": "house", "price": HOUSE_PRICE},
+        validation=QUICK_GATE,
         limits={"max_iterations": 1, **overrides},
     )
     out = sample_repo.tmp / f"out-{name}"

@@ -1,5 +1,6 @@
 """A run's commit says what changed, and running the same task again updates its branch
-instead of piling up `-2`, `-3` branches; a branch with someone's own work is never reset."""
+instead of piling up `-2`, `-3` branches; a branch with someone's own work is never reset.
+What the gate finds is not their subject: a gate of exit codes (QUICK_GATE)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from typing import Any
 
 from click.testing import CliRunner
-from sample_repo import FIX, SampleRepo, fixing_script
+from sample_repo import FIX, QUICK_GATE, SampleRepo, fixing_script
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
@@ -16,7 +17,9 @@ BRANCH = "codegen/fix-the-patch-reset-in-bump-minor"
 
 
 def run(repo: SampleRepo, spec_name: str = "spec.yaml", **fields: object) -> tuple[int, str]:
-    spec = repo.write_spec(spec_name, title="Fix the patch reset in bump_minor", **fields)
+    spec = repo.write_spec(
+        spec_name, title="Fix the patch reset in bump_minor", validation=QUICK_GATE, **fields
+    )
     result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(repo.path)])
     return result.exit_code, result.output
 
@@ -90,7 +93,7 @@ def test_a_run_whose_branch_is_deleted_under_it_leaves_nothing_in_the_next_runs_
 
     model_env.add(deleting, Reply("Fixed."), *fixing_script())
     out = sample_repo.tmp / "out"
-    spec = sample_repo.write_spec(title="Fix the patch reset in bump_minor")
+    spec = sample_repo.write_spec(title="Fix the patch reset in bump_minor", validation=QUICK_GATE)
     first = CliRunner().invoke(
         cli, ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
     )

@@ -1,5 +1,6 @@
 """Faults end cleanly, limits hold, nothing is lost: `codegen-ci run` end to end against the
-scripted model server, a real git repository and real processes."""
+scripted model server, a real git repository and real processes. What the gate finds is not
+their subject: a gate of exit codes (QUICK_GATE) unless a test names its own test command."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, QUICK_GATE, SampleRepo
 from tests.workspace.test_proc import wait_gone
 
 from codegen_ci.cli import cli
@@ -50,19 +52,72 @@ def tool_results(request: dict[str, Any]) -> str:
     return "\n".join(str(m["content"]) for m in request["messages"] if m["role"] == "tool")
 
 
-def test_rate_limits_with_retry_after_then_success(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
+@dataclass(frozen=True)
+class FaultyRun:
+    """A run several tests only read: its exit code, output, report, output directory and
+    what the model server was sent."""
+
+    code: int
+    output: str
+    report: dict[str, Any]
+    out: Path
+    requests: list[dict[str, Any]]  # every request
+    tool_requests: list[dict[str, Any]]  # those that offered tools: the conversation's steps
+    sizes: list[int]
+
+
+@pytest.fixture(scope="module")
+def shared_runs() -> dict[str, FaultyRun]:
+    """Runs several tests only read, made once per module (per xdist worker) by the first
+    test that needs one, in that test's isolated environment."""
+    return {}
+
+
+NOISY = f"{sys.executable} -c \"print('spam ' * 1_000_000)\""  # 5 MB
+# Three cases planted in one run, each asserted on its own by its test: four rate limits
+# before the first answer (requests 0-3), a malformed and an unknown tool call (4, 5), a
+# command with huge output (6), then the fix (7) and the answer (8).
+RATE_LIMITED, MALFORMED, UNKNOWN, NOISY_AT = 4, 4, 5, 6
+
+
+@pytest.fixture
+def faulty_run(
+    shared_runs: dict[str, FaultyRun], sample_repo: SampleRepo, model_env: ScriptedModelServer
+) -> FaultyRun:
+    if "faulty" in shared_runs:
+        return shared_runs["faulty"]
     busy = HttpError(
         429, error_body("Rate limit reached", "rate_limit_exceeded"), {"retry-after": "0"}
     )
-    model_env.add(busy, busy, busy, busy, Reply(tool_calls=[FIX]), Reply("Fixed."))
+    model_env.add(
+        *[busy] * RATE_LIMITED,
+        Reply(tool_calls=[("edit_file", '{"path": "src/semver/version.py", "old_te')]),
+        Reply(tool_calls=[call("delete_everything", path=".")]),
+        Reply(tool_calls=[call("run_command", command=NOISY)]),
+        Reply(tool_calls=[FIX]),
+        Reply("Fixed."),
+    )
+    code, output, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
+    shared_runs["faulty"] = FaultyRun(
+        code,
+        output,
+        report,
+        sample_repo.tmp / "out",
+        list(model_env.requests),
+        list(model_env.tool_requests),
+        list(model_env.request_sizes),
+    )
+    return shared_runs["faulty"]
 
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
+
+def test_rate_limits_with_retry_after_then_success(faulty_run: FaultyRun) -> None:
+    code, output, report = faulty_run.code, faulty_run.output, faulty_run.report
 
     assert code == 0, output
     assert report["status"] == "success" and report["commit"]
-    assert len(model_env.requests) == 6
+    # every rate-limited request retried, then the run's five steps
+    assert len(faulty_run.requests) == RATE_LIMITED + 5
+    assert all(r == faulty_run.requests[0] for r in faulty_run.requests[1 : RATE_LIMITED + 1])
 
 
 def test_server_errors_forever_exit_3_with_the_cause(
@@ -71,7 +126,7 @@ def test_server_errors_forever_exit_3_with_the_cause(
     head = sample_repo.head()
     model_env.add(*[HttpError(500, error_body("The server had an error"))] * 10)
 
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
+    code, output, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 3, output
     assert report["status"] == "error" and report["reason"] == "error"
@@ -91,7 +146,7 @@ def test_insufficient_quota_fails_fast(
     )
     model_env.add(*[HttpError(429, quota, {"retry-after": "1"})] * 6)
 
-    code, _, report = run_cli(sample_repo, sample_repo.write_spec())
+    code, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 3
     assert len(model_env.requests) == 1  # no retry, so no retry-after wait either
@@ -123,41 +178,21 @@ def test_hanging_test_command_and_its_grandchild_are_killed(
 
 
 def test_malformed_and_unknown_tool_calls_are_errors_the_model_reads(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    faulty_run: FaultyRun,
 ) -> None:
-    model_env.add(
-        Reply(tool_calls=[("edit_file", '{"path": "src/semver/version.py", "old_te')]),
-        Reply(tool_calls=[call("delete_everything", path=".")]),
-        Reply(tool_calls=[FIX]),
-        Reply("Fixed."),
-    )
-
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
-
-    assert code == 0, output
-    assert report["status"] == "success"
-    requests = model_env.tool_requests
-    assert "malformed JSON arguments for edit_file" in tool_results(requests[1])
-    assert "unknown tool 'delete_everything'" in tool_results(requests[2])
+    assert faulty_run.code == 0, faulty_run.output
+    assert faulty_run.report["status"] == "success"
+    requests = faulty_run.tool_requests
+    assert "malformed JSON arguments for edit_file" in tool_results(requests[MALFORMED + 1])
+    assert "unknown tool 'delete_everything'" in tool_results(requests[UNKNOWN + 1])
 
 
-def test_huge_command_output_keeps_the_next_request_small(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    noisy = f"{sys.executable} -c \"print('spam ' * 1_000_000)\""  # 5 MB
-    model_env.add(
-        Reply(tool_calls=[call("run_command", command=noisy)]),
-        Reply(tool_calls=[FIX]),
-        Reply("Fixed."),
-    )
-
-    code, output, _ = run_cli(sample_repo, sample_repo.write_spec())
-
-    assert code == 0, output
-    first, second = model_env.request_sizes[:2]
+def test_huge_command_output_keeps_the_next_request_small(faulty_run: FaultyRun) -> None:
+    assert faulty_run.code == 0, faulty_run.output
+    first, second = faulty_run.sizes[NOISY_AT : NOISY_AT + 2]
     assert second - first < 20_000
-    assert "bytes of output cut" in tool_results(model_env.tool_requests[1])
-    logs = list((sample_repo.tmp / "out" / "logs").glob("agent-command-*.log"))
+    assert "bytes of output cut" in tool_results(faulty_run.tool_requests[NOISY_AT + 1])
+    logs = list((faulty_run.out / "logs").glob("agent-command-*.log"))
     # On disk: the head and the tail, and a count of what lies between (the on-disk cap).
     assert logs and 500_000 < logs[0].stat().st_size < 1_000_000
     assert "bytes omitted here" in logs[0].read_text()
@@ -168,7 +203,9 @@ def test_token_budget_stops_the_run_and_keeps_its_work(
 ) -> None:
     head = sample_repo.head()
     model_env.add(Reply(tool_calls=[FIX], prompt_tokens=4_900), Reply("Fixed."))
-    spec = sample_repo.write_spec(limits={"max_iterations": 3, "max_tokens": 5_000})
+    spec = sample_repo.write_spec(
+        validation=QUICK_GATE, limits={"max_iterations": 3, "max_tokens": 5_000}
+    )
 
     code, output, report = run_cli(sample_repo, spec)
 
@@ -191,6 +228,7 @@ def test_cost_budget_with_spec_prices(
 ) -> None:
     model_env.add(Reply(tool_calls=[call("list_files")], prompt_tokens=1_000_000), Reply("?"))
     spec = sample_repo.write_spec(
+        validation=QUICK_GATE,
         model={"name": "house-model", "price": {"prompt": 1.0, "completion": 2.0}},
         limits={"max_cost_usd": 0.5, "max_tokens": 10_000_000},
     )
@@ -227,7 +265,7 @@ def test_sigterm_writes_the_report_then_resume_completes(
         "-m",
         "codegen_ci",
         "run",
-        str(sample_repo.write_spec()),
+        str(sample_repo.write_spec(validation=QUICK_GATE)),
         "--repo",
         str(sample_repo.path),
         "--output-dir",
@@ -270,7 +308,7 @@ def test_sigterm_writes_the_report_then_resume_completes(
 
 def test_wall_clock_budget(sample_repo: SampleRepo, model_env: ScriptedModelServer) -> None:
     model_env.add(Reply(tool_calls=[call("run_command", command="sleep 2")]), Reply("?"))
-    spec = sample_repo.write_spec(limits={"timeout_minutes": 0.025})
+    spec = sample_repo.write_spec(validation=QUICK_GATE, limits={"timeout_minutes": 0.025})
 
     code, _, report = run_cli(sample_repo, spec)
 

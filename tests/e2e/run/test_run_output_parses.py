@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from sample_repo import SampleRepo, fixing_script
+from sample_repo import QUICK_GATE, SampleRepo, fixing_script
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
@@ -28,7 +28,8 @@ def test_a_model_message_with_an_auth_header_keeps_the_transcript_valid_and_resu
 ) -> None:
     model_env.add(Reply(BEARER_TEXT))
     out = sample_repo.tmp / "run"
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+    # what the gate finds is not the subject here (it is the next test's): its exit code
+    spec = sample_repo.write_spec(validation=QUICK_GATE, limits={"max_iterations": 1})
 
     code, output = invoke(
         "run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)
