@@ -17,6 +17,8 @@ def test_only_bwraps_own_words_about_a_place_that_is_gone_name_it(tmp_path: Path
         f'Unable to find "/newroot{gone}" in mount table\n'
     )
     assert vanished_place(remounted) == gone  # seen at -n 8: /run/secrets made and removed
+    tmpfs = f"bwrap: Can't mount tmpfs on /newroot{gone}: No such file or directory\n"
+    assert vanished_place(tmpfs) == gone  # seen at -n 4: /var/lib/cloud made and removed
     sock = tmp_path / "agent.sock"
     assert vanished_place(f"bwrap: Can't create file at {sock}: Read-only file system") == sock
     # the place is there, and a command's output follows: the command printed these words

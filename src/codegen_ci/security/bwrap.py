@@ -164,7 +164,8 @@ def devices_are_ours() -> bool:
 # Or, gone between bwrap's mount and its read-only remount: "Can't remount readonly on
 # /newroot/run/secrets: Unable to find "/newroot/run/secrets" in mount table".
 _VANISHED = re.compile(
-    r"bwrap: Can't (?:mkdir |create file at |remount readonly on /newroot)(/[^\n]*?): [^\n]*"
+    r"bwrap: Can't (?:mkdir |create file at |(?:remount readonly|mount tmpfs) on /newroot)"
+    r"(/[^\n]*?): [^\n]*"
 )
 # bwrap's options that take a destination as their last argument, and how many arguments.
 _MOUNTS = {"--tmpfs": 1, "--remount-ro": 1, "--ro-bind": 2, "--bind": 2, "--dev-bind": 2}
