@@ -1,7 +1,7 @@
 """The wheel, built once per test session and installed alone in one fresh virtualenv, the way
 a user gets codegen-ci from `pip install codegen-ci`: runtime dependencies only, no test
-extras, so no pytest (`install_alone` with pip, `install_with_pipx` with pipx). Under xdist the
-workers share the build through a lock file."""
+extras, so no pytest (`install_with_pipx`). Under xdist the workers share the build and the
+install through lock files."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # autouse fixture later replaces with a temporary one.
 START_ENV = dict(os.environ)
 PIP_TIMEOUT = 900
+# pip's own work that no install test is about: no version check, and no byte-compiling of
+# every installed file (`--no-compile`; Python compiles what it imports when it imports it).
+PIP_QUIET = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_COMPILE": "0"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def clean_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def pip(*args: str, python: str = sys.executable) -> None:
-    env = {**clean_env(START_ENV), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {**clean_env(START_ENV), **PIP_QUIET}
     proc = subprocess.run(
         [python, "-m", "pip", *args], env=env, capture_output=True, text=True, timeout=PIP_TIMEOUT
     )
@@ -79,46 +82,14 @@ def locked(path: Path) -> Iterator[None]:
 
 
 def build_wheel(shared: Path) -> Path:
-    """The project's wheel (hatchling), built once into `shared`, and beside it a wheelhouse
-    with its runtime dependencies (and pip, which pipx installs into its shared libraries):
-    resolved against the index once, so each install after that is offline."""
-    dist, house = shared / "dist", shared / "wheelhouse"
+    """The project's wheel (hatchling), built once into `shared`."""
+    dist = shared / "dist"
     with locked(shared / "wheel.lock"):
-        if not (house / "complete").exists():
+        if not (dist / "complete").exists():
             pip("wheel", "--no-deps", "--quiet", "--wheel-dir", str(dist), str(ROOT))
-            (wheel,) = dist.glob("codegen_ci-*.whl")
-            pip("wheel", "--quiet", "--wheel-dir", str(house), str(wheel))
-            pip("download", "--no-deps", "--quiet", "--dest", str(house), "pip")
-            (house / "complete").touch()
+            (dist / "complete").touch()
     (wheel,) = dist.glob("codegen_ci-*.whl")
     return wheel
-
-
-def offline(shared: Path) -> list[str]:
-    """pip arguments that install from the wheelhouse only."""
-    return ["--no-index", "--find-links", str(shared / "wheelhouse")]
-
-
-def install_alone(shared: Path) -> Installed:
-    """A fresh virtualenv with the wheel and its runtime dependencies only, made once."""
-    wheel = build_wheel(shared)
-    venv = shared / "venv"
-    with locked(shared / "venv.lock"):
-        if not (venv / "installed").exists():
-            subprocess.run(
-                [sys.executable, "-m", "venv", "--clear", str(venv)],
-                check=True,
-                env=clean_env(START_ENV),
-            )
-            pip(
-                "install",
-                "--quiet",
-                *offline(shared),
-                str(wheel),
-                python=str(venv / "bin" / "python"),
-            )
-            (venv / "installed").touch()
-    return Installed(venv, wheel)
 
 
 def run_tool(
@@ -135,10 +106,11 @@ def run_tool(
 
 
 def install_with_pipx(shared: Path) -> Installed:
-    """The wheel installed by `pipx install` (docs/install.md's way for use), offline from the
-    wheelhouse, once: pipx's own virtualenv (`PIPX_HOME` and `PIPX_BIN_DIR` under `shared`)
-    holds the wheel and its runtime dependencies only, so it is also the fresh virtualenv the
-    wheel-alone tests run the tool from. Its `codegen-ci` on PATH is `pipx_bin(shared)`."""
+    """The wheel installed by `pipx install` (docs/install.md's way for use), once, its runtime
+    dependencies resolved by pip against the configured index: pipx's own virtualenv
+    (`PIPX_HOME` and `PIPX_BIN_DIR` under `shared`) holds the wheel and its runtime dependencies
+    only, so it is also the fresh virtualenv the wheel-alone tests run the tool from. Its
+    `codegen-ci` on PATH is `pipx_bin(shared)`."""
     wheel = build_wheel(shared)
     home = shared / "pipx"
     venv = home / "venvs" / "codegen-ci"
@@ -149,10 +121,9 @@ def install_with_pipx(shared: Path) -> Installed:
                 "PIPX_HOME": str(home),
                 "PIPX_BIN_DIR": str(pipx_bin(shared)),
                 "PIPX_MAN_DIR": str(shared / "pipx-man"),
-                "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                **PIP_QUIET,
             }
-            pip_args = " ".join(offline(shared))
-            command = [sys.executable, "-m", "pipx", "install", "--pip-args", pip_args, str(wheel)]
+            command = [sys.executable, "-m", "pipx", "install", str(wheel)]
             proc = subprocess.run(
                 command, env=env, capture_output=True, text=True, timeout=PIP_TIMEOUT
             )

@@ -15,7 +15,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from install_env import START_ENV, Installed, clean_env, install_with_pipx, pipx_bin, run_tool
+from install_env import (
+    PIP_QUIET,
+    START_ENV,
+    Installed,
+    clean_env,
+    install_with_pipx,
+    pipx_bin,
+    run_tool,
+)
 from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, PYTEST, SampleRepo
 from sandbox_attacks import path_without_bwrap
 
@@ -228,6 +236,7 @@ def test_readmes_first_command_runs_confined_without_bubblewrap_and_without_root
         tmp.mkdir()  # a fresh machine's: nothing another user left in a shared /tmp
         env = {
             **clean_env(START_ENV),
+            **PIP_QUIET,  # pip's own work, not the README's command: that runs as written
             "HOME": str(home),
             "TMPDIR": str(tmp),
             "PATH": path_without_bwrap(top),
@@ -269,7 +278,7 @@ def test_the_documented_pinned_git_install_works(tmp_path: Path) -> None:
         [str(venv / "bin" / "python"), "-m", *pinned],
         capture_output=True,
         text=True,
-        env=clean_env(START_ENV),
+        env={**clean_env(START_ENV), **PIP_QUIET},
         timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
