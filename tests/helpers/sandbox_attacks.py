@@ -20,6 +20,8 @@ from click.testing import CliRunner
 from sample_repo import PYTEST, SampleRepo
 
 from codegen_ci.cli import cli
+from codegen_ci.security.bwrap import argv_again
+from codegen_ci.security.sandbox import Sandbox
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 
 
@@ -237,3 +239,26 @@ def path_without_bwrap(into: Path) -> str:
         p for p in os.environ["PATH"].split(os.pathsep) if p and not (Path(p) / "bwrap").exists()
     ]
     return os.pathsep.join([str(bin_dir), *kept])
+
+
+def run_inside(sandbox: Sandbox, work: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """`script` through `/bin/sh` inside `sandbox` from `work`, run again as the tool runs its
+    commands (workspace/proc.py) when bubblewrap failed on a place that went away since its
+    argv was made (security/bwrap.argv_again): another test, on another worker, makes and
+    removes such places (/run/secrets, /var/lib/cloud: test_machine_secrets.py)."""
+    argv = [*sandbox.prefix(work, network=False), "/bin/sh", "-c", script]
+    for _ in range(5):
+        proc = subprocess.run(
+            argv,
+            env=sandbox.environment(os.environ),
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        again = argv_again(argv, proc.stderr) if proc.returncode == 1 else None
+        if again is None:
+            return proc
+        argv = again
+    return proc

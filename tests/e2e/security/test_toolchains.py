@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from gate_repos import run_cli
 from sample_repo import SampleRepo, fixing_script
+from sandbox_attacks import run_inside
 
-from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.security.sandbox import open_sandbox
 from codegen_ci.testing.scripted_model import ScriptedModelServer
 from codegen_ci.workspace.worktree import attach_worktree
 
@@ -41,18 +42,6 @@ def confined(
     work = tmp_path / "work"
     work.mkdir()
     yield home, work
-
-
-def run_inside(sandbox: Sandbox, work: Path, script: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*sandbox.prefix(work, network=False), "/bin/sh", "-c", script],
-        env=sandbox.environment(os.environ),
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def rustup_layout(home: Path) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from eco_projects import JEST_CONFIG, _git_repo, npm_packages
+from sandbox_attacks import run_inside
 
-from codegen_ci.security.sandbox import Sandbox, open_sandbox
+from codegen_ci.security.sandbox import open_sandbox
 from codegen_ci.workspace.worktree import attach_worktree
 
 pytestmark = pytest.mark.e2e
@@ -27,18 +28,6 @@ TEST = 'import {{ twice }} from "./m{i}";\n\ntest("twice", () => expect(twice(2)
 @pytest.fixture(scope="module")
 def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return npm_packages(tmp_path_factory.getbasetemp().parent / "ecosystems")
-
-
-def run_inside(sandbox: Sandbox, work: Path, script: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*sandbox.prefix(work, network=False), "/bin/sh", "-c", script],
-        env=sandbox.environment(os.environ),
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def transformed(tmp: Path) -> dict[str, int]:
