@@ -154,10 +154,16 @@ def write_attempts(repo: SampleRepo, tmp: Path) -> tuple[str, list[Path]]:
 def recording(
     server: socket.socket, *, datagrams: bool = False, answer: bytes = b""
 ) -> Iterator[list[bytes]]:
-    """What a bound `server` receives, recorded by a daemon thread until the block ends (then
-    the socket is closed): the first 100 bytes of each connection (`answer` sent back), or
-    each datagram. The listeners of this module, kernel_attacks.py and the tests share it."""
+    """What a bound `server` receives, recorded by a thread until the block ends (then, what is
+    still queued taken, the thread ends and the socket is closed): the first 100 bytes of each
+    connection (`answer` sent back), or each datagram. The listeners of this module,
+    kernel_attacks.py and the tests share it. The thread ends before the socket is closed: a
+    thread left waiting in accept() would take the connections of a later test's socket given
+    the same descriptor number (seen in the full suite: an [off] control's listener saw nothing
+    while its command connected, and an agent answered that recorded nothing)."""
     received: list[bytes] = []
+    stop = threading.Event()
+    server.settimeout(0.05)
 
     def serve() -> None:
         while True:
@@ -166,17 +172,28 @@ def recording(
                     received.append(server.recv(100))
                     continue
                 conn, _ = server.accept()
+            except TimeoutError:
+                if stop.is_set():
+                    return  # nothing more queued
+                continue
             except OSError:
                 return
             with conn:
-                received.append(conn.recv(100))
-                if answer:
-                    conn.sendall(answer)
+                conn.settimeout(5)
+                try:
+                    received.append(conn.recv(100))
+                    if answer:
+                        conn.sendall(answer)
+                except OSError:
+                    pass
 
-    threading.Thread(target=serve, daemon=True).start()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
     try:
         yield received
     finally:
+        stop.set()
+        thread.join(10)
         server.close()
 
 
