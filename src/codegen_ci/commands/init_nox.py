@@ -5,7 +5,7 @@ repository's interpreter instead, as tox's do.
 
 `noxfile.py` is the repository's code: it is read with `ast`, never imported or run. A session
 is a function decorated with `@nox.session` (or `@session`), named by its `name=` or its
-function name; `nox -s a b`, `--session a`, `-k`-less `-e`/`--sessions` name sessions, and with
+function name; `nox -s a b`, `--session a`, `-e a,b` and `--sessions a` name sessions, and with
 none named nox runs `nox.options.sessions`, else every session not marked `default=False`.
 Each `session.run(...)` of a session's body is a command when its arguments are plain: string
 literals, `*session.posargs` (the arguments after CI's `--`), and `*NAME` of a list or tuple of
