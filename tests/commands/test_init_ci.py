@@ -1148,3 +1148,40 @@ def test_variables_ci_sets_are_written_out_and_a_report_outside_moves_inside(
     out = " ".join(result.output.split())
     assert 'left out: go install "gotest.tools/gotestsum@v1.8.2"' in out
     assert "PACKAGE_NAMES" not in out and "GTS=" not in out  # an assignment is no command
+
+
+def test_a_tox_suite_of_the_installed_package_runs_the_checkouts(tmp_path: Path) -> None:
+    """mahmoud/boltons: tox runs `pytest --doctest-modules {env_site_packages_dir}/boltons
+    {tox_root}/tests` (the doctests of the installed copy) for a matrix of Pythons. The
+    checkout's package is what a run imports, so that is the command, once; a package the
+    checkout does not hold stays tox's to resolve."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'boltons'\nversion = '1'\n")
+    (tmp_path / "boltons").mkdir()
+    (tmp_path / "boltons" / "__init__.py").write_text("")
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenvlist = py311,py312,other\n\n"
+        "[testenv]\nchangedir = .tox\ndependency_groups = dev\n"
+        "commands = pytest --doctest-modules {env_site_packages_dir}/boltons "
+        "{tox_root}/tests {posargs}\n\n"
+        "[testenv:other]\ncommands = pytest {envsitepackagesdir}/elsewhere\n"
+    )
+    workflow(
+        tmp_path,
+        "Tests",
+        {
+            "tests": job(
+                {"run": "uvx --with tox-uv tox -e ${{ matrix.tox }}"},
+                strategy={"matrix": {"include": [{"tox": "py312"}, {"tox": "py311"}]}},
+            ),
+            "other": job({"run": "uvx --with tox-uv tox -e other"}),
+        },
+    )
+
+    result = init(tmp_path)
+
+    validation = validation_of(tmp_path)
+    assert validation["test"] == [
+        "python -m pytest --doctest-modules boltons ./tests",
+        "tox -e other",  # as before: tox's own command where its env cannot be unfolded
+    ]
+    assert "tox env other: pytest {envsitepackagesdir}/elsewhere" in result.output

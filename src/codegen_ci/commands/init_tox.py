@@ -7,7 +7,10 @@ repository's interpreter instead.
 tox passes each command as an argument vector, not through a shell, so the vectors are written
 back with every argument quoted (`pytest 'tests/*.py'` keeps its glob for pytest, as tox does).
 Substitutions are resolved where they are plain (`{posargs}` and its default, `{toxinidir}`,
-`{envpython}`); a line with any other is left out, as are lines whose failure tox ignores
+`{envpython}`); the installed package `{env_site_packages_dir}/NAME` (a suite run against the
+installed copy, not the checkout: boltons' `pytest --doctest-modules
+{env_site_packages_dir}/boltons`) is the checkout's `NAME` (or `src/NAME`), where a run imports
+the project from; a line with any other is left out, as are lines whose failure tox ignores
 (`- cmd`) and environments that build, publish or serve documents. An environment's `setenv`
 (`set_env`) goes in front of each of its commands as assignments (`THREADING_TESTS=1 pytest`):
 tox runs the commands with it, and a test may read it; a value with a substitution only tox
@@ -34,6 +37,7 @@ POSARGS = re.compile(r"\{posargs(?::([^{}]*))?\}")
 PLAIN = {"{toxinidir}": ".", "{tox_root}": ".", "{envpython}": "python", "{env_python}": "python"}
 BINDIR = re.compile(r"\{env_?bin_?dir\}/")
 OTHER = re.compile(r"\{[^{}]*\}")
+SITE_PACKAGE = re.compile(r"\{env_?site_?packages_?dir\}/([A-Za-z_]\w*(?:\.py)?)(?=$|/)")
 FACTOR_LINE = re.compile(r"^(!?[\w.-]+(?:,!?[\w.-]+)*):\s+(.*)$")
 LINT_ENV = re.compile(
     r"^(?:lint|linters?|flake8|mypy|types?|typing|typecheck|style|format|fmt|pep8|pylint|"
@@ -78,7 +82,7 @@ def tox_envs(
             found.left_out.append(LeftOut(f"tox env {name}", "builds, publishes or serves"))
             continue
         assignments = _assignments(config.variables, name, found)
-        for argv in _commands(envs, name, found):
+        for argv in _commands(root, envs, name, found):
             take(root, found, f"tox env {name}", name, quote_argv(argv), assignments, seen, prefer)
     return found
 
@@ -241,7 +245,7 @@ def _expand_names(names: list[str]) -> list[str]:
     return list(dict.fromkeys(e for e in expanded if e))
 
 
-def _commands(envs: Raw, name: str, found: Unfolded) -> list[list[str]]:
+def _commands(root: Path, envs: Raw, name: str, found: Unfolded) -> list[list[str]]:
     raw = envs.get(name, envs.get("*", []))
     factors = set(name.split("-"))
     commands = []
@@ -266,6 +270,7 @@ def _commands(envs: Raw, name: str, found: Unfolded) -> list[list[str]]:
                 argv = shlex.split(text)
             except ValueError:
                 continue
+        argv = [SITE_PACKAGE.sub(lambda m: _checkout_package(root, m), a) for a in argv]
         # an option only tox can fill in (`--basetemp={env_tmp_dir}`) goes; the command stays
         argv = [a for a in argv if not (a.startswith("-") and OTHER.search(a))]
         text = " ".join(argv)
@@ -276,6 +281,16 @@ def _commands(envs: Raw, name: str, found: Unfolded) -> list[list[str]]:
             continue
         commands.append(argv)
     return commands
+
+
+def _checkout_package(root: Path, match: re.Match[str]) -> str:
+    """The checkout's copy of the installed package `match` names (its folder or module, at
+    the top or under `src/`), else the substitution unchanged (the line is then left out)."""
+    for place in (match[1], f"src/{match[1]}"):
+        path = root / place
+        if path.is_file() if place.endswith(".py") else path.is_dir():
+            return place
+    return match[0]
 
 
 def _factor_matches(factor: str, factors: set[str]) -> bool:
