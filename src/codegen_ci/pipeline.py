@@ -220,7 +220,9 @@ def _places(ctx: RunContext, sandbox: Sandbox | None) -> Places:
     tree = ctx.worktree
     writable = sandbox.scratch if sandbox and sandbox.enabled else Path(tempfile.gettempdir())
     checkout = isolated_repo.dependencies_of(ctx.repo)  # a repository of ours: the user's
-    return Places(tree.path, tree.links, (writable,), frozenset(tree.changed_paths()), checkout)
+    loopback = sandbox.loopback if sandbox else None
+    changed = frozenset(tree.changed_paths())
+    return Places(tree.path, tree.links, (writable,), changed, checkout, loopback)
 
 
 def _first_prompt(spec: Spec, ctx: RunContext) -> str:

@@ -85,3 +85,75 @@ def test_a_lint_whose_process_pool_is_refused_is_left_to_the_base_commits_check(
     failing lint is the base's (reported, never the model's); only test commands are asked."""
     found = find_problem(round_of(tmp_path, POOL_UNDER_LANDLOCK, [], kind="lint"), places(tmp_path))
     assert found is None
+
+
+# pytest 9's output for mahmoud/boltons' tests/test_socketutils.py::test_socketutils_netstring
+# (a server on 127.0.0.1) under codegen-ci's Landlock backend, no network, Python 3.11
+# (shortened): the socket() call itself is refused.
+SERVER_UNDER_LANDLOCK = """\
+__________________________ test_socketutils_netstring __________________________
+
+    def test_socketutils_netstring():
+        # Set up server
+>       server_socket = socket.socket()
+                        ^^^^^^^^^^^^^^^
+
+tests/test_socketutils.py:278:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+self = <socket.socket fd=-1, family=0, type=0, proto=0>
+family = <AddressFamily.AF_INET: 2>, type = <SocketKind.SOCK_STREAM: 1>
+proto = 0, fileno = None
+
+    def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
+        if fileno is None:
+            if proto == -1:
+                proto = 0
+>       _socket.socket.__init__(self, family, type, proto, fileno)
+E       PermissionError: [Errno 13] Permission denied
+
+/root/.pyenv/versions/3.11.7/lib/python3.11/socket.py:232: PermissionError
+FAILED tests/test_socketutils.py::test_socketutils_netstring - PermissionError: [Er...
+1 failed, 624 passed
+"""
+NETSTRING = Failure(
+    id="tests.test_socketutils::test_socketutils_netstring",
+    message="PermissionError: [Errno 13] Permission denied",
+)
+
+
+def test_a_socket_landlock_refused_is_the_environments_with_what_to_do(tmp_path: Path) -> None:
+    """boltons' own server on 127.0.0.1 under Landlock without the network: the right fix was
+    'stuck' for three rounds on failures no change could mend. Now an environment error."""
+    landlock = Places(tmp_path / "tree", (), (tmp_path / "scratch",), loopback="none")
+    problem = find_problem(round_of(tmp_path, SERVER_UNDER_LANDLOCK, [NETSTRING]), landlock)
+
+    assert problem is not None
+    message = problem.message()
+    assert "PermissionError: [Errno 13] Permission denied" in message
+    assert "refused the command a socket" in message and "not asked to fix it" in message
+    assert "bubblewrap" in message and "validation.network: [test]" in message
+    # Node's and Go's words for the same refusal
+    for line in (
+        "Error: listen EACCES: permission denied 127.0.0.1:3000",
+        "    server_test.go:12: listen tcp 127.0.0.1:0: socket: permission denied",
+    ):
+        log = SERVER_UNDER_LANDLOCK.replace(
+            "E       PermissionError: [Errno 13] Permission denied", line
+        )
+        assert find_problem(round_of(tmp_path, log, [NETSTRING]), landlock) is not None, line
+
+
+def test_a_refused_socket_is_the_codes_where_the_sandbox_gives_a_loopback(tmp_path: Path) -> None:
+    """Controls: bubblewrap gives each command a loopback of its own (and no sandbox, the
+    host's), so the same refusal there is the code's; and under Landlock a permission error on
+    a file of the repository beside a socket call says whose it is by its path."""
+    for loopback in ("own", None):
+        own = Places(tmp_path / "tree", (), (tmp_path / "scratch",), loopback=loopback)
+        assert find_problem(round_of(tmp_path, SERVER_UNDER_LANDLOCK, [NETSTRING]), own) is None
+    landlock = Places(tmp_path / "tree", (), (tmp_path / "scratch",), loopback="none")
+    denied = "E       PermissionError: [Errno 13] Permission denied: 'data/socket.cfg'"
+    log = SERVER_UNDER_LANDLOCK.replace(
+        "E       PermissionError: [Errno 13] Permission denied", denied
+    )
+    assert find_problem(round_of(tmp_path, log, [NETSTRING]), landlock) is None

@@ -53,6 +53,21 @@ SHM_ADVICE = (
     "keeps the machine's read-only. Install bubblewrap (docs/sandbox.md), or run with "
     "CODEGEN_SANDBOX=off where the machine is yours alone, then run again."
 )
+# Landlock gives a command without the network no inet socket at all (it cannot give it a
+# loopback of its own, as bubblewrap does): a test's own server on 127.0.0.1 fails with an
+# EACCES (EPERM) that names no path, next to the socket call that was refused.
+SOCKET_CALL = re.compile(
+    r"\b_?socket\b|\bsocket\.|\b(?:bind|listen|connect|dial|accept)\b|create_connection|"
+    r"create_server|\bTcp(?:Listener|Stream)\b|\bUdpSocket\b|\bnet\.(?:Listen|Dial)|"
+    r"127\.0\.0\.1|\blocalhost\b|\[::1\]"
+)
+_EPERM = re.compile(r"EPERM\b|Operation not permitted|\[Errno 1\]")
+LOOPBACK_ADVICE = (
+    "Landlock gives commands without the network no socket of their own, so a test's own "
+    "server on 127.0.0.1 cannot start. Install bubblewrap (each command gets a loopback of its "
+    "own; docs/sandbox.md), or give the tests the network (`validation.network: [test]`), "
+    "then run again."
+)
 NAMES = {
     "rofs": "EROFS (read-only file system)",
     "acces": "EACCES (permission denied)",
@@ -73,6 +88,7 @@ class Places:
     writable: tuple[Path, ...] = ()  # the sandbox's scratch (HOME, TMPDIR), or the temp dir
     changed: frozenset[str] = frozenset()  # relative paths the model (or its commands) changed
     checkout: Path | None = None  # the user's checkout: its dependency folders count as tools'
+    loopback: str | None = None  # the sandbox's (Sandbox.loopback): "none" under Landlock
 
 
 @dataclass(frozen=True)
@@ -87,13 +103,15 @@ class EnvironmentProblem:
         "repository or $TMPDIR, then run again (docs/ecosystems.md, 'Environment errors')."
     )
 
+    cause: str = "The command could not write where it needed to"
+
     def message(self) -> str:
         where = f" on {self.path}" if self.path else ""
         return (
             f"environment error: {self.errno}{where}\n  command ({self.kind}): {self.command}\n"
             f"  output: {self.line}\n"
-            "The command could not write where it needed to; that is not a failure of the "
-            f"code, and the model is not asked to fix it. {self.advice}"
+            f"{self.cause}; that is not a failure of the code, and the model is not asked to "
+            f"fix it. {self.advice}"
         )
 
 
@@ -106,6 +124,8 @@ def find_problem(rnd: Round, places: Places) -> EnvironmentProblem | None:
     for record in failed:
         log = output_tail(record, SCAN_CHARS)
         if record.kind == "test" and (found := _shared_memory(log, record)):
+            return found
+        if record.kind == "test" and places.loopback == "none" and (found := _socket(log, record)):
             return found
         if record.kind == "test" and junit:
             for failure in junit:
@@ -136,6 +156,28 @@ def _shared_memory(log: str, record: CommandResult) -> EnvironmentProblem | None
                 return EnvironmentProblem(
                     record.command, record.kind, kind, line.strip()[:300], SHM, SHM_ADVICE
                 )
+    return None
+
+
+def _socket(log: str, record: CommandResult) -> EnvironmentProblem | None:
+    """A socket the sandbox refused (Landlock, no network): an EACCES or EPERM line that names
+    no path, on or just below a line naming a socket call or the loopback address."""
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        match = ERRNO.search(line)
+        denied = (match is not None and match.lastgroup == "acces") or _EPERM.search(line)
+        if not denied or PATH.search(SOCKET_CALL.sub("", line)):
+            continue
+        if any(SOCKET_CALL.search(near) for near in lines[max(0, i - 3) : i + 1]):
+            return EnvironmentProblem(
+                record.command,
+                record.kind,
+                "permission denied",
+                line.strip()[:300],
+                None,
+                LOOPBACK_ADVICE,
+                cause="The sandbox refused the command a socket",
+            )
     return None
 
 
