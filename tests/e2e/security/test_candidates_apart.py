@@ -2,7 +2,11 @@
 worktree list`, branches, refs, every commit, the folders around it, the run's output) and try
 to break it. They find nothing of it, on both backends; the sibling's change is intact and
 chosen. Positive control: the same attack script, run unconfined against the layout it was
-written for (a sibling worktree of the same repository), finds the sibling and breaks it."""
+written for (a sibling worktree of the same repository), finds the sibling and breaks it.
+
+The attack is the subject, not the gate's verdict: the test command is a grep of the fixed line
+(sample_repo.QUICK_GATE; no test suite starts), and what the attack would break is read from
+the chosen branch itself."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, VERSION_FILE, SampleRepo
+from sample_repo import FIX, FIXED_LINE_NEW, FIXED_LINE_OLD, QUICK_GATE, VERSION_FILE, SampleRepo
 from sandbox_attacks import BACKENDS
 
 from codegen_ci.cli import cli
@@ -98,6 +102,7 @@ def test_a_candidate_cannot_find_read_or_break_its_sibling(
     model.add_for("evil", evil_attacks, evil_edits, Reply("Done."))
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
+        validation=QUICK_GATE,  # the module's docstring: the gate's verdict is not the subject
         candidates={"count": 2, "strategy": "race", "models": ["honest", "evil"], "concurrency": 2},
     )
 
@@ -155,6 +160,7 @@ def test_an_escalated_candidate_cannot_find_the_earlier_attempt(
     )
     spec = sample_repo.write_spec(
         limits={"max_iterations": 1},
+        validation=QUICK_GATE,  # `wrong` lacks the fixed line: the first candidate fails
         candidates={
             "count": 2,
             "strategy": "escalate",

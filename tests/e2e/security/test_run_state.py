@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import BACKENDS_AND_OFF, ONE_BACKEND
 
 from codegen_ci.cli import cli
@@ -24,7 +24,9 @@ def failed_run(repo: SampleRepo, out: Path, monkeypatch: pytest.MonkeyPatch) -> 
     # bubblewrap; no command a run.json named runs, confined or not)
     repo.proof = False
     monkeypatch.setenv("CODEGEN_SANDBOX", *ONE_BACKEND)
-    spec = repo.write_spec(limits={"max_iterations": 1})
+    # nor the gate's verdict: a grep of the fixed line decides it (no test suite starts); the
+    # poisoned `validation.test` below replaces that command
+    spec = repo.write_spec(limits={"max_iterations": 1}, validation=QUICK_GATE)
     result = CliRunner().invoke(
         cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out)]
     )
@@ -98,7 +100,7 @@ def test_the_run_directory_is_read_only_to_commands(
         "echo '{}' > \"$f\" && echo POISONED; done; echo ok > mine.txt && echo LOCAL"
     )
     model_env.add(Reply(tool_calls=[call("run_command", command=write), FIX]), Reply("ok"))
-    spec = sample_repo.write_spec()
+    spec = sample_repo.write_spec(validation=QUICK_GATE)  # nor is the gate's verdict
     result = CliRunner().invoke(cli, ["run", str(spec), "--repo", str(sample_repo.path)])
     assert result.exit_code == 0, result.output
     shown = next(m["content"] for m in model_env.requests[-1]["messages"] if m["role"] == "tool")

@@ -5,7 +5,8 @@ secret of its own, with the scripted model over HTTP, once with bubblewrap and o
 Landlock (in this process, sandbox_attacks.run_in_process, where the process takes no part;
 beside a process holding that secret where a command scans other processes' environment).
 Each has a positive control: the same run with `CODEGEN_SANDBOX=off` (the documented opt-out)
-shows the attack working.
+shows the attack working. Where the gate's verdict is not the subject, the test command is
+a grep of the fixed line (sample_repo.QUICK_GATE): no test suite starts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, PYTEST, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import (
     BACKENDS,
     BACKENDS_AND_OFF,
@@ -109,7 +110,7 @@ def test_a_models_commands_reach_no_environment_file_network_credential_or_outpu
         "HOME": str(tmp_path / "home"),
         "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
     }
-    spec = sample_repo.write_spec(validation={"test": [PYTEST], "timeout": 120, "network": []})
+    spec = sample_repo.write_spec(validation={**QUICK_GATE, "timeout": 120, "network": []})
     proc = launch(sample_repo, model_server, spec, sandbox=sandbox, extra=extra, shell=str(worker))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results_each(model_server)
@@ -170,7 +171,7 @@ def test_run_command_has_the_network_when_the_spec_allows_it(
     model_server.add(
         Reply(tool_calls=[call("run_command", command=connect(port)), FIX]), Reply("ok")
     )
-    spec = sample_repo.write_spec(validation={"test": [PYTEST], "network": ["run_command"]})
+    spec = sample_repo.write_spec(validation={**QUICK_GATE, "network": ["run_command"]})
     proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     time.sleep(0.2)
@@ -252,7 +253,7 @@ def test_without_bubblewrap_auto_confines_with_landlock(
             proc = run_in_process(
                 sample_repo,
                 model_server,
-                sample_repo.write_spec(),
+                sample_repo.write_spec(validation=QUICK_GATE),
                 extra={"CODEGEN_BWRAP": str(bwrap)},
             )
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -270,10 +271,10 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     sample_repo.proof = False  # which backend confines (or none) is the subject, not proof
     missing = {"CODEGEN_BWRAP": str(tmp_path / "no-such-bwrap")}
     no_landlock = [str(without_landlock(tmp_path))]
+    # the gate is not the subject: a grep of the fixed line (no test suite starts)
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
     model_server.add(Reply(tool_calls=[FIX]), Reply("ok"))
-    proc = launch(
-        sample_repo, model_server, sample_repo.write_spec(), extra=missing, through=no_landlock
-    )
+    proc = launch(sample_repo, model_server, spec, extra=missing, through=no_landlock)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "bubblewrap" in proc.stderr and "no Landlock" in proc.stderr
     assert "apt-get install bubblewrap" in proc.stderr and "lsm=landlock" in proc.stderr
@@ -286,24 +287,20 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
 
     # asking for one backend by name: no falling back to the other (in this process where no
     # seccomp filter is needed: the messages are the subject)
-    proc = run_in_process(
-        sample_repo, model_server, sample_repo.write_spec(), sandbox="bwrap", extra=missing
-    )
+    proc = run_in_process(sample_repo, model_server, spec, sandbox="bwrap", extra=missing)
     assert proc.returncode == 3 and "bubblewrap" in proc.stderr, proc.stdout + proc.stderr
-    proc = launch(
-        sample_repo, model_server, sample_repo.write_spec(), sandbox="landlock", through=no_landlock
-    )
+    proc = launch(sample_repo, model_server, spec, sandbox="landlock", through=no_landlock)
     assert proc.returncode == 3 and "no Landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the retired user mode is an unknown value (exit 2), never a silent fallback
-    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), sandbox="user")
+    proc = run_in_process(sample_repo, model_server, spec, sandbox="user")
     assert proc.returncode == 2 and "landlock" in proc.stderr, proc.stdout + proc.stderr
 
     # the explicit opt-out runs anyway, and says so
     proc = launch(
         sample_repo,
         model_server,
-        sample_repo.write_spec(),
+        spec,
         sandbox="off",
         extra=missing,
         through=no_landlock,
@@ -316,7 +313,7 @@ def test_with_neither_backend_the_run_fails_closed_unless_switched_off(
     proc = run_in_process(
         sample_repo,
         model_server,
-        sample_repo.write_spec(),
+        spec,
         extra={**missing, "INPUT_SANDBOX": "off"},
     )
     assert proc.returncode == 0 and "UNCONFINED" in proc.stderr, proc.stdout + proc.stderr

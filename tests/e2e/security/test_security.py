@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS, ONE_BACKEND, proof_spec
 
 from codegen_ci.cli import cli
@@ -357,7 +357,7 @@ def test_workflow_files_never_reach_the_commit(
         ),
         Reply("Done."),
     )
-    spec = sample_repo.write_spec()
+    spec = sample_repo.write_spec(validation=QUICK_GATE)  # the gate is not the subject
 
     code, output, out = run_cli(sample_repo, spec)
 
@@ -414,7 +414,7 @@ def test_config_and_hooks_planted_by_the_agent_are_undone(
     # no proof: what the commands plant is undone when each ends, before any git of ours; the
     # proof's git meets what is left after the round's, as the commit's does
     sample_repo.proof = False
-    spec = sample_repo.write_spec()
+    spec = sample_repo.write_spec(validation=QUICK_GATE)  # nor is the gate's verdict
 
     code, output, out = run_cli(sample_repo, spec)
 
@@ -479,9 +479,10 @@ def test_a_worktree_git_file_a_command_redirects_is_put_back(
     model_env.add(Reply(tool_calls=[call("run_command", command=redirect), FIX]), Reply("Done."))
 
     # no proof: the guard puts the `.git` file back when the command ends, before any git of
-    # ours; the proof's git meets what is left after the round's, as the commit's does
+    # ours; the proof's git meets what is left after the round's, as the commit's does; nor is
+    # the gate's verdict the subject: a grep of the fixed line
     sample_repo.proof = False
-    code, output, out = run_cli(sample_repo, sample_repo.write_spec())
+    code, output, out = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 0, output
     shown = tool_results(model_env, last_step=True)[0]

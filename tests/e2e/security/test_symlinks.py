@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, SampleRepo, sh
+from sample_repo import FIX, QUICK_GATE, SampleRepo, sh
 from sandbox_attacks import BACKENDS, ONE_BACKEND
 
 from codegen_ci.cli import cli
@@ -28,10 +28,11 @@ ESCAPING = {
 INSIDE = {"docs/readme.md": "../README.md"}
 
 
-def run(repo: SampleRepo) -> tuple[int, str, dict[str, Any]]:
+def run(repo: SampleRepo, **spec: object) -> tuple[int, str, dict[str, Any]]:
     out = repo.tmp / "out"
     result = CliRunner().invoke(
-        cli, ["run", str(repo.write_spec()), "--repo", str(repo.path), "--output-dir", str(out)]
+        cli,
+        ["run", str(repo.write_spec(**spec)), "--repo", str(repo.path), "--output-dir", str(out)],
     )
     return result.exit_code, result.output, json.loads((out / "report.json").read_text())
 
@@ -76,7 +77,7 @@ def test_symlinks_out_of_the_repository_are_not_committed(
         Reply("Fixed, and added some links."),
     )
 
-    code, output, report = run(sample_repo)
+    code, output, report = run(sample_repo, validation=QUICK_GATE)  # the gate: not the subject
 
     assert code == 0, output
     branch = report["branch"]
@@ -172,7 +173,7 @@ def test_search_files_never_reads_through_a_link(
         Reply("Done."),
     )
 
-    run(sample_repo)
+    run(sample_repo, validation=QUICK_GATE)  # the gate's verdict is not the subject either
 
     results = [m["content"] for m in model_env.requests[2]["messages"] if m["role"] == "tool"]
     searched = results[-1]

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from action_env import TOKEN, ActionWorld, open_world, push_branch
 from pr_loop_env import junit_zip, workflow_run_payload
-from sample_repo import FIX, VERSION_FILE, SampleRepo, fixing_script
+from sample_repo import FIX, QUICK_GATE, VERSION_FILE, SampleRepo, fixing_script
 from sandbox_attacks import BACKENDS, ONE_BACKEND, proof_spec, results, run_in_process
 
 from codegen_ci.publish import ci_artifacts
@@ -537,9 +537,10 @@ def test_a_fifo_in_place_of_the_git_file_neither_hangs_nor_is_written_through(
         Reply("Done."),
     )
     # no proof: the guard puts the `.git` file back when the command ends, before any git of
-    # ours; the proof's git comes after the round's, which already meets what is left
+    # ours; the proof's git comes after the round's, which already meets what is left; nor is
+    # the gate's verdict the subject: a grep of the fixed line (no test suite starts)
     sample_repo.proof = False
-    spec = sample_repo.write_spec(limits={"max_iterations": 1})
+    spec = sample_repo.write_spec(limits={"max_iterations": 1}, validation=QUICK_GATE)
     proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
