@@ -74,3 +74,41 @@ def test_a_semaphore_refused_by_the_sandbox_is_an_environment_error_not_the_mode
         for m in r["messages"]
         if m.get("role") == "user"
     )
+
+
+SERVES_ON_LOOPBACK = """\
+import socket
+
+
+def test_a_server_of_its_own():
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        assert server.getsockname()[1] > 0
+"""
+
+
+def test_a_socket_refused_by_landlock_is_an_environment_error_not_the_models(
+    sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for a test's own server on 127.0.0.1 (mahmoud/boltons' test_socketutils.py):
+    Landlock without the network refuses inet sockets, which no change can mend. (Bubblewrap
+    gives the command a loopback of its own: test_sandbox.py.)"""
+    sample_repo.proof = False
+    monkeypatch.setenv("CODEGEN_SANDBOX", "landlock")
+    sample_repo.commit({"tests/test_server.py": SERVES_ON_LOOPBACK}, "a test with a server")
+    model_env.add(Reply(tool_calls=[FIX]), Reply("fixed"), Reply("fixed"))
+    spec, out = sample_repo.write_spec(), sample_repo.tmp / "out"
+
+    result = CliRunner().invoke(
+        cli, ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]
+    )
+
+    report = json.loads((out / "report.json").read_text())
+    assert result.exit_code == 3, result.output
+    assert (report["status"], report["reason"], report["loopback"]) == (
+        "error",
+        "environment",
+        "none",
+    )
+    assert "refused the command a socket" in report["error"]
+    assert "validation.network: [test]" in report["error"]
+    assert report["iterations"] == 1 and len(model_env.tool_requests) == 2

@@ -98,13 +98,16 @@ def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", backend)
     repo = _git_repo(tmp_path / "project", project_files())
-    subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
     # the user's own TMPDIR, warm from a run outside (once per session: `users_tmp`)
     user_tmp = users_tmp
     users, entries = transformed(user_tmp), sorted(p.name for p in user_tmp.iterdir())
     assert users
     (tmp_path / "wt").mkdir(mode=0o700)
     tree, _ = attach_worktree(repo.path, tmp_path / "wt" / "tree", commit="HEAD")
+    # node_modules linked into the tree itself, not into the checkout: the worktree would copy
+    # a checkout's (workspace/dependency_links.py: 47 MB, ~1 CPU-s a copy, and its removal),
+    # which is not what this test is about; jest only reads it, the cache goes to TMPDIR
+    subprocess.run(["cp", "-al", str(node_modules), str(tree / "node_modules")], check=True)
     monkeypatch.setenv("TMPDIR", str(user_tmp))
     sandbox = open_sandbox(os.environ, git_dir=repo.path / ".git", checkout=repo.path)
     try:
