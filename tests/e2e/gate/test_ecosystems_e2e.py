@@ -141,6 +141,15 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
     assert "tests: unknown (no JUnit)" in message and "0/0" not in message
 
 
+@pytest.fixture(scope="module")
+def config_error_checkout(tmp_path_factory: pytest.TempPathFactory, node_modules: Path) -> Path:
+    """One TypeScript checkout for the jest commands that cannot run (a git repository and a
+    hard-linked node_modules of 5,700 files each: built once a worker, not once a case). A
+    run stopped by a config error leaves the checkout as it was (each case checks it), so the
+    cases do not see each other; each writes its spec and output in its own folder."""
+    return make_ts_repo(tmp_path_factory.mktemp("jest-config-errors"), node_modules).path
+
+
 @needs_node
 @pytest.mark.parametrize(
     ("command", "shown"),
@@ -155,17 +164,28 @@ def test_jest_without_junit_is_flagged_with_how_to_get_it(
     ],
 )
 def test_jest_that_cannot_run_is_a_config_error_before_any_model_call(
-    tmp_path: Path, node_modules: Path, model_env: ScriptedModelServer, command: str, shown: str
+    tmp_path: Path,
+    config_error_checkout: Path,
+    model_env: ScriptedModelServer,
+    command: str,
+    shown: str,
 ) -> None:
-    repo = make_ts_repo(tmp_path, node_modules)
-    spec = write_spec(repo, task=TS_TASK, validation={"test": [command], "junit": ["junit.xml"]})
+    shared = SampleRepo(
+        config_error_checkout, config_error_checkout.parent / "origin.git", tmp_path
+    )
+    status_before = shared.git("status", "--porcelain", "--ignored")
+    branches_before = shared.git("branch", "--list")
+    spec = write_spec(shared, task=TS_TASK, validation={"test": [command], "junit": ["junit.xml"]})
 
-    code, output, _, report = run_cli(repo, spec)
+    code, output, _, report = run_cli(shared, spec)
 
     assert code == 2, output
     assert (report["status"], report["reason"]) == ("error", "config")
     assert command in report["error"] and shown in report["error"]
     assert model_env.requests == []
+    # the checkout the next case runs in is as it was
+    assert shared.git("status", "--porcelain", "--ignored") == status_before
+    assert shared.git("branch", "--list") == branches_before
 
 
 @needs_node
