@@ -55,6 +55,9 @@ def with_proof(sample_repo: SampleRepo) -> None:
     sample_repo.proof = True
 
 
+PYTEST = "python -m pytest -q -p no:cacheprovider tests"
+COMPILEALL = "python -m compileall -q src"
+
 # Only the flaky tests below are about re-runs: the others run none (`reruns: 0`), so a test
 # that fails on the base commit is not run there a second time (one pytest run fewer each).
 NO_RERUNS = {"reruns": 0}
@@ -92,15 +95,26 @@ def test_the_repositorys_own_failing_test_proves_the_fix(
     assert proof["pass_to_pass"] == 2
 
 
-def test_a_fix_with_a_new_failing_on_base_test_is_proven(
+def test_a_fix_with_a_new_failing_on_base_test_is_proven_beside_a_command_without_junit(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
+    """Two cases in one run. A new test that fails on the base proves the fix. And a test
+    command that writes no JUnit beside the runner does not void the proof (commander.js:
+    init writes `npm test`'s `node --test && npm run check:type:ts` as two test commands, the
+    typecheck with no JUnit; the proof was `not_applicable`, "it wrote no JUnit report", for
+    every change): a command that wrote none in the passing round names no test on the base
+    either, and the runner's tests still prove the fix. (`compileall` is that command here.)"""
     without_the_bugs_test(sample_repo)
     model_env.add(Reply(tool_calls=[FIX]), write(NEW_TEST_FILE, PROVING_TEST), Reply("Done."))
+    validation = {"test": [PYTEST, COMPILEALL], "timeout": 120, "proof": NO_RERUNS}
 
-    code, output, _, report = run_cli(sample_repo, spec(sample_repo))
+    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=validation))
 
     assert code == 0, output
+    assert [c["command"] for c in report["rounds"][0]["commands"] if c["kind"] == "test"] == [
+        PYTEST,
+        COMPILEALL,
+    ]
     proof = report["proof"]
     assert proof["status"] == "proven", proof
     assert [t["id"] for t in proof["fail_to_pass"]] == [
@@ -128,38 +142,38 @@ def test_a_fix_without_a_test_succeeds_unproven_when_proof_is_preferred(
     assert "Where you can, add or change a test that fails without your change" in first
 
 
-def test_a_new_test_that_passes_on_the_base_too_is_no_proof(
+def test_new_tests_that_pass_on_the_base_too_are_no_proof_and_only_they_are_listed(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    without_the_bugs_test(sample_repo)
-    model_env.add(Reply(tool_calls=[FIX]), write(NEW_TEST_FILE, IDLE_TEST), Reply("Done."))
-
-    code, output, _, report = run_cli(sample_repo, spec(sample_repo))
-
-    assert code == 0, output
-    proof = report["proof"]
-    assert proof["status"] == "unproven", proof
-    assert proof["not_proof"] == ["tests.test_bump_minor::test_parse_again"]
-    assert "1 of them pass there" in proof["reason"]  # the tool's words: ids are the list's
-    assert "proof: unproven (" in output and "pass there: tests.test_bump_minor::" in output
-
-
-def test_only_the_tests_the_change_adds_to_an_existing_file_are_listed(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    """A test added to a file of the base's own tests: `not_proof` lists it, not the file's
-    unchanged tests (587 of them on more-itertools, "587 of the tests you added pass there")."""
+    """Two cases in one run (one run, not two): a new test file whose test passes on the base
+    too, and a test added to a file of the base's own tests. `not_proof` lists both added
+    tests, not the existing file's unchanged tests (587 of them on more-itertools, "587 of the
+    tests you added pass there")."""
     without_the_bugs_test(sample_repo)
     added = PASSING_SUITE + "\n\n" + IDLE_TEST.split("\n\n\n", 1)[1]
-    model_env.add(Reply(tool_calls=[FIX]), write("tests/test_version.py", added), Reply("Done."))
+    model_env.add(
+        Reply(
+            tool_calls=[
+                FIX,
+                call("write_file", path=NEW_TEST_FILE, content=IDLE_TEST),
+                call("write_file", path="tests/test_version.py", content=added),
+            ]
+        ),
+        Reply("Done."),
+    )
 
     code, output, _, report = run_cli(sample_repo, spec(sample_repo))
 
     assert code == 0, output
     proof = report["proof"]
-    assert proof["status"] == "unproven" and proof["pass_to_pass"] == 3, proof
-    assert proof["not_proof"] == ["tests.test_version::test_parse_again"]
-    assert "1 of them pass there" in proof["reason"]
+    # the base's 2 tests and the 2 added ones pass in both runs
+    assert proof["status"] == "unproven" and proof["pass_to_pass"] == 4, proof
+    assert sorted(proof["not_proof"]) == [
+        "tests.test_bump_minor::test_parse_again",
+        "tests.test_version::test_parse_again",
+    ]
+    assert "2 of them pass there" in proof["reason"]  # the tool's words: ids are the list's
+    assert "proof: unproven (" in output and "pass there: tests.test_" in output
 
 
 def test_required_proof_asks_for_a_failing_test_then_succeeds_proven(
@@ -194,13 +208,15 @@ def test_required_proof_never_given_ends_as_a_failure_of_its_own(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     without_the_bugs_test(sample_repo)
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."), Reply("Nothing to add."))
+    # one round, the last: its unproven pass is the failure (the reflection an earlier round
+    # gets instead is test_required_proof_asks_for_a_failing_test_then_succeeds_proven's)
+    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
     path = sample_repo.write_spec(
         validation={
             "test": ["python -m pytest -q -p no:cacheprovider tests"],
             "proof": {"tests": "required", **NO_RERUNS},
         },
-        limits={"max_iterations": 2},
+        limits={"max_iterations": 1},
     )
 
     code, output, _, report = run_cli(sample_repo, path)
@@ -209,18 +225,6 @@ def test_required_proof_never_given_ends_as_a_failure_of_its_own(
     assert (report["status"], report["reason"]) == ("failed", "unproven")
     assert "adds or edits no test" in report["error"]
     assert VERSION_FILE in report["files_changed"]  # the change is kept, on its branch
-
-
-def test_proof_off_runs_nothing_on_the_base(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
-
-    code, output, out, report = run_cli(sample_repo, spec(sample_repo, "off"))
-
-    assert code == 0, output
-    assert report["proof"]["status"] == "not_applicable"
-    assert not (out / "proof").exists()
 
 
 # A test that fails on the first run in each tree and passes after: flaky by design. Its
@@ -272,10 +276,11 @@ def test_a_flaky_test_is_re_run_not_charged_to_the_model_and_never_proof(
     assert report["rounds"][0]["tests"]["passed"] == report["rounds"][0]["tests"]["total"] == 4
 
 
-def test_without_re_runs_a_flaky_failure_is_the_models(
+def test_without_re_runs_a_flaky_failure_is_the_models_and_proof_off_runs_nothing(
     sample_repo: SampleRepo, model_env: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The control: `reruns: 0` hands the first failure to the model as a failure."""
+    """The control: `reruns: 0` hands the first failure to the model as a failure. And proof
+    `off` runs nothing on the base."""
     # round 2 must see round 1's count: kept outside the worktree, which each round clears
     counts = sample_repo.tmp / "flaky-counts"
     counts.mkdir()
@@ -295,10 +300,14 @@ def test_without_re_runs_a_flaky_failure_is_the_models(
         }
     )
 
-    code, output, _, report = run_cli(sample_repo, path)
+    code, output, out, report = run_cli(sample_repo, path)
 
     assert code == 0, output
     assert report["iterations"] == 2 and "test_sometimes" in reflections(model_env)[0]
+    # proof off runs nothing on the base (this run's, not a run of its own: the policy is the
+    # same whatever the rounds before)
+    assert report["proof"]["status"] == "not_applicable"
+    assert not (out / "proof").exists()
 
 
 # --- changed lines run by the tests (coverage.py, diff-cover) ---------------------------------
@@ -394,26 +403,3 @@ def test_a_coverage_threshold_asks_for_tests_of_the_lines_no_test_runs(
     assert "changed lines run by no test" in asked and f"\n{BUMP_PATCH_BODY}\n" in asked
     assert "2 of the 3 changed executable lines (67%" in asked
     assert report["proof"]["changed_lines"]["covered"] == report["proof"]["changed_lines"]["total"]
-
-
-def test_a_test_command_that_writes_no_junit_beside_the_runner_does_not_void_the_proof(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    """commander.js: init writes `npm test`'s `node --test && npm run check:type:ts` as two
-    test commands, the typecheck with no JUnit; the proof was `not_applicable` ("it wrote no
-    JUnit report") for every change. A command that wrote none in the passing round names no
-    test on the base either: the runner's tests still prove the fix."""
-    model_env.add(Reply(tool_calls=[FIX]), Reply("Fixed."))
-    validation = {
-        "test": ["python -m pytest -q -p no:cacheprovider tests", "python -m compileall -q src"],
-        "timeout": 120,
-        "proof": NO_RERUNS,
-    }
-
-    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=validation))
-
-    assert code == 0, output
-    assert report["proof"]["status"] == "proven", report["proof"]
-    assert [t["id"] for t in report["proof"]["fail_to_pass"]] == [
-        "tests.test_version::test_bump_minor_resets_patch"
-    ]

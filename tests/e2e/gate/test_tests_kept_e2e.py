@@ -34,15 +34,31 @@ def give_up() -> list[Reply]:
 # --- pytest -----------------------------------------------------------------------------------
 
 
-def test_pytest_skip_marker_is_refused_and_listed(
+def test_pytest_skip_marker_is_refused_and_listed_beside_a_typecheck(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
+    """Two cases in one run. A skip marker on the failing test is refused and listed. And a
+    typecheck beside the runner leaves that check on (commander.js: `npm test` is `node --test
+    && npm run check:type:ts`, two test commands whose second, tsd or tsc, writes no JUnit; the
+    base run was taken as unable to tell, "it wrote no JUnit report", and the check was off:
+    `describe.skip` on the failing suite passed as success). Here the typecheck is a `tsc` on
+    PATH that writes nothing."""
+    tsc = sample_repo.path / "bin" / "tsc"
+    sample_repo.commit({"bin/tsc": "#!/bin/sh\nexit 0\n"}, "a typecheck")
+    tsc.chmod(0o755)
+    sample_repo.git("add", "-A")
+    sample_repo.git("commit", "-q", "-m", "executable")
     model_env.add(
         edit(TEST_FILE, f"def {BUG}", f"import pytest\n\n\n@pytest.mark.skip\ndef {BUG}"),
         Reply("Skipped the failing test."),
         *give_up(),
     )
-    spec = sample_repo.write_spec(limits={"max_iterations": 2})
+    validation = {
+        "test": [f"{PYTEST_CMD} --junitxml=reports/junit.xml", "PATH=bin:$PATH tsc --noEmit"],
+        "junit": ["reports/junit.xml"],
+        "timeout": 120,
+    }
+    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 2})
 
     code, output, _, report = run_cli(sample_repo, spec)
 
@@ -52,6 +68,8 @@ def test_pytest_skip_marker_is_refused_and_listed(
     first = report["rounds"][0]
     assert not first["passed"] and first["tests"]["skipped"] == 1
     assert {"id": BUG_ID, "kind": "removed"}.items() <= first["failures"][0].items()
+    tsc = [c for c in first["commands"] if c["command"].endswith("tsc --noEmit")]
+    assert [c["exit_code"] for c in tsc] == [0]  # the typecheck ran, and wrote no JUnit
     [message] = reflections(model_env)
     assert "Existing tests removed, skipped or weakened by the change (1)" in message
     assert BUG_ID in message and "Restore them" in message
@@ -192,39 +210,3 @@ def test_under_xdist_a_deleted_test_is_known_from_the_pre_flight_alone(
     assert code == 1, output
     assert report["removed_tests"] == [{"id": BUG_ID, "how": "removed", "count": 1}]
     assert not (out / "baseline").exists()  # the pre-flight's collection listed it
-
-
-def test_a_typecheck_beside_the_runner_leaves_the_kept_tests_check_on(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    """commander.js: `npm test` is `node --test && npm run check:type:ts`, two test commands
-    whose second (tsd, tsc) writes no JUnit. The base run was taken as unable to tell ("it
-    wrote no JUnit report") and the check was off: `describe.skip` on the failing suite passed
-    as success. Here the typecheck is a `tsc` on PATH that writes nothing."""
-    tsc = sample_repo.path / "bin" / "tsc"
-    sample_repo.commit({"bin/tsc": "#!/bin/sh\nexit 0\n"}, "a typecheck")
-    tsc.chmod(0o755)
-    sample_repo.git("add", "-A")
-    sample_repo.git("commit", "-q", "-m", "executable")
-    model_env.add(
-        edit(VERSION, FIXED_LINE_OLD, FIXED_LINE_NEW),
-        edit(
-            TEST_FILE,
-            "def test_bump_major",
-            "import pytest\n\n\n@pytest.mark.skip\ndef test_bump_major",
-        ),
-        Reply("Fixed; skipped a test."),
-        *give_up(),
-    )
-    validation = {
-        "test": [f"{PYTEST_CMD} --junitxml=reports/junit.xml", "PATH=bin:$PATH tsc --noEmit"],
-        "junit": ["reports/junit.xml"],
-        "timeout": 120,
-    }
-    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
-
-    code, output, _, report = run_cli(sample_repo, spec)
-
-    assert code == 1, output
-    removed = "tests.test_version::test_bump_major"
-    assert report["removed_tests"] == [{"id": removed, "how": "skipped", "count": 1}]

@@ -36,6 +36,7 @@ from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 WRONG_LINE = "return Version(self.major, self.minor + 1, self.patch * 1)"
 LEGACY_ID = "tests.test_legacy::test_legacy_formatting"
 MAJOR_ID = "tests.test_version::test_bump_major"
+AS_WRITTEN = f"echo AS-WRITTEN && {PYTEST}"  # a pytest command that cannot be rewritten
 MAJOR_OLD, MAJOR_BROKEN = "Version(self.major + 1, 0, 0)", "Version(self.major + 2, 0, 0)"
 
 
@@ -211,18 +212,22 @@ def test_baseline_tells_preexisting_failures_from_new_ones(
 
 @pytest.mark.parametrize(
     ("command", "base_runs"),
-    [(f"echo AS-WRITTEN && {PYTEST}", 1), (PYTEST.replace(" -m pytest", " -I -m pytest"), 2)],
+    [(AS_WRITTEN, 1), (PYTEST.replace(" -m pytest", " -I -m pytest"), 2)],
     ids=["unchanged-command", "plugin-refused-rewrites"],
 )
 def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer, command: str, base_runs: int
+    request: pytest.FixtureRequest, command: str, base_runs: int
 ) -> None:
-    commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
-    model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW), edit(MAJOR_OLD, MAJOR_BROKEN))
-    validation = {"test": [command], "allow_preexisting_failures": True}
-    spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
-
-    code, output, out, report = run_cli(sample_repo, spec)
+    if command == AS_WRITTEN:  # new_failures_run's command: that run, read here too
+        _, (code, output, out, report) = request.getfixturevalue("new_failures_run")
+    else:
+        sample_repo = request.getfixturevalue("sample_repo")
+        model_env = request.getfixturevalue("model_env")
+        commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
+        model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW), edit(MAJOR_OLD, MAJOR_BROKEN))
+        validation = {"test": [command], "allow_preexisting_failures": True}
+        spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
+        code, output, out, report = run_cli(sample_repo, spec)
 
     assert (code, report["status"]) == (1, "failed"), output
     assert failure(report, LEGACY_ID)["new"] is False
@@ -280,7 +285,9 @@ def new_failures_run(
 ) -> tuple[SampleRepo, RunResult]:
     """A test broken long ago committed on the base, `allow_preexisting_failures`, one round:
     the change fixes the bug but breaks bump_major (an existing test now failing: new) and adds
-    a test that fails (one the base does not have: new by definition). Read only."""
+    a test that fails (one the base does not have: new by definition). The test command is
+    pytest behind an `echo` (`&&` cannot be rewritten: the plugin deselects on the base). Read
+    only."""
     if "new_failures" not in shared_runs:
         new_test = "def test_added_by_the_change():\n    assert 1 == 2\n"
         model_env.add(
@@ -291,7 +298,7 @@ def new_failures_run(
         )
         commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
         spec = sample_repo.write_spec(
-            validation={"test": [PYTEST], "allow_preexisting_failures": True},
+            validation={"test": [AS_WRITTEN], "allow_preexisting_failures": True},
             limits={"max_iterations": 1},
         )
         shared_runs["new_failures"] = (sample_repo, run_cli(sample_repo, spec))

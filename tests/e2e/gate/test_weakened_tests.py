@@ -93,19 +93,15 @@ def test_a_weakened_existing_test_is_reported_and_not_proven(
 def test_a_weakened_test_under_required_proof_is_not_success(
     base: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    model_env.add(*weakening_turn(), Reply("Nothing else to change."))
+    """One round, the last: the weakened test makes it a failure of its own. (What an earlier
+    round is told instead is read in the restored-then-proven test: its round 1 is this.)"""
+    model_env.add(*weakening_turn())
 
-    code, output, _, report = run_cli(base, spec(base, "required", max_iterations=2))
+    code, output, _, report = run_cli(base, spec(base, "required", max_iterations=1))
 
     assert code == 1, output
     assert (report["status"], report["reason"]) == ("failed", "unproven")
     assert [t["id"] for t in report["proof"]["weakened"]] == [WEAKENED_ID]
-    first = "\n".join(m.get("content") or "" for m in model_env.tool_requests[0]["messages"])
-    assert "Existing tests you edit are also run as they were on the base commit" in first
-    asked = reflections(model_env)
-    assert len(asked) == 1
-    assert "their original versions fail with your change" in asked[0]
-    assert WEAKENED_ID in asked[0] and f"{TEST_FILE}:" in asked[0]
 
 
 def test_required_proof_a_weakened_test_restored_then_proven(
@@ -128,6 +124,13 @@ def test_required_proof_a_weakened_test_restored_then_proven(
     assert code == 0, output
     assert (report["status"], report["iterations"]) == ("success", 2)
     assert report["proof"]["status"] == "proven" and report["proof"]["weakened"] == []
+    # round 1 (the weakened test under required proof): asked again, and what it was told
+    first = "\n".join(m.get("content") or "" for m in model_env.tool_requests[0]["messages"])
+    assert "Existing tests you edit are also run as they were on the base commit" in first
+    asked = reflections(model_env)
+    assert len(asked) == 1
+    assert "their original versions fail with your change" in asked[0]
+    assert WEAKENED_ID in asked[0] and f"{TEST_FILE}:" in asked[0]
 
 
 def test_control_a_new_test_and_a_right_fix_are_proven_nothing_reported(
