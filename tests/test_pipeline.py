@@ -98,14 +98,17 @@ def test_the_same_failures_round_after_round_stop_the_run_as_stuck(sample_repo: 
 
 def test_the_last_round_failing_ends_at_max_iterations(sample_repo: SampleRepo) -> None:
     sample = sample_repo
-    spec = sample_spec(limits={"max_iterations": 2, "stuck_rounds": 3})
+    # What the gate finds is not the subject (the reflection's content is the reflected
+    # test's, above): its exit code alone, no pytest started (four starts fewer).
+    spec = sample_spec(validation=QUICK_GATE, limits={"max_iterations": 2, "stuck_rounds": 3})
     run = run_in_process(sample, spec, [step("No idea.")])
     report = run.report
     assert (report.status, report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS), run.log
     assert report.iterations == 2 and run.model.calls == 2
     # round 1's failure was reflected; after the last round nothing more is asked
     told = run.model.requests[1][-1]
-    assert told["role"] == "user" and "test_bump_minor_resets_patch" in told["content"]
+    assert told["role"] == "user" and "round 1" in told["content"].lower()
+    assert QUICK_GATE["test"][0] in told["content"], told["content"]  # the failing command
 
 
 def test_a_new_failure_is_new_and_one_on_the_base_commit_is_not(sample_repo: SampleRepo) -> None:
@@ -159,8 +162,10 @@ def test_a_lint_command_not_found_stops_the_preflight_before_the_tests(
 
 def test_a_gate_passing_on_no_change_is_no_change(sample_repo: SampleRepo) -> None:
     sample = sample_repo
-    # a gate the base commit passes already; the model changes nothing
-    spec = sample_spec(validation={"test": [f"{PYTEST} -k test_parse"]})
+    # a gate the base commit passes already; the model changes nothing. What the gate finds
+    # is not the subject: a check decided by its exit code (no pytest start)
+    passing = {**QUICK_GATE, "test": [f"grep -q 'def bump_minor' {VERSION_FILE}"]}
+    spec = sample_spec(validation=passing)
     run = run_in_process(sample, spec, [step("Nothing to do.")])
     report = run.report
     assert (report.status, report.reason) == (Status.FAILED, Reason.NO_CHANGE), run.log

@@ -161,39 +161,44 @@ RANGES = (
 )
 
 
-@pytest.mark.parametrize(
-    ("test_file", "test", "path", "content"),
-    [
-        ("tests/test_slugs.py", NEW_MODULE_TEST, "src/slugs.py", SLUGS),  # not in the repository
-        ("tests/test_ranges.py", NEW_SUBMODULE_TEST, "src/semver/ranges.py", RANGES),
-        ("tests/test_pre.py", NEW_NAME_TEST, "src/semver/version.py", VERSION_PY + PRERELEASE),
-    ],
-    ids=["new-module", "new-submodule", "new-name"],
-)
+# The three cases planted in one run (one run instead of three: the pre-flight, the round
+# and the base re-run are ~1.4 CPU-s a run): each collection error is judged on its own
+# (`repository_module` for each missing name, `missing_dependencies` for each failing test
+# module, either one enough for a configuration error), so any one of them taken for the
+# environment's would stop the run before the model; `package_not_importable` leaves them to
+# those in both shapes (1 of 2 test modules failing alone, 3 of 4 here: under its "every
+# module" share).
+NEW_CASES = [
+    ("tests/test_slugs.py", NEW_MODULE_TEST, "src/slugs.py", SLUGS),  # not in the repository
+    ("tests/test_ranges.py", NEW_SUBMODULE_TEST, "src/semver/ranges.py", RANGES),
+    ("tests/test_pre.py", NEW_NAME_TEST, "src/semver/version.py", VERSION_PY + PRERELEASE),
+]
+
+
 def test_a_test_importing_a_module_the_task_asks_for_still_reaches_the_model(
-    sample_repo: SampleRepo,
-    model_env: ScriptedModelServer,
-    test_file: str,
-    test: str,
-    path: str,
-    content: str,
+    sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
     """The missing module is the task itself: it does not exist in the repository (or only
-    its package does), so the pre-flight's collection error is the model's to fix."""
-    sample_repo.commit({test_file: test}, "a test for the new module")
-    model_env.add(
-        Reply(tool_calls=[call("write_file", path=path, content=content)]), Reply("Added it.")
+    its package does, or only its module without the name), so the pre-flight's collection
+    errors are the model's to fix."""
+    sample_repo.commit({test_file: test for test_file, test, _, _ in NEW_CASES}, "new tests")
+    writes = [call("write_file", path=path, content=content) for _, _, path, content in NEW_CASES]
+    model_env.add(Reply(tool_calls=writes), Reply("Added them."))
+    asks = "; ".join(
+        f"add {path} so that {test_file} passes" for test_file, _, path, _ in NEW_CASES
     )
-    spec = sample_repo.write_spec(
-        task=f"Add {path} so that {test_file} passes.", limits={"max_iterations": 1}
-    )
+    spec = sample_repo.write_spec(task=asks.capitalize() + ".", limits={"max_iterations": 1})
 
     code, output, _, report = run_cli(sample_repo, spec)
 
-    assert report["preflight"]["commands"][0]["exit_code"] == 2  # collection failed there
+    preflight = report["preflight"]["commands"][0]
+    assert preflight["exit_code"] == 2  # collection failed there
+    collect_log = (sample_repo.tmp / "out" / preflight["output_path"]).read_text()
+    for test_file, _, _, _ in NEW_CASES:  # each of the three failed to collect
+        assert f"ERROR collecting {test_file}" in collect_log, collect_log
     assert model_env.requests  # yet the model was asked
-    assert code == 1, output  # the sample's own bug is still there: 1 of 4 fails
-    assert report["rounds"][0]["tests"]["total"] == 4
+    assert code == 1, output  # the sample's own bug is still there: 1 of 6 fails
+    assert report["rounds"][0]["tests"]["total"] == 6
     [failure] = report["rounds"][0]["failures"]
     assert failure["id"].endswith("test_bump_minor_resets_patch")
 
