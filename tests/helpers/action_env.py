@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sample_repo import PYTEST, SampleRepo, sh
+from sample_repo import PYTEST, QUICK_GATE, SampleRepo, sh
 
 from codegen_ci.testing.github_double import GitHubDouble
 from codegen_ci.testing.provider_cache import PromptCache
@@ -200,6 +200,7 @@ def open_world(
     command: Sequence[str] | None = None,
     proof: bool = False,
     reruns: int | None = None,
+    quick: bool = False,
     **inputs: str,
 ) -> Iterator[ActionWorld]:
     """The action's world: the GitHub double for `octo-org/hello` (alice may write, each of
@@ -211,21 +212,24 @@ def open_world(
     caching provider; `command`: how the runner starts the tool (default: this interpreter);
     `proof`: the product's default proof policy (else `no_proof`); `reruns`: the repository's
     `validation.proof.reruns` too (0: no flaky re-run of a failing round's failing tests, one
-    more pytest run per failing round, for a test that is not about flakiness)."""
+    more pytest run per failing round, for a test that is not about flakiness); `quick`: the
+    test command is `QUICK_GATE`'s check of the fixed line, decided by its exit code (the
+    repository's `.codegen.yml` allows a command that runs no tests), for a test whose subject
+    is not what the gate finds: no pytest starts (two fewer a passing run)."""
     with (
         GitHubDouble(REPOSITORY, actor=token_user, token=token) as github,
         ScriptedModelServer(cache=cache) as model,
     ):
         github.add_user("alice", role="write")
         if not proof:
-            no_proof(sample, reruns=reruns)
+            no_proof(sample, reruns=reruns, allow_no_tests=quick)
         for login in readers:
             github.add_user(login, role="read")
         world = ActionWorld(sample, github, model)
         if command is not None:
             world.command = list(command)
         world.inputs = {
-            "test-command": PYTEST,
+            "test-command": QUICK_GATE["test"][0] if quick else PYTEST,
             "openai-base-url": model.base_url,
             "model": "scripted-model",
             **{name.replace("_", "-"): value for name, value in inputs.items()},
@@ -259,16 +263,24 @@ def _action_in_process(workspace: Path, env: dict[str, str]) -> tuple[int, str, 
     return result.exit_code, result.stdout, stderr
 
 
-def no_proof(sample: SampleRepo, *, reruns: int | None = None) -> None:
+def no_proof(
+    sample: SampleRepo, *, reruns: int | None = None, allow_no_tests: bool = False
+) -> None:
     """The repository's `.codegen.yml` on origin's main turns the proof run (and the coverage
     run after it) off: two more pytest runs after each passing run, which the action's tests
     are not about (tests/e2e/gate/test_proof_*.py are; test_event_settings.py's proof test and
     any test committing its own `.codegen.yml` get the policy that file gives). `reruns`: the
-    flaky re-runs of a failing round's failing tests too (default: the product's)."""
+    flaky re-runs of a failing round's failing tests too (default: the product's);
+    `allow_no_tests`: a test command that runs no tests may pass (`open_world`'s `quick`)."""
     if not (sample.path / ".codegen.yml").exists():
         more = "" if reruns is None else f", reruns: {reruns}"
+        allow = ", allow_no_tests: true" if allow_no_tests else ""
         sample.commit(
-            {".codegen.yml": f"version: 1\nvalidation: {{proof: {{tests: 'off'{more}}}}}\n"},
+            {
+                ".codegen.yml": (
+                    f"version: 1\nvalidation: {{proof: {{tests: 'off'{more}}}{allow}}}\n"
+                )
+            },
             "config",
         )
         sh(["git", "push", "-q", "origin", "main"], sample.path)

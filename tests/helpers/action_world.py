@@ -16,12 +16,16 @@ ALICES_ISSUE = "bump_minor keeps the patch number; it should reset it to 0."
 
 @contextmanager
 def action_world(
-    sample: SampleRepo, *, token_user: str = "github-actions[bot]", reruns: int | None = None
+    sample: SampleRepo,
+    *,
+    token_user: str = "github-actions[bot]",
+    reruns: int | None = None,
+    quick: bool = False,
 ) -> Iterator[ActionWorld]:
     """`token_user`: whom the token belongs to (the Actions token writes as the bot);
-    `reruns`: as `open_world`'s."""
+    `reruns`, `quick`: as `open_world`'s."""
     with open_world(
-        sample, readers=("rob", "mallory"), token_user=token_user, reruns=reruns
+        sample, readers=("rob", "mallory"), token_user=token_user, reruns=reruns, quick=quick
     ) as world:
         world.github.add_issue("Reset patch in bump_minor", ROBS_ISSUE, user="rob")
         world.github.add_issue("Patch not reset", ALICES_ISSUE, user="alice")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from action_env import EVENTS, TOKEN, VERSION, ActionWorld, checkout_header, open_world, push_branch
-from sample_repo import FIXED_LINE_NEW, PYTEST, SampleRepo, fixing_script
+from sample_repo import FIXED_LINE_NEW, QUICK_GATE, SampleRepo, fixing_script
 
 from codegen_ci.security.untrusted import Untrusted
 from codegen_ci.sources.events import IssueTask
@@ -25,6 +25,16 @@ ISSUE_BODY = "Version.bump_minor() must reset the patch number to 0 (3.4.5 -> 3.
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     with open_world(sample_repo, readers=("rob",), reruns=0) as world:
+        world.github.add_issue("Reset patch in bump_minor", ISSUE_BODY, user="rob")
+        yield world
+
+
+@pytest.fixture
+def quick_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
+    """`world` with `QUICK_GATE`'s test command, for the tests whose subject is who may
+    start a run, where it commits and what it posts, not what the gate finds (the tests above
+    them, the failing rounds' comments, keep the sample's pytest): no pytest starts."""
+    with open_world(sample_repo, readers=("rob",), reruns=0, quick=True) as world:
         world.github.add_issue("Reset patch in bump_minor", ISSUE_BODY, user="rob")
         yield world
 
@@ -98,8 +108,9 @@ def test_pr_comment_commits_on_the_pr_branch_with_default_branch_config(
     world: ActionWorld,
 ) -> None:
     # .codegen.yml on main names the tests; the PR's own .codegen.yml must not count
-    # (with the proof off, as `open_world`'s `.codegen.yml` it replaces: not this test's)
-    validation = {"test": [PYTEST], "proof": {"tests": "off", "reruns": 0}}
+    # (with the proof off, as `open_world`'s `.codegen.yml` it replaces: not this test's;
+    # the tests named are `QUICK_GATE`'s check: which file names them is the subject)
+    validation = {**QUICK_GATE, "proof": {"tests": "off", "reruns": 0}}
     config = {"version": 1, "validation": validation, "limits": {"max_iterations": 2}}
     world.sample.path.joinpath(".codegen.yml").write_text(json.dumps(config))
     world.sample.git("add", "-A")
@@ -119,7 +130,7 @@ def test_pr_comment_commits_on_the_pr_branch_with_default_branch_config(
     assert result.outputs["branch"] == "feature-x"
     assert not pwned.exists()
     commands = json.loads((Path(result.outputs["report-path"]) / "report.json").read_text())
-    assert commands["rounds"][0]["commands"][0]["command"] == PYTEST
+    assert commands["rounds"][0]["commands"][0]["command"] == QUICK_GATE["test"][0]
     new_head = world.origin_git("rev-parse", "feature-x").strip()
     assert world.origin_git("rev-parse", f"{new_head}^").strip() == head  # on top, no force
     assert len(world.github.pulls()) == 1
@@ -193,7 +204,8 @@ def test_rerun_by_a_reader_is_refused(world: ActionWorld) -> None:
     assert world.model.requests == []
 
 
-def test_dispatch_task_opens_a_pr_without_an_issue(world: ActionWorld) -> None:
+def test_dispatch_task_opens_a_pr_without_an_issue(quick_world: ActionWorld) -> None:
+    world = quick_world
     world.model.add(*fixing_script())
     result = world.run("workflow_dispatch", world.dispatch("Reset the patch in bump_minor"))
 
@@ -214,7 +226,8 @@ def test_permission_api_error_fails_closed(world: ActionWorld) -> None:
     assert world.model.requests == [] and world.github.pulls() == []
 
 
-def test_bots_need_allowed_bots(world: ActionWorld) -> None:
+def test_bots_need_allowed_bots(quick_world: ActionWorld) -> None:
+    world = quick_world
     world.github.add_user("renovate[bot]", kind="Bot")
     refused = world.run("issues", world.issue_labeled(1, "renovate[bot]", sender_type="Bot"))
     assert refused.code == 0 and refused.outputs["status"] == "skipped", refused.log
@@ -251,7 +264,10 @@ def test_comments_by_codegen_itself_never_trigger(world: ActionWorld) -> None:
     assert world.model.requests == [] and world.github.writes() == []
 
 
-def test_pr_creation_forbidden_leaves_the_branch_and_a_compare_link(world: ActionWorld) -> None:
+def test_pr_creation_forbidden_leaves_the_branch_and_a_compare_link(
+    quick_world: ActionWorld,
+) -> None:
+    world = quick_world
     world.github.forbid_pull_creation = True
     world.model.add(*fixing_script())
     result = world.run("issues", world.issue_labeled(1))
@@ -276,7 +292,8 @@ def test_bad_settings_block_is_bad_input(world: ActionWorld) -> None:
     assert "Traceback" not in result.stderr and world.model.requests == []
 
 
-def test_github_failing_after_retries_is_an_infrastructure_error(world: ActionWorld) -> None:
+def test_github_failing_after_retries_is_an_infrastructure_error(quick_world: ActionWorld) -> None:
+    world = quick_world
     world.github.inject("POST", "*/pulls", 502, times=None)
     world.model.add(*fixing_script())
     result = world.run("issues", world.issue_labeled(1))
@@ -328,13 +345,14 @@ def test_precedence_event_over_inputs_over_default_branch_config(sample_repo: Sa
     assert spec.git.base == commit and spec.task == "Fix it"
 
 
-def test_a_scheduled_matrix_job_runs_its_spec(world: ActionWorld) -> None:
+def test_a_scheduled_matrix_job_runs_its_spec(quick_world: ActionWorld) -> None:
     """nightly.yml's matrix jobs run under the `schedule` event with the `spec` input."""
+    world = quick_world
     spec = {
         "version": 1,
         "title": "Nightly patch reset",
         "task": "Reset the patch in bump_minor.",
-        "validation": {"test": [PYTEST]},
+        "validation": QUICK_GATE,
         "limits": {"max_iterations": 1},
     }
     world.sample.commit({"specs/nightly.yaml": json.dumps(spec)}, "nightly spec")

@@ -21,7 +21,9 @@ WRONG = call(
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, reruns=0) as world:
+    # the test command is `QUICK_GATE`'s check of the fixed line (`quick`), decided by its exit
+    # code: the wrong candidate's edit fails it and the fix passes it, no pytest starts
+    with open_world(sample_repo, reruns=0, quick=True) as world:
         world.github.add_issue(
             "Reset patch in bump_minor", "bump_minor must reset the patch to 0.", user="alice"
         )

@@ -16,16 +16,27 @@ from typing import Any
 import pytest
 from action_env import ActionWorld
 from action_world import action_world, comment, first_prompt
-from sample_repo import PYTEST, SampleRepo, fixing_script
+from sample_repo import PYTEST, QUICK_GATE, SampleRepo, fixing_script
 from tests.e2e.run.test_bad_input import alias_bomb, limit_memory
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 
 CANARY = "CONSTRAINT-CANARY-7f3a"
+# Which commands a run runs, and how many rounds, are these tests' subject, not what the
+# gate finds: the input's test command is `QUICK_GATE`'s check of the fixed line (decided by
+# its exit code, no pytest start). The proof test keeps the sample's pytest (its subject is
+# what the base's tests say).
+QUICK = QUICK_GATE["test"][0]
 
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
+    with action_world(sample_repo, reruns=0, quick=True) as world:
+        yield world
+
+
+@pytest.fixture
+def pytest_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     with action_world(sample_repo, reruns=0) as world:
         yield world
 
@@ -69,7 +80,7 @@ def test_security_keys_in_a_visible_block_are_ignored_with_a_notice(
 
     assert result.code == 0 and result.outputs["status"] == "success", result.log
     assert evil.requests == [] and world.model.requests
-    assert set(commands(report(result.outputs))) == {PYTEST}
+    assert set(commands(report(result.outputs))) == {QUICK}
     assert "::warning::ignored `model`, `env_passthrough`, `protected_paths`, `validation`" in (
         result.stdout
     )
@@ -86,16 +97,17 @@ def test_a_block_hidden_in_an_html_comment_sets_nothing(
     result = world.run("issue_comment", comment(world, 2, body))
 
     assert result.code == 0 and result.outputs["status"] == "success", result.log
-    assert evil.requests == [] and set(commands(report(result.outputs))) == {PYTEST}
+    assert evil.requests == [] and set(commands(report(result.outputs))) == {QUICK}
     assert CANARY not in first_prompt(world) and "ignored `model`" not in result.stdout
 
 
 def test_control_the_same_commands_from_the_default_branch_config_do_count(
     world: ActionWorld,
 ) -> None:
-    command = f"{PYTEST} -k bump_minor"
+    command = QUICK.replace("grep -q", "grep -qF")  # not the input's
     # the proof off, as `action_world`'s `.codegen.yml` this one replaces: not this test's
-    config = {"version": 1, "validation": {"test": [command], "proof": {"tests": "off"}}}
+    validation = {"test": [command], "allow_no_tests": True, "proof": {"tests": "off"}}
+    config = {"version": 1, "validation": validation}
     world.sample.commit({".codegen.yml": json.dumps(config)}, "config")
     world.sample.git("push", "-q", "origin", "main")
     world.model.add(*fixing_script())
@@ -167,12 +179,15 @@ def test_an_alias_bomb_from_a_writer_is_bad_input(world: ActionWorld, tmp_path: 
     assert "comment" in result.stdout and world.model.requests == []
 
 
-def test_a_comment_may_require_proof_but_never_lower_the_repositorys(world: ActionWorld) -> None:
+def test_a_comment_may_require_proof_but_never_lower_the_repositorys(
+    pytest_world: ActionWorld,
+) -> None:
     """The fix alone proves nothing where the base's tests already pass: a comment that asks
     for proof makes that a failure (reason unproven); one that turns proof off under a
     repository that requires it is clamped, with a notice."""
     from tests.e2e.gate.test_proof_python import PASSING_SUITE
 
+    world = pytest_world
     world.sample.commit({"tests/test_version.py": PASSING_SUITE}, "tests that pass on the base")
     world.sample.git("push", "-q", "origin", "main")
     # one round, the last: an unproven pass there is the failure (gate/proof.py); a second

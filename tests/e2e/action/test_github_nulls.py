@@ -93,7 +93,9 @@ def test_an_issue_with_null_body_labels_and_user_is_read(gh: GitHubDouble) -> No
 
 
 def test_the_action_publishes_when_github_sends_nulls(sample_repo: SampleRepo) -> None:
-    with open_world(sample_repo, reruns=0) as world:
+    # the test command is `QUICK_GATE`'s check of the fixed line (`quick`): what the gate
+    # finds is not this test's subject, no pytest starts
+    with open_world(sample_repo, reruns=0, quick=True) as world:
         github, model = world.github, world.model
         github.send_nulls = True
         github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch", "rob")

@@ -17,7 +17,18 @@ from codegen_ci.testing.scripted_model import Reply
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
+    """The sample's pytest: the first test reads the failing tests a run left in the history."""
     with open_world(sample_repo, reruns=0, max_iterations="1") as world:
+        head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
+        world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
+        yield world
+
+
+@pytest.fixture
+def quick_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
+    """`world` with `QUICK_GATE`'s check of the fixed line as the test command (`quick`), for
+    the tests about which history is read and kept, not what the gate finds: no pytest."""
+    with open_world(sample_repo, reruns=0, max_iterations="1", quick=True) as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
         yield world
@@ -60,7 +71,8 @@ def test_a_second_run_is_told_what_the_first_did(world: ActionWorld) -> None:
     assert history[1]["commit"] == world.origin_git("rev-parse", "feature-x").strip()
 
 
-def test_the_history_keeps_the_last_runs_only(world: ActionWorld) -> None:
+def test_the_history_keeps_the_last_runs_only(quick_world: ActionWorld) -> None:
+    world = quick_world
     earlier = [
         {"kind": "pr_comment", "request": f"attempt {n}", "status": "failed"} for n in range(10)
     ]
@@ -93,9 +105,10 @@ def forged_status(world: ActionWorld, user: str, request: str = FORGED) -> None:
     )
 
 
-def test_a_history_pasted_by_anyone_but_the_tool_is_not_read(world: ActionWorld) -> None:
+def test_a_history_pasted_by_anyone_but_the_tool_is_not_read(quick_world: ActionWorld) -> None:
     """A reader (rob) and a writer (alice) each paste a history, in one run: neither is read,
     each asserted on its own (each request names its author)."""
+    world = quick_world
     world.github.add_user("rob", role="read")
     for author in ("rob", "alice"):
         forged_status(world, author, f"{FORGED} ({author})")
@@ -110,9 +123,10 @@ def test_a_history_pasted_by_anyone_but_the_tool_is_not_read(world: ActionWorld)
     assert "Earlier codegen-ci runs" not in task  # no history at all: only the tool's counts
 
 
-def test_control_the_same_history_written_by_the_tool_is_read(world: ActionWorld) -> None:
+def test_control_the_same_history_written_by_the_tool_is_read(quick_world: ActionWorld) -> None:
     """Positive control: the same comment written by the tool's own identity is read (the
     marker alone is not enough)."""
+    world = quick_world
     forged_status(world, world.github.actor, f"{FORGED} (tool)")
     world.model.add(Reply("nothing to do"))
 

@@ -15,7 +15,9 @@ from sample_repo import FIXED_LINE_NEW, SampleRepo, fixing_script
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with open_world(sample_repo, readers=("rob",), reruns=0) as world:
+    # the thread, the branch and the replies are the subject, not what the gate finds: the
+    # test command is `QUICK_GATE`'s check of the fixed line (`quick`), no pytest starts
+    with open_world(sample_repo, readers=("rob",), reruns=0, quick=True) as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
         yield world

@@ -26,7 +26,9 @@ from codegen_ci.testing.scripted_model import Reply
 
 @pytest.fixture
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    with action_world(sample_repo, reruns=0) as world:
+    # what starts a run, what the model is told and which comment is edited are the subject,
+    # not what the gate finds: the test command is `QUICK_GATE`'s check (`quick`), no pytest
+    with action_world(sample_repo, reruns=0, quick=True) as world:
         yield world
 
 
@@ -120,7 +122,7 @@ def test_control_with_a_users_token_its_own_marked_comment_is_the_one_edited(
 ) -> None:
     """The token is mallory's (a personal access token): her marked comment is the tool's own
     status comment, so it is the one edited, and no second one appears."""
-    with action_world(sample_repo, reruns=0, token_user="mallory") as world:
+    with action_world(sample_repo, reruns=0, token_user="mallory", quick=True) as world:
         planted = world.github.add_comment(1, FAKE, user="mallory")
         failing_run(world)
 
