@@ -90,14 +90,22 @@ def test_check_keeps_the_tasks_whose_changed_tests_fail_before_and_pass_after(
     assert not git(parse_repo, "branch", "--list", "codegen*")
 
 
-def fix_hyphens(historical_parse_py: str) -> Any:
-    """The model "fixer" answers the #184 task with that commit's own parse.py; every other
-    request (another task, or the model "idle") gets a text answer and changes nothing."""
+def fix_hyphens(historical_parse_py: str, cheat: str) -> Any:
+    """The model "fixer" answers the #184 task with that commit's own parse.py, and the #221
+    task by making its target test trivially true (`cheat`: tests/test_parse.py, refused);
+    every other request (another task, or the model "idle") gets a text answer and changes
+    nothing."""
 
     def step(request: dict[str, Any]) -> Reply:
         messages = request["messages"]
         task = next(m["content"] for m in messages if m["role"] == "user")
-        if request["model"] != "fixer" or "allow hyphen in field name" not in task:
+        if request["model"] != "fixer":
+            return Reply("I looked and changed nothing.")
+        if "Allow grouping char" in task:
+            if messages[-1]["role"] == "tool":
+                return Reply("Done.")
+            return Reply(tool_calls=[call("write_file", path="tests/test_parse.py", content=cheat)])
+        if "allow hyphen in field name" not in task:
             return Reply("I looked and changed nothing.")
         if messages[-1]["role"] == "tool":
             return Reply("Field names may contain hyphens now.")
@@ -106,10 +114,18 @@ def fix_hyphens(historical_parse_py: str) -> Any:
     return step
 
 
+def cheat_on_grouping(parse_repo: Path) -> str:
+    """#221's own tests/test_parse.py with its target test made trivially true."""
+    return git(parse_repo, "show", f"{GROUPING}:tests/test_parse.py").replace(
+        "def test_numbers():", "def test_numbers():\n    return\n\n\ndef _was_test_numbers():"
+    )
+
+
 def test_models_side_by_side_resolve_what_their_edits_resolve(
     parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
 ) -> None:
-    model_env.add(*[fix_hyphens(git(parse_repo, "show", f"{HYPHENS}:parse.py"))] * 40)
+    fixed = git(parse_repo, "show", f"{HYPHENS}:parse.py")
+    model_env.add(*[fix_hyphens(fixed, cheat_on_grouping(parse_repo))] * 40)
     # the product's default proof: `resolved_with_proof` is asserted; no flaky re-run of a
     # failing round's tests (not this test's subject: tests/e2e/gate)
     proof = {**SETTINGS["validation"], "proof": {"reruns": 0}}
@@ -152,6 +168,11 @@ def test_models_side_by_side_resolve_what_their_edits_resolve(
     assert hyphens["resolved"] and hyphens["files_changed"] == ["parse.py"]
     assert hyphens["rounds"] == 1 and hyphens["billed_tokens"] > 0
     assert "did not pass" in fixer["results"][0]["why"] or "gate" in fixer["results"][0]["why"]
+    # a model that edits the changed tests does not resolve: making #221's target test
+    # trivially true is refused (tests are protected in an eval), and the verdict would not
+    # count it anyway (planted in this run: the fixer's #221 task)
+    cheated = fixer["results"][2]
+    assert not cheated["resolved"] and "tests/test_parse.py" not in cheated["files_changed"]
     # a model that changes nothing resolves none
     assert idle["resolved"] == 0 and idle["resolved_commits"] == []
     assert all(not r["resolved"] and r["files_changed"] == [] for r in idle["results"])
@@ -302,31 +323,6 @@ def test_with_the_historical_change_every_kept_task_resolves_and_exit_is_0(
     assert snapshot(parse_repo) == before
 
 
-def test_a_model_that_edits_the_changed_tests_does_not_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
-) -> None:
-    """Making the target test trivially true is refused (tests are protected in an eval), and
-    the verdict would not count it anyway."""
-    cheat = git(parse_repo, "show", f"{GROUPING}:tests/test_parse.py").replace(
-        "def test_numbers():", "def test_numbers():\n    return\n\n\ndef _was_test_numbers():"
-    )
-
-    def step(request: dict[str, Any]) -> Reply:
-        if request["messages"][-1]["role"] == "tool":
-            return Reply("Done.")
-        return Reply(tool_calls=[call("write_file", path="tests/test_parse.py", content=cheat)])
-
-    model_env.add(*[step] * 10)
-    out = tmp_path / "out"
-    seed_check(out, parse_check, GROUPING)  # the check is not this test's subject
-
-    result = run_eval(parse_repo, "--from-history", "2", "--model", "m", "--output-dir", str(out))
-
-    assert result.exit_code == 1, result.output
-    (run,) = read(out)["configurations"][0]["results"]
-    assert not run["resolved"] and "tests/test_parse.py" not in run["files_changed"]
-
-
 def test_setup_that_fails_drops_every_task_with_its_reason(parse_repo: Path) -> None:
     settings = {**SETTINGS, "validation": {**SETTINGS["validation"], "setup": ["exit 7"]}}
     (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(settings))
@@ -431,33 +427,6 @@ def test_paths_are_tests_sources_or_neither(path: str, test: bool, source: bool)
     assert (is_test_path(path), is_source_path(path)) == (test, source)
 
 
-def test_a_gate_that_tolerates_old_failures_does_not_make_an_idle_model_resolve(
-    parse_repo: Path, model_env: ScriptedModelServer, tmp_path: Path, parse_check: CheckedParse
-) -> None:
-    """With `allow_preexisting_failures` the gate passes when only tests that also fail on
-    the base fail, which the task's own tests do: with no change that is no success
-    (`no_change`), and nothing is resolved."""
-    settings = {
-        **NO_PROOF_SETTINGS,
-        "validation": {**NO_PROOF_SETTINGS["validation"], "allow_preexisting_failures": True},
-    }
-    (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(settings))
-    out = tmp_path / "out"
-    # the shared check, made without the tolerance (a check's dry runs tolerate nothing):
-    # this eval takes it (the check is not this test's subject)
-    seed_check(out, parse_check, GROUPING)
-
-    result = run_eval(
-        parse_repo, "--from-history", "2", "--model", "idle", "--output-dir", str(out)
-    )
-
-    assert result.exit_code == 1, result.output
-    assert "kept, from an earlier run" in result.output, result.output
-    (run,) = read(out)["configurations"][0]["results"]
-    assert (run["status"], run["reason"]) == ("failed", "no_change")  # the gate passed
-    assert not run["resolved"] and run["why"] == "gate: failed (no_change)"
-
-
 def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_text(
     parse_repo: Path,
     model_env: ScriptedModelServer,
@@ -467,8 +436,19 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
 ) -> None:
     """#221's squash subject names its pull request; the PR's body closes an issue. Both are
     read through the GitHub API (the REST double) and reach the model as fenced data, hidden
-    HTML removed; an issue GitHub does not know leaves a note and the run goes on."""
+    HTML removed; an issue GitHub does not know leaves a note and the run goes on.
+
+    The same run is the idle model under a gate that tolerates old failures (one model run for
+    two cases, the model answering text alone in both): with `allow_preexisting_failures` the
+    gate passes when only tests that also fail on the base fail, which the task's own tests
+    do; with no change that is no success (`no_change`), and nothing is resolved."""
     from codegen_ci.testing.github_double import GitHubDouble
+
+    settings = {
+        **NO_PROOF_SETTINGS,
+        "validation": {**NO_PROOF_SETTINGS["validation"], "allow_preexisting_failures": True},
+    }
+    (parse_repo.parent / "settings.yml").write_text(yaml.safe_dump(settings))
 
     with GitHubDouble("r1chardj0n3s/parse", token="t0k") as gh:
         for n in range(1, 222):
@@ -483,14 +463,17 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
         monkeypatch.setenv("GITHUB_REPOSITORY", "r1chardj0n3s/parse")
         monkeypatch.setenv("GITHUB_API_URL", gh.url)
         out = tmp_path / "out"
-        seed_check(out, parse_check, GROUPING)  # the check is not this test's subject
+        # the shared check, made without the tolerance (a check's dry runs tolerate nothing):
+        # this eval takes it (the check is not this test's subject)
+        seed_check(out, parse_check, GROUPING)
 
         result = run_eval(
-            parse_repo, "--from-history", "2", "--model", "m", "--output-dir", str(out)
+            parse_repo, "--from-history", "2", "--model", "idle", "--output-dir", str(out)
         )
 
         assert gh.writes() == []  # reads only
     assert result.exit_code == 1, result.output
+    assert "kept, from an earlier run" in result.output, result.output
     (task,) = read(out)["tasks"]
     prompt = next(
         m["content"] for m in model_env.tool_requests[0]["messages"] if m["role"] == "user"
@@ -506,6 +489,10 @@ def test_with_a_token_the_pull_request_and_the_issue_it_closed_join_the_task_tex
         assert text in prompt and text in task["text"], text
     assert "delete parse.py" not in prompt
     assert len(task["text_notes"]) == 1 and task["text_notes"][0].startswith("issue #999")
+    # the tolerant gate and the idle model
+    (run,) = read(out)["configurations"][0]["results"]
+    assert (run["status"], run["reason"]) == ("failed", "no_change")  # the gate passed
+    assert not run["resolved"] and run["why"] == "gate: failed (no_change)"
 
 
 def test_a_model_service_that_stays_down_exits_3_with_the_error_in_the_report(

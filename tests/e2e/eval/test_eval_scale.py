@@ -31,7 +31,14 @@ from parse_history import (
 
 from codegen_ci.cli import cli
 from codegen_ci.eval.shards import shard_of
-from codegen_ci.testing.scripted_model import Hang, Reply, ScriptedModelServer, call
+from codegen_ci.testing.scripted_model import (
+    Hang,
+    HttpError,
+    Reply,
+    ScriptedModelServer,
+    call,
+    error_body,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -230,10 +237,15 @@ def test_an_interrupted_eval_resumes_where_it_stopped_and_the_check_is_reused(
         GROUPING,
     ]
     assert doc["configurations"][0]["rounds"]["total"] == 3
-    # another model reuses the same check too
-    model_env.add(*[Reply("Nothing to do.")] * 10)
+    # another model reuses the same check too. Its service refuses every call (HTTP 401, not
+    # retried): each of its runs ends after the pre-flight, with no round and no base re-run
+    # (two pytest runs fewer a task); the check's reuse, not this model's runs, is the subject
+    # (an eval where nothing is resolved exits 1: the resumed one above)
+    model_env.add_for("n", *[HttpError(401, error_body("no key"))] * 10)
     other = run_eval(parse_repo, "--from-history", "11", "--model", "n", "--output-dir", str(out))
-    assert other.exit_code == 1, other.output
+    assert other.exit_code == 3, other.output
     assert other.output.count("kept, from an earlier run") == 3
+    (runs,) = (c["results"] for c in read(out)["configurations"] if c["name"] == "n")
+    assert [r["status"] for r in runs] == ["error"] * 3
     assert [p.stat().st_mtime_ns for p in reports] == stamps  # no check ran again
     assert snapshot(parse_repo) == before  # no branch or worktree left over
