@@ -192,9 +192,10 @@ def test_a_test_command_is_confined_too(
     # test_base_rerun_confined.py): the pre-flight's and the round's runs are the subject
     sample_repo.proof = False
     writes, targets = write_attempts(sample_repo, tmp_path)
-    # the refused writes' messages are silenced: printed, they would make the gate stop at the
-    # pre-flight with an environment error (exit 3), before the round this test also watches
-    hostile = f"{PROC_SCAN}; ( {writes} ) 2>/dev/null; {connect(port)}; exit 1"
+    # the refused writes' and connection's messages are silenced: printed, they would make the
+    # gate stop at the pre-flight with an environment error (exit 3: a place it may not write, a
+    # socket Landlock refuses), before the round this test also watches
+    hostile = f"{PROC_SCAN}; ( {writes} ) 2>/dev/null; ( {connect(port)} ) 2>/dev/null; exit 1"
     model_server.add(Reply("Nothing to do."))
     spec = sample_repo.write_spec(validation={"test": [hostile]}, limits={"max_iterations": 1})
     # in this process, beside a process holding the canary: the confined test command is the
