@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from codegen_ci import runners
 from codegen_ci.errors import CodegenError
@@ -88,7 +89,7 @@ class Places:
     writable: tuple[Path, ...] = ()  # the sandbox's scratch (HOME, TMPDIR), or the temp dir
     changed: frozenset[str] = frozenset()  # relative paths the model (or its commands) changed
     checkout: Path | None = None  # the user's checkout: its dependency folders count as tools'
-    loopback: str | None = None  # the sandbox's (Sandbox.loopback): "none" under Landlock
+    loopback: Literal["own", "none"] | None = None  # Sandbox.loopback: "none" under Landlock
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,6 @@ class EnvironmentProblem:
         "Make the place writable (or free disk space), or keep the tool's caches inside the "
         "repository or $TMPDIR, then run again (docs/ecosystems.md, 'Environment errors')."
     )
-
     cause: str = "The command could not write where it needed to"
 
     def message(self) -> str:
