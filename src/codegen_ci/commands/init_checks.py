@@ -8,6 +8,7 @@ The lines come from CI workflows (`init_ci.py`) and tox environments (`init_tox.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -179,8 +180,40 @@ def bare(line: str) -> str:
     return body
 
 
+def folder_of(line: str) -> str:
+    """The folder a `cd DIR && …` line runs in, relative to the repository's root ("" for the
+    root, or when DIR is not a plain relative path: `$VAR`, `~`, absolute)."""
+    prefix = DIR_PREFIX.match(line.strip())
+    if not prefix:
+        return ""
+    target = prefix[1].split()[1].strip("'\"")
+    if target.startswith(("/", "~", "$")) or "$" in target:
+        return ""
+    folder = posixpath.normpath(target)
+    return "" if folder == "." else folder
+
+
+def seen_from(folder: str, path: str) -> str:
+    """`path`, relative to the repository's root, as a command that ran `cd folder` names it:
+    `.venv/bin/python` from `tests` is `../.venv/bin/python` (jmespath's CI: `cd tests/ &&
+    py.test`). A bare name (`python`, found on PATH) and an absolute path stay as they are."""
+    if not folder or "/" not in path or path.startswith("/"):
+        return path
+    return posixpath.relpath(path, folder)
+
+
 def explicit(line: str, python: str) -> str:
-    """The line in the form init writes: the interpreter named, wrappers gone, checking form."""
+    """The line in the form init writes: the interpreter named (as seen from the folder the line
+    runs in), wrappers gone, checking form."""
+    prefix_match = DIR_PREFIX.match(line.strip())
+    prefix = prefix_match[1] if prefix_match else ""
+    folder = folder_of(line)
+    if folder:  # the venv is the repository's, at its root: CI's checkout has none to walk
+        return prefix + _explicit_body(line, seen_from(folder, python), exclude_venv=False)
+    return prefix + _explicit_body(line, python, exclude_venv=True)
+
+
+def _explicit_body(line: str, python: str, *, exclude_venv: bool) -> str:
     prefix_match = DIR_PREFIX.match(line.strip())
     prefix = prefix_match[1] if prefix_match else ""
     rest = line.strip()[len(prefix) :]
@@ -197,7 +230,8 @@ def explicit(line: str, python: str) -> str:
     elif first in ("pip", "pip3"):
         body = "python -m pip" + body[len(first) :]
     body = PY.sub(python, body)
-    return prefix + assignments + venv_excluded(checking_form(body), python)
+    body = checking_form(body)
+    return assignments + (venv_excluded(body, python) if exclude_venv else body)
 
 
 # Linters that walk the folders they are given and skip only their own default list (`.git`,

@@ -30,7 +30,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from codegen_ci import runners
-from codegen_ci.commands.init_checks import DIR_PREFIX, CheckKind, bare, explicit, judge
+from codegen_ci.commands.init_checks import (
+    DIR_PREFIX,
+    CheckKind,
+    bare,
+    explicit,
+    folder_of,
+    judge,
+    seen_from,
+)
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import REQUIREMENT_NAME, Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_make import unfold
@@ -547,7 +555,8 @@ def _src_layout(root: Path, found: Detected, tools: Toolchain) -> None:
         ):
             prefix = DIR_PREFIX.match(command)
             head = prefix[1] if prefix else ""
-            found.test[i] = f"{head}PYTHONPATH=src {command[len(head) :]}"
+            src_here = seen_from(folder_of(command), "src/")  # `cd tests && …`: ../src
+            found.test[i] = f"{head}PYTHONPATH={src_here.rstrip('/')} {command[len(head) :]}"
             found.origins[found.test[i]] = found.origins.pop(command, "")
             changed = True
     if changed:
