@@ -13,7 +13,10 @@ ok`); where a runner prints only totals (unittest's `Ran N tests` and `skipped=K
 `tests N` and `skipped K`, vitest's and jest's `Tests` summary line), the command's tests count
 as one unnamed group. Ids are compared
 as multisets: a test the base ran twice (two parameters of the same name) must still run
-twice.
+twice. A position pytest numbered itself (`test_expression[given667-starts_with(str, 'S')-...]`:
+a parameter it cannot print, named by its argument and its place in the list) is not part of
+the comparison where both runs numbered that test's cases 0..n-1, so a case added or deleted
+before it does not renumber the rest into "removed" tests (`_renumbering`).
 
 A test is *removed* when the change's run lists it fewer times than the base run did (its file
 deleted, its function removed or renamed, a Rust `mod tests` taken out of `src/lib.rs`);
@@ -42,7 +45,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -130,22 +133,103 @@ def _folded(counts: Counter[str]) -> Counter[str]:
     return out
 
 
+# pytest names a parameter it cannot print (a dict, an object) by its argument and its
+# position in the list: `test_expression[given667-starts_with(str, 'S')-True-functions.json]`
+# (jmespath's compliance cases, read from JSON files). A case added or deleted before it
+# renumbers every later one, so by their ids a right fix that adds one case "removed" a
+# hundred, and deleting the failing case named those hundred instead of it.
+AUTO_PARAM = re.compile(r"(?<=[\[-])([A-Za-z_][A-Za-z_]*)(\d+)(?=[-\]])")
+
+
+def _numbered(test_id: str) -> tuple[str, str, int] | None:
+    """(test, argument, position) when the id's first parameter part looks like pytest's own
+    `argument<position>`."""
+    test, bracket, _ = test_id.partition("[")
+    match = AUTO_PARAM.search(test_id, len(test) + 1) if bracket else None
+    return (test, match[1], int(match[2])) if match else None
+
+
+def _auto_numbered(*runs: Counter[str]) -> set[tuple[str, str]]:
+    """The (test, argument) pairs that pytest numbered itself in every run given: their
+    numbers are exactly 0..n-1 over the test's n cases, once each (explicit ids such as
+    `case1`, `case2`, or two stacked parametrizations, are not, and keep their exact ids)."""
+    found: dict[tuple[str, str], list[Counter[int]]] = {}
+    cases: list[Counter[str]] = []
+    for run in runs:
+        numbers: dict[tuple[str, str], Counter[int]] = {}
+        per_test: Counter[str] = Counter()
+        for test_id, times in run.items():
+            per_test[test_id.partition("[")[0]] += times
+            if (numbered := _numbered(test_id)) is not None:
+                numbers.setdefault(numbered[:2], Counter())[numbered[2]] += times
+        for key, counts in numbers.items():
+            found.setdefault(key, []).append(counts)
+        cases.append(per_test)
+    return {
+        key
+        for key, per_run in found.items()
+        if len(per_run) == len(runs)
+        and all(
+            counts == Counter(range(per_test[key[0]]))
+            for counts, per_test in zip(per_run, cases, strict=True)
+        )
+    }
+
+
+def _renumbering(base: Counter[str], change: Counter[str]) -> Callable[[str], str]:
+    """The key a test is compared by: its id, with pytest's own position numbers left out
+    where both runs numbered the test's cases themselves (`given#-starts_with(...)`), so
+    cases renumbered by an insertion are the same cases, while a case deleted is missing by
+    what the rest of its id says (its expression, its file)."""
+    auto = _auto_numbered(base, change)
+    if not auto:
+        return lambda test_id: test_id
+
+    def key(test_id: str) -> str:
+        numbered = _numbered(test_id)
+        if numbered is None or numbered[:2] not in auto:
+            return test_id
+        return AUTO_PARAM.sub(lambda m: f"{m[1]}#", test_id, count=1)
+
+    return key
+
+
+def _keyed(counts: Counter[str], key: Callable[[str], str]) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for test_id, times in counts.items():
+        out[key(test_id)] += times
+    return out
+
+
 def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
     """The base run's tests the change's run lists fewer times (removed) or runs fewer times
-    (skipped), subtests counted as their test; empty when either run names no test."""
+    (skipped), subtests counted as their test, pytest's own position numbers not counted
+    (`_renumbering`); empty when either run names no test."""
     if not (base.known and change.known):
         return []
     problems: list[RemovedTest] = []
-    base_listed, base_ran = _folded(base.listed), _folded(base.ran)
-    change_listed, change_ran = _folded(change.listed), _folded(change.ran)
-    for test_id, times in base_listed.items():
-        gone = times - change_listed[test_id]
+    key = _renumbering(base.listed, change.listed)
+    base_listed, base_ran = _keyed(_folded(base.listed), key), _keyed(_folded(base.ran), key)
+    change_listed = _keyed(_folded(change.listed), key)
+    change_ran = _keyed(_folded(change.ran), key)
+    raw_base, raw_change = _folded(base.listed), _folded(change.listed)
+    named: dict[str, list[str]] = {}  # each key's ids as the base run named them, in order
+    for test_id in raw_base:
+        named.setdefault(key(test_id), []).append(test_id)
+
+    def as_named(test_key: str) -> Untrusted:
+        """The base's id for a key: one the change's run does not list as such, if any."""
+        ids = named[test_key]
+        return Untrusted(next((i for i in ids if raw_change[i] < raw_base[i]), ids[0]))
+
+    for test_key, times in base_listed.items():
+        gone = times - change_listed[test_key]
         if gone > 0:
-            problems.append(RemovedTest(id=Untrusted(test_id), how="removed", count=gone))
+            problems.append(RemovedTest(id=as_named(test_key), how="removed", count=gone))
             continue
-        skipped = base_ran[test_id] - change_ran[test_id]
+        skipped = base_ran[test_key] - change_ran[test_key]
         if skipped > 0:
-            problems.append(RemovedTest(id=Untrusted(test_id), how="skipped", count=skipped))
+            problems.append(RemovedTest(id=as_named(test_key), how="skipped", count=skipped))
     return problems
 
 
