@@ -25,7 +25,7 @@ CASES = {cases}
 
 @pytest.mark.parametrize("given, expression, expected", [
     ({{"str": "Str"}}, e, r) for e, r in CASES
-] + [({{"str": "x"}}, "abs(-1)", 1)])
+] + [({{"str": "x"}}, "abs(-1)", 1), ({{"str": "x"}}, "to_array(str)", ["x"])])
 def test_expression(given, expression, expected):
     {body}
 
@@ -73,6 +73,8 @@ def test_a_case_added_before_the_others_removes_nothing(tmp_path: Path, base: Su
     added = suite(tmp_path, [("starts_with(str, '')", True), *BASE], plain=4)
 
     assert any("given0-starts_with(str, '')" in i for i in added.listed)  # renumbered, really
+    # a second argument pytest numbered (a list): the same position, in the same id
+    assert any("to_array(str)-expected5]" in i for i in added.listed)
     assert compare(base, added) == []
 
 

@@ -189,7 +189,8 @@ def _renumbering(base: Counter[str], change: Counter[str]) -> Callable[[str], st
         numbered = _numbered(test_id)
         if numbered is None or numbered[:2] not in auto:
             return test_id
-        return AUTO_PARAM.sub(lambda m: f"{m[1]}#", test_id, count=1)
+        position = str(numbered[2])  # each argument pytest numbered has the case's position
+        return AUTO_PARAM.sub(lambda m: f"{m[1]}#" if m[2] == position else m[0], test_id)
 
     return key
 
