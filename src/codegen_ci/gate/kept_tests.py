@@ -29,10 +29,12 @@ a file that is no test file (`boltons/mathutils.py::boltons.mathutils.clamp`). E
 round listed in a file the change edited is counted in the file's base and current text, read,
 never imported: its runner says how (`doctest_examples`, runners/pytest.py: `ast` finds the
 docstring of the test's qualified name, doctest's parser its examples, a `+SKIP` one does not
-run). The round's listing stands for the base's here: the ids were compared first, so every
-test the base listed is still listed; one whose docstring the base commit lacks is new. Tests
-the change adds, examples it adds, and a docstring reworded around the same examples are never
-a problem. Where neither run says which tests ran, nothing is compared.
+run). The doctests are those the base commit's runs listed (the pre-flight's collection, a
+full run on the base); where they listed none (the baseline ran only the tests a round did not
+run, and found none), the round's listing stands for the base's: the ids were compared first,
+so every test the base ran is still listed, and one whose docstring the base commit lacks is
+new. Tests the change adds, examples it adds, and a docstring reworded around the same
+examples are never a problem. Where neither run says which tests ran, nothing is compared.
 
 Subtests are their test's: unittest's `subTest` (and pytest's subtests) report a subtest only
 when it fails (`test_valid [inf-and-nan]`, `test_x (n=3)`), and the parent test itself only
@@ -161,9 +163,12 @@ def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
 
 class BaseSuite(Protocol):
     """What answers "which of the base commit's tests does this run no longer run?"
-    (gate/baseline.py); None when the base runs cannot tell."""
+    (gate/baseline.py); None when the base runs cannot tell. `listed`: the tests its runs
+    listed so far, without running anything (None: none has listed them)."""
 
     def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None: ...
+
+    def listed(self) -> Counter[str] | None: ...
 
 
 def check_kept(
@@ -175,7 +180,8 @@ def check_kept(
     change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
     problems = (base.removed_tests(change) or []) if change.known else []
     if not problems:
-        problems = weakened(worktree, change.listed)
+        listed = base.listed()
+        problems = weakened(worktree, change.listed if listed is None else listed)
     if problems and validation.keep_tests:
         refuse(outcome, problems)
     return problems
@@ -206,9 +212,9 @@ MAX_TEST_FILE_BYTES = 4_000_000
 def weakened(worktree: Worktree, listed: Iterable[str] = ()) -> list[RemovedTest]:
     """Test files the change edited that hold fewer assertions than on the base commit (an
     assertion removed, so a test still runs and proves less): test paths, and Rust files with
-    inline tests (counted from `#[cfg(test)]`); and the doctests among `listed` (the round's
-    test ids) in files it edited that run fewer examples than on the base commit. A file the
-    change deleted is the ids' to tell."""
+    inline tests (counted from `#[cfg(test)]`); and the doctests among `listed` (the base
+    commit's test ids) in files it edited that run fewer examples than on the base commit. A
+    file the change deleted is the ids' to tell."""
     problems = []
     ids = list(dict.fromkeys(listed))
     for rel in worktree.agent_changes():
