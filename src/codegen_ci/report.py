@@ -194,14 +194,21 @@ class RemovedTest(BaseModel):
     # The repository's tests named it (a file's path for `weakened`): data, compared through
     # `key` only
     id: Untrusted = Field(
-        description="Its JUnit id (or the name its runner printed); for `weakened`, the file."
+        description="Its JUnit id (or the name its runner printed); for `weakened`, the test "
+        "file, or the doctest's JUnit id."
     )
     how: Literal["removed", "skipped", "weakened"] = Field(
-        description="weakened: the file's tests hold fewer assertions than on the base commit."
+        description="weakened: the file's tests hold fewer assertions than on the base commit, "
+        "or the doctest runs fewer examples."
     )
     count: int = Field(
-        default=1, description="How many of its runs (a repeated id), or assertions, are gone."
+        default=1,
+        description="How many of its runs (a repeated id), assertions, or doctest examples "
+        "are gone.",
     )
+    # weakened: a doctest that runs fewer examples (`id` is the test's), not a test file with
+    # fewer assertions. How the tool words it; report.json's `id` already says which.
+    doctest: bool = Field(default=False, exclude=True)
 
     @property
     def key(self) -> str:
@@ -215,13 +222,16 @@ def not_kept_text(removed: Sequence[RemovedTest]) -> str:
     once, a runner's tests it only counted) and in files for `weakened` (its count is
     assertions)."""
     tests = {h: sum(r.count for r in removed if r.how == h) for h in ("removed", "skipped")}
-    files = sum(1 for r in removed if r.how == "weakened")
+    files = sum(1 for r in removed if r.how == "weakened" and not r.doctest)
+    doctests = sum(1 for r in removed if r.how == "weakened" and r.doctest)
     parts = []
     if done := [f"{how} {n}" for how, n in tests.items() if n]:
         total = sum(tests.values())
         parts.append(" and ".join(done) + f" existing test{'s' if total > 1 else ''}")
     if files:
         parts.append(f"weakened {files} existing test file{'s' if files > 1 else ''}")
+    if doctests:
+        parts.append(f"weakened {doctests} existing doctest{'s' if doctests > 1 else ''}")
     return ", ".join(parts)
 
 

@@ -227,6 +227,7 @@ is_checkout_cache = base.no_checkout_cache
 RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
 totals = base.no_totals
+doctest_examples = base.no_doctest_examples
 
 PLUGINS: tuple[str, ...] = ()
 

@@ -133,8 +133,9 @@ def _said_by_the_task(title: Untrusted, task: str) -> str | None:
 KEEP_TESTS_RULE = (
     "Existing tests are kept: every test the base commit runs must still run and must not "
     "be skipped (no deleting tests or test files, no skip/skipif/xfail, .skip, xit, .todo, "
-    "t.Skip or #[ignore], no removed assertions). A change that removes or skips one is "
-    "refused, however the commands end. Adding new tests is welcome."
+    "t.Skip or #[ignore], no removed assertions or doctest examples, no doctest +SKIP). A "
+    "change that removes or skips one is refused, however the commands end. Adding new tests "
+    "is welcome."
 )
 
 PROTECTED_TESTS_RULE = "Test files and test configuration are protected: do not edit them."

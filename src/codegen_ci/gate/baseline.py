@@ -155,6 +155,12 @@ class Baseline:
         suite = self.suite_tests()
         return None if suite is None else compare(suite, change)
 
+    def listed(self) -> Counter[str] | None:
+        """The base commit's tests as its runs listed them so far (a full run's, else the
+        pre-flight's pytest collection); None when none did. Runs nothing."""
+        suite = (None if self.unavailable else self.suite) or self.collected
+        return None if suite is None or not suite.known else suite.listed
+
     def _confirmed(self, problems: list[RemovedTest]) -> list[RemovedTest] | None:
         """What a comparison with the pre-flight's collection found, less the tests the
         change's run skipped that skip on the base commit too (at run time: no marker said

@@ -24,8 +24,20 @@ deleted, its function removed or renamed, a Rust `mod tests` taken out of `src/l
 (pytest `skip`/`skipif`/`xfail`, unittest `skip`, jest/vitest/mocha `.skip`/`xit`/`.todo`,
 node:test `{skip}`/`t.skip`/`todo`, Go `t.Skip`, Rust `#[ignore]`). When every test is still
 there, an existing test file (or a Rust file's inline tests) holding fewer assertions than on
-the base commit is *weakened* (an assertion removed: the test runs and proves less). Tests the
-change adds are never a problem. Where neither run says which tests ran, nothing is compared.
+the base commit is *weakened* (an assertion removed: the test runs and proves less). So is a
+doctest (pytest's `--doctest-modules`, `--doctest-glob`) that runs fewer examples than on the
+base commit: pytest makes one test of a docstring however many examples it holds, so deleting
+the failing example, or marking it `# doctest: +SKIP`, leaves the test listed and passing, in
+a file that is no test file (`boltons/mathutils.py::boltons.mathutils.clamp`). Each doctest the
+round listed in a file the change edited is counted in the file's base and current text, read,
+never imported: its runner says how (`doctest_examples`, runners/pytest.py: `ast` finds the
+docstring of the test's qualified name, doctest's parser its examples, a `+SKIP` one does not
+run). The doctests are those the base commit's runs listed (the pre-flight's collection, a
+full run on the base); where they listed none (the baseline ran only the tests a round did not
+run, and found none), the round's listing stands for the base's: the ids were compared first,
+so every test the base ran is still listed, and one whose docstring the base commit lacks is
+new. Tests the change adds, examples it adds, and a docstring reworded around the same
+examples are never a problem. Where neither run says which tests ran, nothing is compared.
 
 Subtests are their test's: unittest's `subTest` (and pytest's subtests) report a subtest only
 when it fails (`test_valid [inf-and-nan]`, `test_x (n=3)`), and the parent test itself only
@@ -236,9 +248,12 @@ def compare(base: SuiteTests, change: SuiteTests) -> list[RemovedTest]:
 
 class BaseSuite(Protocol):
     """What answers "which of the base commit's tests does this run no longer run?"
-    (gate/baseline.py); None when the base runs cannot tell."""
+    (gate/baseline.py); None when the base runs cannot tell. `listed`: the tests its runs
+    listed so far, without running anything (None: none has listed them)."""
 
     def removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None: ...
+
+    def listed(self) -> Counter[str] | None: ...
 
 
 def check_kept(
@@ -250,7 +265,8 @@ def check_kept(
     change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
     problems = (base.removed_tests(change) or []) if change.known else []
     if not problems:
-        problems = weakened(worktree)
+        listed = base.listed()
+        problems = weakened(worktree, change.listed if listed is None else listed)
     if problems and validation.keep_tests:
         refuse(outcome, problems)
     return problems
@@ -278,24 +294,44 @@ RUST_TESTS = "#[cfg(test)]"  # where a Rust file's inline tests start
 MAX_TEST_FILE_BYTES = 4_000_000
 
 
-def weakened(worktree: Worktree) -> list[RemovedTest]:
+def weakened(worktree: Worktree, listed: Iterable[str] = ()) -> list[RemovedTest]:
     """Test files the change edited that hold fewer assertions than on the base commit (an
     assertion removed, so a test still runs and proves less): test paths, and Rust files with
-    inline tests (counted from `#[cfg(test)]`). A file the change deleted is the ids' to tell."""
+    inline tests (counted from `#[cfg(test)]`); and the doctests among `listed` (the base
+    commit's test ids) in files it edited that run fewer examples than on the base commit. A
+    file the change deleted is the ids' to tell."""
     problems = []
+    ids = list(dict.fromkeys(listed))
     for rel in worktree.agent_changes():
         before = worktree.base_text(rel)
-        if before is None or not (
-            is_test_file(rel) or (rel.endswith(".rs") and RUST_TESTS in before)
-        ):
+        if before is None:
+            continue
+        tests_inline = is_test_file(rel) or (rel.endswith(".rs") and RUST_TESTS in before)
+        doctests = [(i, n) for i in ids if (n := runners.doctest_examples(i, rel, before))]
+        if not (tests_inline or doctests):
             continue
         try:
             after = guarded_read.read_text(worktree.path, rel, max_bytes=MAX_TEST_FILE_BYTES)
         except (guarded_read.Refused, OSError):
             continue  # deleted, or not a regular file
-        lost = _assertions(before, rel) - _assertions(after, rel)
+        lost = _assertions(before, rel) - _assertions(after, rel) if tests_inline else 0
         if lost > 0:
             problems.append(RemovedTest(id=Untrusted(rel), how="weakened", count=lost))
+        problems += fewer_examples(doctests, rel, after)
+    return problems
+
+
+def fewer_examples(doctests: Sequence[tuple[str, int]], rel: str, text: str) -> list[RemovedTest]:
+    """The doctests of `rel` (id, examples that ran on the base commit) that run fewer examples
+    in its current `text` (one deleted or marked `+SKIP`); one its runner cannot count there
+    (the module no longer parses: its run says so) is left to the ids."""
+    problems = []
+    for test_id, was in doctests:
+        now = runners.doctest_examples(test_id, rel, text)
+        if now is not None and now < was:
+            problems.append(
+                RemovedTest(id=Untrusted(test_id), how="weakened", count=was - now, doctest=True)
+            )
     return problems
 
 

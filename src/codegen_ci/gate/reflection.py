@@ -144,7 +144,9 @@ def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) ->
     """The base commit's tests the change removed, skipped or weakened (gate/kept_tests.py)."""
     entries: list[Untrusted] = []
     for r in outcome.removed_tests:
-        if r.how == "weakened":
+        if r.how == "weakened" and r.doctest:
+            note = f"{r.count} doctest example(s) fewer run than on the base commit"
+        elif r.how == "weakened":
             note = f"{r.count} assertion(s) fewer than on the base commit"
         else:
             note = r.how + (f" ({r.count} runs)" if r.count > 1 else "")
@@ -154,8 +156,9 @@ def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) ->
     return (
         f"Existing tests removed, skipped or weakened by the change ({len(entries)}): the base "
         "commit ran them, this round did not (or they assert less). Restore them (undo the "
-        "deletion, the skip or ignore marker, the removed assertion) and make them pass by "
-        "fixing the code; adding new tests is fine.\n" + fence("tests", listed)
+        "deletion, the skip or ignore marker, the removed assertion or doctest example, its "
+        "`+SKIP`) and make them pass by fixing the code; adding new tests is fine.\n"
+        + fence("tests", listed)
     )
 
 

@@ -81,6 +81,7 @@ __all__ = [
     "configured_reports",
     "coverage_plan",
     "defined_at",
+    "doctest_examples",
     "download",
     "every_test",
     "failed_at",
@@ -383,3 +384,13 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 def totals(text: str) -> Totals | None:
     """The first runner's totals, where its output gives only those."""
     return next((t for r in RUNNERS.values() if (t := r.totals(text)) is not None), None)
+
+
+def doctest_examples(test_id: str, file: str, text: str) -> int | None:
+    """How many examples of the documentation test `test_id` run where `file` holds `text`,
+    as the first runner that knows such a test counts them (pytest's doctests); None: no
+    runner does."""
+    return next(
+        (n for r in RUNNERS.values() if (n := r.doctest_examples(test_id, file, text)) is not None),
+        None,
+    )

@@ -451,6 +451,12 @@ class TestRunner(Protocol):
     def totals(self, text: str) -> Totals | None:
         """How many tests ran and were skipped, where its output gives only totals."""
 
+    def doctest_examples(self, test_id: str, file: str, text: str) -> int | None:
+        """How many examples of the test `test_id` run where the repository's `file` holds
+        `text`, for a test that is a documentation example (pytest's doctests: one test of a
+        docstring however many examples it has, so an example deleted or skipped leaves it
+        listed and passing); None: `test_id` is no such test of `file`."""
+
     # -- the harness inside its process ------------------------------------------------------
     # The files of gate/ that its runs load into the runner's own process (`<module>.py`: a
     # pytest plugin, unittest's JUnit-writing main, the coverage run; `vendor/<package>`: the
@@ -601,6 +607,11 @@ def no_named_tests(text: str) -> list[tuple[str, bool]]:
 
 def no_totals(text: str) -> Totals | None:
     """The runner's own output gives no totals."""
+    return None
+
+
+def no_doctest_examples(test_id: str, file: str, text: str) -> int | None:
+    """The runner's tests are not counted from their examples (its assertions are)."""
     return None
 
 

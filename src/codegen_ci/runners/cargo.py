@@ -316,6 +316,7 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 
 
 totals = base.no_totals
+doctest_examples = base.no_doctest_examples
 
 
 # `cargo test` without nextest: libtest's own human output read as test cases, one per

@@ -424,6 +424,7 @@ def named_tests(text: str) -> list[tuple[str, bool]]:
 
 
 totals = base.no_totals
+doctest_examples = base.no_doctest_examples
 
 # A top-level test, `func TestX(t *testing.T) {`, ends at its closing brace alone at the start
 # of a line (gofmt's layout).

@@ -93,6 +93,7 @@ ARTIFACT_GLOBS: tuple[str, ...] = (".jest-cache/**",)
 SUMMARY = re.compile(r"^Tests:[ \t]+(.*?)(\d+) total[ \t]*$", re.M)
 RAN_COUNT: re.Pattern[str] | None = SUMMARY
 named_tests = base.no_named_tests
+doctest_examples = base.no_doctest_examples
 
 
 def totals(text: str) -> Totals | None:

@@ -82,6 +82,7 @@ is_checkout_cache = base.no_checkout_cache
 RAN_COUNT: re.Pattern[str] | None = None
 named_tests = base.no_named_tests
 totals = base.no_totals
+doctest_examples = base.no_doctest_examples
 
 coverage_plan = base.no_coverage_plan
 # the harness files of gate/ its runs load into its own process (see base.py)

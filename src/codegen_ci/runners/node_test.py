@@ -84,6 +84,7 @@ TESTS = re.compile(r"^(?:# |ℹ )tests (\d+)$", re.M)
 SKIPPED = re.compile(r"^(?:# |ℹ )(?:skip|skipped|todo) (\d+)$", re.M)
 RAN_COUNT: re.Pattern[str] | None = re.compile(r"^(?:# |ℹ )tests \d+$", re.M)
 named_tests = base.no_named_tests
+doctest_examples = base.no_doctest_examples
 
 
 def totals(text: str) -> Totals | None:

@@ -112,6 +112,9 @@ def totals(text: str) -> Totals | None:
     return base.summed_totals(text, RAN, SKIPPED)
 
 
+doctest_examples = base.no_doctest_examples
+
+
 def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     """`python -m unittest` under coverage.py, as `-m codegen_cov_select` (runners/_python.py)."""
     if _python.shape(command) != "unittest":

@@ -84,6 +84,7 @@ ARTIFACT_GLOBS: tuple[str, ...] = (".vitest/**",)
 SUMMARY = re.compile(r"^[ \t]*Tests {2}(.*?)[ \t]*\((\d+)\)[ \t]*$", re.M)
 RAN_COUNT: re.Pattern[str] | None = SUMMARY
 named_tests = base.no_named_tests
+doctest_examples = base.no_doctest_examples
 
 
 def totals(text: str) -> Totals | None:
