@@ -247,3 +247,49 @@ def test_node_dependencies_are_installed_as_the_lockfile_pins_them(
     hints = [line for line in output.splitlines() if line.startswith("missing: ")]
     assert hints, output
     assert all(line.endswith(f"{HINT} {install} (the project's dependencies)") for line in hints)
+
+
+def test_ci_install_line_through_python_m_pip_skips_what_does_not_name_the_tool(
+    tmp_path: Path,
+) -> None:
+    """`python -m pip install --upgrade pip` installs pip, not ruff: the job's next line, whose
+    requirements file names ruff, is the hint."""
+    repo = python_project(tmp_path, "[tool.ruff]\n")
+    (repo / "requirements-lint.txt").write_text("ruff==0.6.9\n")
+    workflow(
+        repo,
+        {
+            "lint": "python -m pip install --upgrade pip\n"
+            "python -m pip install -r requirements-lint.txt\nruff check ."
+        },
+    )
+
+    assert missing(init(repo), "ruff") == (
+        "python -m pip install -r requirements-lint.txt (.github/workflows/ci.yml, job lint)"
+    )
+
+
+def test_a_go_linter_is_installed_as_ci_installs_it(tmp_path: Path) -> None:
+    """CI pins staticcheck (`go install ...@2023.1.6`); the runner's own hint says `@latest`,
+    which may fail the untouched code on newer checks. golangci-lint, downloaded by a script CI
+    pipes to sh, gets that line."""
+    (tmp_path / "go.mod").write_text("module example.com/demo\n\ngo 1.22\n")
+    (tmp_path / "demo.go").write_text("package demo\n")
+    workflow(
+        tmp_path,
+        {
+            "lint": "go install honnef.co/go/tools/cmd/staticcheck@2023.1.6\nstaticcheck ./...",
+            "golangci": "curl -sSfL https://raw.githubusercontent.com/golangci/golangci-lint/"
+            "master/install.sh | sh -s -- -b /usr/local/bin v1.55.2\ngolangci-lint run",
+        },
+    )
+
+    output = init(tmp_path)
+
+    assert missing(output, "staticcheck") == (
+        "go install honnef.co/go/tools/cmd/staticcheck@2023.1.6 (.github/workflows/ci.yml, job "
+        "lint)"
+    )
+    assert missing(output, "golangci-lint").startswith("curl -sSfL https://raw.githubusercontent")
+    # a machine without Go is told to install Go, not the line that installs staticcheck with it
+    assert not missing(output, "go").startswith("go install")

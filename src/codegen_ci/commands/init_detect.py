@@ -30,7 +30,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from codegen_ci import runners
-from codegen_ci.commands.init_checks import DIR_PREFIX, INSTALL, CheckKind, bare, explicit, judge
+from codegen_ci.commands.init_checks import (
+    DIR_PREFIX,
+    INSTALL,
+    PIPED_INSTALL,
+    CheckKind,
+    bare,
+    explicit,
+    judge,
+)
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
 from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
 from codegen_ci.commands.init_install import REQUIREMENT_NAME, declared
@@ -215,7 +223,7 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     checks: list[tuple[CheckKind, str, str]] = []
     setup: list[tuple[str, str]] = []  # (command, the job's origin)
     for line in _make_unfolded(root, runs.lines, found, tools):
-        if INSTALL.match(bare(line.command)):
+        if INSTALL.match(bare(line.command)) or PIPED_INSTALL.search(line.command):
             found.ci_installs.append(line)
         package = _package_json(root, line.command)
         here = scripts if package == root / "package.json" else _scripts(package.parent)

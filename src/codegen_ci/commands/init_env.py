@@ -17,7 +17,7 @@ from pathlib import Path
 from codegen_ci import runners
 from codegen_ci.commands.init_checks import PY_TOOLS, bare
 from codegen_ci.commands.init_ci import CiLine
-from codegen_ci.commands.init_install import node_install, python_install
+from codegen_ci.commands.init_install import ci_install, node_install, python_install
 
 VENV_DIRS = (".venv", "venv")
 # How to install a lint tool or `make` (a test runner's programs are its own: runners/,
@@ -200,7 +200,11 @@ def missing_tool(
         return first, _python_install(tools, first, "python -m pip install", ci, origin)
     if first == "cargo" and len(words) > 1 and words[1] in ("nextest", "clippy", "fmt"):
         tool = f"cargo-{words[1]}"
-        return None if tools.has_command(tool) else (tool, hints[tool])
+        return (
+            None
+            if tools.has_command(tool)
+            else (tool, _ci_or(hints[tool], tool, tools, ci, origin))
+        )
     if first in NODE_EXEC or words[:2] == ["pnpm", "exec"]:
         tool = (
             words[2] if first == "pnpm" and len(words) > 2 else words[1] if len(words) > 1 else ""
@@ -217,11 +221,18 @@ def missing_tool(
             return "node_modules", f"{node_install(folder).command} (the project's dependencies)"
         return None
     if first in hints and not tools.has_command(first):
-        return first, hints[first]
+        return first, _ci_or(hints[first], first, tools, ci, origin)
     if PROGRAM.fullmatch(first) and first not in SHELL_WORDS and not tools.has_command(first):
         # `check-manifest` from a tox env: whatever it is, the run cannot start it
-        return first, "put it on PATH (or in the venv the commands use) before codegen-ci runs"
+        how = "put it on PATH (or in the venv the commands use) before codegen-ci runs"
+        return first, _ci_or(how, first, tools, ci, origin)
     return None
+
+
+def _ci_or(how: str, tool: str, tools: Toolchain, ci: Sequence[CiLine], origin: str) -> str:
+    """CI's install line for a program that is no Python tool init knows (golangci-lint,
+    cargo-nextest, a tox env's `check-manifest`), else `how`."""
+    return ci_install(tools.root, tool, tools.python, ci, origin) or how
 
 
 def _python_install(

@@ -17,6 +17,10 @@ For a Python tool (pytest, ruff, mypy, tox, nox: one resolver for all), in this 
   6. the tool itself.
 A group, extra or file that does not name the tool is never offered for it.
 
+Any other program a command needs (golangci-lint, staticcheck, a tox env's `check-manifest`):
+CI's install line that names it, one of the job that runs the command first, else what the
+runner or init says (`go install honnef.co/go/tools/cmd/staticcheck@latest`).
+
 For Node, what the lockfile says (`npm ci`, `pnpm install --frozen-lockfile`): the same table
 decides the install init writes for the project (`init_node.py`)."""
 
@@ -187,10 +191,8 @@ def python_install(
     and the commands use the root's `.venv` or no venv yet); `ci` CI's install lines,
     `origin` where the command that needs the tool came from."""
     packages = declared(root)
-    same_job = [line for line in ci if _same_job(origin, line)]
-    for line in [*same_job, *(line for line in ci if line not in same_job)]:
-        if tool in _installed_by(root, line.command, packages):
-            return f"{explicit(line.command, python)} ({line.origin.removeprefix('from ')})"
+    if from_ci := ci_install(root, tool, python, ci, origin, packages):
+        return from_ci
     uv = (root / "uv.lock").is_file() and uv_venv
     made = " (it makes .venv: run init again, so the commands use it)" if python == "python" else ""
     if group := _best(tool, packages.groups, packages.own_groups):
@@ -205,6 +207,32 @@ def python_install(
     if file := _requirements_file(root, tool):
         return f"{pip} -r {file}"
     return f"{pip} {pinned(root, tool) or tool}"
+
+
+def ci_install(
+    root: Path,
+    tool: str,
+    python: str,
+    ci: Sequence[CiLine],
+    origin: str,
+    packages: Declared | None = None,
+) -> str | None:
+    """CI's install line that installs `tool` (in the form init writes, with the job it is
+    from), one of the job `origin` names first: a Python install whose packages
+    (`_installed_by`) name it, or any other install that names the program (`go install
+    honnef.co/go/tools/cmd/staticcheck@2023.1.6`, `cargo install cargo-nextest --locked`,
+    `rustup component add clippy`, golangci-lint's `curl ... | sh`)."""
+    packages = packages or declared(root)
+    name = re.compile(rf"(?<![\w.-])(?:cargo-)?{re.escape(tool.removeprefix('cargo-'))}(?![\w.-])")
+    same_job = [line for line in ci if _same_job(origin, line)]
+    for line in [*same_job, *(line for line in ci if line not in same_job)]:
+        installed = _installed_by(root, line.command, packages)
+        body = bare(line.command)
+        # `go install ...` installs something with go, not go
+        names_it = name.search(body) and body.split(maxsplit=1)[0] != tool
+        if tool in (installed or ()) or (installed is None and names_it):
+            return f"{explicit(line.command, python)} ({line.origin.removeprefix('from ')})"
+    return None
 
 
 def _same_job(origin: str, line: CiLine) -> bool:
@@ -232,9 +260,9 @@ def _best(
     return min(named, key=rank) if named else None
 
 
-def _installed_by(root: Path, command: str, packages: Declared) -> set[str]:
+def _installed_by(root: Path, command: str, packages: Declared) -> set[str] | None:
     """The packages an install line installs, as far as the repository's files say: those it
-    names, and those of the groups, extras and requirements files it names (empty for a line
+    names, and those of the groups, extras and requirements files it names (None for a line
     that is no Python install)."""
     prefix = DIR_PREFIX.match(command.strip())
     folder = root / prefix[1].split()[1] if prefix else root
@@ -243,7 +271,7 @@ def _installed_by(root: Path, command: str, packages: Declared) -> set[str]:
     except ValueError:
         words = bare(command).split()
     while words and (words[0] == "sudo" or re.search(r"(^|/)python[\d.]*$", words[0])):
-        words = words[3:] if words[0] != "sudo" and words[1:2] == ["-m"] else words[1:]
+        words = words[2:] if words[0] != "sudo" and words[1:2] == ["-m"] else words[1:]
     if words[:2] in (["pip", "install"], ["pip3", "install"]):
         return _pip_installs(root, folder, words[2:], packages)
     if words[:3] == ["uv", "pip", "install"]:
@@ -256,7 +284,7 @@ def _installed_by(root: Path, command: str, packages: Declared) -> set[str]:
         production = {"--prod", "--production"} & set(words)
         groups = () if production else packages.groups.values()
         return set(packages.dependencies).union(*groups, *packages.extras.values())
-    return set()
+    return None
 
 
 def _pip_installs(root: Path, folder: Path, args: list[str], packages: Declared) -> set[str]:
