@@ -238,11 +238,8 @@ def ci_install(
 def _same_job(origin: str, line: CiLine) -> bool:
     """Whether the command from `origin` ("from .github/workflows/ci.yml, job test: pytest",
     or "..., job test, Makefile target check: ...") came from the job of `line`."""
-    return origin.startswith(line.origin) and origin[len(line.origin) : len(line.origin) + 1] in (
-        ":",
-        ",",
-        "",
-    )
+    rest = origin.removeprefix(line.origin)
+    return rest != origin and rest[:1] in (":", ",", "")
 
 
 def _best(
