@@ -293,3 +293,49 @@ def test_a_go_linter_is_installed_as_ci_installs_it(tmp_path: Path) -> None:
     assert missing(output, "golangci-lint").startswith("curl -sSfL https://raw.githubusercontent")
     # a machine without Go is told to install Go, not the line that installs staticcheck with it
     assert not missing(output, "go").startswith("go install")
+
+
+def test_a_poetry_group_that_names_pytest_is_the_hint(tmp_path: Path) -> None:
+    repo = python_project(
+        tmp_path,
+        "[tool.poetry.group.docs.dependencies]\nsphinx = '*'\n"
+        "[tool.poetry.group.test]\noptional = true\n"
+        "[tool.poetry.group.test.dependencies]\npytest = '^8'\n",
+    )
+
+    assert missing(init(repo), "pytest") == "poetry install --with test"
+
+
+def test_a_plain_uv_sync_in_ci_installs_uvs_default_groups(tmp_path: Path) -> None:
+    """`uv sync` installs the `dev` group unasked (or `[tool.uv] default-groups`): CI's plain
+    `uv sync` installs pytest from `dev`, and ruff from `lint` only where that is a default."""
+    repo = python_project(
+        tmp_path,
+        "[dependency-groups]\ndev = ['pytest']\nlint = ['ruff']\n[tool.ruff]\n",
+    )
+    workflow(repo, {"test": "uv sync\nuv run pytest\nuv run ruff check ."})
+
+    output = init(repo)
+
+    assert missing(output, "pytest") == "uv sync (.github/workflows/ci.yml, job test)"
+    assert missing(output, "ruff") == "python -m pip install --group lint (pip >= 25.1)"
+
+    with (repo / "pyproject.toml").open("a") as pyproject:
+        pyproject.write("[tool.uv]\ndefault-groups = ['dev', 'lint']\n")
+    (repo / ".codegen.yml").unlink()  # init again, as the user would after the change
+    assert missing(init(repo), "ruff") == "uv sync (.github/workflows/ci.yml, job test)"
+
+
+def test_yarn_berry_installs_immutable(tmp_path: Path) -> None:
+    package = {
+        "name": "demo",
+        "scripts": {"test": "vitest run"},
+        "devDependencies": {"vitest": "1"},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(package))
+    (tmp_path / "yarn.lock").write_text("")
+    (tmp_path / ".yarnrc.yml").write_text("nodeLinker: node-modules\n")
+
+    output = init(tmp_path)
+
+    assert "install it with: yarn install --immutable (the project's dependencies)" in output
