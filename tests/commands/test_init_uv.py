@@ -29,8 +29,9 @@ def test_a_venv_uv_made_gets_uvs_install_commands(
     result = CliRunner().invoke(cli, ["init", "--repo", str(tmp_path)])
 
     assert result.exit_code == 0, result.output
-    assert (
-        "missing: mypy is not installed; install it with: uv pip install --python "
-        ".venv/bin/python mypy" in result.output
+    # uv's way to the group that names mypy (uv.lock is there); a tool nothing names goes in
+    # with `uv pip install --python .venv/bin/python` (test_init_install_hints.py)
+    assert "missing: mypy is not installed; install it with: uv sync --group typing\n" in (
+        result.output
     )
     assert '# setup: ["uv sync --locked"' in (tmp_path / ".codegen.yml").read_text()

@@ -32,6 +32,8 @@ from typing import Any
 from codegen_ci import runners
 from codegen_ci.commands.init_checks import (
     DIR_PREFIX,
+    INSTALL,
+    PIPED_INSTALL,
     CheckKind,
     bare,
     explicit,
@@ -40,7 +42,8 @@ from codegen_ci.commands.init_checks import (
     seen_from,
 )
 from codegen_ci.commands.init_ci import CiLine, LeftOut, ci_runs, ci_workflows
-from codegen_ci.commands.init_env import REQUIREMENT_NAME, Toolchain, missing_tool, toolchain
+from codegen_ci.commands.init_env import Toolchain, missing_tool, toolchain
+from codegen_ci.commands.init_install import REQUIREMENT_NAME, declared
 from codegen_ci.commands.init_make import unfold
 from codegen_ci.commands.init_node import NodeProject, node_project, run_elsewhere, runner_in_ci
 from codegen_ci.commands.init_nox import nox_sessions, sessions_named
@@ -97,6 +100,7 @@ class Detected:
     origins: dict[str, str] = field(default_factory=dict)  # command -> "from tox.ini, env lint"
     left_out: list[LeftOut] = field(default_factory=list)  # what init did not write, and why
     missing: list[tuple[str, str]] = field(default_factory=list)  # (tool, how to install it)
+    ci_installs: list[CiLine] = field(default_factory=list)  # CI's install lines, for `missing`
     notes: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # further files to write: path -> text
     network: list[str] = field(default_factory=list)  # kinds of command that must download
@@ -146,7 +150,7 @@ def detect(root: Path) -> Detected:
                 f"dependencies: validation.network lets {kind} commands use the network"
             )
     for command in [*found.lint, *found.test]:
-        gap = missing_tool(command, tools)
+        gap = missing_tool(command, tools, found.ci_installs, found.origins.get(command, ""))
         if gap and gap not in found.missing:
             found.missing.append(gap)
     return found
@@ -221,6 +225,8 @@ def _follow_ci(root: Path, found: Detected, tools: Toolchain) -> None:
     checks: list[tuple[CheckKind, str, str]] = []
     setup: list[tuple[str, str]] = []  # (command, the job's origin)
     for line in _make_unfolded(root, runs.lines, found, tools):
+        if INSTALL.match(bare(line.command)) or PIPED_INSTALL.search(line.command):
+            found.ci_installs.append(line)
         package = _package_json(root, line.command)
         here = scripts if package == root / "package.json" else _scripts(package.parent)
         judged = judge(line.command, here, tools.venv_in_repo, package=package.is_file())
@@ -526,8 +532,7 @@ def _src_layout(root: Path, found: Detected, tools: Toolchain) -> None:
         src.glob("*.py")
     ):
         return
-    pytest_ini = _toml(root / "pyproject.toml").get("tool", {}).get("pytest", {})
-    options = pytest_ini.get("ini_options", {}) if isinstance(pytest_ini, dict) else {}
+    options = _table(_toml(root / "pyproject.toml"), "tool", "pytest", "ini_options")
     if "src" in str(options.get("pythonpath", "")) or "pythonpath" in _text(root / "pytest.ini"):
         return
     if tools.venv_in_repo and _editable_install(root, tools):
@@ -596,9 +601,9 @@ def _editable_install(root: Path, tools: Toolchain) -> bool:
 
 def _python(root: Path, found: Detected, env: Toolchain) -> None:
     pyproject = _toml(root / "pyproject.toml")
-    tool = pyproject.get("tool", {})
+    tool = _table(pyproject, "tool")
     ini = _ini_sections(root, "setup.cfg", "tox.ini", "pytest.ini", "mypy.ini", ".flake8")
-    deps = _python_requirements(root, pyproject)
+    deps = _python_requirements(root)
     py = env.python
     suite = unittest_suite(root, lambda: "pytest" in deps or env.has_module("pytest"))
     plain = pytest_files(root)
@@ -659,10 +664,10 @@ def _python(root: Path, found: Detected, env: Toolchain) -> None:
     if "mypy" in tool or "mypy" in ini or "mypy" in deps:
         if "mypy" in deps or (env.venv_in_repo and env.has_module("mypy")):
             tools.append("mypy")
-            lint.append(explicit("mypy" if "files" in tool.get("mypy", {}) else "mypy .", py))
+            lint.append(explicit("mypy" if "files" in _table(tool, "mypy") else "mypy .", py))
         else:
             found.left_out.append(LeftOut("mypy", "configured, but no requirement installs it"))
-    extras = pyproject.get("project", {}).get("optional-dependencies", {})
+    extras = _table(pyproject, "project", "optional-dependencies")
     extra = next((e for e in ("test", "tests", "dev") if e in extras), None)
     pip = env.pip_install
     setup = [f"{pip} -e '.[{extra}]'" if extra else f"{pip} -e ."]
@@ -701,30 +706,28 @@ def _ini_sections(root: Path, *names: str) -> set[str]:
     return sections
 
 
-def _python_requirements(root: Path, pyproject: dict[str, Any]) -> set[str]:
-    """Lower-case names of the packages the project declares, in any of the usual places."""
-    project = pyproject.get("project", {})
-    lines: list[Any] = list(project.get("dependencies", []))
-    for group in [
-        *project.get("optional-dependencies", {}).values(),
-        *pyproject.get("dependency-groups", {}).values(),
-    ]:
-        lines.extend(group)
-    poetry = pyproject.get("tool", {}).get("poetry", {})
-    for table in [
-        poetry.get("dependencies", {}),
-        poetry.get("dev-dependencies", {}),
-        *(g.get("dependencies", {}) for g in poetry.get("group", {}).values()),
-    ]:
-        lines.extend(table)
+def _python_requirements(root: Path) -> set[str]:
+    """Lower-case names of the packages the project declares, in any of the usual places:
+    pyproject.toml's dependencies, extras and groups (PEP 735's, Poetry's), and the root's
+    requirements files."""
+    packages = declared(root)
+    names = set(packages.dependencies).union(
+        *packages.own_groups.values(), *packages.extras.values(), *packages.poetry.values()
+    )
     for req in sorted(root.glob("requirements*.txt")):
-        lines.extend(req.read_text(encoding="utf-8", errors="replace").splitlines())
-    names = set()
-    for line in lines:
-        match = REQUIREMENT_NAME.match(line) if isinstance(line, str) else None
-        if match:
-            names.add(match[1].lower().replace("_", "-"))
+        for line in _text(req).splitlines():
+            if match := REQUIREMENT_NAME.match(line):
+                names.add(match[1].lower().replace("_", "-"))
     return names
+
+
+def _table(config: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """`config[k1][k2]...`, or an empty table where one is missing or not a table (a
+    pyproject.toml init reads is the repository's, whatever its shape)."""
+    table: Any = config
+    for key in keys:
+        table = table.get(key) if isinstance(table, dict) else None
+    return table if isinstance(table, dict) else {}
 
 
 def _node(root: Path, found: Detected) -> None:

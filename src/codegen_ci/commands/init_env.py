@@ -10,12 +10,14 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codegen_ci import runners
 from codegen_ci.commands.init_checks import PY_TOOLS, bare
-from codegen_ci.commands.init_precommit import pinned
+from codegen_ci.commands.init_ci import CiLine
+from codegen_ci.commands.init_install import ci_install, node_install, python_install
 
 VENV_DIRS = (".venv", "venv")
 # How to install a lint tool or `make` (a test runner's programs are its own: runners/,
@@ -28,8 +30,6 @@ LINT_INSTALL_HINTS = {
     "make": "install make (apt-get install make)",
 }
 NODE_EXEC = ("npx", "bunx", "yarn")
-# the package a requirements line names (`mypy==1.17.1`, `ruff>=0.6`, `-r other.txt`: none)
-REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 PROGRAM = re.compile(r"[A-Za-z0-9][\w.+-]*")  # a program found on PATH (not a path, no `=`)
 SHELL_WORDS = frozenset(
     {
@@ -177,8 +177,13 @@ def _made_by_uv(python: Path) -> bool:
     return re.search(r"^uv\s*=", config, re.M) is not None
 
 
-def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
-    """(tool, how to install it) when `command` needs a tool this machine lacks."""
+def missing_tool(
+    command: str, tools: Toolchain, ci: Sequence[CiLine] = (), origin: str = ""
+) -> tuple[str, str] | None:
+    """(tool, how to install it) when `command` needs a tool this machine lacks: a Python
+    tool the repository's way (init_install.python_install, with `ci` the install lines of
+    its CI and `origin` where `command` came from), a Node project's dependencies as its
+    lockfile pins them."""
     hints = install_hints()
     words = bare(command).split()
     if not words:
@@ -187,70 +192,58 @@ def missing_tool(command: str, tools: Toolchain) -> tuple[str, str] | None:
     if first == tools.python or first in ("python", "python3"):
         module = words[2] if words[1:2] == ["-m"] and len(words) > 2 else None
         if module in PY_TOOLS and not tools.has_module(module):
-            return module, f"{tools.pip_install} {_requirement(tools.root, module)}"
+            return module, _python_install(tools, module, tools.pip_install, ci, origin)
         return None
     if first in PY_TOOLS:
         if tools.has_command(first):
             return None
-        return first, f"python -m pip install {_requirement(tools.root, first)}"
+        return first, _python_install(tools, first, "python -m pip install", ci, origin)
     if first == "cargo" and len(words) > 1 and words[1] in ("nextest", "clippy", "fmt"):
         tool = f"cargo-{words[1]}"
-        return None if tools.has_command(tool) else (tool, hints[tool])
+        return (
+            None
+            if tools.has_command(tool)
+            else (tool, _ci_or(hints[tool], tool, tools, ci, origin))
+        )
     if first in NODE_EXEC or words[:2] == ["pnpm", "exec"]:
         tool = (
             words[2] if first == "pnpm" and len(words) > 2 else words[1] if len(words) > 1 else ""
         )
         folder = _folder(command, tools.root)
         if tool and not (folder / "node_modules" / ".bin" / tool).exists():
-            return tool, f"{_node_install(folder)} (the project's dependencies)"
+            return tool, f"{node_install(folder).command} (the project's dependencies)"
         return None
     if first in ("npm", "pnpm", "yarn", "bun"):
         folder = _folder(command, tools.root)
         if not tools.has_command(first):
             return first, "corepack enable (pnpm, yarn) or install it (https://nodejs.org)"
         if (folder / "package.json").is_file() and not (folder / "node_modules").is_dir():
-            return "node_modules", f"{_node_install(folder)} (the project's dependencies)"
+            return "node_modules", f"{node_install(folder).command} (the project's dependencies)"
         return None
     if first in hints and not tools.has_command(first):
-        return first, hints[first]
+        return first, _ci_or(hints[first], first, tools, ci, origin)
     if PROGRAM.fullmatch(first) and first not in SHELL_WORDS and not tools.has_command(first):
         # `check-manifest` from a tox env: whatever it is, the run cannot start it
-        return first, "put it on PATH (or in the venv the commands use) before codegen-ci runs"
+        how = "put it on PATH (or in the venv the commands use) before codegen-ci runs"
+        return first, _ci_or(how, first, tools, ci, origin)
     return None
 
 
-def _requirement(root: Path, tool: str) -> str:
-    """What pip installs `tool` from: the repository's requirements file that names it
-    (prettytable's `requirements-mypy.txt`, which its tox env installs, pins mypy and adds the
-    stubs it needs), one named after the tool first; else the version (and the additional
-    dependencies) of its pre-commit hook (init_precommit.pinned); else the tool itself."""
-    files = sorted(
-        [*root.glob("*requirements*.txt"), *root.glob("requirements/*.txt")],
-        key=lambda path: (tool not in path.name, path.as_posix()),
-    )
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        names = (REQUIREMENT_NAME.match(line) for line in text.splitlines())
-        if any(n and n[1].lower().replace("_", "-") == tool for n in names):
-            return f"-r {path.relative_to(root).as_posix()}"
-    return pinned(root, tool) or tool
+def _ci_or(how: str, tool: str, tools: Toolchain, ci: Sequence[CiLine], origin: str) -> str:
+    """CI's install line for a program that is no Python tool init knows (golangci-lint,
+    cargo-nextest, a tox env's `check-manifest`), else `how`."""
+    return ci_install(tools.root, tool, tools.python, ci, origin) or how
+
+
+def _python_install(
+    tools: Toolchain, tool: str, pip: str, ci: Sequence[CiLine], origin: str
+) -> str:
+    # `uv sync` makes (or updates) the root's .venv: the commands' interpreter, or the one
+    # init names once it exists
+    uv_venv = tools.python == ".venv/bin/python" or (tools.python == "python" and not tools.probe)
+    return python_install(tools.root, tool, pip, tools.python, uv_venv, ci, origin)
 
 
 def _folder(command: str, root: Path) -> Path:
     words = command.split()
     return root / words[1] if words[:1] == ["cd"] and len(words) > 1 else root
-
-
-def _node_install(folder: Path) -> str:
-    for lock, install in (
-        ("pnpm-lock.yaml", "pnpm install"),
-        ("yarn.lock", "yarn install"),
-        ("bun.lock", "bun install"),
-        ("package-lock.json", "npm ci"),
-    ):
-        if (folder / lock).is_file():
-            return install
-    return "npm install"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_ci import runners
+from codegen_ci.commands.init_install import node_install
 
 NPM_PLACEHOLDER = "no test specified"  # `npm init` writes a test script that always fails
 # A script's runner is its first word, or the first after `&&`/`;` ("tsc && jest"); the rest
@@ -119,23 +120,10 @@ def _split_lint(script: str) -> tuple[str, list[str]]:
 
 
 def _manager(root: Path, package: dict[str, Any]) -> NodeProject:
-    pinned = isinstance(package.get("packageManager"), str)
-    if (root / "pnpm-lock.yaml").is_file():
-        return NodeProject(
-            "pnpm", "pnpm-lock.yaml", ["pnpm install --frozen-lockfile"], pinned_manager=pinned
-        )
-    if (root / "yarn.lock").is_file():
-        berry = (root / ".yarnrc.yml").is_file()
-        install = "yarn install --immutable" if berry else "yarn install --frozen-lockfile"
-        return NodeProject("yarn", "yarn.lock", [install], pinned_manager=pinned)
-    for lock in ("bun.lock", "bun.lockb"):
-        if (root / lock).is_file():
-            return NodeProject("bun", lock, ["bun install --frozen-lockfile"])
-    for lock in ("package-lock.json", "npm-shrinkwrap.json"):
-        if (root / lock).is_file():
-            return NodeProject("npm", lock, ["npm ci"])
-    # `npm ci` refuses to run without a lockfile.
-    return NodeProject("npm", None, ["npm install"])
+    install = node_install(root)  # the lockfile's manager and install (`npm ci`)
+    # only pnpm's and yarn's setup in a workflow depends on package.json naming their version
+    pinned = isinstance(package.get("packageManager"), str) and install.manager in ("pnpm", "yarn")
+    return NodeProject(install.manager, install.lockfile, [install.command], pinned_manager=pinned)
 
 
 def _dependencies(package: dict[str, Any]) -> set[str]:

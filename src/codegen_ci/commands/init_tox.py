@@ -151,7 +151,8 @@ def _config(root: Path) -> Config | None:
         return _ini(_text(root / "tox.ini"), "tox.ini")
     if (root / "tox.toml").is_file():
         return _native(_toml(root / "tox.toml"), "tox.toml")
-    tox = _toml(root / "pyproject.toml").get("tool", {}).get("tox")
+    tool = _toml(root / "pyproject.toml").get("tool")
+    tox = tool.get("tox") if isinstance(tool, dict) else None
     if isinstance(tox, dict):
         legacy = tox.get("legacy_tox_ini")
         if isinstance(legacy, str):
