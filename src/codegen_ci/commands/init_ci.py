@@ -127,13 +127,28 @@ def _workflow_files(root: Path) -> list[tuple[str, Path, dict[str, Any]]]:
             continue
         if not isinstance(doc, dict):
             continue
-        triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true
-        names = set(triggers) if isinstance(triggers, dict | list) else {triggers}
-        if names & {"push", "pull_request"}:
+        if _runs_on_changes(doc.get("on", doc.get(True))):  # YAML 1.1 reads `on` as true
             name = doc.get("name")
             label = name if isinstance(name, str) else f".github/workflows/{path.name}"
             found.append((label, path, doc))
     return found
+
+
+def _runs_on_changes(triggers: object) -> bool:
+    """Whether a workflow with these `on:` triggers checks changes: it runs on pull requests,
+    or on pushes of branches. A push filtered by `tags` alone runs for tags only (GitHub runs
+    it for no branch): a release (boltons' publish.yml), whose steps are no check."""
+    names = set(triggers) if isinstance(triggers, dict | list) else {triggers}
+    if "pull_request" in names:
+        return True
+    if "push" not in names:
+        return False
+    push = triggers.get("push") if isinstance(triggers, dict) else None
+    if not isinstance(push, dict):
+        return True
+    return not (push.keys() & {"tags", "tags-ignore"}) or bool(
+        push.keys() & {"branches", "branches-ignore"}
+    )
 
 
 def _job(
