@@ -49,6 +49,7 @@ from codegen_ci.gate import project_source
 from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.runners import CoverageAsk, CoveragePlan
+from codegen_ci.runners.base import plain_tokens
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -62,7 +63,18 @@ MAX_REPORT_BYTES = 20_000_000
 MAX_READ_BYTES = 1_000_000  # a repository file a runner's plan reads (package.json, go.mod)
 MAX_RANGES = 20
 NOT_MEASURED = "coverage is measured for the test commands of " + ", ".join(runners.measured())
+# jmespath's `cd tests && ../.venv/bin/python -m pytest`: a pytest command, yet not one the
+# runners wrap (they rewrite plain commands only), so "measured for pytest" would mislead.
+SHELL_LINE = (
+    "not measured for a test command that is a shell line (`cd dir && …`, a pipe, a variable): "
+    "coverage wraps a plain runner command only"
+)
 PLUGIN_FOLDER = "coverage_plugin"  # in the tool's read-only folder
+
+
+def not_measured(command: str) -> str:
+    """Why no runner measures `command`'s coverage, in words that do not mislead."""
+    return SHELL_LINE if plain_tokens(command) is None else NOT_MEASURED
 
 
 @dataclass(kw_only=True)
@@ -82,7 +94,7 @@ class CoverageRun:
         ask = coverage_ask(self.worktree.path, change, places.io_dir, places.tool_dir, self.env)
         plan = runners.coverage_plan(command, ask)
         if plan is None or isinstance(plan, str):
-            return ChangedLines(reason=plan or NOT_MEASURED)
+            return ChangedLines(reason=plan or not_measured(command))
         install_plugins(plan.plugins, ask.plugin_dir)
         return self._measured(plan, places)
 
