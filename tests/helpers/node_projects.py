@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import os
 import pwd
+import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,8 +47,11 @@ it("keeps v above lo", () => expect(clamp(-1, 0, 3)).toBe(0));
 CALC_TASK = "clamp(v, lo, hi) must never return more than hi."
 
 
-def npm_install(shared_root: Path, packages: Sequence[str]) -> Path:
-    """A node_modules holding `packages` (pinned), installed once per session."""
+def npm_install(shared_root: Path, packages: Sequence[str], *, over: Path | None = None) -> Path:
+    """A node_modules holding `packages` (pinned), installed once per session. With `over`
+    (another such install's node_modules): a copy of it with `packages` installed on top, as a
+    workflow adds a package to an install it has (vitest's, then its coverage package: the
+    same tree, 2.4 CPU-s instead of 4.4; npm re-extracts every package of a new install)."""
     key = hashlib.sha1(" ".join(packages).encode()).hexdigest()[:10]
     root = shared_root / f"npm-{key}"
     root.mkdir(parents=True, exist_ok=True)
@@ -55,12 +59,18 @@ def npm_install(shared_root: Path, packages: Sequence[str]) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         marker = root / "node_modules" / ".codegen-installed"
         if not marker.exists():
+            shutil.rmtree(root / "node_modules", ignore_errors=True)  # an earlier one, cut short
+            if over is not None:
+                subprocess.run(["cp", "-a", str(over), str(root / "node_modules")], check=True)
+                marker.unlink()  # the copy's, not this install's
             (root / "package.json").write_text('{"name": "deps", "private": true}\n')
             cache = str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".npm")  # tests get a new HOME
             subprocess.run(
                 [
                     *("npm", "install", "--no-audit", "--no-fund", "--loglevel=error"),
-                    *("--cache", cache, "--save-dev", *packages),
+                    # the cache's packages without asking the registry again (6.8 -> 4.4 CPU-s
+                    # for vitest and its coverage package)
+                    *("--prefer-offline", "--cache", cache, "--save-dev", *packages),
                 ],
                 cwd=root,
                 check=True,

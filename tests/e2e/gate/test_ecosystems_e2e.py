@@ -20,6 +20,7 @@ from eco_projects import (
     GO_RIGHT,
     GO_TASK,
     GOTESTSUM,
+    JEST_JUNIT,
     TS_BUG,
     TS_FILE,
     TS_FIX,
@@ -36,6 +37,8 @@ from sample_repo import SampleRepo
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
+
+JEST_BIN = f"node_modules/.bin/{JEST_JUNIT}"  # the project's `npm test` script, run directly
 
 
 def committed(repo: SampleRepo, report: dict[str, Any]) -> list[str]:
@@ -98,7 +101,9 @@ def test_preexisting_jest_failure_with_the_output_outside_the_repository(
         task=TS_TASK,
         context=[TS_FILE],
         validation={
-            "test": ["npm test"],
+            # jest by its own script, not through npm (npm loads first: ~0.6 CPU-s a start,
+            # two starts here); `npm test` is the test above's and the one without JUnit's
+            "test": [JEST_BIN],
             "junit": ["junit.xml"],
             "allow_preexisting_failures": True,
         },
@@ -155,7 +160,8 @@ def config_error_checkout(tmp_path_factory: pytest.TempPathFactory, node_modules
     ("command", "shown"),
     [
         ("npm run test:unit", "Missing script"),
-        ("npm test -- --testPathPattern=no-such-file", "No tests found"),
+        # jest's own script, not `npm test --` (npm is the case above's subject, not this one's)
+        ("node_modules/.bin/jest --ci --testPathPattern=no-such-file", "No tests found"),
         # a reporter the workflow did not install: jest cannot start, nothing to fix in code
         (
             "npx jest --ci --reporters=default --reporters=jest-junit-not-installed",

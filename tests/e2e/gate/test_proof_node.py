@@ -77,7 +77,8 @@ WRAP_BODY = f"{CALC_FILE}:{len(CALC_JS.splitlines()) + 4}-{len(CALC_JS.splitline
 @pytest.fixture(scope="session")
 def vitest_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shared = tmp_path_factory.getbasetemp().parent / "ecosystems"
-    return npm_install(shared, VITEST_COVERAGE_PACKAGES)
+    # on top of the other tests' vitest install (the same vitest, its coverage package added)
+    return npm_install(shared, VITEST_COVERAGE_PACKAGES, over=vitest_packages(shared))
 
 
 def fix() -> Reply:
