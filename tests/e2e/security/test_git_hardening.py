@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sample_repo import FIX, SampleRepo, sh
+from sample_repo import FIX, QUICK_GATE, SampleRepo, sh
 from sandbox_attacks import ONE_BACKEND, run_args, run_in_process, tool_env
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -118,7 +118,8 @@ def pushed_run(
         with gitconfig.open("a") as config:
             config.write(f'[url "{evil}"]\n\tinsteadOf = {sample_repo.origin}\n')
         model_server.add(Reply(tool_calls=[call("run_command", command=SNEAK), FIX]), Reply("ok"))
-        spec = sample_repo.write_spec()
+        # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor round
+        spec = sample_repo.write_spec(validation=QUICK_GATE)
         proc = run_in_process(sample_repo, model_server, spec, "--push", sandbox="off")
         shared_runs["pushed"] = PushedRun(sample_repo, proc, model_server.requests, evil, gitconfig)
     return shared_runs["pushed"]
@@ -173,7 +174,8 @@ def test_gitlinks_and_symlinks_into_protected_paths_are_refused(
     )
     model_server.add(Reply(tool_calls=[call("run_command", command=plant), FIX]), Reply("ok"))
 
-    spec = sample_repo.write_spec()
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
     proc = run_in_process(sample_repo, model_server, spec, "--push", sandbox=sandbox)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr

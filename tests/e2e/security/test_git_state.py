@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from sample_repo import FIX, PYTEST, SampleRepo
+from sample_repo import FIX, PYTEST, QUICK_GATE, SampleRepo
 from tests.e2e.run.test_resilience import run_cli, tool_results
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -59,7 +59,8 @@ def test_commands_that_move_head_or_user_branches_are_refused_and_restored(
         Reply("Fixed."),
     )
 
-    code, output, report = run_cli(sample_repo, sample_repo.write_spec())
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    code, output, report = run_cli(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 0, output
     after = refs(sample_repo)

@@ -5,7 +5,7 @@ link is used."""
 from __future__ import annotations
 
 from click.testing import CliRunner
-from sample_repo import SampleRepo
+from sample_repo import QUICK_GATE, SampleRepo
 
 from codegen_ci.cli import cli
 from codegen_ci.testing.scripted_model import ScriptedModelServer
@@ -18,7 +18,8 @@ def test_run_refuses_an_output_directory_holding_a_link(
     (out / "candidates").mkdir(parents=True)
     outside.mkdir()
     (out / "report.json").symlink_to(outside / "report.json")
-    spec = sample_repo.write_spec()
+    # the output directory is the subject: the control's dry run greps the fixed line (no pytest)
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
     branches = sample_repo.git("branch", "--list")
 
     args = ["run", str(spec), "--repo", str(sample_repo.path), "--output-dir", str(out)]

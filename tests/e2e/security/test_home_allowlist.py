@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import BACKENDS_AND_OFF, results_each, run_in_process
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -130,7 +130,8 @@ def test_no_credential_file_in_home_nor_runner_state_is_readable_but_toolchains_
     }
     # in-process: what the model's commands reach in HOME is the subject, not how the tool was
     # started (test_secret_env keeps the process)
-    spec = sample_repo.write_spec()
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
     proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox, extra=extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen, seen_work, _fix = results_each(model_server)

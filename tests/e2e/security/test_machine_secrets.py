@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import BACKENDS_AND_OFF, results, run_in_process
 
 from codegen_ci.security.landlock import kernel_abi
@@ -254,7 +254,9 @@ def test_the_models_command_reads_no_secret_of_the_machine(
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
     # in-process: the machine's files the model's command reads are the subject, not how the
     # tool was started (test_secret_env keeps the process)
-    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=kind)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     assert "DONE" in seen

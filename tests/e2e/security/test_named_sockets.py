@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import recording, results, run_in_process
 
 from codegen_ci.security.confinement import Confinement
@@ -68,7 +68,8 @@ def test_the_users_ssh_agent_is_out_of_reach(
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
     # in-process: the socket the model's command reaches is the subject, not how the tool was
     # started (test_secret_env keeps the process)
-    spec = sample_repo.write_spec()
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
     with fake_agent(agent) as received:
         proc = run_in_process(sample_repo, model_server, spec, sandbox=sandbox)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -30,7 +30,7 @@ from kernel_attacks import (
     unix_datagram_listener,
     unix_listener,
 )
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import BACKENDS, BACKENDS_AND_OFF, results, run_in_process
 
 from codegen_ci.security.landlock import kernel_abi
@@ -354,7 +354,9 @@ def test_in_a_run_the_model_sends_nothing_out_and_keeps_no_key(
     )
     # in-process: what the model's commands send and keep is the subject, not how the tool was
     # started (test_secret_env keeps the process)
-    proc = run_in_process(sample_repo, model_server, sample_repo.write_spec(), sandbox=kind)
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
+    proc = run_in_process(sample_repo, model_server, spec, sandbox=kind)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = results(model_server)
     [out_dir] = sample_repo.tmp.glob("out-*")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import ONE_BACKEND
 
 from codegen_ci.cli import cli
@@ -71,7 +71,8 @@ def test_ci_configuration_under_dot_github_is_protected_by_default(
     sample_repo.proof = False
     monkeypatch.setenv("CODEGEN_SANDBOX", sandbox)
     model_env.add(*hostile_turn())
-    code, output, report = run(sample_repo, sample_repo.write_spec())
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    code, output, report = run(sample_repo, sample_repo.write_spec(validation=QUICK_GATE))
 
     assert code == 0, output
     assert committed(sample_repo, report) == {"src/semver/version.py"}
@@ -87,7 +88,7 @@ def test_control_a_spec_that_narrows_the_list_lets_the_same_files_through(
 ) -> None:
     sample_repo.proof = False  # as in the test above, whose control this is
     model_env.add(*hostile_turn())
-    spec = sample_repo.write_spec(protected_paths=[".env*"])
+    spec = sample_repo.write_spec(protected_paths=[".env*"], validation=QUICK_GATE)
     code, output, report = run(sample_repo, spec)
 
     assert code == 0, output

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from kernel_attacks import attack, outcomes, unix_listener
-from sample_repo import FIX, SampleRepo
+from sample_repo import FIX, QUICK_GATE, SampleRepo
 from sandbox_attacks import BACKENDS_AND_OFF, launch, results, run_in_process, without_landlock
 
 from codegen_ci.security.landlock import kernel_abi
@@ -157,7 +157,8 @@ def test_a_bwrap_run_closes_the_pipe_or_says_it_cannot(
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     command = f"{shlex.quote(sys.executable)} -c {shlex.quote(WRITE_FIFO)} {shlex.quote(str(fifo))}"
     model_server.add(Reply(tool_calls=[call("run_command", command=command), FIX]), Reply("ok"))
-    spec = sample_repo.write_spec()
+    # the gate: a grep of the fixed line (QUICK_GATE), no pytest in the pre-flight nor the round
+    spec = sample_repo.write_spec(validation=QUICK_GATE)
     try:
         if landlock:  # in-process: the FIFO the confined command writes into is the subject
             proc = run_in_process(sample_repo, model_server, spec, sandbox="bwrap")

@@ -16,7 +16,7 @@ import sys
 import uuid
 
 import pytest
-from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, SampleRepo
+from sample_repo import FIXED_LINE_NEW, FIXED_LINE_OLD, QUICK_GATE, SampleRepo
 from sandbox_attacks import ANCESTORS_ENVIRON, BACKENDS_AND_OFF
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -29,7 +29,8 @@ def test_parent_environment_read_by_a_command_holds_no_secret(
     sample_repo: SampleRepo, model_server: ScriptedModelServer, sandbox: str
 ) -> None:
     # the model's command is the attack, not the repository's tests: no proof and coverage runs
-    # after the passing round (conftest.py's default; test_base_rerun_confined is about them)
+    # after the passing round (conftest.py's default; test_base_rerun_confined is about them),
+    # and the gate is a grep of the fixed line (no pytest starts in the pre-flight nor the round)
     sample_repo.proof = False
     secret = f"sk-canary-{uuid.uuid4().hex}"
     plain = f"plainvalue{uuid.uuid4().hex[:12]}"
@@ -62,7 +63,7 @@ def test_parent_environment_read_by_a_command_holds_no_secret(
             "-m",
             "codegen_ci",
             "run",
-            str(sample_repo.write_spec()),
+            str(sample_repo.write_spec(validation=QUICK_GATE)),
             "--repo",
             str(sample_repo.path),
             "--output-dir",

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from sample_repo import SampleRepo, fixing_script
+from sample_repo import QUICK_GATE, SampleRepo, fixing_script
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer
 
@@ -74,13 +74,14 @@ def run_in_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, by
 
 def hostile_run(sample_repo: SampleRepo, model: ScriptedModelServer) -> list[str]:
     # what is printed is the subject: the proof and coverage runs after the passing round (the
-    # security tests' default, conftest.py) print no model text, and run no hostile code here
+    # security tests' default, conftest.py) print no model text, and run no hostile code here;
+    # nor does the test suite: the gate is a grep of the fixed line (no pytest starts)
     sample_repo.proof = False
     model.add(Reply(tool_calls=[("read_file", HOSTILE_ARGS)]), *fixing_script())
     out = sample_repo.tmp / "out"
     return [
         "run",
-        str(sample_repo.write_spec()),
+        str(sample_repo.write_spec(validation=QUICK_GATE)),
         "--repo",
         str(sample_repo.path),
         "--output-dir",
@@ -142,7 +143,8 @@ def test_dry_run_output_and_error_messages_show_them_as_text(
     out = sample_repo.tmp / "out"
     if where == "dry-run output":
         task = f"Reset the patch {TITLE}{CLIPBOARD} in bump_minor.\n{COMMAND}"
-        spec = sample_repo.write_spec(task=task)
+        # the task's text is what is printed; the pre-flight's gate is a grep (no pytest)
+        spec = sample_repo.write_spec(task=task, validation=QUICK_GATE)
         args = [
             "run",
             str(spec),
