@@ -1,8 +1,8 @@
 """The kept-tests check and pytest's own position numbers.
 
 pytest names a parameter it cannot print (a dict, an object) `argument<position>`:
-jmespath's compliance suite is test_expression[given667-starts_with(str, 'S')-True-
-functions.json], its cases read from JSON files. On jmespath/jmespath.py a right fix that
+jmespath's compliance cases are `[given667-starts_with(str, 'S')-True-functions.json]`,
+its cases read from JSON files. On jmespath/jmespath.py a right fix that
 added one compliance case before the others was refused for "removing" every later case, and
 deleting the two failing cases was reported as a hundred removed tests, the model told to
 restore tests that were all still there. Ids are real pytest ids, made by a real pytest run

@@ -167,7 +167,7 @@ def test_methods_and_nested_classes_are_found_by_their_qualified_names() -> None
 
 def test_a_src_layout_a_package_init_and_a_junit_prefix() -> None:
     """A module of src/pkg is imported as `pkg.mathutils` (classname `src.pkg.mathutils`);
-    `pkg/__init__.py` as `pkg`; pytest's junit_prefix option puts a word before the classname."""
+    `pkg/__init__.py` as `pkg`; pytest's JUnit prefix option puts a word before the classname."""
     assert doctest_examples("src.pkg.mathutils::pkg.mathutils.clamp", "src/" + FILE, MATHUTILS)
     init = "pkg/__init__.py"
     assert doctest_examples("pkg.__init__::pkg.clamp", init, MATHUTILS) == 3

@@ -13,7 +13,7 @@ ok`); where a runner prints only totals (unittest's `Ran N tests` and `skipped=K
 `tests N` and `skipped K`, vitest's and jest's `Tests` summary line), the command's tests count
 as one unnamed group. Ids are compared
 as multisets: a test the base ran twice (two parameters of the same name) must still run
-twice. A position pytest numbered itself (jmespath's test_expression[given667-starts_with(str, 'S')-...]:
+twice. A position pytest numbered itself (jmespath's compliance cases, `[given667-starts_with(str, 'S')-...]`:
 a parameter it cannot print, named by its argument and its place in the list) is not part of
 the comparison where both runs numbered that test's cases 0..n-1, so a case added or deleted
 before it does not renumber the rest into "removed" tests (`_renumbering`).
