@@ -31,8 +31,11 @@ ENTRYPOINT = [str(Path(sys.executable).parent / "codegen-ci")]
 def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
     # no proof (nor the coverage run after it): three more confined pytest runs after the
     # passing round that this test, about the model's commands, asserts nothing of; the base
-    # runs confined are tests/e2e/security/test_base_rerun_confined.py's (under each backend)
-    with open_world(sample_repo, command=ENTRYPOINT) as world:
+    # runs confined are tests/e2e/security/test_base_rerun_confined.py's (under each backend).
+    # The test command is `QUICK_GATE`'s check of the fixed line (`quick`), decided by its
+    # exit code and confined as any command: what the gate finds is not the subject either (a
+    # confined pytest: tests/e2e/security), two pytest starts fewer a run.
+    with open_world(sample_repo, command=ENTRYPOINT, quick=True) as world:
         world.github.add_issue("Reset patch in bump_minor", "bump_minor must reset the patch to 0.")
         yield world
 

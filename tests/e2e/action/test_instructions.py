@@ -63,9 +63,15 @@ def test_a_pr_head_cannot_change_the_instructions_the_model_gets(world: ActionWo
     assert PR_RULES in system_prompt(world.model, 1)
 
 
+# A dry run's pre-flight runs the test command in full on the untouched code; the first prompt,
+# not what the gate finds, is the subject here: a check that passes there, decided by its exit
+# code (no pytest starts).
+DRY_GATE = {"test": ["grep -q 'def bump_minor' src/semver/version.py"], "allow_no_tests": True}
+
+
 def dry_run(repo: SampleRepo) -> tuple[str, dict[str, object]]:
     out = repo.tmp / "out"
-    spec = repo.write_spec()
+    spec = repo.write_spec(validation=DRY_GATE)
     result = CliRunner().invoke(
         cli, ["run", str(spec), "--repo", str(repo.path), "--output-dir", str(out), "--dry-run"]
     )

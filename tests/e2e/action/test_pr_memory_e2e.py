@@ -10,24 +10,17 @@ from collections.abc import Iterator
 import pytest
 from action_env import ActionWorld, open_world, push_branch
 from pr_loop_env import review_comment_payload, seed_comment
-from sample_repo import SampleRepo, fixing_script
+from sample_repo import PYTEST, SampleRepo, fixing_script
 
 from codegen_ci.testing.scripted_model import Reply
 
 
 @pytest.fixture
-def world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    """The sample's pytest: the first test reads the failing tests a run left in the history."""
-    with open_world(sample_repo, reruns=0, max_iterations="1") as world:
-        head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
-        world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
-        yield world
-
-
-@pytest.fixture
 def quick_world(sample_repo: SampleRepo) -> Iterator[ActionWorld]:
-    """`world` with `QUICK_GATE`'s check of the fixed line as the test command (`quick`), for
-    the tests about which history is read and kept, not what the gate finds: no pytest."""
+    """A pull request's world with `QUICK_GATE`'s check of the fixed line as the test command
+    (`quick`): which history is read and kept is the subject, not what the gate finds, so no
+    pytest starts; a run whose failing tests the history must name passes the sample's pytest
+    as its `test-command` input."""
     with open_world(sample_repo, reruns=0, max_iterations="1", quick=True) as world:
         head = push_branch(sample_repo, "feature-x", {"NOTES.md": "notes\n"}, "notes")
         world.github.add_pull("feature-x", title="Feature X", user="alice", head_sha=head)
@@ -43,9 +36,16 @@ def status_of(world: ActionWorld) -> str:
     return body
 
 
-def test_a_second_run_is_told_what_the_first_did(world: ActionWorld) -> None:
+def test_a_second_run_is_told_what_the_first_did(quick_world: ActionWorld) -> None:
+    # The first run's gate is the sample's pytest: the failing test it names is what the
+    # history keeps and the second run is told; the second run's gate is not the subject.
+    world = quick_world
     world.model.add(Reply("Looked around; changed nothing."))
-    first = world.run("issue_comment", world.comment(1, "/codegen make bump_minor reset patch"))
+    first = world.run(
+        "issue_comment",
+        world.comment(1, "/codegen make bump_minor reset patch"),
+        **{"test-command": PYTEST},
+    )
     assert first.code == 1, first.log
     assert "Earlier codegen-ci runs" not in world.model.requests[0]["messages"][1]["content"]
 
