@@ -155,6 +155,20 @@ class Baseline:
         suite = self.suite_tests()
         return None if suite is None else compare(suite, change)
 
+    def known_removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:
+        """`removed_tests` from the base runs that already happened, starting none (a round
+        that fails anyway, gate/kept_tests.py `noticed`): the pre-flight's or an earlier full
+        run's suite, else the pre-flight's pytest collection, less each skip that no marker
+        made there and no earlier run on the base confirmed. None when nothing answers yet."""
+        if self.unavailable:
+            return None
+        if self.suite is not None:
+            return compare(self.suite, change)
+        if self.collected is None:
+            return None
+        problems = compare(self.collected, change)
+        return [p for p in problems if p.how != "skipped" or self._ran.get(p.key, False)]
+
     def _confirmed(self, problems: list[RemovedTest]) -> list[RemovedTest] | None:
         """What a comparison with the pre-flight's collection found, less the tests the
         change's run skipped that skip on the base commit too (at run time: no marker said
