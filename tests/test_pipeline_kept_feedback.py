@@ -75,14 +75,18 @@ def test_a_failing_round_that_deleted_the_failing_test_is_told_so_at_once(
 ) -> None:
     """Round 1 deletes the failing test and breaks another: its reflection names both, the
     deletion in a section of its own. No base-commit run starts for it: the one base run is
-    the baseline's of the broken test (new or pre-existing?), which a round failing without a
-    removal pays too (the control below)."""
+    the baseline's of the broken test (new or pre-existing?), which a failing round pays
+    without a removal too (the control below). And `stuck`: round 2 changes nothing, so its
+    failures are round 1's; the removal round 1 also made buys no round (`stuck_rounds: 2`
+    stops the run there: had the removal counted in round 1's failures, a third round
+    would have run)."""
     script = [step(None, DELETE_BUG, BREAK_MAJOR), step("Done."), step("No idea.")]
 
-    run = run_in_process(sample_repo, spec(), script)
+    run = run_in_process(sample_repo, spec(max_iterations=3, stuck_rounds=2), script)
 
     report = run.report
-    assert (report.status, report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS), run.log
+    assert (report.status, report.reason) == (Status.FAILED, Reason.STUCK), run.log
+    assert report.iterations == 2
     [message] = reflections(run)
     assert NOTICED + " (1)" in message, message
     section = message[message.index(NOTICED) :]
@@ -91,8 +95,8 @@ def test_a_failing_round_that_deleted_the_failing_test_is_told_so_at_once(
     assert BUG_ID not in outside_fences(fenced)  # data, fenced as the failing tests' ids are
     assert "test_bump_major" in message[message.index("Failing tests") :]
     # the verdict is the failures': no `removed` failure, the report's list as before
-    first = report.rounds[0]
-    assert [f.key for f in first.failures] == [BROKEN_ID] and first.removed_tests == []
+    for rnd in report.rounds:
+        assert [f.key for f in rnd.failures] == [BROKEN_ID] and rnd.removed_tests == []
     assert report.removed_tests == []
     assert [p.name for p in base_runs(run.output_dir)] == ["baseline-01.log"]
     assert "1 passed, 2 deselected" in base_runs(run.output_dir)[0].read_text()  # that test alone
@@ -101,28 +105,34 @@ def test_a_failing_round_that_deleted_the_failing_test_is_told_so_at_once(
 def test_a_failing_round_that_removed_nothing_has_no_such_section(
     sample_repo: SampleRepo,
 ) -> None:
-    """The control, and `stuck`: round 1 breaks a test and adds one (an edited test file, no
-    test removed): no section. Round 2 also deletes a passing test while the same tests fail:
-    the same failures are stuck (a removal buys no round), and no base run was added."""
-    delete_parse = call(
+    """The control: round 1 breaks a test and adds one (a test file edited, no test removed):
+    no section. Then round 2 puts a skip marker on the failing test while the broken one still
+    fails: the round stops after those two (gate/validation.py's targeted re-run), and they
+    alone are compared; the base run of round 1's failures said the failing test runs on the
+    base commit, so the skip is the change's, named with no base run added."""
+    skip_bug = call(
         "edit_file",
         path=TEST_FILE,
-        old_text='def test_parse():\n    assert Version.parse("3.4.5") == Version(3, 4, 5)\n',
-        new_text="",
+        old_text=f"def {BUG}",
+        new_text=f"import pytest\n\n\n@pytest.mark.skip\ndef {BUG}",
     )
     script = [
         step(None, BREAK_MAJOR, ADD_TEST),
         step("Done."),
-        step(None, delete_parse),
+        step(None, skip_bug),
         step("Done again."),
+        step("No idea."),
     ]
 
-    run = run_in_process(sample_repo, spec(max_iterations=3, stuck_rounds=2), script)
+    run = run_in_process(sample_repo, spec(max_iterations=3), script)
 
     report = run.report
-    assert (report.status, report.reason) == (Status.FAILED, Reason.STUCK), run.log
-    [message] = reflections(run)
-    assert "test_bump_major" in message and "test_str" not in message
-    assert NOTICED not in message and REFUSED not in message
-    assert report.rounds[1].failures and not report.removed_tests
+    assert (report.status, report.reason) == (Status.FAILED, Reason.MAX_ITERATIONS), run.log
+    first, second = reflections(run)
+    assert "test_bump_major" in first and "test_str" not in first
+    assert NOTICED not in first and REFUSED not in first
+    assert report.rounds[1].commands[0].targeted  # it stopped after the previously failing
+    assert NOTICED + " (1)" in second and f"- {BUG_ID}: skipped" in second, second
+    assert [f.key for f in report.rounds[1].failures] == [BROKEN_ID]
+    assert not report.removed_tests
     assert [p.name for p in base_runs(run.output_dir)] == ["baseline-01.log"]

@@ -260,10 +260,14 @@ class Baseline:
         return missing
 
     def _take(self, ids: list[str], junit: JUnitResult) -> list[str]:
-        """Record what a run of just `ids` answered; returns the ids it did not run."""
+        """Record what a run of just `ids` answered (failing there; run, not skipped: a skip
+        only a change shows is then known to be the change's, `_confirmed`); returns the ids it
+        did not run."""
         ran = {c.key for c in junit.cases}
         failing = {c.key for c in junit.failing()}
+        not_skipped = {c.key for c in junit.cases if c.outcome != "skipped"}
         self.fails_on_base.update({i: i in failing for i in ids if i in ran})
+        self._ran.update({i: i in not_skipped for i in ids if i in ran})
         return [i for i in ids if i not in ran]
 
     def _run_suite(self) -> None:

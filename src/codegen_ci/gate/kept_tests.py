@@ -40,19 +40,22 @@ A round that fails anyway (`noticed`): its tests failed, so the check above does
 the base commit's suite may not be known yet (a pytest pre-flight only collects). The model is
 told all the same, beside its failures, what the base runs that already happened can tell
 (the pre-flight's full runs, its pytest collection, a full run on the base the baseline made
-for an earlier or this round's failures): no run of the base commit starts for it, so a skip
-only the change shows and no earlier base run confirmed is left out, as is everything when
-nothing is known yet. It is said only of a round that ran the whole suite to its end (no test
-command skipped, timed out or stopped after the previously failing tests; pytest's exit 0, 1
-or 5; each failed test command's failure explained by its failing JUnit cases) and whose change
-wrote a test file, test configuration or Rust source: tests a round did not reach for another
-reason (collection or build errors, `-x`) are not the change's removal. A test inside a unit
-that failed as a whole (a pytest module that did not import, a Go package that did not build)
-is left out too. Files left with fewer assertions are named as in a passing round. None of this
-changes the round: it fails for its failures, its stuck signature is its failures' (the same
-failures plus a removal are the same failures: a removal does not buy a round), the report's
-`removed_tests` stay the last otherwise passing round's, and the round's `removed` failures
-are only the check's.
+for this or an earlier round's failures, its runs of failing tests alone, which also say they
+ran there): no run of the base commit starts for it, so a skip only the change shows and no
+base run confirmed is left out, as is everything when nothing is known yet. It is said only
+of a round whose test commands ran to their end (none skipped or timed out; pytest's exit 0, 1
+or 5; each failed test command's failure explained by its failing JUnit cases) and whose
+change wrote a test file, test configuration or Rust source: tests a round did not reach for
+another reason (collection or build errors, `-x`) are not the change's removal. A round that
+stopped after the previously failing tests (gate/validation.py) ran only those: only they are
+compared (the usual cheat, the failing test deleted or skipped while another still fails, is
+one of them; a passing test deleted then shows as its file's fewer assertions, below). A
+test inside a unit that failed as a whole (a pytest module that did not import, a Go package
+that did not build) is left out too. Files left with fewer assertions are named as in a
+passing round. None of this changes the round: it fails for its failures, its stuck
+signature is its failures' (the same failures plus a removal are the same failures: a removal
+does not buy a round), the report's `removed_tests` stay the last otherwise passing round's,
+and the round's `removed` failures are only the check's.
 """
 
 from __future__ import annotations
@@ -204,23 +207,26 @@ def noticed(
     if not validation.keep_tests:
         return []
     problems: list[RemovedTest] = []
-    if _ran_whole_suite(outcome) and any(map(_may_drop_tests, worktree.agent_changes())):
+    if _ran_to_end(outcome) and any(map(_may_drop_tests, worktree.agent_changes())):
         change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
         found = (base.known_removed_tests(change) or []) if change.known else []
         units = [_unit(case) for case in outcome.junit.failing()]
         problems = [p for p in found if not any(_contains(u, p.key) for u in units)]
+        if outcome.only is not None:  # it ran just these: the others tell nothing
+            asked = {*outcome.only, *map(subtest_parent, outcome.only)}
+            problems = [p for p in problems if p.key in asked]
     return problems or weakened(worktree)
 
 
-def _ran_whole_suite(outcome: RoundOutcome) -> bool:
-    """Every test command ran the whole suite to its end: none skipped, timed out or stopped
-    after the previously failing tests, pytest past its collection, and each failure told by
-    failing JUnit cases (not a crash that listed fewer tests)."""
+def _ran_to_end(outcome: RoundOutcome) -> bool:
+    """Every test command ran to its end: the whole suite, or (`outcome.only`) the previously
+    failing tests it stopped after; none skipped or timed out, pytest past its collection, and
+    each failure told by failing JUnit cases (not a crash that listed fewer tests)."""
     tests = [c for c in outcome.round.commands if c.kind == "test"]
-    if not tests or outcome.carried.cases:
+    if not tests or (outcome.carried.cases and outcome.only is None):
         return False
     for c in tests:
-        if c.skipped or c.collect_only or c.targeted or c.timed_out:
+        if c.skipped or c.collect_only or c.timed_out or (c.targeted and outcome.only is None):
             return False
         if pytest_commands.mentions_pytest(c.command) and c.exit_code not in (0, 1, 5):
             return False  # collection errors (2), interrupted, a usage error
