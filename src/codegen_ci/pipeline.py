@@ -25,7 +25,7 @@ from codegen_ci.gate.added_tests import only_added
 from codegen_ci.gate.baseline import Baseline
 from codegen_ci.gate.environment_check import EnvironmentFailure, Places, check_environment
 from codegen_ci.gate.flaky import Rerunner, merge_flaky, set_flaky_aside, unnamed_failures
-from codegen_ci.gate.kept_tests import check_kept
+from codegen_ci.gate.kept_tests import check_kept, noticed
 from codegen_ci.gate.preflight import ConfigError, dry_run, note_missing_junit, run_preflight
 from codegen_ci.gate.proof import Prover, missing
 from codegen_ci.gate.reflection import reflection_message
@@ -301,14 +301,15 @@ def _loop(
                     report.iterations = iteration
                     raise
                 baseline.classify(outcome)
-            if (
+            kept_checked = (
                 outcome.passed
                 or outcome.ran_no_tests
                 or (
                     spec.validation.allow_preexisting_failures
                     and baseline.only_preexisting(outcome)
                 )
-            ):  # would pass, or ran none: were the base commit's tests kept? (gate/kept_tests.py)
+            )
+            if kept_checked:  # would pass, or ran none: were the base's tests kept? (kept_tests.py)
                 report.removed_tests = check_kept(outcome, baseline, spec.validation, ctx.worktree)
             report.rounds.append(outcome.round)
             ctx.progress.round_finished(outcome.round)
@@ -338,11 +339,18 @@ def _loop(
                 )
                 return
             if iteration < last:
+                # failing anyway: the tests it removed too, as far as the base runs so far tell
+                also = (
+                    []
+                    if kept_checked
+                    else noticed(outcome, baseline, spec.validation, ctx.worktree)
+                )
                 reflection = reflection_message(
                     outcome,
                     iteration=iteration,
                     max_iterations=last,
                     roots=[str(ctx.worktree.path), str(ctx.output_dir)],
+                    noticed=also,
                 )
                 conversation.add({"role": "user", "content": REDACTOR.redact(reflection)})
     finally:

@@ -161,6 +161,20 @@ class Baseline:
         suite = (None if self.unavailable else self.suite) or self.collected
         return None if suite is None or not suite.known else suite.listed
 
+    def known_removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:
+        """`removed_tests` from the base runs that already happened, starting none (a round
+        that fails anyway, gate/kept_tests.py `noticed`): the pre-flight's or an earlier full
+        run's suite, else the pre-flight's pytest collection, less each skip that no marker
+        made there and no earlier run on the base confirmed. None when nothing answers yet."""
+        if self.unavailable:
+            return None
+        if self.suite is not None:
+            return compare(self.suite, change)
+        if self.collected is None:
+            return None
+        problems = compare(self.collected, change)
+        return [p for p in problems if p.how != "skipped" or self._ran.get(p.key, False)]
+
     def _confirmed(self, problems: list[RemovedTest]) -> list[RemovedTest] | None:
         """What a comparison with the pre-flight's collection found, less the tests the
         change's run skipped that skip on the base commit too (at run time: no marker said
@@ -252,10 +266,14 @@ class Baseline:
         return missing
 
     def _take(self, ids: list[str], junit: JUnitResult) -> list[str]:
-        """Record what a run of just `ids` answered; returns the ids it did not run."""
+        """Record what a run of just `ids` answered (failing there; run, not skipped: a skip
+        only a change shows is then known to be the change's, `_confirmed`); returns the ids it
+        did not run."""
         ran = {c.key for c in junit.cases}
         failing = {c.key for c in junit.failing()}
+        not_skipped = {c.key for c in junit.cases if c.outcome != "skipped"}
         self.fails_on_base.update({i: i in failing for i in ids if i in ran})
+        self._ran.update({i: i in not_skipped for i in ids if i in ran})
         return [i for i in ids if i not in ran]
 
     def _run_suite(self) -> None:

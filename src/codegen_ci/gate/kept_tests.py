@@ -13,10 +13,11 @@ ok`); where a runner prints only totals (unittest's `Ran N tests` and `skipped=K
 `tests N` and `skipped K`, vitest's and jest's `Tests` summary line), the command's tests count
 as one unnamed group. Ids are compared
 as multisets: a test the base ran twice (two parameters of the same name) must still run
-twice. A position pytest numbered itself (jmespath's compliance cases, `[given667-starts_with(str, 'S')-...]`:
-a parameter it cannot print, named by its argument and its place in the list) is not part of
-the comparison where both runs numbered that test's cases 0..n-1, so a case added or deleted
-before it does not renumber the rest into "removed" tests (`_renumbering`).
+twice. A position pytest numbered itself (jmespath's compliance cases,
+`[given667-starts_with(str, 'S')-...]`: a parameter it cannot print, named by its argument
+and its place in the list) is not part of the comparison where both runs numbered that
+test's cases 0..n-1, so a case added or deleted before it does not renumber the rest into
+"removed" tests (`_renumbering`).
 
 A test is *removed* when the change's run lists it fewer times than the base run did (its file
 deleted, its function removed or renamed, a Rust `mod tests` taken out of `src/lib.rs`);
@@ -50,6 +51,27 @@ With `keep` (or `true`) such a round fails: the model is told which tests to res
 `removed` failure per test, gate/reflection.py), so the run ends successful only with the tests
 back. With `false` the round stands, and the report lists what was removed or skipped (the PR
 body says the task allowed it).
+
+A round that fails anyway (`noticed`): its tests failed, so the check above does not run, and
+the base commit's suite may not be known yet (a pytest pre-flight only collects). The model is
+told all the same, beside its failures, what the base runs that already happened can tell
+(the pre-flight's full runs, its pytest collection, a full run on the base the baseline made
+for this or an earlier round's failures, its runs of failing tests alone, which also say they
+ran there): no run of the base commit starts for it, so a skip only the change shows and no
+base run confirmed is left out, as is everything when nothing is known yet. It is said only
+of a round whose test commands ran to their end (none skipped or timed out; pytest's exit 0, 1
+or 5; each failed test command's failure explained by its failing JUnit cases) and whose
+change wrote a test file, test configuration or Rust source: tests a round did not reach for
+another reason (collection or build errors, `-x`) are not the change's removal. A round that
+stopped after the previously failing tests (gate/validation.py) ran only those: only they are
+compared (the usual cheat, the failing test deleted or skipped while another still fails, is
+one of them; a passing test deleted then shows as its file's fewer assertions, below). A
+test inside a unit that failed as a whole (a pytest module that did not import, a Go package
+that did not build) is left out too. Files left with fewer assertions are named as in a
+passing round. None of this changes the round: it fails for its failures, its stuck
+signature is its failures' (the same failures plus a removal are the same failures: a removal
+does not buy a round), the report's `removed_tests` stay the last otherwise passing round's,
+and the round's `removed` failures are only the check's.
 """
 
 from __future__ import annotations
@@ -63,13 +85,14 @@ from pathlib import Path
 from typing import Protocol
 
 from codegen_ci import runners
+from codegen_ci.gate import pytest_commands
 from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.validation import FailedCommand, RoundOutcome
 from codegen_ci.report import CommandResult, Failure, RemovedTest
 from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
-from codegen_ci.workspace.file_kinds import is_test_file
+from codegen_ci.workspace.file_kinds import is_protected_test_path, is_test_file
 from codegen_ci.workspace.worktree import Worktree
 
 MAX_LOG_BYTES = 32_000_000  # a log longer than this is read in part (output_cap limits logs)
@@ -255,6 +278,10 @@ class BaseSuite(Protocol):
 
     def listed(self) -> Counter[str] | None: ...
 
+    def known_removed_tests(self, change: SuiteTests) -> list[RemovedTest] | None:
+        """The same, from what the base runs already answered, starting none; None when
+        nothing answered yet."""
+
 
 def check_kept(
     outcome: RoundOutcome, base: BaseSuite, validation: Validation, worktree: Worktree
@@ -270,6 +297,67 @@ def check_kept(
     if problems and validation.keep_tests:
         refuse(outcome, problems)
     return problems
+
+
+def noticed(
+    outcome: RoundOutcome, base: BaseSuite, validation: Validation, worktree: Worktree
+) -> list[RemovedTest]:
+    """For a round that fails anyway: the base commit's tests it removed or skipped, as far as
+    the base runs made so far tell (the module's docstring says when), else the test files it
+    left with fewer assertions; for the model only, never the round's failures. Empty under
+    `protect_tests: false`."""
+    if not validation.keep_tests:
+        return []
+    problems: list[RemovedTest] = []
+    if _ran_to_end(outcome) and any(map(_may_drop_tests, worktree.agent_changes())):
+        change = suite_tests(outcome.junit.cases, outcome.round.commands, [worktree.path])
+        found = (base.known_removed_tests(change) or []) if change.known else []
+        units = [_unit(case) for case in outcome.junit.failing()]
+        problems = [p for p in found if not any(_contains(u, p.key) for u in units)]
+        if outcome.only is not None:  # it ran just these: the others tell nothing
+            asked = {*outcome.only, *map(subtest_parent, outcome.only)}
+            problems = [p for p in problems if p.key in asked]
+    return problems or weakened(worktree, base.listed() or ())
+
+
+def _ran_to_end(outcome: RoundOutcome) -> bool:
+    """Every test command ran to its end: the whole suite, or (`outcome.only`) the previously
+    failing tests it stopped after; none skipped or timed out, pytest past its collection, and
+    each failure told by failing JUnit cases (not a crash that listed fewer tests)."""
+    tests = [c for c in outcome.round.commands if c.kind == "test"]
+    if not tests or (outcome.carried.cases and outcome.only is None):
+        return False
+    for c in tests:
+        if c.skipped or c.collect_only or c.timed_out or (c.targeted and outcome.only is None):
+            return False
+        if pytest_commands.mentions_pytest(c.command) and c.exit_code not in (0, 1, 5):
+            return False  # collection errors (2), interrupted, a usage error
+    return all(f.explained for f in outcome.failed if f.kind == "test")
+
+
+def _may_drop_tests(rel: str) -> bool:
+    """A file whose edit can remove or skip a test: a test file, test configuration, a Rust
+    file (inline tests), the manifests that configure runners."""
+    return is_protected_test_path(rel) or rel.endswith(".rs") or rel in PROJECT_MANIFESTS
+
+
+PROJECT_MANIFESTS = frozenset({"pyproject.toml", "package.json"})
+
+
+def _unit(case: JUnitCase) -> str:
+    """What a failing case stands for: a whole unit when its runner says so (a Go package
+    that did not build), else its own id (a pytest module that did not import is
+    `tests.test_x`)."""
+    unit = runners.whole_unit(case.classname, case.name)
+    return case.key if unit is None else unit
+
+
+def _contains(unit: str, test_id: str) -> bool:
+    """Is `unit` (a failed module, file or package) the container of `test_id`? (As
+    gate/proof.py's, which cannot be imported from here.)"""
+    if not unit or unit == test_id:
+        return False
+    return any(test_id.startswith(unit + sep) for sep in ("::", ".", "/", " "))
 
 
 def refuse(outcome: RoundOutcome, problems: list[RemovedTest]) -> None:

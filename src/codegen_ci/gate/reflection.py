@@ -5,10 +5,14 @@ Bounded by construction (every section has a budget, the whole stays under
 codes, test totals, then the failing tests, new ones first, each with its id, `file:line` and
 message, and for the first few a trimmed traceback; pre-existing failures only by name; lint
 output trimmed to the errors; the head and tail of the output of a command that failed
-without JUnit or recognisable lint errors. Paths inside the worktree are shown relative to
-it, as the model passes them to its tools; timings, temp paths and other absolute roots are
-stripped so identical failures read identically; everything the repository's
-commands printed is fenced as untrusted data.
+without JUnit or recognisable lint errors. The base commit's tests the change removed, skipped
+or weakened come first, fenced as the failing tests are: the round's own `removed` failures
+(gate/kept_tests.py refused it for them), or, on a round that failed for its tests anyway,
+those the caller `noticed` (a section of their own, beside the failures, so the model hears
+that a deleted test is no fix before the failures are gone, not a round later). Paths
+inside the worktree are shown relative to it, as the model passes them to its tools; timings,
+temp paths and other absolute roots are stripped so identical failures read identically;
+everything the repository's commands printed is fenced as untrusted data.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from functools import partial
 
 from codegen_ci.gate.junit.parse import JUnitCase
 from codegen_ci.gate.validation import RoundOutcome
-from codegen_ci.report import CommandResult, Failure, Round, location
+from codegen_ci.report import CommandResult, Failure, RemovedTest, Round, location
 from codegen_ci.security.untrusted import (
     Untrusted,
     fence,
@@ -36,6 +40,7 @@ MAX_TRACE_CHARS = 1_200
 MAX_LINE_CHARS = 300
 FAILURES_BUDGET = 5_000
 LINT_BUDGET = 2_000
+NOTICED_BUDGET = 1_500  # the tests a round that failed anyway removed: a short section
 OUTPUT_BUDGET = 2_500  # per failed command without JUnit, at most two of them
 MAX_COMMANDS = 12
 SECTION_OVERHEAD = 400  # a title, a fence, a count of what was left out
@@ -48,9 +53,11 @@ def reflection_message(
     iteration: int,
     max_iterations: int,
     roots: Sequence[str] = (),
+    noticed: Sequence[RemovedTest] = (),
 ) -> str:
     """The next user message after failed round `iteration`; `roots` (worktree first) are
-    absolute paths replaced by placeholders."""
+    absolute paths replaced by placeholders. `noticed`: the base commit's tests a round that
+    failed anyway removed, skipped or weakened (gate/kept_tests.py), not its failures."""
     rnd = outcome.round
 
     def clean(text: str) -> str:
@@ -87,7 +94,9 @@ def reflection_message(
             + clean(rnd.baseline_unavailable)[:MAX_LINE_CHARS]
         )
     if outcome.removed_tests:
-        parts.append(_removed(outcome, clean, room(FAILURES_BUDGET)))
+        parts.append(_removed(outcome.removed_tests, clean, room(FAILURES_BUDGET)))
+    elif noticed:
+        parts.append(_removed(noticed, clean, room(NOTICED_BUDGET), besides_failures=True))
     cases = {c.key: c for c in outcome.junit.failing()}
     tests = [f for f in rnd.failures if f.kind in ("failure", "error")]
     new = [f for f in tests if f.new is not False]
@@ -140,10 +149,17 @@ def reflection_message(
     return head_tail(message, MAX_MESSAGE_CHARS)
 
 
-def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) -> str:
-    """The base commit's tests the change removed, skipped or weakened (gate/kept_tests.py)."""
+def _removed(
+    removed: Sequence[RemovedTest],
+    clean: Callable[[str], str],
+    budget: int,
+    *,
+    besides_failures: bool = False,
+) -> str:
+    """The base commit's tests the change removed, skipped or weakened (gate/kept_tests.py);
+    `besides_failures`: of a round that failed for its tests anyway."""
     entries: list[Untrusted] = []
-    for r in outcome.removed_tests:
+    for r in removed:
         if r.how == "weakened" and r.doctest:
             note = f"{r.count} doctest example(s) fewer run than on the base commit"
         elif r.how == "weakened":
@@ -153,6 +169,14 @@ def _removed(outcome: RoundOutcome, clean: Callable[[str], str], budget: int) ->
         name = r.id.map(lambda i: strip_invisible(clean(i))[:MAX_LINE_CHARS])
         entries.append(Untrusted("- ") + name + Untrusted(f": {note}"))
     listed = Untrusted.join("\n", entries).map(lambda text: head_tail(text, budget))
+    if besides_failures:
+        return (
+            f"Also, existing tests removed, skipped or weakened by the change ({len(entries)}): "
+            "the base commit ran them, this round did not (or they assert less). That is no "
+            "fix: with the failures below fixed, the round would still fail for these. Restore "
+            "them (undo the deletion, the skip or ignore marker, the removed assertion); adding "
+            "new tests is fine.\n" + fence("tests", listed)
+        )
     return (
         f"Existing tests removed, skipped or weakened by the change ({len(entries)}): the base "
         "commit ran them, this round did not (or they assert less). Restore them (undo the "

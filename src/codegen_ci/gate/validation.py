@@ -275,6 +275,8 @@ class Validator:
 
     def _tests(self, outcome: RoundOutcome) -> None:
         answered, partial = self._targeted(outcome)
+        if partial:  # all the round ran: the tests it asked for (gate/kept_tests.py `noticed`)
+            outcome.only = list(self.state.targets)
         if not answered:
             for command in self.validation.test:
                 self._take(outcome, command, self._run(command, "test", outcome))
@@ -506,6 +508,8 @@ class RoundOutcome:
     command_failures: list[tuple[FailedCommand, Failure]] = field(default_factory=list)
     # the base commit's tests the change removed or skipped (gate/kept_tests.py)
     removed_tests: list[RemovedTest] = field(default_factory=list)
+    # a round that stopped after the previously failing tests: those it was asked to run first
+    only: list[str] | None = None
     # pre-flight: the tests pytest collected (JUnit id -> skipped by a marker); None: unknown
     collected: dict[str, bool] | None = field(default_factory=dict)
     # every test command ran, and each listed no test: the round fails for that alone (the

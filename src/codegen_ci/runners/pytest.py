@@ -156,7 +156,8 @@ def doctest_examples(test_id: str, file: str, text: str) -> int | None:
 
 def _same_path(classname: str, path: str) -> bool:
     """Whether a JUnit classname names the file whose dotted path is `path`: equal, or one a
-    dotted suffix of the other (pytest's JUnit prefix option; a rootdir below the repository's root)."""
+    dotted suffix of the other (pytest's JUnit prefix option; a rootdir below the repository's
+    root)."""
     return (
         classname == path
         or f".{classname}".endswith(f".{path}")
