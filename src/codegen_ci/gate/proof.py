@@ -25,7 +25,9 @@ run resumed without a pre-flight has none: those run on the base as above.
 
 A test that fails on the base only by chance is no proof: each candidate is re-run there
 (gate/flaky.py) and one that passes is `flaky`, as are the tests flaky with the change.
-Then the changed lines the tests run are measured in the run's worktree (gate/coverage.py).
+Then the changed lines the tests run are measured in the run's worktree (gate/coverage.py),
+unless `required` refuses the pass (below): that change is still to change, and its coverage
+run (the whole suite once more) would measure nothing the next round keeps.
 
 The policy (`validation.proof.tests`): `preferred` reports `unproven` and lets the run
 succeed; `required` turns an unproven pass into a reflection (`missing`) and, in the last
@@ -85,6 +87,8 @@ MAX_TEST_FILE_BYTES = 5_000_000
 FAILING = ("failure", "error")
 SHOWN = 5  # tests named in a reflection, uncovered lines in a reason
 MAX_ID_CHARS = 300
+# a pass `required` refuses: its changed lines are measured when a round is proven
+NOT_YET_MEASURED = "the change is not proven yet (`validation.proof.tests: required`)"
 GO_TEST_FUNC = re.compile(r"^func (Test\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 
 
@@ -182,6 +186,11 @@ class Prover:
                 give_back(tree, self.worktree.path, links, self.repo)
                 self._remove(tree, links)
         self._weaken(proof, outcome, test_files)
+        if refused(self.validation, proof):
+            # the round is not done (a reflection asks for proof, or the last round fails): a
+            # coverage run, the whole suite once more, would measure a change still to change
+            proof.changed_lines = ChangedLines(reason=NOT_YET_MEASURED)
+            return proof
         self.note("proving: measuring which changed lines the tests run (coverage)")
         proof.changed_lines = self._changed_lines()
         return proof
@@ -424,13 +433,19 @@ def judge(
     )
 
 
+def refused(validation: Validation, proof: Proof) -> bool:
+    """`validation.proof.tests: required` and no proof: a weakened test, or an unproven pass."""
+    required = validation.proof.tests == "required"
+    return required and (bool(proof.weakened) or proof.status == ProofStatus.UNPROVEN)
+
+
 def missing(validation: Validation, proof: Proof, *, iteration: int, last: int) -> str | None:
     """What a passing round still lacks, as the model's next message; None: it is a
     success. `required` and a pass the base commit would give too (the proof's reason), or
     fewer changed lines run than `validation.proof.coverage` asks (the uncovered lines)."""
-    if validation.proof.tests == "required" and proof.weakened:
+    if refused(validation, proof) and proof.weakened:
         return weakened_message(proof.weakened, iteration=iteration, last=last)
-    if validation.proof.tests == "required" and proof.status == ProofStatus.UNPROVEN:
+    if refused(validation, proof):
         return missing_proof_message(proof, iteration=iteration, max_iterations=last)
     lines, wanted = proof.changed_lines, validation.proof.coverage
     if lines is not None and wanted is not None and below(validation, lines):

@@ -9,6 +9,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -125,52 +126,77 @@ def lint_spec(repo: SampleRepo) -> Path:
     )
 
 
-def test_lint_failing_on_the_base_commit_is_pre_existing_and_the_tests_decide(
-    repo_with_broken_lint: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    repo = repo_with_broken_lint
-    model_env.add(*fixing_script())
+RunResult = tuple[int, str, Path, dict[str, Any]]
 
-    code, output, _, report = run_cli(repo, lint_spec(repo))
+
+@pytest.fixture(scope="module")
+def shared_lint_run() -> dict[str, tuple[RunResult, list[str]]]:
+    """The run both lint tests read (each its own part), made once per module (per xdist
+    worker) by the first test that needs it, in that test's isolated environment."""
+    return {}
+
+
+@pytest.fixture
+def broken_lint_run(
+    shared_lint_run: dict[str, tuple[RunResult, list[str]]],
+    repo_with_broken_lint: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> tuple[RunResult, list[str]]:
+    """Lint that fails on the base commit (legacy.py); round 1 adds a lint error of its own
+    (an unused import in version.py), round 2 removes it and fixes the bug: run_cli's
+    result and the reflections the model got (read only)."""
+    if "run" not in shared_lint_run:
+        repo = repo_with_broken_lint
+        sloppy = call(
+            "edit_file",
+            path=VERSION_FILE,
+            old_text='"""Semantic versions."""',
+            new_text='"""Semantic versions."""\nimport sys',
+        )
+        unsloppy = call("edit_file", path=VERSION_FILE, old_text="import sys\n", new_text="")
+        read, fix, done = fixing_script()
+        model_env.add(
+            Reply(tool_calls=[sloppy]),
+            Reply("done"),
+            read,
+            fix,
+            Reply(tool_calls=[unsloppy]),  # round 2 passes: fixed, its lint error gone
+            done,
+        )
+        shared_lint_run["run"] = (run_cli(repo, lint_spec(repo)), reflections(model_env))
+    return shared_lint_run["run"]
+
+
+def test_lint_failing_on_the_base_commit_is_pre_existing_and_the_tests_decide(
+    broken_lint_run: tuple[RunResult, list[str]],
+) -> None:
+    (code, output, _, report), _ = broken_lint_run
 
     assert code == 0, output
-    assert report["iterations"] == 1  # no round spent on lint the model did not break
+    # no round spent on lint the model did not break: round 2's lint still fails (legacy.py,
+    # as on the base commit), and its tests decide (round 1 is the change's own lint error)
+    assert report["iterations"] == 2
+    last = report["rounds"][-1]
+    assert last["passed"] and last["failures"] == []
+    assert [(c["kind"], c["exit_code"]) for c in last["commands"]] == [("lint", 1), ("test", 0)]
     [preexisting] = report["preexisting_lint"]
     assert preexisting["command"].endswith("check --no-cache src")
     assert any("legacy.py" in e and "F401" in e for e in preexisting["errors"])
     kinds = [c["kind"] for c in report["preflight"]["commands"]]
     assert kinds == ["lint", "test"]  # the pre-flight ran lint
-    assert report["rounds"][0]["tests"]["passed"] == 3
+    assert last["tests"]["passed"] == 3
 
 
 def test_lint_errors_the_change_adds_still_fail_the_round(
-    repo_with_broken_lint: SampleRepo, model_env: ScriptedModelServer
+    broken_lint_run: tuple[RunResult, list[str]],
 ) -> None:
-    repo = repo_with_broken_lint
-    sloppy = call(
-        "edit_file",
-        path=VERSION_FILE,
-        old_text='"""Semantic versions."""',
-        new_text='"""Semantic versions."""\nimport sys',
-    )
-    unsloppy = call("edit_file", path=VERSION_FILE, old_text="import sys\n", new_text="")
-    read, fix, done = fixing_script()
-    model_env.add(
-        Reply(tool_calls=[sloppy]),
-        Reply("done"),
-        read,
-        fix,
-        Reply(tool_calls=[unsloppy]),  # round 2 passes: fixed, its lint error gone
-        done,
-    )
-
-    code, output, _, report = run_cli(repo, lint_spec(repo))
+    (code, output, _, report), reflections_sent = broken_lint_run
 
     assert code == 0, output
     first = report["rounds"][0]
     lint = [f for f in first["failures"] if f["kind"] == "lint"]
     assert lint and all("version.py" in f["id"] for f in lint)  # only the new error
-    reflection = reflections(model_env)[0]
+    reflection = reflections_sent[0]
     assert "version.py" in reflection and "legacy.py" not in reflection
 
 

@@ -19,6 +19,7 @@ from sample_repo import (
     SampleRepo,
 )
 
+from codegen_ci.gate.proof import NOT_YET_MEASURED
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
 # The base's own suite passes: the bug has no test yet.
@@ -202,6 +203,10 @@ def test_required_proof_asks_for_a_failing_test_then_succeeds_proven(
     assert "you added or changed no test" in asked[0]
     assert "none of the tests you added or changed fails there" in asked[1]
     assert "test_parse_again" in asked[1]
+    # the changed lines are measured once, in the proven round: the refused rounds' changes
+    # were still to change (a coverage run each, the whole suite again, for nothing kept)
+    assert output.count("proving: measuring which changed lines the tests run") == 1, output
+    assert report["proof"]["changed_lines"]["measured"] is True
 
 
 def test_required_proof_never_given_ends_as_a_failure_of_its_own(
@@ -219,12 +224,21 @@ def test_required_proof_never_given_ends_as_a_failure_of_its_own(
         limits={"max_iterations": 1},
     )
 
-    code, output, _, report = run_cli(sample_repo, path)
+    code, output, out, report = run_cli(sample_repo, path)
 
     assert code == 1, output
     assert (report["status"], report["reason"]) == ("failed", "unproven")
     assert "adds or edits no test" in report["error"]
     assert VERSION_FILE in report["files_changed"]  # the change is kept, on its branch
+    # an unproven change is not measured for coverage (the suite once more), and says why
+    assert report["proof"]["changed_lines"] == {
+        "measured": False,
+        "covered": 0,
+        "total": 0,
+        "uncovered": [],
+        "reason": NOT_YET_MEASURED,
+    }
+    assert not (out / "coverage").exists()
 
 
 # A test that fails on the first run in each tree and passes after: flaky by design. Its

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from gate_repos import (
@@ -37,6 +37,7 @@ WRONG_LINE = "return Version(self.major, self.minor + 1, self.patch * 1)"
 LEGACY_ID = "tests.test_legacy::test_legacy_formatting"
 MAJOR_ID = "tests.test_version::test_bump_major"
 AS_WRITTEN = f"echo AS-WRITTEN && {PYTEST}"  # a pytest command that cannot be rewritten
+ISOLATED = PYTEST.replace(" -m pytest", " -I -m pytest")  # -I: PYTHONPATH is ignored
 MAJOR_OLD, MAJOR_BROKEN = "Version(self.major + 1, 0, 0)", "Version(self.major + 2, 0, 0)"
 
 
@@ -44,56 +45,12 @@ def edit(old: str, new: str, path: str = VERSION) -> Reply:
     return Reply(tool_calls=[call("edit_file", path=path, old_text=old, new_text=new)])
 
 
-def test_wrong_attempt_then_fix_reruns_the_failing_test_first(
+def test_a_round_whose_failing_test_still_fails_stops_after_it_and_the_fix_runs_it_first(
     sample_repo: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    model_env.add(
-        edit(FIXED_LINE_OLD, WRONG_LINE),
-        Reply("First try."),
-        edit(WRONG_LINE, FIXED_LINE_NEW),
-        Reply("Fixed."),
-    )
-
-    code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
-
-    assert code == 0, output
-    assert (report["status"], report["iterations"]) == ("success", 2)
-    first, second = commands(report, 1), commands(report, 2)
-    assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in first] == [
-        (False, False, 1)
-    ]
-    # round 2 is one pytest process: the previously failing test, then the rest of the suite
-    assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in second] == [
-        (False, True, 0)
-    ]
-    assert second[0]["command"] == PYTEST
-    assert full_suite_runs(report) == 2
-    assert [f["id"] for f in report["rounds"][0]["failures"]] == [BUG_ID]
-    assert report["rounds"][0]["tests"] == {
-        "total": 3,
-        "passed": 2,
-        "failed": 1,
-        "errors": 0,
-        "skipped": 0,
-    }
-    # the second-round prompt names the failing test, where it failed, and what was expected
-    [message] = reflections(model_env)
-    assert message.startswith("Validation round 1 of 3 failed")
-    assert BUG_ID in message and "tests/test_version.py:13" in message
-    assert "3.5.0" in message and "BEGIN UNTRUSTED DATA" in message
-    assert str(sample_repo.tmp) not in message
-    # every JUnit report is copied into the output directory (pytest got --junitxml there)
-    copies = sorted((out / "junit").glob("*.xml"))
-    assert [p.name for p in copies] == ["round-1-01-test.xml", "round-2-02-test.xml"]
-    round_2 = parse_files(copies[1:])
-    assert round_2.cases[0].key == BUG_ID and round_2.totals().passed == 3
-    assert (out / "pytest_plugin" / "codegen_first.py").is_file()
-    assert sample_repo.git("worktree", "list").count("\n") == 1  # baseline tree removed
-
-
-def test_a_round_whose_failing_test_still_fails_stops_after_it(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
+    """Two wrong attempts, then the fix, in one run: round 2's previously failing test still
+    fails (the round stops after it), round 3's passes (then the rest of the suite, in the
+    same pytest process). Round 1 and its reflection are those of any failing first round."""
     model_env.add(
         edit(FIXED_LINE_OLD, WRONG_LINE),
         Reply("First try."),
@@ -105,7 +62,19 @@ def test_a_round_whose_failing_test_still_fails_stops_after_it(
     code, output, out, report = run_cli(sample_repo, sample_repo.write_spec())
 
     assert code == 0, output
-    assert report["iterations"] == 3
+    assert (report["status"], report["iterations"]) == ("success", 3)
+    first = commands(report, 1)
+    assert [(c["targeted"], c["failing_first"], c["exit_code"]) for c in first] == [
+        (False, False, 1)
+    ]
+    assert [f["id"] for f in report["rounds"][0]["failures"]] == [BUG_ID]
+    assert report["rounds"][0]["tests"] == {
+        "total": 3,
+        "passed": 2,
+        "failed": 1,
+        "errors": 0,
+        "skipped": 0,
+    }
     [second] = commands(report, 2)
     assert (second["targeted"], second["failing_first"], second["exit_code"]) == (True, True, 1)
     # the suite's totals: the previously failing test ran, the other two count as last run
@@ -120,30 +89,40 @@ def test_a_round_whose_failing_test_still_fails_stops_after_it(
     assert (
         "previously failing tests still fail" in (out / "logs" / "round-2-02-test.log").read_text()
     )
+    # round 3 is one pytest process: the previously failing test, then the rest of the suite
     [third] = commands(report, 3)
     assert (third["targeted"], third["failing_first"], third["exit_code"]) == (False, True, 0)
+    assert third["command"] == PYTEST
     assert report["rounds"][2]["tests"]["passed"] == 3
-    _, second_message = reflections(model_env)
+    assert full_suite_runs(report) == 2  # rounds 1 and 3
+    # the first reflection names the failing test, where it failed, and what was expected
+    first_message, second_message = reflections(model_env)
+    assert first_message.startswith("Validation round 1 of 3 failed")
+    assert BUG_ID in first_message and "tests/test_version.py:13" in first_message
+    assert "3.5.0" in first_message and "BEGIN UNTRUSTED DATA" in first_message
+    assert str(sample_repo.tmp) not in first_message
     assert (
         "Tests (only the previously failing tests were re-run; the other 2 count as in the last "
         "full run): 3 total, 2 passed, 1 failed" in second_message
     )
     assert "[only the previously failing tests]" in second_message
+    # every JUnit report is copied into the output directory (pytest got --junitxml there)
+    copies = sorted((out / "junit").glob("*.xml"))
+    assert [p.name for p in copies] == [
+        "round-1-01-test.xml",
+        "round-2-02-test.xml",
+        "round-3-03-test.xml",
+    ]
+    round_3 = parse_files(copies[2:])
+    assert round_3.cases[0].key == BUG_ID and round_3.totals().passed == 3
+    assert (out / "pytest_plugin" / "codegen_first.py").is_file()
+    assert sample_repo.git("worktree", "list").count("\n") == 1  # baseline tree removed
 
 
 def test_pytest_that_cannot_load_the_plugin_falls_back_to_rewritten_commands(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    isolated_run: tuple[SampleRepo, RunResult],
 ) -> None:
-    isolated = PYTEST.replace(" -m pytest", " -I -m pytest")  # -I: PYTHONPATH is ignored
-    model_env.add(
-        edit(FIXED_LINE_OLD, WRONG_LINE),
-        Reply("First try."),
-        edit(WRONG_LINE, FIXED_LINE_NEW),
-        Reply("Fixed."),
-    )
-    spec = sample_repo.write_spec(validation={"test": [isolated]})
-
-    code, output, _, report = run_cli(sample_repo, spec)
+    _, (code, output, _, report) = isolated_run
 
     assert code == 0, output
     second = commands(report, 2)
@@ -151,7 +130,13 @@ def test_pytest_that_cannot_load_the_plugin_falls_back_to_rewritten_commands(
         (True, False, 0),
         (False, False, 0),
     ]
-    assert second[0]["command"].endswith("tests/test_version.py::test_bump_minor_resets_patch")
+    # the previously failing tests named on the command line, then the suite as written
+    targeted = second[0]["command"]
+    assert targeted.startswith(ISOLATED) and targeted.endswith(
+        "tests/test_version.py::test_bump_minor_resets_patch"
+    )
+    assert "tests/test_version.py::test_bump_major " in targeted
+    assert second[1]["command"] == ISOLATED
 
 
 def test_a_model_that_repeats_itself_is_stopped_as_stuck(
@@ -210,24 +195,10 @@ def test_baseline_tells_preexisting_failures_from_new_ones(
     assert repo.git("worktree", "list").count("\n") == 1
 
 
-@pytest.mark.parametrize(
-    ("command", "base_runs"),
-    [(AS_WRITTEN, 1), (PYTEST.replace(" -m pytest", " -I -m pytest"), 2)],
-    ids=["unchanged-command", "plugin-refused-rewrites"],
-)
 def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
-    request: pytest.FixtureRequest, command: str, base_runs: int
+    new_failures_run: tuple[SampleRepo, RunResult],
 ) -> None:
-    if command == AS_WRITTEN:  # new_failures_run's command: that run, read here too
-        _, (code, output, out, report) = request.getfixturevalue("new_failures_run")
-    else:
-        sample_repo = request.getfixturevalue("sample_repo")
-        model_env = request.getfixturevalue("model_env")
-        commit_files(sample_repo, {"tests/test_legacy.py": LEGACY_TEST}, "a test broken long ago")
-        model_env.add(edit(FIXED_LINE_OLD, FIXED_LINE_NEW), edit(MAJOR_OLD, MAJOR_BROKEN))
-        validation = {"test": [command], "allow_preexisting_failures": True}
-        spec = sample_repo.write_spec(validation=validation, limits={"max_iterations": 1})
-        code, output, out, report = run_cli(sample_repo, spec)
+    _, (code, output, out, report) = new_failures_run  # its command: AS_WRITTEN
 
     assert (code, report["status"]) == (1, "failed"), output
     assert failure(report, LEGACY_ID)["new"] is False
@@ -235,17 +206,35 @@ def test_baseline_reruns_only_the_failing_tests_through_the_plugin(
     on_base = parse_files((out / "baseline" / "junit").glob("*.xml"))
     assert {c.key for c in on_base.cases} == {LEGACY_ID, MAJOR_ID}
     logs = sorted((out / "baseline" / "logs").glob("*.log"))
-    assert len(logs) == base_runs
-    first_log = logs[0].read_text()
+    assert len(logs) == 1
     status = pytest_commands.read_status(
         out / "baseline" / "pytest_plugin" / "baseline-01-status.jsonl"
     )
-    if base_runs == 1:
-        # the command ran as written (`&&` cannot be rewritten), the plugin deselecting the rest
-        assert "AS-WRITTEN" in first_log and "2 deselected" in first_log
-        assert (status.loaded, status.matched) == (True, 2)
-    else:
-        assert not status.loaded and 'plugin "codegen_first"' in first_log
+    # the command ran as written (`&&` cannot be rewritten), the plugin deselecting the rest
+    assert "AS-WRITTEN" in logs[0].read_text() and "2 deselected" in logs[0].read_text()
+    assert (status.loaded, status.matched) == (True, 2)
+
+
+def test_a_baseline_whose_pytest_cannot_load_the_plugin_reruns_rewritten_commands(
+    isolated_run: tuple[SampleRepo, RunResult],
+) -> None:
+    """Round 1's two failures, one the base commit has and one it has not, told apart by a
+    base run of just those two: the plugin refused (`-I`), their ids on the command line."""
+    _, (code, output, out, report) = isolated_run
+
+    assert code == 0, output
+    assert failure(report, BUG_ID, 0)["new"] is False
+    assert failure(report, MAJOR_ID, 0)["new"] is True
+    # the plugin's try, the rewritten command; then (round 2 passes) the whole suite, which
+    # the kept-tests check lists (test_tests_kept_e2e.py)
+    logs = sorted((out / "baseline" / "logs").glob("*.log"))
+    assert [p.name for p in logs] == ["baseline-01.log", "baseline-02.log", "baseline-03.log"]
+    on_base = parse_files([out / "baseline" / "junit" / "baseline-02.xml"])
+    assert {c.key for c in on_base.cases} == {BUG_ID, MAJOR_ID}
+    status = pytest_commands.read_status(
+        out / "baseline" / "pytest_plugin" / "baseline-01-status.jsonl"
+    )
+    assert not status.loaded and 'plugin "codegen_first"' in logs[0].read_text()
 
 
 RunResult = tuple[int, str, Path, dict[str, Any]]
@@ -305,6 +294,29 @@ def new_failures_run(
     return shared_runs["new_failures"]
 
 
+@pytest.fixture
+def isolated_run(
+    shared_runs: dict[str, tuple[SampleRepo, RunResult]],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> tuple[SampleRepo, RunResult]:
+    """A pytest that cannot load the plugin (`-I`: PYTHONPATH is ignored), the default spec
+    otherwise: round 1 gets the bug's fix wrong (its test fails, as on the base) and breaks
+    bump_major (a failure the base has not); round 2 fixes both. Read only."""
+    if "isolated" not in shared_runs:
+        model_env.add(
+            edit(FIXED_LINE_OLD, WRONG_LINE),
+            edit(MAJOR_OLD, MAJOR_BROKEN),
+            Reply("First try."),
+            edit(WRONG_LINE, FIXED_LINE_NEW),
+            edit(MAJOR_BROKEN, MAJOR_OLD),
+            Reply("Fixed."),
+        )
+        spec = sample_repo.write_spec(validation={"test": [ISOLATED]})
+        shared_runs["isolated"] = (sample_repo, run_cli(sample_repo, spec))
+    return shared_runs["isolated"]
+
+
 def test_a_run_that_passes_its_first_round_pays_nothing_extra(
     fix_and_weakened_test_run: tuple[SampleRepo, RunResult],
 ) -> None:
@@ -320,20 +332,58 @@ def test_a_run_that_passes_its_first_round_pays_nothing_extra(
     assert parse_files((out / "junit").glob("*.xml")).totals().passed == 3
 
 
-def test_a_lint_failure_skips_the_tests_and_is_reflected(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    header = '"""Semantic versions."""\n'
-    model_env.add(
-        edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
-        edit(header, header + "\nimport os\n"),
-        Reply("Done."),
-        edit(header + "\nimport os\n", header),
-    )
-    validation = {"lint": [f"{RUFF} check --no-cache --select F src"], "test": [PYTEST]}
-    spec = sample_repo.write_spec(validation=validation)
+class ProtectedRun(NamedTuple):
+    """A shared run and what the model received in it (its server is the first test's)."""
 
-    code, output, out, report = run_cli(sample_repo, spec)
+    repo: SampleRepo
+    run: RunResult
+    reflections: list[str]
+    tool_results: list[str]  # the tool messages of the last request, in order
+
+
+@pytest.fixture(scope="module")
+def shared_protected_run() -> dict[str, ProtectedRun]:
+    return {}
+
+
+@pytest.fixture
+def lint_and_protected_tests_run(
+    shared_protected_run: dict[str, ProtectedRun],
+    sample_repo: SampleRepo,
+    model_env: ScriptedModelServer,
+) -> ProtectedRun:
+    """A lint command before the tests, and `protect_tests`: the model first edits a test
+    file (refused) and appends to it by a command (undone), then fixes the bug and adds an
+    unused import (round 1's lint fails), and removes the import in round 2. Two tests read
+    it, each its own part: the protected tests, the lint failure. Read only."""
+    if "run" not in shared_protected_run:
+        header = '"""Semantic versions."""\n'
+        model_env.add(
+            edit('"3.5.0"', '"3.5.5"', path=TEST_FILE),
+            Reply(tool_calls=[call("run_command", command=f"echo '# sneaky' >> {TEST_FILE}")]),
+            edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
+            edit(header, header + "\nimport os\n"),
+            Reply("Done."),
+            edit(header + "\nimport os\n", header),
+        )
+        validation = {
+            "lint": [f"{RUFF} check --no-cache --select F src"],
+            "test": [PYTEST],
+            "protect_tests": True,
+        }
+        run = run_cli(sample_repo, sample_repo.write_spec(validation=validation))
+        last = model_env.tool_requests[-1]["messages"]
+        tool_results = [m["content"] for m in last if m["role"] == "tool"]
+        shared_protected_run["run"] = ProtectedRun(
+            sample_repo, run, reflections(model_env), tool_results
+        )
+    return shared_protected_run["run"]
+
+
+def test_a_lint_failure_skips_the_tests_and_is_reflected(
+    lint_and_protected_tests_run: ProtectedRun,
+) -> None:
+    code, output, out, report = lint_and_protected_tests_run.run
 
     assert code == 0, output
     assert report["iterations"] == 2
@@ -343,7 +393,7 @@ def test_a_lint_failure_skips_the_tests_and_is_reflected(
     [lint_failure] = report["rounds"][0]["failures"]
     assert lint_failure["kind"] == "lint"
     assert lint_failure["id"].startswith("src/semver/version.py:3: F401")
-    [message] = reflections(model_env)
+    [message] = lint_and_protected_tests_run.reflections
     assert "Lint errors (1):" in message and "F401" in message
     assert "skipped (a lint command failed)" in message
     assert not (out / "baseline").exists()  # a lint failure needs no baseline
@@ -408,23 +458,13 @@ def test_reflection_stays_bounded_for_hundreds_of_failures(
 
 
 def test_protect_tests_refuses_edits_and_undoes_commands(
-    sample_repo: SampleRepo, model_env: ScriptedModelServer
+    lint_and_protected_tests_run: ProtectedRun,
 ) -> None:
-    model_env.add(
-        edit('"3.5.0"', '"3.5.5"', path=TEST_FILE),
-        Reply(tool_calls=[call("run_command", command=f"echo '# sneaky' >> {TEST_FILE}")]),
-        edit(FIXED_LINE_OLD, FIXED_LINE_NEW),
-    )
-    validation = {"test": [PYTEST], "protect_tests": True}
-
-    code, output, _, report = run_cli(sample_repo, sample_repo.write_spec(validation=validation))
+    sample_repo, (code, output, _, report), _, tool_results = lint_and_protected_tests_run
 
     assert code == 0, output
     refused = {(r["path"], r["tool"]) for r in report["refusals"]}
     assert refused == {(TEST_FILE, "edit_file"), (TEST_FILE, "run_command")}
-    tool_results = [
-        m["content"] for m in model_env.tool_requests[-1]["messages"] if m["role"] == "tool"
-    ]
     assert tool_results[0].startswith(f"Error: refused '{TEST_FILE}'")
     assert "the change was undone" in tool_results[1]
     assert report["files_changed"] == [VERSION] and report["tests_touched"] == []

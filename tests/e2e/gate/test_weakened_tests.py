@@ -107,7 +107,9 @@ def test_a_weakened_test_under_required_proof_is_not_success(
 def test_required_proof_a_weakened_test_restored_then_proven(
     base: SampleRepo, model_env: ScriptedModelServer
 ) -> None:
-    """Told which original test fails, the model restores it and undoes the breakage."""
+    """Told which original test fails, the model restores it and undoes the breakage. Round
+    2 is also the control: a new test and a right fix (the change's whole diff: the fix, the
+    bug's test added to the edited file) are proven, nothing reported."""
     model_env.add(
         *weakening_turn(),
         Reply(
@@ -119,11 +121,15 @@ def test_required_proof_a_weakened_test_restored_then_proven(
         Reply("Restored the test."),
     )
 
-    code, output, _, report = run_cli(base, spec(base, "required"))
+    code, output, out, report = run_cli(base, spec(base, "required"))
 
     assert code == 0, output
     assert (report["status"], report["iterations"]) == ("success", 2)
     assert report["proof"]["status"] == "proven" and report["proof"]["weakened"] == []
+    # the control: in round 2 too the edited file's base version ran against the change's
+    # code (one run a round: round 1's failed), and passed
+    originals = sorted((out / "proof" / "logs").glob("original-*.log"))
+    assert len(originals) == 2 and "2 passed" in originals[-1].read_text()
     # round 1 (the weakened test under required proof): asked again, and what it was told
     first = "\n".join(m.get("content") or "" for m in model_env.tool_requests[0]["messages"])
     assert "Existing tests you edit are also run as they were on the base commit" in first
@@ -131,25 +137,6 @@ def test_required_proof_a_weakened_test_restored_then_proven(
     assert len(asked) == 1
     assert "their original versions fail with your change" in asked[0]
     assert WEAKENED_ID in asked[0] and f"{TEST_FILE}:" in asked[0]
-
-
-def test_control_a_new_test_and_a_right_fix_are_proven_nothing_reported(
-    base: SampleRepo, model_env: ScriptedModelServer
-) -> None:
-    model_env.add(
-        Reply(tool_calls=[FIX]),
-        Reply(tool_calls=[call("write_file", path=TEST_FILE, content=HONEST_SUITE)]),
-        Reply("Fixed, with a test."),
-    )
-
-    code, output, out, report = run_cli(base, spec(base, "required"))
-
-    assert code == 0, output
-    proof = report["proof"]
-    assert (report["status"], proof["status"]) == ("success", "proven"), proof
-    assert proof["weakened"] == []
-    # the edited file's base version ran against the change's code, and passed
-    assert sorted((out / "proof" / "logs").glob("original-*.log"))
 
 
 def test_a_test_file_moved_and_weakened_is_still_reported(

@@ -19,7 +19,6 @@ import pytest
 from click.testing import CliRunner
 from gate_repos import run_cli
 from sample_repo import (
-    FIXED_LINE_NEW,
     FIXED_LINE_OLD,
     VERSION_FILE,
     SampleRepo,
@@ -37,7 +36,9 @@ SETUP_PY = (
     'setup(name="semver", version="0.1", package_dir={"": "src"}, packages=["semver"])\n'
 )
 TEST = "python -m pytest -q -p no:cacheprovider tests"
-BREAK = call("edit_file", path=VERSION_FILE, old_text=FIXED_LINE_NEW, new_text=FIXED_LINE_OLD)
+MAJOR_OK, MAJOR_BROKEN = "Version(self.major + 1, 0, 0)", "Version(self.major + 2, 0, 0)"
+MAJOR_BREAK = call("edit_file", path=VERSION_FILE, old_text=MAJOR_OK, new_text=MAJOR_BROKEN)
+UNBREAK = call("edit_file", path=VERSION_FILE, old_text=MAJOR_BROKEN, new_text=MAJOR_OK)
 
 
 def make_venv(where: Path) -> Path:
@@ -102,59 +103,37 @@ def activate(venv: Path, monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
     monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
 
-def fixed_on_main(repo: SampleRepo) -> None:
-    """The checkout holds the correct code: a change that breaks it must fail."""
-    text = (repo.path / VERSION_FILE).read_text().replace(FIXED_LINE_OLD, FIXED_LINE_NEW)
-    repo.commit({VERSION_FILE: text, **NO_PYTHONPATH}, "fixed")
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_with_an_editable_install_a_break_fails_the_gate(
+def test_with_an_editable_install_a_break_fails_and_the_right_fix_passes(
     sample_repo: SampleRepo,
     model_env: ScriptedModelServer,
     monkeypatch: pytest.MonkeyPatch,
     backend: str,
 ) -> None:
-    fixed_on_main(sample_repo)
-    venv = make_venv(sample_repo.tmp / "venv")
-    install_editable(venv, sample_repo.path, "finder")
-    activate(venv, monkeypatch, backend)
-    model_env.add(Reply(tool_calls=[BREAK]), Reply("Done."))
-    spec = sample_repo.write_spec(
-        validation={"test": [TEST], "timeout": 120}, limits={"max_iterations": 1}
-    )
-
-    code, output, _, report = run_cli(sample_repo, spec)
-
-    assert report["sandbox"] == backend
-    assert code == 1, output  # the checkout's code passes; the worktree's, broken, does not
-    assert report["status"] == "failed"
-    [failure] = report["rounds"][-1]["failures"]
-    assert failure["id"].endswith("test_bump_minor_resets_patch")
-    [seen] = report["imports"]
-    assert f"from {sample_repo.path / 'src' / 'semver'}" in seen and "PYTHONPATH" in seen
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_with_an_editable_install_the_right_fix_passes(
-    sample_repo: SampleRepo,
-    model_env: ScriptedModelServer,
-    monkeypatch: pytest.MonkeyPatch,
-    backend: str,
-) -> None:
+    """Both directions in one run. The checkout holds bump_minor's bug and a correct
+    bump_major; round 1 fixes the one and breaks the other: only bump_major fails (the
+    checkout's code would fail bump_minor and pass bump_major). Round 2 undoes the break: the
+    fix passes."""
     sample_repo.commit(NO_PYTHONPATH, "no pythonpath")
     venv = make_venv(sample_repo.tmp / "venv")
     install_editable(venv, sample_repo.path, "finder")
     activate(venv, monkeypatch, backend)
-    model_env.add(*fixing_script())
+    read, fix, done = fixing_script()
+    model_env.add(read, fix, Reply(tool_calls=[MAJOR_BREAK]), done, Reply(tool_calls=[UNBREAK]))
     spec = sample_repo.write_spec(
-        validation={"test": [TEST], "timeout": 120}, limits={"max_iterations": 1}
+        validation={"test": [TEST], "timeout": 120}, limits={"max_iterations": 2}
     )
 
     code, output, _, report = run_cli(sample_repo, spec)
 
     assert report["sandbox"] == backend
-    assert code == 0, output  # the checkout still has the bug; the worktree's fix is judged
+    # round 1: the worktree's break fails, its fix passes
+    [failure] = report["rounds"][0]["failures"]
+    assert failure["id"].endswith("test_bump_major"), failure
+    [seen] = report["imports"]
+    assert f"from {sample_repo.path / 'src' / 'semver'}" in seen and "PYTHONPATH" in seen
+    # round 2: the checkout still has the bug; the worktree's fix is judged
+    assert code == 0, output
     assert report["status"] == "success" and report["rounds"][-1]["tests"]["passed"] == 3
     assert FIXED_LINE_OLD in (sample_repo.path / VERSION_FILE).read_text()  # checkout as was
 
