@@ -738,7 +738,12 @@ def with_tool_path(env: Mapping[str, str], folder: Path) -> dict[str, str]:
 
 def keep_tool_paths(command: str, env: Mapping[str, str]) -> str:
     """`command` with the tool's folders (`with_tool_path`) appended to a PYTHONPATH it assigns
-    in its leading assignments; unchanged when it assigns none."""
+    in its leading assignments (after a folder's `cd DIR && `, `in_folder`: init's `cd tests
+    && PYTHONPATH=../src python -m pytest`); unchanged when it assigns none."""
+    folder, inner = in_folder(command)
+    if folder.path:
+        kept = keep_tool_paths(inner, env)
+        return command if kept == inner else folder.wrap(kept)
     tool = env.get(TOOL_PATHS_ENV)
     found = ASSIGNED_PYTHONPATH.match(command)
     if not tool or found is None:

@@ -41,7 +41,10 @@ class AddTest(unittest.TestCase):
 def test_other():
     assert True
 """
-COMMAND = f"cd tests && {sys.executable} -m pytest -q -p no:cacheprovider -p xdist.plugin -n 0"
+# PYTHONPATH set as init writes it for a src layout (`PYTHONPATH=../src`): the tool's folders
+# (the coverage run's codegen_cov_run) still reach the interpreter (base.py's keep_tool_paths)
+PYTHON = f"PYTHONPATH=.. {sys.executable}"
+COMMAND = f"cd tests && {PYTHON} -m pytest -q -p no:cacheprovider -p xdist.plugin -n 0"
 
 
 def calc_repo(tmp: Path) -> SampleRepo:
