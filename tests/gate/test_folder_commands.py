@@ -2,8 +2,8 @@
 `working-directory`): base.py's `in_folder` reads it, and every rewriter of a test command
 works on COMMAND in DIR, its paths relative to DIR, and runs the result in DIR again: the
 coverage plans (asked through the registry), pytest's targeted re-run, the narrowing to edited
-test files, and the LCov report's relative paths read back as the repository's. Anything else
-stays a whole command."""
+test files; the LCov report's relative paths and a JUnit case's file named from the folder are
+read back as the repository's. Anything else stays a whole command."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ from tests.helpers.coverage_ask import plan
 
 from codegen_ci.gate.coverage import parse_lcov
 from codegen_ci.gate.file_selection import narrowed
+from codegen_ci.gate.junit.capture import from_folder
+from codegen_ci.gate.junit.cases import JUnitCase
 from codegen_ci.gate.pytest_commands import targeted_command
 from codegen_ci.runners import CoveragePlan
 from codegen_ci.runners.base import Folder, in_folder
+from codegen_ci.security.untrusted import Untrusted
 
 
 @pytest.mark.parametrize(
@@ -161,3 +164,33 @@ def test_narrowing_to_edited_files_is_relative_to_the_folder(tmp_path: Path) -> 
         == "cd web && npx jest 'src/a\\.test\\.ts' --ci"
     )
     assert narrowed("cd tests; python -m pytest", edited, [], repo) is None
+
+
+def case(file: str | None) -> JUnitCase:
+    return JUnitCase(
+        id=Untrusted("test_ops::test_a"),
+        name="test_a",
+        classname="test_ops",
+        file=file,
+        line=3,
+        outcome="failure",
+        message=Untrusted(""),
+        details=Untrusted(""),
+        time=None,
+        flaky=False,
+    )
+
+
+def test_a_case_file_named_from_the_folder_is_named_as_the_repository_does(
+    tmp_path: Path,
+) -> None:
+    """pytest rooted in the folder names `test_ops.py`; rooted above it, `tests/test_ops.py`
+    already; a file the folder does not have, or an absolute one, stays as named."""
+    repo = repo_with_tests(tmp_path)
+    folder = Folder("tests")
+    assert from_folder(case("test_ops.py"), folder, repo).file == "tests/test_ops.py"
+    assert from_folder(case("tests/test_ops.py"), folder, repo).file == "tests/test_ops.py"
+    assert from_folder(case("calc/ops.py"), folder, repo).file == "calc/ops.py"
+    assert from_folder(case("gone.py"), folder, repo).file == "gone.py"
+    assert from_folder(case("/abs/test_ops.py"), folder, repo).file == "/abs/test_ops.py"
+    assert from_folder(case(None), folder, repo).file is None

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from eco_projects import write_spec
-from gate_repos import commands, run_cli
+from gate_repos import commands, reflections, run_cli
 from sample_repo import SampleRepo, sh
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
@@ -96,5 +96,10 @@ def test_a_command_run_from_a_folder_is_rerun_targeted_and_its_changed_lines_mea
         "uncovered": ["calc/ops.py:6-7"],
         "reason": "",
     }, report["proof"]
+    # the test's file as the repository names it, though pytest, rooted in tests/, names it
+    # from there (gate/junit/capture.py's `from_folder`)
+    [proving] = report["proof"]["fail_to_pass"]
+    assert (proving["id"], proving["file"]) == ("test_ops.AddTest::test_add", "tests/test_ops.py")
+    assert "tests/test_ops.py:8" in reflections(model_env)[0]
     coverage_log = (out / "coverage" / "logs" / "coverage.log").read_text()
     assert "2 passed" in coverage_log, coverage_log
