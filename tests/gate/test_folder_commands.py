@@ -184,8 +184,9 @@ def case(file: str | None) -> JUnitCase:
 def test_a_case_file_named_from_the_folder_is_named_as_the_repository_does(
     tmp_path: Path,
 ) -> None:
-    """pytest rooted in the folder names `test_ops.py`; rooted above it, `tests/test_ops.py`
-    already; a file the folder does not have, or an absolute one, stays as named."""
+    """pytest rooted in the folder names the file from there; rooted above it, from the
+    repository's root already; a file the folder does not have, or an absolute one, stays as
+    named."""
     repo = repo_with_tests(tmp_path)
     folder = Folder("tests")
     assert from_folder(case("test_ops.py"), folder, repo).file == "tests/test_ops.py"

@@ -110,7 +110,7 @@ def run_test_command(
 def from_folder(case: JUnitCase, folder: Folder, tree: Path) -> JUnitCase:
     """A case of a command run from a folder (`cd tests && python -m pytest`, base.py's
     `in_folder`) whose file its runner named from there (pytest rooted in the folder:
-    `test_ops.py`), named as the repository does (`tests/test_ops.py`): where the folder has
+    `test_x.py`), named as the repository does (`tests/test_x.py`): where the folder has
     that file and the repository's root does not (rooted above the folder, pytest names it
     from there already)."""
     file = case.file
