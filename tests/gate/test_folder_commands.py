@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.coverage_ask import plan
 
+from codegen_ci.gate import unittest_commands
 from codegen_ci.gate.coverage import parse_lcov
 from codegen_ci.gate.file_selection import narrowed
 from codegen_ci.gate.junit.capture import from_folder
@@ -117,6 +118,21 @@ def test_a_jest_coverage_plan_runs_in_the_folder_of_its_package(tmp_path: Path) 
     assert found.sources == ("web/src/price.ts",) and found.folder == "web"
 
 
+def test_a_go_coverage_plan_in_a_module_of_its_own_maps_its_profile_back(tmp_path: Path) -> None:
+    """`cd arc && go test ./...` (init's `go test` in a folder with its own go.mod): the go.mod
+    read is the folder's, the profile's files named from it, then as the repository does."""
+    (tmp_path / "arc").mkdir()
+    (tmp_path / "arc" / "go.mod").write_text("module example.com/arc\n\ngo 1.22\n")
+    found = plan("cd arc && go test ./...", ["arc/store/store.go"], tmp_path, Path("/io"))
+    assert isinstance(found, CoveragePlan) and found.convert is not None, found
+    assert found.command == (
+        "cd arc && go test -coverprofile=/io/cover.out -coverpkg=example.com/arc/store ./..."
+    )
+    assert found.sources == ("arc/store/store.go",) and found.folder == "arc"
+    lcov = found.convert("mode: set\nexample.com/arc/store/store.go:3.1,4.2 1 1\n")
+    assert sorted(parse_lcov(lcov, tmp_path, found.folder)) == ["arc/store/store.go"]
+
+
 def test_a_shell_line_still_gets_no_plan(tmp_path: Path) -> None:
     assert plan("cd tests && python -m pytest | tee x", ["m.py"], tmp_path, tmp_path) is None
 
@@ -150,6 +166,22 @@ def test_a_pytest_rerun_names_node_ids_relative_to_the_folder(tmp_path: Path) ->
     )
     assert targeted_command(command, ["nowhere::test_c"], repo) is None
     assert targeted_command("cd tests && python -m pytest | tee x", ids, repo) is None
+
+
+def test_a_unittest_command_in_a_folder_writes_junit_and_is_rerun_by_names() -> None:
+    """Its JUnit-writing runner, the failing tests' `-k` patterns and the edited files' (whose
+    names are the modules', from the folder), each run in the folder again."""
+    command = "cd tests && python -m unittest discover -k slow"
+    assert unittest_commands.junit_command(command) == (
+        "cd tests && python -m codegen_unittest discover -k slow"
+    )
+    assert unittest_commands.targeted_command(command, ["test_ops.AddTest::test_add"]) == (
+        "cd tests && python -m unittest discover -k '*test_ops.AddTest.test_add'"
+    )
+    assert narrowed(command, ["tests/unit/test_more.py"], [], Path("/nowhere")) == (
+        "cd tests && python -m unittest discover -k 'unit.test_more.*' -k 'test_more.*'"
+    )
+    assert unittest_commands.junit_command("cd tests; python -m unittest") is None
 
 
 def test_narrowing_to_edited_files_is_relative_to_the_folder(tmp_path: Path) -> None:
