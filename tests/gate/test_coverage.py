@@ -131,10 +131,13 @@ def test_lcov_with_a_line_diff_cover_does_not_know_is_an_error(tmp_path: Path) -
 
 
 def test_a_shell_line_is_said_to_be_why_coverage_was_not_measured() -> None:
-    """jmespath's `cd tests && ../.venv/bin/python -m pytest`: no runner wraps a shell line,
-    and "coverage is measured for ... pytest" said of a pytest command misled."""
+    """A pytest command piped on: no runner wraps a shell line, and "coverage is measured for
+    ... pytest" said of a pytest command misled. jmespath's `cd tests && ../.venv/bin/python
+    -m pytest` is no shell line any more: a plain command run from a folder (base.py's
+    `in_folder`; tests/gate/test_folder_commands.py)."""
     from codegen_ci.gate.coverage import NOT_MEASURED, not_measured
 
-    said = not_measured("cd tests && ../.venv/bin/python -m pytest --cov jmespath")
+    said = not_measured("cd tests && ../.venv/bin/python -m pytest --cov jmespath | tee log")
     assert "shell line" in said and "pytest" not in said
     assert not_measured("make test") == NOT_MEASURED  # a plain command no runner measures
+    assert not_measured("cd web && make test") == NOT_MEASURED  # the same, from a folder

@@ -32,7 +32,7 @@ def python_command(
     """pytest's and unittest's coverage command, the interpreter found as gate/coverage.py
     finds it."""
     return _python.coverage_command(
-        command, sources, io_dir, cwd, env, lambda c: project_source.command_python(c, env, cwd)
+        command, sources, io_dir, cwd, env, lambda c, d: project_source.command_python(c, env, d)
     )
 
 

@@ -24,7 +24,10 @@ def test_the_tools_folders_come_first_and_are_noted() -> None:
         ('A=1 PYTHONPATH="src:lib" pytest', "A=1 PYTHONPATH=\"src:lib\":'/t/b c':/t/a pytest"),
         ("PYTHONPATH= pytest", "PYTHONPATH='/t/b c':/t/a pytest"),
         ("python -m pytest", "python -m pytest"),
-        ("cd sub && PYTHONPATH=src pytest", "cd sub && PYTHONPATH=src pytest"),
+        # a command run from a folder (base.py's `in_folder`) is its plain command there
+        ("cd sub && PYTHONPATH=src pytest", "cd sub && PYTHONPATH=src:'/t/b c':/t/a pytest"),
+        ("cd ./sub/ && pytest", "cd ./sub/ && pytest"),
+        ("cd $SUB && PYTHONPATH=src pytest", "cd $SUB && PYTHONPATH=src pytest"),
         ("FOO=PYTHONPATH=x pytest", "FOO=PYTHONPATH=x pytest"),
     ],
 )

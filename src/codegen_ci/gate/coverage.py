@@ -49,7 +49,7 @@ from codegen_ci.gate import project_source
 from codegen_ci.gate.test_runs import CommandPlaces, Runner, command_places
 from codegen_ci.report import ChangedLines
 from codegen_ci.runners import CoverageAsk, CoveragePlan
-from codegen_ci.runners.base import plain_tokens
+from codegen_ci.runners.base import Folder, in_folder, plain_tokens
 from codegen_ci.security import guarded_read
 from codegen_ci.security.guarded_read import Refused
 from codegen_ci.security.sandbox import Sandbox
@@ -63,18 +63,20 @@ MAX_REPORT_BYTES = 20_000_000
 MAX_READ_BYTES = 1_000_000  # a repository file a runner's plan reads (package.json, go.mod)
 MAX_RANGES = 20
 NOT_MEASURED = "coverage is measured for the test commands of " + ", ".join(runners.measured())
-# jmespath's `cd tests && ../.venv/bin/python -m pytest`: a pytest command, yet not one the
-# runners wrap (they rewrite plain commands only), so "measured for pytest" would mislead.
+# `cd tests && python -m pytest | tee log`: a pytest command, yet not one the runners wrap
+# (they rewrite a plain command, or one run from a folder: `cd dir && …`), so "measured for
+# pytest" would mislead.
 SHELL_LINE = (
-    "not measured for a test command that is a shell line (`cd dir && …`, a pipe, a variable): "
-    "coverage wraps a plain runner command only"
+    "not measured for a test command that is a shell line (a pipe, `;`, a variable, a `cd` "
+    "out of the repository): coverage wraps a plain runner command only (`cd dir && …` "
+    "included)"
 )
 PLUGIN_FOLDER = "coverage_plugin"  # in the tool's read-only folder
 
 
 def not_measured(command: str) -> str:
     """Why no runner measures `command`'s coverage, in words that do not mislead."""
-    return SHELL_LINE if plain_tokens(command) is None else NOT_MEASURED
+    return SHELL_LINE if plain_tokens(in_folder(command)[1]) is None else NOT_MEASURED
 
 
 @dataclass(kw_only=True)
@@ -134,7 +136,7 @@ class CoverageRun:
             text = plan.convert(text)
             self.work_dir.mkdir(parents=True, exist_ok=True)
             (self.work_dir / "coverage.lcov").write_text(text, encoding="utf-8")  # to look at
-        parsed = parse_lcov(text, tree)
+        parsed = parse_lcov(text, tree, plan.folder)
         if plan.unnamed and not any(s in parsed for s in plan.sources):
             return ChangedLines(reason=plan.unnamed)
         return LcovCoverageReporter([parsed], src_roots=[str(tree)])
@@ -169,7 +171,7 @@ def coverage_ask(
         plugin_dir=tool_dir / PLUGIN_FOLDER,
         env=env,
         read=lambda rel: _read(tree, rel),
-        python=lambda command: project_source.command_python(command, env, tree),
+        python=lambda command, cwd: project_source.command_python(command, env, cwd, tree),
     )
 
 
@@ -203,9 +205,10 @@ def install_plugins(names: Sequence[str], plugin_dir: Path) -> None:
             shutil.copytree(next(iter(spec.submodule_search_locations)), target)
 
 
-def parse_lcov(text: str, tree: Path) -> dict[str, Any]:
+def parse_lcov(text: str, tree: Path, folder: str = "") -> dict[str, Any]:
     """diff-cover's reading of the LCov `text`, `SF:` paths under `tree` made relative to it,
-    as the diff names them."""
+    as the diff names them; a relative one is relative to `folder`, the repository's folder
+    the command ran in (`cd DIR && jest`: its paths are relative to DIR)."""
     roots = {str(tree).rstrip("/") + "/", os.path.realpath(tree).rstrip("/") + "/"}
     lines = []
     for line in text.splitlines():
@@ -213,7 +216,9 @@ def parse_lcov(text: str, tree: Path) -> dict[str, Any]:
         if root:
             line = "SF:" + line[3 + len(root) :]
         elif line.startswith("SF:"):
-            line = "SF:" + PurePosixPath(line[3:].replace("\\", "/")).as_posix()
+            line = "SF:" + Folder(folder).outward(
+                PurePosixPath(line[3:].replace("\\", "/")).as_posix()
+            )
         if line.strip():  # diff-cover refuses blank lines
             lines.append(line)
     # diff-cover's parser opens what it is given: an anonymous file of ours, never a path a

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from codegen_ci.gate import pytest_commands, unittest_commands
-from codegen_ci.runners.base import plain_tokens
+from codegen_ci.runners.base import in_folder, plain_tokens
 from codegen_ci.runners.pytest import mentions_pytest
 
 SAFE_NAME = re.compile(r"^\w+$")
@@ -28,7 +28,17 @@ VITEST_COMMANDS = ("run", "watch", "dev")
 
 def narrowed(command: str, files: Sequence[str], go_tests: Sequence[str], tree: Path) -> str | None:
     """`command` running only the tests of `files` (repository-relative, in `tree`);
-    `go_tests`: the top-level Go test functions those files declare."""
+    `go_tests`: the top-level Go test functions those files declare. A command run from a
+    folder (`cd DIR && …`, base.py's `in_folder`) is narrowed there: the files relative to
+    DIR, and run in DIR again."""
+    folder, inner = in_folder(command)
+    found = _narrowed(inner, [folder.inward(f) for f in files], go_tests, folder.tree(tree))
+    return None if found is None else folder.wrap(found)
+
+
+def _narrowed(
+    command: str, files: Sequence[str], go_tests: Sequence[str], tree: Path
+) -> str | None:
     tokens = plain_tokens(command)
     if tokens is None or not files or len(files) > MAX_FILES:
         return None

@@ -175,9 +175,13 @@ def interpreters(commands: Iterable[str], env: Mapping[str, str], cwd: Path) -> 
     return list(dict.fromkeys(found))
 
 
-def command_python(command: str, env: Mapping[str, str], cwd: Path) -> str | None:
-    """The interpreter a command starts first: `python ...` itself, or the shebang's of the
-    script it names (`pytest`, `.venv/bin/pytest`); None when it starts something else."""
+def command_python(
+    command: str, env: Mapping[str, str], cwd: Path, tree: Path | None = None
+) -> str | None:
+    """The interpreter a command run in `cwd` starts first: `python ...` itself, or the
+    shebang's of the script it names (`pytest`, `.venv/bin/pytest`); None when it starts
+    something else. `tree`: the worktree `cwd` is a folder of (default: `cwd`), whose files
+    are read through the guarded reader."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -188,13 +192,14 @@ def command_python(command: str, env: Mapping[str, str], cwd: Path) -> str | Non
         return None
     first = words[0]
     path = env.get("PATH", os.defpath)
-    program = str(cwd / first) if "/" in first and not first.startswith("/") else first
+    relative = "/" in first and not first.startswith("/")
+    program = os.path.normpath(cwd / first) if relative else first
     if PYTHON_NAME.match(Path(first).name):
         return program if "/" in first else shutil.which(first, path=path)
     script = program if "/" in first else shutil.which(first, path=path)
     if script is None:
         return None
-    line = _first_line(Path(script), cwd)
+    line = _first_line(Path(script), tree or cwd)
     if not line.startswith("#!"):
         return None
     parts = line[2:].split()

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from codegen_ci.runners.base import plain_tokens, with_tool_path
+from codegen_ci.runners.base import Folder, in_folder, plain_tokens, with_tool_path
 from codegen_ci.runners.pytest import mentions_pytest as mentions_pytest
 from codegen_ci.security import guarded_read, guarded_write
 
@@ -83,19 +83,33 @@ def node_id(junit_id: str, repo: Path) -> str | None:
 def targeted_command(command: str, junit_ids: list[str], repo: Path) -> str | None:
     """`command` with its test paths replaced by the node ids of `junit_ids`.
 
-    None when the command is not one plain pytest invocation (pipes, `&&`, redirections...),
-    when there are no ids or too many, or when an id cannot be mapped to a file in `repo`:
-    the caller then runs the full command, which is always correct, only slower.
+    None when the command is not one plain pytest invocation (pipes, `&&`, redirections...;
+    one run from a folder, `cd DIR && pytest ...`, is: its node ids relative to DIR), when
+    there are no ids or too many, or when an id cannot be mapped to a file in `repo`: the
+    caller then runs the full command, which is always correct, only slower.
     """
-    if not mentions_pytest(command) or not junit_ids or len(junit_ids) > MAX_TARGETS:
+    folder, inner = in_folder(command)
+    if not mentions_pytest(inner) or not junit_ids or len(junit_ids) > MAX_TARGETS:
         return None
-    tokens = plain_tokens(command)
+    tokens = plain_tokens(inner)
     if tokens is None:
         return None
-    nodes = [node_id(i, repo) for i in dict.fromkeys(junit_ids)]
+    here = folder.tree(repo)
+    nodes = [_folder_node_id(i, repo, folder) for i in dict.fromkeys(junit_ids)]
     if not all(nodes):
         return None
-    return with_paths(tokens, [n for n in nodes if n], repo)
+    rewritten = with_paths(tokens, [n for n in nodes if n], here)
+    return None if rewritten is None else folder.wrap(rewritten)
+
+
+def _folder_node_id(junit_id: str, repo: Path, folder: Folder) -> str | None:
+    """The node id of `junit_id` for a pytest run in `folder`: its classname's module found
+    in the folder (pytest rooted there), else in the repository (rooted at a configuration
+    above it), relative to the folder either way."""
+    found = node_id(junit_id, folder.tree(repo))
+    if found is None and folder.path and (outer := node_id(junit_id, repo)):
+        found = folder.inward(outer)
+    return found
 
 
 def with_paths(tokens: list[str], paths: Sequence[str], repo: Path) -> str | None:

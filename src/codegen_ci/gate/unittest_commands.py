@@ -25,7 +25,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from codegen_ci.runners.base import plain_tokens, with_tool_path
+from codegen_ci.runners.base import in_folder, plain_tokens, with_tool_path
 from codegen_ci.runners.unittest import RUNNER, junit_command
 
 __all__ = [
@@ -94,7 +94,13 @@ def with_files(command: str, files: Sequence[str]) -> str | None:
 
 def _with_patterns(command: str, patterns: list[str]) -> str | None:
     """The command with its own `-k` patterns (whose tests hold these) replaced by
-    `patterns`, added at its end, where both unittest's and `discover`'s options parse."""
+    `patterns`, added at its end, where both unittest's and `discover`'s options parse (a
+    command run from a folder, `cd DIR && …`: in DIR again; the patterns name tests, not
+    paths)."""
+    folder, inner = in_folder(command)
+    if folder.path:
+        found = _with_patterns(inner, patterns)
+        return None if found is None else folder.wrap(found)
     tokens = plain_tokens(command)
     if junit_command(command) is None or tokens is None or "--" in tokens:
         return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from codegen_ci.runners import cargo, go, jest, mocha, node_test, pytest, unittest, vitest
@@ -43,6 +44,7 @@ from codegen_ci.runners.base import (
     Totals,
     Tree,
     WorkflowAsk,
+    in_folder,
 )
 
 __all__ = [
@@ -251,8 +253,35 @@ def nested_cases(classname: str) -> NestedCases | None:
 
 def coverage_plan(command: str, ask: CoverageAsk) -> CoveragePlan | str | None:
     """The coverage run of `command` by the first runner it is a command of, or that runner's
-    reason it cannot be measured; None when no runner measures such a command."""
-    return next((p for r in RUNNERS.values() if (p := r.coverage_plan(command, ask))), None)
+    reason it cannot be measured; None when no runner measures such a command.
+
+    A command run from a folder (`cd DIR && COMMAND`, base.py's `in_folder`) is COMMAND's plan
+    asked in DIR, for every runner alike: the change's files, the files read and the tree
+    relative to DIR; the plan's command run in DIR again, its `sources` the repository's
+    paths, and its `folder` DIR (where gate/coverage.py reads the report's relative paths
+    from)."""
+    folder, inner = in_folder(command)
+    if folder.path:
+        outer = ask.read
+
+        def read(rel: str) -> str | None:
+            return outer(folder.outward(rel))
+
+        ask = replace(
+            ask,
+            sources=tuple(folder.inward(s) for s in ask.sources),
+            tree=folder.tree(ask.tree),
+            read=read,
+        )
+    plan = next((p for r in RUNNERS.values() if (p := r.coverage_plan(inner, ask))), None)
+    if not folder.path or not isinstance(plan, CoveragePlan):
+        return plan
+    return replace(
+        plan,
+        command=folder.wrap(plan.command),
+        sources=tuple(folder.outward(s) for s in plan.sources),
+        folder=folder.path,
+    )
 
 
 def measured() -> tuple[str, ...]:

@@ -95,7 +95,7 @@ def coverage_command(
     io_dir: Path,
     cwd: Path,
     env: Mapping[str, str],
-    python: Callable[[str], str | None],
+    python: Callable[[str, Path], str | None],
 ) -> str | None:
     """`command` run by codegen_cov_run (slipcover or coverage.py, above), its Cobertura
     report in `io_dir/coverage.xml`; None when it is not one of the shapes above (or a bare
@@ -119,7 +119,7 @@ def coverage_command(
         path = env.get("PATH", os.defpath)
         first = tokens[0]
         script = str(cwd / first) if "/" in first else shutil.which(first, path=path)
-        found = python(shlex.join(tokens))
+        found = python(shlex.join(tokens), cwd)
         if script is None or found is None:
             return None
         interpreter, target = found, [script, *tokens[1:]]

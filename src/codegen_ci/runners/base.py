@@ -10,6 +10,7 @@ file of the repository, read by the caller through the guarded reader), a `Cover
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -190,7 +191,8 @@ class CoverageAsk:
     not tests (`sources`), the worktree (`tree`, its files read only through `read`), the
     folder the run writes its report to (`io_dir`), the folder the harness modules a plan
     names are put in (`plugin_dir`, read-only to the run), the run's environment, and
-    `python`: the interpreter a command starts first (its own, or its script's shebang's)."""
+    `python`: the interpreter a command run in a folder (the second argument) starts first
+    (its own, or its script's shebang's)."""
 
     sources: tuple[str, ...]
     tree: Path
@@ -198,7 +200,7 @@ class CoverageAsk:
     plugin_dir: Path
     env: Mapping[str, str]
     read: Read
-    python: Callable[[str], str | None]
+    python: Callable[[str, Path], str | None]
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,8 @@ class CoveragePlan:
     (`<module>.py`: a module of gate/, copied; `vendor/<package>`: the tool's own installed
     package). `missing`: the reason when no report was written; `unnamed`: the reason when an
     LCov report names none of `sources` ("": read as it is); `what`: the report, as the
-    reasons name it."""
+    reasons name it. `folder`: the repository's folder the command runs in (`cd DIR && …`),
+    against which the report's relative paths are read ("": the repository's root)."""
 
     command: str
     report: str
@@ -222,6 +225,7 @@ class CoveragePlan:
     plugins: tuple[str, ...] = ()
     unnamed: str = ""
     what: str = "coverage report"
+    folder: str = ""
 
 
 @dataclass(frozen=True)
@@ -490,6 +494,60 @@ def plain_tokens(command: str) -> list[str] | None:
     return tokens
 
 
+# A test command run from a folder of the repository (`cd tests && python -m pytest`, as init
+# writes a CI step's `working-directory`): the folder and the plain command after it.
+IN_FOLDER = re.compile(
+    r"\s*cd\s+(?P<folder>'[^']*'|\"[^\"]*\"|[^\s'\";&|<>()]+)\s*&&\s*(?P<inner>.*)", re.S
+)
+
+
+@dataclass(frozen=True)
+class Folder:
+    """The folder of the repository a command runs in (`path`, normalised, relative; "": its
+    root, no `cd`), and how a path of the repository and a path of the folder map onto each
+    other."""
+
+    path: str = ""
+
+    def tree(self, root: Path) -> Path:
+        """The folder in the worktree `root`."""
+        return root / self.path if self.path else root
+
+    def inward(self, rel: str) -> str:
+        """A path of the repository, relative to the folder (`../src/x.py`)."""
+        return posixpath.relpath(rel, self.path) if self.path else rel
+
+    def outward(self, rel: str) -> str:
+        """A path relative to the folder, as the repository names it (`..` resolved; one that
+        leaves the repository keeps its leading `..`)."""
+        return posixpath.normpath(posixpath.join(self.path, rel)) if self.path else rel
+
+    def wrap(self, command: str) -> str:
+        """`command` run in the folder again: `cd DIR && command`."""
+        return f"cd {shlex.quote(self.path)} && {command}" if self.path else command
+
+
+def in_folder(command: str) -> tuple[Folder, str]:
+    """`cd DIR && COMMAND` -> (DIR, COMMAND) when DIR is a plain relative path inside the
+    repository (quotes allowed; no `$`, `~`, backquote, absolute path or `..` out of it) and
+    COMMAND a plain command (`plain_tokens`): COMMAND run in DIR, which is what the rewriters
+    of a test command work on, its paths relative to DIR. (Folder(), command) for any other
+    command, which they take whole (and refuse when it is no plain command)."""
+    found = IN_FOLDER.fullmatch(command)
+    if found is None or plain_tokens(found["inner"]) is None:
+        return Folder(), command
+    try:
+        words = shlex.split(found["folder"])
+    except ValueError:
+        return Folder(), command
+    if len(words) != 1 or any(c in words[0] for c in "$`~\\") or words[0].startswith("/"):
+        return Folder(), command
+    path = posixpath.normpath(words[0])
+    if path == ".." or path.startswith("../"):
+        return Folder(), command
+    return Folder("" if path == "." else path), found["inner"]
+
+
 # -- shared answers (as pre-commit's languages share their basic helpers) ----------------------
 # A runner that has no answer to a member assigns the one here (`junit_env = base.no_junit_env`),
 # so its file holds only what is its own; the shapes several runners share follow.
@@ -680,7 +738,12 @@ def with_tool_path(env: Mapping[str, str], folder: Path) -> dict[str, str]:
 
 def keep_tool_paths(command: str, env: Mapping[str, str]) -> str:
     """`command` with the tool's folders (`with_tool_path`) appended to a PYTHONPATH it assigns
-    in its leading assignments; unchanged when it assigns none."""
+    in its leading assignments (after a folder's `cd DIR && `, `in_folder`: init's `cd tests
+    && PYTHONPATH=../src python -m pytest`); unchanged when it assigns none."""
+    folder, inner = in_folder(command)
+    if folder.path:
+        kept = keep_tool_paths(inner, env)
+        return command if kept == inner else folder.wrap(kept)
     tool = env.get(TOOL_PATHS_ENV)
     found = ASSIGNED_PYTHONPATH.match(command)
     if not tool or found is None:

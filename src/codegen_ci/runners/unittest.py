@@ -16,6 +16,7 @@ from codegen_ci.runners.base import (
     Location,
     Signature,
     Totals,
+    in_folder,
     plain_tokens,
 )
 
@@ -44,7 +45,12 @@ JUNIT_FILE: re.Pattern[str] | None = None
 
 def junit_command(command: str) -> str | None:
     """`command` run through the JUnit-writing runner; None when it is not a plain
-    `<python> -m unittest ...` (no interpreter options, no shell operators)."""
+    `<python> -m unittest ...` (no interpreter options, no shell operators; one run from a
+    folder, `cd DIR && …`, is: run in DIR again)."""
+    folder, inner = in_folder(command)
+    if folder.path:
+        found = junit_command(inner)
+        return None if found is None else folder.wrap(found)
     tokens = plain_tokens(command)
     if not tokens or len(tokens) < 3 or tokens[1:3] != ["-m", "unittest"]:
         return None

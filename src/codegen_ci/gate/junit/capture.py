@@ -19,12 +19,13 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from codegen_ci import runners
 from codegen_ci.gate.junit.cases import JUnitCase, locate
 from codegen_ci.gate.junit.parse import DEFAULT_MAX_BYTES, JUnitResult, parse_files
-from codegen_ci.runners.base import keep_tool_paths
+from codegen_ci.runners.base import Folder, in_folder, keep_tool_paths
 from codegen_ci.security import guarded_read
 from codegen_ci.security.untrusted import Untrusted, strip_ansi
 from codegen_ci.spec.model import Validation
@@ -100,7 +101,23 @@ def run_test_command(
         cases=tuple(c.shown_to_runners() for c in junit.cases) if copies else None,
     )
     add_from_output(ran, junit, log=log, root=cwd)
+    folder, _ = in_folder(command)
+    if folder.path:
+        junit.cases = [from_folder(c, folder, cwd) for c in junit.cases]
     return result, junit
+
+
+def from_folder(case: JUnitCase, folder: Folder, tree: Path) -> JUnitCase:
+    """A case of a command run from a folder (`cd tests && python -m pytest`, base.py's
+    `in_folder`) whose file its runner named from there (pytest rooted in the folder:
+    `test_x.py`), named as the repository does (`tests/test_x.py`): where the folder has
+    that file and the repository's root does not (rooted above the folder, pytest names it
+    from there already)."""
+    file = case.file
+    if file is None or file.startswith("/") or (tree / file).is_file():
+        return case
+    inside = folder.outward(file)
+    return replace(case, file=inside) if (tree / inside).is_file() else case
 
 
 def add_from_output(ran: runners.Ran, junit: JUnitResult, *, log: Path, root: Path) -> None:
