@@ -279,7 +279,8 @@ def npm_packages(shared_root: Path) -> Path:
     return root / "node_modules"
 
 
-def _git_repo(tmp: Path, files: dict[str, str]) -> SampleRepo:
+def git_repo(tmp: Path, files: dict[str, str]) -> SampleRepo:
+    """`files` committed on `main` in `tmp/repo`, with a bare `origin` beside it."""
     repo = tmp / "repo"
     for rel, text in files.items():
         path = repo / rel
@@ -314,7 +315,7 @@ def make_ts_repo(
     }
     if legacy:
         files["src/legacy.test.ts"] = LEGACY_TEST_TS
-    repo = _git_repo(tmp, files)
+    repo = git_repo(tmp, files)
     subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
     return repo
 
@@ -327,14 +328,14 @@ def make_go_repo(tmp: Path) -> SampleRepo:
         "store_test.go": STORE_TEST_GO,
         "units/units.go": "package units\n\n// Dozen is twelve.\nconst Dozen = 12\n",
     }
-    return _git_repo(tmp, files)
+    return git_repo(tmp, files)
 
 
 def make_crate(tmp: Path, lib_rs: str, more: dict[str, str] | None = None) -> SampleRepo:
     """The crate `stock` with `lib_rs` as its `src/lib.rs` (and `more` files), committed;
     its `target/` ignored."""
     files = {"Cargo.toml": CARGO_TOML, "src/lib.rs": lib_rs, ".gitignore": "target/\n"}
-    return _git_repo(tmp, {**files, **(more or {})})
+    return git_repo(tmp, {**files, **(more or {})})
 
 
 def debians_cargo(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from eco_projects import _git_repo
+from eco_projects import git_repo
 from sample_repo import NO_PROOF, SampleRepo
 
 from codegen_ci.testing.scripted_model import Reply, call
@@ -38,7 +38,7 @@ class Project:
     tool: str  # the executable the project's tests need
 
     def make(self, tmp: Path, node_modules: Path | None = None) -> SampleRepo:
-        repo = _git_repo(tmp, self.files)
+        repo = git_repo(tmp, self.files)
         if node_modules is not None:
             subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")])
         return repo

@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from eco_projects import _git_repo
+from eco_projects import git_repo
 from sample_repo import SampleRepo
 
 VITEST_COVERAGE_PACKAGES = ("vitest@2.1.9", "@vitest/coverage-v8@2.1.9")
@@ -92,6 +92,6 @@ def make_vitest_repo(
         "src/calc.test.js": CALC_TEST,
         **(files or {}),
     }
-    repo = _git_repo(tmp, tree)
+    repo = git_repo(tmp, tree)
     subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
     return repo

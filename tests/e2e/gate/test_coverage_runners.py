@@ -19,12 +19,13 @@ from eco_projects import (
     GO_HAS,
     GO_HAS_TEST,
     GOTESTSUM,
+    git_repo,
     make_go_repo,
     needs_go,
     write_spec,
 )
 from gate_repos import reflections, run_cli
-from sample_repo import SampleRepo, sh
+from sample_repo import SampleRepo
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -71,7 +72,6 @@ def slipcover_said(log: str) -> bool:
 
 
 def calc_repo(tmp: Path) -> SampleRepo:
-    repo = tmp / "repo"
     files = {
         "calc/__init__.py": "",
         "calc/ops.py": OPS_PY,
@@ -80,13 +80,7 @@ def calc_repo(tmp: Path) -> SampleRepo:
         "tests/test_other.py": TEST_OTHER,
         ".gitignore": "__pycache__/\n",
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    sh(["git", "init", "-q", "-b", "main"], repo)
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-q", "-m", "initial"], repo)
-    return SampleRepo(repo, tmp / "origin.git", tmp)
+    return git_repo(tmp, files)
 
 
 def fix_and_add_sub() -> list[Reply]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from eco_projects import write_spec
+from eco_projects import git_repo, write_spec
 from gate_repos import commands, reflections, run_cli
-from sample_repo import SampleRepo, sh
+from sample_repo import SampleRepo
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
@@ -48,7 +48,6 @@ COMMAND = f"cd tests && {PYTHON} -m pytest -q -p no:cacheprovider -p xdist.plugi
 
 
 def calc_repo(tmp: Path) -> SampleRepo:
-    repo = tmp / "repo"
     files = {
         "calc/__init__.py": "",
         "calc/ops.py": OPS_PY,
@@ -56,13 +55,7 @@ def calc_repo(tmp: Path) -> SampleRepo:
         "tests/test_ops.py": TEST_OPS,
         ".gitignore": "__pycache__/\n",
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    sh(["git", "init", "-q", "-b", "main"], repo)
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-q", "-m", "initial"], repo)
-    return SampleRepo(repo, tmp / "origin.git", tmp)
+    return git_repo(tmp, files)
 
 
 def write(content: str) -> Reply:

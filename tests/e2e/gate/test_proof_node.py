@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from eco_projects import (
-    _git_repo,
+    git_repo,
     write_spec,
 )
 from gate_repos import reflections, run_cli
@@ -242,7 +242,7 @@ NODE_RUNNER = (
 def test_node_test_changed_lines_no_test_runs_are_named(
     tmp_path: Path, model_env: ScriptedModelServer
 ) -> None:
-    repo = _git_repo(
+    repo = git_repo(
         tmp_path,
         {
             "package.json": '{"name": "half", "private": true, "type": "module"}\n',

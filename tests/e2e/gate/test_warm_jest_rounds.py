@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from eco_projects import _git_repo, edit_turn, npm_packages, write_spec
+from eco_projects import edit_turn, git_repo, npm_packages, write_spec
 from gate_repos import run_cli
 from sample_repo import SampleRepo
 
@@ -89,7 +89,7 @@ def test_a_round_transforms_only_what_the_change_touched_and_the_next_run_starts
         body = BUG if i == 1 else f"n + {i}"
         files[f"src/m{i}.ts"] = f"export const f{i} = (n: number): number => {body};\n"
         files[f"src/m{i}.test.ts"] = TEST_TS.format(i=i, v=i + 1)
-    repo = _git_repo(tmp_path, files)
+    repo = git_repo(tmp_path, files)
     subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
     model_env.add(*edit_turn("src/m1.ts", BUG, FIX))
     spec = write_spec(
@@ -135,7 +135,7 @@ def test_the_next_runs_preflight_starts_from_the_jest_cache_the_last_one_kept(
         "src/m1.ts": f"export const f1 = (n: number): number => {FIX};\n",
         "src/m1.test.ts": TEST_TS.format(i=1, v=2),
     }
-    repo = _git_repo(tmp_path, files)
+    repo = git_repo(tmp_path, files)
     subprocess.run(["cp", "-al", str(node_modules), str(repo.path / "node_modules")], check=True)
     spec = write_spec(repo, task="Keep f1.", validation={"test": [TEST], "junit": ["junit.xml"]})
     logs, trees = zip(*(dry_run(spec, repo, tmp_path / f"out-{n}") for n in (1, 2)), strict=True)

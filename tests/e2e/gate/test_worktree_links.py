@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from eco_projects import _git_repo, edit_turn, warm_go_cache, write_spec
+from eco_projects import edit_turn, git_repo, warm_go_cache, write_spec
 from gate_repos import run_cli
 from sample_repo import SampleRepo
 
@@ -63,7 +63,7 @@ def workspace_repo(tmp: Path, lib: str, installed: dict[str, Path]) -> SampleRep
     offline: node_modules/lib is npm's link to ../packages/lib. npm installs the first
     workspace of the module; the others get a copy of what it wrote (`cp -a`: the same links)."""
     files = {**WORKSPACE, "packages/lib/index.js": lib}
-    repo = _git_repo(tmp, files)
+    repo = git_repo(tmp, files)
     if "" not in installed:
         subprocess.run(
             ["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"],
@@ -158,7 +158,7 @@ def go_workspace(tmp: Path, extra: dict[str, str] | None = None) -> SampleRepo:
         "app/app_test.go": APP_TEST,
         **(extra or {}),
     }
-    return _git_repo(tmp, files)
+    return git_repo(tmp, files)
 
 
 @needs_go

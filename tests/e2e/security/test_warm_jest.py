@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from eco_projects import JEST_CONFIG, _git_repo, npm_packages
+from eco_projects import JEST_CONFIG, git_repo, npm_packages
 from sandbox_attacks import run_inside
 
 from codegen_ci.security.sandbox import open_sandbox
@@ -97,7 +97,7 @@ def test_jests_transform_cache_from_the_preflight_is_reused_in_the_next_phase(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", backend)
-    repo = _git_repo(tmp_path / "project", project_files())
+    repo = git_repo(tmp_path / "project", project_files())
     # the user's own TMPDIR, warm from a run outside (once per session: `users_tmp`)
     user_tmp = users_tmp
     users, entries = transformed(user_tmp), sorted(p.name for p in user_tmp.iterdir())
@@ -138,7 +138,7 @@ def test_the_repositorys_kept_cache_is_what_the_preflight_wrote_never_a_rounds(
     commands left in TMPDIR, and seed the next run's pre-flight; what a round writes there
     goes with its phase, and commands cannot reach the kept folder itself."""
     monkeypatch.setenv("CODEGEN_SANDBOX", backend)
-    repo = _git_repo(tmp_path / "project", {"a.txt": "a\n"})
+    repo = git_repo(tmp_path / "project", {"a.txt": "a\n"})
     (tmp_path / "wt").mkdir(mode=0o700)
     tree, _ = attach_worktree(repo.path, tmp_path / "wt" / "tree", commit="HEAD")
     kept = tmp_path / "repo-folder" / "caches"
