@@ -761,7 +761,10 @@ def test_a_ci_branch_running_a_script_package_json_lacks_is_left_out(tmp_path: P
     assert any("mocha" in c for c in validation["test"]), validation["test"]
     assert validation["lint"] == ["npm run lint"]
     out = " ".join(result.output.split())
-    assert "npm run test-ci (.github/workflows/ci.yml, job test): runs the script `test-ci`" in out
+    # the `else` of CI's `if` is taken: `npm run test-ci` is its other branch
+    # (test_init_if_branches.py); the folder's lint is left out for its missing script
+    branch = "a branch of an `if` whose `else` is taken"
+    assert f"npm run test-ci (.github/workflows/ci.yml, job test): {branch}" in out
     assert "cd web && npm run lint (.github/workflows/ci.yml, job test): runs the script" in out
 
 

@@ -200,7 +200,8 @@ def _job(
             runs.left_out.append(LeftOut(f"{_first_line(run)} ({where})", "needs secrets"))
             continue
         folder = _working_directory(step) or job_dir
-        for line in _lines(run, folder, _plain_env(step.get("env"), env)):
+        alternatives: list[str] = []
+        for line in _lines(run, folder, _plain_env(step.get("env"), env), alternatives):
             for expanded in _expand(line, matrix):
                 if EXPRESSION.search(expanded):
                     runs.left_out.append(
@@ -208,6 +209,9 @@ def _job(
                     )
                 else:
                     runs.lines.append(CiLine(expanded, workflow, job_id))
+        for line in dict.fromkeys(alternatives):
+            why = "a branch of an `if` whose `else` is taken (CI runs one of the two)"
+            runs.left_out.append(LeftOut(f"{line} ({where})", why))
 
 
 def _command_action(uses: str, step: dict[str, Any]) -> str | None:
@@ -320,14 +324,59 @@ def _resolved(line: str, variables: dict[str, str]) -> str:
     return SHELL_REF.sub(lambda m: variables.get(m[1] or m[2], m[0]), line)
 
 
-def _lines(script: str, folder: str | None, env: dict[str, str] | None = None) -> list[str]:
+# A shell `if` over lines of its own: `if COND; then` (or `if COND` then `then`), `elif COND;
+# then`, `else`, `fi`. Its branches are alternatives: CI runs one of them.
+IF_OPEN = re.compile(r"^if\s.*?(?:;\s*then)?$")
+ELIF = re.compile(r"^elif\s.*?(?:;\s*then)?$")
+
+
+@dataclass
+class _IfBlock:
+    branches: list[list[str]] = field(default_factory=lambda: [[]])
+    has_else: bool = False
+
+
+def _lines(
+    script: str,
+    folder: str | None,
+    env: dict[str, str] | None = None,
+    alternatives: list[str] | None = None,
+) -> list[str]:
     """The commands of a `run:` script, each with the folder it runs in put in front and the
-    variables `env` and the script's own assignments set written out."""
+    variables `env` and the script's own assignments set written out. Of an `if` with an
+    `else`, the `else` branch (the general case: vary's `if npm ls nyc; then npm run test-ci;
+    else npm test; fi` is one test run either way, not two); the other branches' commands go
+    to `alternatives`."""
     joined = re.sub(r"[ \t]*\\\n\s*", " ", script)
     variables = dict(env or {})
-    commands = []
+    commands: list[str] = []
+    blocks: list[_IfBlock] = []
+
+    def add(command: str) -> None:
+        (blocks[-1].branches[-1] if blocks else commands).append(command)
+
     for raw in joined.splitlines():
-        line = _resolved(raw.strip(), variables)
+        stripped = raw.strip()
+        if IF_OPEN.match(stripped) and not re.search(r";\s*fi$", stripped):
+            blocks.append(_IfBlock())
+            continue
+        if blocks and (stripped in ("then", "else") or ELIF.match(stripped)):
+            if stripped != "then":
+                blocks[-1].branches.append([])
+                blocks[-1].has_else = stripped == "else"
+            continue
+        if blocks and stripped == "fi":
+            done = blocks.pop()
+            if done.has_else:
+                kept, *others = [done.branches[-1], *done.branches[:-1]]
+                for other in others:
+                    (alternatives if alternatives is not None else []).extend(other)
+            else:
+                kept = [c for branch in done.branches for c in branch]
+            for command in kept:
+                add(command)
+            continue
+        line = _resolved(stripped, variables)
         if assignment := ASSIGNMENT.match(line):
             value = assignment[2]
             if value[:1] in ("'", '"'):
@@ -347,7 +396,9 @@ def _lines(script: str, folder: str | None, env: dict[str, str] | None = None) -
                 )
                 continue
             part = WORKSPACE_TOOL.sub(r"\1", part)  # here it is on PATH, or init names it
-            commands.append(f"cd {folder} && {part}" if folder else part)
+            add(f"cd {folder} && {part}" if folder else part)
+    for block in reversed(blocks):  # an `if` never closed: every branch, as written
+        commands += [c for branch in block.branches for c in branch]
     return commands
 
 
