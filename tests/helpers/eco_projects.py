@@ -295,6 +295,39 @@ def git_repo(tmp: Path, files: dict[str, str]) -> SampleRepo:
     return SampleRepo(repo, origin, tmp)
 
 
+# A tiny Python project for changed-line coverage (tests/e2e/gate/test_coverage_runners.py,
+# test_folder_command_e2e.py): `add` subtracts; the fix is line 2, and the fixed file adds a
+# function whose body no test runs (lines 6-7).
+CALC_OPS = "def add(a, b):\n    return a - b\n"
+CALC_OPS_FIXED = (
+    "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    difference = a - b\n"
+    "    return difference\n"
+)
+CALC_TEST = """\
+import unittest
+
+from calc.ops import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+
+
+def calc_repo(tmp: Path, more: dict[str, str] | None = None) -> SampleRepo:
+    """The calc project committed (`more`: other files beside it)."""
+    files = {
+        "calc/__init__.py": "",
+        "calc/ops.py": CALC_OPS,
+        "tests/__init__.py": "",
+        "tests/test_ops.py": CALC_TEST,
+        ".gitignore": "__pycache__/\n",
+        **(more or {}),
+    }
+    return git_repo(tmp, files)
+
+
 def make_ts_repo(
     tmp: Path, node_modules: Path, *, test_script: str = JEST_JUNIT, legacy: bool = False
 ) -> SampleRepo:

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 from eco_projects import (
+    CALC_OPS_FIXED,
     GO_BUG,
     GO_FILE,
     GO_FIX,
     GO_HAS,
     GO_HAS_TEST,
     GOTESTSUM,
-    git_repo,
+    calc_repo,
     make_go_repo,
     needs_go,
     write_spec,
@@ -29,22 +30,6 @@ from sample_repo import SampleRepo
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
-OPS_PY = "def add(a, b):\n    return a - b\n"
-# The fix (line 2, run by the test) and a new function whose body no test runs (lines 6-7).
-OPS_FIXED = (
-    "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    difference = a - b\n"
-    "    return difference\n"
-)
-TEST_OPS = """\
-import unittest
-
-from calc.ops import add
-
-
-class AddTest(unittest.TestCase):
-    def test_add(self):
-        self.assertEqual(add(2, 3), 5)
-"""
 # A test file that does not import calc: run by the coverage run too (only coverage.py's C
 # tracer, where slipcover cannot load, leaves it out).
 TEST_OTHER = """\
@@ -71,20 +56,12 @@ def slipcover_said(log: str) -> bool:
     return said if (3, 10) <= sys.version_info[:2] < (3, 12) else not said
 
 
-def calc_repo(tmp: Path) -> SampleRepo:
-    files = {
-        "calc/__init__.py": "",
-        "calc/ops.py": OPS_PY,
-        "tests/__init__.py": "",
-        "tests/test_ops.py": TEST_OPS,
-        "tests/test_other.py": TEST_OTHER,
-        ".gitignore": "__pycache__/\n",
-    }
-    return git_repo(tmp, files)
+def coverage_repo(tmp: Path) -> SampleRepo:
+    return calc_repo(tmp, {"tests/test_other.py": TEST_OTHER})
 
 
 def fix_and_add_sub() -> list[Reply]:
-    write = call("write_file", path="calc/ops.py", content=OPS_FIXED)
+    write = call("write_file", path="calc/ops.py", content=CALC_OPS_FIXED)
     return [Reply(tool_calls=[write]), Reply("Fixed add, added sub.")]
 
 
@@ -99,7 +76,7 @@ def python_spec(repo: SampleRepo, command: str) -> Path:
 def test_a_unittest_suites_changed_lines_name_the_line_no_test_runs(
     tmp_path: Path, model_env: ScriptedModelServer
 ) -> None:
-    repo = calc_repo(tmp_path)
+    repo = coverage_repo(tmp_path)
     model_env.add(*fix_and_add_sub())
     command = f"{sys.executable} -m unittest discover -s tests -t ."
 
@@ -121,7 +98,7 @@ def test_a_bare_pytest_runs_under_its_scripts_interpreter(
     venv_bin = Path(sys.executable).parent
     assert (venv_bin / "pytest").is_file()
     monkeypatch.setenv("PATH", f"{venv_bin}:{Path('/usr/bin')}:{Path('/bin')}")
-    repo = calc_repo(tmp_path)
+    repo = coverage_repo(tmp_path)
     model_env.add(*fix_and_add_sub())
 
     code, output, out, report = run_cli(repo, python_spec(repo, "pytest -p no:cacheprovider"))
@@ -140,7 +117,7 @@ def test_pytest_covs_own_measurement_leaves_the_changed_lines_to_ours(
     coverage.py records ("No data was collected"; the report said "is coverage.py installed?"),
     and where slipcover records, its tracer made the run cost 2x (the tests not importing the
     change were left out, as under any tracer). Off in the coverage run: every test runs."""
-    repo = calc_repo(tmp_path)
+    repo = coverage_repo(tmp_path)
     model_env.add(*fix_and_add_sub())
     command = f"{sys.executable} -m pytest -p pytest_cov --cov=calc -p no:cacheprovider"
 

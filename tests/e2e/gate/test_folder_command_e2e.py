@@ -14,48 +14,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from eco_projects import git_repo, write_spec
+from eco_projects import CALC_OPS_FIXED, CALC_TEST, calc_repo, write_spec
 from gate_repos import commands, reflections, run_cli
 from sample_repo import SampleRepo
 
 from codegen_ci.testing.scripted_model import Reply, ScriptedModelServer, call
 
-OPS_PY = "def add(a, b):\n    return a - b\n"
 OPS_WRONG = "def add(a, b):\n    return a * b\n"
-# The fix (line 2, run by the test) and a new function whose body no test runs (lines 6-7).
-OPS_FIXED = (
-    "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    difference = a - b\n"
-    "    return difference\n"
-)
-TEST_OPS = """\
-import unittest
-
-from calc.ops import add
-
-
-class AddTest(unittest.TestCase):
-    def test_add(self):
-        self.assertEqual(add(2, 3), 5)
-
-
-def test_other():
-    assert True
-"""
+# a pytest-style test beside unittest's, in the same file
+TEST_OPS = CALC_TEST + "\n\ndef test_other():\n    assert True\n"
 # PYTHONPATH set as init writes it for a src layout (`PYTHONPATH=../src`): the tool's folders
 # (the coverage run's codegen_cov_run) still reach the interpreter (base.py's keep_tool_paths)
 PYTHON = f"PYTHONPATH=.. {sys.executable}"
 COMMAND = f"cd tests && {PYTHON} -m pytest -q -p no:cacheprovider -p xdist.plugin -n 0"
 
 
-def calc_repo(tmp: Path) -> SampleRepo:
-    files = {
-        "calc/__init__.py": "",
-        "calc/ops.py": OPS_PY,
-        "tests/__init__.py": "",
-        "tests/test_ops.py": TEST_OPS,
-        ".gitignore": "__pycache__/\n",
-    }
-    return git_repo(tmp, files)
+def folder_repo(tmp: Path) -> SampleRepo:
+    return calc_repo(tmp, {"tests/test_ops.py": TEST_OPS})
 
 
 def write(content: str) -> Reply:
@@ -65,8 +40,8 @@ def write(content: str) -> Reply:
 def test_a_command_run_from_a_folder_is_rerun_targeted_and_its_changed_lines_measured(
     tmp_path: Path, model_env: ScriptedModelServer
 ) -> None:
-    repo = calc_repo(tmp_path)
-    model_env.add(write(OPS_WRONG), Reply("First try."), write(OPS_FIXED), Reply("Fixed."))
+    repo = folder_repo(tmp_path)
+    model_env.add(write(OPS_WRONG), Reply("First try."), write(CALC_OPS_FIXED), Reply("Fixed."))
     validation = {"test": [COMMAND], "timeout": 120, "proof": {"reruns": 0}}
     spec = write_spec(repo, proof=True, task="add must add.", validation=validation)
 
