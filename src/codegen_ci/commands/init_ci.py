@@ -368,9 +368,9 @@ def _lines(
         if blocks and stripped == "fi":
             done = blocks.pop()
             if done.has_else:
-                kept, *others = [done.branches[-1], *done.branches[:-1]]
-                for other in others:
-                    (alternatives if alternatives is not None else []).extend(other)
+                kept = done.branches[-1]
+                if alternatives is not None:
+                    alternatives += [c for branch in done.branches[:-1] for c in branch]
             else:
                 kept = [c for branch in done.branches for c in branch]
             for command in kept:
